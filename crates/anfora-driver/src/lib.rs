@@ -1,1 +1,320 @@
-//! placeholder
+//! The pipeline driver: loads a Python file as a module (running its module-level assignments
+//! once, in order), resolves the globals its functions read, compiles an entry function and
+//! everything it reaches, verifies the IR, and runs it on the reference VM.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use anfora_front::ast::{StmtKind, Target};
+use anfora_front::py_ast::{PyLiteral, parse_literal};
+use anfora_front::{
+    Frontend, FunctionRef, Namespace, Resolved, Resolver, ScopeId, codes, namespace_attr,
+};
+use anfora_ir::diag::{Diagnostic, render_all};
+use anfora_ir::{Const, FileId, GraphId, Span};
+use anfora_tensor::{Nested, Scalar, Tensor};
+use anfora_vm::value::to_const;
+use anfora_vm::{Options, RuntimeError, Value, Vm};
+
+pub use anfora_vm::value::repr;
+
+/// Why a compile or run did not produce a value.
+#[derive(Debug)]
+pub enum Failure {
+    /// Diagnostics (unsupported constructs, name errors, ...): exit status 1.
+    Compile(Vec<Diagnostic>),
+    /// A Python exception while running: exit status 1.
+    Runtime(RuntimeError),
+    /// A mistake in how anfora was invoked (no such entry function, bad argument).
+    Usage(String),
+}
+
+#[derive(Clone, Debug)]
+enum Global {
+    Value(Const),
+    Function(FunctionRef),
+    Namespace(Namespace),
+}
+
+struct Globals<'a>(&'a HashMap<String, Global>);
+
+impl Resolver for Globals<'_> {
+    fn resolve_global(&mut self, _scope: ScopeId, name: &str) -> Resolved {
+        match self.0.get(name) {
+            Some(Global::Value(c)) => Resolved::Value(c.clone()),
+            Some(Global::Function(f)) => Resolved::Function(*f),
+            Some(Global::Namespace(ns)) => Resolved::Namespace(*ns),
+            None => Resolved::Unknown,
+        }
+    }
+}
+
+/// One loaded Python file.
+pub struct Session {
+    pub frontend: Frontend,
+    pub file: FileId,
+    pub options: Options,
+    globals: HashMap<String, Global>,
+    /// Every `def` at module level, in source order (for `check`).
+    functions: Vec<FunctionRef>,
+    /// An exception raised while running module-level code.
+    init_error: Option<RuntimeError>,
+}
+
+const SCOPE: ScopeId = ScopeId(0);
+
+impl Session {
+    /// Parses `text` and runs its module-level statements. Problems are kept in the session
+    /// and reported by [`Session::compile`].
+    pub fn load(name: &str, text: &str, options: Options) -> Session {
+        let mut frontend = Frontend::new();
+        let module_ast = frontend.parse_file(name, text);
+        let mut s = Session {
+            frontend,
+            file: module_ast.file,
+            options,
+            globals: HashMap::new(),
+            functions: Vec::new(),
+            init_error: None,
+        };
+        for stmt in &module_ast.body {
+            match &stmt.kind {
+                StmtKind::Import(names) => {
+                    for n in names {
+                        s.import(&n.module, &n.bound, n.span);
+                    }
+                }
+                StmtKind::FunctionDef(def) => {
+                    let f = s.frontend.register_function(def.clone(), SCOPE);
+                    s.functions.push(f);
+                    s.globals.insert(def.name.to_string(), Global::Function(f));
+                }
+                StmtKind::Assign { targets, value } => {
+                    let Some(v) = s.evaluate(value) else {
+                        if s.init_error.is_some() {
+                            break;
+                        }
+                        for t in targets {
+                            s.bind_failed(t);
+                        }
+                        continue;
+                    };
+                    for t in targets {
+                        if let Err(e) = s.bind(t, &v, value.span) {
+                            s.init_error = Some(e);
+                            break;
+                        }
+                    }
+                    if s.init_error.is_some() {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        s
+    }
+
+    fn import(&mut self, module: &str, bound: &str, span: Span) {
+        let resolved = match module {
+            "anfora" => Some(Resolved::Namespace(Namespace::Anfora)),
+            "anfora.ops" => Some(Resolved::Namespace(Namespace::Ops)),
+            other => other
+                .strip_prefix("anfora.")
+                .and_then(|attr| namespace_attr(Namespace::Anfora, attr)),
+        };
+        let global = match resolved {
+            Some(Resolved::Namespace(ns)) => Global::Namespace(ns),
+            Some(Resolved::Value(c)) => Global::Value(c),
+            _ => {
+                self.frontend.push_diagnostic(
+                    Diagnostic::error(codes::IMPORT, format!("cannot import `{module}`"), span)
+                        .with_label("not part of anfora")
+                        .with_hint("anfora provides `ops`, `Tensor` and the dtypes float32, float64, int32, int64, bool_"),
+                );
+                return;
+            }
+        };
+        self.globals.insert(bound.to_string(), global);
+    }
+
+    /// Compiles and runs a module-level expression; `None` if it did not compile or raised.
+    fn evaluate(&mut self, expr: &anfora_front::ast::Expr) -> Option<Value> {
+        let errors_before = self.frontend.diagnostics().len();
+        let g = {
+            let mut resolver = Globals(&self.globals);
+            self.frontend.compile_expr(expr, SCOPE, &mut resolver)
+        };
+        if self.frontend.diagnostics().len() > errors_before {
+            return None;
+        }
+        self.verify(g, "module initialization");
+        let mut vm = Vm::new(&self.frontend.module, self.options.clone());
+        let f = vm.function(g)?;
+        match vm.call(&f, Vec::new(), &mut std::io::sink()) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.init_error = Some(e);
+                None
+            }
+        }
+    }
+
+    fn bind(&mut self, target: &Target, v: &Value, span: Span) -> Result<(), RuntimeError> {
+        match target {
+            Target::Name(name, name_span) => match to_const(v) {
+                Some(c) => {
+                    self.globals.insert(name.to_string(), Global::Value(c));
+                }
+                None => {
+                    self.frontend.push_diagnostic(
+                        Diagnostic::error(
+                            codes::MODULE_INIT,
+                            format!(
+                                "module-level '{name}' is a {} value, which compiled functions cannot use as a constant",
+                                v.type_name()
+                            ),
+                            *name_span,
+                        )
+                        .with_label("assigned here")
+                        .with_hint("module-level values must be numbers, strings, tuples, lists, tensors, dtypes or module-level functions"),
+                    );
+                    self.globals.insert(name.to_string(), Global::Value(Const::None));
+                }
+            },
+            Target::Tuple(items, _) => {
+                let unpacked = anfora_vm::ops::unpack(v, items.len() as i64).map_err(|(kind, message)| RuntimeError {
+                    kind: kind.to_string(),
+                    message,
+                    span,
+                    trace: vec![anfora_vm::TraceEntry {
+                        function: "<module>".into(),
+                        span,
+                    }],
+                })?;
+                let Value::Tuple(parts) = unpacked else {
+                    unreachable!("unpack returns a tuple")
+                };
+                for (t, part) in items.iter().zip(parts.iter()) {
+                    self.bind(t, part, span)?;
+                }
+            }
+            Target::Invalid(_) => {}
+        }
+        Ok(())
+    }
+
+    fn bind_failed(&mut self, target: &Target) {
+        let mut names = Vec::new();
+        target.names(&mut names);
+        for (n, _) in names {
+            self.globals.insert(n.to_string(), Global::Value(Const::None));
+        }
+    }
+
+    fn verify(&self, g: GraphId, stage: &str) {
+        if cfg!(debug_assertions) {
+            anfora_ir::verify::assert_valid(&self.frontend.module, &[g], stage);
+        }
+    }
+
+    /// Compiles the module-level function `entry` and everything it reaches.
+    pub fn compile(&mut self, entry: &str) -> Result<GraphId, Failure> {
+        if let Some(e) = &self.init_error {
+            return Err(Failure::Runtime(e.clone()));
+        }
+        let f = match self.globals.get(entry) {
+            Some(Global::Function(f)) => *f,
+            Some(_) => {
+                return Err(Failure::Usage(format!(
+                    "'{entry}' in {} is not a function",
+                    self.file_name()
+                )));
+            }
+            None => {
+                if self.frontend.has_errors() {
+                    return Err(Failure::Compile(self.frontend.diagnostics().to_vec()));
+                }
+                return Err(Failure::Usage(format!(
+                    "no function named '{entry}' in {}",
+                    self.file_name()
+                )));
+            }
+        };
+        let g = {
+            let mut resolver = Globals(&self.globals);
+            self.frontend.compile_function(f, &mut resolver)
+        };
+        if self.frontend.has_errors() {
+            return Err(Failure::Compile(self.frontend.diagnostics().to_vec()));
+        }
+        self.verify(g, "parse");
+        Ok(g)
+    }
+
+    /// Compiles every module-level function and returns all diagnostics (`anfora check`).
+    pub fn check(&mut self) -> Vec<Diagnostic> {
+        let mut resolver = Globals(&self.globals);
+        for &f in &self.functions {
+            self.frontend.compile_function(f, &mut resolver);
+        }
+        self.frontend.diagnostics().to_vec()
+    }
+
+    /// Compiles `entry` and calls it with `args`; `print` output goes to `out`.
+    pub fn run(&mut self, entry: &str, args: Vec<Value>, out: &mut dyn Write) -> Result<Value, Failure> {
+        let g = self.compile(entry)?;
+        let mut vm = Vm::new(&self.frontend.module, self.options.clone());
+        let f = vm
+            .function(g)
+            .ok_or_else(|| Failure::Usage(format!("'{entry}' needs an environment")))?;
+        vm.call(&f, args, out).map_err(Failure::Runtime)
+    }
+
+    pub fn file_name(&self) -> &str {
+        &self.frontend.module.sources.file(self.file).name
+    }
+
+    /// The text users see for a failure.
+    pub fn render(&self, failure: &Failure) -> String {
+        let sources = &self.frontend.module.sources;
+        match failure {
+            Failure::Compile(diags) => render_all(diags, sources),
+            Failure::Runtime(e) => e.render(sources),
+            Failure::Usage(msg) => format!("error: {msg}\n"),
+        }
+    }
+}
+
+/// Converts a command-line literal to a value: nested lists of numbers become tensors.
+pub fn literal_value(text: &str) -> Result<Value, String> {
+    let lit = parse_literal(text)?;
+    literal(&lit)
+}
+
+fn literal(lit: &PyLiteral) -> Result<Value, String> {
+    Ok(match lit {
+        PyLiteral::None => Value::None,
+        PyLiteral::Bool(b) => Value::Bool(*b),
+        PyLiteral::Int(i) => Value::Int(*i),
+        PyLiteral::Float(f) => Value::Float(*f),
+        PyLiteral::Str(s) => Value::Str(s.clone()),
+        PyLiteral::Tuple(items) => Value::tuple(items.iter().map(literal).collect::<Result<_, _>>()?),
+        PyLiteral::List(_) => {
+            let n = nested(lit)?;
+            Value::Tensor(Tensor::from_nested(&n, None).map_err(|e| e.to_string())?)
+        }
+    })
+}
+
+fn nested(lit: &PyLiteral) -> Result<Nested, String> {
+    Ok(match lit {
+        PyLiteral::List(items) | PyLiteral::Tuple(items) => {
+            Nested::List(items.iter().map(nested).collect::<Result<_, _>>()?)
+        }
+        PyLiteral::Bool(b) => Nested::Scalar(Scalar::Bool(*b)),
+        PyLiteral::Int(i) => Nested::Scalar(Scalar::Int(*i)),
+        PyLiteral::Float(f) => Nested::Scalar(Scalar::Float(*f)),
+        _ => return Err("lists must hold only numbers (they become tensors)".into()),
+    })
+}

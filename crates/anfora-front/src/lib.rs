@@ -1,1 +1,267 @@
-//! placeholder
+//! anfora's frontend: parses Python source (through ruff, behind [`py_ast`]) and lowers
+//! functions to MindIR-style graphs by SSA construction (Braun et al., as MindSpore's parser):
+//! each basic block is a graph, phis are block parameters, jumps are tail calls, `if` is a
+//! `Switch` between branch graphs followed by a call of its result, and loops are tail-recursive
+//! header graphs.
+//!
+//! Globals are resolved while lowering through a [`Resolver`]: the command line resolves a
+//! file's module-level names, the Python package resolves a function's globals and closure
+//! cells. Every problem becomes a [`Diagnostic`]; lowering continues so that all are reported
+//! together.
+
+pub mod ast;
+pub mod codes;
+mod lower;
+pub mod py_ast;
+mod scope;
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use anfora_ir::diag::Diagnostic;
+use anfora_ir::{Const, FileId, GraphId, GraphKind, Module, Param, Prim, SourceFile};
+use anfora_tensor::DType;
+
+pub use lower::const_eval;
+
+/// The namespace (Python module) a function's globals are looked up in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScopeId(pub u32);
+
+/// A user function known to the frontend, lowered on first use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionRef(pub u32);
+
+/// Namespaces of the anfora package visible to compiled code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Namespace {
+    /// `import anfora`
+    Anfora,
+    /// `anfora.ops`
+    Ops,
+}
+
+/// What a global name stands for.
+#[derive(Clone, Debug)]
+pub enum Resolved {
+    /// A constant embedded in the graph (numbers, strings, tuples, tensors, dtypes, primitives).
+    Value(Const),
+    /// A user function, compiled on demand.
+    Function(FunctionRef),
+    /// `anfora` or `anfora.ops`, whose attributes resolve at compile time.
+    Namespace(Namespace),
+    /// Not a global: builtins are tried next.
+    Unknown,
+}
+
+/// Supplies the values of global names.
+pub trait Resolver {
+    fn resolve_global(&mut self, scope: ScopeId, name: &str) -> Resolved;
+}
+
+/// An attribute of an anfora namespace: `anfora.ops`, `anfora.float32`, `ops.add`.
+pub fn namespace_attr(ns: Namespace, attr: &str) -> Option<Resolved> {
+    match ns {
+        Namespace::Anfora => {
+            if attr == "ops" {
+                return Some(Resolved::Namespace(Namespace::Ops));
+            }
+            if attr == "Tensor" {
+                return Some(Resolved::Value(Const::Prim(Prim::TensorType)));
+            }
+            DType::from_name(attr).map(|d| Resolved::Value(Const::DType(d)))
+        }
+        Namespace::Ops => Prim::op(attr).map(|p| Resolved::Value(Const::Prim(p))),
+    }
+}
+
+/// Attribute names of a namespace, for "did you mean" hints.
+pub fn namespace_names(ns: Namespace) -> Vec<&'static str> {
+    match ns {
+        Namespace::Anfora => vec![
+            "ops", "Tensor", "float32", "float64", "int32", "int64", "bool_",
+        ],
+        Namespace::Ops => Prim::op_names().collect(),
+    }
+}
+
+struct FunctionEntry {
+    def: Rc<ast::FunctionDef>,
+    scope: ScopeId,
+    qualname: Arc<str>,
+    graph: Option<GraphId>,
+}
+
+/// The frontend session: the IR module being built, the known functions and the diagnostics.
+#[derive(Default)]
+pub struct Frontend {
+    pub module: Module,
+    functions: Vec<FunctionEntry>,
+    /// Functions whose graph exists but whose body is not lowered yet.
+    pending: Vec<FunctionRef>,
+    diags: Vec<Diagnostic>,
+    graph_names: HashMap<String, u32>,
+}
+
+impl Frontend {
+    pub fn new() -> Frontend {
+        Frontend::default()
+    }
+
+    /// Adds a source file and parses it. Syntax errors and unsupported constructs are recorded
+    /// as diagnostics; the returned module holds everything that could be converted.
+    pub fn parse_file(&mut self, name: &str, text: &str) -> ast::Module {
+        let file = self.module.sources.add(SourceFile::new(name, text, 0));
+        py_ast::parse_module(text, file, &mut self.diags)
+    }
+
+    pub fn file_text(&self, file: FileId) -> Arc<str> {
+        self.module.sources.file(file).text.clone()
+    }
+
+    /// Makes a function known; it is lowered when first used.
+    pub fn register_function(&mut self, def: Rc<ast::FunctionDef>, scope: ScopeId) -> FunctionRef {
+        let qualname = def.name.clone();
+        self.functions.push(FunctionEntry {
+            def,
+            scope,
+            qualname,
+            graph: None,
+        });
+        FunctionRef(self.functions.len() as u32 - 1)
+    }
+
+    /// The graph of a function, created (with its signature) on first request; its body is
+    /// lowered by the next [`Frontend::lower_pending`].
+    pub fn function_graph(&mut self, f: FunctionRef) -> GraphId {
+        if let Some(g) = self.functions[f.0 as usize].graph {
+            return g;
+        }
+        let def = self.functions[f.0 as usize].def.clone();
+        let qualname = self.functions[f.0 as usize].qualname.clone();
+        let g = self.new_function_graph(&def, &qualname, GraphKind::Function);
+        self.functions[f.0 as usize].graph = Some(g);
+        self.pending.push(f);
+        g
+    }
+
+    /// Lowers every function whose graph was requested but not built yet.
+    pub fn lower_pending(&mut self, resolver: &mut dyn Resolver) {
+        while let Some(f) = self.pending.pop() {
+            let entry = &self.functions[f.0 as usize];
+            let (def, scope, qualname) = (entry.def.clone(), entry.scope, entry.qualname.clone());
+            let graph = entry.graph.expect("pending functions have graphs");
+            lower::lower_function(self, resolver, def, scope, graph, qualname);
+        }
+    }
+
+    /// Compiles a function and everything it reaches.
+    pub fn compile_function(&mut self, f: FunctionRef, resolver: &mut dyn Resolver) -> GraphId {
+        let g = self.function_graph(f);
+        self.lower_pending(resolver);
+        g
+    }
+
+    /// Compiles a module-level expression (the right side of `N = ...`) into a graph without
+    /// parameters, for the loader to evaluate.
+    pub fn compile_expr(
+        &mut self,
+        expr: &ast::Expr,
+        scope: ScopeId,
+        resolver: &mut dyn Resolver,
+    ) -> GraphId {
+        let def = Rc::new(ast::FunctionDef {
+            name: Arc::from("<module>"),
+            params: Vec::new(),
+            body: vec![ast::Stmt {
+                kind: ast::StmtKind::Return(Some(expr.clone())),
+                span: expr.span,
+            }],
+            span: expr.span,
+            head_span: expr.span,
+            is_lambda: false,
+        });
+        let qualname: Arc<str> = Arc::from("<module>");
+        let g = self.new_function_graph(&def, &qualname, GraphKind::ModuleInit);
+        lower::lower_function(self, resolver, def, scope, g, qualname);
+        self.lower_pending(resolver);
+        g
+    }
+
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diags
+    }
+
+    pub fn has_errors(&self) -> bool {
+        !self.diags.is_empty()
+    }
+
+    pub fn take_diagnostics(&mut self) -> Vec<Diagnostic> {
+        std::mem::take(&mut self.diags)
+    }
+
+    pub fn push_diagnostic(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    /// A graph name not used yet in the module (`f`, `f_1`, ...), so dumps are unambiguous.
+    fn unique_name(&mut self, base: &str) -> String {
+        let n = self.graph_names.entry(base.to_string()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            base.to_string()
+        } else {
+            format!("{base}_{}", *n - 1)
+        }
+    }
+
+    fn new_function_graph(&mut self, def: &ast::FunctionDef, qualname: &Arc<str>, kind: GraphKind) -> GraphId {
+        let name = self.unique_name(&def.name);
+        let kind = if def.is_lambda { GraphKind::Lambda } else { kind };
+        let g = self.module.add_graph(name, def.name.clone(), kind, def.span);
+        let signature = self.signature(def, qualname);
+        self.module.graphs[g].signature = Some(signature);
+        g
+    }
+
+    fn signature(&mut self, def: &ast::FunctionDef, qualname: &str) -> anfora_ir::Signature {
+        let mut params = Vec::new();
+        let mut kwonly = Vec::new();
+        let mut posonly = 0;
+        for p in &def.params {
+            let default = p.default.as_ref().map(|d| match const_eval(d) {
+                Some(c) => c,
+                None => {
+                    self.diags.push(
+                        Diagnostic::error(
+                            codes::DEFAULT,
+                            format!("default value of parameter '{}' is not a literal", p.name),
+                            d.span,
+                        )
+                        .with_label("not a literal")
+                        .with_hint(
+                            "defaults must be literals (numbers, strings, None, True/False or tuples of them); pass other values as arguments",
+                        ),
+                    );
+                    Const::None
+                }
+            });
+            let param = Param {
+                name: p.name.clone(),
+                default,
+            };
+            match p.kind {
+                ast::ParamKind::PositionalOnly => {
+                    posonly += 1;
+                    params.push(param);
+                }
+                ast::ParamKind::Normal => params.push(param),
+                ast::ParamKind::KeywordOnly => kwonly.push(param),
+            }
+        }
+        let mut sig = anfora_ir::Signature::new(qualname, params, false, kwonly);
+        sig.posonly = posonly;
+        sig
+    }
+}

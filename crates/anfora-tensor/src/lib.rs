@@ -8,6 +8,24 @@
 use std::fmt;
 use std::sync::Arc;
 
+mod construct;
+mod element;
+mod elementwise;
+mod format;
+mod matmul;
+mod promote;
+mod reduce;
+mod shape;
+#[cfg(test)]
+mod tests;
+
+use element::{Element, with_storage};
+pub use promote::{
+    binary_result_dtype, binary_scalar_result_dtype, promote_types, unary_result_dtype,
+};
+pub use reduce::reduce_result_dtype;
+pub use shape::{broadcast_shapes, broadcast_shapes_n};
+
 /// Element types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
@@ -80,6 +98,30 @@ impl Scalar {
             Scalar::Int(i) => i as f64,
             Scalar::Float(f) => f,
         }
+    }
+}
+
+impl From<bool> for Scalar {
+    fn from(v: bool) -> Self {
+        Scalar::Bool(v)
+    }
+}
+
+impl From<i32> for Scalar {
+    fn from(v: i32) -> Self {
+        Scalar::Int(i64::from(v))
+    }
+}
+
+impl From<i64> for Scalar {
+    fn from(v: i64) -> Self {
+        Scalar::Int(v)
+    }
+}
+
+impl From<f64> for Scalar {
+    fn from(v: f64) -> Self {
+        Scalar::Float(v)
     }
 }
 
@@ -220,45 +262,49 @@ impl fmt::Debug for Tensor {
     }
 }
 
-#[allow(unused_variables)]
 impl Tensor {
     // ----- construction -----------------------------------------------------------------
     pub fn from_f32(data: Vec<f32>, shape: &[usize]) -> Result<Tensor> {
-        todo!()
+        Tensor::from_vec(data, shape)
     }
     pub fn from_f64(data: Vec<f64>, shape: &[usize]) -> Result<Tensor> {
-        todo!()
+        Tensor::from_vec(data, shape)
     }
     pub fn from_i32(data: Vec<i32>, shape: &[usize]) -> Result<Tensor> {
-        todo!()
+        Tensor::from_vec(data, shape)
     }
     pub fn from_i64(data: Vec<i64>, shape: &[usize]) -> Result<Tensor> {
-        todo!()
+        Tensor::from_vec(data, shape)
     }
     pub fn from_bool(data: Vec<bool>, shape: &[usize]) -> Result<Tensor> {
-        todo!()
+        Tensor::from_vec(data, shape)
     }
     /// A 0-d tensor holding `value` converted to `dtype`.
     pub fn scalar(value: Scalar, dtype: DType) -> Result<Tensor> {
-        todo!()
+        construct::scalar(value, dtype)
     }
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
-        todo!()
+        construct::full(shape, value, dtype)
     }
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
-        todo!()
+        construct::full(shape, Scalar::Bool(false), dtype).expect("zero fits every dtype")
     }
     pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
-        todo!()
+        construct::full(shape, Scalar::Bool(true), dtype).expect("one fits every dtype")
     }
     /// numpy's `arange`; dtype defaults to int64 for integer arguments, float32 otherwise.
-    pub fn arange(start: Scalar, stop: Scalar, step: Scalar, dtype: Option<DType>) -> Result<Tensor> {
-        todo!()
+    pub fn arange(
+        start: Scalar,
+        stop: Scalar,
+        step: Scalar,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        construct::arange(start, stop, step, dtype)
     }
     /// Builds a tensor from a nested list literal. Default dtype: bool if all elements are bool,
     /// int64 if all are int/bool, float32 otherwise. Ragged lists are a ValueError.
     pub fn from_nested(data: &Nested, dtype: Option<DType>) -> Result<Tensor> {
-        todo!()
+        construct::from_nested(data, dtype)
     }
 
     // ----- metadata ----------------------------------------------------------------------
@@ -266,7 +312,13 @@ impl Tensor {
         &self.shape
     }
     pub fn dtype(&self) -> DType {
-        todo!()
+        match &*self.storage {
+            Storage::Bool(_) => DType::Bool,
+            Storage::I32(_) => DType::I32,
+            Storage::I64(_) => DType::I64,
+            Storage::F32(_) => DType::F32,
+            Storage::F64(_) => DType::F64,
+        }
     }
     pub fn ndim(&self) -> usize {
         self.shape.len()
@@ -278,70 +330,191 @@ impl Tensor {
     // ----- elementwise -------------------------------------------------------------------
     /// Tensor-tensor op with numpy broadcasting and promotion.
     pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-        todo!()
+        elementwise::binary(op, a, b)
     }
     /// Tensor-scalar op; the Python scalar is "weak" (NEP 50). `scalar_first` means `s op t`.
-    pub fn binary_scalar(op: BinaryOp, t: &Tensor, s: Scalar, scalar_first: bool) -> Result<Tensor> {
-        todo!()
+    pub fn binary_scalar(
+        op: BinaryOp,
+        t: &Tensor,
+        s: Scalar,
+        scalar_first: bool,
+    ) -> Result<Tensor> {
+        elementwise::binary_scalar(op, t, s, scalar_first)
     }
     pub fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
-        todo!()
+        elementwise::unary(op, a)
     }
     /// `where(cond, x, y)` with broadcasting; `cond` is converted to bool.
     pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
-        todo!()
+        elementwise::where_(cond, x, y)
     }
     pub fn cast(&self, dtype: DType) -> Tensor {
-        todo!()
+        if dtype == self.dtype() {
+            return self.clone();
+        }
+        Tensor {
+            shape: self.shape.clone(),
+            storage: Arc::new(elementwise::cast_storage(&self.storage, dtype)),
+        }
     }
 
     // ----- linear algebra, reductions, shapes --------------------------------------------
     /// numpy `matmul` semantics (1-d promotion, batch broadcasting).
     pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-        todo!()
+        matmul::matmul(a, b)
     }
     /// `axes = None` reduces everything. Negative axes count from the end.
-    pub fn reduce(op: ReduceOp, a: &Tensor, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
-        todo!()
+    pub fn reduce(
+        op: ReduceOp,
+        a: &Tensor,
+        axes: Option<&[i64]>,
+        keepdims: bool,
+    ) -> Result<Tensor> {
+        reduce::reduce(op, a, axes, keepdims)
     }
     /// One dimension may be -1.
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
-        todo!()
+        let shape = shape::resolve_reshape(self.numel(), shape)?;
+        Ok(Tensor {
+            shape: shape.into(),
+            storage: self.storage.clone(),
+        })
     }
     /// `None` reverses the axes.
     pub fn transpose(&self, axes: Option<&[i64]>) -> Result<Tensor> {
-        todo!()
+        let perm = shape::resolve_permutation(self.ndim(), axes)?;
+        let strides = shape::contiguous_strides(&self.shape);
+        let new_shape: Vec<usize> = perm.iter().map(|&p| self.shape[p]).collect();
+        let new_strides: Vec<isize> = perm.iter().map(|&p| strides[p]).collect();
+        Ok(self.gather(0, new_shape, &new_strides))
     }
     /// numpy basic indexing.
     pub fn index(&self, items: &[IndexItem]) -> Result<Tensor> {
-        todo!()
+        let (offset, new_shape, strides) = shape::index_view(&self.shape, items)?;
+        Ok(self.gather(offset, new_shape, &strides))
     }
 
     // ----- conversion --------------------------------------------------------------------
     /// The single element of a one-element tensor.
     pub fn item(&self) -> Result<Scalar> {
-        todo!()
+        if self.numel() != 1 {
+            return Err(TensorError::new(
+                ErrorKind::Value,
+                "can only convert an array of size 1 to a Python scalar",
+            ));
+        }
+        Ok(self.get_flat(0))
     }
     /// Element `i` of the flattened tensor.
     pub fn get_flat(&self, i: usize) -> Scalar {
-        todo!()
+        with_storage!(&*self.storage, v => v[i].to_scalar())
     }
     /// numpy's `bool(a)`: one element required.
     pub fn truth(&self) -> Result<bool> {
-        todo!()
+        match self.numel() {
+            1 => Ok(with_storage!(&*self.storage, v => !v[0].is_zero())),
+            0 => Err(TensorError::new(
+                ErrorKind::Value,
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to check \
+                 that an array is not empty.",
+            )),
+            _ => Err(TensorError::new(
+                ErrorKind::Value,
+                "The truth value of an array with more than one element is ambiguous. Use a.any() \
+                 or a.all()",
+            )),
+        }
     }
     /// Exact equality of dtype, shape and values (NaN equals NaN).
     pub fn same_as(&self, other: &Tensor) -> bool {
-        todo!()
+        fn same<T: Element>(a: &[T], b: &Storage) -> bool {
+            T::slice(b).is_some_and(|b| a.iter().zip(b).all(|(&x, &y)| x.same(y)))
+        }
+        self.shape == other.shape && with_storage!(&*self.storage, v => same(v, &other.storage))
     }
 
     // ----- printing ----------------------------------------------------------------------
     /// `repr(np_array)`, byte for byte.
     pub fn repr(&self) -> String {
-        todo!()
+        format::repr(self)
     }
     /// `str(np_array)`, byte for byte.
     pub fn to_str(&self) -> String {
-        todo!()
+        format::to_str(self)
+    }
+}
+
+// ----- crate-internal plumbing and typed accessors ------------------------------------------------
+impl Tensor {
+    fn from_storage(storage: Storage, shape: Vec<usize>) -> Tensor {
+        debug_assert_eq!(
+            with_storage!(&storage, v => v.len()),
+            shape.iter().product::<usize>()
+        );
+        Tensor {
+            shape: shape.into(),
+            storage: Arc::new(storage),
+        }
+    }
+
+    fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        let n: usize = shape.iter().product();
+        if data.len() != n {
+            return Err(TensorError::new(
+                ErrorKind::Value,
+                format!(
+                    "cannot reshape array of size {} into shape {}",
+                    data.len(),
+                    shape::compact_shape(shape)
+                ),
+            ));
+        }
+        Ok(Tensor::from_storage(T::into_storage(data), shape.to_vec()))
+    }
+
+    /// A contiguous copy of the strided view `(offset, shape, strides)` of this tensor.
+    fn gather(&self, offset: isize, shape: Vec<usize>, strides: &[isize]) -> Tensor {
+        let storage = with_storage!(&*self.storage, v => {
+            Element::into_storage(shape::gather(v, offset, &shape, strides))
+        });
+        Tensor::from_storage(storage, shape)
+    }
+
+    pub fn as_bool_slice(&self) -> Option<&[bool]> {
+        bool::slice(&self.storage)
+    }
+    pub fn as_i32_slice(&self) -> Option<&[i32]> {
+        i32::slice(&self.storage)
+    }
+    pub fn as_i64_slice(&self) -> Option<&[i64]> {
+        i64::slice(&self.storage)
+    }
+    pub fn as_f32_slice(&self) -> Option<&[f32]> {
+        f32::slice(&self.storage)
+    }
+    pub fn as_f64_slice(&self) -> Option<&[f64]> {
+        f64::slice(&self.storage)
+    }
+
+    /// All elements converted to f64 (bools as 0/1), in row-major order.
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        with_storage!(&*self.storage, v => v.iter().map(|&x| x.to_f64()).collect())
+    }
+
+    /// All elements as Python scalars, in row-major order.
+    pub fn to_scalars(&self) -> Vec<Scalar> {
+        with_storage!(&*self.storage, v => v.iter().map(|&x| x.to_scalar()).collect())
+    }
+
+    /// Whether two tensors share the same storage allocation (cheap clones and reshapes do).
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
+    }
+}
+
+impl fmt::Display for Tensor {
+    /// numpy's `str`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_str())
     }
 }

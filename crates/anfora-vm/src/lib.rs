@@ -1,1 +1,11 @@
-//! placeholder
+//! anfora's reference VM: executes IR graphs directly with Python semantics (closures, Partial,
+//! Switch, tuples, primitives, graph calls). It stays as the oracle that compiled execution is
+//! checked against.
+
+mod machine;
+pub mod ops;
+pub mod pynum;
+pub mod value;
+
+pub use machine::{Options, RuntimeError, TraceEntry, Vm};
+pub use value::Value;

@@ -1,0 +1,304 @@
+//! Analyses derived from the edges of the IR: reachable graphs, users of each node, free
+//! variables, graphs used, parents and children (lexical nesting), and recursion (SCCs of the
+//! call graph).
+//!
+//! Nesting is not stored: like MindSpore's manager, we derive it. The parent of `g` is the
+//! innermost graph among the owners of the free variables of `g` and of every graph `g` uses
+//! (a graph that materializes a closure must be able to supply that closure's environment).
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+
+use cranelift_entity::SecondaryMap;
+
+use crate::{GraphId, Module, NodeId, NodeKind};
+
+#[derive(Debug, Default)]
+pub struct Analysis {
+    /// Graphs reachable from the roots, in breadth-first discovery order.
+    pub graphs: Vec<GraphId>,
+    /// Apply nodes of each graph (see [`Module::graph_nodes`]).
+    pub nodes: SecondaryMap<GraphId, Vec<NodeId>>,
+    /// Graph constants used by each graph's nodes and output, in first-use order.
+    pub used: SecondaryMap<GraphId, Vec<GraphId>>,
+    /// Nodes owned by other graphs that each graph's nodes use, in first-use order.
+    pub free_vars: SecondaryMap<GraphId, Vec<NodeId>>,
+    pub parent: SecondaryMap<GraphId, Option<GraphId>>,
+    pub children: SecondaryMap<GraphId, Vec<GraphId>>,
+    /// Nesting depth: 0 for graphs without a parent.
+    pub depth: SecondaryMap<GraphId, u32>,
+    /// Strongly connected component of each graph in the "uses" relation.
+    pub scc: SecondaryMap<GraphId, u32>,
+    /// Whether a graph can reach itself through the graphs it uses.
+    pub recursive: SecondaryMap<GraphId, bool>,
+    /// Users of each node: (Apply node, input index).
+    pub users: HashMap<NodeId, Vec<(NodeId, usize)>>,
+    /// Graphs whose candidate parents are not nested in one another (ill-scoped IR).
+    pub scope_errors: Vec<(GraphId, Vec<GraphId>)>,
+}
+
+impl Analysis {
+    /// The chain of enclosing graphs of `g`, innermost first.
+    pub fn ancestors(&self, g: GraphId) -> Vec<GraphId> {
+        let mut out = Vec::new();
+        let mut cur = self.parent[g];
+        while let Some(p) = cur {
+            if out.contains(&p) {
+                break; // a cycle is reported by the verifier
+            }
+            out.push(p);
+            cur = self.parent[p];
+        }
+        out
+    }
+
+    pub fn is_ancestor(&self, ancestor: GraphId, g: GraphId) -> bool {
+        self.ancestors(g).contains(&ancestor)
+    }
+}
+
+/// Analyzes every graph reachable from `roots`.
+pub fn analyze(module: &Module, roots: &[GraphId]) -> Analysis {
+    let mut a = Analysis::default();
+
+    // Reachable graphs, their nodes, free variables and used graphs.
+    let mut seen: HashSet<GraphId> = HashSet::new();
+    let mut queue: VecDeque<GraphId> = roots.iter().copied().collect();
+    while let Some(g) = queue.pop_front() {
+        if !seen.insert(g) {
+            continue;
+        }
+        a.graphs.push(g);
+        let nodes = module.graph_nodes(g);
+        let mut used = Vec::new();
+        let mut fvs = Vec::new();
+        let note_input = |n: NodeId, used: &mut Vec<GraphId>, fvs: &mut Vec<NodeId>| {
+            let node = module.node(n);
+            match &node.kind {
+                NodeKind::Value(c) => c.for_each_graph(&mut |h| {
+                    if !used.contains(&h) {
+                        used.push(h);
+                    }
+                }),
+                _ => {
+                    if node.owner != Some(g) && !fvs.contains(&n) {
+                        fvs.push(n);
+                    }
+                }
+            }
+        };
+        for &n in &nodes {
+            for (i, &input) in module.inputs(n).iter().enumerate() {
+                a.users.entry(input).or_default().push((n, i));
+                note_input(input, &mut used, &mut fvs);
+            }
+        }
+        if let Some(out) = module.graph(g).output {
+            note_input(out, &mut used, &mut fvs);
+        }
+        for &h in &used {
+            queue.push_back(h);
+        }
+        for &fv in &fvs {
+            if let Some(owner) = module.node(fv).owner {
+                queue.push_back(owner);
+            }
+        }
+        a.nodes[g] = nodes;
+        a.used[g] = used;
+        a.free_vars[g] = fvs;
+    }
+
+    compute_parents(module, &mut a);
+    compute_sccs(&mut a);
+    a
+}
+
+fn compute_parents(module: &Module, a: &mut Analysis) {
+    // P(g) = owners(FV(g)) ∪ ⋃ P(h) for h used by g, without g itself; a monotone fixpoint.
+    let mut cand: HashMap<GraphId, BTreeSet<GraphId>> = HashMap::new();
+    for &g in &a.graphs {
+        let set: BTreeSet<GraphId> = a.free_vars[g]
+            .iter()
+            .filter_map(|&n| module.node(n).owner)
+            .filter(|&o| o != g)
+            .collect();
+        cand.insert(g, set);
+    }
+    loop {
+        let mut changed = false;
+        for &g in &a.graphs {
+            let mut add = Vec::new();
+            for &h in &a.used[g] {
+                if let Some(ph) = cand.get(&h) {
+                    let pg = &cand[&g];
+                    add.extend(ph.iter().copied().filter(|&p| p != g && !pg.contains(&p)));
+                }
+            }
+            if !add.is_empty() {
+                cand.get_mut(&g).unwrap().extend(add);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for &g in &a.graphs {
+        let set = &cand[&g];
+        // The innermost candidate is the one whose own candidates contain all the others.
+        let parent = set.iter().copied().find(|&p| {
+            let pp = cand.get(&p);
+            set.iter()
+                .all(|&q| q == p || pp.is_some_and(|pp| pp.contains(&q)))
+        });
+        if parent.is_none() && !set.is_empty() {
+            a.scope_errors.push((g, set.iter().copied().collect()));
+        }
+        a.parent[g] = parent;
+    }
+    for &g in &a.graphs {
+        if let Some(p) = a.parent[g] {
+            a.children[p].push(g);
+        }
+    }
+    for &g in &a.graphs {
+        a.depth[g] = a.ancestors(g).len() as u32;
+    }
+}
+
+/// Tarjan's algorithm, iterative so that long call chains cannot overflow the stack.
+fn compute_sccs(a: &mut Analysis) {
+    let mut index: HashMap<GraphId, u32> = HashMap::new();
+    let mut low: HashMap<GraphId, u32> = HashMap::new();
+    let mut on_stack: HashSet<GraphId> = HashSet::new();
+    let mut stack: Vec<GraphId> = Vec::new();
+    let mut next = 0u32;
+    let mut scc_count = 0u32;
+    let graphs = a.graphs.clone();
+    for &root in &graphs {
+        if index.contains_key(&root) {
+            continue;
+        }
+        let mut work: Vec<(GraphId, usize)> = vec![(root, 0)];
+        while let Some(&mut (g, ref mut i)) = work.last_mut() {
+            if *i == 0 && !index.contains_key(&g) {
+                index.insert(g, next);
+                low.insert(g, next);
+                next += 1;
+                stack.push(g);
+                on_stack.insert(g);
+            }
+            let used = &a.used[g];
+            if *i < used.len() {
+                let h = used[*i];
+                *i += 1;
+                if !index.contains_key(&h) {
+                    work.push((h, 0));
+                } else if on_stack.contains(&h) {
+                    let l = low[&g].min(index[&h]);
+                    low.insert(g, l);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                let l = low[&parent].min(low[&g]);
+                low.insert(parent, l);
+            }
+            if low[&g] == index[&g] {
+                let mut members = Vec::new();
+                while let Some(h) = stack.pop() {
+                    on_stack.remove(&h);
+                    members.push(h);
+                    if h == g {
+                        break;
+                    }
+                }
+                for &h in &members {
+                    a.scc[h] = scc_count;
+                    a.recursive[h] = members.len() > 1 || a.used[h].contains(&h);
+                }
+                scc_count += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Const, GraphKind, Prim, Span};
+    use std::sync::Arc;
+
+    /// f(x) { def g(): return x + 1; return g }  plus a self-recursive h.
+    fn sample() -> (Module, GraphId, GraphId, GraphId) {
+        let mut m = Module::new();
+        let f = m.add_graph("f", Arc::from("f"), GraphKind::Function, Span::NONE);
+        let x = m.add_param(f, "x", Span::NONE);
+        let g = m.add_graph("g", Arc::from("g"), GraphKind::Function, Span::NONE);
+        let one = m.value(Const::Int(1));
+        let add = m.apply_prim(g, Prim::Add, &[x, one], Span::NONE);
+        m.set_output(g, add);
+        let gv = m.value(Const::Graph(g));
+        m.set_output(f, gv);
+        let h = m.add_graph("h", Arc::from("h"), GraphKind::Function, Span::NONE);
+        let hv = m.value(Const::Graph(h));
+        let call = m.apply_unordered(h, vec![hv], Span::NONE);
+        m.set_output(h, call);
+        (m, f, g, h)
+    }
+
+    #[test]
+    fn derives_free_variables_and_parents() {
+        let (m, f, g, h) = sample();
+        let a = analyze(&m, &[f, h]);
+        assert_eq!(a.graphs, vec![f, h, g]);
+        assert_eq!(a.free_vars[g], vec![m.graph(f).params[0]]);
+        assert_eq!(a.parent[g], Some(f));
+        assert_eq!(a.parent[f], None);
+        assert_eq!(a.children[f], vec![g]);
+        assert_eq!(a.depth[g], 1);
+        assert!(a.scope_errors.is_empty());
+        assert_eq!(a.used[f], vec![g]);
+    }
+
+    #[test]
+    fn finds_recursion() {
+        let (m, f, g, h) = sample();
+        let a = analyze(&m, &[f, h]);
+        assert!(a.recursive[h]);
+        assert!(!a.recursive[f]);
+        assert!(!a.recursive[g]);
+        assert_ne!(a.scc[f], a.scc[g]);
+    }
+
+    #[test]
+    fn users_are_recorded() {
+        let (m, f, g, h) = sample();
+        let a = analyze(&m, &[f, h]);
+        let x = m.graph(f).params[0];
+        let add = m.graph(g).output.unwrap();
+        assert_eq!(a.users[&x], vec![(add, 1)]);
+    }
+
+    #[test]
+    fn parent_is_inherited_through_used_graphs() {
+        // f(x): t = @t (no free variables) but t calls j, which reads x.
+        let mut m = Module::new();
+        let f = m.add_graph("f", Arc::from("f"), GraphKind::Function, Span::NONE);
+        let x = m.add_param(f, "x", Span::NONE);
+        let j = m.add_graph("j", Arc::from("f"), GraphKind::Join, Span::NONE);
+        let neg = m.apply_prim(j, Prim::Neg, &[x], Span::NONE);
+        m.set_output(j, neg);
+        let t = m.add_graph("t", Arc::from("f"), GraphKind::TrueBranch, Span::NONE);
+        let jv = m.value(Const::Graph(j));
+        let call = m.apply_unordered(t, vec![jv], Span::NONE);
+        m.set_output(t, call);
+        let tv = m.value(Const::Graph(t));
+        let call_t = m.apply_unordered(f, vec![tv], Span::NONE);
+        m.set_output(f, call_t);
+        let a = analyze(&m, &[f]);
+        assert_eq!(a.parent[t], Some(f));
+        assert_eq!(a.parent[j], Some(f));
+    }
+}

@@ -1,0 +1,317 @@
+//! The module: typed arenas of graphs and nodes.
+//!
+//! Nodes are created through the module and never freed; a node is alive while something reaches
+//! it. Parameters and Apply nodes (CNodes) are owned by one graph; Value nodes belong to no graph.
+//! An edge from a node of graph `g` to a node owned by another graph is a free variable of `g`.
+
+use std::sync::Arc;
+
+use cranelift_entity::PrimaryMap;
+
+use crate::{Const, GraphId, NodeId, Prim, Signature, SourceMap, Span};
+
+#[derive(Clone, Debug)]
+pub enum NodeKind {
+    /// A formal parameter of its owner graph.
+    Parameter,
+    /// A constant.
+    Value(Const),
+    /// A call (CNode): `inputs[0]` is the callee, the rest are arguments.
+    Apply(Vec<NodeId>),
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// Owner graph; `None` for Value nodes.
+    pub owner: Option<GraphId>,
+    /// The Python variable the node is bound to (or the parameter name), for dumps.
+    pub name: Option<Arc<str>>,
+    pub span: Span,
+}
+
+/// What a graph stands for; block graphs are pieces of one Python function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphKind {
+    /// A Python `def` (its entry block).
+    Function,
+    /// A `lambda`.
+    Lambda,
+    /// A module-level expression evaluated when the module loads.
+    ModuleInit,
+    /// `if` true branch (`✓`).
+    TrueBranch,
+    /// `if` false branch (`✗`).
+    FalseBranch,
+    /// Code after a branch or loop, where paths join (`↓`).
+    Join,
+    /// Loop header: tests the condition each iteration (`↵`).
+    LoopHeader,
+    /// Loop body (`↻`).
+    LoopBody,
+}
+
+impl GraphKind {
+    /// Name prefix in dumps, as MindSpore's parser writes it.
+    pub fn marker(self) -> &'static str {
+        match self {
+            GraphKind::Function | GraphKind::Lambda | GraphKind::ModuleInit => "",
+            GraphKind::TrueBranch => "✓",
+            GraphKind::FalseBranch => "✗",
+            GraphKind::Join => "↓",
+            GraphKind::LoopHeader => "↵",
+            GraphKind::LoopBody => "↻",
+        }
+    }
+
+    pub fn is_block(self) -> bool {
+        !matches!(
+            self,
+            GraphKind::Function | GraphKind::Lambda | GraphKind::ModuleInit
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Graph {
+    /// Unique name in the module.
+    pub name: String,
+    /// The Python function this graph belongs to (for tracebacks), e.g. `fibonacci`.
+    pub function: Arc<str>,
+    pub kind: GraphKind,
+    pub params: Vec<NodeId>,
+    pub output: Option<NodeId>,
+    /// Apply nodes in source evaluation order. The reference VM runs them in this order, so
+    /// effects and errors happen where Python would have them.
+    pub order: Vec<NodeId>,
+    pub span: Span,
+    /// Python-level signature of a function graph (names and defaults for keyword binding).
+    pub signature: Option<Signature>,
+}
+
+/// Graphs, nodes and the sources they came from.
+#[derive(Default)]
+pub struct Module {
+    pub graphs: PrimaryMap<GraphId, Graph>,
+    pub nodes: PrimaryMap<NodeId, Node>,
+    pub sources: SourceMap,
+}
+
+impl Module {
+    pub fn new() -> Module {
+        Module::default()
+    }
+
+    // ---- construction -------------------------------------------------------------------
+
+    pub fn add_graph(
+        &mut self,
+        name: impl Into<String>,
+        function: Arc<str>,
+        kind: GraphKind,
+        span: Span,
+    ) -> GraphId {
+        self.graphs.push(Graph {
+            name: name.into(),
+            function,
+            kind,
+            params: Vec::new(),
+            output: None,
+            order: Vec::new(),
+            span,
+            signature: None,
+        })
+    }
+
+    pub fn add_param(&mut self, graph: GraphId, name: &str, span: Span) -> NodeId {
+        let id = self.nodes.push(Node {
+            kind: NodeKind::Parameter,
+            owner: Some(graph),
+            name: Some(Arc::from(name)),
+            span,
+        });
+        self.graphs[graph].params.push(id);
+        id
+    }
+
+    /// A new Value node holding `c`.
+    pub fn value(&mut self, c: Const) -> NodeId {
+        self.value_at(c, Span::NONE)
+    }
+
+    pub fn value_at(&mut self, c: Const, span: Span) -> NodeId {
+        self.nodes.push(Node {
+            kind: NodeKind::Value(c),
+            owner: None,
+            name: None,
+            span,
+        })
+    }
+
+    /// A new Apply node owned by `graph`, appended to its evaluation order.
+    pub fn apply(&mut self, graph: GraphId, inputs: Vec<NodeId>, span: Span) -> NodeId {
+        let id = self.apply_unordered(graph, inputs, span);
+        self.graphs[graph].order.push(id);
+        id
+    }
+
+    /// A new Apply node that is not part of the graph's evaluation order (it runs when its
+    /// value is needed, e.g. a tail call that is the graph's output).
+    pub fn apply_unordered(&mut self, graph: GraphId, inputs: Vec<NodeId>, span: Span) -> NodeId {
+        debug_assert!(!inputs.is_empty(), "an Apply node needs a callee");
+        self.nodes.push(Node {
+            kind: NodeKind::Apply(inputs),
+            owner: Some(graph),
+            name: None,
+            span,
+        })
+    }
+
+    /// `prim(args...)` in `graph`, in evaluation order.
+    pub fn apply_prim(&mut self, graph: GraphId, prim: Prim, args: &[NodeId], span: Span) -> NodeId {
+        let callee = self.value(Const::Prim(prim));
+        let mut inputs = Vec::with_capacity(args.len() + 1);
+        inputs.push(callee);
+        inputs.extend_from_slice(args);
+        self.apply(graph, inputs, span)
+    }
+
+    pub fn set_output(&mut self, graph: GraphId, output: NodeId) {
+        self.graphs[graph].output = Some(output);
+    }
+
+    pub fn set_name(&mut self, node: NodeId, name: &str) {
+        self.nodes[node].name = Some(Arc::from(name));
+    }
+
+    // ---- access -------------------------------------------------------------------------
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id]
+    }
+
+    pub fn graph(&self, id: GraphId) -> &Graph {
+        &self.graphs[id]
+    }
+
+    /// Inputs of an Apply node; empty for other nodes.
+    pub fn inputs(&self, id: NodeId) -> &[NodeId] {
+        match &self.nodes[id].kind {
+            NodeKind::Apply(inputs) => inputs,
+            _ => &[],
+        }
+    }
+
+    pub fn inputs_mut(&mut self, id: NodeId) -> Option<&mut Vec<NodeId>> {
+        match &mut self.nodes[id].kind {
+            NodeKind::Apply(inputs) => Some(inputs),
+            _ => None,
+        }
+    }
+
+    pub fn constant(&self, id: NodeId) -> Option<&Const> {
+        match &self.nodes[id].kind {
+            NodeKind::Value(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn is_apply(&self, id: NodeId) -> bool {
+        matches!(self.nodes[id].kind, NodeKind::Apply(_))
+    }
+
+    pub fn is_param(&self, id: NodeId) -> bool {
+        matches!(self.nodes[id].kind, NodeKind::Parameter)
+    }
+
+    /// The primitive an Apply node calls directly, if its callee is a primitive constant.
+    pub fn callee_prim(&self, id: NodeId) -> Option<Prim> {
+        let callee = *self.inputs(id).first()?;
+        self.constant(callee)?.as_prim()
+    }
+
+    /// The graph an Apply node calls directly, if its callee is a graph constant.
+    pub fn callee_graph(&self, id: NodeId) -> Option<GraphId> {
+        let callee = *self.inputs(id).first()?;
+        self.constant(callee)?.as_graph()
+    }
+
+    /// Apply nodes owned by `graph` that its output or evaluation order reaches, in an order
+    /// where every node comes after the nodes of the same graph it uses: first the evaluation
+    /// order, then the rest (e.g. the output tail call) as needed.
+    pub fn graph_nodes(&self, graph: GraphId) -> Vec<NodeId> {
+        let g = &self.graphs[graph];
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        let roots = g.order.iter().copied().chain(g.output);
+        for root in roots {
+            self.post_order(graph, root, &mut seen, &mut out);
+        }
+        out
+    }
+
+    fn post_order(
+        &self,
+        graph: GraphId,
+        root: NodeId,
+        seen: &mut std::collections::HashSet<NodeId>,
+        out: &mut Vec<NodeId>,
+    ) {
+        // Iterative DFS: graphs from long straight-line functions must not overflow the stack.
+        let mut stack = vec![(root, 0usize)];
+        while let Some((n, i)) = stack.pop() {
+            if i == 0 {
+                if self.nodes[n].owner != Some(graph) || !self.is_apply(n) || !seen.insert(n) {
+                    continue;
+                }
+            }
+            let inputs = self.inputs(n);
+            if i < inputs.len() {
+                stack.push((n, i + 1));
+                stack.push((inputs[i], 0));
+            } else {
+                out.push(n);
+            }
+        }
+    }
+
+    /// Replaces every use of `old` by `new` in the Apply nodes of `graphs` and in their outputs.
+    pub fn replace_uses(&mut self, graphs: &[GraphId], old: NodeId, new: NodeId) {
+        for &g in graphs {
+            for n in self.graph_nodes(g) {
+                if let Some(inputs) = self.inputs_mut(n) {
+                    for i in inputs.iter_mut() {
+                        if *i == old {
+                            *i = new;
+                        }
+                    }
+                }
+            }
+            if self.graphs[g].output == Some(old) {
+                self.graphs[g].output = Some(new);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_and_orders_nodes() {
+        let mut m = Module::new();
+        let g = m.add_graph("f", Arc::from("f"), GraphKind::Function, Span::NONE);
+        let x = m.add_param(g, "x", Span::NONE);
+        let one = m.value(Const::Int(1));
+        let add = m.apply_prim(g, Prim::Add, &[x, one], Span::NONE);
+        let neg_callee = m.value(Const::Prim(Prim::Neg));
+        let out = m.apply_unordered(g, vec![neg_callee, add], Span::NONE);
+        m.set_output(g, out);
+        assert_eq!(m.graph_nodes(g), vec![add, out]);
+        assert_eq!(m.callee_prim(add), Some(Prim::Add));
+        assert_eq!(m.inputs(add), &[m.inputs(add)[0], x, one]);
+        m.replace_uses(&[g], add, x);
+        assert_eq!(m.inputs(out)[1], x);
+    }
+}

@@ -1,0 +1,397 @@
+//! Primitives: the built-in functions a CNode may call, with their effect attributes and the
+//! Python-level signatures used to bind keyword arguments.
+
+use std::sync::OnceLock;
+
+use crate::Const;
+use crate::signature::{Param, Signature};
+
+/// Side-effect attributes of a primitive (MindSpore's `side_effect_*` prim attrs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Effects {
+    /// Writes memory (Parameters).
+    pub mem: bool,
+    /// Performs input/output (print, assert).
+    pub io: bool,
+    /// Has hidden state (random generators): never merged or fused.
+    pub hidden: bool,
+    /// Passes the effects of the function it holds through (Partial, Depend).
+    pub propagate: bool,
+}
+
+macro_rules! prims {
+    ($( $(#[$doc:meta])* $variant:ident => $name:literal ),* $(,)?) => {
+        /// Every primitive anfora knows.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Prim {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Prim {
+            pub const ALL: &'static [Prim] = &[$(Prim::$variant,)*];
+
+            /// Name in `.ir` dumps.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( Prim::$variant => $name, )*
+                }
+            }
+        }
+    };
+}
+
+prims! {
+    // ---- structure -------------------------------------------------------------------
+    /// `Switch(cond, f, g)` returns `f` if `cond` else `g`; the caller applies the result.
+    Switch => "Switch",
+    /// `Partial(f, a...)` binds leading arguments.
+    Partial => "Partial",
+    MakeTuple => "MakeTuple",
+    MakeList => "MakeList",
+    /// `TupleGetItem(t, i)` with a constant index, made by unpacking.
+    TupleGetItem => "TupleGetItem",
+    MakeSlice => "MakeSlice",
+    /// Python truthiness of a condition (one-element tensors allowed): returns a bool.
+    Truth => "Truth",
+    /// `CallKw(f, names, args...)`: a call with keyword arguments whose callee is only known at
+    /// run time; the last `len(names)` arguments are the keyword values.
+    CallKw => "CallKw",
+    /// `GetAttr(obj, "name")`.
+    GetAttr => "GetAttr",
+    /// `CheckBound(x, "name", is_free)` raises UnboundLocalError (or NameError for a free
+    /// variable of a closure) if `x` is the Unbound marker, else returns `x`.
+    CheckBound => "CheckBound",
+    /// `Unpack(seq, n)` checks that `seq` has `n` items and returns them as a tuple.
+    Unpack => "Unpack",
+    /// `Raise("ExcType", message)`.
+    Raise => "Raise",
+    /// `Assert(cond, message)`: raises AssertionError when `cond` is false.
+    Assert => "Assert",
+    /// `Enumerate(seq, start)`: tuple of `(start + i, item)` pairs.
+    Enumerate => "Enumerate",
+    /// `Zip(a, b, ...)`: tuple of item tuples, as long as the shortest input.
+    Zip => "Zip",
+    /// Length of a sequence a `for` loop iterates over ("'int' object is not iterable").
+    IterLen => "IterLen",
+
+    // ---- Python operators ------------------------------------------------------------
+    Add => "Add",
+    Sub => "Sub",
+    Mul => "Mul",
+    Div => "Div",
+    FloorDiv => "FloorDiv",
+    Mod => "Mod",
+    Pow => "Pow",
+    MatMul => "MatMul",
+    LShift => "LShift",
+    RShift => "RShift",
+    BitAnd => "BitAnd",
+    BitOr => "BitOr",
+    BitXor => "BitXor",
+    /// `x += y`: like Add, but refuses lists (Python would mutate them in place).
+    InplaceAdd => "InplaceAdd",
+    /// `x *= y`: like Mul, but refuses lists.
+    InplaceMul => "InplaceMul",
+    Neg => "Neg",
+    Pos => "Pos",
+    Invert => "Invert",
+    Not => "Not",
+    Eq => "Equal",
+    Ne => "NotEqual",
+    Lt => "Less",
+    Le => "LessEqual",
+    Gt => "Greater",
+    Ge => "GreaterEqual",
+    Is => "Is",
+    IsNot => "IsNot",
+    In => "In",
+    NotIn => "NotIn",
+    GetItem => "GetItem",
+
+    // ---- Python builtins -------------------------------------------------------------
+    Print => "Print",
+    Len => "Len",
+    Abs => "Abs",
+    Min => "Min",
+    Max => "Max",
+    /// `int`: conversion function and type (for isinstance).
+    IntType => "int",
+    FloatType => "float",
+    BoolType => "bool",
+    StrType => "str",
+    TupleType => "tuple",
+    ListType => "list",
+    Repr => "repr",
+    Range => "range",
+    IsInstance => "isinstance",
+    Divmod => "divmod",
+    Sum => "sum",
+    Any => "any",
+    All => "all",
+    /// `anfora.Tensor`, for isinstance.
+    TensorType => "Tensor",
+
+    // ---- tensor library (anfora.ops) -------------------------------------------------
+    Zeros => "Zeros",
+    Ones => "Ones",
+    Full => "Full",
+    Arange => "Arange",
+    MakeTensor => "MakeTensor",
+    ZerosLike => "ZerosLike",
+    OnesLike => "OnesLike",
+    Exp => "Exp",
+    Log => "Log",
+    Sqrt => "Sqrt",
+    Tanh => "Tanh",
+    Sin => "Sin",
+    Cos => "Cos",
+    Sigmoid => "Sigmoid",
+    Relu => "ReLU",
+    Maximum => "Maximum",
+    Minimum => "Minimum",
+    LogicalNot => "LogicalNot",
+    Where => "Where",
+    Cast => "Cast",
+    ReduceSum => "ReduceSum",
+    ReduceMean => "ReduceMean",
+    ReduceMax => "ReduceMax",
+    ReduceMin => "ReduceMin",
+    ReduceProd => "ReduceProd",
+    Reshape => "Reshape",
+    Transpose => "Transpose",
+}
+
+/// Python builtins that map directly to a primitive. `enumerate` and `zip` are handled by the
+/// frontend (they are only allowed where their iterator can be lowered to a loop or a tuple).
+const BUILTINS: &[(&str, Prim)] = &[
+    ("print", Prim::Print),
+    ("len", Prim::Len),
+    ("abs", Prim::Abs),
+    ("min", Prim::Min),
+    ("max", Prim::Max),
+    ("int", Prim::IntType),
+    ("float", Prim::FloatType),
+    ("bool", Prim::BoolType),
+    ("str", Prim::StrType),
+    ("repr", Prim::Repr),
+    ("tuple", Prim::TupleType),
+    ("list", Prim::ListType),
+    ("range", Prim::Range),
+    ("isinstance", Prim::IsInstance),
+    ("divmod", Prim::Divmod),
+    ("sum", Prim::Sum),
+    ("any", Prim::Any),
+    ("all", Prim::All),
+    ("pow", Prim::Pow),
+];
+
+/// Functions of the `anfora.ops` namespace.
+const OPS: &[(&str, Prim)] = &[
+    ("add", Prim::Add),
+    ("sub", Prim::Sub),
+    ("mul", Prim::Mul),
+    ("div", Prim::Div),
+    ("floor_div", Prim::FloorDiv),
+    ("mod", Prim::Mod),
+    ("pow", Prim::Pow),
+    ("neg", Prim::Neg),
+    ("abs", Prim::Abs),
+    ("matmul", Prim::MatMul),
+    ("maximum", Prim::Maximum),
+    ("minimum", Prim::Minimum),
+    ("equal", Prim::Eq),
+    ("not_equal", Prim::Ne),
+    ("less", Prim::Lt),
+    ("less_equal", Prim::Le),
+    ("greater", Prim::Gt),
+    ("greater_equal", Prim::Ge),
+    ("logical_not", Prim::LogicalNot),
+    ("exp", Prim::Exp),
+    ("log", Prim::Log),
+    ("sqrt", Prim::Sqrt),
+    ("tanh", Prim::Tanh),
+    ("sin", Prim::Sin),
+    ("cos", Prim::Cos),
+    ("sigmoid", Prim::Sigmoid),
+    ("relu", Prim::Relu),
+    ("where", Prim::Where),
+    ("cast", Prim::Cast),
+    ("sum", Prim::ReduceSum),
+    ("mean", Prim::ReduceMean),
+    ("max", Prim::ReduceMax),
+    ("min", Prim::ReduceMin),
+    ("prod", Prim::ReduceProd),
+    ("reshape", Prim::Reshape),
+    ("transpose", Prim::Transpose),
+    ("zeros", Prim::Zeros),
+    ("ones", Prim::Ones),
+    ("full", Prim::Full),
+    ("arange", Prim::Arange),
+    ("tensor", Prim::MakeTensor),
+    ("zeros_like", Prim::ZerosLike),
+    ("ones_like", Prim::OnesLike),
+];
+
+impl Prim {
+    pub fn builtin(name: &str) -> Option<Prim> {
+        BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    }
+
+    pub fn op(name: &str) -> Option<Prim> {
+        OPS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    }
+
+    /// Names of the `anfora.ops` namespace (for "did you mean" hints).
+    pub fn op_names() -> impl Iterator<Item = &'static str> {
+        OPS.iter().map(|(n, _)| *n)
+    }
+
+    pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+        BUILTINS.iter().map(|(n, _)| *n).chain(["enumerate", "zip"])
+    }
+
+    /// How users call it: `len`, `ops.sum`, or the IR name for internal primitives.
+    pub fn python_name(self) -> String {
+        if let Some((n, _)) = BUILTINS.iter().find(|(_, p)| *p == self) {
+            return (*n).to_string();
+        }
+        if let Some((n, _)) = OPS.iter().find(|(_, p)| *p == self) {
+            return format!("ops.{n}");
+        }
+        self.name().to_string()
+    }
+
+    pub fn effects(self) -> Effects {
+        match self {
+            Prim::Print | Prim::Assert | Prim::Raise => Effects {
+                io: true,
+                ..Effects::default()
+            },
+            Prim::Partial => Effects {
+                propagate: true,
+                ..Effects::default()
+            },
+            _ => Effects::default(),
+        }
+    }
+
+    /// True for the builtin classes that `isinstance` accepts.
+    pub fn is_type(self) -> bool {
+        matches!(
+            self,
+            Prim::IntType
+                | Prim::FloatType
+                | Prim::BoolType
+                | Prim::StrType
+                | Prim::TupleType
+                | Prim::ListType
+                | Prim::TensorType
+        )
+    }
+
+    /// The Python-level signature, used to bind keyword arguments and defaults.
+    pub fn signature(self) -> &'static Signature {
+        static TABLE: OnceLock<Vec<Signature>> = OnceLock::new();
+        let table = TABLE.get_or_init(|| Prim::ALL.iter().map(|p| build_signature(*p)).collect());
+        &table[self as usize]
+    }
+}
+
+fn req(name: &str) -> Param {
+    Param::required(name)
+}
+
+fn opt(name: &str, default: Const) -> Param {
+    Param::optional(name, default)
+}
+
+fn build_signature(p: Prim) -> Signature {
+    use Prim::*;
+    let name = p.python_name();
+    let fixed = |params: Vec<Param>| Signature::new(&name, params, false, vec![]);
+    let variadic = |kwonly: Vec<Param>| Signature::new(&name, vec![], true, kwonly);
+    match p {
+        Switch => fixed(vec![req("cond"), req("true_branch"), req("false_branch")]),
+        Partial | MakeTuple | MakeList | Zip | Min | Max | Range => variadic(vec![]),
+        TupleGetItem | GetItem => fixed(vec![req("obj"), req("index")]),
+        MakeSlice => fixed(vec![req("start"), req("stop"), req("step")]),
+        Truth | Repr | IterLen => fixed(vec![req("obj")]),
+        CallKw => Signature::new(&name, vec![req("func"), req("names")], true, vec![]),
+        GetAttr => fixed(vec![req("obj"), req("name")]),
+        CheckBound => fixed(vec![req("value"), req("name"), req("is_free")]),
+        Unpack => fixed(vec![req("seq"), req("n")]),
+        Raise => fixed(vec![req("kind"), req("message")]),
+        Assert => fixed(vec![req("cond"), req("message")]),
+        Enumerate => fixed(vec![req("iterable"), opt("start", Const::Int(0))]),
+        Add | Sub | Mul | Div | FloorDiv | Mod | MatMul | LShift | RShift | BitAnd | BitOr
+        | BitXor | InplaceAdd | InplaceMul | Eq | Ne | Lt | Le | Gt | Ge | Is | IsNot | In
+        | NotIn | Maximum | Minimum => fixed(vec![req("x"), req("y")]),
+        Pow => fixed(vec![req("base"), req("exp")]),
+        Divmod => fixed(vec![req("x"), req("y")]),
+        Neg | Pos | Invert | Not | Abs | Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Relu
+        | LogicalNot => fixed(vec![req("x")]),
+        Print => variadic(vec![opt("sep", Const::str(" ")), opt("end", Const::str("\n"))]),
+        Len => fixed(vec![req("obj")]),
+        IntType => fixed(vec![opt("x", Const::Int(0))]),
+        FloatType => fixed(vec![opt("x", Const::Float(0.0))]),
+        BoolType => fixed(vec![opt("x", Const::Bool(false))]),
+        StrType => fixed(vec![opt("object", Const::str(""))]),
+        TupleType | ListType => fixed(vec![opt("iterable", Const::tuple(vec![]))]),
+        IsInstance => fixed(vec![req("obj"), req("class_or_tuple")]),
+        Sum => fixed(vec![req("iterable"), opt("start", Const::Int(0))]),
+        Any | All => fixed(vec![req("iterable")]),
+        TensorType => fixed(vec![req("data")]),
+        Zeros | Ones => fixed(vec![req("shape"), opt("dtype", Const::None)]),
+        Full => fixed(vec![req("shape"), req("fill_value"), opt("dtype", Const::None)]),
+        Arange => fixed(vec![
+            req("start"),
+            opt("stop", Const::None),
+            opt("step", Const::None),
+            opt("dtype", Const::None),
+        ]),
+        MakeTensor => fixed(vec![req("data"), opt("dtype", Const::None)]),
+        ZerosLike | OnesLike => fixed(vec![req("x"), opt("dtype", Const::None)]),
+        Where => fixed(vec![req("condition"), req("x"), req("y")]),
+        Cast => fixed(vec![req("x"), req("dtype")]),
+        ReduceSum | ReduceMean | ReduceMax | ReduceMin | ReduceProd => fixed(vec![
+            req("x"),
+            opt("axis", Const::None),
+            opt("keepdims", Const::Bool(false)),
+        ]),
+        Reshape => fixed(vec![req("x"), req("shape")]),
+        Transpose => fixed(vec![req("x"), opt("axes", Const::None)]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespaces_resolve() {
+        assert_eq!(Prim::builtin("len"), Some(Prim::Len));
+        assert_eq!(Prim::op("sum"), Some(Prim::ReduceSum));
+        assert_eq!(Prim::op("add"), Some(Prim::Add));
+        assert_eq!(Prim::builtin("open"), None);
+        assert_eq!(Prim::ReduceSum.python_name(), "ops.sum");
+        assert_eq!(Prim::Len.python_name(), "len");
+        assert_eq!(Prim::Switch.python_name(), "Switch");
+    }
+
+    #[test]
+    fn every_primitive_has_a_signature() {
+        for p in Prim::ALL {
+            let _ = p.signature();
+        }
+        let sig = Prim::ReduceSum.signature();
+        assert_eq!(sig.params.len(), 3);
+        assert_eq!(&*sig.params[1].name, "axis");
+    }
+
+    #[test]
+    fn effects_are_declared() {
+        assert!(Prim::Print.effects().io);
+        assert!(!Prim::Add.effects().io);
+        assert!(Prim::Partial.effects().propagate);
+    }
+}

@@ -1,0 +1,277 @@
+//! Python-level signatures and argument binding (shared by the frontend, which binds calls to
+//! known callees at compile time, and the VM, which binds calls to computed callees).
+
+use std::sync::Arc;
+
+use crate::Const;
+
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: Arc<str>,
+    pub default: Option<Const>,
+}
+
+impl Param {
+    pub fn required(name: &str) -> Param {
+        Param {
+            name: Arc::from(name),
+            default: None,
+        }
+    }
+
+    pub fn optional(name: &str, default: Const) -> Param {
+        Param {
+            name: Arc::from(name),
+            default: Some(default),
+        }
+    }
+}
+
+/// `def f(a, b=1, /, c=2, *args, d, e=3)`: `params` are the positional parameters (the first
+/// `posonly` of them positional-only), `varargs` says whether extra positional arguments are
+/// collected, `kwonly` are keyword-only parameters.
+#[derive(Clone, Debug)]
+pub struct Signature {
+    /// The name used in error messages (Python's `__qualname__`).
+    pub name: Arc<str>,
+    pub params: Vec<Param>,
+    pub posonly: usize,
+    pub varargs: bool,
+    pub kwonly: Vec<Param>,
+}
+
+/// Where one bound argument comes from.
+#[derive(Clone, Debug)]
+pub enum ArgSource {
+    Positional(usize),
+    Keyword(usize),
+    Default(Const),
+}
+
+/// A failed binding, rendered with Python's wording by [`BindError::message`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BindError {
+    TooManyPositional { max: usize, min: usize, given: usize },
+    Missing { names: Vec<String>, keyword_only: bool },
+    UnexpectedKeyword(String),
+    MultipleValues(String),
+    PositionalOnlyAsKeyword(String),
+}
+
+impl BindError {
+    /// The message CPython gives, for a function called `func_name`.
+    pub fn message(&self, func_name: &str) -> String {
+        match self {
+            BindError::TooManyPositional { max, min, given } => {
+                let takes = if min == max {
+                    format!("{max} positional argument{}", plural(*max))
+                } else {
+                    format!("from {min} to {max} positional arguments")
+                };
+                let were = if *given == 1 { "was" } else { "were" };
+                format!("{func_name}() takes {takes} but {given} {were} given")
+            }
+            BindError::Missing {
+                names,
+                keyword_only,
+            } => {
+                let kind = if *keyword_only {
+                    "keyword-only"
+                } else {
+                    "positional"
+                };
+                let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+                let list = match quoted.len() {
+                    1 => quoted[0].clone(),
+                    2 => format!("{} and {}", quoted[0], quoted[1]),
+                    _ => format!(
+                        "{}, and {}",
+                        quoted[..quoted.len() - 1].join(", "),
+                        quoted[quoted.len() - 1]
+                    ),
+                };
+                format!(
+                    "{func_name}() missing {} required {kind} argument{}: {list}",
+                    names.len(),
+                    plural(names.len())
+                )
+            }
+            BindError::UnexpectedKeyword(k) => {
+                format!("{func_name}() got an unexpected keyword argument '{k}'")
+            }
+            BindError::MultipleValues(k) => {
+                format!("{func_name}() got multiple values for argument '{k}'")
+            }
+            BindError::PositionalOnlyAsKeyword(k) => format!(
+                "{func_name}() got some positional-only arguments passed as keyword arguments: '{k}'"
+            ),
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+impl Signature {
+    pub fn new(name: &str, params: Vec<Param>, varargs: bool, kwonly: Vec<Param>) -> Signature {
+        Signature {
+            name: Arc::from(name),
+            params,
+            posonly: 0,
+            varargs,
+            kwonly,
+        }
+    }
+
+    /// Binds `n_positional` positional arguments and the keyword arguments `keywords` (in call
+    /// order). The result lists, in order, the positional parameters, then any extra positional
+    /// arguments (varargs), then the keyword-only parameters.
+    pub fn bind(&self, n_positional: usize, keywords: &[&str]) -> Result<Vec<ArgSource>, BindError> {
+        let n_params = self.params.len();
+        if n_positional > n_params && !self.varargs {
+            let min = self.params.iter().filter(|p| p.default.is_none()).count();
+            return Err(BindError::TooManyPositional {
+                max: n_params,
+                min: min.min(n_params),
+                given: n_positional,
+            });
+        }
+        let mut used = vec![false; keywords.len()];
+        let take_keyword = |name: &str, used: &mut Vec<bool>| -> Option<usize> {
+            let j = keywords.iter().position(|k| *k == name)?;
+            used[j] = true;
+            Some(j)
+        };
+        let mut out = Vec::with_capacity(n_positional.max(n_params) + self.kwonly.len());
+        let mut missing = Vec::new();
+        for (i, p) in self.params.iter().enumerate() {
+            let kw = if i < self.posonly {
+                None
+            } else {
+                take_keyword(&p.name, &mut used)
+            };
+            if i < n_positional {
+                if kw.is_some() {
+                    return Err(BindError::MultipleValues(p.name.to_string()));
+                }
+                out.push(ArgSource::Positional(i));
+            } else if let Some(j) = kw {
+                out.push(ArgSource::Keyword(j));
+            } else if let Some(d) = &p.default {
+                out.push(ArgSource::Default(d.clone()));
+            } else {
+                missing.push(p.name.to_string());
+            }
+        }
+        if !missing.is_empty() {
+            return Err(BindError::Missing {
+                names: missing,
+                keyword_only: false,
+            });
+        }
+        for i in n_params..n_positional {
+            out.push(ArgSource::Positional(i));
+        }
+        for p in &self.kwonly {
+            if let Some(j) = take_keyword(&p.name, &mut used) {
+                out.push(ArgSource::Keyword(j));
+            } else if let Some(d) = &p.default {
+                out.push(ArgSource::Default(d.clone()));
+            } else {
+                missing.push(p.name.to_string());
+            }
+        }
+        if !missing.is_empty() {
+            return Err(BindError::Missing {
+                names: missing,
+                keyword_only: true,
+            });
+        }
+        if let Some(j) = used.iter().position(|u| !u) {
+            let name = keywords[j];
+            if self.params[..self.posonly].iter().any(|p| &*p.name == name) {
+                return Err(BindError::PositionalOnlyAsKeyword(name.to_string()));
+            }
+            return Err(BindError::UnexpectedKeyword(name.to_string()));
+        }
+        Ok(out)
+    }
+
+    /// Number of inputs a bound call has for `n_positional` positional arguments.
+    pub fn bound_len(&self, n_positional: usize) -> usize {
+        self.params.len().max(n_positional) + self.kwonly.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig() -> Signature {
+        Signature::new(
+            "f",
+            vec![Param::required("x"), Param::optional("y", Const::Int(2))],
+            false,
+            vec![Param::optional("k", Const::Int(3))],
+        )
+    }
+
+    #[test]
+    fn binds_positional_keyword_and_defaults() {
+        let b = sig().bind(1, &["k"]).unwrap();
+        assert!(matches!(b[0], ArgSource::Positional(0)));
+        assert!(matches!(b[1], ArgSource::Default(Const::Int(2))));
+        assert!(matches!(b[2], ArgSource::Keyword(0)));
+        let b = sig().bind(0, &["y", "x"]).unwrap();
+        assert!(matches!(b[0], ArgSource::Keyword(1)));
+        assert!(matches!(b[1], ArgSource::Keyword(0)));
+    }
+
+    #[test]
+    fn errors_use_python_wording() {
+        let s = sig();
+        assert_eq!(
+            s.bind(3, &[]).unwrap_err().message("f"),
+            "f() takes from 1 to 2 positional arguments but 3 were given"
+        );
+        assert_eq!(
+            s.bind(0, &[]).unwrap_err().message("f"),
+            "f() missing 1 required positional argument: 'x'"
+        );
+        assert_eq!(
+            s.bind(1, &["z"]).unwrap_err().message("f"),
+            "f() got an unexpected keyword argument 'z'"
+        );
+        assert_eq!(
+            s.bind(1, &["x"]).unwrap_err().message("f"),
+            "f() got multiple values for argument 'x'"
+        );
+        let three = Signature::new(
+            "g",
+            vec![
+                Param::required("a"),
+                Param::required("b"),
+                Param::required("c"),
+            ],
+            false,
+            vec![],
+        );
+        assert_eq!(
+            three.bind(0, &[]).unwrap_err().message("g"),
+            "g() missing 3 required positional arguments: 'a', 'b', and 'c'"
+        );
+        assert_eq!(
+            three.bind(4, &[]).unwrap_err().message("g"),
+            "g() takes 3 positional arguments but 4 were given"
+        );
+    }
+
+    #[test]
+    fn varargs_collect_extra_positionals() {
+        let s = Signature::new("print", vec![], true, vec![Param::optional("sep", Const::str(" "))]);
+        let b = s.bind(3, &["sep"]).unwrap();
+        assert_eq!(b.len(), 4);
+        assert!(matches!(b[3], ArgSource::Keyword(0)));
+    }
+}

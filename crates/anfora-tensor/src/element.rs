@@ -1,0 +1,283 @@
+//! The five element types behind one trait, so kernels are written once and monomorphized.
+
+use crate::{Scalar, Storage};
+
+/// A Rust type that stores one of the tensor dtypes.
+pub(crate) trait Element: Copy + PartialEq + PartialOrd + Send + Sync + 'static {
+    fn from_bool(v: bool) -> Self;
+    fn from_i64(v: i64) -> Self;
+    fn from_f64(v: f64) -> Self;
+    fn from_i32(v: i32) -> Self {
+        Self::from_i64(i64::from(v))
+    }
+    fn from_f32(v: f32) -> Self {
+        // f32 -> f64 is exact, so going through f64 loses nothing.
+        Self::from_f64(f64::from(v))
+    }
+
+    /// numpy's `astype` (C casts: ints wrap, floats truncate toward zero).
+    fn cast<D: Element>(self) -> D;
+    fn to_scalar(self) -> Scalar;
+    fn to_f64(self) -> f64;
+    fn is_zero(self) -> bool;
+    /// Equality where NaN equals NaN and `-0.0` differs from `0.0`.
+    fn same(self, other: Self) -> bool;
+
+    fn slice(storage: &Storage) -> Option<&[Self]>;
+    fn into_storage(v: Vec<Self>) -> Storage;
+}
+
+/// 2**63, the first float above the int64 range.
+pub(crate) const TWO_POW_63: f64 = -(i64::MIN as f64);
+
+/// Float to int64 as x86 `cvttsd2si` does: NaN and out-of-range values give `i64::MIN`.
+fn f64_to_i64(v: f64) -> i64 {
+    if (-TWO_POW_63..TWO_POW_63).contains(&v) {
+        v as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// Float to int32 as x86 `cvttsd2si` (32-bit) does: NaN and out-of-range values give `i32::MIN`.
+fn f64_to_i32(v: f64) -> i32 {
+    if v > -2_147_483_649.0 && v < 2_147_483_648.0 {
+        v as i32
+    } else {
+        i32::MIN
+    }
+}
+
+impl Element for bool {
+    fn from_bool(v: bool) -> Self {
+        v
+    }
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    fn cast<D: Element>(self) -> D {
+        D::from_bool(self)
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Bool(self)
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+    fn is_zero(self) -> bool {
+        !self
+    }
+    fn same(self, other: Self) -> bool {
+        self == other
+    }
+    fn slice(storage: &Storage) -> Option<&[Self]> {
+        match storage {
+            Storage::Bool(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn into_storage(v: Vec<Self>) -> Storage {
+        Storage::Bool(v)
+    }
+}
+
+impl Element for i32 {
+    fn from_bool(v: bool) -> Self {
+        i32::from(v)
+    }
+    fn from_i64(v: i64) -> Self {
+        v as i32
+    }
+    fn from_f64(v: f64) -> Self {
+        f64_to_i32(v)
+    }
+    fn from_i32(v: i32) -> Self {
+        v
+    }
+    fn cast<D: Element>(self) -> D {
+        D::from_i32(self)
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Int(i64::from(self))
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn is_zero(self) -> bool {
+        self == 0
+    }
+    fn same(self, other: Self) -> bool {
+        self == other
+    }
+    fn slice(storage: &Storage) -> Option<&[Self]> {
+        match storage {
+            Storage::I32(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn into_storage(v: Vec<Self>) -> Storage {
+        Storage::I32(v)
+    }
+}
+
+impl Element for i64 {
+    fn from_bool(v: bool) -> Self {
+        i64::from(v)
+    }
+    fn from_i64(v: i64) -> Self {
+        v
+    }
+    fn from_f64(v: f64) -> Self {
+        f64_to_i64(v)
+    }
+    fn cast<D: Element>(self) -> D {
+        D::from_i64(self)
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Int(self)
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn is_zero(self) -> bool {
+        self == 0
+    }
+    fn same(self, other: Self) -> bool {
+        self == other
+    }
+    fn slice(storage: &Storage) -> Option<&[Self]> {
+        match storage {
+            Storage::I64(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn into_storage(v: Vec<Self>) -> Storage {
+        Storage::I64(v)
+    }
+}
+
+impl Element for f32 {
+    fn from_bool(v: bool) -> Self {
+        f32::from(u8::from(v))
+    }
+    fn from_i64(v: i64) -> Self {
+        // Direct rounding: going through f64 could round twice.
+        v as f32
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn from_i32(v: i32) -> Self {
+        v as f32
+    }
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    fn cast<D: Element>(self) -> D {
+        D::from_f32(self)
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Float(f64::from(self))
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn is_zero(self) -> bool {
+        self == 0.0
+    }
+    fn same(self, other: Self) -> bool {
+        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
+    }
+    fn slice(storage: &Storage) -> Option<&[Self]> {
+        match storage {
+            Storage::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn into_storage(v: Vec<Self>) -> Storage {
+        Storage::F32(v)
+    }
+}
+
+impl Element for f64 {
+    fn from_bool(v: bool) -> Self {
+        f64::from(u8::from(v))
+    }
+    fn from_i64(v: i64) -> Self {
+        v as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn cast<D: Element>(self) -> D {
+        D::from_f64(self)
+    }
+    fn to_scalar(self) -> Scalar {
+        Scalar::Float(self)
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn is_zero(self) -> bool {
+        self == 0.0
+    }
+    fn same(self, other: Self) -> bool {
+        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
+    }
+    fn slice(storage: &Storage) -> Option<&[Self]> {
+        match storage {
+            Storage::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn into_storage(v: Vec<Self>) -> Storage {
+        Storage::F64(v)
+    }
+}
+
+/// Runs `$body` with `$v` bound to the typed `Vec` inside a `Storage` (one monomorphized arm
+/// per dtype).
+macro_rules! with_storage {
+    ($storage:expr, $v:ident => $body:expr) => {
+        match $storage {
+            $crate::Storage::Bool($v) => $body,
+            $crate::Storage::I32($v) => $body,
+            $crate::Storage::I64($v) => $body,
+            $crate::Storage::F32($v) => $body,
+            $crate::Storage::F64($v) => $body,
+        }
+    };
+}
+pub(crate) use with_storage;
+
+/// Like [`with_storage`] but binds a type alias `$t` for the element type as well.
+macro_rules! with_type {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::Bool => {
+                type $t = bool;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $t = i32;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $t = i64;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $t = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $t = f64;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_type;

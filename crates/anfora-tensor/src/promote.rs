@@ -1,0 +1,191 @@
+//! Type promotion (numpy's table restricted to our five dtypes, NEP 50 weak Python scalars) and
+//! conversion of Python scalars into a dtype.
+
+use crate::element::TWO_POW_63;
+use crate::{BinaryOp, DType, ErrorKind, Result, Scalar, TensorError, UnaryOp};
+
+/// numpy's `promote_types` for two tensor dtypes.
+pub fn promote_types(a: DType, b: DType) -> DType {
+    use DType::*;
+    match (a, b) {
+        _ if a == b => a,
+        (Bool, x) | (x, Bool) => x,
+        (I32, I64) | (I64, I32) => I64,
+        (F32, F64) | (F64, F32) => F64,
+        // int32/int64 with float32 need 53 mantissa bits, and int64 with float64 is float64.
+        _ => F64,
+    }
+}
+
+impl BinaryOp {
+    pub fn is_comparison(self) -> bool {
+        use BinaryOp::*;
+        matches!(self, Eq | Ne | Lt | Le | Gt | Ge)
+    }
+
+    /// numpy's ufunc name, used in error messages.
+    pub fn ufunc_name(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Add => "add",
+            Sub => "subtract",
+            Mul => "multiply",
+            Div => "divide",
+            FloorDiv => "floor_divide",
+            Mod => "remainder",
+            Pow => "power",
+            Maximum => "maximum",
+            Minimum => "minimum",
+            BitAnd => "bitwise_and",
+            BitOr => "bitwise_or",
+            BitXor => "bitwise_xor",
+            LShift => "left_shift",
+            RShift => "right_shift",
+            Eq => "equal",
+            Ne => "not_equal",
+            Lt => "less",
+            Le => "less_equal",
+            Gt => "greater",
+            Ge => "greater_equal",
+        }
+    }
+}
+
+fn unsupported_types(ufunc: &str) -> TensorError {
+    TensorError::new(
+        ErrorKind::Type,
+        format!(
+            "ufunc '{ufunc}' not supported for the input types, and the inputs could not be safely \
+             coerced to any supported types according to the casting rule ''safe''"
+        ),
+    )
+}
+
+/// The dtype a binary op computes in and the dtype of its result, given the promoted input dtype.
+pub(crate) fn binary_types(op: BinaryOp, promoted: DType) -> Result<(DType, DType)> {
+    use BinaryOp::*;
+    let same = Ok((promoted, promoted));
+    match op {
+        Add | Mul | Maximum | Minimum => same,
+        Sub if promoted == DType::Bool => Err(TensorError::new(
+            ErrorKind::Type,
+            "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the \
+             `^` operator, or the logical_xor function instead.",
+        )),
+        Sub => same,
+        Div if promoted.is_float() => same,
+        Div => Ok((DType::F64, DType::F64)),
+        // numpy gives int8 for these on bools; int8 does not exist here, int64 is the closest.
+        FloorDiv | Mod | Pow | LShift | RShift if promoted == DType::Bool => {
+            Ok((DType::I64, DType::I64))
+        }
+        FloorDiv | Mod | Pow => same,
+        BitAnd | BitOr | BitXor | LShift | RShift if promoted.is_float() => {
+            Err(unsupported_types(op.ufunc_name()))
+        }
+        BitAnd | BitOr | BitXor | LShift | RShift => same,
+        Eq | Ne | Lt | Le | Gt | Ge => Ok((promoted, DType::Bool)),
+    }
+}
+
+/// Result dtype of `binary(op, a, b)` for tensors of dtypes `a` and `b`.
+pub fn binary_result_dtype(op: BinaryOp, a: DType, b: DType) -> Result<DType> {
+    binary_types(op, promote_types(a, b)).map(|(_, out)| out)
+}
+
+/// The dtype a Python scalar takes next to a tensor of dtype `t` (NEP 50: the scalar is "weak"
+/// and adopts the tensor's kind when it can).
+pub(crate) fn weak_scalar_dtype(op: BinaryOp, t: DType, s: Scalar) -> DType {
+    match s {
+        Scalar::Bool(_) => t,
+        Scalar::Int(_) => match t {
+            DType::Bool => DType::I64,
+            // numpy 2 accepts out-of-range Python ints here: comparisons are exact, and true
+            // division computes in float64 anyway. int64 holds every Python int we get.
+            DType::I32 if op.is_comparison() || op == BinaryOp::Div => DType::I64,
+            _ => t,
+        },
+        Scalar::Float(_) if t.is_float() => t,
+        Scalar::Float(_) => DType::F64,
+    }
+}
+
+/// Result dtype of `binary_scalar(op, t, s, _)`.
+pub fn binary_scalar_result_dtype(op: BinaryOp, t: DType, s: Scalar) -> Result<DType> {
+    binary_result_dtype(op, t, weak_scalar_dtype(op, t, s))
+}
+
+/// The dtype a unary op computes in (= its result dtype), or the TypeError numpy raises.
+pub fn unary_result_dtype(op: UnaryOp, a: DType) -> Result<DType> {
+    use UnaryOp::*;
+    match op {
+        Neg if a == DType::Bool => Err(TensorError::new(
+            ErrorKind::Type,
+            "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator \
+             or the logical_not function instead.",
+        )),
+        Pos if a == DType::Bool => Err(TensorError::new(
+            ErrorKind::Type,
+            "ufunc 'positive' did not contain a loop with signature matching types \
+             <class 'numpy.dtypes.BoolDType'> -> None",
+        )),
+        Invert if a.is_float() => Err(unsupported_types("invert")),
+        Relu if a == DType::Bool => Err(TensorError::new(
+            ErrorKind::Type,
+            "relu is not supported for boolean tensors",
+        )),
+        Neg | Pos | Abs | Invert | Relu => Ok(a),
+        LogicalNot => Ok(DType::Bool),
+        // numpy picks float16 for bool inputs; float16 does not exist here, float64 as for ints.
+        Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid if a.is_float() => Ok(a),
+        Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid => Ok(DType::F64),
+    }
+}
+
+/// Python's conversion of a float to an integer (`int(x)` then a range check), as numpy does
+/// when a Python float is stored into an integer array.
+fn float_to_int(f: f64, dtype: DType) -> Result<i64> {
+    if f.is_nan() {
+        return Err(TensorError::new(
+            ErrorKind::Value,
+            "cannot convert float NaN to integer",
+        ));
+    }
+    if f.is_infinite() {
+        return Err(TensorError::new(
+            ErrorKind::Overflow,
+            "cannot convert float infinity to integer",
+        ));
+    }
+    let t = f.trunc();
+    if !(-TWO_POW_63..TWO_POW_63).contains(&t) {
+        return Err(TensorError::new(
+            ErrorKind::Overflow,
+            "Python int too large to convert to C long",
+        ));
+    }
+    int_in_range(t as i64, dtype)
+}
+
+fn int_in_range(i: i64, dtype: DType) -> Result<i64> {
+    if dtype == DType::I32 && i32::try_from(i).is_err() {
+        return Err(TensorError::new(
+            ErrorKind::Overflow,
+            format!("Python integer {i} out of bounds for int32"),
+        ));
+    }
+    Ok(i)
+}
+
+/// A Python scalar converted to `dtype` as `np.array(value, dtype=dtype)` does; the value comes
+/// back as the widest Scalar of the dtype's kind (`Bool`, `Int` or `Float`).
+pub(crate) fn convert_scalar(value: Scalar, dtype: DType) -> Result<Scalar> {
+    Ok(match (value, dtype) {
+        (_, DType::Bool) => Scalar::Bool(value.as_f64() != 0.0),
+        (Scalar::Bool(b), DType::I32 | DType::I64) => Scalar::Int(i64::from(b)),
+        (Scalar::Int(i), DType::I32 | DType::I64) => Scalar::Int(int_in_range(i, dtype)?),
+        (Scalar::Float(f), DType::I32 | DType::I64) => Scalar::Int(float_to_int(f, dtype)?),
+        (_, DType::F32) => Scalar::Float(f64::from(value.as_f64() as f32)),
+        (_, DType::F64) => Scalar::Float(value.as_f64()),
+    })
+}

@@ -1,0 +1,393 @@
+//! Shape arithmetic: broadcasting, reshape, transpose, basic indexing and strided copies.
+
+use crate::{ErrorKind, IndexItem, Result, TensorError};
+
+/// Row-major strides (in elements) of a contiguous array.
+pub(crate) fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for (s, &d) in strides.iter_mut().zip(shape).rev() {
+        *s = acc;
+        acc *= d as isize;
+    }
+    strides
+}
+
+/// `(2,3)`, `(4,)`, `()`: numpy's compact shape spelling in error messages.
+pub(crate) fn compact_shape(shape: &[usize]) -> String {
+    match shape {
+        [d] => format!("({d},)"),
+        _ => {
+            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+            format!("({})", dims.join(","))
+        }
+    }
+}
+
+/// `(2, 3)`, `(4,)`, `()`: Python's tuple repr.
+pub(crate) fn tuple_repr(shape: &[usize]) -> String {
+    match shape {
+        [d] => format!("({d},)"),
+        _ => {
+            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+            format!("({})", dims.join(", "))
+        }
+    }
+}
+
+/// numpy broadcasting of any number of shapes.
+pub fn broadcast_shapes_n(shapes: &[&[usize]]) -> Result<Vec<usize>> {
+    let ndim = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1usize; ndim];
+    for shape in shapes {
+        let pad = ndim - shape.len();
+        for (o, &d) in out[pad..].iter_mut().zip(shape.iter()) {
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                let listed: String = shapes
+                    .iter()
+                    .map(|s| format!("{} ", compact_shape(s)))
+                    .collect();
+                return Err(TensorError::new(
+                    ErrorKind::Value,
+                    format!("operands could not be broadcast together with shapes {listed}"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// numpy broadcasting of two shapes.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    broadcast_shapes_n(&[a, b])
+}
+
+/// Strides that read a contiguous array of shape `shape` broadcast to `out` (0 on broadcast axes).
+pub(crate) fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<isize> {
+    let pad = out.len() - shape.len();
+    let own = contiguous_strides(shape);
+    (0..out.len())
+        .map(|i| {
+            if i < pad || shape[i - pad] == 1 {
+                0
+            } else {
+                own[i - pad]
+            }
+        })
+        .collect()
+}
+
+/// Merges adjacent axes that every operand walks contiguously, and drops length-1 axes, so the
+/// innermost loop is as long as possible. Returns the shape and per-operand strides.
+pub(crate) fn coalesce<const N: usize>(
+    shape: &[usize],
+    strides: [&[isize]; N],
+) -> (Vec<usize>, Vec<[isize; N]>) {
+    let mut dims: Vec<usize> = Vec::with_capacity(shape.len());
+    let mut st: Vec<[isize; N]> = Vec::with_capacity(shape.len());
+    for (i, &d) in shape.iter().enumerate() {
+        if d == 1 {
+            continue;
+        }
+        let s: [isize; N] = std::array::from_fn(|k| strides[k][i]);
+        if let (Some(pd), Some(ps)) = (dims.last_mut(), st.last_mut())
+            && (0..N).all(|k| ps[k] == s[k] * d as isize)
+        {
+            *pd *= d;
+            *ps = s;
+            continue;
+        }
+        dims.push(d);
+        st.push(s);
+    }
+    (dims, st)
+}
+
+/// Calls `row(offsets, len, inner_strides)` for every innermost row of a strided walk over
+/// `shape`, in row-major order. `offsets` are the starting element offsets of each operand.
+pub(crate) fn for_each_row<const N: usize>(
+    shape: &[usize],
+    strides: [&[isize]; N],
+    base: [isize; N],
+    mut row: impl FnMut([isize; N], usize, [isize; N]),
+) {
+    if shape.contains(&0) {
+        return;
+    }
+    let (dims, st) = coalesce(shape, strides);
+    let Some((&inner, outer)) = dims.split_last() else {
+        row(base, 1, [0; N]);
+        return;
+    };
+    let inner_strides = st[st.len() - 1];
+    let mut idx = vec![0usize; outer.len()];
+    let mut off = base;
+    loop {
+        row(off, inner, inner_strides);
+        // Odometer increment over the outer axes.
+        let mut axis = outer.len();
+        loop {
+            if axis == 0 {
+                return;
+            }
+            axis -= 1;
+            idx[axis] += 1;
+            for k in 0..N {
+                off[k] += st[axis][k];
+            }
+            if idx[axis] < outer[axis] {
+                break;
+            }
+            for k in 0..N {
+                off[k] -= st[axis][k] * outer[axis] as isize;
+            }
+            idx[axis] = 0;
+        }
+    }
+}
+
+/// Copies the strided view `(offset, dims)` of `src` into a new contiguous vector.
+pub(crate) fn gather<T: Copy>(
+    src: &[T],
+    offset: isize,
+    shape: &[usize],
+    strides: &[isize],
+) -> Vec<T> {
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n);
+    for_each_row(shape, [strides], [offset], |[o], len, [s]| {
+        let o = o as usize;
+        if s == 1 {
+            out.extend_from_slice(&src[o..o + len]);
+        } else {
+            out.extend((0..len).map(|j| src[(o as isize + j as isize * s) as usize]));
+        }
+    });
+    out
+}
+
+/// Resolves a requested shape with (at most) one unknown dimension against `numel` elements.
+/// numpy 2 treats every negative entry as "unknown".
+pub(crate) fn resolve_reshape(numel: usize, shape: &[i64]) -> Result<Vec<usize>> {
+    let mismatch = || {
+        // numpy prints unknown entries as `newaxis`, dropping leading ones.
+        let first = shape.iter().position(|&d| d >= 0);
+        let text = match first {
+            None => "()".to_string(),
+            Some(f) => {
+                let parts: Vec<String> = shape[f..]
+                    .iter()
+                    .map(|&d| {
+                        if d < 0 {
+                            "newaxis".to_string()
+                        } else {
+                            d.to_string()
+                        }
+                    })
+                    .collect();
+                if shape.len() == 1 {
+                    format!("({},)", parts[0])
+                } else {
+                    format!("({})", parts.join(","))
+                }
+            }
+        };
+        TensorError::new(
+            ErrorKind::Value,
+            format!("cannot reshape array of size {numel} into shape {text}"),
+        )
+    };
+    let mut unknown = None;
+    let mut known: usize = 1;
+    for (i, &d) in shape.iter().enumerate() {
+        if d < 0 {
+            if unknown.is_some() {
+                return Err(TensorError::new(
+                    ErrorKind::Value,
+                    "can only specify one unknown dimension",
+                ));
+            }
+            unknown = Some(i);
+        } else {
+            known = usize::try_from(d)
+                .ok()
+                .and_then(|d| known.checked_mul(d))
+                .ok_or_else(|| {
+                    TensorError::new(
+                        ErrorKind::Value,
+                        "array is too big; `arr.size * arr.dtype.itemsize` is larger than the \
+                         maximum possible size.",
+                    )
+                })?;
+        }
+    }
+    let mut dims: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    match unknown {
+        Some(i) => {
+            if known == 0 || !numel.is_multiple_of(known) {
+                return Err(mismatch());
+            }
+            dims[i] = numel / known;
+        }
+        None if known != numel => return Err(mismatch()),
+        None => {}
+    }
+    Ok(dims)
+}
+
+/// numpy's `normalize_axis_index`: `axis` in `[-ndim, ndim)`.
+pub(crate) fn normalize_axis(axis: i64, ndim: usize) -> Result<usize> {
+    let n = ndim as i64;
+    if axis < -n || axis >= n {
+        return Err(TensorError::new(
+            ErrorKind::Value,
+            format!("axis {axis} is out of bounds for array of dimension {ndim}"),
+        ));
+    }
+    Ok(if axis < 0 { axis + n } else { axis } as usize)
+}
+
+/// Validates a transpose permutation; `None` reverses the axes.
+pub(crate) fn resolve_permutation(ndim: usize, axes: Option<&[i64]>) -> Result<Vec<usize>> {
+    let Some(axes) = axes else {
+        return Ok((0..ndim).rev().collect());
+    };
+    if axes.len() != ndim {
+        return Err(TensorError::new(ErrorKind::Value, "axes don't match array"));
+    }
+    let mut seen = vec![false; ndim];
+    axes.iter()
+        .map(|&a| {
+            let a = normalize_axis(a, ndim)?;
+            if std::mem::replace(&mut seen[a], true) {
+                return Err(TensorError::new(
+                    ErrorKind::Value,
+                    "repeated axis in transpose",
+                ));
+            }
+            Ok(a)
+        })
+        .collect()
+}
+
+/// The strided view selected by a basic-indexing subscript: `(offset, shape, strides)`.
+pub(crate) fn index_view(
+    shape: &[usize],
+    items: &[IndexItem],
+) -> Result<(isize, Vec<usize>, Vec<isize>)> {
+    let ndim = shape.len();
+    let mut consumed = 0;
+    let mut seen_ellipsis = false;
+    for item in items {
+        match item {
+            IndexItem::Ellipsis if seen_ellipsis => {
+                return Err(TensorError::new(
+                    ErrorKind::Index,
+                    "an index can only have a single ellipsis ('...')",
+                ));
+            }
+            IndexItem::Ellipsis => seen_ellipsis = true,
+            IndexItem::Int(_) | IndexItem::Slice { .. } => consumed += 1,
+            IndexItem::NewAxis => {}
+        }
+    }
+    if consumed > ndim {
+        return Err(TensorError::new(
+            ErrorKind::Index,
+            format!(
+                "too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed"
+            ),
+        ));
+    }
+
+    let in_strides = contiguous_strides(shape);
+    let mut offset = 0isize;
+    let mut out_shape = Vec::new();
+    let mut out_strides = Vec::new();
+    let mut axis = 0;
+    for item in items {
+        match *item {
+            IndexItem::Int(i) => {
+                let size = shape[axis] as i64;
+                let j = if i < 0 { i + size } else { i };
+                if !(0..size).contains(&j) {
+                    return Err(TensorError::new(
+                        ErrorKind::Index,
+                        format!("index {i} is out of bounds for axis {axis} with size {size}"),
+                    ));
+                }
+                offset += j as isize * in_strides[axis];
+                axis += 1;
+            }
+            IndexItem::Slice { start, stop, step } => {
+                let (first, len, step) = slice_indices(start, stop, step, shape[axis])?;
+                if len > 0 {
+                    offset += first as isize * in_strides[axis];
+                }
+                out_shape.push(len);
+                out_strides.push(step as isize * in_strides[axis]);
+                axis += 1;
+            }
+            IndexItem::NewAxis => {
+                out_shape.push(1);
+                out_strides.push(0);
+            }
+            IndexItem::Ellipsis => {
+                for _ in 0..ndim - consumed {
+                    out_shape.push(shape[axis]);
+                    out_strides.push(in_strides[axis]);
+                    axis += 1;
+                }
+            }
+        }
+    }
+    out_shape.extend_from_slice(&shape[axis..]);
+    out_strides.extend_from_slice(&in_strides[axis..]);
+    Ok((offset, out_shape, out_strides))
+}
+
+/// Python's `slice.indices(size)` plus the resulting length: `(start, len, step)`.
+fn slice_indices(
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+    size: usize,
+) -> Result<(i64, usize, i64)> {
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return Err(TensorError::new(
+            ErrorKind::Value,
+            "slice step cannot be zero",
+        ));
+    }
+    // i128 keeps `i64::MIN + size` and friends from overflowing.
+    let size = size as i128;
+    let (lower, upper) = if step > 0 { (0, size) } else { (-1, size - 1) };
+    let clamp = |v: Option<i64>, default: i128| match v {
+        None => default,
+        Some(v) => {
+            let v = v as i128;
+            if v < 0 {
+                (v + size).max(lower)
+            } else {
+                v.min(upper)
+            }
+        }
+    };
+    let (start, stop) = if step > 0 {
+        (clamp(start, lower), clamp(stop, upper))
+    } else {
+        (clamp(start, upper), clamp(stop, lower))
+    };
+    let step_w = step as i128;
+    let len = if step > 0 && start < stop {
+        (stop - start - 1) / step_w + 1
+    } else if step < 0 && stop < start {
+        (start - stop - 1) / -step_w + 1
+    } else {
+        0
+    };
+    Ok((start as i64, len as usize, step))
+}

@@ -1,0 +1,85 @@
+//! Unit tests. Expected values, dtypes, error texts and printed strings were all checked against
+//! numpy 2.4.6; deliberate deviations are marked where they are tested.
+
+pub(crate) use crate::{
+    BinaryOp, DType, ErrorKind, IndexItem, Nested, ReduceOp, Scalar, Tensor, UnaryOp,
+};
+
+mod binary;
+mod construct;
+mod matmul;
+mod print;
+mod props;
+mod reduce;
+mod shape;
+mod unary;
+
+pub(crate) const NAN: f64 = f64::NAN;
+pub(crate) const INF: f64 = f64::INFINITY;
+pub(crate) const NAN32: f32 = f32::NAN;
+pub(crate) const INF32: f32 = f32::INFINITY;
+
+pub(crate) fn f32s(v: &[f32], shape: &[usize]) -> Tensor {
+    Tensor::from_f32(v.to_vec(), shape).unwrap()
+}
+pub(crate) fn f64s(v: &[f64], shape: &[usize]) -> Tensor {
+    Tensor::from_f64(v.to_vec(), shape).unwrap()
+}
+pub(crate) fn i32s(v: &[i32], shape: &[usize]) -> Tensor {
+    Tensor::from_i32(v.to_vec(), shape).unwrap()
+}
+pub(crate) fn i64s(v: &[i64], shape: &[usize]) -> Tensor {
+    Tensor::from_i64(v.to_vec(), shape).unwrap()
+}
+pub(crate) fn bools(v: &[bool], shape: &[usize]) -> Tensor {
+    Tensor::from_bool(v.to_vec(), shape).unwrap()
+}
+
+/// `np.arange(n, dtype=dtype)`.
+pub(crate) fn ar(n: i64, dtype: DType) -> Tensor {
+    Tensor::arange(Scalar::Int(0), Scalar::Int(n), Scalar::Int(1), Some(dtype)).unwrap()
+}
+pub(crate) fn div(t: &Tensor, s: impl Into<Scalar>) -> Tensor {
+    Tensor::binary_scalar(BinaryOp::Div, t, s.into(), false).unwrap()
+}
+pub(crate) fn mul(t: &Tensor, s: impl Into<Scalar>) -> Tensor {
+    Tensor::binary_scalar(BinaryOp::Mul, t, s.into(), false).unwrap()
+}
+pub(crate) fn cmp_gt(t: &Tensor, s: impl Into<Scalar>) -> Tensor {
+    Tensor::binary_scalar(BinaryOp::Gt, t, s.into(), false).unwrap()
+}
+
+/// Asserts an error's Python class and message.
+#[track_caller]
+pub(crate) fn assert_err<T: std::fmt::Debug>(r: crate::Result<T>, kind: ErrorKind, message: &str) {
+    let e = r.expect_err("expected an error");
+    assert_eq!((e.kind, e.message.as_str()), (kind, message));
+}
+
+/// Asserts a tensor's dtype, shape and values (NaN equal to NaN, signed zeros distinct).
+#[track_caller]
+pub(crate) fn assert_tensor(t: &Tensor, expected: &Tensor) {
+    assert!(
+        t.same_as(expected),
+        "got {t:?} with shape {:?}, expected {expected:?} with shape {:?}",
+        t.shape(),
+        expected.shape()
+    );
+}
+
+pub(crate) fn list(items: Vec<Nested>) -> Nested {
+    Nested::List(items)
+}
+pub(crate) fn int(i: i64) -> Nested {
+    Nested::Scalar(Scalar::Int(i))
+}
+pub(crate) fn float(f: f64) -> Nested {
+    Nested::Scalar(Scalar::Float(f))
+}
+pub(crate) fn boolean(b: bool) -> Nested {
+    Nested::Scalar(Scalar::Bool(b))
+}
+
+pub(crate) fn slice(start: Option<i64>, stop: Option<i64>, step: Option<i64>) -> IndexItem {
+    IndexItem::Slice { start, stop, step }
+}

@@ -1,0 +1,559 @@
+//! The reference VM: runs IR graphs directly, in each graph's evaluation order, so effects and
+//! errors happen where Python would have them. It is the oracle that compiled execution is
+//! checked against, so it favours obviously-correct over fast.
+//!
+//! * Calls run on an explicit stack of activations, never on the Rust stack. A graph's output
+//!   call is a tail call that replaces the activation, so loops (tail-recursive graphs) run in
+//!   constant space; non-tail calls deeper than [`Options::max_depth`] raise RecursionError.
+//! * Closures are flat: a closure holds the values of every free variable of its graph and of
+//!   the graphs it creates ("free variables total"), copied when it is created.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::io::Write;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use anfora_ir::analysis::analyze;
+use anfora_ir::{ArgSource, Const, GraphId, Module, NodeId, NodeKind, Prim, SourceMap, Span};
+
+use crate::ops::{self, type_error};
+use crate::pynum::PyErr;
+use crate::value::{Closure, Value, from_const};
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Deepest allowed chain of non-tail calls.
+    pub max_depth: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { max_depth: 10_000 }
+    }
+}
+
+/// One line of a Python-level traceback.
+#[derive(Clone, Debug)]
+pub struct TraceEntry {
+    pub function: Arc<str>,
+    pub span: Span,
+}
+
+/// A Python exception raised while running, with where it happened and the calls leading there.
+#[derive(Clone, Debug)]
+pub struct RuntimeError {
+    /// Python exception class, e.g. `ZeroDivisionError`.
+    pub kind: String,
+    pub message: String,
+    pub span: Span,
+    /// Outermost call first.
+    pub trace: Vec<TraceEntry>,
+}
+
+impl RuntimeError {
+    /// `Kind: message`, as the last line of a Python traceback.
+    pub fn headline(&self) -> String {
+        if self.message.is_empty() {
+            self.kind.clone()
+        } else {
+            format!("{}: {}", self.kind, self.message)
+        }
+    }
+
+    /// A Python-style traceback with the failing expression underlined.
+    pub fn render(&self, sources: &SourceMap) -> String {
+        let mut out = String::from("Traceback (most recent call last):\n");
+        for entry in &self.trace {
+            match sources.location(entry.span) {
+                Some((file, loc)) => {
+                    let _ = writeln!(
+                        out,
+                        "  File \"{}\", line {}, in {}",
+                        file.name, loc.line, entry.function
+                    );
+                    let line = file.line_text(entry.span.start);
+                    let trimmed = line.trim_start();
+                    let indent = line.chars().count() - trimmed.chars().count();
+                    let _ = writeln!(out, "    {}", trimmed.trim_end());
+                    let start = (loc.col as usize - 1).saturating_sub(indent);
+                    let text = file.slice(entry.span);
+                    let width = text.lines().next().unwrap_or("").chars().count().max(1);
+                    let _ = writeln!(out, "    {}{}", " ".repeat(start), "^".repeat(width));
+                }
+                None => {
+                    let _ = writeln!(out, "  (compiled code), in {}", entry.function);
+                }
+            }
+        }
+        let _ = writeln!(out, "{}", self.headline());
+        if let Some((file, loc)) = sources.location(self.span) {
+            let _ = writeln!(out, "error: runtime error at {}:{}:{}", file.name, loc.line, loc.col);
+        }
+        out
+    }
+}
+
+/// Where a closure's captured value comes from in the creating activation.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    Slot(u32),
+    Capture(u32),
+}
+
+#[derive(Clone, Debug)]
+enum Operand {
+    Slot(u32),
+    Capture(u32),
+    Value(Value),
+    Closure { graph: GraphId, plan: Rc<[Src]> },
+    /// A constant holding graphs inside tuples, converted when used.
+    Deferred(Const),
+}
+
+#[derive(Debug)]
+struct Step {
+    slot: u32,
+    callee: Operand,
+    args: Box<[Operand]>,
+    node: NodeId,
+    /// The frontend bound the arguments of this primitive call already.
+    prebound: bool,
+}
+
+#[derive(Debug)]
+struct Prepared {
+    graph: GraphId,
+    n_slots: usize,
+    n_params: usize,
+    steps: Vec<Step>,
+    /// The output, when it is a call: run as a tail call.
+    tail: Option<Step>,
+    output: Operand,
+    /// Position of each captured node, to build closures of nested graphs at run time.
+    captures: Rc<HashMap<NodeId, u32>>,
+    slots: Rc<HashMap<NodeId, u32>>,
+}
+
+struct Activation {
+    prep: Rc<Prepared>,
+    slots: Vec<Value>,
+    captures: Rc<[Value]>,
+    pc: usize,
+    ret_slot: u32,
+    current: Option<NodeId>,
+}
+
+enum Flow {
+    Value(Value),
+    Enter(Activation),
+}
+
+/// The reference virtual machine over one module.
+pub struct Vm<'m> {
+    module: &'m Module,
+    opts: Options,
+    /// Free variables total of each graph, in a fixed order.
+    fvt: HashMap<GraphId, Rc<[NodeId]>>,
+    prepared: HashMap<GraphId, Rc<Prepared>>,
+}
+
+fn internal(msg: impl Into<String>) -> PyErr {
+    ("SystemError", format!("internal error in the reference VM: {}", msg.into()))
+}
+
+impl<'m> Vm<'m> {
+    pub fn new(module: &'m Module, opts: Options) -> Vm<'m> {
+        let roots: Vec<GraphId> = module.graphs.keys().collect();
+        let a = analyze(module, &roots);
+        let owner = |n: NodeId| module.node(n).owner;
+        let mut sets: HashMap<GraphId, BTreeSet<NodeId>> = a
+            .graphs
+            .iter()
+            .map(|&g| (g, a.free_vars[g].iter().copied().collect()))
+            .collect();
+        loop {
+            let mut changed = false;
+            for &g in &a.graphs {
+                let mut add = Vec::new();
+                for &h in &a.used[g] {
+                    for &n in &sets[&h] {
+                        if owner(n) != Some(g) && !sets[&g].contains(&n) {
+                            add.push(n);
+                        }
+                    }
+                }
+                if !add.is_empty() {
+                    sets.get_mut(&g).unwrap().extend(add);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let fvt = sets
+            .into_iter()
+            .map(|(g, s)| (g, Rc::from(s.into_iter().collect::<Vec<_>>())))
+            .collect();
+        Vm {
+            module,
+            opts,
+            fvt,
+            prepared: HashMap::new(),
+        }
+    }
+
+    /// The function value of a graph that needs no environment (a module-level function).
+    pub fn function(&self, graph: GraphId) -> Option<Value> {
+        let empty = self.fvt.get(&graph).is_none_or(|f| f.is_empty());
+        empty.then(|| {
+            Value::Closure(Rc::new(Closure {
+                graph,
+                captures: Rc::from(Vec::new()),
+            }))
+        })
+    }
+
+    /// Converts a constant (graphs must need no environment).
+    pub fn constant(&self, c: &Const) -> Value {
+        from_const(c, &mut |g| self.function(g).unwrap_or(Value::None))
+    }
+
+    /// Calls `f` with `args`; `print` writes to `out`.
+    pub fn call(&mut self, f: &Value, args: Vec<Value>, out: &mut dyn Write) -> Result<Value, RuntimeError> {
+        let mut stack: Vec<Activation> = Vec::new();
+        match self.apply(f.clone(), args, None, out) {
+            Ok(Flow::Value(v)) => return Ok(v),
+            Ok(Flow::Enter(act)) => stack.push(act),
+            Err(e) => return Err(self.error(e, None, &stack)),
+        }
+        loop {
+            let top = stack.last_mut().expect("the stack is not empty while running");
+            let prep = top.prep.clone();
+            if top.pc < prep.steps.len() {
+                let step = &prep.steps[top.pc];
+                top.pc += 1;
+                top.current = Some(step.node);
+                let callee = self.load(top, &step.callee);
+                let args: Vec<Value> = step.args.iter().map(|a| self.load(top, a)).collect();
+                let flow = match (&callee, step.prebound) {
+                    (Value::Prim(p), true) if *p != Prim::CallKw => {
+                        ops::call_prim(*p, &args, out).map(Flow::Value)
+                    }
+                    _ => self.apply(callee, args, None, out),
+                };
+                match flow {
+                    Ok(Flow::Value(v)) => top.slots[step.slot as usize] = v,
+                    Ok(Flow::Enter(mut act)) => {
+                        if stack.len() >= self.opts.max_depth {
+                            let e = (
+                                "RecursionError",
+                                format!(
+                                    "maximum recursion depth exceeded ({} nested calls)",
+                                    self.opts.max_depth
+                                ),
+                            );
+                            return Err(self.error(e, Some(step.node), &stack));
+                        }
+                        act.ret_slot = step.slot;
+                        stack.push(act);
+                    }
+                    Err(e) => return Err(self.error(e, Some(step.node), &stack)),
+                }
+                continue;
+            }
+            let result = match &prep.tail {
+                Some(tail) => {
+                    top.current = Some(tail.node);
+                    let callee = self.load(top, &tail.callee);
+                    let args: Vec<Value> = tail.args.iter().map(|a| self.load(top, a)).collect();
+                    let flow = match (&callee, tail.prebound) {
+                        (Value::Prim(p), true) if *p != Prim::CallKw => {
+                            ops::call_prim(*p, &args, out).map(Flow::Value)
+                        }
+                        _ => self.apply(callee, args, None, out),
+                    };
+                    match flow {
+                        Ok(Flow::Value(v)) => v,
+                        Ok(Flow::Enter(mut act)) => {
+                            act.ret_slot = top.ret_slot;
+                            *top = act;
+                            continue;
+                        }
+                        Err(e) => return Err(self.error(e, Some(tail.node), &stack)),
+                    }
+                }
+                None => self.load(top, &prep.output),
+            };
+            let done = stack.pop().expect("an activation to return from");
+            match stack.last_mut() {
+                None => return Ok(result),
+                Some(caller) => caller.slots[done.ret_slot as usize] = result,
+            }
+        }
+    }
+
+    fn error(&self, (kind, message): PyErr, node: Option<NodeId>, stack: &[Activation]) -> RuntimeError {
+        let span = node.map(|n| self.module.node(n).span).unwrap_or(Span::NONE);
+        let trace = stack
+            .iter()
+            .map(|a| TraceEntry {
+                function: self.module.graph(a.prep.graph).function.clone(),
+                span: a.current.map(|n| self.module.node(n).span).unwrap_or(Span::NONE),
+            })
+            .collect();
+        RuntimeError {
+            kind: kind.to_string(),
+            message,
+            span,
+            trace,
+        }
+    }
+
+    fn load(&self, act: &Activation, op: &Operand) -> Value {
+        match op {
+            Operand::Slot(s) => act.slots[*s as usize].clone(),
+            Operand::Capture(i) => act.captures[*i as usize].clone(),
+            Operand::Value(v) => v.clone(),
+            Operand::Closure { graph, plan } => {
+                let captures: Vec<Value> = plan
+                    .iter()
+                    .map(|s| match s {
+                        Src::Slot(k) => act.slots[*k as usize].clone(),
+                        Src::Capture(k) => act.captures[*k as usize].clone(),
+                    })
+                    .collect();
+                Value::Closure(Rc::new(Closure {
+                    graph: *graph,
+                    captures: Rc::from(captures),
+                }))
+            }
+            Operand::Deferred(c) => from_const(c, &mut |g| {
+                let captures: Vec<Value> = self.fvt[&g]
+                    .iter()
+                    .map(|n| match act.prep.slots.get(n) {
+                        Some(&k) => act.slots[k as usize].clone(),
+                        None => act.prep.captures.get(n).map(|&k| act.captures[k as usize].clone()).unwrap_or(Value::None),
+                    })
+                    .collect();
+                Value::Closure(Rc::new(Closure {
+                    graph: g,
+                    captures: Rc::from(captures),
+                }))
+            }),
+        }
+    }
+
+    fn prepare(&mut self, g: GraphId) -> Result<Rc<Prepared>, PyErr> {
+        if let Some(p) = self.prepared.get(&g) {
+            return Ok(p.clone());
+        }
+        let m = self.module;
+        let graph = m.graph(g);
+        let nodes = m.graph_nodes(g);
+        let mut slots: HashMap<NodeId, u32> = HashMap::new();
+        for (i, &p) in graph.params.iter().enumerate() {
+            slots.insert(p, i as u32);
+        }
+        for &n in &nodes {
+            let k = slots.len() as u32;
+            slots.entry(n).or_insert(k);
+        }
+        let fvt = self.fvt.get(&g).cloned().unwrap_or_else(|| Rc::from(Vec::new()));
+        let captures: HashMap<NodeId, u32> = fvt.iter().enumerate().map(|(i, &n)| (n, i as u32)).collect();
+        let operand = |n: NodeId| -> Result<Operand, PyErr> {
+            let node = m.node(n);
+            if let NodeKind::Value(c) = &node.kind {
+                return Ok(match c {
+                    Const::Graph(h) => {
+                        let needs = self.fvt.get(h).cloned().unwrap_or_else(|| Rc::from(Vec::new()));
+                        if needs.is_empty() {
+                            Operand::Value(Value::Closure(Rc::new(Closure {
+                                graph: *h,
+                                captures: Rc::from(Vec::new()),
+                            })))
+                        } else {
+                            let plan = needs
+                                .iter()
+                                .map(|fv| match (slots.get(fv), captures.get(fv)) {
+                                    (Some(&k), _) => Ok(Src::Slot(k)),
+                                    (None, Some(&k)) => Ok(Src::Capture(k)),
+                                    _ => Err(internal(format!("{fv} is not visible in @{}", graph.name))),
+                                })
+                                .collect::<Result<Vec<_>, _>>()?;
+                            Operand::Closure {
+                                graph: *h,
+                                plan: Rc::from(plan),
+                            }
+                        }
+                    }
+                    c => {
+                        let mut has_graph = false;
+                        c.for_each_graph(&mut |_| has_graph = true);
+                        if has_graph {
+                            Operand::Deferred(c.clone())
+                        } else {
+                            Operand::Value(from_const(c, &mut |_| Value::None))
+                        }
+                    }
+                });
+            }
+            if node.owner == Some(g) {
+                return slots
+                    .get(&n)
+                    .map(|&s| Operand::Slot(s))
+                    .ok_or_else(|| internal(format!("{n} of @{} has no slot", graph.name)));
+            }
+            captures
+                .get(&n)
+                .map(|&k| Operand::Capture(k))
+                .ok_or_else(|| internal(format!("free variable {n} of @{} is not captured", graph.name)))
+        };
+        let step = |n: NodeId| -> Result<Step, PyErr> {
+            let inputs = m.inputs(n);
+            Ok(Step {
+                slot: slots[&n],
+                callee: operand(inputs[0])?,
+                args: inputs[1..].iter().map(|&i| operand(i)).collect::<Result<_, _>>()?,
+                node: n,
+                prebound: m.callee_prim(n).is_some(),
+            })
+        };
+        let output = graph.output.ok_or_else(|| internal(format!("@{} has no output", graph.name)))?;
+        let tail_node = (m.is_apply(output)
+            && m.node(output).owner == Some(g)
+            && !graph.order.contains(&output))
+        .then_some(output);
+        // Evaluation order first, then anything else the output needs, then the tail call.
+        let mut steps: Vec<Step> = graph.order.iter().map(|&n| step(n)).collect::<Result<_, _>>()?;
+        for &n in &nodes {
+            if Some(n) != tail_node && !graph.order.contains(&n) {
+                steps.push(step(n)?);
+            }
+        }
+        let tail = tail_node.map(step).transpose()?;
+        let prep = Rc::new(Prepared {
+            graph: g,
+            n_slots: slots.len(),
+            n_params: graph.params.len(),
+            steps,
+            tail,
+            output: operand(output)?,
+            captures: Rc::new(captures.clone()),
+            slots: Rc::new(slots.clone()),
+        });
+        self.prepared.insert(g, prep.clone());
+        Ok(prep)
+    }
+
+    /// Calls any callable value; `kw` holds keyword names and values.
+    fn apply(
+        &mut self,
+        callee: Value,
+        args: Vec<Value>,
+        kw: Option<(Vec<String>, Vec<Value>)>,
+        out: &mut dyn Write,
+    ) -> Result<Flow, PyErr> {
+        match callee {
+            Value::Closure(c) => {
+                let prep = self.prepare(c.graph)?;
+                let slots = self.bind_closure(&prep, args, kw)?;
+                Ok(Flow::Enter(Activation {
+                    prep,
+                    slots,
+                    captures: c.captures.clone(),
+                    pc: 0,
+                    ret_slot: 0,
+                    current: None,
+                }))
+            }
+            Value::Prim(Prim::CallKw) => {
+                let mut args = args.into_iter();
+                let f = args.next().ok_or_else(|| internal("CallKw without a function"))?;
+                let names: Vec<String> = match args.next() {
+                    Some(Value::Tuple(t)) => t.iter().map(crate::value::to_str).collect(),
+                    _ => return Err(internal("CallKw without keyword names")),
+                };
+                let rest: Vec<Value> = args.collect();
+                let split = rest.len().checked_sub(names.len()).ok_or_else(|| internal("CallKw arity"))?;
+                let (positional, values) = rest.split_at(split);
+                self.apply(f, positional.to_vec(), Some((names, values.to_vec())), out)
+            }
+            Value::Prim(p) => {
+                let bound = bind_prim(p, args, kw)?;
+                ops::call_prim(p, &bound, out).map(Flow::Value)
+            }
+            Value::Partial(pa) => {
+                let mut all = pa.args.clone();
+                all.extend(args);
+                self.apply(pa.func.clone(), all, kw, out)
+            }
+            Value::Method(m) => {
+                let kwargs = match kw {
+                    Some((names, values)) => names.into_iter().zip(values).collect(),
+                    None => Vec::new(),
+                };
+                ops::call_method(m.0, &m.1, args, kwargs).map(Flow::Value)
+            }
+            other => Err(type_error(format!(
+                "'{}' object is not callable",
+                other.type_name()
+            ))),
+        }
+    }
+
+    fn bind_closure(
+        &self,
+        prep: &Prepared,
+        args: Vec<Value>,
+        kw: Option<(Vec<String>, Vec<Value>)>,
+    ) -> Result<Vec<Value>, PyErr> {
+        let graph = self.module.graph(prep.graph);
+        let mut full = match (&graph.signature, kw) {
+            (_, None) if args.len() == prep.n_params => args,
+            (None, _) => {
+                return Err(internal(format!(
+                    "@{} takes {} arguments, got {}",
+                    graph.name,
+                    prep.n_params,
+                    args.len()
+                )));
+            }
+            (Some(sig), kw) => {
+                let (names, values) = kw.unwrap_or_default();
+                let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+                let bound = sig
+                    .bind(args.len(), &refs)
+                    .map_err(|e| type_error(e.message(&sig.name)))?;
+                bound
+                    .into_iter()
+                    .map(|s| match s {
+                        ArgSource::Positional(i) => args[i].clone(),
+                        ArgSource::Keyword(j) => values[j].clone(),
+                        ArgSource::Default(c) => self.constant(&c),
+                    })
+                    .collect()
+            }
+        };
+        full.resize(prep.n_slots, Value::None);
+        Ok(full)
+    }
+}
+
+fn bind_prim(p: Prim, args: Vec<Value>, kw: Option<(Vec<String>, Vec<Value>)>) -> Result<Vec<Value>, PyErr> {
+    let sig = p.signature();
+    let (names, values) = kw.unwrap_or_default();
+    let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    let bound = sig
+        .bind(args.len(), &refs)
+        .map_err(|e| type_error(e.message(&sig.name)))?;
+    Ok(bound
+        .into_iter()
+        .map(|s| match s {
+            ArgSource::Positional(i) => args[i].clone(),
+            ArgSource::Keyword(j) => values[j].clone(),
+            ArgSource::Default(c) => from_const(&c, &mut |_| Value::None),
+        })
+        .collect())
+}

@@ -1,0 +1,417 @@
+//! Runtime values of the reference VM and their Python-level behaviour: type names, truth,
+//! `str()`/`repr()`, equality.
+
+use std::fmt::Write;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use anfora_ir::{Const, GraphId, Prim};
+use anfora_tensor::{DType, Scalar, Tensor};
+
+use crate::pynum::float_repr;
+
+/// A tensor method bound to its tensor (`x.sum`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+    Reshape,
+    Transpose,
+    Astype,
+    Item,
+}
+
+impl Method {
+    pub fn from_name(name: &str) -> Option<Method> {
+        Some(match name {
+            "sum" => Method::Sum,
+            "mean" => Method::Mean,
+            "max" => Method::Max,
+            "min" => Method::Min,
+            "prod" => Method::Prod,
+            "reshape" => Method::Reshape,
+            "transpose" => Method::Transpose,
+            "astype" => Method::Astype,
+            "item" => Method::Item,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Sum => "sum",
+            Method::Mean => "mean",
+            Method::Max => "max",
+            Method::Min => "min",
+            Method::Prod => "prod",
+            Method::Reshape => "reshape",
+            Method::Transpose => "transpose",
+            Method::Astype => "astype",
+            Method::Item => "item",
+        }
+    }
+}
+
+/// A function value: a graph and the values of its free variables, copied when the closure is
+/// created (values are immutable, so copying them is the same as sharing the variables).
+#[derive(Debug)]
+pub struct Closure {
+    pub graph: GraphId,
+    pub captures: Rc<[Value]>,
+}
+
+#[derive(Debug)]
+pub struct PartialApp {
+    pub func: Value,
+    pub args: Vec<Value>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    pub start: i64,
+    pub stop: i64,
+    pub step: i64,
+}
+
+impl Range {
+    /// Number of items (i128: `range(-2**63, 2**63 - 1)` has more than i64::MAX).
+    pub fn len(&self) -> i128 {
+        let (lo, hi, step) = (self.start as i128, self.stop as i128, self.step as i128);
+        let n = if step > 0 && lo < hi {
+            (hi - lo - 1) / step + 1
+        } else if step < 0 && lo > hi {
+            (lo - hi - 1) / (-step) + 1
+        } else {
+            0
+        };
+        n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: i64) -> i64 {
+        self.start + i * self.step
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slice {
+    pub start: Option<i64>,
+    pub stop: Option<i64>,
+    pub step: Option<i64>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Arc<str>),
+    Tuple(Rc<[Value]>),
+    List(Rc<[Value]>),
+    Tensor(Tensor),
+    DType(DType),
+    Prim(Prim),
+    Closure(Rc<Closure>),
+    Partial(Rc<PartialApp>),
+    Method(Rc<(Method, Tensor)>),
+    Range(Range),
+    Slice(Slice),
+    Ellipsis,
+    /// A local variable that has not been assigned; only `CheckBound` sees it.
+    Unbound,
+}
+
+impl Value {
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(Rc::from(items))
+    }
+
+    pub fn str(s: &str) -> Value {
+        Value::Str(Arc::from(s))
+    }
+
+    /// Python's `type(x).__name__`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::None => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Tuple(_) => "tuple",
+            Value::List(_) => "list",
+            Value::Tensor(_) => "Tensor",
+            Value::DType(_) => "dtype",
+            Value::Prim(p) if p.is_type() => "type",
+            Value::Prim(_) => "builtin_function_or_method",
+            Value::Closure(_) | Value::Partial(_) => "function",
+            Value::Method(_) => "method",
+            Value::Range(_) => "range",
+            Value::Slice(_) => "slice",
+            Value::Ellipsis => "ellipsis",
+            Value::Unbound => "unbound",
+        }
+    }
+
+    /// The Python scalar a value is, for mixing with tensors.
+    pub fn as_scalar(&self) -> Option<Scalar> {
+        match self {
+            Value::Bool(b) => Some(Scalar::Bool(*b)),
+            Value::Int(i) => Some(Scalar::Int(*i)),
+            Value::Float(f) => Some(Scalar::Float(*f)),
+            _ => None,
+        }
+    }
+
+    pub fn from_scalar(s: Scalar) -> Value {
+        match s {
+            Scalar::Bool(b) => Value::Bool(b),
+            Scalar::Int(i) => Value::Int(i),
+            Scalar::Float(f) => Value::Float(f),
+        }
+    }
+
+    /// An int for indexing (bools count, as in Python).
+    pub fn as_index(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Bool(b) => Some(*b as i64),
+            _ => None,
+        }
+    }
+
+    pub fn is_callable(&self) -> bool {
+        matches!(
+            self,
+            Value::Prim(_) | Value::Closure(_) | Value::Partial(_) | Value::Method(_)
+        )
+    }
+}
+
+/// `repr()` of a Python string: single quotes unless the text has a single quote and no
+/// double quote; escapes for backslashes, the quote, and non-printable characters.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if !is_printable(c) => {
+                let v = c as u32;
+                if v < 0x100 {
+                    let _ = write!(out, "\\x{v:02x}");
+                } else if v < 0x10000 {
+                    let _ = write!(out, "\\u{v:04x}");
+                } else {
+                    let _ = write!(out, "\\U{v:08x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python's `str.isprintable` for one character (control, format and separator characters
+/// other than the ASCII space are not printable).
+fn is_printable(c: char) -> bool {
+    let v = c as u32;
+    !(v < 0x20
+        || (0x7f..=0xa0).contains(&v)
+        || v == 0xad
+        || v == 0x1680
+        || (0x2000..=0x200f).contains(&v)
+        || (0x2028..=0x202f).contains(&v)
+        || (0x205f..=0x2064).contains(&v)
+        || v == 0x3000
+        || v == 0xfeff
+        || (0xe000..=0xf8ff).contains(&v)
+        || (0xfff9..=0xfffb).contains(&v))
+}
+
+fn seq_repr(out: &mut String, items: &[Value], open: char, close: char, single_comma: bool) {
+    out.push(open);
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&repr(v));
+    }
+    if single_comma && items.len() == 1 {
+        out.push(',');
+    }
+    out.push(close);
+}
+
+fn prim_repr(p: Prim) -> String {
+    if p.is_type() {
+        return match p {
+            Prim::TensorType => "<class 'anfora.Tensor'>".into(),
+            _ => format!("<class '{}'>", p.name()),
+        };
+    }
+    let name = p.python_name();
+    if name.starts_with("ops.") {
+        format!("<function anfora.{name}>")
+    } else {
+        format!("<built-in function {name}>")
+    }
+}
+
+/// Python's `repr()`.
+pub fn repr(v: &Value) -> String {
+    match v {
+        Value::Str(s) => str_repr(s),
+        Value::Tensor(t) => t.repr(),
+        Value::DType(d) => match d {
+            DType::Bool => "anfora.bool_".into(),
+            d => format!("anfora.{}", d.name()),
+        },
+        other => to_str(other),
+    }
+}
+
+/// Python's `str()`.
+pub fn to_str(v: &Value) -> String {
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => float_repr(*f),
+        Value::Str(s) => s.to_string(),
+        Value::Tuple(items) => {
+            let mut s = String::new();
+            seq_repr(&mut s, items, '(', ')', true);
+            s
+        }
+        Value::List(items) => {
+            let mut s = String::new();
+            seq_repr(&mut s, items, '[', ']', false);
+            s
+        }
+        Value::Tensor(t) => t.to_str(),
+        Value::DType(d) => d.name().into(),
+        Value::Prim(p) => prim_repr(*p),
+        Value::Closure(_) | Value::Partial(_) => "<function>".into(),
+        Value::Method(m) => format!("<bound method Tensor.{}>", m.0.name()),
+        Value::Range(r) => {
+            if r.step == 1 {
+                format!("range({}, {})", r.start, r.stop)
+            } else {
+                format!("range({}, {}, {})", r.start, r.stop, r.step)
+            }
+        }
+        Value::Slice(s) => {
+            let part = |x: Option<i64>| x.map(|v| v.to_string()).unwrap_or_else(|| "None".into());
+            format!("slice({}, {}, {})", part(s.start), part(s.stop), part(s.step))
+        }
+        Value::Ellipsis => "Ellipsis".into(),
+        Value::Unbound => "<unbound>".into(),
+    }
+}
+
+/// Converts an IR constant to a value; `closure` makes the function value of a graph.
+pub fn from_const(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Value {
+    match c {
+        Const::None => Value::None,
+        Const::Bool(b) => Value::Bool(*b),
+        Const::Int(i) => Value::Int(*i),
+        Const::Float(f) => Value::Float(*f),
+        Const::Str(s) => Value::Str(s.clone()),
+        Const::Tuple(items) => Value::tuple(items.iter().map(|c| from_const(c, closure)).collect()),
+        Const::List(items) => Value::List(items.iter().map(|c| from_const(c, closure)).collect()),
+        Const::Tensor(t) => Value::Tensor(t.clone()),
+        Const::DType(d) => Value::DType(*d),
+        Const::Prim(p) => Value::Prim(*p),
+        Const::Graph(g) => closure(*g),
+        Const::Ellipsis => Value::Ellipsis,
+        Const::Unbound => Value::Unbound,
+    }
+}
+
+/// Converts a value back to a constant, when it is one (module-level globals become constants
+/// of the functions that read them).
+pub fn to_const(v: &Value) -> Option<Const> {
+    Some(match v {
+        Value::None => Const::None,
+        Value::Bool(b) => Const::Bool(*b),
+        Value::Int(i) => Const::Int(*i),
+        Value::Float(f) => Const::Float(*f),
+        Value::Str(s) => Const::Str(s.clone()),
+        Value::Tuple(items) => Const::Tuple(items.iter().map(to_const).collect::<Option<_>>()?),
+        Value::List(items) => Const::List(items.iter().map(to_const).collect::<Option<_>>()?),
+        Value::Tensor(t) => Const::Tensor(t.clone()),
+        Value::DType(d) => Const::DType(*d),
+        Value::Prim(p) => Const::Prim(*p),
+        Value::Closure(c) if c.captures.is_empty() => Const::Graph(c.graph),
+        Value::Ellipsis => Const::Ellipsis,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_repr_picks_quotes_and_escapes() {
+        assert_eq!(str_repr("abc"), "'abc'");
+        assert_eq!(str_repr("it's"), "\"it's\"");
+        assert_eq!(str_repr("say \"hi\""), "'say \"hi\"'");
+        assert_eq!(str_repr("both ' and \""), "'both \\' and \"'");
+        assert_eq!(str_repr("a\nb\\"), "'a\\nb\\\\'");
+        assert_eq!(str_repr("\x01é\u{a0}"), "'\\x01é\\xa0'");
+    }
+
+    #[test]
+    fn containers_print_like_python() {
+        let t = Value::tuple(vec![Value::Int(1), Value::str("a"), Value::Float(2.0)]);
+        assert_eq!(to_str(&t), "(1, 'a', 2.0)");
+        assert_eq!(to_str(&Value::tuple(vec![Value::None])), "(None,)");
+        assert_eq!(to_str(&Value::tuple(vec![])), "()");
+        assert_eq!(to_str(&Value::List(Rc::from(vec![Value::Bool(true)]))), "[True]");
+        assert_eq!(repr(&Value::str("x")), "'x'");
+        assert_eq!(to_str(&Value::str("x")), "x");
+        assert_eq!(to_str(&Value::Prim(Prim::IntType)), "<class 'int'>");
+        assert_eq!(to_str(&Value::Prim(Prim::Len)), "<built-in function len>");
+        assert_eq!(repr(&Value::DType(DType::F32)), "anfora.float32");
+        assert_eq!(to_str(&Value::DType(DType::Bool)), "bool");
+        let r = Range {
+            start: 0,
+            stop: 10,
+            step: 3,
+        };
+        assert_eq!(to_str(&Value::Range(r)), "range(0, 10, 3)");
+    }
+
+    #[test]
+    fn range_lengths() {
+        let r = |start, stop, step| Range { start, stop, step }.len();
+        assert_eq!(r(0, 10, 3), 4);
+        assert_eq!(r(10, 0, -3), 4);
+        assert_eq!(r(0, 0, 1), 0);
+        assert_eq!(r(5, 0, 1), 0);
+        assert_eq!(r(i64::MIN, i64::MAX, 1), (1i128 << 64) - 1);
+        assert_eq!(r(-5, 5, 1), 10);
+    }
+}
