@@ -14,7 +14,11 @@ use anfora_vm::Options;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
-#[command(name = "anfora", version, about = "A graph compiler for a subset of Python")]
+#[command(
+    name = "anfora",
+    version,
+    about = "A graph compiler for a subset of Python"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -60,8 +64,7 @@ enum Format {
 }
 
 fn read(path: &PathBuf) -> Result<String, String> {
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     String::from_utf8(bytes).map_err(|_| format!("{} is not valid UTF-8 text", path.display()))
 }
 
@@ -71,108 +74,97 @@ fn parse_args(args: &[String]) -> Result<Vec<anfora_vm::Value>, String> {
         .collect()
 }
 
+/// A command's failure: the exit status and what to print on stderr.
+struct Exit(u8, String);
+
+fn read_source(path: &PathBuf) -> Result<String, Exit> {
+    read(path).map_err(|e| Exit(1, format!("error: {e}\n")))
+}
+
+fn failure(session: &Session, f: &Failure) -> Exit {
+    let code = if matches!(f, Failure::Usage(_)) { 2 } else { 1 };
+    Exit(code, session.render(f))
+}
+
+fn run(file: PathBuf, entry: String, max_depth: usize, args: Vec<String>) -> Result<(), Exit> {
+    let text = read_source(&file)?;
+    let args = parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
+    let mut session = Session::load(&file.display().to_string(), &text, Options { max_depth });
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = session.run(&entry, args, &mut out);
+    let value = result.map_err(|f| {
+        let _ = out.flush();
+        failure(&session, &f)
+    })?;
+    let _ = writeln!(out, "{}", repr(&value));
+    let _ = out.flush();
+    Ok(())
+}
+
+fn dump(
+    file: PathBuf,
+    entry: String,
+    format: Format,
+    output: Option<PathBuf>,
+    args: Vec<String>,
+) -> Result<(), Exit> {
+    let text = read_source(&file)?;
+    parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
+    let mut session = Session::load(&file.display().to_string(), &text, Options::default());
+    let g = session.compile(&entry).map_err(|f| failure(&session, &f))?;
+    let module = &session.frontend.module;
+    let text = match format {
+        Format::Ir => anfora_ir::print::print_module(module, g),
+        Format::Dot => anfora_ir::dot::to_dot(module, g),
+    };
+    match output {
+        Some(path) => std::fs::write(&path, text)
+            .map_err(|e| Exit(1, format!("error: cannot write {}: {e}\n", path.display()))),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+fn check(file: PathBuf) -> Result<(), Exit> {
+    let text = read_source(&file)?;
+    let mut session = Session::load(&file.display().to_string(), &text, Options::default());
+    let diags = session.check();
+    if diags.is_empty() {
+        println!("{}: no problems found", file.display());
+        return Ok(());
+    }
+    Err(Exit(
+        1,
+        anfora_ir::diag::render_all(&diags, &session.frontend.module.sources),
+    ))
+}
+
 /// Runs the command; returns the exit status.
 fn execute(cli: Cli) -> u8 {
-    let stderr = |msg: &str| {
-        eprint!("{msg}");
-    };
-    match cli.command {
+    let result = match cli.command {
         Command::Run {
             file,
             entry,
             max_depth,
             args,
-        } => {
-            let text = match read(&file) {
-                Ok(t) => t,
-                Err(e) => {
-                    stderr(&format!("error: {e}\n"));
-                    return 1;
-                }
-            };
-            let args = match parse_args(&args) {
-                Ok(a) => a,
-                Err(e) => {
-                    stderr(&format!("error: {e}\n"));
-                    return 2;
-                }
-            };
-            let mut session = Session::load(&file.display().to_string(), &text, Options { max_depth });
-            let stdout = std::io::stdout();
-            let mut out = BufWriter::new(stdout.lock());
-            let result = session.run(&entry, args, &mut out);
-            let _ = out.flush();
-            match result {
-                Ok(v) => {
-                    let _ = writeln!(out, "{}", repr(&v));
-                    let _ = out.flush();
-                    0
-                }
-                Err(f) => {
-                    stderr(&session.render(&f));
-                    if matches!(f, Failure::Usage(_)) { 2 } else { 1 }
-                }
-            }
-        }
+        } => run(file, entry, max_depth, args),
         Command::Dump {
             file,
             entry,
             format,
             output,
             args,
-        } => {
-            let text = match read(&file) {
-                Ok(t) => t,
-                Err(e) => {
-                    stderr(&format!("error: {e}\n"));
-                    return 1;
-                }
-            };
-            if let Err(e) = parse_args(&args) {
-                stderr(&format!("error: {e}\n"));
-                return 2;
-            }
-            let mut session = Session::load(&file.display().to_string(), &text, Options::default());
-            let g = match session.compile(&entry) {
-                Ok(g) => g,
-                Err(f) => {
-                    stderr(&session.render(&f));
-                    return if matches!(f, Failure::Usage(_)) { 2 } else { 1 };
-                }
-            };
-            let module = &session.frontend.module;
-            let text = match format {
-                Format::Ir => anfora_ir::print::print_module(module, g),
-                Format::Dot => anfora_ir::dot::to_dot(module, g),
-            };
-            match output {
-                Some(path) => {
-                    if let Err(e) = std::fs::write(&path, text) {
-                        stderr(&format!("error: cannot write {}: {e}\n", path.display()));
-                        return 1;
-                    }
-                }
-                None => print!("{text}"),
-            }
-            0
-        }
-        Command::Check { file } => {
-            let text = match read(&file) {
-                Ok(t) => t,
-                Err(e) => {
-                    stderr(&format!("error: {e}\n"));
-                    return 1;
-                }
-            };
-            let mut session = Session::load(&file.display().to_string(), &text, Options::default());
-            let diags = session.check();
-            if diags.is_empty() {
-                println!("{}: no problems found", file.display());
-                0
-            } else {
-                stderr(&anfora_ir::diag::render_all(&diags, &session.frontend.module.sources));
-                1
-            }
+        } => dump(file, entry, format, output, args),
+        Command::Check { file } => check(file),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(Exit(code, message)) => {
+            eprint!("{message}");
+            code
         }
     }
 }
@@ -182,7 +174,9 @@ fn main() -> ExitCode {
     // Deep recursion in user code runs on the VM's own stack, but parsing and lowering deeply
     // nested expressions recurse: give the work a large stack.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("anfora: internal error: {info}\nThis is a bug in anfora; please report it with the input that caused it.");
+        eprintln!(
+            "anfora: internal error: {info}\nThis is a bug in anfora; please report it with the input that caused it."
+        );
     }));
     let worker = std::thread::Builder::new()
         .name("anfora".into())
@@ -191,5 +185,27 @@ fn main() -> ExitCode {
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => ExitCode::from(code),
         _ => ExitCode::from(101),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_parse_as_literals() {
+        let args = parse_args(&["3".into(), "(1, 'a')".into()]).unwrap();
+        assert_eq!(repr(&args[0]), "3");
+        assert_eq!(repr(&args[1]), "(1, 'a')");
+        assert_eq!(
+            parse_args(&["x".into()]).unwrap_err(),
+            "argument `x`: not a Python literal (numbers, strings, True/False/None, tuples, lists)"
+        );
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
     }
 }

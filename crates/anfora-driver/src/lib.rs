@@ -179,20 +179,24 @@ impl Session {
                         .with_label("assigned here")
                         .with_hint("module-level values must be numbers, strings, tuples, lists, tensors, dtypes or module-level functions"),
                     );
-                    self.globals.insert(name.to_string(), Global::Value(Const::None));
+                    self.globals
+                        .insert(name.to_string(), Global::Value(Const::None));
                 }
             },
             Target::Tuple(items, _) => {
-                let unpacked = anfora_vm::ops::unpack(v, items.len() as i64).map_err(|(kind, message)| RuntimeError {
-                    kind: kind.to_string(),
-                    message,
-                    span,
-                    trace: vec![anfora_vm::TraceEntry {
-                        function: "<module>".into(),
-                        span,
-                    }],
-                })?;
-                let Value::Tuple(parts) = unpacked else {
+                let unpacked =
+                    anfora_vm::ops::unpack(v, items.len() as i64).map_err(|(kind, message)| {
+                        RuntimeError {
+                            kind: kind.to_string(),
+                            message,
+                            span,
+                            trace: vec![anfora_vm::TraceEntry {
+                                function: "<module>".into(),
+                                span,
+                            }],
+                        }
+                    })?;
+                let Value::Tuple(parts) = &unpacked else {
                     unreachable!("unpack returns a tuple")
                 };
                 for (t, part) in items.iter().zip(parts.iter()) {
@@ -208,7 +212,8 @@ impl Session {
         let mut names = Vec::new();
         target.names(&mut names);
         for (n, _) in names {
-            self.globals.insert(n.to_string(), Global::Value(Const::None));
+            self.globals
+                .insert(n.to_string(), Global::Value(Const::None));
         }
     }
 
@@ -262,7 +267,12 @@ impl Session {
     }
 
     /// Compiles `entry` and calls it with `args`; `print` output goes to `out`.
-    pub fn run(&mut self, entry: &str, args: Vec<Value>, out: &mut dyn Write) -> Result<Value, Failure> {
+    pub fn run(
+        &mut self,
+        entry: &str,
+        args: Vec<Value>,
+        out: &mut dyn Write,
+    ) -> Result<Value, Failure> {
         let g = self.compile(entry)?;
         let mut vm = Vm::new(&self.frontend.module, self.options.clone());
         let f = vm
@@ -299,7 +309,9 @@ fn literal(lit: &PyLiteral) -> Result<Value, String> {
         PyLiteral::Int(i) => Value::Int(*i),
         PyLiteral::Float(f) => Value::Float(*f),
         PyLiteral::Str(s) => Value::Str(s.clone()),
-        PyLiteral::Tuple(items) => Value::tuple(items.iter().map(literal).collect::<Result<_, _>>()?),
+        PyLiteral::Tuple(items) => {
+            Value::tuple(items.iter().map(literal).collect::<Result<_, _>>()?)
+        }
         PyLiteral::List(_) => {
             let n = nested(lit)?;
             Value::Tensor(Tensor::from_nested(&n, None).map_err(|e| e.to_string())?)
@@ -317,4 +329,68 @@ fn nested(lit: &PyLiteral) -> Result<Nested, String> {
         PyLiteral::Float(f) => Nested::Scalar(Scalar::Float(*f)),
         _ => return Err("lists must hold only numbers (they become tensors)".into()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_become_values_and_lists_tensors() {
+        assert_eq!(
+            repr(&literal_value("(1, -2.5, 'x', None, True)").unwrap()),
+            "(1, -2.5, 'x', None, True)"
+        );
+        assert_eq!(
+            repr(&literal_value("[[1, 2], [3, 4]]").unwrap()),
+            "array([[1, 2],\n       [3, 4]])"
+        );
+        assert_eq!(
+            repr(&literal_value("[1.5, 2]").unwrap()),
+            "array([1.5, 2. ], dtype=float32)"
+        );
+        assert_eq!(
+            repr(&literal_value("([True], 3)").unwrap()),
+            "(array([ True]), 3)"
+        );
+        assert!(literal_value("['a']").unwrap_err().contains("only numbers"));
+        assert!(
+            literal_value("[[1], [2, 3]]")
+                .unwrap_err()
+                .contains("inhomogeneous")
+        );
+        assert!(literal_value("f(x)").is_err());
+    }
+
+    #[test]
+    fn globals_resolve_in_module_order() {
+        let mut s = Session::load(
+            "m.py",
+            "A = 1\nB = A + 1\nA = 5\n\ndef main():\n    return A, B\n",
+            Options::default(),
+        );
+        let v = s.run("main", vec![], &mut std::io::sink()).unwrap();
+        assert_eq!(repr(&v), "(5, 2)");
+    }
+
+    #[test]
+    fn imports_bind_anfora_names() {
+        let src = "import anfora\nimport anfora as af\nfrom anfora import ops, float64 as f64\n\ndef main():\n    return anfora.int32, af.ops.add(1, 2), f64, ops.zeros(1, f64)\n";
+        let mut s = Session::load("m.py", src, Options::default());
+        let v = s
+            .run("main", vec![], &mut std::io::sink())
+            .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+        assert_eq!(repr(&v), "(anfora.int32, 3, anfora.float64, array([0.]))");
+        let mut s = Session::load(
+            "m.py",
+            "from anfora import nothing\n\ndef main():\n    return 1\n",
+            Options::default(),
+        );
+        let f = s.run("main", vec![], &mut std::io::sink()).unwrap_err();
+        assert!(
+            matches!(f, Failure::Compile(ref d) if d[0].code == "E0114"),
+            "{}",
+            s.render(&f)
+        );
+    }
 }

@@ -12,29 +12,49 @@ pub const CODES: &[(&str, &str)] = &[
     (ASYNC, "async/await"),
     (WITH, "with statement"),
     (MATCH, "match statement"),
-    (STAR, "star-arguments, *args/**kwargs parameters, starred expressions"),
+    (
+        STAR,
+        "star-arguments, *args/**kwargs parameters, starred expressions",
+    ),
     (COMPREHENSION, "comprehension or generator expression"),
     (DICT_SET, "dict or set display"),
     (DEL, "del statement"),
     (RAISE, "raise statement"),
-    (IMPORT, "import inside a function, or of a module other than anfora"),
+    (
+        IMPORT,
+        "import inside a function, or of a module other than anfora",
+    ),
     (DECORATOR, "decorator"),
     (WALRUS, "assignment expression (:=)"),
     (FSTRING, "f-string or t-string"),
     (ITEM_ASSIGN, "assignment to a subscript or attribute"),
     (MODULE_STMT, "statement not allowed at module level"),
-    (LITERAL, "unsupported literal (bytes, complex, integer beyond 64 bits, ...)"),
-    (IS, "`is` comparison with something other than None, True or False"),
-    (TYPE_ALIAS, "type alias statement or type parameters"),
+    (
+        LITERAL,
+        "unsupported literal (bytes, complex, integer beyond 64 bits, ...)",
+    ),
+    (
+        IS,
+        "`is` comparison with something other than None, True or False",
+    ),
     (OUTSIDE_LOOP, "break/continue outside a loop"),
     (UNDEFINED, "undefined name"),
-    (LATE_BINDING, "closure would see a different value than Python's late binding"),
+    (
+        LATE_BINDING,
+        "closure would see a different value than Python's late binding",
+    ),
     (BAD_CALL, "wrong arguments for a known function"),
-    (ITERATOR, "enumerate/zip used outside a for loop header or tuple()/list()"),
+    (
+        ITERATOR,
+        "enumerate/zip used outside a for loop header or tuple()/list()",
+    ),
     (DEFAULT, "default parameter value that is not a literal"),
     (NO_ATTRIBUTE, "no such attribute in the anfora namespace"),
     (MODULE_VALUE, "a module used as a value"),
-    (MODULE_INIT, "module-level value that cannot be a compile-time constant"),
+    (
+        MODULE_INIT,
+        "module-level value that cannot be a compile-time constant",
+    ),
 ];
 
 pub const SYNTAX: &str = "E0001";
@@ -60,7 +80,6 @@ pub const ITEM_ASSIGN: &str = "E0118";
 pub const MODULE_STMT: &str = "E0119";
 pub const LITERAL: &str = "E0120";
 pub const IS: &str = "E0121";
-pub const TYPE_ALIAS: &str = "E0122";
 pub const OUTSIDE_LOOP: &str = "E0123";
 pub const UNDEFINED: &str = "E0201";
 pub const LATE_BINDING: &str = "E0202";

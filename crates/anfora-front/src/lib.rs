@@ -216,10 +216,21 @@ impl Frontend {
         }
     }
 
-    fn new_function_graph(&mut self, def: &ast::FunctionDef, qualname: &Arc<str>, kind: GraphKind) -> GraphId {
+    fn new_function_graph(
+        &mut self,
+        def: &ast::FunctionDef,
+        qualname: &Arc<str>,
+        kind: GraphKind,
+    ) -> GraphId {
         let name = self.unique_name(&def.name);
-        let kind = if def.is_lambda { GraphKind::Lambda } else { kind };
-        let g = self.module.add_graph(name, def.name.clone(), kind, def.span);
+        let kind = if def.is_lambda {
+            GraphKind::Lambda
+        } else {
+            kind
+        };
+        let g = self
+            .module
+            .add_graph(name, def.name.clone(), kind, def.span);
         let signature = self.signature(def, qualname);
         self.module.graphs[g].signature = Some(signature);
         g

@@ -111,6 +111,10 @@ pub(crate) fn lower_function(
 /// Evaluates a literal constant expression (default values): literals, signed numbers and
 /// tuples of them.
 pub fn const_eval(e: &Expr) -> Option<Const> {
+    anfora_ir::deep(|| const_eval_inner(e))
+}
+
+fn const_eval_inner(e: &Expr) -> Option<Const> {
     match &e.kind {
         ExprKind::Literal(l) => Some(literal(l)),
         ExprKind::UnaryOp {
@@ -266,7 +270,13 @@ impl Lowerer<'_> {
         self.blocks.len() - 1
     }
 
-    fn new_named_block(&mut self, kind: GraphKind, base: &str, sealed: bool, span: Span) -> BlockId {
+    fn new_named_block(
+        &mut self,
+        kind: GraphKind,
+        base: &str,
+        sealed: bool,
+        span: Span,
+    ) -> BlockId {
         let name = self.fe.unique_name(&format!("{}{base}", kind.marker()));
         let function = self.fun().def.name.clone();
         let g = self.fe.module.add_graph(name, function, kind, span);
@@ -279,7 +289,10 @@ impl Lowerer<'_> {
         debug_assert!(!self.blocks[to].sealed, "jumps only enter unsealed blocks");
         let target = self.konst(Const::Graph(self.blocks[to].graph));
         let from_graph = self.blocks[from].graph;
-        let node = self.fe.module.apply_unordered(from_graph, vec![target], span);
+        let node = self
+            .fe
+            .module
+            .apply_unordered(from_graph, vec![target], span);
         self.fe.module.set_output(from_graph, node);
         self.blocks[to].preds.push((from, Some(node)));
     }
@@ -330,6 +343,10 @@ impl Lowerer<'_> {
         if let Some(&n) = self.blocks[b].defs.get(name) {
             return n;
         }
+        anfora_ir::deep(|| self.read_recursive(b, name))
+    }
+
+    fn read_recursive(&mut self, b: BlockId, name: &Name) -> NodeId {
         let v = if !self.blocks[b].sealed {
             let phi = self.new_phi(b, name);
             self.blocks[b].incomplete.push((name.clone(), phi));
@@ -560,6 +577,10 @@ impl Lowerer<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
+        anfora_ir::deep(|| self.stmt_inner(s))
+    }
+
+    fn stmt_inner(&mut self, s: &Stmt) {
         match &s.kind {
             StmtKind::FunctionDef(def) => {
                 let g = self.fun().nested[&Rc::as_ptr(def)];
@@ -575,12 +596,10 @@ impl Lowerer<'_> {
                     Some(e) => self.value(e),
                     None => self.none(),
                 };
+                // Calls of user functions stay ordinary calls, even in tail position, so that
+                // tracebacks and the recursion limit match Python; only jumps between the
+                // blocks of one function are tail calls.
                 let g = self.cur_graph();
-                let graph = &mut self.fe.module.graphs[g];
-                // A returned call becomes a tail call.
-                if graph.order.last() == Some(&v) {
-                    graph.order.pop();
-                }
                 self.fe.module.set_output(g, v);
                 self.set_cur(None);
             }
@@ -633,8 +652,19 @@ impl Lowerer<'_> {
                 let target = match self.fun().loops.last().and_then(|l| l.break_target) {
                     Some(t) => t,
                     None => {
-                        let base = self.fun().loops.last().expect("break inside a loop").base.clone();
-                        let t = self.new_named_block(GraphKind::Join, &format!("↓{base}"), false, s.span);
+                        let base = self
+                            .fun()
+                            .loops
+                            .last()
+                            .expect("break inside a loop")
+                            .base
+                            .clone();
+                        let t = self.new_named_block(
+                            GraphKind::Join,
+                            &format!("↓{base}"),
+                            false,
+                            s.span,
+                        );
                         self.fun_mut().loops.last_mut().unwrap().break_target = Some(t);
                         t
                     }
@@ -644,7 +674,12 @@ impl Lowerer<'_> {
             }
             StmtKind::Continue => {
                 let cur = self.cur_block();
-                let header = self.fun().loops.last().expect("continue inside a loop").header;
+                let header = self
+                    .fun()
+                    .loops
+                    .last()
+                    .expect("continue inside a loop")
+                    .header;
                 self.jump(cur, header, s.span);
                 self.set_cur(None);
             }
@@ -840,7 +875,9 @@ impl Lowerer<'_> {
                 return Val::Node(self.konst_at(Const::Graph(g), span));
             }
             if info.capture_is_exact(name, child_start) {
-                let b = self.fns[e].current.expect("enclosing function paused in a block");
+                let b = self.fns[e]
+                    .current
+                    .expect("enclosing function paused in a block");
                 let v = self.read(b, name);
                 return Val::Node(self.check_bound(v, name, true, span));
             }
@@ -907,12 +944,17 @@ impl Lowerer<'_> {
                 let hint = if Prim::op(name).is_some() {
                     format!("did you mean `ops.{name}` (after `from anfora import ops`)?")
                 } else {
-                    "define it at module level, pass it as an argument, or check the spelling".into()
+                    "define it at module level, pass it as an argument, or check the spelling"
+                        .into()
                 };
                 self.error(
-                    Diagnostic::error(codes::UNDEFINED, format!("name '{name}' is not defined"), span)
-                        .with_label("not defined")
-                        .with_hint(hint),
+                    Diagnostic::error(
+                        codes::UNDEFINED,
+                        format!("name '{name}' is not defined"),
+                        span,
+                    )
+                    .with_label("not defined")
+                    .with_hint(hint),
                 );
                 Val::Node(self.none())
             }
@@ -953,7 +995,9 @@ impl Lowerer<'_> {
         self.error(
             Diagnostic::error(
                 codes::ITERATOR,
-                format!("`{name}` is only supported in a `for` loop header or inside tuple()/list()"),
+                format!(
+                    "`{name}` is only supported in a `for` loop header or inside tuple()/list()"
+                ),
                 span,
             )
             .with_label("iterator used here")
@@ -971,6 +1015,10 @@ impl Lowerer<'_> {
     }
 
     fn expr(&mut self, e: &Expr) -> Val {
+        anfora_ir::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Val {
         let span = e.span;
         let node = match &e.kind {
             ExprKind::Name(n) => return self.load_name(n, span),
@@ -1068,7 +1116,9 @@ impl Lowerer<'_> {
         let b = else_(self);
         let end_f = self.cur_block();
         self.write(end_f, &var, b);
-        let j = self.join(vec![end_t, end_f], &base, span).expect("two live ends");
+        let j = self
+            .join(vec![end_t, end_f], &base, span)
+            .expect("two live ends");
         self.set_cur(Some(j));
         self.read(j, &var)
     }
@@ -1092,7 +1142,13 @@ impl Lowerer<'_> {
     }
 
     /// `l op0 c0 op1 c1 ...` = `(l op0 c0) and (c0 op1 c1) and ...`, each operand evaluated once.
-    fn compare_chain(&mut self, l: NodeId, ops: &[CmpOp], comparators: &[Expr], span: Span) -> NodeId {
+    fn compare_chain(
+        &mut self,
+        l: NodeId,
+        ops: &[CmpOp],
+        comparators: &[Expr],
+        span: Span,
+    ) -> NodeId {
         let r = self.value(&comparators[0]);
         let c = self.prim(cmp_prim(ops[0]), &[l, r], span);
         if ops.len() == 1 {
@@ -1119,7 +1175,11 @@ impl Lowerer<'_> {
                 let c = part(self, step);
                 self.prim(Prim::MakeSlice, &[a, b, c], e.span)
             }
-            ExprKind::Tuple(items) if items.iter().any(|i| matches!(i.kind, ExprKind::Slice { .. })) => {
+            ExprKind::Tuple(items)
+                if items
+                    .iter()
+                    .any(|i| matches!(i.kind, ExprKind::Slice { .. })) =>
+            {
                 let nodes: Vec<NodeId> = items.iter().map(|i| self.index(i)).collect();
                 self.prim(Prim::MakeTuple, &nodes, e.span)
             }
@@ -1138,7 +1198,10 @@ impl Lowerer<'_> {
                         Namespace::Ops => "anfora.ops",
                     };
                     let names = namespace_names(ns);
-                    let hint = match names.iter().find(|n| n.starts_with(&attr[..attr.len().min(3)])) {
+                    let hint = match names
+                        .iter()
+                        .find(|n| n.starts_with(&attr[..attr.len().min(3)]))
+                    {
                         Some(n) => format!("did you mean `{n}`?"),
                         None => format!("available: {}", names.join(", ")),
                     };
@@ -1185,7 +1248,10 @@ impl Lowerer<'_> {
             _ => return None,
         };
         if self.is_local_anywhere(name)
-            || !matches!(self.resolver.resolve_global(self.scope, name), Resolved::Unknown)
+            || !matches!(
+                self.resolver.resolve_global(self.scope, name),
+                Resolved::Unknown
+            )
         {
             return None;
         }
@@ -1246,8 +1312,10 @@ impl Lowerer<'_> {
             }
         };
         // tuple(enumerate(x)) and list(zip(a, b)) materialize the iterator's items.
-        if matches!(self.const_prim(callee), Some(Prim::TupleType | Prim::ListType))
-            && args.len() == 1
+        if matches!(
+            self.const_prim(callee),
+            Some(Prim::TupleType | Prim::ListType)
+        ) && args.len() == 1
             && keywords.is_empty()
             && let Some((kind, it_args)) = self.iterator_call(&args[0])
         {
@@ -1278,7 +1346,12 @@ impl Lowerer<'_> {
         if keywords.is_empty() {
             return Val::Node(self.apply(inputs, span));
         }
-        let names = Const::tuple(keywords.iter().map(|k| Const::Str(k.name.clone())).collect());
+        let names = Const::tuple(
+            keywords
+                .iter()
+                .map(|k| Const::Str(k.name.clone()))
+                .collect(),
+        );
         let names = self.konst(names);
         inputs.insert(1, names);
         for k in keywords {

@@ -30,25 +30,45 @@ pub fn parse_module(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Mo
         diags,
         loop_depth: 0,
         function_depth: 0,
+        declared: Vec::new(),
+        depth: 0,
+        too_deep: false,
     };
     for e in parsed.errors() {
-        cx.error(codes::SYNTAX, format!("invalid syntax: {}", e.error), e.location, "here")
-            .hint = Some("this is not valid Python".into());
+        cx.error(
+            codes::SYNTAX,
+            format!("invalid syntax: {}", e.error),
+            e.location,
+            "here",
+        )
+        .hint = Some("this is not valid Python".into());
     }
     for e in parsed.unsupported_syntax_errors() {
-        cx.error(codes::SYNTAX_VERSION, e.to_string(), e.range, "needs a newer Python")
-            .hint = Some("anfora accepts Python 3.11 syntax".into());
+        cx.error(
+            codes::SYNTAX_VERSION,
+            e.to_string(),
+            e.range,
+            "needs a newer Python",
+        )
+        .hint = Some("anfora accepts Python 3.11 syntax".into());
     }
     let body = match parsed.into_syntax() {
         ra::Mod::Module(m) => m.body,
         ra::Mod::Expression(_) => Default::default(),
     };
-    let body = if cx.diags.iter().any(|d| d.code == codes::SYNTAX) {
+    let converted = if cx.diags.iter().any(|d| d.code == codes::SYNTAX) {
         Vec::new()
     } else {
         body.iter().map(|s| cx.module_stmt(s)).collect()
     };
-    Module { file, body }
+    if cx.too_deep {
+        // ruff's tree is dropped recursively; give a pathological one a large stack.
+        stacker::grow(1 << 30, move || drop(body));
+    }
+    Module {
+        file,
+        body: converted,
+    }
 }
 
 /// A Python literal given on the command line: `3`, `-2.5`, `"s"`, `(1, (2, 3))`, `[[1, 2]]`.
@@ -71,6 +91,10 @@ pub fn parse_literal(text: &str) -> Result<PyLiteral, String> {
 }
 
 fn literal(e: &ra::Expr) -> Result<PyLiteral, String> {
+    anfora_ir::deep(|| literal_inner(e))
+}
+
+fn literal_inner(e: &ra::Expr) -> Result<PyLiteral, String> {
     Ok(match e {
         ra::Expr::NoneLiteral(_) => PyLiteral::None,
         ra::Expr::BooleanLiteral(b) => PyLiteral::Bool(b.value),
@@ -95,9 +119,15 @@ fn literal(e: &ra::Expr) -> Result<PyLiteral, String> {
             l @ (PyLiteral::Int(_) | PyLiteral::Float(_)) => l,
             _ => return Err("`+` applies to numbers only".into()),
         },
-        ra::Expr::Tuple(t) => PyLiteral::Tuple(t.elts.iter().map(literal).collect::<Result<_, _>>()?),
+        ra::Expr::Tuple(t) => {
+            PyLiteral::Tuple(t.elts.iter().map(literal).collect::<Result<_, _>>()?)
+        }
         ra::Expr::List(l) => PyLiteral::List(l.elts.iter().map(literal).collect::<Result<_, _>>()?),
-        _ => return Err("not a Python literal (numbers, strings, True/False/None, tuples, lists)".into()),
+        _ => {
+            return Err(
+                "not a Python literal (numbers, strings, True/False/None, tuples, lists)".into(),
+            );
+        }
     })
 }
 
@@ -107,7 +137,17 @@ struct Converter<'a> {
     diags: &'a mut Vec<Diagnostic>,
     loop_depth: u32,
     function_depth: u32,
+    /// Names bound by refused constructs of each function being converted. They are declared
+    /// as locals so that their uses do not add "not defined" errors to the real one.
+    declared: Vec<Vec<Name>>,
+    /// Current and deepest nesting of expressions and statements.
+    depth: u32,
+    too_deep: bool,
 }
+
+/// Deepest nesting of expressions and statements anfora compiles. CPython refuses similar
+/// depths ("maximum recursion depth exceeded during compilation").
+pub const MAX_NESTING: u32 = 2000;
 
 impl Converter<'_> {
     fn span(&self, r: TextRange) -> Span {
@@ -144,8 +184,13 @@ impl Converter<'_> {
     }
 
     fn unsupported(&mut self, code: &'static str, what: &str, span: Span, hint: &str) {
-        self.report(code, format!("{what} not supported in compiled code"), span, "not supported")
-            .hint = Some(hint.to_string());
+        self.report(
+            code,
+            format!("{what} not supported in compiled code"),
+            span,
+            "not supported",
+        )
+        .hint = Some(hint.to_string());
     }
 
     // ---- module level ---------------------------------------------------------------------
@@ -161,6 +206,7 @@ impl Converter<'_> {
             ra::Stmt::Import(i) => self.import(i),
             ra::Stmt::ImportFrom(i) => self.import_from(i),
             ra::Stmt::If(i) if is_main_guard(i) => StmtKind::MainGuard,
+            ra::Stmt::TypeAlias(_) => StmtKind::Invalid,
             ra::Stmt::ClassDef(c) => {
                 let span = self.span(c.name.range());
                 self.unsupported(
@@ -202,7 +248,11 @@ impl Converter<'_> {
                 None => module.split('.').next().unwrap_or(module).to_string(),
             };
             // `import anfora.ops` binds `anfora`; `import anfora.ops as o` binds the submodule.
-            let module = if alias.asname.is_none() { "anfora" } else { module };
+            let module = if alias.asname.is_none() {
+                "anfora"
+            } else {
+                module
+            };
             names.push(ImportName {
                 module: module.to_string(),
                 bound: Arc::from(bound.as_str()),
@@ -247,6 +297,29 @@ impl Converter<'_> {
     }
 
     fn stmt(&mut self, s: &ra::Stmt) -> Stmt {
+        if !self.enter(s.range()) {
+            return Stmt {
+                kind: StmtKind::Invalid,
+                span: self.span(s.range()),
+            };
+        }
+        let stmt = anfora_ir::deep(|| self.stmt_inner(s));
+        self.depth -= 1;
+        if matches!(stmt.kind, StmtKind::Invalid) {
+            let mut names = Vec::new();
+            bound_names(s, &mut names);
+            self.declare(names);
+        }
+        stmt
+    }
+
+    fn declare(&mut self, names: Vec<Name>) {
+        if let Some(top) = self.declared.last_mut() {
+            top.extend(names);
+        }
+    }
+
+    fn stmt_inner(&mut self, s: &ra::Stmt) -> Stmt {
         let span = self.span(s.range());
         let kind = match s {
             ra::Stmt::FunctionDef(f) => match self.function_def(f) {
@@ -274,11 +347,8 @@ impl Converter<'_> {
                 );
                 StmtKind::Invalid
             }
-            ra::Stmt::TypeAlias(t) => {
-                let span = self.keyword(t.range, 4);
-                self.unsupported(codes::TYPE_ALIAS, "type alias statements are", span, "remove it");
-                StmtKind::Invalid
-            }
+            // Python 3.12 syntax, already refused by the version check (E0002).
+            ra::Stmt::TypeAlias(_) => StmtKind::Invalid,
             ra::Stmt::Assign(a) => {
                 let value = self.expr(&a.value);
                 let targets = a.targets.iter().map(|t| self.target(t)).collect();
@@ -313,7 +383,12 @@ impl Converter<'_> {
             ra::Stmt::For(f) => {
                 if f.is_async {
                     let span = self.keyword(f.range, 5);
-                    self.unsupported(codes::ASYNC, "`async for` is", span, "use a plain `for` loop");
+                    self.unsupported(
+                        codes::ASYNC,
+                        "`async for` is",
+                        span,
+                        "use a plain `for` loop",
+                    );
                 }
                 if !f.orelse.is_empty() {
                     self.loop_else(&f.orelse);
@@ -414,7 +489,12 @@ impl Converter<'_> {
             ra::Stmt::Pass(_) => StmtKind::Pass,
             ra::Stmt::Break(b) => {
                 if self.loop_depth == 0 {
-                    self.error(codes::OUTSIDE_LOOP, "'break' outside loop", b.range, "not in a loop");
+                    self.error(
+                        codes::OUTSIDE_LOOP,
+                        "'break' outside loop",
+                        b.range,
+                        "not in a loop",
+                    );
                     StmtKind::Invalid
                 } else {
                     StmtKind::Break
@@ -434,7 +514,12 @@ impl Converter<'_> {
                 }
             }
             ra::Stmt::IpyEscapeCommand(c) => {
-                self.error(codes::SYNTAX, "IPython escape commands are not Python", c.range, "here");
+                self.error(
+                    codes::SYNTAX,
+                    "IPython escape commands are not Python",
+                    c.range,
+                    "here",
+                );
                 StmtKind::Invalid
             }
         };
@@ -442,8 +527,13 @@ impl Converter<'_> {
     }
 
     fn import_inside(&mut self, span: Span) {
-        self.report(codes::IMPORT, "imports are not allowed inside compiled functions", span, "not supported")
-            .hint = Some("import anfora at module level".into());
+        self.report(
+            codes::IMPORT,
+            "imports are not allowed inside compiled functions",
+            span,
+            "not supported",
+        )
+        .hint = Some("import anfora at module level".into());
     }
 
     fn loop_else(&mut self, orelse: &[ra::Stmt]) {
@@ -460,7 +550,12 @@ impl Converter<'_> {
         );
     }
 
-    fn if_stmt(&mut self, test: &ra::Expr, body: &[ra::Stmt], clauses: &[ra::ElifElseClause]) -> StmtKind {
+    fn if_stmt(
+        &mut self,
+        test: &ra::Expr,
+        body: &[ra::Stmt],
+        clauses: &[ra::ElifElseClause],
+    ) -> StmtKind {
         let test = self.expr(test);
         let body = self.body(body);
         let orelse = match clauses.split_first() {
@@ -487,17 +582,30 @@ impl Converter<'_> {
                 "assignment to an attribute",
                 "attributes cannot be set in compiled code; return the new value instead",
             ),
-            _ => ("this assignment target", "assign to a name or a tuple of names"),
+            _ => (
+                "this assignment target",
+                "assign to a name or a tuple of names",
+            ),
         };
-        self.error(codes::ITEM_ASSIGN, format!("{what} is not supported"), target.range(), "cannot assign here")
-            .hint = Some(hint.to_string());
+        self.error(
+            codes::ITEM_ASSIGN,
+            format!("{what} is not supported"),
+            target.range(),
+            "cannot assign here",
+        )
+        .hint = Some(hint.to_string());
     }
 
     fn target(&mut self, e: &ra::Expr) -> Target {
+        anfora_ir::deep(|| self.target_inner(e))
+    }
+
+    fn target_inner(&mut self, e: &ra::Expr) -> Target {
         let span = self.span(e.range());
         match e {
             ra::Expr::Name(n) => Target::Name(Arc::from(n.id.as_str()), span),
-            ra::Expr::Tuple(ra::ExprTuple { elts, .. }) | ra::Expr::List(ra::ExprList { elts, .. }) => {
+            ra::Expr::Tuple(ra::ExprTuple { elts, .. })
+            | ra::Expr::List(ra::ExprList { elts, .. }) => {
                 Target::Tuple(elts.iter().map(|t| self.target(t)).collect(), span)
             }
             ra::Expr::Starred(s) => {
@@ -533,16 +641,20 @@ impl Converter<'_> {
             let span = self.keyword(f.range, 5);
             self.unsupported(codes::ASYNC, "`async def` is", span, "use a plain `def`");
         }
-        if let Some(tp) = &f.type_params {
-            let span = self.span(tp.range);
-            self.unsupported(codes::TYPE_ALIAS, "type parameters are", span, "remove them");
-        }
         let params = self.parameters(&f.parameters);
         self.function_depth += 1;
+        self.declared.push(Vec::new());
         let saved_loops = std::mem::replace(&mut self.loop_depth, 0);
-        let body = self.body(&f.body);
+        let mut body = self.body(&f.body);
         self.loop_depth = saved_loops;
         self.function_depth -= 1;
+        let declared = self.declared.pop().unwrap_or_default();
+        let at = self.span(f.range);
+        let declares = declared.into_iter().map(|n| Stmt {
+            kind: StmtKind::Declare(n),
+            span: at,
+        });
+        body.splice(0..0, declares);
         Some(FunctionDef {
             name: Arc::from(f.name.as_str()),
             params,
@@ -556,11 +668,21 @@ impl Converter<'_> {
     fn parameters(&mut self, p: &ra::Parameters) -> Vec<ParamDef> {
         if let Some(v) = &p.vararg {
             let span = self.span(v.range);
-            self.unsupported(codes::STAR, "`*args` parameters are", span, "take a tuple argument instead");
+            self.unsupported(
+                codes::STAR,
+                "`*args` parameters are",
+                span,
+                "take a tuple argument instead",
+            );
         }
         if let Some(k) = &p.kwarg {
             let span = self.span(k.range);
-            self.unsupported(codes::STAR, "`**kwargs` parameters are", span, "name the keyword parameters explicitly");
+            self.unsupported(
+                codes::STAR,
+                "`**kwargs` parameters are",
+                span,
+                "name the keyword parameters explicitly",
+            );
         }
         let mut out = Vec::new();
         let groups = [
@@ -592,6 +714,37 @@ impl Converter<'_> {
     }
 
     fn expr(&mut self, e: &ra::Expr) -> Expr {
+        if !self.enter(e.range()) {
+            return Expr {
+                kind: ExprKind::Invalid,
+                span: self.span(e.range()),
+            };
+        }
+        let out = anfora_ir::deep(|| self.expr_inner(e));
+        self.depth -= 1;
+        out
+    }
+
+    /// Counts one more level of nesting; false (after a diagnostic) past [`MAX_NESTING`].
+    fn enter(&mut self, r: TextRange) -> bool {
+        if self.depth >= MAX_NESTING {
+            if !self.too_deep {
+                self.too_deep = true;
+                self.error(
+                    codes::SYNTAX,
+                    format!("code is nested too deeply (more than {MAX_NESTING} levels)"),
+                    r,
+                    "too deep",
+                )
+                .hint = Some("split the expression into several statements".into());
+            }
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    fn expr_inner(&mut self, e: &ra::Expr) -> Expr {
         let span = self.span(e.range());
         let kind = match e {
             ra::Expr::BoolOp(b) => ExprKind::BoolOp {
@@ -608,7 +761,9 @@ impl Converter<'_> {
                     span,
                     "assign in a separate statement",
                 );
-                let _ = n;
+                let mut names = Vec::new();
+                target_names(&n.target, &mut names);
+                self.declare(names);
                 ExprKind::Invalid
             }
             ra::Expr::BinOp(b) => ExprKind::BinOp {
@@ -674,7 +829,12 @@ impl Converter<'_> {
                 ExprKind::Invalid
             }
             ra::Expr::Await(_) => {
-                self.unsupported(codes::ASYNC, "`await` is", span, "compiled code cannot await");
+                self.unsupported(
+                    codes::ASYNC,
+                    "`await` is",
+                    span,
+                    "compiled code cannot await",
+                );
                 ExprKind::Invalid
             }
             ra::Expr::Yield(_) | ra::Expr::YieldFrom(_) => {
@@ -692,10 +852,15 @@ impl Converter<'_> {
                 let ops: Vec<CmpOp> = c.ops.iter().map(|o| cmp_op(*o)).collect();
                 for (i, op) in ops.iter().enumerate() {
                     if matches!(op, CmpOp::Is | CmpOp::IsNot) {
-                        let l = if i == 0 { &c.left } else { &c.comparators[i - 1] };
+                        let l = if i == 0 {
+                            &c.left
+                        } else {
+                            &c.comparators[i - 1]
+                        };
                         let r = &c.comparators[i];
                         if !is_singleton(l) && !is_singleton(r) {
-                            let span = self.span(TextRange::new(l.range().start(), r.range().end()));
+                            let span =
+                                self.span(TextRange::new(l.range().start(), r.range().end()));
                             self.report(
                                 codes::IS,
                                 "`is` compares object identity, which compiled code does not have",
@@ -762,7 +927,9 @@ impl Converter<'_> {
                 );
                 ExprKind::Invalid
             }
-            ra::Expr::StringLiteral(s) => ExprKind::Literal(Literal::Str(Arc::from(s.value.to_str()))),
+            ra::Expr::StringLiteral(s) => {
+                ExprKind::Literal(Literal::Str(Arc::from(s.value.to_str())))
+            }
             ra::Expr::BytesLiteral(_) => {
                 self.unsupported(codes::LITERAL, "bytes literals are", span, "use a str");
                 ExprKind::Invalid
@@ -783,7 +950,12 @@ impl Converter<'_> {
                 },
                 ra::Number::Float(f) => ExprKind::Literal(Literal::Float(*f)),
                 ra::Number::Complex { .. } => {
-                    self.unsupported(codes::LITERAL, "complex numbers are", span, "use real numbers");
+                    self.unsupported(
+                        codes::LITERAL,
+                        "complex numbers are",
+                        span,
+                        "use real numbers",
+                    );
                     ExprKind::Invalid
                 }
             },
@@ -816,11 +988,81 @@ impl Converter<'_> {
                 step: s.step.as_deref().map(|e| self.boxed(e)),
             },
             ra::Expr::IpyEscapeCommand(_) => {
-                self.error(codes::SYNTAX, "IPython escape commands are not Python", e.range(), "here");
+                self.error(
+                    codes::SYNTAX,
+                    "IPython escape commands are not Python",
+                    e.range(),
+                    "here",
+                );
                 ExprKind::Invalid
             }
         };
         Expr { kind, span }
+    }
+}
+
+/// Names an assignment target binds.
+fn target_names(e: &ra::Expr, out: &mut Vec<Name>) {
+    match e {
+        ra::Expr::Name(n) => out.push(Arc::from(n.id.as_str())),
+        ra::Expr::Tuple(t) => t.elts.iter().for_each(|e| target_names(e, out)),
+        ra::Expr::List(l) => l.elts.iter().for_each(|e| target_names(e, out)),
+        ra::Expr::Starred(s) => target_names(&s.value, out),
+        _ => {}
+    }
+}
+
+/// Names a statement binds in its function, nested blocks included.
+fn bound_names(s: &ra::Stmt, out: &mut Vec<Name>) {
+    let body = |b: &[ra::Stmt], out: &mut Vec<Name>| b.iter().for_each(|s| bound_names(s, out));
+    match s {
+        ra::Stmt::FunctionDef(f) => out.push(Arc::from(f.name.as_str())),
+        ra::Stmt::ClassDef(c) => out.push(Arc::from(c.name.as_str())),
+        ra::Stmt::Assign(a) => a.targets.iter().for_each(|t| target_names(t, out)),
+        ra::Stmt::AugAssign(a) => target_names(&a.target, out),
+        ra::Stmt::AnnAssign(a) => target_names(&a.target, out),
+        ra::Stmt::For(f) => {
+            target_names(&f.target, out);
+            body(&f.body, out);
+            body(&f.orelse, out);
+        }
+        ra::Stmt::While(w) => {
+            body(&w.body, out);
+            body(&w.orelse, out);
+        }
+        ra::Stmt::If(i) => {
+            body(&i.body, out);
+            i.elif_else_clauses.iter().for_each(|c| body(&c.body, out));
+        }
+        ra::Stmt::With(w) => {
+            for item in &w.items {
+                if let Some(v) = &item.optional_vars {
+                    target_names(v, out);
+                }
+            }
+            body(&w.body, out);
+        }
+        ra::Stmt::Try(t) => {
+            body(&t.body, out);
+            for h in &t.handlers {
+                let ra::ExceptHandler::ExceptHandler(h) = h;
+                if let Some(n) = &h.name {
+                    out.push(Arc::from(n.as_str()));
+                }
+                body(&h.body, out);
+            }
+            body(&t.orelse, out);
+            body(&t.finalbody, out);
+        }
+        ra::Stmt::Import(i) => i.names.iter().for_each(|a| {
+            let n = a.asname.as_ref().unwrap_or(&a.name).as_str();
+            out.push(Arc::from(n.split('.').next().unwrap_or(n)));
+        }),
+        ra::Stmt::ImportFrom(i) => i
+            .names
+            .iter()
+            .for_each(|a| out.push(Arc::from(a.asname.as_ref().unwrap_or(&a.name).as_str()))),
+        _ => {}
     }
 }
 
@@ -836,8 +1078,10 @@ fn is_main_guard(i: &ra::StmtIf) -> bool {
         return false;
     }
     let is_name = |e: &ra::Expr| matches!(e, ra::Expr::Name(n) if n.id.as_str() == "__name__");
-    let is_main = |e: &ra::Expr| matches!(e, ra::Expr::StringLiteral(s) if s.value.to_str() == "__main__");
-    (is_name(&c.left) && is_main(&c.comparators[0])) || (is_main(&c.left) && is_name(&c.comparators[0]))
+    let is_main =
+        |e: &ra::Expr| matches!(e, ra::Expr::StringLiteral(s) if s.value.to_str() == "__main__");
+    (is_name(&c.left) && is_main(&c.comparators[0]))
+        || (is_main(&c.left) && is_name(&c.comparators[0]))
 }
 
 fn stmt_keyword_len(s: &ra::Stmt) -> u32 {
@@ -918,7 +1162,9 @@ mod tests {
         let codes: Vec<&str> = d.iter().map(|d| d.code).collect();
         assert_eq!(
             codes,
-            vec!["E0109", "E0101", "E0107", "E0105", "E0110", "E0104", "E0118", "E0111"]
+            vec![
+                "E0109", "E0101", "E0107", "E0105", "E0110", "E0104", "E0118", "E0111"
+            ]
         );
     }
 

@@ -58,9 +58,16 @@ impl ScopeInfo {
     }
 
     fn stmts(&mut self, body: &[Stmt]) {
+        anfora_ir::deep(|| self.stmts_inner(body))
+    }
+
+    fn stmts_inner(&mut self, body: &[Stmt]) {
         let list = self.lists.len();
-        self.lists
-            .push(body.iter().map(|s| matches!(s.kind, StmtKind::FunctionDef(_))).collect());
+        self.lists.push(
+            body.iter()
+                .map(|s| matches!(s.kind, StmtKind::FunctionDef(_)))
+                .collect(),
+        );
         for (i, s) in body.iter().enumerate() {
             let start = s.span.start;
             match &s.kind {

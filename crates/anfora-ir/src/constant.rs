@@ -54,6 +54,10 @@ impl Const {
 
     /// Calls `f` on every graph mentioned in this constant, tuples included.
     pub fn for_each_graph(&self, f: &mut impl FnMut(GraphId)) {
+        crate::deep(|| self.for_each_graph_inner(f))
+    }
+
+    fn for_each_graph_inner(&self, f: &mut impl FnMut(GraphId)) {
         match self {
             Const::Graph(g) => f(*g),
             Const::Tuple(items) | Const::List(items) => {
@@ -65,6 +69,10 @@ impl Const {
 
     /// Structural equality; floats compare by bits so that constants can be deduplicated.
     pub fn same_as(&self, other: &Const) -> bool {
+        crate::deep(|| self.same_as_inner(other))
+    }
+
+    fn same_as_inner(&self, other: &Const) -> bool {
         match (self, other) {
             (Const::None, Const::None)
             | (Const::Unbound, Const::Unbound)
@@ -108,6 +116,12 @@ pub(crate) fn quote(s: &str) -> String {
 /// Graph names need the module, so graphs print as their id here; the printer overrides them.
 impl fmt::Display for Const {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        crate::deep(|| self.fmt_inner(f))
+    }
+}
+
+impl Const {
+    fn fmt_inner(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Const::None => f.write_str("None"),
             Const::Bool(b) => write!(f, "Bool({})", *b as u8),
@@ -148,7 +162,12 @@ impl fmt::Display for Const {
                         t.to_str().replace('\n', "")
                     )
                 } else {
-                    write!(f, "Tensor(shape=[{}], dtype={})", shape.join(", "), t.dtype())
+                    write!(
+                        f,
+                        "Tensor(shape=[{}], dtype={})",
+                        shape.join(", "),
+                        t.dtype()
+                    )
                 }
             }
             Const::DType(d) => write!(f, "DType({d})"),

@@ -83,7 +83,12 @@ impl Diagnostic {
     /// The full report: header, `╭─[file:line:col]`, source lines, underline, hint.
     pub fn render(&self, sources: &SourceMap) -> String {
         let Some(file) = sources.get(self.span.file) else {
-            let mut s = format!("{}[{}]: {}\n", self.severity_word(), self.code, self.message);
+            let mut s = format!(
+                "{}[{}]: {}\n",
+                self.severity_word(),
+                self.code,
+                self.message
+            );
             if let Some(h) = &self.hint {
                 s.push_str(&format!("  help: {h}\n"));
             }
@@ -190,17 +195,27 @@ mod tests {
             "def main():\n    x = 1\n    try:\n        pass\n",
             0,
         ));
-        let d = Diagnostic::error("E0101", "`try` statements are not supported", Span::new(file, 26, 29))
-            .with_label("exception handling")
-            .with_hint("errors cannot be caught in compiled code");
+        let d = Diagnostic::error(
+            "E0101",
+            "`try` statements are not supported",
+            Span::new(file, 26, 29),
+        )
+        .with_label("exception handling")
+        .with_hint("errors cannot be caught in compiled code");
         let (name, loc) = d.location(&sources).unwrap();
         assert_eq!((name, loc.line, loc.col), ("prog.py", 3, 5));
         let text = d.render(&sources);
-        assert!(text.contains("error[E0101]: `try` statements are not supported"), "{text}");
+        assert!(
+            text.contains("error[E0101]: `try` statements are not supported"),
+            "{text}"
+        );
         assert!(text.contains("[prog.py:3:5]"), "{text}");
         assert!(text.contains(" 3 │     try:"), "{text}");
         assert!(text.contains("exception handling"), "{text}");
-        assert!(text.contains("help: errors cannot be caught in compiled code"), "{text}");
+        assert!(
+            text.contains("help: errors cannot be caught in compiled code"),
+            "{text}"
+        );
         assert_eq!(
             d.short(&sources),
             "prog.py:3:5: error[E0101]: `try` statements are not supported"

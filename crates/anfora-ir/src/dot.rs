@@ -94,7 +94,8 @@ pub fn to_dot(module: &Module, entry: GraphId) -> String {
                         });
                     }
                     _ => {
-                        let _ = writeln!(edges, "  {} -> {}:p{i}{style};", node_id(input), node_id(n));
+                        let _ =
+                            writeln!(edges, "  {} -> {}:p{i}{style};", node_id(input), node_id(n));
                     }
                 }
             }

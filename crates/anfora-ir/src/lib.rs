@@ -30,3 +30,11 @@ pub use module::{Graph, GraphKind, Module, Node, NodeKind};
 pub use prim::{Effects, Prim};
 pub use signature::{ArgSource, BindError, Param, Signature};
 pub use span::{FileId, Location, SourceFile, SourceMap, Span};
+
+/// Runs `f`, first moving to a fresh stack segment if little stack is left. Every recursion over
+/// user-controlled depth (syntax trees, nested values) goes through this, so deep nesting is
+/// never a stack overflow.
+#[inline]
+pub fn deep<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, f)
+}

@@ -168,7 +168,13 @@ impl Module {
     }
 
     /// `prim(args...)` in `graph`, in evaluation order.
-    pub fn apply_prim(&mut self, graph: GraphId, prim: Prim, args: &[NodeId], span: Span) -> NodeId {
+    pub fn apply_prim(
+        &mut self,
+        graph: GraphId,
+        prim: Prim,
+        args: &[NodeId],
+        span: Span,
+    ) -> NodeId {
         let callee = self.value(Const::Prim(prim));
         let mut inputs = Vec::with_capacity(args.len() + 1);
         inputs.push(callee);
@@ -260,10 +266,10 @@ impl Module {
         // Iterative DFS: graphs from long straight-line functions must not overflow the stack.
         let mut stack = vec![(root, 0usize)];
         while let Some((n, i)) = stack.pop() {
-            if i == 0 {
-                if self.nodes[n].owner != Some(graph) || !self.is_apply(n) || !seen.insert(n) {
-                    continue;
-                }
+            if i == 0
+                && (self.nodes[n].owner != Some(graph) || !self.is_apply(n) || !seen.insert(n))
+            {
+                continue;
             }
             let inputs = self.inputs(n);
             if i < inputs.len() {

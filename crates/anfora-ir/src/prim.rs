@@ -330,7 +330,10 @@ fn build_signature(p: Prim) -> Signature {
         Divmod => fixed(vec![req("x"), req("y")]),
         Neg | Pos | Invert | Not | Abs | Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Relu
         | LogicalNot => fixed(vec![req("x")]),
-        Print => variadic(vec![opt("sep", Const::str(" ")), opt("end", Const::str("\n"))]),
+        Print => variadic(vec![
+            opt("sep", Const::str(" ")),
+            opt("end", Const::str("\n")),
+        ]),
         Len => fixed(vec![req("obj")]),
         IntType => fixed(vec![opt("x", Const::Int(0))]),
         FloatType => fixed(vec![opt("x", Const::Float(0.0))]),
@@ -342,7 +345,11 @@ fn build_signature(p: Prim) -> Signature {
         Any | All => fixed(vec![req("iterable")]),
         TensorType => fixed(vec![req("data")]),
         Zeros | Ones => fixed(vec![req("shape"), opt("dtype", Const::None)]),
-        Full => fixed(vec![req("shape"), req("fill_value"), opt("dtype", Const::None)]),
+        Full => fixed(vec![
+            req("shape"),
+            req("fill_value"),
+            opt("dtype", Const::None),
+        ]),
         Arange => fixed(vec![
             req("start"),
             opt("stop", Const::None),

@@ -85,7 +85,11 @@ impl Names {
         match (&node.kind, node.owner) {
             (NodeKind::Value(c), _) => constant(module, c),
             (_, Some(owner)) => {
-                let local = self.local.get(&n).cloned().unwrap_or_else(|| format!("?{n}"));
+                let local = self
+                    .local
+                    .get(&n)
+                    .cloned()
+                    .unwrap_or_else(|| format!("?{n}"));
                 if owner == from {
                     format!("%{local}")
                 } else if module.is_param(n) {
@@ -101,6 +105,10 @@ impl Names {
 
 /// A constant as the dump shows it; graphs by name.
 pub fn constant(module: &Module, c: &Const) -> String {
+    crate::deep(|| constant_inner(module, c))
+}
+
+fn constant_inner(module: &Module, c: &Const) -> String {
     match c {
         Const::Graph(g) => format!("@{}", module.graph(*g).name),
         Const::Tuple(items) => {
@@ -238,7 +246,12 @@ mod tests {
         let src = "def f(x):\n    def g():\n        return x + 1\n    return g\n";
         let at = src.find("x + 1").unwrap() as u32;
         let file = m.sources.add(SourceFile::new("t.py", src, 0));
-        let f = m.add_graph("f", Arc::from("f"), GraphKind::Function, Span::new(file, 0, 3));
+        let f = m.add_graph(
+            "f",
+            Arc::from("f"),
+            GraphKind::Function,
+            Span::new(file, 0, 3),
+        );
         let x = m.add_param(f, "x", Span::NONE);
         let g = m.add_graph("g", Arc::from("g"), GraphKind::Function, Span::NONE);
         let one = m.value(Const::Int(1));
@@ -293,6 +306,8 @@ subgraph @g parent: [subgraph @f]() {
             },
         );
         assert!(text.contains("  %0 = Switch(%para1_c, @✓f, @✗f)\n  %1 = %0()\n  Return(%1)"));
-        assert!(text.contains("subgraph attr:\nblock: false_branch\nsubgraph @✗f() {\n  Return((I64(2), \"a\\\"b\"))"));
+        assert!(text.contains(
+            "subgraph attr:\nblock: false_branch\nsubgraph @✗f() {\n  Return((I64(2), \"a\\\"b\"))"
+        ));
     }
 }

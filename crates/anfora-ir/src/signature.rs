@@ -51,8 +51,15 @@ pub enum ArgSource {
 /// A failed binding, rendered with Python's wording by [`BindError::message`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BindError {
-    TooManyPositional { max: usize, min: usize, given: usize },
-    Missing { names: Vec<String>, keyword_only: bool },
+    TooManyPositional {
+        max: usize,
+        min: usize,
+        given: usize,
+    },
+    Missing {
+        names: Vec<String>,
+        keyword_only: bool,
+    },
     UnexpectedKeyword(String),
     MultipleValues(String),
     PositionalOnlyAsKeyword(String),
@@ -127,7 +134,11 @@ impl Signature {
     /// Binds `n_positional` positional arguments and the keyword arguments `keywords` (in call
     /// order). The result lists, in order, the positional parameters, then any extra positional
     /// arguments (varargs), then the keyword-only parameters.
-    pub fn bind(&self, n_positional: usize, keywords: &[&str]) -> Result<Vec<ArgSource>, BindError> {
+    pub fn bind(
+        &self,
+        n_positional: usize,
+        keywords: &[&str],
+    ) -> Result<Vec<ArgSource>, BindError> {
         let n_params = self.params.len();
         if n_positional > n_params && !self.varargs {
             let min = self.params.iter().filter(|p| p.default.is_none()).count();
@@ -269,7 +280,12 @@ mod tests {
 
     #[test]
     fn varargs_collect_extra_positionals() {
-        let s = Signature::new("print", vec![], true, vec![Param::optional("sep", Const::str(" "))]);
+        let s = Signature::new(
+            "print",
+            vec![],
+            true,
+            vec![Param::optional("sep", Const::str(" "))],
+        );
         let b = s.bind(3, &["sep"]).unwrap();
         assert_eq!(b.len(), 4);
         assert!(matches!(b[3], ArgSource::Keyword(0)));

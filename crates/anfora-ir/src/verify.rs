@@ -33,14 +33,21 @@ impl fmt::Display for VerifyError {
 pub fn verify(module: &Module, roots: &[GraphId]) -> Result<(), Vec<VerifyError>> {
     let a = analyze(module, roots);
     let errors = check(module, &a);
-    if errors.is_empty() { Ok(()) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
 }
 
 /// Panics with the violations (for debug-build assertions after passes).
 pub fn assert_valid(module: &Module, roots: &[GraphId], after: &str) {
     if let Err(errors) = verify(module, roots) {
         let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-        panic!("IR verification failed after {after}:\n{}", lines.join("\n"));
+        panic!(
+            "IR verification failed after {after}:\n{}",
+            lines.join("\n")
+        );
     }
 }
 
@@ -73,20 +80,36 @@ fn check(module: &Module, a: &Analysis) -> Vec<VerifyError> {
         for &p in &graph.params {
             let node = module.node(p);
             if !matches!(node.kind, NodeKind::Parameter) || node.owner != Some(g) {
-                err(g, Some(p), "parameter list holds a node that is not its own parameter".into());
+                err(
+                    g,
+                    Some(p),
+                    "parameter list holds a node that is not its own parameter".into(),
+                );
             }
             if let Some(other) = param_home.insert(p, g) {
-                err(g, Some(p), format!("parameter also belongs to graph {other}"));
+                err(
+                    g,
+                    Some(p),
+                    format!("parameter also belongs to graph {other}"),
+                );
             }
         }
         let mut in_order = HashSet::new();
         for &n in &graph.order {
             let node = module.node(n);
             if !matches!(node.kind, NodeKind::Apply(_)) || node.owner != Some(g) {
-                err(g, Some(n), "evaluation order holds a node that is not an Apply of this graph".into());
+                err(
+                    g,
+                    Some(n),
+                    "evaluation order holds a node that is not an Apply of this graph".into(),
+                );
             }
             if !in_order.insert(n) {
-                err(g, Some(n), "node appears twice in the evaluation order".into());
+                err(
+                    g,
+                    Some(n),
+                    "node appears twice in the evaluation order".into(),
+                );
             }
         }
         let uses = a.nodes[g]
@@ -125,7 +148,11 @@ fn check(module: &Module, a: &Analysis) -> Vec<VerifyError> {
                     if matches!(node.kind, NodeKind::Parameter)
                         && !module.graph(owner).params.contains(&input)
                     {
-                        err(g, Some(input), "parameter is not in its graph's parameter list".into());
+                        err(
+                            g,
+                            Some(input),
+                            "parameter is not in its graph's parameter list".into(),
+                        );
                     }
                 }
             }
@@ -183,7 +210,11 @@ mod tests {
         let call = m.apply_unordered(f, vec![gv, x], Span::NONE);
         m.set_output(f, call);
         let errors = verify(&m, &[f]).unwrap_err();
-        assert!(errors.iter().any(|e| e.message.contains("not its own parameter")));
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.message.contains("not its own parameter"))
+        );
     }
 
     #[test]

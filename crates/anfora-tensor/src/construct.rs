@@ -1,9 +1,10 @@
 //! Construction from Python values: `full`, nested list literals and `arange`.
 
+use crate::alloc::{self, try_collect, try_filled, try_vec};
 use crate::element::{Element, with_type};
 use crate::promote::convert_scalar;
 use crate::shape::tuple_repr;
-use crate::{DType, ErrorKind, Nested, Result, Scalar, Storage, Tensor, TensorError};
+use crate::{DType, ErrorKind, Nested, Result, Scalar, Tensor, TensorError};
 
 /// An element from a scalar already converted by [`convert_scalar`].
 fn element<T: Element>(s: Scalar) -> T {
@@ -18,19 +19,20 @@ fn element<T: Element>(s: Scalar) -> T {
 /// an integer dtype is an error).
 pub(crate) fn scalar(value: Scalar, dtype: DType) -> Result<Tensor> {
     let value = convert_scalar(value, dtype)?;
-    let storage = with_type!(dtype, T => T::into_storage(vec![element::<T>(value)]));
+    let storage = with_type!(dtype, T => T::into_storage(try_filled(&[], element::<T>(value))?));
     Ok(Tensor::from_storage(storage, Vec::new()))
 }
 
 /// `np.full(shape, value, dtype=dtype)`: Python ints are range-checked, but floats are cast
 /// like arrays (`copyto(..., casting='unsafe')`), so NaN into int64 gives the minimum.
 pub(crate) fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
-    let n = shape.iter().product();
     let storage = match value {
-        Scalar::Float(f) => with_type!(dtype, T => T::into_storage(vec![T::from_f64(f); n])),
+        Scalar::Float(f) => {
+            with_type!(dtype, T => T::into_storage(try_filled(shape, T::from_f64(f))?))
+        }
         _ => {
             let value = convert_scalar(value, dtype)?;
-            with_type!(dtype, T => T::into_storage(vec![element::<T>(value); n]))
+            with_type!(dtype, T => T::into_storage(try_filled(shape, element::<T>(value))?))
         }
     };
     Ok(Tensor::from_storage(storage, shape.to_vec()))
@@ -118,12 +120,13 @@ pub(crate) fn from_nested(data: &Nested, dtype: Option<DType>) -> Result<Tensor>
             DType::Bool
         }
     });
-    let storage = with_type!(dtype, T => T::into_storage(
-        values
-            .iter()
-            .map(|&v| convert_scalar(v, dtype).map(element::<T>))
-            .collect::<Result<Vec<T>>>()?,
-    ));
+    let storage = with_type!(dtype, T => {
+        let mut data = try_vec::<T>(&disc.shape)?;
+        for &v in &values {
+            data.push(element::<T>(convert_scalar(v, dtype)?));
+        }
+        T::into_storage(data)
+    });
     Ok(Tensor::from_storage(storage, disc.shape))
 }
 
@@ -148,7 +151,9 @@ fn arange_len(start: Scalar, stop: Scalar, step: Scalar) -> Result<usize> {
         // Exact integer ceil division; Python's float division agrees wherever it is exact.
         let (num, den) = if s > 0 { (b - a, s) } else { (a - b, -s) };
         let len = if num <= 0 { 0 } else { (num + den - 1) / den };
-        return usize::try_from(len).map_err(|_| too_big());
+        return isize::try_from(len)
+            .map(|len| len as usize)
+            .map_err(|_| too_big());
     }
     if step.as_f64() == 0.0 {
         return Err(TensorError::new(
@@ -185,42 +190,39 @@ fn python_add(a: Scalar, b: Scalar) -> Result<Scalar> {
 /// numpy's fill: `x[i] = x[0] + i * (x[1] - x[0])`, evaluated in the result dtype, where `x[0]`
 /// and `x[1]` are `start` and `start + step` converted to it.
 trait ArangeFill: Element {
-    fn fill(first: Self, second: Self, len: usize) -> Vec<Self>;
+    fn values(first: Self, second: Self, len: usize) -> impl Iterator<Item = Self>;
 }
 
 macro_rules! impl_fill_int {
     ($t:ty) => {
         impl ArangeFill for $t {
-            fn fill(first: Self, second: Self, len: usize) -> Vec<Self> {
+            fn values(first: Self, second: Self, len: usize) -> impl Iterator<Item = Self> {
                 let delta = second.wrapping_sub(first);
-                (0..len)
-                    .map(|i| first.wrapping_add((i as $t).wrapping_mul(delta)))
-                    .collect()
+                (0..len).map(move |i| first.wrapping_add((i as $t).wrapping_mul(delta)))
             }
         }
     };
 }
-impl_fill_int!(i32);
 impl_fill_int!(i64);
 
 macro_rules! impl_fill_float {
     ($t:ty) => {
         impl ArangeFill for $t {
-            fn fill(first: Self, second: Self, len: usize) -> Vec<Self> {
+            fn values(first: Self, second: Self, len: usize) -> impl Iterator<Item = Self> {
                 let delta = second - first;
-                let mut v: Vec<$t> = (0..len).map(|i| first + i as $t * delta).collect();
-                if len > 1 {
-                    // The second element is stored as computed, not re-derived from delta.
-                    v[1] = second;
-                }
-                v
+                // The second element is stored as computed, not re-derived from delta.
+                let head = [first, second].into_iter().take(len);
+                head.chain((2..len).map(move |i| first + i as $t * delta))
             }
         }
     };
 }
-impl_fill_float!(f32);
 impl_fill_float!(f64);
 
+/// anfora's `arange`: the values numpy's `arange` gives in int64 (all-int arguments) or
+/// float64, cast to the requested dtype (default int64, or float32 for float arguments). So
+/// `arange(0, 1, 0.1)` holds the float32 values nearest to numpy's float64 ones (`0.9`, where
+/// numpy's own float32 arithmetic would give `0.90000004`).
 pub(crate) fn arange(
     start: Scalar,
     stop: Scalar,
@@ -233,38 +235,33 @@ pub(crate) fn arange(
     // Deliberate deviation: float arguments default to float32, anfora's default float.
     let dtype = dtype.unwrap_or(if all_int { DType::I64 } else { DType::F32 });
     let len = arange_len(start, stop, step)?;
-    if dtype == DType::Bool && len > 2 {
-        return Err(TensorError::new(
-            ErrorKind::Type,
-            "arange() is only supported for booleans when the result has at most length 2.",
-        ));
-    }
-    if len
-        .checked_mul(dtype.size_of())
-        .is_none_or(|b| b > isize::MAX as usize)
-    {
-        return Err(TensorError::new(
-            ErrorKind::Value,
-            "Maximum allowed size exceeded",
-        ));
-    }
-    let first = convert_scalar(start, dtype)?;
+    let shape = [len];
+    // numpy's size checks, for the result dtype, before any argument conversion.
+    alloc::checked_numel_of(&shape, dtype)?;
+    let storage = if all_int {
+        fill::<i64>(start, step, &shape, dtype)?
+    } else {
+        fill::<f64>(start, step, &shape, dtype)?
+    };
+    Ok(Tensor::from_storage(storage, shape.to_vec()))
+}
+
+/// The values numpy's `arange` computes in `B`'s dtype, cast to `dtype` as they are stored.
+fn fill<B: ArangeFill>(
+    start: Scalar,
+    step: Scalar,
+    shape: &[usize; 1],
+    dtype: DType,
+) -> Result<crate::Storage> {
+    let len = shape[0];
+    let first = convert_scalar(start, B::DTYPE)?;
     let second = if len > 1 {
-        convert_scalar(python_add(start, step)?, dtype)?
+        convert_scalar(python_add(start, step)?, B::DTYPE)?
     } else {
         first
     };
-    let storage = match dtype {
-        DType::Bool => Storage::Bool(
-            [first, second][..len]
-                .iter()
-                .map(|&s| element::<bool>(s))
-                .collect(),
-        ),
-        DType::I32 => Storage::I32(i32::fill(element(first), element(second), len)),
-        DType::I64 => Storage::I64(i64::fill(element(first), element(second), len)),
-        DType::F32 => Storage::F32(f32::fill(element(first), element(second), len)),
-        DType::F64 => Storage::F64(f64::fill(element(first), element(second), len)),
-    };
-    Ok(Tensor::from_storage(storage, vec![len]))
+    let values = B::values(element(first), element(second), len);
+    Ok(with_type!(dtype, T => {
+        T::into_storage(try_collect(shape, values.map(|x| x.cast::<T>()))?)
+    }))
 }

@@ -1,9 +1,12 @@
 //! The five element types behind one trait, so kernels are written once and monomorphized.
 
-use crate::{Scalar, Storage};
+use crate::{DType, Scalar, Storage};
 
 /// A Rust type that stores one of the tensor dtypes.
 pub(crate) trait Element: Copy + PartialEq + PartialOrd + Send + Sync + 'static {
+    /// The dtype this type stores.
+    const DTYPE: DType;
+
     fn from_bool(v: bool) -> Self;
     fn from_i64(v: i64) -> Self;
     fn from_f64(v: f64) -> Self;
@@ -49,6 +52,8 @@ fn f64_to_i32(v: f64) -> i32 {
 }
 
 impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+
     fn from_bool(v: bool) -> Self {
         v
     }
@@ -85,6 +90,8 @@ impl Element for bool {
 }
 
 impl Element for i32 {
+    const DTYPE: DType = DType::I32;
+
     fn from_bool(v: bool) -> Self {
         i32::from(v)
     }
@@ -124,6 +131,8 @@ impl Element for i32 {
 }
 
 impl Element for i64 {
+    const DTYPE: DType = DType::I64;
+
     fn from_bool(v: bool) -> Self {
         i64::from(v)
     }
@@ -160,6 +169,8 @@ impl Element for i64 {
 }
 
 impl Element for f32 {
+    const DTYPE: DType = DType::F32;
+
     fn from_bool(v: bool) -> Self {
         f32::from(u8::from(v))
     }
@@ -203,6 +214,8 @@ impl Element for f32 {
 }
 
 impl Element for f64 {
+    const DTYPE: DType = DType::F64;
+
     fn from_bool(v: bool) -> Self {
         f64::from(u8::from(v))
     }

@@ -1,34 +1,50 @@
 //! Elementwise kernels: broadcasting binary ops, unary ops, `where` and casts.
 
+use crate::alloc::{self, try_collect};
 use crate::element::{Element, with_storage, with_type};
 use crate::promote::{binary_types, promote_types, unary_result_dtype, weak_scalar_dtype};
-use crate::shape::{broadcast_shapes, broadcast_shapes_n, broadcast_strides, for_each_row};
+use crate::shape::{broadcast_n, broadcast_strides, for_each_row};
 use crate::{BinaryOp, DType, ErrorKind, Result, Scalar, Storage, Tensor, TensorError, UnaryOp};
+
+/// The broadcast output shape of a ufunc, with numpy's iterator size check.
+fn broadcast_out(shapes: &[&[usize]]) -> Result<Vec<usize>> {
+    let out = broadcast_n(shapes)?;
+    alloc::checked_iter_size(&out)?;
+    Ok(out)
+}
 
 /// Applies `f` to `a` and `b` broadcast to `out`, with fast paths for equal sizes and for a
 /// single-element operand.
-fn map2<A: Copy, B: Copy, O>(
+fn map2<A: Copy, B: Copy, O: Element>(
     a: &[A],
     a_shape: &[usize],
     b: &[B],
     b_shape: &[usize],
     out: &[usize],
     f: impl Fn(A, B) -> O,
-) -> Vec<O> {
-    let n: usize = out.iter().product();
+) -> Result<Vec<O>> {
+    let (mut res, n) = alloc::try_vec_capped(out, alloc::cap())?;
     if n == 0 {
-        return Vec::new();
+        return Ok(res);
     }
     // An operand with as many elements as the output is not broadcast, so it can be read linearly.
     match (a.len() == n, b.len() == n) {
-        (true, true) => return a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect(),
-        (false, true) if a.len() == 1 => return b.iter().map(|&y| f(a[0], y)).collect(),
-        (true, false) if b.len() == 1 => return a.iter().map(|&x| f(x, b[0])).collect(),
+        (true, true) => {
+            res.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
+            return Ok(res);
+        }
+        (false, true) if a.len() == 1 => {
+            res.extend(b.iter().map(|&y| f(a[0], y)));
+            return Ok(res);
+        }
+        (true, false) if b.len() == 1 => {
+            res.extend(a.iter().map(|&x| f(x, b[0])));
+            return Ok(res);
+        }
         _ => {}
     }
     let sa = broadcast_strides(a_shape, out);
     let sb = broadcast_strides(b_shape, out);
-    let mut res = Vec::with_capacity(n);
     for_each_row(out, [&sa, &sb], [0, 0], |[oa, ob], len, [ia, ib]| {
         let (oa, ob) = (oa as usize, ob as usize);
         match (ia, ib) {
@@ -47,25 +63,25 @@ fn map2<A: Copy, B: Copy, O>(
             })),
         }
     });
-    res
+    Ok(res)
 }
 
 /// Three-operand broadcasting map (for `where`).
-fn map3<A: Copy, B: Copy, C: Copy, O>(
+fn map3<A: Copy, B: Copy, C: Copy, O: Element>(
     (a, a_shape): (&[A], &[usize]),
     (b, b_shape): (&[B], &[usize]),
     (c, c_shape): (&[C], &[usize]),
     out: &[usize],
     f: impl Fn(A, B, C) -> O,
-) -> Vec<O> {
-    let n: usize = out.iter().product();
+) -> Result<Vec<O>> {
+    let (mut res, n) = alloc::try_vec_capped(out, alloc::cap())?;
     if a.len() == n && b.len() == n && c.len() == n {
-        return (0..n).map(|i| f(a[i], b[i], c[i])).collect();
+        res.extend((0..n).map(|i| f(a[i], b[i], c[i])));
+        return Ok(res);
     }
     let sa = broadcast_strides(a_shape, out);
     let sb = broadcast_strides(b_shape, out);
     let sc = broadcast_strides(c_shape, out);
-    let mut res = Vec::with_capacity(n);
     for_each_row(out, [&sa, &sb, &sc], [0, 0, 0], |o, len, s| {
         res.extend((0..len as isize).map(|j| {
             f(
@@ -75,7 +91,7 @@ fn map3<A: Copy, B: Copy, C: Copy, O>(
             )
         }));
     });
-    res
+    Ok(res)
 }
 
 /// Arithmetic shared by the integer and float dtypes, with numpy's semantics.
@@ -202,7 +218,13 @@ impl_int!(i64);
 /// Float-only operations.
 trait Float: Arith {
     fn div(a: Self, b: Self) -> Self;
-    fn unary(op: UnaryOp, a: Self) -> Self;
+    fn exp(a: Self) -> Self;
+    fn ln(a: Self) -> Self;
+    fn sqrt(a: Self) -> Self;
+    fn tanh(a: Self) -> Self;
+    fn sin(a: Self) -> Self;
+    fn cos(a: Self) -> Self;
+    fn sigmoid(a: Self) -> Self;
 }
 
 macro_rules! impl_float {
@@ -248,21 +270,31 @@ macro_rules! impl_float {
             fn div(a: Self, b: Self) -> Self {
                 a / b
             }
-            fn unary(op: UnaryOp, a: Self) -> Self {
-                match op {
-                    UnaryOp::Exp => a.exp(),
-                    UnaryOp::Log => a.ln(),
-                    UnaryOp::Sqrt => a.sqrt(),
-                    UnaryOp::Tanh => a.tanh(),
-                    UnaryOp::Sin => a.sin(),
-                    UnaryOp::Cos => a.cos(),
-                    // Split on the sign so `exp` never overflows.
-                    UnaryOp::Sigmoid if a >= 0.0 => 1.0 / (1.0 + (-a).exp()),
-                    UnaryOp::Sigmoid => {
-                        let e = a.exp();
-                        e / (1.0 + e)
-                    }
-                    _ => unreachable!("{op:?} is not a float function"),
+            fn exp(a: Self) -> Self {
+                a.exp()
+            }
+            fn ln(a: Self) -> Self {
+                a.ln()
+            }
+            fn sqrt(a: Self) -> Self {
+                a.sqrt()
+            }
+            fn tanh(a: Self) -> Self {
+                a.tanh()
+            }
+            fn sin(a: Self) -> Self {
+                a.sin()
+            }
+            fn cos(a: Self) -> Self {
+                a.cos()
+            }
+            // Split on the sign so `exp` never overflows.
+            fn sigmoid(a: Self) -> Self {
+                if a >= 0.0 {
+                    1.0 / (1.0 + (-a).exp())
+                } else {
+                    let e = a.exp();
+                    e / (1.0 + e)
                 }
             }
         }
@@ -313,7 +345,7 @@ struct Operand<'a, T> {
     shape: &'a [usize],
 }
 
-fn arith<T: Arith>(op: BinaryOp, a: Operand<T>, b: Operand<T>, out: &[usize]) -> Vec<T> {
+fn arith<T: Arith>(op: BinaryOp, a: Operand<T>, b: Operand<T>, out: &[usize]) -> Result<Vec<T>> {
     match op {
         BinaryOp::Add => go!(a, b, out, T::add),
         BinaryOp::Sub => go!(a, b, out, T::sub),
@@ -327,7 +359,12 @@ fn arith<T: Arith>(op: BinaryOp, a: Operand<T>, b: Operand<T>, out: &[usize]) ->
     }
 }
 
-fn int_binary<T: Bits>(op: BinaryOp, a: Operand<T>, b: Operand<T>, out: &[usize]) -> Vec<T> {
+fn int_binary<T: Bits>(
+    op: BinaryOp,
+    a: Operand<T>,
+    b: Operand<T>,
+    out: &[usize],
+) -> Result<Vec<T>> {
     match op {
         BinaryOp::BitAnd => go!(a, b, out, T::and),
         BinaryOp::BitOr => go!(a, b, out, T::or),
@@ -338,14 +375,24 @@ fn int_binary<T: Bits>(op: BinaryOp, a: Operand<T>, b: Operand<T>, out: &[usize]
     }
 }
 
-fn float_binary<T: Float>(op: BinaryOp, a: Operand<T>, b: Operand<T>, out: &[usize]) -> Vec<T> {
+fn float_binary<T: Float>(
+    op: BinaryOp,
+    a: Operand<T>,
+    b: Operand<T>,
+    out: &[usize],
+) -> Result<Vec<T>> {
     match op {
         BinaryOp::Div => map2(a.data, a.shape, b.data, b.shape, out, T::div),
         _ => arith(op, a, b, out),
     }
 }
 
-fn bool_binary(op: BinaryOp, a: Operand<bool>, b: Operand<bool>, out: &[usize]) -> Vec<bool> {
+fn bool_binary(
+    op: BinaryOp,
+    a: Operand<bool>,
+    b: Operand<bool>,
+    out: &[usize],
+) -> Result<Vec<bool>> {
     match op {
         BinaryOp::Add | BinaryOp::BitOr | BinaryOp::Maximum => go!(a, b, out, |x, y| x | y),
         BinaryOp::Mul | BinaryOp::BitAnd | BinaryOp::Minimum => go!(a, b, out, |x, y| x & y),
@@ -354,7 +401,12 @@ fn bool_binary(op: BinaryOp, a: Operand<bool>, b: Operand<bool>, out: &[usize]) 
     }
 }
 
-fn compare<T: Element>(op: BinaryOp, a: Operand<T>, b: Operand<T>, out: &[usize]) -> Vec<bool> {
+fn compare<T: Element>(
+    op: BinaryOp,
+    a: Operand<T>,
+    b: Operand<T>,
+    out: &[usize],
+) -> Result<Vec<bool>> {
     match op {
         BinaryOp::Eq => go!(a, b, out, |x, y| x == y),
         BinaryOp::Ne => go!(a, b, out, |x, y| x != y),
@@ -375,20 +427,19 @@ fn operand<'a, T: Element>(t: &'a Tensor) -> Operand<'a, T> {
 
 /// The value errors numpy raises for integer operands (zero division is our deliberate error).
 fn check_int_operands(op: BinaryOp, rhs: &Storage) -> Result<()> {
-    fn any<T: Element>(v: &[T], pred: impl Fn(T) -> bool) -> bool {
-        v.iter().any(|&x| pred(x))
+    fn any(rhs: &Storage, pred: impl Fn(i64) -> bool) -> bool {
+        match rhs {
+            Storage::I32(v) => v.iter().any(|&x| pred(i64::from(x))),
+            Storage::I64(v) => v.iter().any(|&x| pred(x)),
+            _ => false,
+        }
     }
-    let (zero, negative) = match rhs {
-        Storage::I32(v) => (any(v, |x| x == 0), any(v, |x| x < 0)),
-        Storage::I64(v) => (any(v, |x| x == 0), any(v, |x| x < 0)),
-        _ => return Ok(()),
-    };
     match op {
-        BinaryOp::FloorDiv | BinaryOp::Mod if zero => Err(TensorError::new(
+        BinaryOp::FloorDiv | BinaryOp::Mod if any(rhs, |x| x == 0) => Err(TensorError::new(
             ErrorKind::ZeroDivision,
             "integer division or modulo by zero",
         )),
-        BinaryOp::Pow if negative => Err(TensorError::new(
+        BinaryOp::Pow if any(rhs, |x| x < 0) => Err(TensorError::new(
             ErrorKind::Value,
             "Integers to negative integer powers are not allowed.",
         )),
@@ -397,25 +448,35 @@ fn check_int_operands(op: BinaryOp, rhs: &Storage) -> Result<()> {
 }
 
 pub(crate) fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    let (compute, _) = binary_types(op, promote_types(a.dtype(), b.dtype()))?;
-    let out = broadcast_shapes(&a.shape, &b.shape)?;
-    let a = a.cast(compute);
-    let b = b.cast(compute);
+    let (compute, result) = binary_types(op, promote_types(a.dtype(), b.dtype()))?;
+    let out = if a.shape == b.shape || b.shape.is_empty() {
+        // No broadcasting (or a 0-d operand): the common cases, kept cheap.
+        a.shape.to_vec()
+    } else if a.shape.is_empty() {
+        b.shape.to_vec()
+    } else {
+        let out = broadcast_out(&[&a.shape, &b.shape])?;
+        // Refuse an oversized result before copying the operands.
+        alloc::check_size(&out, result)?;
+        out
+    };
+    let a = a.try_cast(compute)?;
+    let b = b.try_cast(compute)?;
     // Every element of `b` is read when the output is non-empty, so scanning it is exact.
-    if out.iter().product::<usize>() > 0 {
+    if !out.contains(&0) {
         check_int_operands(op, &b.storage)?;
     }
     let storage = if op.is_comparison() {
         Storage::Bool(with_storage!(&*a.storage, v => {
-            compare(op, Operand { data: v, shape: &a.shape }, operand(&b), &out)
+            compare(op, Operand { data: v, shape: &a.shape }, operand(&b), &out)?
         }))
     } else {
         match compute {
-            DType::Bool => Storage::Bool(bool_binary(op, operand(&a), operand(&b), &out)),
-            DType::I32 => Storage::I32(int_binary(op, operand(&a), operand(&b), &out)),
-            DType::I64 => Storage::I64(int_binary(op, operand(&a), operand(&b), &out)),
-            DType::F32 => Storage::F32(float_binary(op, operand(&a), operand(&b), &out)),
-            DType::F64 => Storage::F64(float_binary(op, operand(&a), operand(&b), &out)),
+            DType::Bool => Storage::Bool(bool_binary(op, operand(&a), operand(&b), &out)?),
+            DType::I32 => Storage::I32(int_binary(op, operand(&a), operand(&b), &out)?),
+            DType::I64 => Storage::I64(int_binary(op, operand(&a), operand(&b), &out)?),
+            DType::F32 => Storage::F32(float_binary(op, operand(&a), operand(&b), &out)?),
+            DType::F64 => Storage::F64(float_binary(op, operand(&a), operand(&b), &out)?),
         }
     };
     Ok(Tensor::from_storage(storage, out))
@@ -435,59 +496,70 @@ pub(crate) fn binary_scalar(
     }
 }
 
-fn map1<T: Copy, O>(v: &[T], f: impl Fn(T) -> O) -> Vec<O> {
-    v.iter().map(|&x| f(x)).collect()
+/// Applies `f` to every element of `v`, the data of a tensor of `shape`.
+fn map1<T: Copy, O: Element>(v: &[T], shape: &[usize], f: impl Fn(T) -> O) -> Result<Vec<O>> {
+    try_collect(shape, v.iter().map(|&x| f(x)))
 }
 
-fn signed_unary<T: Arith>(op: UnaryOp, v: &[T]) -> Vec<T> {
+fn signed_unary<T: Arith>(op: UnaryOp, v: &[T], shape: &[usize]) -> Result<Vec<T>> {
     match op {
-        UnaryOp::Neg => map1(v, T::neg),
-        UnaryOp::Abs => map1(v, T::abs),
-        UnaryOp::Relu => map1(v, |x| T::max(x, T::zero())),
+        UnaryOp::Neg => map1(v, shape, T::neg),
+        UnaryOp::Abs => map1(v, shape, T::abs),
+        UnaryOp::Relu => map1(v, shape, |x| T::max(x, T::zero())),
         _ => unreachable!("{op:?} is dispatched elsewhere"),
     }
 }
 
-fn int_unary<T: Bits>(op: UnaryOp, v: &[T]) -> Vec<T> {
+fn int_unary<T: Bits>(op: UnaryOp, v: &[T], shape: &[usize]) -> Result<Vec<T>> {
     match op {
-        UnaryOp::Invert => map1(v, T::not),
-        _ => signed_unary(op, v),
+        UnaryOp::Invert => map1(v, shape, T::not),
+        _ => signed_unary(op, v, shape),
     }
 }
 
-fn float_unary<T: Float>(op: UnaryOp, v: &[T]) -> Vec<T> {
+fn float_unary<T: Float>(op: UnaryOp, v: &[T], shape: &[usize]) -> Result<Vec<T>> {
     match op {
-        UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu => signed_unary(op, v),
-        _ => map1(v, |x| T::unary(op, x)),
+        UnaryOp::Exp => map1(v, shape, T::exp),
+        UnaryOp::Log => map1(v, shape, T::ln),
+        UnaryOp::Sqrt => map1(v, shape, T::sqrt),
+        UnaryOp::Tanh => map1(v, shape, T::tanh),
+        UnaryOp::Sin => map1(v, shape, T::sin),
+        UnaryOp::Cos => map1(v, shape, T::cos),
+        UnaryOp::Sigmoid => map1(v, shape, T::sigmoid),
+        _ => signed_unary(op, v, shape),
     }
 }
 
 pub(crate) fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
     let dtype = unary_result_dtype(op, a.dtype())?;
+    let shape = &a.shape[..];
     let storage = match op {
         UnaryOp::Pos => return Ok(a.clone()),
+        // Abs of bool is the identity (and tensors are immutable, so the storage is shared).
+        UnaryOp::Abs if dtype == DType::Bool => return Ok(a.clone()),
         UnaryOp::LogicalNot => {
-            Storage::Bool(with_storage!(&*a.storage, v => map1(v, Element::is_zero)))
+            Storage::Bool(with_storage!(&*a.storage, v => map1(v, shape, Element::is_zero)?))
         }
-        _ => match &*a.cast(dtype).storage {
-            // Abs of bool is the identity; Invert is logical not.
-            Storage::Bool(v) if op == UnaryOp::Abs => Storage::Bool(v.clone()),
-            Storage::Bool(v) => Storage::Bool(map1(v, |x| !x)),
-            Storage::I32(v) => Storage::I32(int_unary(op, v)),
-            Storage::I64(v) => Storage::I64(int_unary(op, v)),
-            Storage::F32(v) => Storage::F32(float_unary(op, v)),
-            Storage::F64(v) => Storage::F64(float_unary(op, v)),
+        _ => match &*a.try_cast(dtype)?.storage {
+            // Invert of bool is logical not.
+            Storage::Bool(v) => Storage::Bool(map1(v, shape, |x| !x)?),
+            Storage::I32(v) => Storage::I32(int_unary(op, v, shape)?),
+            Storage::I64(v) => Storage::I64(int_unary(op, v, shape)?),
+            Storage::F32(v) => Storage::F32(float_unary(op, v, shape)?),
+            Storage::F64(v) => Storage::F64(float_unary(op, v, shape)?),
         },
     };
     Ok(Tensor::from_storage(storage, a.shape.to_vec()))
 }
 
 pub(crate) fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
-    let out = broadcast_shapes_n(&[&cond.shape, &x.shape, &y.shape])?;
+    let out = broadcast_out(&[&cond.shape, &x.shape, &y.shape])?;
     let dtype = promote_types(x.dtype(), y.dtype());
-    let cond = cond.cast(DType::Bool);
+    // Refuse an oversized result before copying the operands.
+    alloc::check_size(&out, dtype)?;
+    let cond = cond.try_cast(DType::Bool)?;
     let c = bool::slice(&cond.storage).expect("cast to bool");
-    let (x, y) = (x.cast(dtype), y.cast(dtype));
+    let (x, y) = (x.try_cast(dtype)?, y.try_cast(dtype)?);
     let storage = with_storage!(&*x.storage, xv => {
         let yv = operand(&y).data;
         Element::into_storage(map3(
@@ -496,13 +568,14 @@ pub(crate) fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
             (yv, &y.shape),
             &out,
             |c, a, b| if c { a } else { b },
-        ))
+        )?)
     });
     Ok(Tensor::from_storage(storage, out))
 }
 
-pub(crate) fn cast_storage(s: &Storage, dtype: DType) -> Storage {
-    with_storage!(s, v => with_type!(dtype, D => {
-        D::into_storage(v.iter().map(|&x| x.cast::<D>()).collect())
-    }))
+/// The data of a tensor of `shape` cast to `dtype`.
+pub(crate) fn cast_storage(s: &Storage, shape: &[usize], dtype: DType) -> Result<Storage> {
+    Ok(with_storage!(s, v => with_type!(dtype, D => {
+        D::into_storage(try_collect(shape, v.iter().map(|&x| x.cast::<D>()))?)
+    })))
 }

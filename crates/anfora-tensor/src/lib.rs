@@ -4,10 +4,23 @@
 //! an `Arc`, five dtypes, numpy broadcasting and type promotion (NEP 50 "weak" Python scalars),
 //! `gemm`-backed matmul, reductions, reshape/transpose, basic indexing, and printing that matches
 //! numpy's `repr`/`str` exactly.
+//!
+//! Deliberate differences from numpy 2.x:
+//! - integer (and bool) floor division and modulo by zero raise `ZeroDivisionError` instead of
+//!   returning 0 with a warning;
+//! - results numpy gives as int8 (floor division, modulo, power and shifts of two bools) are
+//!   int64, and float16 results (float functions of bools) are float64;
+//! - float literals in `from_nested` and float arguments of `arange` default to float32;
+//! - `exp`, `log`, `tanh`, `sin`, `cos` and float `pow` use Rust's libm, which can differ from
+//!   numpy's SIMD kernels in the last bit;
+//! - a result larger than the machine's memory (or than `ANFORA_MAX_TENSOR_BYTES` bytes, when
+//!   that environment variable is set) is a `MemoryError` up front, with a message of anfora's
+//!   own; sizes that overflow are numpy's ValueErrors.
 
 use std::fmt;
 use std::sync::Arc;
 
+mod alloc;
 mod construct;
 mod element;
 mod elementwise;
@@ -133,6 +146,8 @@ pub enum ErrorKind {
     Index,
     ZeroDivision,
     Overflow,
+    /// A tensor too large for the machine's memory (or the `ANFORA_MAX_TENSOR_BYTES` cap).
+    Memory,
 }
 
 impl ErrorKind {
@@ -143,6 +158,7 @@ impl ErrorKind {
             ErrorKind::Index => "IndexError",
             ErrorKind::ZeroDivision => "ZeroDivisionError",
             ErrorKind::Overflow => "OverflowError",
+            ErrorKind::Memory => "MemoryError",
         }
     }
 }
@@ -249,6 +265,16 @@ enum Storage {
     F64(Vec<f64>),
 }
 
+fn storage_dtype(storage: &Storage) -> DType {
+    match storage {
+        Storage::Bool(_) => DType::Bool,
+        Storage::I32(_) => DType::I32,
+        Storage::I64(_) => DType::I64,
+        Storage::F32(_) => DType::F32,
+        Storage::F64(_) => DType::F64,
+    }
+}
+
 /// An immutable, contiguous, row-major n-d array. Cloning is cheap (shared storage).
 #[derive(Clone)]
 pub struct Tensor {
@@ -286,11 +312,13 @@ impl Tensor {
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
         construct::full(shape, value, dtype)
     }
-    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
-        construct::full(shape, Scalar::Bool(false), dtype).expect("zero fits every dtype")
+    /// Fails only when the tensor is too large (ValueError on overflow, else MemoryError).
+    pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        construct::full(shape, Scalar::Bool(false), dtype)
     }
-    pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
-        construct::full(shape, Scalar::Bool(true), dtype).expect("one fits every dtype")
+    /// Fails only when the tensor is too large (ValueError on overflow, else MemoryError).
+    pub fn ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        construct::full(shape, Scalar::Bool(true), dtype)
     }
     /// numpy's `arange`; dtype defaults to int64 for integer arguments, float32 otherwise.
     pub fn arange(
@@ -312,13 +340,7 @@ impl Tensor {
         &self.shape
     }
     pub fn dtype(&self) -> DType {
-        match &*self.storage {
-            Storage::Bool(_) => DType::Bool,
-            Storage::I32(_) => DType::I32,
-            Storage::I64(_) => DType::I64,
-            Storage::F32(_) => DType::F32,
-            Storage::F64(_) => DType::F64,
-        }
+        storage_dtype(&self.storage)
     }
     pub fn ndim(&self) -> usize {
         self.shape.len()
@@ -348,14 +370,31 @@ impl Tensor {
     pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
         elementwise::where_(cond, x, y)
     }
+    /// numpy's `astype`. A cast to the same dtype shares the storage.
+    ///
+    /// # Panics
+    /// When the result does not fit in memory (a wider dtype needs more bytes); use
+    /// [`Tensor::try_cast`] to get that as a `MemoryError`.
     pub fn cast(&self, dtype: DType) -> Tensor {
+        self.try_cast(dtype).unwrap_or_else(|e| panic!("{e}"))
+    }
+    /// numpy's `astype`; a MemoryError when the result does not fit in memory.
+    #[inline]
+    pub fn try_cast(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
-            return self.clone();
+            return Ok(self.clone());
         }
-        Tensor {
+        self.cast_copy(dtype)
+    }
+    fn cast_copy(&self, dtype: DType) -> Result<Tensor> {
+        Ok(Tensor {
             shape: self.shape.clone(),
-            storage: Arc::new(elementwise::cast_storage(&self.storage, dtype)),
-        }
+            storage: Arc::new(elementwise::cast_storage(
+                &self.storage,
+                &self.shape,
+                dtype,
+            )?),
+        })
     }
 
     // ----- linear algebra, reductions, shapes --------------------------------------------
@@ -375,6 +414,7 @@ impl Tensor {
     /// One dimension may be -1.
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let shape = shape::resolve_reshape(self.numel(), shape)?;
+        alloc::checked_numel_of(&shape, self.dtype())?;
         Ok(Tensor {
             shape: shape.into(),
             storage: self.storage.clone(),
@@ -383,15 +423,18 @@ impl Tensor {
     /// `None` reverses the axes.
     pub fn transpose(&self, axes: Option<&[i64]>) -> Result<Tensor> {
         let perm = shape::resolve_permutation(self.ndim(), axes)?;
+        if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            return Ok(self.clone());
+        }
         let strides = shape::contiguous_strides(&self.shape);
         let new_shape: Vec<usize> = perm.iter().map(|&p| self.shape[p]).collect();
         let new_strides: Vec<isize> = perm.iter().map(|&p| strides[p]).collect();
-        Ok(self.gather(0, new_shape, &new_strides))
+        self.gather(0, new_shape, &new_strides)
     }
     /// numpy basic indexing.
     pub fn index(&self, items: &[IndexItem]) -> Result<Tensor> {
         let (offset, new_shape, strides) = shape::index_view(&self.shape, items)?;
-        Ok(self.gather(offset, new_shape, &strides))
+        self.gather(offset, new_shape, &strides)
     }
 
     // ----- conversion --------------------------------------------------------------------
@@ -446,10 +489,12 @@ impl Tensor {
 
 // ----- crate-internal plumbing and typed accessors ------------------------------------------------
 impl Tensor {
+    /// `shape` must pass `alloc::checked_numel` (the crate's invariant on tensor shapes), as it
+    /// does when `storage` came from the `alloc` helpers.
     fn from_storage(storage: Storage, shape: Vec<usize>) -> Tensor {
         debug_assert_eq!(
-            with_storage!(&storage, v => v.len()),
-            shape.iter().product::<usize>()
+            Ok(with_storage!(&storage, v => v.len())),
+            alloc::checked_numel_of(&shape, storage_dtype(&storage))
         );
         Tensor {
             shape: shape.into(),
@@ -458,7 +503,7 @@ impl Tensor {
     }
 
     fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
-        let n: usize = shape.iter().product();
+        let n = alloc::checked_numel(shape, T::DTYPE.size_of())?;
         if data.len() != n {
             return Err(TensorError::new(
                 ErrorKind::Value,
@@ -473,11 +518,11 @@ impl Tensor {
     }
 
     /// A contiguous copy of the strided view `(offset, shape, strides)` of this tensor.
-    fn gather(&self, offset: isize, shape: Vec<usize>, strides: &[isize]) -> Tensor {
+    fn gather(&self, offset: isize, shape: Vec<usize>, strides: &[isize]) -> Result<Tensor> {
         let storage = with_storage!(&*self.storage, v => {
-            Element::into_storage(shape::gather(v, offset, &shape, strides))
+            Element::into_storage(shape::gather(v, offset, &shape, strides)?)
         });
-        Tensor::from_storage(storage, shape)
+        Ok(Tensor::from_storage(storage, shape))
     }
 
     pub fn as_bool_slice(&self) -> Option<&[bool]> {

@@ -1,7 +1,9 @@
 //! `matmul` with numpy's gufunc semantics `(n?,k),(k,m?)->(n?,m?)`.
 
+use crate::alloc::{self, try_filled};
+use crate::element::Element;
 use crate::promote::promote_types;
-use crate::shape::{broadcast_shapes, broadcast_strides, compact_shape, for_each_row};
+use crate::shape::{broadcast_n, broadcast_strides, compact_shape, for_each_row};
 use crate::{ErrorKind, Result, Storage, Tensor, TensorError};
 use gemm::Parallelism;
 
@@ -11,7 +13,7 @@ const SIGNATURE: &str = "(n?,k),(k,m?)->(n?,m?)";
 const PARALLEL_FLOPS: usize = 1 << 18;
 
 /// One matrix product `dst (m×n) = lhs (m×k) · rhs (k×n)`, all row-major and contiguous.
-trait MatElem: Copy {
+trait MatElem: Element {
     fn matmul(dst: &mut [Self], lhs: &[Self], rhs: &[Self], m: usize, k: usize, n: usize);
     fn zero() -> Self;
 }
@@ -51,7 +53,7 @@ macro_rules! impl_gemm_matmul {
                     // Nothing to accumulate; `dst` is already zero.
                     return;
                 }
-                let parallelism = if m * n * k >= PARALLEL_FLOPS {
+                let parallelism = if m.saturating_mul(n).saturating_mul(k) >= PARALLEL_FLOPS {
                     Parallelism::Rayon(0)
                 } else {
                     Parallelism::None
@@ -118,6 +120,8 @@ fn core(shape: &[usize], is_lhs: bool) -> (&[usize], usize, usize) {
 
 struct Plan {
     batch: Vec<usize>,
+    /// The result's shape: `batch` followed by `m` and `n` where the operands are matrices.
+    shape: Vec<usize>,
     a_batch_strides: Vec<isize>,
     b_batch_strides: Vec<isize>,
     m: usize,
@@ -126,12 +130,11 @@ struct Plan {
 }
 
 impl Plan {
-    fn run<T: MatElem>(&self, a: &[T], b: &[T]) -> Vec<T> {
+    fn run<T: MatElem>(&self, a: &[T], b: &[T]) -> Result<Vec<T>> {
         let (m, k, n) = (self.m, self.k, self.n);
-        let batches: usize = self.batch.iter().product();
-        let mut out = vec![T::zero(); batches * m * n];
+        let mut out = try_filled(&self.shape, T::zero())?;
         if out.is_empty() {
-            return out;
+            return Ok(out);
         }
         let mut dst_chunks = out.chunks_exact_mut(m * n);
         for_each_row(
@@ -147,7 +150,7 @@ impl Plan {
                 }
             },
         );
-        out
+        Ok(out)
     }
 }
 
@@ -169,7 +172,7 @@ pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             ),
         ));
     }
-    let batch = broadcast_shapes(a_batch, b_batch).map_err(|_| {
+    let batch = broadcast_n(&[a_batch, b_batch]).map_err(|_| {
         let remapped = |shape: &[usize], batch: &[usize]| {
             let mut dims: Vec<String> = batch.iter().map(usize::to_string).collect();
             dims.extend(["newaxis".to_string(), "newaxis".to_string()]);
@@ -185,30 +188,34 @@ pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             ),
         )
     })?;
-    let plan = Plan {
-        a_batch_strides: broadcast_strides(a_batch, &batch),
-        b_batch_strides: broadcast_strides(b_batch, &batch),
-        batch,
-        m,
-        k,
-        n,
-    };
-    let dtype = promote_types(a.dtype(), b.dtype());
-    let (a, b) = (a.cast(dtype), b.cast(dtype));
-    let storage = match (&*a.storage, &*b.storage) {
-        (Storage::Bool(x), Storage::Bool(y)) => Storage::Bool(plan.run(x, y)),
-        (Storage::I32(x), Storage::I32(y)) => Storage::I32(plan.run(x, y)),
-        (Storage::I64(x), Storage::I64(y)) => Storage::I64(plan.run(x, y)),
-        (Storage::F32(x), Storage::F32(y)) => Storage::F32(plan.run(x, y)),
-        (Storage::F64(x), Storage::F64(y)) => Storage::F64(plan.run(x, y)),
-        _ => unreachable!("operands were cast to {dtype}"),
-    };
-    let mut shape = plan.batch;
+    let mut shape = batch.clone();
     if a.ndim() > 1 {
         shape.push(m);
     }
     if b.ndim() > 1 {
         shape.push(n);
     }
-    Ok(Tensor::from_storage(storage, shape))
+    let dtype = promote_types(a.dtype(), b.dtype());
+    // numpy's size check of the result (its "array is too big"), then the memory cap, before
+    // copying the operands.
+    alloc::check_size(&shape, dtype)?;
+    let plan = Plan {
+        a_batch_strides: broadcast_strides(a_batch, &batch),
+        b_batch_strides: broadcast_strides(b_batch, &batch),
+        batch,
+        shape,
+        m,
+        k,
+        n,
+    };
+    let (a, b) = (a.try_cast(dtype)?, b.try_cast(dtype)?);
+    let storage = match (&*a.storage, &*b.storage) {
+        (Storage::Bool(x), Storage::Bool(y)) => Storage::Bool(plan.run(x, y)?),
+        (Storage::I32(x), Storage::I32(y)) => Storage::I32(plan.run(x, y)?),
+        (Storage::I64(x), Storage::I64(y)) => Storage::I64(plan.run(x, y)?),
+        (Storage::F32(x), Storage::F32(y)) => Storage::F32(plan.run(x, y)?),
+        (Storage::F64(x), Storage::F64(y)) => Storage::F64(plan.run(x, y)?),
+        _ => unreachable!("operands were cast to {dtype}"),
+    };
+    Ok(Tensor::from_storage(storage, plan.shape))
 }

@@ -5,6 +5,7 @@
 //! rows are accumulated elementwise. Sums start from the identity `0`, max/min from the first
 //! element.
 
+use crate::alloc::{self, try_filled};
 use crate::element::{Element, with_storage};
 use crate::shape::{contiguous_strides, for_each_row, gather, normalize_axis};
 use crate::{DType, ErrorKind, ReduceOp, Result, Storage, Tensor, TensorError};
@@ -110,11 +111,12 @@ struct Layout<'a> {
     kept: Vec<usize>,
     in_strides: Vec<isize>,
     out_strides: Vec<isize>,
-    out_len: usize,
+    /// The result's shape (with or without the reduced axes), named in allocation errors.
+    out_shape: Vec<usize>,
 }
 
 impl<'a> Layout<'a> {
-    fn new(shape: &'a [usize], reduced: &[bool]) -> Self {
+    fn new(shape: &'a [usize], reduced: &[bool], out_shape: Vec<usize>) -> Self {
         let kept: Vec<usize> = shape
             .iter()
             .zip(reduced)
@@ -130,7 +132,7 @@ impl<'a> Layout<'a> {
             shape,
             in_strides: contiguous_strides(shape),
             out_strides,
-            out_len: kept.iter().product(),
+            out_shape,
             kept,
         }
     }
@@ -155,17 +157,17 @@ impl<'a> Layout<'a> {
         );
     }
 
-    fn fold_from<T: Copy, F: Fold<T>>(&self, data: &[T], init: T) -> Vec<T> {
-        let mut acc = vec![init; self.out_len];
+    fn fold_from<T: Element, F: Fold<T>>(&self, data: &[T], init: T) -> Result<Vec<T>> {
+        let mut acc = try_filled(&self.out_shape, init)?;
         self.fold::<T, F>(data, &mut acc);
-        acc
+        Ok(acc)
     }
 
     /// Max/min start from the first element of each reduced slice (there is no identity).
-    fn fold_first<T: Copy, F: Fold<T>>(&self, data: &[T]) -> Vec<T> {
-        let mut acc = gather(data, 0, &self.kept, &self.in_strides);
+    fn fold_first<T: Element, F: Fold<T>>(&self, data: &[T]) -> Result<Vec<T>> {
+        let mut acc = gather(data, 0, &self.kept, &self.in_strides)?;
         self.fold::<T, F>(data, &mut acc);
-        acc
+        Ok(acc)
     }
 }
 
@@ -230,31 +232,43 @@ pub(crate) fn reduce(
             format!("zero-size array to reduction operation {name} which has no identity"),
         ));
     }
-    let layout = Layout::new(&a.shape, &reduced);
+    let shape: Vec<usize> = a
+        .shape
+        .iter()
+        .zip(&reduced)
+        .filter_map(|(&d, &r)| match (r, keepdims) {
+            (false, _) => Some(d),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect();
+    let layout = Layout::new(&a.shape, &reduced, shape.clone());
     let acc_dtype = match op {
         ReduceOp::Mean if !a.dtype().is_float() => DType::F64,
         _ => reduce_result_dtype(op, a.dtype()),
     };
-    let input = a.cast(acc_dtype);
+    // Refuse an oversized result before copying the input.
+    alloc::check_size(&shape, acc_dtype)?;
+    let input = a.try_cast(acc_dtype)?;
     let storage = match (op, &*input.storage) {
         (ReduceOp::Max, s) => {
-            with_storage!(s, v => Element::into_storage(layout.fold_first::<_, Max>(v)))
+            with_storage!(s, v => Element::into_storage(layout.fold_first::<_, Max>(v)?))
         }
         (ReduceOp::Min, s) => {
-            with_storage!(s, v => Element::into_storage(layout.fold_first::<_, Min>(v)))
+            with_storage!(s, v => Element::into_storage(layout.fold_first::<_, Min>(v)?))
         }
-        (ReduceOp::Sum, Storage::I64(v)) => Storage::I64(layout.fold_from::<_, WrappingSum>(v, 0)),
+        (ReduceOp::Sum, Storage::I64(v)) => Storage::I64(layout.fold_from::<_, WrappingSum>(v, 0)?),
         (ReduceOp::Prod, Storage::I64(v)) => {
-            Storage::I64(layout.fold_from::<_, WrappingProd>(v, 1))
+            Storage::I64(layout.fold_from::<_, WrappingProd>(v, 1)?)
         }
         (ReduceOp::Sum | ReduceOp::Mean, Storage::F32(v)) => {
-            Storage::F32(layout.fold_from::<_, PairwiseSum>(v, 0.0))
+            Storage::F32(layout.fold_from::<_, PairwiseSum>(v, 0.0)?)
         }
         (ReduceOp::Sum | ReduceOp::Mean, Storage::F64(v)) => {
-            Storage::F64(layout.fold_from::<_, PairwiseSum>(v, 0.0))
+            Storage::F64(layout.fold_from::<_, PairwiseSum>(v, 0.0)?)
         }
-        (ReduceOp::Prod, Storage::F32(v)) => Storage::F32(layout.fold_from::<_, Product>(v, 1.0)),
-        (ReduceOp::Prod, Storage::F64(v)) => Storage::F64(layout.fold_from::<_, Product>(v, 1.0)),
+        (ReduceOp::Prod, Storage::F32(v)) => Storage::F32(layout.fold_from::<_, Product>(v, 1.0)?),
+        (ReduceOp::Prod, Storage::F64(v)) => Storage::F64(layout.fold_from::<_, Product>(v, 1.0)?),
         _ => unreachable!("input was cast to the accumulation dtype"),
     };
     let storage = match (op, storage) {
@@ -269,15 +283,5 @@ pub(crate) fn reduce(
         }
         (_, s) => s,
     };
-    let shape: Vec<usize> = a
-        .shape
-        .iter()
-        .zip(&reduced)
-        .filter_map(|(&d, &r)| match (r, keepdims) {
-            (false, _) => Some(d),
-            (true, true) => Some(1),
-            (true, false) => None,
-        })
-        .collect();
     Ok(Tensor::from_storage(storage, shape))
 }

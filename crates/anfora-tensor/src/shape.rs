@@ -1,8 +1,10 @@
 //! Shape arithmetic: broadcasting, reshape, transpose, basic indexing and strided copies.
 
-use crate::{ErrorKind, IndexItem, Result, TensorError};
+use crate::element::Element;
+use crate::{ErrorKind, IndexItem, Result, TensorError, alloc};
 
-/// Row-major strides (in elements) of a contiguous array.
+/// Row-major strides (in elements) of a contiguous array. `shape` is a tensor's (or a view's
+/// of one), whose element count fits in `isize` (see `alloc`).
 pub(crate) fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![0isize; shape.len()];
     let mut acc = 1isize;
@@ -35,8 +37,26 @@ pub(crate) fn tuple_repr(shape: &[usize]) -> String {
     }
 }
 
-/// numpy broadcasting of any number of shapes.
+/// numpy broadcasting of any number of shapes (`np.broadcast_shapes`), including its ValueError
+/// "broadcast dimensions too large." when the result has more than `isize::MAX` elements.
 pub fn broadcast_shapes_n(shapes: &[&[usize]]) -> Result<Vec<usize>> {
+    let out = broadcast_n(shapes)?;
+    if alloc::checked_iter_size(&out).is_err() {
+        return Err(TensorError::new(
+            ErrorKind::Value,
+            "broadcast dimensions too large.",
+        ));
+    }
+    Ok(out)
+}
+
+/// numpy broadcasting of two shapes (`np.broadcast_shapes(a, b)`).
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    broadcast_shapes_n(&[a, b])
+}
+
+/// The broadcast shape without a size check: the ufuncs check it as numpy's iterator does.
+pub(crate) fn broadcast_n(shapes: &[&[usize]]) -> Result<Vec<usize>> {
     let ndim = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = vec![1usize; ndim];
     for shape in shapes {
@@ -57,11 +77,6 @@ pub fn broadcast_shapes_n(shapes: &[&[usize]]) -> Result<Vec<usize>> {
         }
     }
     Ok(out)
-}
-
-/// numpy broadcasting of two shapes.
-pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
-    broadcast_shapes_n(&[a, b])
 }
 
 /// Strides that read a contiguous array of shape `shape` broadcast to `out` (0 on broadcast axes).
@@ -149,14 +164,13 @@ pub(crate) fn for_each_row<const N: usize>(
 }
 
 /// Copies the strided view `(offset, dims)` of `src` into a new contiguous vector.
-pub(crate) fn gather<T: Copy>(
+pub(crate) fn gather<T: Element>(
     src: &[T],
     offset: isize,
     shape: &[usize],
     strides: &[isize],
-) -> Vec<T> {
-    let n: usize = shape.iter().product();
-    let mut out = Vec::with_capacity(n);
+) -> Result<Vec<T>> {
+    let mut out = alloc::try_vec(shape)?;
     for_each_row(shape, [strides], [offset], |[o], len, [s]| {
         let o = o as usize;
         if s == 1 {
@@ -165,11 +179,12 @@ pub(crate) fn gather<T: Copy>(
             out.extend((0..len).map(|j| src[(o as isize + j as isize * s) as usize]));
         }
     });
-    out
+    Ok(out)
 }
 
 /// Resolves a requested shape with (at most) one unknown dimension against `numel` elements.
-/// numpy 2 treats every negative entry as "unknown".
+/// numpy 2 treats every negative entry as "unknown". As in numpy, a product of the known
+/// dimensions that overflows is a size mismatch; the caller checks the resolved shape's size.
 pub(crate) fn resolve_reshape(numel: usize, shape: &[i64]) -> Result<Vec<usize>> {
     let mismatch = || {
         // numpy prints unknown entries as `newaxis`, dropping leading ones.
@@ -211,16 +226,12 @@ pub(crate) fn resolve_reshape(numel: usize, shape: &[i64]) -> Result<Vec<usize>>
             }
             unknown = Some(i);
         } else {
+            // numpy's `npy_mul_sizes_with_overflow`: the product must fit in `intp`.
             known = usize::try_from(d)
                 .ok()
                 .and_then(|d| known.checked_mul(d))
-                .ok_or_else(|| {
-                    TensorError::new(
-                        ErrorKind::Value,
-                        "array is too big; `arr.size * arr.dtype.itemsize` is larger than the \
-                         maximum possible size.",
-                    )
-                })?;
+                .filter(|&k| k <= isize::MAX as usize)
+                .ok_or_else(mismatch)?;
         }
     }
     let mut dims: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();

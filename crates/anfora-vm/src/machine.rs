@@ -88,7 +88,11 @@ impl RuntimeError {
         }
         let _ = writeln!(out, "{}", self.headline());
         if let Some((file, loc)) = sources.location(self.span) {
-            let _ = writeln!(out, "error: runtime error at {}:{}:{}", file.name, loc.line, loc.col);
+            let _ = writeln!(
+                out,
+                "error: runtime error at {}:{}:{}",
+                file.name, loc.line, loc.col
+            );
         }
         out
     }
@@ -106,7 +110,10 @@ enum Operand {
     Slot(u32),
     Capture(u32),
     Value(Value),
-    Closure { graph: GraphId, plan: Rc<[Src]> },
+    Closure {
+        graph: GraphId,
+        plan: Rc<[Src]>,
+    },
     /// A constant holding graphs inside tuples, converted when used.
     Deferred(Const),
 }
@@ -119,6 +126,8 @@ struct Step {
     node: NodeId,
     /// The frontend bound the arguments of this primitive call already.
     prebound: bool,
+    /// `Switch(cond, a, b)`: evaluated lazily.
+    is_switch: bool,
 }
 
 #[derive(Debug)]
@@ -159,7 +168,10 @@ pub struct Vm<'m> {
 }
 
 fn internal(msg: impl Into<String>) -> PyErr {
-    ("SystemError", format!("internal error in the reference VM: {}", msg.into()))
+    (
+        "SystemError",
+        format!("internal error in the reference VM: {}", msg.into()),
+    )
 }
 
 impl<'m> Vm<'m> {
@@ -221,7 +233,12 @@ impl<'m> Vm<'m> {
     }
 
     /// Calls `f` with `args`; `print` writes to `out`.
-    pub fn call(&mut self, f: &Value, args: Vec<Value>, out: &mut dyn Write) -> Result<Value, RuntimeError> {
+    pub fn call(
+        &mut self,
+        f: &Value,
+        args: Vec<Value>,
+        out: &mut dyn Write,
+    ) -> Result<Value, RuntimeError> {
         let mut stack: Vec<Activation> = Vec::new();
         match self.apply(f.clone(), args, None, out) {
             Ok(Flow::Value(v)) => return Ok(v),
@@ -229,12 +246,26 @@ impl<'m> Vm<'m> {
             Err(e) => return Err(self.error(e, None, &stack)),
         }
         loop {
-            let top = stack.last_mut().expect("the stack is not empty while running");
+            let top = stack
+                .last_mut()
+                .expect("the stack is not empty while running");
             let prep = top.prep.clone();
             if top.pc < prep.steps.len() {
                 let step = &prep.steps[top.pc];
                 top.pc += 1;
                 top.current = Some(step.node);
+                if step.is_switch {
+                    // Build only the closure of the branch taken.
+                    let cond = self.load(top, &step.args[0]);
+                    match ops::truth(&cond) {
+                        Ok(c) => {
+                            let chosen = &step.args[if c { 1 } else { 2 }];
+                            top.slots[step.slot as usize] = self.load(top, chosen);
+                        }
+                        Err(e) => return Err(self.error(e, Some(step.node), &stack)),
+                    }
+                    continue;
+                }
                 let callee = self.load(top, &step.callee);
                 let args: Vec<Value> = step.args.iter().map(|a| self.load(top, a)).collect();
                 let flow = match (&callee, step.prebound) {
@@ -294,13 +325,21 @@ impl<'m> Vm<'m> {
         }
     }
 
-    fn error(&self, (kind, message): PyErr, node: Option<NodeId>, stack: &[Activation]) -> RuntimeError {
+    fn error(
+        &self,
+        (kind, message): PyErr,
+        node: Option<NodeId>,
+        stack: &[Activation],
+    ) -> RuntimeError {
         let span = node.map(|n| self.module.node(n).span).unwrap_or(Span::NONE);
         let trace = stack
             .iter()
             .map(|a| TraceEntry {
                 function: self.module.graph(a.prep.graph).function.clone(),
-                span: a.current.map(|n| self.module.node(n).span).unwrap_or(Span::NONE),
+                span: a
+                    .current
+                    .map(|n| self.module.node(n).span)
+                    .unwrap_or(Span::NONE),
             })
             .collect();
         RuntimeError {
@@ -334,7 +373,12 @@ impl<'m> Vm<'m> {
                     .iter()
                     .map(|n| match act.prep.slots.get(n) {
                         Some(&k) => act.slots[k as usize].clone(),
-                        None => act.prep.captures.get(n).map(|&k| act.captures[k as usize].clone()).unwrap_or(Value::None),
+                        None => act
+                            .prep
+                            .captures
+                            .get(n)
+                            .map(|&k| act.captures[k as usize].clone())
+                            .unwrap_or(Value::None),
                     })
                     .collect();
                 Value::Closure(Rc::new(Closure {
@@ -360,14 +404,26 @@ impl<'m> Vm<'m> {
             let k = slots.len() as u32;
             slots.entry(n).or_insert(k);
         }
-        let fvt = self.fvt.get(&g).cloned().unwrap_or_else(|| Rc::from(Vec::new()));
-        let captures: HashMap<NodeId, u32> = fvt.iter().enumerate().map(|(i, &n)| (n, i as u32)).collect();
+        let fvt = self
+            .fvt
+            .get(&g)
+            .cloned()
+            .unwrap_or_else(|| Rc::from(Vec::new()));
+        let captures: HashMap<NodeId, u32> = fvt
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| (n, i as u32))
+            .collect();
         let operand = |n: NodeId| -> Result<Operand, PyErr> {
             let node = m.node(n);
             if let NodeKind::Value(c) = &node.kind {
                 return Ok(match c {
                     Const::Graph(h) => {
-                        let needs = self.fvt.get(h).cloned().unwrap_or_else(|| Rc::from(Vec::new()));
+                        let needs = self
+                            .fvt
+                            .get(h)
+                            .cloned()
+                            .unwrap_or_else(|| Rc::from(Vec::new()));
                         if needs.is_empty() {
                             Operand::Value(Value::Closure(Rc::new(Closure {
                                 graph: *h,
@@ -379,7 +435,10 @@ impl<'m> Vm<'m> {
                                 .map(|fv| match (slots.get(fv), captures.get(fv)) {
                                     (Some(&k), _) => Ok(Src::Slot(k)),
                                     (None, Some(&k)) => Ok(Src::Capture(k)),
-                                    _ => Err(internal(format!("{fv} is not visible in @{}", graph.name))),
+                                    _ => Err(internal(format!(
+                                        "{fv} is not visible in @{}",
+                                        graph.name
+                                    ))),
                                 })
                                 .collect::<Result<Vec<_>, _>>()?;
                             Operand::Closure {
@@ -408,25 +467,40 @@ impl<'m> Vm<'m> {
             captures
                 .get(&n)
                 .map(|&k| Operand::Capture(k))
-                .ok_or_else(|| internal(format!("free variable {n} of @{} is not captured", graph.name)))
+                .ok_or_else(|| {
+                    internal(format!(
+                        "free variable {n} of @{} is not captured",
+                        graph.name
+                    ))
+                })
         };
         let step = |n: NodeId| -> Result<Step, PyErr> {
             let inputs = m.inputs(n);
             Ok(Step {
                 slot: slots[&n],
                 callee: operand(inputs[0])?,
-                args: inputs[1..].iter().map(|&i| operand(i)).collect::<Result<_, _>>()?,
+                args: inputs[1..]
+                    .iter()
+                    .map(|&i| operand(i))
+                    .collect::<Result<_, _>>()?,
                 node: n,
                 prebound: m.callee_prim(n).is_some(),
+                is_switch: m.callee_prim(n) == Some(Prim::Switch) && inputs.len() == 4,
             })
         };
-        let output = graph.output.ok_or_else(|| internal(format!("@{} has no output", graph.name)))?;
+        let output = graph
+            .output
+            .ok_or_else(|| internal(format!("@{} has no output", graph.name)))?;
         let tail_node = (m.is_apply(output)
             && m.node(output).owner == Some(g)
             && !graph.order.contains(&output))
         .then_some(output);
         // Evaluation order first, then anything else the output needs, then the tail call.
-        let mut steps: Vec<Step> = graph.order.iter().map(|&n| step(n)).collect::<Result<_, _>>()?;
+        let mut steps: Vec<Step> = graph
+            .order
+            .iter()
+            .map(|&n| step(n))
+            .collect::<Result<_, _>>()?;
         for &n in &nodes {
             if Some(n) != tail_node && !graph.order.contains(&n) {
                 steps.push(step(n)?);
@@ -455,7 +529,7 @@ impl<'m> Vm<'m> {
         kw: Option<(Vec<String>, Vec<Value>)>,
         out: &mut dyn Write,
     ) -> Result<Flow, PyErr> {
-        match callee {
+        match &callee {
             Value::Closure(c) => {
                 let prep = self.prepare(c.graph)?;
                 let slots = self.bind_closure(&prep, args, kw)?;
@@ -470,19 +544,24 @@ impl<'m> Vm<'m> {
             }
             Value::Prim(Prim::CallKw) => {
                 let mut args = args.into_iter();
-                let f = args.next().ok_or_else(|| internal("CallKw without a function"))?;
-                let names: Vec<String> = match args.next() {
+                let f = args
+                    .next()
+                    .ok_or_else(|| internal("CallKw without a function"))?;
+                let names: Vec<String> = match &args.next() {
                     Some(Value::Tuple(t)) => t.iter().map(crate::value::to_str).collect(),
                     _ => return Err(internal("CallKw without keyword names")),
                 };
                 let rest: Vec<Value> = args.collect();
-                let split = rest.len().checked_sub(names.len()).ok_or_else(|| internal("CallKw arity"))?;
+                let split = rest
+                    .len()
+                    .checked_sub(names.len())
+                    .ok_or_else(|| internal("CallKw arity"))?;
                 let (positional, values) = rest.split_at(split);
                 self.apply(f, positional.to_vec(), Some((names, values.to_vec())), out)
             }
             Value::Prim(p) => {
-                let bound = bind_prim(p, args, kw)?;
-                ops::call_prim(p, &bound, out).map(Flow::Value)
+                let bound = bind_prim(*p, args, kw)?;
+                ops::call_prim(*p, &bound, out).map(Flow::Value)
             }
             Value::Partial(pa) => {
                 let mut all = pa.args.clone();
@@ -541,7 +620,11 @@ impl<'m> Vm<'m> {
     }
 }
 
-fn bind_prim(p: Prim, args: Vec<Value>, kw: Option<(Vec<String>, Vec<Value>)>) -> Result<Vec<Value>, PyErr> {
+fn bind_prim(
+    p: Prim,
+    args: Vec<Value>,
+    kw: Option<(Vec<String>, Vec<Value>)>,
+) -> Result<Vec<Value>, PyErr> {
     let sig = p.signature();
     let (names, values) = kw.unwrap_or_default();
     let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();

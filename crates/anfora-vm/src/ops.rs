@@ -153,7 +153,10 @@ pub fn binary(p: Prim, a: &Value, b: &Value) -> OpResult {
     if let Some(r) = tensor_binary(p, a, b) {
         return r;
     }
-    if matches!(p, Prim::Eq | Prim::Ne | Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge) {
+    if matches!(
+        p,
+        Prim::Eq | Prim::Ne | Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge
+    ) {
         return compare(p, a, b);
     }
     if let (Some(x), Some(y)) = (num(a), num(b)) {
@@ -215,9 +218,13 @@ fn arith(p: Prim, x: Num, y: Num, a: &Value, b: &Value) -> OpResult {
     use Num::*;
     let both_bool = matches!((a, b), (Value::Bool(_), Value::Bool(_)));
     let r = match (p, x, y) {
-        (Prim::Add | Prim::InplaceAdd, I(i), I(j)) => Value::Int(i.checked_add(j).ok_or_else(|| overflow("+"))?),
+        (Prim::Add | Prim::InplaceAdd, I(i), I(j)) => {
+            Value::Int(i.checked_add(j).ok_or_else(|| overflow("+"))?)
+        }
         (Prim::Sub, I(i), I(j)) => Value::Int(i.checked_sub(j).ok_or_else(|| overflow("-"))?),
-        (Prim::Mul | Prim::InplaceMul, I(i), I(j)) => Value::Int(i.checked_mul(j).ok_or_else(|| overflow("*"))?),
+        (Prim::Mul | Prim::InplaceMul, I(i), I(j)) => {
+            Value::Int(i.checked_mul(j).ok_or_else(|| overflow("*"))?)
+        }
         (Prim::Add | Prim::InplaceAdd, x, y) => Value::Float(as_f64(x) + as_f64(y)),
         (Prim::Sub, x, y) => Value::Float(as_f64(x) - as_f64(y)),
         (Prim::Mul | Prim::InplaceMul, x, y) => Value::Float(as_f64(x) * as_f64(y)),
@@ -254,7 +261,11 @@ fn arith(p: Prim, x: Num, y: Num, a: &Value, b: &Value) -> OpResult {
                 Prim::BitOr => i | j,
                 _ => i ^ j,
             };
-            if both_bool { Value::Bool(v != 0) } else { Value::Int(v) }
+            if both_bool {
+                Value::Bool(v != 0)
+            } else {
+                Value::Int(v)
+            }
         }
         (Prim::LShift, I(i), I(j)) => {
             if j < 0 {
@@ -276,13 +287,25 @@ fn arith(p: Prim, x: Num, y: Num, a: &Value, b: &Value) -> OpResult {
             if j < 0 {
                 return Err(value_error("negative shift count"));
             }
-            Value::Int(if j >= 64 { if i < 0 { -1 } else { 0 } } else { i >> j })
+            Value::Int(if j >= 64 {
+                if i < 0 { -1 } else { 0 }
+            } else {
+                i >> j
+            })
         }
         (Prim::Maximum, _, _) => {
-            if truth(&compare(Prim::Gt, b, a)?)? { b.clone() } else { a.clone() }
+            if truth(&compare(Prim::Gt, b, a)?)? {
+                b.clone()
+            } else {
+                a.clone()
+            }
         }
         (Prim::Minimum, _, _) => {
-            if truth(&compare(Prim::Lt, b, a)?)? { b.clone() } else { a.clone() }
+            if truth(&compare(Prim::Lt, b, a)?)? {
+                b.clone()
+            } else {
+                a.clone()
+            }
         }
         _ => return Err(unsupported(p, a, b)),
     };
@@ -321,6 +344,10 @@ fn ord_holds(p: Prim, o: Ordering) -> bool {
 
 /// Comparisons `== != < <= > >=`.
 pub fn compare(p: Prim, a: &Value, b: &Value) -> OpResult {
+    anfora_ir::deep(|| compare_inner(p, a, b))
+}
+
+fn compare_inner(p: Prim, a: &Value, b: &Value) -> OpResult {
     if let Some(r) = tensor_binary(p, a, b) {
         return r;
     }
@@ -345,28 +372,52 @@ pub fn compare(p: Prim, a: &Value, b: &Value) -> OpResult {
         }
         (Value::None, Value::None) if eq_only => Ordering::Equal,
         (Value::DType(x), Value::DType(y)) if eq_only => {
-            if x == y { Ordering::Equal } else { Ordering::Less }
+            if x == y {
+                Ordering::Equal
+            } else {
+                Ordering::Less
+            }
         }
         (Value::DType(d), Value::Str(s)) | (Value::Str(s), Value::DType(d)) if eq_only => {
-            if DType::from_name(s) == Some(*d) { Ordering::Equal } else { Ordering::Less }
+            if DType::from_name(s) == Some(*d) {
+                Ordering::Equal
+            } else {
+                Ordering::Less
+            }
         }
         (Value::Range(x), Value::Range(y)) if eq_only => {
             let same = x.len() == y.len()
                 && (x.is_empty() || (x.start == y.start && (x.len() == 1 || x.step == y.step)));
-            if same { Ordering::Equal } else { Ordering::Less }
+            if same {
+                Ordering::Equal
+            } else {
+                Ordering::Less
+            }
         }
         (Value::Prim(x), Value::Prim(y)) if eq_only => {
-            if x == y { Ordering::Equal } else { Ordering::Less }
+            if x == y {
+                Ordering::Equal
+            } else {
+                Ordering::Less
+            }
         }
         (Value::Closure(x), Value::Closure(y)) if eq_only => {
             let same = x.graph == y.graph
                 && (Rc::ptr_eq(&x.captures, &y.captures)
                     || (x.captures.is_empty() && y.captures.is_empty()));
-            if same { Ordering::Equal } else { Ordering::Less }
+            if same {
+                Ordering::Equal
+            } else {
+                Ordering::Less
+            }
         }
         (Value::Ellipsis, Value::Ellipsis) if eq_only => Ordering::Equal,
         (Value::Slice(x), Value::Slice(y)) if eq_only => {
-            if x == y { Ordering::Equal } else { Ordering::Less }
+            if x == y {
+                Ordering::Equal
+            } else {
+                Ordering::Less
+            }
         }
         _ if eq_only => return Ok(Value::Bool(p == Prim::Ne)),
         _ => {
@@ -456,10 +507,17 @@ pub fn slice_indices(s: &Slice, len: i64) -> Result<(i64, i64, i64, i64), PyErr>
     let (start, stop) = if step > 0 {
         (adjust(s.start, 0, 0, len), adjust(s.stop, len, 0, len))
     } else {
-        (adjust(s.start, len - 1, -1, len - 1), adjust(s.stop, -1, -1, len - 1))
+        (
+            adjust(s.start, len - 1, -1, len - 1),
+            adjust(s.stop, -1, -1, len - 1),
+        )
     };
     let count = if step > 0 {
-        if start < stop { (stop - start - 1) / step + 1 } else { 0 }
+        if start < stop {
+            (stop - start - 1) / step + 1
+        } else {
+            0
+        }
     } else if stop < start {
         (start - stop - 1) / (-step) + 1
     } else {
@@ -470,7 +528,9 @@ pub fn slice_indices(s: &Slice, len: i64) -> Result<(i64, i64, i64, i64), PyErr>
 
 fn take_slice<T: Clone>(items: &[T], s: &Slice) -> Result<Vec<T>, PyErr> {
     let (start, _, step, n) = slice_indices(s, items.len() as i64)?;
-    Ok((0..n).map(|k| items[(start + k * step) as usize].clone()).collect())
+    Ok((0..n)
+        .map(|k| items[(start + k * step) as usize].clone())
+        .collect())
 }
 
 fn seq_index(i: i64, len: usize, what: &str) -> Result<usize, PyErr> {
@@ -537,7 +597,9 @@ pub fn getitem(obj: &Value, idx: &Value) -> OpResult {
         Value::Str(s) => {
             let chars: Vec<char> = s.chars().collect();
             match idx {
-                Value::Slice(sl) => Ok(Value::str(&take_slice(&chars, sl)?.into_iter().collect::<String>())),
+                Value::Slice(sl) => Ok(Value::str(
+                    &take_slice(&chars, sl)?.into_iter().collect::<String>(),
+                )),
                 _ => match index_of(idx) {
                     Some(i) => {
                         let c = chars[seq_index(i, chars.len(), "string")?];
@@ -564,7 +626,9 @@ pub fn getitem(obj: &Value, idx: &Value) -> OpResult {
                     }))
                 }
                 _ => match index_of(idx) {
-                    Some(i) => Ok(Value::Int(r.get(seq_index(i, len as usize, "range object")? as i64))),
+                    Some(i) => Ok(Value::Int(
+                        r.get(seq_index(i, len as usize, "range object")? as i64),
+                    )),
                     None => Err(type_error(format!(
                         "range indices must be integers or slices, not {}",
                         idx.type_name()
@@ -574,7 +638,10 @@ pub fn getitem(obj: &Value, idx: &Value) -> OpResult {
         }
         Value::Tensor(t) => {
             let items = match idx {
-                Value::Tuple(parts) => parts.iter().map(tensor_index_item).collect::<Result<Vec<_>, _>>()?,
+                Value::Tuple(parts) => parts
+                    .iter()
+                    .map(tensor_index_item)
+                    .collect::<Result<Vec<_>, _>>()?,
                 other => vec![tensor_index_item(other)?],
             };
             tensor(t.index(&items)).map(Value::Tensor)
@@ -611,7 +678,9 @@ pub fn len(v: &Value) -> Result<i64, PyErr> {
 pub fn iter_len(v: &Value) -> Result<i64, PyErr> {
     match v {
         Value::Tensor(t) if t.ndim() == 0 => Err(type_error("iteration over a 0-d array")),
-        Value::Str(_) | Value::Tuple(_) | Value::List(_) | Value::Range(_) | Value::Tensor(_) => len(v),
+        Value::Str(_) | Value::Tuple(_) | Value::List(_) | Value::Range(_) | Value::Tensor(_) => {
+            len(v)
+        }
         other => Err(type_error(format!(
             "'{}' object is not iterable",
             other.type_name()
@@ -623,7 +692,10 @@ pub fn iter_len(v: &Value) -> Result<i64, PyErr> {
 pub fn items(v: &Value, err: &dyn Fn(&str) -> PyErr) -> Result<Vec<Value>, PyErr> {
     Ok(match v {
         Value::Tuple(t) | Value::List(t) => t.to_vec(),
-        Value::Str(s) => s.chars().map(|c| Value::str(c.encode_utf8(&mut [0; 4]))).collect(),
+        Value::Str(s) => s
+            .chars()
+            .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
+            .collect(),
         Value::Range(r) => {
             let n = r.len();
             if n > MAX_ITEMS {
@@ -649,10 +721,14 @@ fn not_iterable(t: &str) -> PyErr {
 
 /// `Unpack(seq, n)`.
 pub fn unpack(seq: &Value, n: i64) -> OpResult {
-    let xs = items(seq, &|t| type_error(format!("cannot unpack non-iterable {t} object")))?;
+    let xs = items(seq, &|t| {
+        type_error(format!("cannot unpack non-iterable {t} object"))
+    })?;
     let got = xs.len() as i64;
     if got > n {
-        return Err(value_error(format!("too many values to unpack (expected {n})")));
+        return Err(value_error(format!(
+            "too many values to unpack (expected {n})"
+        )));
     }
     if got < n {
         return Err(value_error(format!(
@@ -697,12 +773,17 @@ pub fn contains(container: &Value, x: &Value) -> Result<bool, PyErr> {
         }
         Value::Tensor(t) => {
             let eq = compare(Prim::Eq, &Value::Tensor(t.clone()), x)?;
-            match eq {
+            match &eq {
                 Value::Tensor(e) => {
-                    let any = tensor(Tensor::reduce(ReduceOp::Max, &e.cast(DType::I64), None, false))?;
+                    let any = tensor(Tensor::reduce(
+                        ReduceOp::Max,
+                        &tensor(e.try_cast(DType::I64))?,
+                        None,
+                        false,
+                    ))?;
                     Ok(tensor(any.truth())?)
                 }
-                other => truth(&other),
+                other => truth(other),
             }
         }
         other => Err(type_error(format!(
@@ -742,10 +823,15 @@ fn float_to_int(f: f64) -> Result<i64, PyErr> {
         return Err(value_error("cannot convert float NaN to integer"));
     }
     if f.is_infinite() {
-        return Err(("OverflowError", "cannot convert float infinity to integer".into()));
+        return Err((
+            "OverflowError",
+            "cannot convert float infinity to integer".into(),
+        ));
     }
     let t = f.trunc();
-    if !(-9.223372036854775808e18..9.223372036854775808e18).contains(&t) {
+    // 2^63 is exact in f64.
+    const TWO63: f64 = 9_223_372_036_854_775_808.0;
+    if !(-TWO63..TWO63).contains(&t) {
         return Err(overflow("int()"));
     }
     Ok(t as i64)
@@ -818,14 +904,7 @@ fn isinstance(obj: &Value, cls: &Value) -> Result<bool, PyErr> {
 }
 
 fn range(args: &[Value]) -> OpResult {
-    let int = |v: &Value| {
-        v.as_index().ok_or_else(|| {
-            type_error(format!(
-                "'{}' object cannot be interpreted as an integer",
-                v.type_name()
-            ))
-        })
-    };
+    let int = int_arg;
     let (start, stop, step) = match args {
         [] => return Err(type_error("range expected at least 1 argument, got 0")),
         [stop] => (0, int(stop)?, 1),
@@ -915,59 +994,41 @@ fn dtype_arg(v: &Value, default: Option<DType>) -> Result<Option<DType>, PyErr> 
     }
 }
 
+/// An int argument (bools count, as in Python).
+fn int_arg(v: &Value) -> Result<i64, PyErr> {
+    v.as_index().ok_or_else(|| {
+        type_error(format!(
+            "'{}' object cannot be interpreted as an integer",
+            v.type_name()
+        ))
+    })
+}
+
+/// An int or a tuple/list of ints.
+fn int_list(v: &Value) -> Result<Vec<i64>, PyErr> {
+    match v {
+        Value::Tuple(items) | Value::List(items) => items.iter().map(int_arg).collect(),
+        other => Ok(vec![int_arg(other)?]),
+    }
+}
+
 fn shape_arg(v: &Value) -> Result<Vec<usize>, PyErr> {
-    let dims: Vec<i64> = match v {
-        Value::Tuple(items) | Value::List(items) => items
-            .iter()
-            .map(|d| {
-                d.as_index().ok_or_else(|| {
-                    type_error(format!(
-                        "'{}' object cannot be interpreted as an integer",
-                        d.type_name()
-                    ))
-                })
-            })
-            .collect::<Result<_, _>>()?,
-        other => vec![other.as_index().ok_or_else(|| {
-            type_error(format!(
-                "'{}' object cannot be interpreted as an integer",
-                other.type_name()
-            ))
-        })?],
-    };
+    let dims = int_list(v)?;
     if dims.iter().any(|d| *d < 0) {
         return Err(value_error("negative dimensions are not allowed"));
     }
     Ok(dims.into_iter().map(|d| d as usize).collect())
 }
 
-fn int_list(v: &Value) -> Result<Vec<i64>, PyErr> {
-    match v {
-        Value::Tuple(items) | Value::List(items) => items
-            .iter()
-            .map(|d| {
-                d.as_index().ok_or_else(|| {
-                    type_error(format!(
-                        "'{}' object cannot be interpreted as an integer",
-                        d.type_name()
-                    ))
-                })
-            })
-            .collect(),
-        other => Ok(vec![other.as_index().ok_or_else(|| {
-            type_error(format!(
-                "'{}' object cannot be interpreted as an integer",
-                other.type_name()
-            ))
-        })?]),
-    }
+fn nested(v: &Value) -> Result<Nested, PyErr> {
+    anfora_ir::deep(|| nested_inner(v))
 }
 
-fn nested(v: &Value) -> Result<Nested, PyErr> {
+fn nested_inner(v: &Value) -> Result<Nested, PyErr> {
     match v {
-        Value::Tuple(items) | Value::List(items) => {
-            Ok(Nested::List(items.iter().map(nested).collect::<Result<_, _>>()?))
-        }
+        Value::Tuple(items) | Value::List(items) => Ok(Nested::List(
+            items.iter().map(nested).collect::<Result<_, _>>()?,
+        )),
         Value::Tensor(t) if t.ndim() == 0 => Ok(Nested::Scalar(tensor(t.item())?)),
         other => other.as_scalar().map(Nested::Scalar).ok_or_else(|| {
             type_error(format!(
@@ -1011,24 +1072,33 @@ fn where_(args: &[Value]) -> OpResult {
     let (x, y) = match (&args[1], &args[2]) {
         (Value::Tensor(x), Value::Tensor(y)) => (x.clone(), y.clone()),
         (Value::Tensor(x), s) => {
-            let s = s.as_scalar().ok_or_else(|| type_error("ops.where() expects tensors or numbers"))?;
+            let s = s
+                .as_scalar()
+                .ok_or_else(|| type_error("ops.where() expects tensors or numbers"))?;
             (x.clone(), scalar_like(s, x.dtype())?)
         }
         (s, Value::Tensor(y)) => {
-            let s = s.as_scalar().ok_or_else(|| type_error("ops.where() expects tensors or numbers"))?;
+            let s = s
+                .as_scalar()
+                .ok_or_else(|| type_error("ops.where() expects tensors or numbers"))?;
             (scalar_like(s, y.dtype())?, y.clone())
         }
         (a, b) => {
             let (a, b) = (
-                a.as_scalar().ok_or_else(|| type_error("ops.where() expects tensors or numbers"))?,
-                b.as_scalar().ok_or_else(|| type_error("ops.where() expects tensors or numbers"))?,
+                a.as_scalar()
+                    .ok_or_else(|| type_error("ops.where() expects tensors or numbers"))?,
+                b.as_scalar()
+                    .ok_or_else(|| type_error("ops.where() expects tensors or numbers"))?,
             );
             let d = |s: Scalar| match s {
                 Scalar::Bool(_) => DType::Bool,
                 Scalar::Int(_) => DType::I64,
                 Scalar::Float(_) => DType::F64,
             };
-            (tensor(Tensor::scalar(a, d(a)))?, tensor(Tensor::scalar(b, d(b)))?)
+            (
+                tensor(Tensor::scalar(a, d(a)))?,
+                tensor(Tensor::scalar(b, d(b)))?,
+            )
         }
     };
     tensor(Tensor::where_(cond, &x, &y)).map(Value::Tensor)
@@ -1081,9 +1151,9 @@ fn creation(p: Prim, args: &[Value]) -> OpResult {
             let shape = shape_arg(&args[0])?;
             let d = dtype_arg(&args[1], Some(DType::F32))?.unwrap_or(DType::F32);
             if p == Prim::Zeros {
-                Tensor::zeros(&shape, d)
+                tensor(Tensor::zeros(&shape, d))?
             } else {
-                Tensor::ones(&shape, d)
+                tensor(Tensor::ones(&shape, d))?
             }
         }
         Prim::Full => {
@@ -1091,7 +1161,10 @@ fn creation(p: Prim, args: &[Value]) -> OpResult {
             let fill = match &args[1] {
                 Value::Tensor(t) if t.ndim() == 0 => tensor(t.item())?,
                 v => v.as_scalar().ok_or_else(|| {
-                    type_error(format!("ops.full() fill_value must be a number, got {}", v.type_name()))
+                    type_error(format!(
+                        "ops.full() fill_value must be a number, got {}",
+                        v.type_name()
+                    ))
                 })?,
             };
             let default = match fill {
@@ -1105,7 +1178,10 @@ fn creation(p: Prim, args: &[Value]) -> OpResult {
         Prim::Arange => {
             let scalar = |v: &Value| {
                 v.as_scalar().ok_or_else(|| {
-                    type_error(format!("ops.arange() expects numbers, got {}", v.type_name()))
+                    type_error(format!(
+                        "ops.arange() expects numbers, got {}",
+                        v.type_name()
+                    ))
                 })
             };
             let (start, stop) = match &args[1] {
@@ -1123,7 +1199,7 @@ fn creation(p: Prim, args: &[Value]) -> OpResult {
             let d = dtype_arg(&args[1], None)?;
             match &args[0] {
                 Value::Tensor(t) => match d {
-                    Some(d) => t.cast(d),
+                    Some(d) => tensor(t.try_cast(d))?,
                     None => t.clone(),
                 },
                 data => tensor(Tensor::from_nested(&nested(data)?, d))?,
@@ -1133,9 +1209,9 @@ fn creation(p: Prim, args: &[Value]) -> OpResult {
             let x = need_tensor(&args[0], &p.python_name())?;
             let d = dtype_arg(&args[1], Some(x.dtype()))?.unwrap_or(x.dtype());
             if p == Prim::ZerosLike {
-                Tensor::zeros(x.shape(), d)
+                tensor(Tensor::zeros(x.shape(), d))?
             } else {
-                Tensor::ones(x.shape(), d)
+                tensor(Tensor::ones(x.shape(), d))?
             }
         }
     };
@@ -1172,7 +1248,12 @@ pub fn getattr(obj: &Value, name: &str) -> OpResult {
 }
 
 /// Calls a tensor method with positional `args` and keyword `kwargs` (name, value).
-pub fn call_method(m: Method, t: &Tensor, args: Vec<Value>, kwargs: Vec<(String, Value)>) -> OpResult {
+pub fn call_method(
+    m: Method,
+    t: &Tensor,
+    args: Vec<Value>,
+    kwargs: Vec<(String, Value)>,
+) -> OpResult {
     let this = Value::Tensor(t.clone());
     let no_kwargs = |kwargs: &[(String, Value)]| -> Result<(), PyErr> {
         match kwargs.first() {
@@ -1204,7 +1285,9 @@ pub fn call_method(m: Method, t: &Tensor, args: Vec<Value>, kwargs: Vec<(String,
                 .map(|s| match s {
                     anfora_ir::ArgSource::Positional(i) => positional[i].clone(),
                     anfora_ir::ArgSource::Keyword(j) => kwargs[j].1.clone(),
-                    anfora_ir::ArgSource::Default(c) => crate::value::from_const(&c, &mut |_| Value::None),
+                    anfora_ir::ArgSource::Default(c) => {
+                        crate::value::from_const(&c, &mut |_| Value::None)
+                    }
                 })
                 .collect();
             reduce(prim, &full)
@@ -1215,10 +1298,15 @@ pub fn call_method(m: Method, t: &Tensor, args: Vec<Value>, kwargs: Vec<(String,
                 [] if m == Method::Transpose => None,
                 [one @ (Value::Tuple(_) | Value::List(_))] => Some(int_list(one)?),
                 [Value::None] if m == Method::Transpose => None,
-                many => Some(many.iter().map(|v| int_list(v).map(|l| l[0])).collect::<Result<Vec<_>, _>>()?),
+                many => Some(
+                    many.iter()
+                        .map(|v| int_list(v).map(|l| l[0]))
+                        .collect::<Result<Vec<_>, _>>()?,
+                ),
             };
             if m == Method::Reshape {
-                let shape = spec.ok_or_else(|| type_error("reshape() takes at least 1 argument"))?;
+                let shape =
+                    spec.ok_or_else(|| type_error("reshape() takes at least 1 argument"))?;
                 tensor(t.reshape(&shape)).map(Value::Tensor)
             } else {
                 tensor(t.transpose(spec.as_deref())).map(Value::Tensor)
@@ -1231,7 +1319,7 @@ pub fn call_method(m: Method, t: &Tensor, args: Vec<Value>, kwargs: Vec<(String,
                 _ => return Err(type_error("astype() takes exactly one argument (dtype)")),
             };
             let d = dtype_arg(&dtype, None)?.ok_or_else(|| type_error("astype() needs a dtype"))?;
-            Ok(Value::Tensor(t.cast(d)))
+            Ok(Value::Tensor(tensor(t.try_cast(d))?))
         }
         Method::Item => {
             no_kwargs(&kwargs)?;
@@ -1248,9 +1336,15 @@ pub fn call_method(m: Method, t: &Tensor, args: Vec<Value>, kwargs: Vec<(String,
 pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
     use Prim::*;
     match p {
-        Switch => Ok(if truth(&args[0])? { args[1].clone() } else { args[2].clone() }),
+        Switch => Ok(if truth(&args[0])? {
+            args[1].clone()
+        } else {
+            args[2].clone()
+        }),
         Partial => {
-            let (f, rest) = args.split_first().ok_or_else(|| type_error("Partial needs a function"))?;
+            let (f, rest) = args
+                .split_first()
+                .ok_or_else(|| type_error("Partial needs a function"))?;
             Ok(Value::Partial(Rc::new(PartialApp {
                 func: f.clone(),
                 args: rest.to_vec(),
@@ -1272,12 +1366,16 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
                 if truth(&args[2])? {
                     Err((
                         "NameError",
-                        format!("cannot access free variable '{name}' where it is not associated with a value in enclosing scope"),
+                        format!(
+                            "cannot access free variable '{name}' where it is not associated with a value in enclosing scope"
+                        ),
                     ))
                 } else {
                     Err((
                         "UnboundLocalError",
-                        format!("cannot access local variable '{name}' where it is not associated with a value"),
+                        format!(
+                            "cannot access local variable '{name}' where it is not associated with a value"
+                        ),
                     ))
                 }
             }
@@ -1295,23 +1393,23 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
             if truth(&args[0])? {
                 Ok(Value::None)
             } else {
-                Err(("AssertionError", match &args[1] {
-                    Value::None => String::new(),
-                    m => to_str(m),
-                }))
+                Err((
+                    "AssertionError",
+                    match &args[1] {
+                        Value::None => String::new(),
+                        m => to_str(m),
+                    },
+                ))
             }
         }
         Enumerate => {
-            let start = args[1].as_index().ok_or_else(|| {
-                type_error(format!(
-                    "'{}' object cannot be interpreted as an integer",
-                    args[1].type_name()
-                ))
-            })?;
+            let start = int_arg(&args[1])?;
             let xs = items(&args[0], &not_iterable)?;
             let mut out = Vec::with_capacity(xs.len());
             for (i, x) in xs.into_iter().enumerate() {
-                let n = start.checked_add(i as i64).ok_or_else(|| overflow("enumerate"))?;
+                let n = start
+                    .checked_add(i as i64)
+                    .ok_or_else(|| overflow("enumerate"))?;
                 out.push(Value::tuple(vec![Value::Int(n), x]));
             }
             Ok(Value::tuple(out))
@@ -1322,7 +1420,10 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
                 .enumerate()
                 .map(|(i, a)| {
                     items(a, &|t| {
-                        type_error(format!("zip argument #{} must support iteration ('{t}' is not iterable)", i + 1))
+                        type_error(format!(
+                            "zip argument #{} must support iteration ('{t}' is not iterable)",
+                            i + 1
+                        ))
                     })
                 })
                 .collect::<Result<_, _>>()?;
@@ -1334,11 +1435,13 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
             ))
         }
         IterLen => iter_len(&args[0]).map(Value::Int),
-        Add | Sub | Mul | Div | FloorDiv | Mod | Pow | MatMul | LShift | RShift | BitAnd | BitOr
-        | BitXor | InplaceAdd | InplaceMul | Divmod => {
+        Add | Sub | Mul | Div | FloorDiv | Mod | Pow | MatMul | LShift | RShift | BitAnd
+        | BitOr | BitXor | InplaceAdd | InplaceMul | Divmod => {
             if p == MatMul {
                 return match (&args[0], &args[1]) {
-                    (Value::Tensor(a), Value::Tensor(b)) => tensor(Tensor::matmul(a, b)).map(Value::Tensor),
+                    (Value::Tensor(a), Value::Tensor(b)) => {
+                        tensor(Tensor::matmul(a, b)).map(Value::Tensor)
+                    }
                     (a, b) => Err(unsupported(MatMul, a, b)),
                 };
             }
@@ -1369,7 +1472,10 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         Print => print(args, out),
         Len => len(&args[0]).map(Value::Int),
         Abs => match &args[0] {
-            Value::Int(i) => i.checked_abs().map(Value::Int).ok_or_else(|| overflow("abs()")),
+            Value::Int(i) => i
+                .checked_abs()
+                .map(Value::Int)
+                .ok_or_else(|| overflow("abs()")),
             Value::Bool(b) => Ok(Value::Int(*b as i64)),
             Value::Float(f) => Ok(Value::Float(f.abs())),
             Value::Tensor(_) => math(Abs, &args[0]),
@@ -1390,7 +1496,9 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         IsInstance => isinstance(&args[0], &args[1]).map(Value::Bool),
         Sum => {
             if matches!(args[1], Value::Str(_)) {
-                return Err(type_error("sum() can't sum strings [use ''.join(seq) instead]"));
+                return Err(type_error(
+                    "sum() can't sum strings [use ''.join(seq) instead]",
+                ));
             }
             let mut acc = args[1].clone();
             for x in items(&args[0], &not_iterable)? {
@@ -1419,8 +1527,9 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         Where => where_(args),
         Cast => {
             let t = need_tensor(&args[0], "ops.cast")?;
-            let d = dtype_arg(&args[1], None)?.ok_or_else(|| type_error("ops.cast() needs a dtype"))?;
-            Ok(Value::Tensor(t.cast(d)))
+            let d =
+                dtype_arg(&args[1], None)?.ok_or_else(|| type_error("ops.cast() needs a dtype"))?;
+            Ok(Value::Tensor(tensor(t.try_cast(d))?))
         }
         ReduceSum | ReduceMean | ReduceMax | ReduceMin | ReduceProd => reduce(p, args),
         Reshape => {
@@ -1436,5 +1545,330 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
             tensor(t.transpose(axes.as_deref())).map(Value::Tensor)
         }
         CallKw => Err(("SystemError", "CallKw is executed by the machine".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::repr;
+
+    fn int(i: i64) -> Value {
+        Value::Int(i)
+    }
+
+    fn tup(items: &[i64]) -> Value {
+        Value::tuple(items.iter().map(|&i| Value::Int(i)).collect())
+    }
+
+    fn err(r: OpResult) -> String {
+        let (k, m) = r.unwrap_err();
+        format!("{k}: {m}")
+    }
+
+    #[test]
+    fn arithmetic_dispatch_follows_python() {
+        assert_eq!(
+            repr(&binary(Prim::Add, &Value::Bool(true), &Value::Bool(true)).unwrap()),
+            "2"
+        );
+        assert_eq!(
+            repr(&binary(Prim::BitAnd, &Value::Bool(true), &Value::Bool(false)).unwrap()),
+            "False"
+        );
+        assert_eq!(
+            repr(&binary(Prim::BitOr, &Value::Bool(true), &int(2)).unwrap()),
+            "3"
+        );
+        assert_eq!(
+            repr(&binary(Prim::Mul, &Value::str("ab"), &int(3)).unwrap()),
+            "'ababab'"
+        );
+        assert_eq!(
+            repr(&binary(Prim::Mul, &int(-1), &tup(&[1])).unwrap()),
+            "()"
+        );
+        assert_eq!(
+            repr(&binary(Prim::Add, &int(1), &Value::Float(0.5)).unwrap()),
+            "1.5"
+        );
+        assert_eq!(
+            err(binary(Prim::Add, &int(1), &Value::str("a"))),
+            "TypeError: unsupported operand type(s) for +: 'int' and 'str'"
+        );
+        assert_eq!(
+            err(binary(Prim::Add, &Value::str("a"), &int(1))),
+            "TypeError: can only concatenate str (not \"int\") to str"
+        );
+        assert_eq!(
+            err(binary(
+                Prim::InplaceAdd,
+                &Value::List(Rc::from(vec![])),
+                &Value::List(Rc::from(vec![]))
+            ))
+            .split(':')
+            .next()
+            .unwrap(),
+            "TypeError"
+        );
+        assert_eq!(
+            err(binary(Prim::LShift, &int(1), &int(-1))),
+            "ValueError: negative shift count"
+        );
+        assert_eq!(
+            err(binary(Prim::Mod, &Value::str("%d"), &int(1)))
+                .split(':')
+                .next()
+                .unwrap(),
+            "TypeError"
+        );
+        assert_eq!(
+            err(binary(Prim::Mul, &Value::str("ab"), &int(1 << 40))),
+            "MemoryError: str repetition result is too large"
+        );
+    }
+
+    #[test]
+    fn comparisons_and_equality() {
+        let lt = |a: &Value, b: &Value| repr(&compare(Prim::Lt, a, b).unwrap());
+        assert_eq!(lt(&tup(&[1, 2]), &tup(&[1, 3])), "True");
+        assert_eq!(lt(&tup(&[1, 2]), &tup(&[1, 2, 0])), "True");
+        assert_eq!(lt(&Value::str("b"), &Value::str("ab")), "False");
+        assert_eq!(
+            repr(&compare(Prim::Eq, &int(1), &Value::str("1")).unwrap()),
+            "False"
+        );
+        assert_eq!(
+            repr(&compare(Prim::Ne, &Value::None, &Value::None).unwrap()),
+            "False"
+        );
+        assert_eq!(
+            repr(&compare(Prim::Eq, &Value::Float(f64::NAN), &Value::Float(f64::NAN)).unwrap()),
+            "False"
+        );
+        assert_eq!(
+            err(compare(Prim::Lt, &Value::None, &int(1))),
+            "TypeError: '<' not supported between instances of 'NoneType' and 'int'"
+        );
+        assert!(py_eq(&Value::DType(DType::F32), &Value::str("float32")).unwrap());
+    }
+
+    #[test]
+    fn slicing_matches_python() {
+        let t = tup(&[0, 1, 2, 3, 4, 5]);
+        let s = |start: Option<i64>, stop: Option<i64>, step: Option<i64>| {
+            repr(&getitem(&t, &Value::Slice(Slice { start, stop, step })).unwrap())
+        };
+        assert_eq!(s(None, None, Some(-1)), "(5, 4, 3, 2, 1, 0)");
+        assert_eq!(s(Some(-2), None, None), "(4, 5)");
+        assert_eq!(s(Some(10), Some(-10), Some(-2)), "(5, 3, 1)");
+        assert_eq!(s(Some(1), Some(100), Some(3)), "(1, 4)");
+        assert_eq!(s(Some(4), Some(1), None), "()");
+        assert_eq!(
+            err(getitem(
+                &t,
+                &Value::Slice(Slice {
+                    start: None,
+                    stop: None,
+                    step: Some(0)
+                })
+            )),
+            "ValueError: slice step cannot be zero"
+        );
+        assert_eq!(
+            repr(&getitem(&Value::str("héllo"), &int(1)).unwrap()),
+            "'é'"
+        );
+        assert_eq!(
+            err(getitem(&t, &int(6))),
+            "IndexError: tuple index out of range"
+        );
+        assert_eq!(
+            err(getitem(&t, &Value::Float(1.0))),
+            "TypeError: tuple indices must be integers or slices, not float"
+        );
+        let r = Value::Range(Range {
+            start: 10,
+            stop: 0,
+            step: -2,
+        });
+        assert_eq!(
+            repr(
+                &getitem(
+                    &r,
+                    &Value::Slice(Slice {
+                        start: Some(1),
+                        stop: None,
+                        step: Some(2)
+                    })
+                )
+                .unwrap()
+            ),
+            "range(8, 0, -4)"
+        );
+        assert_eq!(repr(&getitem(&r, &int(-1)).unwrap()), "2");
+    }
+
+    #[test]
+    fn membership_unpacking_and_iteration() {
+        assert!(contains(&tup(&[1, 2]), &Value::Float(2.0)).unwrap());
+        assert!(contains(&Value::str("hello"), &Value::str("ell")).unwrap());
+        let r = Value::Range(Range {
+            start: 0,
+            stop: 10,
+            step: 3,
+        });
+        assert!(contains(&r, &int(9)).unwrap());
+        assert!(!contains(&r, &int(10)).unwrap());
+        assert_eq!(
+            err(contains(&int(1), &int(1)).map(Value::Bool)),
+            "TypeError: argument of type 'int' is not iterable"
+        );
+        assert_eq!(
+            err(unpack(&tup(&[1, 2, 3]), 2)),
+            "ValueError: too many values to unpack (expected 2)"
+        );
+        assert_eq!(
+            err(unpack(&tup(&[1]), 2)),
+            "ValueError: not enough values to unpack (expected 2, got 1)"
+        );
+        assert_eq!(
+            err(unpack(&int(1), 2)),
+            "TypeError: cannot unpack non-iterable int object"
+        );
+        assert_eq!(iter_len(&Value::str("ab")).unwrap(), 2);
+        assert_eq!(
+            err(iter_len(&Value::None).map(Value::Int)),
+            "TypeError: 'NoneType' object is not iterable"
+        );
+    }
+
+    #[test]
+    fn builtins() {
+        let mut sink = Vec::new();
+        let call = |p: Prim, args: &[Value], sink: &mut Vec<u8>| call_prim(p, args, sink);
+        assert_eq!(
+            repr(&call(Prim::Max, &[int(1), Value::Float(1.0), int(0)], &mut sink).unwrap()),
+            "1"
+        );
+        assert_eq!(
+            repr(&call(Prim::Min, &[tup(&[3, 1, 2])], &mut sink).unwrap()),
+            "1"
+        );
+        assert_eq!(
+            err(call(Prim::Min, &[tup(&[])], &mut sink)),
+            "ValueError: min() arg is an empty sequence"
+        );
+        assert_eq!(
+            repr(&call(Prim::Sum, &[tup(&[1, 2]), Value::Float(0.5)], &mut sink).unwrap()),
+            "3.5"
+        );
+        assert_eq!(
+            repr(&call(Prim::IntType, &[Value::Float(-2.7)], &mut sink).unwrap()),
+            "-2"
+        );
+        assert_eq!(
+            repr(&call(Prim::IntType, &[Value::str(" 12 ")], &mut sink).unwrap()),
+            "12"
+        );
+        assert_eq!(
+            err(call(
+                Prim::IntType,
+                &[Value::Float(f64::INFINITY)],
+                &mut sink
+            )),
+            "OverflowError: cannot convert float infinity to integer"
+        );
+        assert_eq!(
+            repr(
+                &call(
+                    Prim::IsInstance,
+                    &[Value::Bool(true), Value::Prim(Prim::IntType)],
+                    &mut sink
+                )
+                .unwrap()
+            ),
+            "True"
+        );
+        assert_eq!(
+            repr(&call(Prim::Divmod, &[int(-7), int(2)], &mut sink).unwrap()),
+            "(-4, 1)"
+        );
+        assert_eq!(
+            repr(&call(Prim::Range, &[int(5)], &mut sink).unwrap()),
+            "range(0, 5)"
+        );
+        assert_eq!(
+            err(call(Prim::Range, &[int(1), int(2), int(0)], &mut sink)),
+            "ValueError: range() arg 3 must not be zero"
+        );
+        assert_eq!(
+            repr(&call(Prim::Enumerate, &[Value::str("ab"), int(1)], &mut sink).unwrap()),
+            "((1, 'a'), (2, 'b'))"
+        );
+        assert_eq!(
+            repr(&call(Prim::Zip, &[tup(&[1, 2, 3]), Value::str("xy")], &mut sink).unwrap()),
+            "((1, 'x'), (2, 'y'))"
+        );
+        call(
+            Prim::Print,
+            &[int(1), Value::str("a"), Value::str("-"), Value::str("!\n")],
+            &mut sink,
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8(sink.clone()).unwrap(), "1-a!\n");
+        assert_eq!(
+            err(call(Prim::Print, &[int(1), int(0), Value::None], &mut sink)),
+            "TypeError: sep must be None or a string, not int"
+        );
+    }
+
+    #[test]
+    fn tensors_mix_with_python_scalars() {
+        let mut sink = Vec::new();
+        let t = call_prim(
+            Prim::MakeTensor,
+            &[Value::tuple(vec![int(1), int(2)]), Value::None],
+            &mut sink,
+        )
+        .unwrap();
+        assert_eq!(repr(&t), "array([1, 2])");
+        assert_eq!(
+            repr(&binary(Prim::Mul, &t, &Value::Float(2.5)).unwrap()),
+            "array([2.5, 5. ])"
+        );
+        assert_eq!(repr(&getattr(&t, "shape").unwrap()), "(2,)");
+        assert_eq!(repr(&getattr(&t, "dtype").unwrap()), "anfora.int64");
+        assert_eq!(
+            err(truth(&t).map(Value::Bool)),
+            "ValueError: The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
+        );
+        assert_eq!(
+            repr(&call_prim(Prim::Exp, &[Value::Float(0.0)], &mut sink).unwrap()),
+            "1.0"
+        );
+        assert_eq!(
+            repr(&call_prim(Prim::Relu, &[int(-3)], &mut sink).unwrap()),
+            "0"
+        );
+        assert_eq!(
+            err(call_prim(
+                Prim::ReduceSum,
+                &[int(1), Value::None, Value::Bool(false)],
+                &mut sink
+            )),
+            "TypeError: ops.sum() expects a Tensor, got int"
+        );
+        let sum = call_method(
+            Method::Sum,
+            match &t {
+                Value::Tensor(t) => t,
+                _ => unreachable!(),
+            },
+            vec![],
+            vec![("axis".into(), int(0))],
+        )
+        .unwrap();
+        assert_eq!(repr(&sum), "array(3)");
     }
 }

@@ -10,7 +10,9 @@ pub type PyErr = (&'static str, String);
 pub fn overflow(what: &str) -> PyErr {
     (
         "OverflowError",
-        format!("integer overflow in {what}: the result does not fit in 64 bits (anfora's ints are 64-bit)"),
+        format!(
+            "integer overflow in {what}: the result does not fit in 64 bits (anfora's ints are 64-bit)"
+        ),
     )
 }
 
@@ -24,7 +26,11 @@ pub fn float_repr(x: f64) -> String {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // `{:e}` gives the shortest round-trip digits: "d.ddddde±x".
     let sci = format!("{:e}", x.abs());
@@ -41,7 +47,11 @@ pub fn float_repr(x: f64) -> String {
         } else if point >= n {
             format!("{}{}.0", digits, "0".repeat((point - n) as usize))
         } else {
-            format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+            format!(
+                "{}.{}",
+                &digits[..point as usize],
+                &digits[point as usize..]
+            )
         };
         format!("{sign}{body}")
     } else {
@@ -137,7 +147,10 @@ fn finish(mant: u128, exp: i32, sticky: bool, negative: bool) -> f64 {
 /// Python's `a // b` for ints.
 pub fn int_floor_div(a: i64, b: i64) -> Result<i64, PyErr> {
     if b == 0 {
-        return Err(("ZeroDivisionError", "integer division or modulo by zero".into()));
+        return Err((
+            "ZeroDivisionError",
+            "integer division or modulo by zero".into(),
+        ));
     }
     let q = a.checked_div(b).ok_or_else(|| overflow("//"))?;
     if (a % b != 0) && ((a < 0) != (b < 0)) {
@@ -275,7 +288,10 @@ pub fn parse_int(text: &str) -> Result<i64, PyErr> {
     let bad = || {
         (
             "ValueError",
-            format!("invalid literal for int() with base 10: {}", crate::value::str_repr(text)),
+            format!(
+                "invalid literal for int() with base 10: {}",
+                crate::value::str_repr(text)
+            ),
         )
     };
     let t = text.trim();
@@ -303,7 +319,10 @@ pub fn parse_float(text: &str) -> Result<f64, PyErr> {
     let bad = || {
         (
             "ValueError",
-            format!("could not convert string to float: {}", crate::value::str_repr(text)),
+            format!(
+                "could not convert string to float: {}",
+                crate::value::str_repr(text)
+            ),
         )
     };
     let t = text.trim();
@@ -327,7 +346,10 @@ pub fn parse_float(text: &str) -> Result<f64, PyErr> {
     let b = body.as_bytes();
     for (i, &c) in b.iter().enumerate() {
         if c == b'_' {
-            let prev = i.checked_sub(1).map(|j| b[j].is_ascii_digit()).unwrap_or(false);
+            let prev = i
+                .checked_sub(1)
+                .map(|j| b[j].is_ascii_digit())
+                .unwrap_or(false);
             let next = b.get(i + 1).map(|n| n.is_ascii_digit()).unwrap_or(false);
             if !prev || !next {
                 return Err(bad());
@@ -389,8 +411,14 @@ mod tests {
         assert_eq!(int_true_div((1 << 53) + 1, 1).unwrap(), 9007199254740992.0);
         assert_eq!(int_true_div((1 << 53) + 3, 1).unwrap(), 9007199254740996.0);
         // Checked against CPython: (2**62 + 1) / 3 and 1 / (2**60 + 7).
-        assert_eq!(int_true_div((1 << 62) + 1, 3).unwrap(), 1.5372286728091292e18);
-        assert_eq!(int_true_div(1, (1 << 60) + 7).unwrap(), 8.673617379884035e-19);
+        assert_eq!(
+            int_true_div((1 << 62) + 1, 3).unwrap(),
+            1.5372286728091292e18
+        );
+        assert_eq!(
+            int_true_div(1, (1 << 60) + 7).unwrap(),
+            8.673617379884035e-19
+        );
         assert_eq!(int_true_div(i64::MAX, -1).unwrap(), -9.223372036854776e18);
         assert!(int_true_div(1, 0).is_err());
     }
@@ -403,13 +431,19 @@ mod tests {
         assert_eq!(int_mod(7, -2).unwrap(), -1);
         assert_eq!(int_mod(i64::MIN, -1).unwrap(), 0);
         assert!(int_floor_div(i64::MIN, -1).is_err());
-        assert_eq!(int_floor_div(1, 0).unwrap_err().1, "integer division or modulo by zero");
+        assert_eq!(
+            int_floor_div(1, 0).unwrap_err().1,
+            "integer division or modulo by zero"
+        );
         assert_eq!(float_floor_div(-7.5, 2.0).unwrap(), -4.0);
         assert_eq!(float_mod(-7.5, 2.0).unwrap(), 0.5);
         assert_eq!(float_mod(7.5, -2.0).unwrap(), -0.5);
         assert!(float_mod(-0.0, 2.0).unwrap().is_sign_positive());
         assert!(float_mod(0.0, -2.0).unwrap().is_sign_negative());
-        assert_eq!(float_floor_div(1.0, 0.0).unwrap_err().1, "float floor division by zero");
+        assert_eq!(
+            float_floor_div(1.0, 0.0).unwrap_err().1,
+            "float floor division by zero"
+        );
     }
 
     #[test]
@@ -444,5 +478,30 @@ mod tests {
             parse_float("abc").unwrap_err().1,
             "could not convert string to float: 'abc'"
         );
+    }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn float_repr_round_trips(bits in any::<u64>()) {
+                let x = f64::from_bits(bits);
+                prop_assume!(x.is_finite());
+                let text = float_repr(x);
+                prop_assert_eq!(parse_float(&text).unwrap().to_bits(), x.to_bits(), "{}", text);
+            }
+
+            #[test]
+            fn floor_division_identity(a in any::<i64>(), b in any::<i64>()) {
+                prop_assume!(b != 0 && !(a == i64::MIN && b == -1));
+                let q = int_floor_div(a, b).unwrap();
+                let r = int_mod(a, b).unwrap();
+                prop_assert_eq!(q as i128 * b as i128 + r as i128, a as i128);
+                prop_assert!(r == 0 || (r < 0) == (b < 0));
+                prop_assert!((r as i128).abs() < (b as i128).abs());
+            }
+        }
     }
 }

@@ -80,14 +80,13 @@ impl Range {
     /// Number of items (i128: `range(-2**63, 2**63 - 1)` has more than i64::MAX).
     pub fn len(&self) -> i128 {
         let (lo, hi, step) = (self.start as i128, self.stop as i128, self.step as i128);
-        let n = if step > 0 && lo < hi {
+        if step > 0 && lo < hi {
             (hi - lo - 1) / step + 1
         } else if step < 0 && lo > hi {
             (lo - hi - 1) / (-step) + 1
         } else {
             0
-        };
-        n
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -126,6 +125,58 @@ pub enum Value {
     Ellipsis,
     /// A local variable that has not been assigned; only `CheckBound` sees it.
     Unbound,
+}
+
+impl Drop for Value {
+    /// Values nest without bound (a tuple grown in a loop, a chain of closures built by
+    /// `compose`); dropping them recursively could overflow the stack. Children of uniquely
+    /// owned containers are moved to a worklist instead, so every drop is shallow.
+    fn drop(&mut self) {
+        let mut stack = Vec::new();
+        take_children(self, &mut stack);
+        while let Some(mut v) = stack.pop() {
+            take_children(&mut v, &mut stack);
+        }
+    }
+}
+
+impl Value {
+    fn is_container(&self) -> bool {
+        matches!(
+            self,
+            Value::Tuple(_) | Value::List(_) | Value::Closure(_) | Value::Partial(_)
+        )
+    }
+}
+
+/// Moves the container children of `v` (if `v` is their only owner) into `out`.
+fn take_children(v: &mut Value, out: &mut Vec<Value>) {
+    let take = |items: &mut [Value], out: &mut Vec<Value>| {
+        for x in items {
+            if x.is_container() {
+                out.push(std::mem::replace(x, Value::None));
+            }
+        }
+    };
+    match v {
+        Value::Tuple(rc) | Value::List(rc) => {
+            if let Some(items) = Rc::get_mut(rc) {
+                take(items, out);
+            }
+        }
+        Value::Closure(c) => {
+            if let Some(items) = Rc::get_mut(c).and_then(|c| Rc::get_mut(&mut c.captures)) {
+                take(items, out);
+            }
+        }
+        Value::Partial(p) => {
+            if let Some(p) = Rc::get_mut(p) {
+                take(std::slice::from_mut(&mut p.func), out);
+                take(&mut p.args, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 impl Value {
@@ -250,6 +301,10 @@ fn is_printable(c: char) -> bool {
 }
 
 fn seq_repr(out: &mut String, items: &[Value], open: char, close: char, single_comma: bool) {
+    anfora_ir::deep(|| seq_repr_inner(out, items, open, close, single_comma))
+}
+
+fn seq_repr_inner(out: &mut String, items: &[Value], open: char, close: char, single_comma: bool) {
     out.push(open);
     for (i, v) in items.iter().enumerate() {
         if i > 0 {
@@ -323,7 +378,12 @@ pub fn to_str(v: &Value) -> String {
         }
         Value::Slice(s) => {
             let part = |x: Option<i64>| x.map(|v| v.to_string()).unwrap_or_else(|| "None".into());
-            format!("slice({}, {}, {})", part(s.start), part(s.stop), part(s.step))
+            format!(
+                "slice({}, {}, {})",
+                part(s.start),
+                part(s.stop),
+                part(s.step)
+            )
         }
         Value::Ellipsis => "Ellipsis".into(),
         Value::Unbound => "<unbound>".into(),
@@ -332,6 +392,10 @@ pub fn to_str(v: &Value) -> String {
 
 /// Converts an IR constant to a value; `closure` makes the function value of a graph.
 pub fn from_const(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Value {
+    anfora_ir::deep(|| from_const_inner(c, closure))
+}
+
+fn from_const_inner(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Value {
     match c {
         Const::None => Value::None,
         Const::Bool(b) => Value::Bool(*b),
@@ -352,6 +416,10 @@ pub fn from_const(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Value
 /// Converts a value back to a constant, when it is one (module-level globals become constants
 /// of the functions that read them).
 pub fn to_const(v: &Value) -> Option<Const> {
+    anfora_ir::deep(|| to_const_inner(v))
+}
+
+fn to_const_inner(v: &Value) -> Option<Const> {
     Some(match v {
         Value::None => Const::None,
         Value::Bool(b) => Const::Bool(*b),
@@ -389,7 +457,10 @@ mod tests {
         assert_eq!(to_str(&t), "(1, 'a', 2.0)");
         assert_eq!(to_str(&Value::tuple(vec![Value::None])), "(None,)");
         assert_eq!(to_str(&Value::tuple(vec![])), "()");
-        assert_eq!(to_str(&Value::List(Rc::from(vec![Value::Bool(true)]))), "[True]");
+        assert_eq!(
+            to_str(&Value::List(Rc::from(vec![Value::Bool(true)]))),
+            "[True]"
+        );
         assert_eq!(repr(&Value::str("x")), "'x'");
         assert_eq!(to_str(&Value::str("x")), "x");
         assert_eq!(to_str(&Value::Prim(Prim::IntType)), "<class 'int'>");

@@ -192,72 +192,72 @@ fn shapes_dtypes_and_values() {
 fn errors() {
     assert_err(
         Tensor::matmul(
-            &Tensor::zeros(&[2, 4], DType::F64),
-            &Tensor::zeros(&[5, 3], DType::F64),
+            &Tensor::zeros(&[2, 4], DType::F64).unwrap(),
+            &Tensor::zeros(&[5, 3], DType::F64).unwrap(),
         ),
         ErrorKind::Value,
         "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 5 is different from 4)",
     );
     assert_err(
         Tensor::matmul(
-            &Tensor::zeros(&[4], DType::F64),
-            &Tensor::zeros(&[5], DType::F64),
+            &Tensor::zeros(&[4], DType::F64).unwrap(),
+            &Tensor::zeros(&[5], DType::F64).unwrap(),
         ),
         ErrorKind::Value,
         "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 5 is different from 4)",
     );
     assert_err(
         Tensor::matmul(
-            &Tensor::zeros(&[3, 4], DType::F64),
-            &Tensor::zeros(&[5], DType::F64),
+            &Tensor::zeros(&[3, 4], DType::F64).unwrap(),
+            &Tensor::zeros(&[5], DType::F64).unwrap(),
         ),
         ErrorKind::Value,
         "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 5 is different from 4)",
     );
     assert_err(
         Tensor::matmul(
-            &Tensor::zeros(&[3], DType::F64),
-            &Tensor::zeros(&[4, 5], DType::F64),
+            &Tensor::zeros(&[3], DType::F64).unwrap(),
+            &Tensor::zeros(&[4, 5], DType::F64).unwrap(),
         ),
         ErrorKind::Value,
         "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 4 is different from 3)",
     );
     assert_err(
         Tensor::matmul(
-            &Tensor::zeros(&[], DType::F64),
-            &Tensor::zeros(&[3], DType::F64),
+            &Tensor::zeros(&[], DType::F64).unwrap(),
+            &Tensor::zeros(&[3], DType::F64).unwrap(),
         ),
         ErrorKind::Value,
         "matmul: Input operand 0 does not have enough dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)",
     );
     assert_err(
         Tensor::matmul(
-            &Tensor::zeros(&[3], DType::F64),
-            &Tensor::zeros(&[], DType::F64),
+            &Tensor::zeros(&[3], DType::F64).unwrap(),
+            &Tensor::zeros(&[], DType::F64).unwrap(),
         ),
         ErrorKind::Value,
         "matmul: Input operand 1 does not have enough dimensions (has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)",
     );
     assert_err(
         Tensor::matmul(
-            &Tensor::zeros(&[2, 3, 4], DType::F64),
-            &Tensor::zeros(&[5, 4, 2], DType::F64),
+            &Tensor::zeros(&[2, 3, 4], DType::F64).unwrap(),
+            &Tensor::zeros(&[5, 4, 2], DType::F64).unwrap(),
         ),
         ErrorKind::Value,
         "operands could not be broadcast together with remapped shapes [original->remapped]: (2,3,4)->(2,newaxis,newaxis) (5,4,2)->(5,newaxis,newaxis)  and requested shape (3,2)",
     );
     assert_err(
         Tensor::matmul(
-            &Tensor::zeros(&[2, 1, 3, 4], DType::F64),
-            &Tensor::zeros(&[5, 3, 4, 2], DType::F64),
+            &Tensor::zeros(&[2, 1, 3, 4], DType::F64).unwrap(),
+            &Tensor::zeros(&[5, 3, 4, 2], DType::F64).unwrap(),
         ),
         ErrorKind::Value,
         "operands could not be broadcast together with remapped shapes [original->remapped]: (2,1,3,4)->(2,1,newaxis,newaxis) (5,3,4,2)->(5,3,newaxis,newaxis)  and requested shape (3,2)",
     );
     assert_err(
         Tensor::matmul(
-            &Tensor::zeros(&[2, 3, 4], DType::F64),
-            &Tensor::zeros(&[5, 5, 2], DType::F64),
+            &Tensor::zeros(&[2, 3, 4], DType::F64).unwrap(),
+            &Tensor::zeros(&[5, 5, 2], DType::F64).unwrap(),
         ),
         ErrorKind::Value,
         "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature (n?,k),(k,m?)->(n?,m?) (size 5 is different from 4)",

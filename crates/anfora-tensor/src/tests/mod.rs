@@ -7,11 +7,16 @@ pub(crate) use crate::{
 
 mod binary;
 mod construct;
+mod convert;
 mod matmul;
+mod memory;
+// Expected values are numpy's output, digits and all.
+#[allow(clippy::approx_constant)]
 mod print;
 mod props;
 mod reduce;
 mod shape;
+#[allow(clippy::approx_constant)]
 mod unary;
 
 pub(crate) const NAN: f64 = f64::NAN;

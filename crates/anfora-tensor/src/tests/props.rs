@@ -83,6 +83,9 @@ fn naive_shape(a: &[usize], b: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+type IntOp = (BinaryOp, fn(i64, i64) -> i64);
+type FloatOp = (BinaryOp, fn(f64, f64) -> f64);
+
 fn py_floordiv(a: i64, b: i64) -> i64 {
     (a as f64 / b as f64).floor() as i64
 }
@@ -94,7 +97,7 @@ proptest! {
         let b = i64s(&vb, &sb);
         let out = naive_shape(&sa, &sb);
         let n: usize = out.iter().product();
-        let ops: [(BinaryOp, fn(i64, i64) -> i64); 6] = [
+        let ops: [IntOp; 6] = [
             (BinaryOp::Add, |x, y| x + y),
             (BinaryOp::Sub, |x, y| x - y),
             (BinaryOp::Mul, |x, y| x * y),
@@ -133,7 +136,7 @@ proptest! {
         let b = i32s(&vb, &sb);
         let out = naive_shape(&sa, &sb);
         let n: usize = out.iter().product();
-        let ops: [(BinaryOp, fn(f64, f64) -> f64); 3] = [
+        let ops: [FloatOp; 3] = [
             (BinaryOp::Add, |x, y| x + y),
             (BinaryOp::Mul, |x, y| x * y),
             (BinaryOp::Div, |x, y| x / y),

@@ -1,0 +1,252 @@
+//! The `anfora` command: output, exit status and files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn anfora(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_anfora"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run anfora")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn temp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("anfora-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn run_prints_output_then_the_repr_of_the_result() {
+    let o = anfora(&["run", "examples/demo.py"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("step 0 mean True\n"), "{out}");
+    assert!(
+        out.ends_with("(array([ 1.,  8., 27.], dtype=float32), (2,), anfora.float32)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn arguments_are_python_literals_and_lists_become_tensors() {
+    let p = temp(
+        "args.py",
+        "def main(a, b, c, t, s=None):\n    return a + b, c, t * 2, s\n",
+    );
+    let o = anfora(&[
+        "run",
+        p.to_str().unwrap(),
+        "1",
+        "-2.5",
+        "(1, 'x')",
+        "[[1, 2], [3, 4]]",
+        "'hi'",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "(-1.5, (1, 'x'), array([[2, 4],\n       [6, 8]]), 'hi')\n"
+    );
+    let o = anfora(&[
+        "run",
+        p.to_str().unwrap(),
+        "--entry",
+        "main",
+        "1",
+        "2",
+        "3",
+        "[1.5]",
+    ]);
+    assert_eq!(stdout(&o), "(3, 3, array([3.], dtype=float32), None)\n");
+}
+
+#[test]
+fn a_bad_argument_is_a_usage_error() {
+    let p = temp("bad_arg.py", "def main(x):\n    return x\n");
+    let o = anfora(&["run", p.to_str().unwrap(), "x + 1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("argument `x + 1`: not a Python literal"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn compile_errors_go_to_stderr_with_exit_1() {
+    let p = temp(
+        "bad.py",
+        "def main():\n    try:\n        pass\n    except E:\n        pass\n    return [x for x in y]\n",
+    );
+    let o = anfora(&["run", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).is_empty());
+    let err = stderr(&o);
+    assert!(err.contains("error[E0101]"), "{err}");
+    assert!(err.contains("error[E0110]"), "{err}");
+    assert!(err.contains("bad.py:2:5"), "{err}");
+    assert!(err.contains("could not compile: 2 errors"), "{err}");
+}
+
+#[test]
+fn runtime_errors_go_to_stderr_with_exit_1() {
+    let p = temp(
+        "div.py",
+        "def main():\n    print('start')\n    return 1 / 0\n",
+    );
+    let o = anfora(&["run", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "start\n");
+    let err = stderr(&o);
+    assert!(err.contains("ZeroDivisionError: division by zero"), "{err}");
+    assert!(err.contains("div.py:3:12"), "{err}");
+}
+
+#[test]
+fn check_lists_every_problem() {
+    let p = temp(
+        "check.py",
+        "def f():\n    with a:\n        pass\n\ndef g():\n    global x\n    return undefined\n",
+    );
+    let o = anfora(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    for code in ["E0107", "E0104", "E0201"] {
+        assert!(
+            err.contains(&format!("error[{code}]")),
+            "{code} missing:\n{err}"
+        );
+    }
+    let o = anfora(&["check", "examples/demo.py"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("no problems found"));
+}
+
+#[test]
+fn dump_writes_ir_and_dot() {
+    let o = anfora(&[
+        "dump",
+        "tests/corpus/seed_fibonacci.py",
+        "--entry",
+        "fibonacci",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ir = stdout(&o);
+    assert!(
+        ir.starts_with("# IR entry: @fibonacci\n# Total subgraphs: 5\n"),
+        "{ir}"
+    );
+    assert!(ir.contains("Switch(%1, @✓fibonacci, @✗fibonacci)"), "{ir}");
+    let out = std::env::temp_dir().join(format!("anfora-dump-{}.dot", std::process::id()));
+    let o = anfora(&[
+        "dump",
+        "tests/corpus/seed_fibonacci.py",
+        "--entry",
+        "fibonacci",
+        "--format",
+        "dot",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dot = std::fs::read_to_string(&out).unwrap();
+    assert!(dot.starts_with("digraph anfora {"));
+    assert!(dot.contains("label=\"@✗✗fibonacci\""));
+}
+
+#[test]
+fn unreadable_files_and_missing_entries_are_clear_errors() {
+    let o = anfora(&["run", "does/not/exist.py"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("error: cannot read does/not/exist.py"),
+        "{}",
+        stderr(&o)
+    );
+    let p = temp("binary.py", "");
+    std::fs::write(&p, [0xffu8, 0xfe, 0x00]).unwrap();
+    let o = anfora(&["run", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("is not valid UTF-8"), "{}", stderr(&o));
+    let p = temp("noentry.py", "def f():\n    return 1\n");
+    let o = anfora(&["run", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no function named 'main'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn main_guard_is_ignored_so_files_also_run_under_cpython() {
+    let p = temp(
+        "guard.py",
+        "import anfora\n\ndef main():\n    return 7\n\nif __name__ == \"__main__\":\n    print(main())\n",
+    );
+    let o = anfora(&["run", p.to_str().unwrap()]);
+    assert_eq!(stdout(&o), "7\n");
+}
+
+#[test]
+fn deeply_nested_expressions_do_not_crash() {
+    let expr = format!("{}1{}", "(".repeat(3000), ")".repeat(3000));
+    let p = temp("deep.py", &format!("def main():\n    return {expr}\n"));
+    let o = anfora(&["run", p.to_str().unwrap()]);
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(1),
+        "{:?} {}",
+        o.status,
+        stderr(&o)
+    );
+    let sum = format!("def main():\n    return {}\n", vec!["1"; 20000].join(" + "));
+    let p = temp("long.py", &sum);
+    let o = anfora(&["run", p.to_str().unwrap()]);
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(1),
+        "{:?} {}",
+        o.status,
+        stderr(&o)
+    );
+    if o.status.success() {
+        assert_eq!(stdout(&o), "20000\n");
+    }
+}
+
+#[test]
+fn tensors_larger_than_memory_are_a_memory_error() {
+    for (src, want) in [
+        (
+            "from anfora import ops\ndef main():\n    return ops.zeros((2**40, 2**40))\n",
+            "ValueError: array is too big",
+        ),
+        (
+            "from anfora import ops\ndef main():\n    a = ops.ones((2**21, 1))\n    b = ops.ones((1, 2**21))\n    return (a + b).shape\n",
+            "MemoryError: cannot allocate 16.0 TiB",
+        ),
+    ] {
+        let p = temp("mem.py", src);
+        let o = anfora(&["run", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    }
+}

@@ -1,0 +1,30 @@
+# Tensor creation with default dtypes.
+from anfora import ops
+
+
+def main():
+    z = ops.zeros(3)
+    o = ops.ones((2, 3))
+    f = ops.full([2, 2], 7)
+    fb = ops.full(2, True)
+    ff = ops.full((1, 3), 0.5)
+    print(z, z.dtype)
+    print(o, o.dtype)
+    print(f, f.dtype, fb, fb.dtype, ff, ff.dtype)
+    a = ops.arange(5)
+    b = ops.arange(2, 8)
+    c = ops.arange(10, 0, -3)
+    d = ops.arange(0.0, 1.0, 0.25)
+    e = ops.arange(0, 1, 0.1)
+    print(a, a.dtype, b, c, c.dtype)
+    print(d, d.dtype)
+    print(e, e.dtype)
+    t1 = ops.tensor([1, 2, 3])
+    t2 = ops.tensor([1.5, 2, 3])
+    t3 = ops.tensor([True, False])
+    t4 = ops.tensor([[1, 2], [3, 4]])
+    t5 = ops.tensor(3.5)
+    t6 = ops.tensor((1, True))
+    print(t1.dtype, t2.dtype, t3.dtype, t4.dtype, t5.dtype, t6.dtype)
+    print(repr(t1), repr(t2), repr(t3), repr(t5), repr(t6), sep="\n")
+    return (t4, z)

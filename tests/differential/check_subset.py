@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""Static check that corpus programs stay inside anfora's Python subset.
+
+Usage:  check_subset.py FILE_OR_DIR [...]     (exit status 1 on any violation)
+
+It is a guard for corpus authors, not a full validator: it rejects the
+constructs the subset excludes (classes, try, comprehensions, dicts, f-strings,
+string/list methods, unsupported builtins, ...) and the closures anfora refuses
+(a captured variable reassigned after the nested def, or a nested def inside a
+loop that reassigns a captured variable).
+"""
+
+import ast
+import os
+import sys
+
+BUILTINS = {
+    "range", "len", "abs", "min", "max", "int", "float", "bool", "str", "repr",
+    "tuple", "list", "print", "enumerate", "zip", "isinstance", "divmod", "sum",
+    "any", "all",
+}
+TYPE_NAMES = {"int", "float", "bool", "str", "tuple", "list"}
+TENSOR_METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "astype", "item"}
+TENSOR_ATTRS = {"shape", "dtype", "ndim", "size", "T"}
+ANFORA_ATTRS = {"ops", "Tensor", "float32", "float64", "int32", "int64", "bool_"}
+FORBIDDEN = {
+    ast.ClassDef: "class", ast.Try: "try", ast.Raise: "raise", ast.With: "with",
+    ast.Yield: "yield", ast.YieldFrom: "yield from", ast.ListComp: "comprehension",
+    ast.SetComp: "comprehension", ast.DictComp: "comprehension",
+    ast.GeneratorExp: "generator expression", ast.Dict: "dict", ast.Set: "set",
+    ast.Global: "global", ast.Nonlocal: "nonlocal", ast.AsyncFunctionDef: "async",
+    ast.Await: "await", ast.NamedExpr: "walrus", ast.JoinedStr: "f-string",
+    ast.Delete: "del", ast.Starred: "star-unpacking", ast.Match: "match",
+}
+
+
+def _is_constant(node):
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _is_constant(node.operand)
+    if isinstance(node, ast.Tuple):
+        return all(_is_constant(e) for e in node.elts)
+    return False
+
+
+class Checker(ast.NodeVisitor):
+    def __init__(self, path):
+        self.path = path
+        self.errors = []
+        self.module_aliases = set()  # names bound to the anfora module / ops
+        self.parents = {}
+
+    def err(self, node, msg):
+        self.errors.append("%s:%d: %s" % (self.path, getattr(node, "lineno", 0), msg))
+
+    def run(self, tree):
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[child] = parent
+        for stmt in tree.body:
+            self.check_module_stmt(stmt)
+        self.visit(tree)
+        self.check_closures(tree)
+        return self.errors
+
+    # -- module level ---------------------------------------------------------
+    def check_module_stmt(self, stmt):
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.name != "anfora":
+                    self.err(stmt, "import of " + a.name)
+                self.module_aliases.add(a.asname or a.name)
+        elif isinstance(stmt, ast.ImportFrom):
+            if stmt.module != "anfora":
+                self.err(stmt, "import from " + str(stmt.module))
+            for a in stmt.names:
+                self.module_aliases.add(a.asname or a.name)
+        elif isinstance(stmt, (ast.FunctionDef, ast.Assign, ast.AnnAssign)):
+            pass
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            pass  # docstring
+        elif isinstance(stmt, ast.If) and "__name__" in ast.dump(stmt.test):
+            pass
+        else:
+            self.err(stmt, "module-level " + type(stmt).__name__)
+
+    # -- generic ----------------------------------------------------------------
+    def generic_visit(self, node):
+        for kind, name in FORBIDDEN.items():
+            if isinstance(node, kind):
+                self.err(node, "unsupported construct: " + name)
+        super().generic_visit(node)
+
+    def visit_FunctionDef(self, node):
+        self.check_arguments(node, node.args)
+        self.generic_visit(node)
+
+    def visit_Lambda(self, node):
+        if node.args.defaults or node.args.kw_defaults:
+            self.err(node, "lambda with defaults")
+        self.check_arguments(node, node.args)
+        self.generic_visit(node)
+
+    def check_arguments(self, node, args):
+        if args.vararg or args.kwarg:
+            self.err(node, "*args/**kwargs")
+        if args.posonlyargs:
+            self.err(node, "positional-only parameters")
+        for a in args.posonlyargs + args.args + args.kwonlyargs:
+            if a.annotation is not None:
+                self.err(node, "parameter annotation")
+        if getattr(node, "returns", None) is not None:
+            self.err(node, "return annotation")
+        for d in args.defaults + [d for d in args.kw_defaults if d is not None]:
+            if not _is_constant(d):
+                self.err(node, "non-constant default value")
+
+    def visit_For(self, node):
+        if node.orelse:
+            self.err(node, "for ... else")
+        self.generic_visit(node)
+
+    def visit_While(self, node):
+        if node.orelse:
+            self.err(node, "while ... else")
+        self.generic_visit(node)
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            self.check_target(t)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        if not isinstance(node.target, ast.Name):
+            self.err(node, "augmented assignment to a non-name")
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        if node.value is None or not isinstance(node.target, ast.Name):
+            self.err(node, "annotated assignment without value / to non-name")
+        self.generic_visit(node)
+
+    def check_target(self, t):
+        if isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                self.check_target(e)
+        elif not isinstance(t, ast.Name):
+            self.err(t, "assignment to " + type(t).__name__)
+
+    def visit_BinOp(self, node):
+        if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
+                and isinstance(node.left.value, str):
+            self.err(node, "%-formatting")
+        self.generic_visit(node)
+
+    def visit_Compare(self, node):
+        for op, right in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                if not (isinstance(right, ast.Constant)
+                        and any(right.value is v for v in (None, True, False))):
+                    self.err(node, "`is` against something other than None/True/False")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if node.attr.startswith("__"):
+            self.err(node, "dunder attribute " + node.attr)
+        base = node.value
+        is_module = isinstance(base, ast.Name) and base.id in self.module_aliases \
+            and base.id != "ops"
+        if is_module and node.attr not in ANFORA_ATTRS:
+            self.err(node, "unknown anfora attribute " + node.attr)
+        parent = self.parents.get(node)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        if called and not self.is_ops_ref(base) and node.attr not in TENSOR_METHODS:
+            self.err(node, "method call ." + node.attr + "()")
+        if not called and not is_module and not self.is_ops_ref(base) \
+                and node.attr not in TENSOR_ATTRS and node.attr not in ANFORA_ATTRS:
+            self.err(node, "attribute ." + node.attr)
+        self.generic_visit(node)
+
+    def is_ops_ref(self, node):
+        if isinstance(node, ast.Name):
+            return node.id == "ops" and "ops" in self.module_aliases
+        return isinstance(node, ast.Attribute) and node.attr == "ops"
+
+    def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Name):
+            if f.id in ("enumerate", "zip"):
+                parent = self.parents.get(node)
+                ok = (isinstance(parent, ast.For) and parent.iter is node) or (
+                    isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                    and parent.func.id in ("tuple", "list"))
+                if not ok:
+                    self.err(node, f.id + "() outside a for header / tuple() / list()")
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in (
+                "round", "sorted", "map", "filter", "type", "id", "hash", "open",
+                "dict", "set", "iter", "next", "reversed", "getattr", "setattr",
+                "eval", "exec", "globals", "locals", "vars", "input", "format", "chr",
+                "ord", "pow", "callable", "hasattr", "object", "super", "property",
+                "Exception", "ValueError", "TypeError"):
+            self.err(node, "unsupported builtin " + node.id)
+        self.generic_visit(node)
+
+    # -- closures -------------------------------------------------------------------
+    def check_closures(self, tree):
+        funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Lambda))]
+        info = {f: self.scope_info(f) for f in funcs}
+        for f in funcs:
+            params, assigned, loads = info[f]
+            free = loads - params - assigned
+            for name in sorted(free):
+                self.check_capture(f, name, info)
+
+    def scope_info(self, func):
+        args = func.args
+        params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        assigned = set()
+        loads = set()
+        body = func.body if isinstance(func, ast.FunctionDef) else [func.body]
+        stack = list(body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.Lambda)):
+                if isinstance(n, ast.FunctionDef):
+                    assigned.add(n.name)
+                # names loaded inside nested functions are free there too
+                for d in n.args.defaults:
+                    stack.append(d)
+                inner = n.body if isinstance(n, ast.FunctionDef) else [n.body]
+                for sub in inner:
+                    for m in ast.walk(sub):
+                        if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load):
+                            loads.add(m.id)
+                continue
+            if isinstance(n, ast.Name):
+                (loads if isinstance(n.ctx, ast.Load) else assigned).add(n.id)
+            stack.extend(ast.iter_child_nodes(n))
+        return params, assigned, loads
+
+    def enclosing_functions(self, node):
+        p = self.parents.get(node)
+        while p is not None:
+            if isinstance(p, (ast.FunctionDef, ast.Lambda)):
+                yield p
+            p = self.parents.get(p)
+
+    def check_capture(self, func, name, info):
+        child = func
+        for outer in self.enclosing_functions(func):
+            params, assigned, _ = info[outer]
+            if name in params or name in assigned:
+                self.check_binding(outer, child, name)
+                return
+            child = outer
+
+    def check_binding(self, outer, nested, name):
+        """`nested` (a def/lambda directly or indirectly inside `outer`) captures
+        `name`, a local of `outer`."""
+        # the statement of `outer` that contains the nested def
+        anchor = nested
+        while self.parents.get(anchor) is not outer and self.parents.get(anchor) is not None:
+            if isinstance(self.parents.get(anchor), (ast.For, ast.While)):
+                loop = self.parents[anchor]
+                if self.inside(loop, outer) and self.assigns(loop, name, outer):
+                    self.err(nested, "closure captures %r inside a loop that assigns it" % name)
+            anchor = self.parents.get(anchor)
+        def_line = getattr(nested, "lineno", 0)
+        for n in self.own_nodes(outer):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id == name \
+                    and n.lineno > def_line:
+                self.err(n, "%r is reassigned after a nested function captured it" % name)
+
+    def inside(self, node, outer):
+        return outer in set(self.enclosing_functions(node)) or node is outer
+
+    def own_nodes(self, func):
+        stack = list(func.body) if isinstance(func, ast.FunctionDef) else [func.body]
+        while stack:
+            n = stack.pop()
+            yield n
+            if isinstance(n, (ast.FunctionDef, ast.Lambda)):
+                continue
+            stack.extend(ast.iter_child_nodes(n))
+
+    def assigns(self, loop, name, outer):
+        if isinstance(loop, ast.For):
+            for m in ast.walk(loop.target):
+                if isinstance(m, ast.Name) and m.id == name:
+                    return True
+        for n in ast.walk(loop):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id == name:
+                if next(self.enclosing_functions(n), None) is outer:
+                    return True
+        return False
+
+
+def check_file(path):
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    try:
+        tree = ast.parse(source, path)
+    except SyntaxError as e:
+        return ["%s: SyntaxError: %s" % (path, e)]
+    errors = Checker(path).run(tree)
+    if not any(isinstance(s, ast.FunctionDef) and s.name == "main" for s in tree.body):
+        errors.append(path + ": no module-level main()")
+    return errors
+
+
+def main(argv):
+    files = []
+    for p in argv:
+        if os.path.isdir(p):
+            files.extend(os.path.join(p, e) for e in sorted(os.listdir(p)) if e.endswith(".py"))
+        else:
+            files.append(p)
+    errors = []
+    for f in files:
+        errors.extend(check_file(f))
+    for e in errors:
+        print(e)
+    print("%d files, %d problems" % (len(files), len(errors)), file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
