@@ -164,7 +164,10 @@ pub struct Vm<'m> {
     opts: Options,
     /// Free variables total of each graph, in a fixed order.
     fvt: HashMap<GraphId, Rc<[NodeId]>>,
-    prepared: HashMap<GraphId, Rc<Prepared>>,
+    /// Prepared graphs, indexed by graph.
+    prepared: Vec<Option<Rc<Prepared>>>,
+    /// Argument buffer for primitive calls, reused across steps.
+    scratch: Vec<Value>,
 }
 
 fn internal(msg: impl Into<String>) -> PyErr {
@@ -212,7 +215,8 @@ impl<'m> Vm<'m> {
             module,
             opts,
             fvt,
-            prepared: HashMap::new(),
+            prepared: vec![None; module.graphs.len()],
+            scratch: Vec::new(),
         }
     }
 
@@ -267,12 +271,19 @@ impl<'m> Vm<'m> {
                     continue;
                 }
                 let callee = self.load(top, &step.callee);
-                let args: Vec<Value> = step.args.iter().map(|a| self.load(top, a)).collect();
                 let flow = match (&callee, step.prebound) {
                     (Value::Prim(p), true) if *p != Prim::CallKw => {
-                        ops::call_prim(*p, &args, out).map(Flow::Value)
+                        let mut args = std::mem::take(&mut self.scratch);
+                        args.extend(step.args.iter().map(|a| self.load(top, a)));
+                        let r = ops::call_prim(*p, &args, out).map(Flow::Value);
+                        args.clear();
+                        self.scratch = args;
+                        r
                     }
-                    _ => self.apply(callee, args, None, out),
+                    _ => {
+                        let args = step.args.iter().map(|a| self.load(top, a)).collect();
+                        self.apply(callee, args, None, out)
+                    }
                 };
                 match flow {
                     Ok(Flow::Value(v)) => top.slots[step.slot as usize] = v,
@@ -390,7 +401,7 @@ impl<'m> Vm<'m> {
     }
 
     fn prepare(&mut self, g: GraphId) -> Result<Rc<Prepared>, PyErr> {
-        if let Some(p) = self.prepared.get(&g) {
+        if let Some(Some(p)) = self.prepared.get(g.as_u32() as usize) {
             return Ok(p.clone());
         }
         let m = self.module;
@@ -517,7 +528,10 @@ impl<'m> Vm<'m> {
             captures: Rc::new(captures.clone()),
             slots: Rc::new(slots.clone()),
         });
-        self.prepared.insert(g, prep.clone());
+        if self.prepared.len() <= g.as_u32() as usize {
+            self.prepared.resize(g.as_u32() as usize + 1, None);
+        }
+        self.prepared[g.as_u32() as usize] = Some(prep.clone());
         Ok(prep)
     }
 

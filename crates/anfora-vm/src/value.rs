@@ -131,16 +131,25 @@ impl Drop for Value {
     /// Values nest without bound (a tuple grown in a loop, a chain of closures built by
     /// `compose`); dropping them recursively could overflow the stack. Children of uniquely
     /// owned containers are moved to a worklist instead, so every drop is shallow.
+    #[inline]
     fn drop(&mut self) {
-        let mut stack = Vec::new();
-        take_children(self, &mut stack);
-        while let Some(mut v) = stack.pop() {
-            take_children(&mut v, &mut stack);
+        if self.is_container() {
+            drop_nested(self);
         }
     }
 }
 
+#[inline(never)]
+fn drop_nested(v: &mut Value) {
+    let mut stack = Vec::new();
+    take_children(v, &mut stack);
+    while let Some(mut v) = stack.pop() {
+        take_children(&mut v, &mut stack);
+    }
+}
+
 impl Value {
+    #[inline]
     fn is_container(&self) -> bool {
         matches!(
             self,
