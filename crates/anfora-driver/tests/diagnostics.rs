@@ -160,6 +160,15 @@ fn compile_errors() {
 }
 
 #[test]
+fn module_level_values_must_be_constants() {
+    let src = "def make(k):\n    return lambda x: x + k\n\nADD1 = make(1)\n\ndef main():\n    return ADD1(2)\n";
+    assert_eq!(one(src), ("E0208", 4, 1));
+    // Module-level functions, tensors and nested data are fine.
+    let ok = "from anfora import ops\n\ndef f(x):\n    return x\n\nG = f\nT = ops.ones((2,))\nD = ((1, 'a'), [2.5])\n\ndef main():\n    return G(1), T, D\n";
+    assert!(check(ok).is_empty(), "{:?}", check(ok));
+}
+
+#[test]
 fn allowed_closure_patterns_are_not_refused() {
     // Capture of a variable assigned only before the definition.
     assert!(
