@@ -1,0 +1,5 @@
+//! Elementwise kernels (filled in with the fused-kernel work).
+
+fn main() {
+    divan::main();
+}
