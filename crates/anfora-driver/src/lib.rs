@@ -394,3 +394,19 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod resolve_tests {
+    use super::*;
+
+    #[test]
+    fn functions_shared_by_several_entries_are_resolved_once() {
+        let src = "def show(x):\n    print(x, end='!')\n    return x\n\ndef a():\n    return show(1)\n\ndef main():\n    return show(2), a()\n";
+        let mut s = Session::load("m.py", src, Options::default());
+        assert!(s.check().is_empty());
+        let mut out = Vec::new();
+        let v = s.run("main", vec![], &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "2!1!");
+        assert_eq!(repr(&v), "(2, 1)");
+    }
+}

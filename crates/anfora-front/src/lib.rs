@@ -13,9 +13,10 @@ pub mod ast;
 pub mod codes;
 mod lower;
 pub mod py_ast;
+mod resolve;
 mod scope;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -102,6 +103,8 @@ pub struct Frontend {
     pending: Vec<FunctionRef>,
     diags: Vec<Diagnostic>,
     graph_names: HashMap<String, u32>,
+    /// Graphs the resolve stage has processed.
+    resolved: HashSet<GraphId>,
 }
 
 impl Frontend {
@@ -146,6 +149,18 @@ impl Frontend {
         g
     }
 
+    /// Whether some function's graph exists but its body is not lowered yet.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Whether `g` is the graph of a function whose body is not lowered yet.
+    fn is_unlowered(&self, g: GraphId) -> bool {
+        self.pending
+            .iter()
+            .any(|f| self.functions[f.0 as usize].graph == Some(g))
+    }
+
     /// Lowers every function whose graph was requested but not built yet.
     pub fn lower_pending(&mut self, resolver: &mut dyn Resolver) {
         while let Some(f) = self.pending.pop() {
@@ -156,10 +171,24 @@ impl Frontend {
         }
     }
 
-    /// Compiles a function and everything it reaches.
-    pub fn compile_function(&mut self, f: FunctionRef, resolver: &mut dyn Resolver) -> GraphId {
+    /// The parse stage for one function: its body (and its nested functions) as graphs whose
+    /// global names are still `Symbol`s.
+    pub fn parse_function(&mut self, f: FunctionRef, resolver: &mut dyn Resolver) -> GraphId {
         let g = self.function_graph(f);
         self.lower_pending(resolver);
+        g
+    }
+
+    /// The resolve stage: binds the global names of every graph reachable from `roots`,
+    /// parsing the functions they use on demand, and binds call arguments.
+    pub fn resolve(&mut self, roots: &[GraphId], resolver: &mut dyn Resolver) {
+        resolve::resolve(self, resolver, roots);
+    }
+
+    /// Parses and resolves a function and everything it reaches.
+    pub fn compile_function(&mut self, f: FunctionRef, resolver: &mut dyn Resolver) -> GraphId {
+        let g = self.parse_function(f, resolver);
+        self.resolve(&[g], resolver);
         g
     }
 
@@ -186,6 +215,7 @@ impl Frontend {
         let g = self.new_function_graph(&def, &qualname, GraphKind::ModuleInit);
         lower::lower_function(self, resolver, def, scope, g, qualname);
         self.lower_pending(resolver);
+        self.resolve(&[g], resolver);
         g
     }
 

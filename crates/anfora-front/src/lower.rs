@@ -25,9 +25,7 @@ use anfora_ir::{ArgSource, Const, GraphId, GraphKind, NodeId, Prim, Signature, S
 
 use crate::ast::*;
 use crate::scope::ScopeInfo;
-use crate::{
-    Frontend, Namespace, Resolved, Resolver, ScopeId, codes, namespace_attr, namespace_names,
-};
+use crate::{Frontend, Resolved, Resolver, ScopeId, codes};
 
 type BlockId = usize;
 
@@ -61,7 +59,6 @@ struct FnState {
 /// What an expression evaluates to at compile time.
 enum Val {
     Node(NodeId),
-    Namespace(Namespace),
     /// The builtin `enumerate` or `zip` (only usable in a for header or tuple()/list()).
     Iter(IterKind),
 }
@@ -241,10 +238,6 @@ impl Lowerer<'_> {
     fn apply(&mut self, inputs: Vec<NodeId>, span: Span) -> NodeId {
         let g = self.cur_graph();
         self.fe.module.apply(g, inputs, span)
-    }
-
-    fn const_prim(&self, n: NodeId) -> Option<Prim> {
-        self.fe.module.constant(n).and_then(Const::as_prim)
     }
 
     fn error(&mut self, d: Diagnostic) {
@@ -924,62 +917,31 @@ impl Lowerer<'_> {
         self.fns.iter().any(|f| f.info.locals.contains(name))
     }
 
+    /// A global name: a `Symbol` the resolve stage replaces, or one of the iterator builtins.
     fn load_global(&mut self, name: &Name, span: Span) -> Val {
-        match self.resolver.resolve_global(self.scope, name) {
-            Resolved::Value(c) => Val::Node(self.konst_at(c, span)),
-            Resolved::Function(f) => {
-                let g = self.fe.function_graph(f);
-                Val::Node(self.konst_at(Const::Graph(g), span))
-            }
-            Resolved::Namespace(ns) => Val::Namespace(ns),
-            Resolved::Unknown => {
-                if let Some(p) = Prim::builtin(name) {
-                    return Val::Node(self.konst_at(Const::Prim(p), span));
-                }
-                match &**name {
-                    "enumerate" => return Val::Iter(IterKind::Enumerate),
-                    "zip" => return Val::Iter(IterKind::Zip),
-                    _ => {}
-                }
-                let hint = if Prim::op(name).is_some() {
-                    format!("did you mean `ops.{name}` (after `from anfora import ops`)?")
-                } else {
-                    "define it at module level, pass it as an argument, or check the spelling"
-                        .into()
-                };
-                self.error(
-                    Diagnostic::error(
-                        codes::UNDEFINED,
-                        format!("name '{name}' is not defined"),
-                        span,
-                    )
-                    .with_label("not defined")
-                    .with_hint(hint),
-                );
-                Val::Node(self.none())
-            }
+        match &**name {
+            "enumerate" if self.is_builtin(name) => Val::Iter(IterKind::Enumerate),
+            "zip" if self.is_builtin(name) => Val::Iter(IterKind::Zip),
+            _ => Val::Node(self.konst_at(
+                Const::Symbol {
+                    scope: self.scope.0,
+                    name: name.clone(),
+                },
+                span,
+            )),
         }
+    }
+
+    /// Whether `name` here means the Python builtin (no local or global shadows it). Only the
+    /// builtins that change how code is lowered ask this.
+    fn is_builtin(&mut self, name: &Name) -> bool {
+        !self.is_local_anywhere(name)
+            && matches!(self.resolver.resolve_global(self.scope, name), Resolved::Unknown)
     }
 
     fn require_node(&mut self, v: Val, span: Span) -> NodeId {
         match v {
             Val::Node(n) => n,
-            Val::Namespace(ns) => {
-                let what = match ns {
-                    Namespace::Anfora => "anfora",
-                    Namespace::Ops => "anfora.ops",
-                };
-                self.error(
-                    Diagnostic::error(
-                        codes::MODULE_VALUE,
-                        format!("the module `{what}` cannot be used as a value"),
-                        span,
-                    )
-                    .with_label("a module")
-                    .with_hint("use one of its attributes, such as `ops.add`"),
-                );
-                self.none()
-            }
             Val::Iter(kind) => {
                 self.iterator_misuse(kind, span);
                 self.none()
@@ -1188,44 +1150,10 @@ impl Lowerer<'_> {
     }
 
     fn attribute(&mut self, obj: &Expr, attr: &Name, span: Span) -> Val {
-        match self.expr(obj) {
-            Val::Namespace(ns) => match namespace_attr(ns, attr) {
-                Some(Resolved::Value(c)) => Val::Node(self.konst_at(c, span)),
-                Some(Resolved::Namespace(n)) => Val::Namespace(n),
-                _ => {
-                    let module = match ns {
-                        Namespace::Anfora => "anfora",
-                        Namespace::Ops => "anfora.ops",
-                    };
-                    let names = namespace_names(ns);
-                    let hint = match names
-                        .iter()
-                        .find(|n| n.starts_with(&attr[..attr.len().min(3)]))
-                    {
-                        Some(n) => format!("did you mean `{n}`?"),
-                        None => format!("available: {}", names.join(", ")),
-                    };
-                    self.error(
-                        Diagnostic::error(
-                            codes::NO_ATTRIBUTE,
-                            format!("module '{module}' has no attribute '{attr}'"),
-                            span,
-                        )
-                        .with_label("unknown attribute")
-                        .with_hint(hint),
-                    );
-                    Val::Node(self.none())
-                }
-            },
-            Val::Node(n) => {
-                let s = self.konst(Const::Str(attr.clone()));
-                Val::Node(self.prim(Prim::GetAttr, &[n, s], span))
-            }
-            Val::Iter(kind) => {
-                self.iterator_misuse(kind, span);
-                Val::Node(self.none())
-            }
-        }
+        // `ops.add` is folded by the resolve stage once `ops` is known to be a namespace.
+        let n = self.value(obj);
+        let s = self.konst(Const::Str(attr.clone()));
+        Val::Node(self.prim(Prim::GetAttr, &[n, s], span))
     }
 
     /// `enumerate(...)`/`zip(...)` where the builtin is meant: returns the kind and its
@@ -1247,19 +1175,14 @@ impl Lowerer<'_> {
             "zip" => IterKind::Zip,
             _ => return None,
         };
-        if self.is_local_anywhere(name)
-            || !matches!(
-                self.resolver.resolve_global(self.scope, name),
-                Resolved::Unknown
-            )
-        {
+        if !self.is_builtin(name) {
             return None;
         }
         let prim = match kind {
             IterKind::Enumerate => Prim::Enumerate,
             IterKind::Zip => Prim::Zip,
         };
-        let (_, nodes) = self.bound_args(prim.signature(), args, keywords, e.span, &[])?;
+        let nodes = self.bound_args(prim.signature(), args, keywords, e.span)?;
         Some((kind, nodes))
     }
 
@@ -1270,10 +1193,8 @@ impl Lowerer<'_> {
         args: &[Expr],
         keywords: &[Keyword],
         span: Span,
-        pre: &[NodeId],
-    ) -> Option<(Vec<NodeId>, Vec<NodeId>)> {
-        let mut positional: Vec<NodeId> = pre.to_vec();
-        positional.extend(args.iter().map(|a| self.value(a)));
+    ) -> Option<Vec<NodeId>> {
+        let positional: Vec<NodeId> = args.iter().map(|a| self.value(a)).collect();
         let kw: Vec<NodeId> = keywords.iter().map(|k| self.value(&k.value)).collect();
         let names: Vec<&str> = keywords.iter().map(|k| &*k.name).collect();
         match sig.bind(positional.len(), &names) {
@@ -1286,7 +1207,7 @@ impl Lowerer<'_> {
                         ArgSource::Default(c) => self.konst(c),
                     })
                     .collect();
-                Some((positional, nodes))
+                Some(nodes)
             }
             Err(err) => {
                 self.error(
@@ -1299,7 +1220,28 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A call: the callee and the arguments in order. Keyword arguments make a `CallKw`. The
+    /// resolve stage binds arguments to the signature of callees known at compile time.
     fn call(&mut self, func: &Expr, args: &[Expr], keywords: &[Keyword], span: Span) -> Val {
+        // tuple(enumerate(x)) and list(zip(a, b)) materialize the iterator's items.
+        if let ExprKind::Name(f) = &func.kind
+            && matches!(&**f, "tuple" | "list")
+            && args.len() == 1
+            && keywords.is_empty()
+            && self.is_builtin(f)
+            && let Some((kind, it_args)) = self.iterator_call(&args[0])
+        {
+            let prim = match kind {
+                IterKind::Enumerate => Prim::Enumerate,
+                IterKind::Zip => Prim::Zip,
+            };
+            let callee = self.konst_at(
+                Const::Prim(if &**f == "tuple" { Prim::TupleType } else { Prim::ListType }),
+                func.span,
+            );
+            let items = self.prim(prim, &it_args, args[0].span);
+            return Val::Node(self.apply(vec![callee, items], span));
+        }
         let callee = match self.expr(func) {
             Val::Node(n) => n,
             other => {
@@ -1311,47 +1253,12 @@ impl Lowerer<'_> {
                 return Val::Node(n);
             }
         };
-        // tuple(enumerate(x)) and list(zip(a, b)) materialize the iterator's items.
-        if matches!(
-            self.const_prim(callee),
-            Some(Prim::TupleType | Prim::ListType)
-        ) && args.len() == 1
-            && keywords.is_empty()
-            && let Some((kind, it_args)) = self.iterator_call(&args[0])
-        {
-            let prim = match kind {
-                IterKind::Enumerate => Prim::Enumerate,
-                IterKind::Zip => Prim::Zip,
-            };
-            let items = self.prim(prim, &it_args, args[0].span);
-            return Val::Node(self.apply(vec![callee, items], span));
-        }
-        let signature = match self.fe.module.constant(callee) {
-            Some(Const::Prim(p)) => Some(p.signature().clone()),
-            Some(Const::Graph(g)) => self.fe.module.graph(*g).signature.clone(),
-            _ => None,
-        };
-        if let Some(sig) = signature {
-            return match self.bound_args(&sig, args, keywords, span, &[]) {
-                Some((_, nodes)) => {
-                    let mut inputs = vec![callee];
-                    inputs.extend(nodes);
-                    Val::Node(self.apply(inputs, span))
-                }
-                None => Val::Node(self.none()),
-            };
-        }
         let mut inputs = vec![callee];
         inputs.extend(args.iter().map(|a| self.value(a)));
         if keywords.is_empty() {
             return Val::Node(self.apply(inputs, span));
         }
-        let names = Const::tuple(
-            keywords
-                .iter()
-                .map(|k| Const::Str(k.name.clone()))
-                .collect(),
-        );
+        let names = Const::tuple(keywords.iter().map(|k| Const::Str(k.name.clone())).collect());
         let names = self.konst(names);
         inputs.insert(1, names);
         for k in keywords {

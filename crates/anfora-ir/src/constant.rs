@@ -24,6 +24,11 @@ pub enum Const {
     Graph(GraphId),
     /// `...` (numpy indexing).
     Ellipsis,
+    /// A global name not resolved yet: the parse stage emits these and the resolve stage
+    /// replaces them. `scope` identifies the namespace (Python module) to look the name up in.
+    Symbol { scope: u32, name: Arc<str> },
+    /// A namespace (`anfora`, `anfora.ops`) during resolution; attributes of it are folded.
+    Namespace(Arc<str>),
     /// The value of a local variable that has not been assigned on some path. Only `CheckBound`
     /// and phi arguments ever see it.
     Unbound,
@@ -77,6 +82,11 @@ impl Const {
             (Const::None, Const::None)
             | (Const::Unbound, Const::Unbound)
             | (Const::Ellipsis, Const::Ellipsis) => true,
+            (
+                Const::Symbol { scope: s1, name: n1 },
+                Const::Symbol { scope: s2, name: n2 },
+            ) => s1 == s2 && n1 == n2,
+            (Const::Namespace(a), Const::Namespace(b)) => a == b,
             (Const::Bool(a), Const::Bool(b)) => a == b,
             (Const::Int(a), Const::Int(b)) => a == b,
             (Const::Float(a), Const::Float(b)) => a.to_bits() == b.to_bits(),
@@ -174,6 +184,8 @@ impl Const {
             Const::Prim(p) => f.write_str(p.name()),
             Const::Graph(g) => write!(f, "@{g}"),
             Const::Ellipsis => f.write_str("Ellipsis"),
+            Const::Symbol { name, .. } => write!(f, "Symbol({name})"),
+            Const::Namespace(name) => write!(f, "Namespace({name})"),
             Const::Unbound => f.write_str("Unbound"),
         }
     }

@@ -418,7 +418,8 @@ fn from_const_inner(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Val
         Const::Prim(p) => Value::Prim(*p),
         Const::Graph(g) => closure(*g),
         Const::Ellipsis => Value::Ellipsis,
-        Const::Unbound => Value::Unbound,
+        // The resolve stage leaves none of these; treat a stray one as unassigned.
+        Const::Unbound | Const::Symbol { .. } | Const::Namespace(_) => Value::Unbound,
     }
 }
 

@@ -1,0 +1,233 @@
+//! The resolve stage: replaces the `Symbol` constants the parse stage leaves for global names
+//! with what they stand for (constants, primitives, user functions — lowered on first use —
+//! or namespaces), folds attributes of namespaces (`ops.add`), and binds the arguments of calls
+//! whose callee is now known (keyword arguments and defaults, with Python's errors for a
+//! mismatch).
+
+use std::collections::VecDeque;
+
+use anfora_ir::diag::Diagnostic;
+use anfora_ir::{ArgSource, Const, GraphId, NodeId, NodeKind, Prim, Signature, Span};
+
+use crate::{
+    Frontend, Namespace, Resolved, Resolver, ScopeId, codes, namespace_attr, namespace_names,
+};
+
+fn namespace_name(ns: Namespace) -> &'static str {
+    match ns {
+        Namespace::Anfora => "anfora",
+        Namespace::Ops => "anfora.ops",
+    }
+}
+
+fn namespace_of(name: &str) -> Option<Namespace> {
+    match name {
+        "anfora" => Some(Namespace::Anfora),
+        "anfora.ops" => Some(Namespace::Ops),
+        _ => None,
+    }
+}
+
+/// Resolves every graph reachable from `roots`, lowering the functions they reach.
+pub(crate) fn resolve(fe: &mut Frontend, resolver: &mut dyn Resolver, roots: &[GraphId]) {
+    let mut queue: VecDeque<GraphId> = roots.iter().copied().collect();
+    let mut unlowered = Vec::new();
+    loop {
+        while let Some(g) = queue.pop_front() {
+            if fe.is_unlowered(g) {
+                unlowered.push(g);
+                continue;
+            }
+            // Each graph is resolved once, however many entry points reach it.
+            if !fe.resolved.insert(g) {
+                continue;
+            }
+            resolve_graph(fe, resolver, g, &mut queue);
+        }
+        if !fe.has_pending() {
+            break;
+        }
+        // Functions first used above are lowered now; resolve them too.
+        let before = fe.module.graphs.len();
+        fe.lower_pending(resolver);
+        queue.extend(unlowered.drain(..));
+        queue.extend(fe.module.graphs.keys().skip(before));
+    }
+}
+
+fn resolve_graph(
+    fe: &mut Frontend,
+    resolver: &mut dyn Resolver,
+    g: GraphId,
+    queue: &mut VecDeque<GraphId>,
+) {
+    let nodes = fe.module.graph_nodes(g);
+    // 1. Symbols become constants.
+    let mut operands: Vec<NodeId> = nodes.iter().flat_map(|&n| fe.module.inputs(n).to_vec()).collect();
+    operands.extend(fe.module.graph(g).output);
+    for n in operands {
+        if let Some(Const::Symbol { scope, name }) = fe.module.constant(n) {
+            let (scope, name) = (*scope, name.clone());
+            let span = fe.module.node(n).span;
+            let c = resolve_symbol(fe, resolver, ScopeId(scope), &name, span);
+            fe.module.nodes[n].kind = NodeKind::Value(c);
+        }
+        if let Some(c) = fe.module.constant(n) {
+            c.for_each_graph(&mut |h| queue.push_back(h));
+        }
+    }
+    // 2. Attributes of namespaces fold to constants; the node becomes a Value node.
+    for &n in &nodes {
+        if fe.module.callee_prim(n) != Some(Prim::GetAttr) {
+            continue;
+        }
+        let inputs = fe.module.inputs(n).to_vec();
+        let (Some(Const::Namespace(ns)), Some(Const::Str(attr))) =
+            (fe.module.constant(inputs[1]), fe.module.constant(inputs[2]))
+        else {
+            continue;
+        };
+        let ns = namespace_of(ns).expect("namespaces come from resolve_symbol");
+        let attr = attr.clone();
+        let span = fe.module.node(n).span;
+        let c = match namespace_attr(ns, &attr) {
+            Some(Resolved::Value(c)) => c,
+            Some(Resolved::Namespace(inner)) => Const::Namespace(namespace_name(inner).into()),
+            _ => {
+                let names = namespace_names(ns);
+                let hint = match names.iter().find(|n| n.starts_with(&attr[..attr.len().min(3)])) {
+                    Some(n) => format!("did you mean `{n}`?"),
+                    None => format!("available: {}", names.join(", ")),
+                };
+                fe.diags.push(
+                    Diagnostic::error(
+                        codes::NO_ATTRIBUTE,
+                        format!("module '{}' has no attribute '{attr}'", namespace_name(ns)),
+                        span,
+                    )
+                    .with_label("unknown attribute")
+                    .with_hint(hint),
+                );
+                Const::None
+            }
+        };
+        fe.module.nodes[n] = anfora_ir::Node {
+            kind: NodeKind::Value(c),
+            owner: None,
+            name: None,
+            span,
+        };
+        fe.module.graphs[g].order.retain(|&m| m != n);
+    }
+    // 3. A namespace anywhere else is a module used as a value.
+    let nodes = fe.module.graph_nodes(g);
+    let mut uses: Vec<NodeId> = nodes.iter().flat_map(|&n| fe.module.inputs(n)[1..].to_vec()).collect();
+    uses.extend(fe.module.graph(g).output);
+    for n in uses {
+        if let Some(Const::Namespace(ns)) = fe.module.constant(n) {
+            let what = ns.clone();
+            let span = fe.module.node(n).span;
+            fe.diags.push(
+                Diagnostic::error(
+                    codes::MODULE_VALUE,
+                    format!("the module `{what}` cannot be used as a value"),
+                    span,
+                )
+                .with_label("a module")
+                .with_hint("use one of its attributes, such as `ops.add`"),
+            );
+            fe.module.nodes[n].kind = NodeKind::Value(Const::None);
+        }
+    }
+    // 4. Calls of known functions get their arguments bound.
+    for &n in &nodes {
+        bind_call(fe, n);
+    }
+}
+
+fn resolve_symbol(
+    fe: &mut Frontend,
+    resolver: &mut dyn Resolver,
+    scope: ScopeId,
+    name: &str,
+    span: Span,
+) -> Const {
+    match resolver.resolve_global(scope, name) {
+        Resolved::Value(c) => c,
+        Resolved::Function(f) => Const::Graph(fe.function_graph(f)),
+        Resolved::Namespace(ns) => Const::Namespace(namespace_name(ns).into()),
+        Resolved::Unknown => {
+            if let Some(p) = Prim::builtin(name) {
+                return Const::Prim(p);
+            }
+            let hint = if Prim::op(name).is_some() {
+                format!("did you mean `ops.{name}` (after `from anfora import ops`)?")
+            } else {
+                "define it at module level, pass it as an argument, or check the spelling".into()
+            };
+            fe.diags.push(
+                Diagnostic::error(codes::UNDEFINED, format!("name '{name}' is not defined"), span)
+                    .with_label("not defined")
+                    .with_hint(hint),
+            );
+            Const::None
+        }
+    }
+}
+
+/// Binds the arguments of a call whose callee is a primitive or a graph with a signature.
+fn bind_call(fe: &mut Frontend, n: NodeId) {
+    let m = &fe.module;
+    let inputs = m.inputs(n).to_vec();
+    if inputs.is_empty() {
+        return;
+    }
+    // A keyword call: CallKw(f, names, positional..., keyword values...).
+    let (callee, positional, names, kw_values) = if m.callee_prim(n) == Some(Prim::CallKw) {
+        let Some(Const::Tuple(names)) = m.constant(inputs[2]) else {
+            return;
+        };
+        let names: Vec<String> = names
+            .iter()
+            .map(|c| match c {
+                Const::Str(s) => s.to_string(),
+                _ => String::new(),
+            })
+            .collect();
+        let split = inputs.len() - names.len();
+        (inputs[1], inputs[3..split].to_vec(), names, inputs[split..].to_vec())
+    } else {
+        (inputs[0], inputs[1..].to_vec(), Vec::new(), Vec::new())
+    };
+    let sig: Signature = match m.constant(callee) {
+        // Every call of a known primitive is bound, so the VM can trust argument counts.
+        Some(Const::Prim(p)) if *p != Prim::CallKw => p.signature().clone(),
+        Some(Const::Graph(h)) => match &m.graph(*h).signature {
+            Some(s) => s.clone(),
+            None => return,
+        },
+        _ => return,
+    };
+    let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    match sig.bind(positional.len(), &refs) {
+        Ok(sources) => {
+            let mut bound = vec![callee];
+            for s in sources {
+                bound.push(match s {
+                    ArgSource::Positional(i) => positional[i],
+                    ArgSource::Keyword(j) => kw_values[j],
+                    ArgSource::Default(c) => fe.module.value(c),
+                });
+            }
+            *fe.module.inputs_mut(n).expect("an Apply node") = bound;
+        }
+        Err(err) => {
+            let span = fe.module.node(n).span;
+            fe.diags.push(
+                Diagnostic::error(codes::BAD_CALL, err.message(&sig.name), span)
+                    .with_label("in this call")
+                    .with_hint("this fails in Python too: fix the arguments"),
+            );
+        }
+    }
+}
