@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anfora_driver::{Failure, Session, literal_value, repr};
+use anfora_driver::{Engine, Failure, Session, literal_value, repr};
 use anfora_vm::Options;
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -35,6 +35,10 @@ enum Command {
         /// Deepest chain of nested (non-tail) calls before RecursionError.
         #[arg(long, default_value_t = 10_000)]
         max_depth: usize,
+        /// `compiled` (the optimizing pipeline) or `reference` (the reference VM on the
+        /// parsed graphs, the oracle).
+        #[arg(long, value_enum, default_value_t = EngineArg::Compiled)]
+        engine: EngineArg,
         /// Arguments: ints, floats, True/False/None, strings, tuples; lists become tensors.
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
@@ -55,6 +59,12 @@ enum Command {
     },
     /// List every unsupported construct and compile error in FILE.
     Check { file: PathBuf },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EngineArg {
+    Compiled,
+    Reference,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -86,10 +96,20 @@ fn failure(session: &Session, f: &Failure) -> Exit {
     Exit(code, session.render(f))
 }
 
-fn run(file: PathBuf, entry: String, max_depth: usize, args: Vec<String>) -> Result<(), Exit> {
+fn run(
+    file: PathBuf,
+    entry: String,
+    max_depth: usize,
+    engine: EngineArg,
+    args: Vec<String>,
+) -> Result<(), Exit> {
     let text = read_source(&file)?;
     let args = parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let mut session = Session::load(&file.display().to_string(), &text, Options { max_depth });
+    session.engine = match engine {
+        EngineArg::Compiled => Engine::Compiled,
+        EngineArg::Reference => Engine::Reference,
+    };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = session.run(&entry, args, &mut out);
@@ -149,8 +169,9 @@ fn execute(cli: Cli) -> u8 {
             file,
             entry,
             max_depth,
+            engine,
             args,
-        } => run(file, entry, max_depth, args),
+        } => run(file, entry, max_depth, engine, args),
         Command::Dump {
             file,
             entry,

@@ -68,10 +68,12 @@ fn split_top_level(s: &str) -> Vec<String> {
     out
 }
 
-fn run_anfora(path: &Path) -> Outcome {
+fn run_anfora(path: &Path, engine: &str) -> Outcome {
     let text = std::fs::read_to_string(path).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_anfora"))
         .arg("run")
+        .arg("--engine")
+        .arg(engine)
         .arg(path)
         .args(args_line(&text))
         .output()
@@ -144,20 +146,22 @@ fn corpus_matches_cpython() {
     );
     let expected = run_cpython(&files);
     let mut failures = Vec::new();
-    for (path, want) in files.iter().zip(&expected) {
-        let got = run_anfora(path);
-        if &got != want {
-            failures.push(format!(
-                "== {}\n-- CPython:\n{want:#?}\n-- anfora:\n{got:#?}",
-                path.file_name().unwrap().to_string_lossy()
-            ));
+    for engine in ["reference", "compiled"] {
+        for (path, want) in files.iter().zip(&expected) {
+            let got = run_anfora(path, engine);
+            if &got != want {
+                failures.push(format!(
+                    "== {} ({engine})\n-- CPython:\n{want:#?}\n-- anfora:\n{got:#?}",
+                    path.file_name().unwrap().to_string_lossy()
+                ));
+            }
         }
     }
     assert!(
         failures.is_empty(),
-        "{} of {} programs differ:\n{}",
+        "{} of {} runs differ:\n{}",
         failures.len(),
-        files.len(),
+        2 * files.len(),
         failures.join("\n")
     );
 }

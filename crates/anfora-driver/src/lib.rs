@@ -10,6 +10,7 @@ use anfora_front::py_ast::{PyLiteral, parse_literal};
 use anfora_front::{
     Frontend, FunctionRef, Namespace, Resolved, Resolver, ScopeId, codes, namespace_attr,
 };
+use anfora_infer::{Abs, Specialized};
 use anfora_ir::diag::{Diagnostic, render_all};
 use anfora_ir::{Const, FileId, GraphId, Span};
 use anfora_tensor::{Nested, Scalar, Tensor};
@@ -49,11 +50,36 @@ impl Resolver for Globals<'_> {
     }
 }
 
+/// How `run` executes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// The whole pipeline: infer, optimize, compiled execution.
+    #[default]
+    Compiled,
+    /// The parsed and resolved graphs on the reference VM (the oracle).
+    Reference,
+}
+
+/// The abstract a call argument is compiled for: Python scalars and strings by value (a
+/// different value compiles again), tensors by dtype and shape.
+pub fn arg_abstract(v: &Value) -> Abs {
+    match v {
+        Value::Tensor(t) => Abs::tensor(anfora_infer::TensorAbs::new(
+            t.dtype(),
+            t.shape().iter().map(|&d| Some(d)).collect(),
+        )),
+        Value::Tuple(items) => Abs::tuple(items.iter().map(arg_abstract).collect()),
+        Value::List(items) => Abs::List(items.iter().map(arg_abstract).collect()),
+        other => anfora_infer::rules::from_value(other),
+    }
+}
+
 /// One loaded Python file.
 pub struct Session {
     pub frontend: Frontend,
     pub file: FileId,
     pub options: Options,
+    pub engine: Engine,
     globals: HashMap<String, Global>,
     /// Every `def` at module level, in source order (for `check`).
     functions: Vec<FunctionRef>,
@@ -73,6 +99,7 @@ impl Session {
             frontend,
             file: module_ast.file,
             options,
+            engine: Engine::default(),
             globals: HashMap::new(),
             functions: Vec::new(),
             init_error: None,
@@ -266,6 +293,15 @@ impl Session {
         self.frontend.diagnostics().to_vec()
     }
 
+    /// Infers and specializes graph `g` for arguments `args` (the infer stage).
+    pub fn specialize(&mut self, g: GraphId, args: &[Value]) -> Result<Specialized, Failure> {
+        let abstracts = args.iter().map(arg_abstract).collect();
+        let spec = anfora_infer::infer(&mut self.frontend.module, g, abstracts)
+            .map_err(Failure::Compile)?;
+        self.verify(spec.entry, "infer");
+        Ok(spec)
+    }
+
     /// Compiles `entry` and calls it with `args`; `print` output goes to `out`.
     pub fn run(
         &mut self,
@@ -274,6 +310,10 @@ impl Session {
         out: &mut dyn Write,
     ) -> Result<Value, Failure> {
         let g = self.compile(entry)?;
+        let g = match self.engine {
+            Engine::Reference => g,
+            Engine::Compiled => self.specialize(g, &args)?.entry,
+        };
         let mut vm = Vm::new(&self.frontend.module, self.options.clone());
         let f = vm
             .function(g)

@@ -26,7 +26,10 @@ pub enum Const {
     Ellipsis,
     /// A global name not resolved yet: the parse stage emits these and the resolve stage
     /// replaces them. `scope` identifies the namespace (Python module) to look the name up in.
-    Symbol { scope: u32, name: Arc<str> },
+    Symbol {
+        scope: u32,
+        name: Arc<str>,
+    },
     /// A namespace (`anfora`, `anfora.ops`) during resolution; attributes of it are folded.
     Namespace(Arc<str>),
     /// The value of a local variable that has not been assigned on some path. Only `CheckBound`
@@ -83,8 +86,14 @@ impl Const {
             | (Const::Unbound, Const::Unbound)
             | (Const::Ellipsis, Const::Ellipsis) => true,
             (
-                Const::Symbol { scope: s1, name: n1 },
-                Const::Symbol { scope: s2, name: n2 },
+                Const::Symbol {
+                    scope: s1,
+                    name: n1,
+                },
+                Const::Symbol {
+                    scope: s2,
+                    name: n2,
+                },
             ) => s1 == s2 && n1 == n2,
             (Const::Namespace(a), Const::Namespace(b)) => a == b,
             (Const::Bool(a), Const::Bool(b)) => a == b,

@@ -25,6 +25,8 @@ pub struct Diagnostic {
     pub hint: Option<String>,
     /// Further labelled spans in the same file (e.g. the other branch of a join).
     pub related: Vec<(Span, String)>,
+    /// Lines printed after the report, such as the chain of calls that led here.
+    pub notes: Vec<String>,
 }
 
 impl Diagnostic {
@@ -37,7 +39,13 @@ impl Diagnostic {
             label: String::new(),
             hint: None,
             related: Vec::new(),
+            notes: Vec::new(),
         }
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
     }
 
     pub fn with_label(mut self, label: impl Into<String>) -> Diagnostic {
@@ -125,6 +133,9 @@ impl Diagnostic {
             .with_width(100);
         if handler.render_report(&mut out, &report).is_err() {
             return self.short(sources);
+        }
+        for note in &self.notes {
+            out.push_str(&format!("  note: {note}\n"));
         }
         out
     }

@@ -11,7 +11,7 @@ use anfora_tensor::{DType, Scalar, Tensor};
 use crate::pynum::float_repr;
 
 /// A tensor method bound to its tensor (`x.sum`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
     Sum,
     Mean,

@@ -1,0 +1,279 @@
+//! Specialization: one new graph per context the analysis reached, with the abstracts of its
+//! nodes. Constant results of pure primitives become Value nodes, `Switch` on a constant
+//! condition becomes the branch taken, and calls whose callee is known become direct calls of
+//! the right specialization.
+
+use std::collections::{HashMap, VecDeque};
+
+use anfora_ir::{Const, Graph, GraphId, Module, Node, NodeId, NodeKind, Prim};
+
+use crate::abs::{Abs, CtxId, Func};
+use crate::engine::{Solved, single_closure};
+use crate::rules::to_value;
+
+/// The specialized program.
+pub struct Specialized {
+    /// The specialization of the entry graph.
+    pub entry: GraphId,
+    /// Abstracts of the parameters and Apply nodes of the specialized graphs (and of constants
+    /// folded from them).
+    pub abstracts: HashMap<NodeId, Abs>,
+}
+
+/// Effects and calls must stay in the program even when their result is a constant.
+fn foldable_call(engine: &Solved, m: &Module, c: CtxId, n: NodeId) -> bool {
+    let callee = m.inputs(n)[0];
+    let p = match m.constant(callee) {
+        Some(Const::Prim(p)) => *p,
+        _ => match engine.ctx(c).values.get(&callee) {
+            Some(Abs::Func(fs)) if fs.len() == 1 => match fs[0] {
+                Func::Prim(p) => p,
+                _ => return false,
+            },
+            _ => return false,
+        },
+    };
+    !matches!(
+        p,
+        Prim::Print | Prim::Assert | Prim::Raise | Prim::CheckBound | Prim::CallKw | Prim::Partial
+    ) && !p.effects().io
+}
+
+pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Specialized {
+    let value_ctx = |c: CtxId, h: GraphId| engine.mono_of(h, engine.parent_ctx(c, h));
+    // Contexts reachable from the root, breadth first.
+    let mut order: Vec<CtxId> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut queue = VecDeque::from([root]);
+    while let Some(c) = queue.pop_front() {
+        if !seen.insert(c) {
+            continue;
+        }
+        order.push(c);
+        let ctx = engine.ctx(c);
+        for targets in ctx.calls.values() {
+            queue.extend(targets.iter().copied());
+        }
+        if let Some(p) = ctx.parent {
+            queue.push_back(p);
+        }
+        let graph = module.graph(ctx.graph);
+        let mut operands: Vec<NodeId> = module
+            .graph_nodes(ctx.graph)
+            .iter()
+            .flat_map(|&n| module.inputs(n).to_vec())
+            .collect();
+        operands.extend(graph.output);
+        for i in operands {
+            if let Some(k) = module.constant(i) {
+                k.for_each_graph(&mut |h| {
+                    if let Some(t) = value_ctx(c, h) {
+                        queue.push_back(t);
+                    }
+                });
+            }
+        }
+    }
+
+    // Phase 1: graphs, parameters and nodes (inputs are filled in phase 2).
+    let mut name_uses: HashMap<String, usize> = HashMap::new();
+    let mut spec: HashMap<CtxId, GraphId> = HashMap::new();
+    for &c in &order {
+        let orig: Graph = module.graph(engine.ctx(c).graph).clone();
+        let k = name_uses.entry(orig.name.clone()).or_insert(0);
+        *k += 1;
+        let name = if *k == 1 {
+            orig.name.clone()
+        } else {
+            format!("{}_{}", orig.name, *k - 1)
+        };
+        let ng = module.add_graph(
+            format!("{name}{SPEC_MARK}"),
+            orig.function.clone(),
+            orig.kind,
+            orig.span,
+        );
+        module.graphs[ng].signature = orig.signature.clone();
+        spec.insert(c, ng);
+    }
+    let mut map: HashMap<(CtxId, NodeId), NodeId> = HashMap::new();
+    let mut abstracts: HashMap<NodeId, Abs> = HashMap::new();
+    let mut pending: Vec<(CtxId, NodeId, NodeId)> = Vec::new();
+    for &c in &order {
+        let ctx = engine.ctx(c);
+        let ng = spec[&c];
+        let params = module.graph(ctx.graph).params.clone();
+        for (i, &p) in params.iter().enumerate() {
+            let node = module.node(p).clone();
+            let np = module.add_param(ng, node.name.as_deref().unwrap_or(""), node.span);
+            map.insert((c, p), np);
+            abstracts.insert(np, ctx.args.get(i).cloned().unwrap_or(Abs::Any));
+        }
+        for n in module.graph_nodes(ctx.graph) {
+            let node = module.node(n).clone();
+            let abs = ctx.values.get(&n).cloned().unwrap_or(Abs::Any);
+            // Switch on a known condition: the branch taken, as a graph constant.
+            let switch_target = (module.callee_prim(n) == Some(Prim::Switch))
+                .then(|| single_closure(&abs))
+                .flatten()
+                .filter(|_| {
+                    operand_abs(engine, module, c, module.inputs(n)[1])
+                        .as_bool()
+                        .is_some()
+                });
+            let new = if let Some((h, _)) = switch_target {
+                let target = called_ctx(engine, c, h).or_else(|| value_ctx(c, h));
+                let g = target.map(|t| spec_of(&spec, t, h)).unwrap_or(h);
+                module.value_at(Const::Graph(g), node.span)
+            } else if let (Some(v), true) = (to_value(&abs), foldable_call(engine, module, c, n)) {
+                match anfora_vm::value::to_const(&v) {
+                    Some(k) => module.value_at(k, node.span),
+                    None => clone_apply(module, ng, &node, &mut pending, c, n),
+                }
+            } else {
+                clone_apply(module, ng, &node, &mut pending, c, n)
+            };
+            map.insert((c, n), new);
+            abstracts.insert(new, abs);
+        }
+    }
+
+    // Phase 2: inputs, evaluation orders and outputs.
+    let resolve_operand = |module: &mut Module,
+                           map: &HashMap<(CtxId, NodeId), NodeId>,
+                           c: CtxId,
+                           i: NodeId,
+                           call: Option<NodeId>|
+     -> NodeId {
+        let node = module.node(i).clone();
+        match &node.kind {
+            NodeKind::Value(k) => {
+                let mut has_graph = false;
+                k.for_each_graph(&mut |_| has_graph = true);
+                if !has_graph {
+                    return i;
+                }
+                let k = map_graphs(k, &mut |h| {
+                    let target = call
+                        .and_then(|call| engine.ctx(c).calls.get(&call))
+                        .and_then(|ts| ts.iter().copied().find(|&t| engine.ctx(t).graph == h))
+                        .or_else(|| called_ctx(engine, c, h))
+                        .or_else(|| value_ctx(c, h));
+                    target.map(|t| spec_of(&spec, t, h)).unwrap_or(h)
+                });
+                module.value_at(k, node.span)
+            }
+            _ => {
+                let owner = node.owner.expect("an owned node");
+                let x = engine
+                    .enclosing(c, owner)
+                    .expect("free variables have enclosing contexts");
+                map[&(x, i)]
+            }
+        }
+    };
+    for (c, n, new) in pending {
+        let inputs = module.inputs(n).to_vec();
+        let mut out = Vec::with_capacity(inputs.len());
+        for (k, &i) in inputs.iter().enumerate() {
+            out.push(resolve_operand(module, &map, c, i, (k == 0).then_some(n)));
+        }
+        // A call of a known closure without free variables through a value becomes direct.
+        if module.constant(inputs[0]).is_none()
+            && let Some((h, None)) = single_closure(&operand_abs(engine, module, c, inputs[0]))
+            && let Some(ts) = engine.ctx(c).calls.get(&n)
+            && ts.len() == 1
+            && engine.ctx(ts[0]).graph == h
+            && inputs.len() - 1 == module.graph(h).params.len()
+        {
+            out[0] = module.value(Const::Graph(spec[&ts[0]]));
+        }
+        *module.inputs_mut(new).expect("an Apply node") = out;
+    }
+    for &c in &order {
+        let ctx = engine.ctx(c);
+        let ng = spec[&c];
+        let orig_order = module.graph(ctx.graph).order.clone();
+        let new_order: Vec<NodeId> = orig_order
+            .iter()
+            .map(|n| map[&(c, *n)])
+            .filter(|&n| module.is_apply(n))
+            .collect();
+        module.graphs[ng].order = new_order;
+        if let Some(o) = module.graph(ctx.graph).output {
+            let out = match map.get(&(c, o)) {
+                Some(&x) => x,
+                None => resolve_operand(module, &map, c, o, None),
+            };
+            module.set_output(ng, out);
+        }
+    }
+    Specialized {
+        entry: spec[&root],
+        abstracts,
+    }
+}
+
+/// Suffix of specialized graph names, so dumps tell them from the parsed graphs.
+pub const SPEC_MARK: &str = "";
+
+fn operand_abs(engine: &Solved, m: &Module, c: CtxId, n: NodeId) -> Abs {
+    match &m.node(n).kind {
+        NodeKind::Value(k) => match k {
+            Const::Bool(b) => Abs::Bool(Some(*b)),
+            Const::Graph(h) => Abs::func(Func::Closure {
+                graph: *h,
+                ctx: engine.parent_ctx(c, *h),
+            }),
+            _ => Abs::Any,
+        },
+        _ => {
+            let Some(owner) = m.node(n).owner else {
+                return Abs::Any;
+            };
+            engine
+                .enclosing(c, owner)
+                .and_then(|x| engine.ctx(x).values.get(&n).cloned())
+                .unwrap_or(Abs::Any)
+        }
+    }
+}
+
+/// The context `c` called for graph `h` (through any of its call nodes).
+fn called_ctx(engine: &Solved, c: CtxId, h: GraphId) -> Option<CtxId> {
+    engine
+        .ctx(c)
+        .calls
+        .values()
+        .flatten()
+        .copied()
+        .find(|&t| engine.ctx(t).graph == h)
+}
+
+fn spec_of(spec: &HashMap<CtxId, GraphId>, t: CtxId, fallback: GraphId) -> GraphId {
+    spec.get(&t).copied().unwrap_or(fallback)
+}
+
+fn map_graphs(k: &Const, f: &mut dyn FnMut(GraphId) -> GraphId) -> Const {
+    match k {
+        Const::Graph(h) => Const::Graph(f(*h)),
+        Const::Tuple(items) => Const::tuple(items.iter().map(|i| map_graphs(i, f)).collect()),
+        Const::List(items) => Const::List(items.iter().map(|i| map_graphs(i, f)).collect()),
+        other => other.clone(),
+    }
+}
+
+fn clone_apply(
+    module: &mut Module,
+    g: GraphId,
+    node: &Node,
+    pending: &mut Vec<(CtxId, NodeId, NodeId)>,
+    c: CtxId,
+    n: NodeId,
+) -> NodeId {
+    let placeholder = module.value(Const::None);
+    let new = module.apply_unordered(g, vec![placeholder], node.span);
+    module.nodes[new].name = node.name.clone();
+    pending.push((c, n, new));
+    new
+}

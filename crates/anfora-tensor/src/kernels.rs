@@ -1,0 +1,335 @@
+//! The loops every elementwise kernel runs: runtime SIMD dispatch, maps over chunks of operands
+//! that are slices or broadcast constants, and splitting large outputs over threads.
+//!
+//! Every loop applies one scalar function per element, and that function is the only definition
+//! of the operation: the compiler vectorizes the loop for the instruction set picked at run time
+//! (AVX-512, AVX2+FMA or baseline through `pulp`), and because the scalar code uses only IEEE
+//! operations (fused multiply-adds included), every lane, every remainder element and every
+//! instruction set gives the same bits. The unfused ops and the fused kernels call the same loops,
+//! so they agree bitwise.
+
+use std::mem::MaybeUninit;
+use std::sync::OnceLock;
+
+use crate::DType;
+use crate::element::Element;
+
+/// Elements per chunk: operands and temporaries of this size stay in L1/L2 while a fused
+/// program runs over them.
+pub(crate) const CHUNK: usize = 2048;
+
+/// Outputs with fewer elements than this never use threads.
+pub(crate) const PAR_MIN: usize = 1 << 15;
+
+/// The instruction set found at startup.
+#[inline(always)]
+fn arch() -> pulp::Arch {
+    static ARCH: OnceLock<pulp::Arch> = OnceLock::new();
+    *ARCH.get_or_init(pulp::Arch::new)
+}
+
+/// Runs `op` compiled for the best instruction set of this machine.
+#[inline(always)]
+pub(crate) fn dispatch<Op: pulp::WithSimd>(op: Op) -> Op::Output {
+    arch().dispatch(op)
+}
+
+/// A slice seen as uninitialized memory, to be overwritten by a kernel.
+#[inline(always)]
+pub(crate) fn as_uninit<T: Copy>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // SAFETY: `MaybeUninit<T>` has the layout of `T`, and the kernels only ever write
+    // initialized values through the returned slice, so `s` stays initialized.
+    unsafe { &mut *(s as *mut [T] as *mut [MaybeUninit<T>]) }
+}
+
+/// An operand of a chunk: one value per element, or one value for all.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Val<'a, T> {
+    Slice(&'a [T]),
+    Splat(T),
+}
+
+impl<T: Copy> Val<'_, T> {
+    /// Element `i`.
+    #[inline(always)]
+    pub(crate) fn get(&self, i: usize) -> T {
+        match self {
+            Val::Slice(s) => s[i],
+            Val::Splat(v) => *v,
+        }
+    }
+}
+
+/// An operand of any dtype.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AnyVal<'a> {
+    Bool(Val<'a, bool>),
+    I32(Val<'a, i32>),
+    I64(Val<'a, i64>),
+    F32(Val<'a, f32>),
+    F64(Val<'a, f64>),
+}
+
+impl AnyVal<'_> {
+    pub(crate) fn dtype(&self) -> DType {
+        match self {
+            AnyVal::Bool(_) => DType::Bool,
+            AnyVal::I32(_) => DType::I32,
+            AnyVal::I64(_) => DType::I64,
+            AnyVal::F32(_) => DType::F32,
+            AnyVal::F64(_) => DType::F64,
+        }
+    }
+}
+
+/// A destination of any dtype.
+#[derive(Debug)]
+pub(crate) enum AnyOut<'a> {
+    Bool(&'a mut [MaybeUninit<bool>]),
+    I32(&'a mut [MaybeUninit<i32>]),
+    I64(&'a mut [MaybeUninit<i64>]),
+    F32(&'a mut [MaybeUninit<f32>]),
+    F64(&'a mut [MaybeUninit<f64>]),
+}
+
+impl AnyOut<'_> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            AnyOut::Bool(s) => s.len(),
+            AnyOut::I32(s) => s.len(),
+            AnyOut::I64(s) => s.len(),
+            AnyOut::F32(s) => s.len(),
+            AnyOut::F64(s) => s.len(),
+        }
+    }
+}
+
+/// `dst[i] = f(src[i])`.
+struct Map1<'a, A, O, F> {
+    src: &'a [A],
+    dst: &'a mut [MaybeUninit<O>],
+    f: F,
+}
+
+impl<A: Copy, O, F: Fn(A) -> O> pulp::WithSimd for Map1<'_, A, O, F> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let Map1 { src, dst, f } = self;
+        let src = &src[..dst.len()];
+        for (d, &x) in dst.iter_mut().zip(src) {
+            d.write(f(x));
+        }
+    }
+}
+
+/// Writes `f(src[i])` into every `dst[i]` (`src` and `dst` have the same length).
+#[inline(always)]
+pub(crate) fn map1_into<A: Copy, O>(src: &[A], dst: &mut [MaybeUninit<O>], f: impl Fn(A) -> O) {
+    assert_eq!(src.len(), dst.len());
+    dispatch(Map1 { src, dst, f });
+}
+
+/// `dst[i] = f(a[i], b[i])` for the four combinations of slices and constants.
+struct Map2<'a, A, B, O, F> {
+    a: Val<'a, A>,
+    b: Val<'a, B>,
+    dst: &'a mut [MaybeUninit<O>],
+    f: F,
+}
+
+impl<A: Copy, B: Copy, O: Copy, F: Fn(A, B) -> O> pulp::WithSimd for Map2<'_, A, B, O, F> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let Map2 { a, b, dst, f } = self;
+        let n = dst.len();
+        match (a, b) {
+            (Val::Slice(a), Val::Slice(b)) => {
+                let (a, b) = (&a[..n], &b[..n]);
+                for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+                    d.write(f(x, y));
+                }
+            }
+            (Val::Slice(a), Val::Splat(y)) => {
+                for (d, &x) in dst.iter_mut().zip(&a[..n]) {
+                    d.write(f(x, y));
+                }
+            }
+            (Val::Splat(x), Val::Slice(b)) => {
+                for (d, &y) in dst.iter_mut().zip(&b[..n]) {
+                    d.write(f(x, y));
+                }
+            }
+            (Val::Splat(x), Val::Splat(y)) => {
+                let v = f(x, y);
+                for d in dst.iter_mut() {
+                    d.write(v);
+                }
+            }
+        }
+    }
+}
+
+/// Writes `f(a[i], b[i])` into every `dst[i]`; slices have `dst`'s length.
+#[inline(always)]
+pub(crate) fn map2_into<A: Copy, B: Copy, O: Copy>(
+    a: Val<A>,
+    b: Val<B>,
+    dst: &mut [MaybeUninit<O>],
+    f: impl Fn(A, B) -> O,
+) {
+    let n = dst.len();
+    for v in [a.len_hint(), b.len_hint()].into_iter().flatten() {
+        assert_eq!(v, n);
+    }
+    dispatch(Map2 { a, b, dst, f });
+}
+
+impl<T> Val<'_, T> {
+    #[inline(always)]
+    fn len_hint(&self) -> Option<usize> {
+        match self {
+            Val::Slice(s) => Some(s.len()),
+            Val::Splat(_) => None,
+        }
+    }
+}
+
+/// `dst[i] = if c[i] { x[i] } else { y[i] }`.
+struct Select<'a, T> {
+    c: Val<'a, bool>,
+    x: Val<'a, T>,
+    y: Val<'a, T>,
+    dst: &'a mut [MaybeUninit<T>],
+}
+
+impl<T: Copy> pulp::WithSimd for Select<'_, T> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        let Select { c, x, y, dst } = self;
+        // One loop per combination, so that no element pays for a match.
+        macro_rules! go {
+            ($c:expr, $x:expr, $y:expr) => {
+                for (i, d) in dst.iter_mut().enumerate() {
+                    let _ = i;
+                    d.write(if $c(i) { $x(i) } else { $y(i) });
+                }
+            };
+        }
+        match (c, x, y) {
+            (Val::Slice(c), Val::Slice(x), Val::Slice(y)) => {
+                let n = dst.len();
+                let (c, x, y) = (&c[..n], &x[..n], &y[..n]);
+                go!(|i| c[i], |i| x[i], |i| y[i])
+            }
+            (Val::Slice(c), Val::Slice(x), Val::Splat(y)) => {
+                let n = dst.len();
+                let (c, x) = (&c[..n], &x[..n]);
+                go!(|i| c[i], |i| x[i], |_| y)
+            }
+            (Val::Slice(c), Val::Splat(x), Val::Slice(y)) => {
+                let n = dst.len();
+                let (c, y) = (&c[..n], &y[..n]);
+                go!(|i| c[i], |_| x, |i| y[i])
+            }
+            (Val::Slice(c), Val::Splat(x), Val::Splat(y)) => {
+                let c = &c[..dst.len()];
+                go!(|i| c[i], |_| x, |_| y)
+            }
+            (Val::Splat(c), x, y) => {
+                let v = if c { x } else { y };
+                match v {
+                    Val::Slice(v) => {
+                        dst.write_copy_of_slice(&v[..dst.len()]);
+                    }
+                    Val::Splat(v) => {
+                        for d in dst.iter_mut() {
+                            d.write(v);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `where`: writes `x[i]` where `c[i]`, else `y[i]`; slices have `dst`'s length.
+#[inline(always)]
+pub(crate) fn select_into<T: Copy>(
+    c: Val<bool>,
+    x: Val<T>,
+    y: Val<T>,
+    dst: &mut [MaybeUninit<T>],
+) {
+    let n = dst.len();
+    for v in [c.len_hint(), x.len_hint(), y.len_hint()]
+        .into_iter()
+        .flatten()
+    {
+        assert_eq!(v, n);
+    }
+    dispatch(Select { c, x, y, dst });
+}
+
+/// Whether `pred` holds for any element (`Val::Splat` counts once).
+#[inline(always)]
+pub(crate) fn any<T: Copy>(v: Val<T>, pred: impl Fn(T) -> bool) -> bool {
+    match v {
+        Val::Slice(s) => s.iter().fold(false, |acc, &x| acc | pred(x)),
+        Val::Splat(x) => pred(x),
+    }
+}
+
+/// The number of elements each parallel task takes: a multiple of [`CHUNK`], a few tasks per
+/// thread so that a busy thread does not hold the others up.
+pub(crate) fn task_len(n: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    let per = n.div_ceil(threads * 8);
+    per.div_ceil(CHUNK).max(4) * CHUNK
+}
+
+/// Whether `n` output elements are worth splitting over threads.
+#[inline(always)]
+pub(crate) fn parallel(n: usize) -> bool {
+    n >= PAR_MIN && rayon::current_num_threads() > 1
+}
+
+/// Calls `work(start, part)` on consecutive parts of `dst` covering it, in parallel for large
+/// outputs. `start` is the index of the part's first element.
+#[inline]
+pub(crate) fn for_parts<O: Send>(
+    dst: &mut [MaybeUninit<O>],
+    work: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync + Send,
+) {
+    let n = dst.len();
+    if !parallel(n) {
+        work(0, dst);
+        return;
+    }
+    use rayon::prelude::*;
+    let len = task_len(n);
+    dst.par_chunks_mut(len)
+        .enumerate()
+        .for_each(|(i, part)| work(i * len, part));
+}
+
+/// Builds a vector of `n` elements whose memory `fill` initializes entirely. `v` is empty with
+/// capacity for at least `n` elements.
+///
+/// # Safety
+/// `fill` gets exactly `n` slots and must write every one of them, or panic (the kernels of this
+/// module do).
+#[inline]
+pub(crate) unsafe fn fill_vec<O: Element>(
+    mut v: Vec<O>,
+    n: usize,
+    fill: impl FnOnce(&mut [MaybeUninit<O>]),
+) -> Vec<O> {
+    assert!(v.is_empty() && v.capacity() >= n);
+    fill(&mut v.spare_capacity_mut()[..n]);
+    // SAFETY: `fill` wrote all `n` elements (the caller's promise); a panic never gets here.
+    unsafe { v.set_len(n) };
+    v
+}
