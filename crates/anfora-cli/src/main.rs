@@ -9,7 +9,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anfora_driver::{Engine, Failure, Session, literal_value, repr};
+use anfora_driver::{Arg, Engine, Failure, Session, literal_value, repr};
 use anfora_vm::Options;
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -39,21 +39,32 @@ enum Command {
         /// parsed graphs, the oracle).
         #[arg(long, value_enum, default_value_t = EngineArg::Compiled)]
         engine: EngineArg,
-        /// Arguments: ints, floats, True/False/None, strings, tuples; lists become tensors.
+        /// Print why the function compiled (its signature, or what changed) on stderr.
+        #[arg(long)]
+        explain_compile: bool,
+        /// Print the time of each compile stage and of the run on stderr.
+        #[arg(long)]
+        timings: bool,
+        /// Arguments: ints, floats, True/False/None, strings, tuples; lists become tensors;
+        /// `mutable(x)` compiles for any value of x's type and shape instead of its value.
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Write the IR of a function and every graph it reaches.
+    /// Write the IR of a function and every graph it reaches, after a stage of the pipeline.
     Dump {
         file: PathBuf,
         #[arg(long, default_value = "main")]
         entry: String,
         #[arg(long, value_enum, default_value_t = Format::Ir)]
         format: Format,
-        /// Output file (default: standard output).
+        /// `parse`, `resolve`, `infer`, `optimize`, `lower` (the linear program), or `all`
+        /// (one numbered file per stage and optimizer pass, in the directory given by -o).
+        #[arg(long, default_value = "resolve")]
+        stage: String,
+        /// Output file, or directory for `--stage all` (default: standard output).
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Arguments the function will be called with (used once graphs are specialized).
+        /// Arguments the function is specialized for (the infer and optimize stages).
         #[arg(allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -78,9 +89,19 @@ fn read(path: &PathBuf) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| format!("{} is not valid UTF-8 text", path.display()))
 }
 
-fn parse_args(args: &[String]) -> Result<Vec<anfora_vm::Value>, String> {
+/// Parses command-line arguments: Python literals, optionally wrapped in `mutable(...)` to
+/// compile once for any value of that type and shape.
+fn parse_args(args: &[String]) -> Result<Vec<Arg>, String> {
     args.iter()
-        .map(|a| literal_value(a).map_err(|e| format!("argument `{a}`: {e}")))
+        .map(|a| {
+            let text = a.trim();
+            let (inner, mutable) = match text.strip_prefix("mutable(").and_then(|r| r.strip_suffix(')')) {
+                Some(inner) => (inner, true),
+                None => (text, false),
+            };
+            let value = literal_value(inner).map_err(|e| format!("argument `{a}`: {e}"))?;
+            Ok(Arg { value, mutable })
+        })
         .collect()
 }
 
@@ -96,13 +117,24 @@ fn failure(session: &Session, f: &Failure) -> Exit {
     Exit(code, session.render(f))
 }
 
-fn run(
-    file: PathBuf,
-    entry: String,
+struct RunFlags {
     max_depth: usize,
     engine: EngineArg,
-    args: Vec<String>,
-) -> Result<(), Exit> {
+    explain_compile: bool,
+    timings: bool,
+}
+
+fn ms(d: std::time::Duration) -> String {
+    format!("{:.3}", d.as_secs_f64() * 1e3)
+}
+
+fn run(file: PathBuf, entry: String, flags: RunFlags, args: Vec<String>) -> Result<(), Exit> {
+    let RunFlags {
+        max_depth,
+        engine,
+        explain_compile,
+        timings,
+    } = flags;
     let text = read_source(&file)?;
     let args = parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let mut session = Session::load(&file.display().to_string(), &text, Options { max_depth });
@@ -112,11 +144,28 @@ fn run(
     };
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let result = session.run(&entry, args, &mut out);
-    let value = result.map_err(|f| {
-        let _ = out.flush();
-        failure(&session, &f)
-    })?;
+    let result = session.call(&entry, args, &mut out);
+    let _ = out.flush();
+    for w in session.take_warnings() {
+        eprintln!("{w}");
+    }
+    if explain_compile && let Some(why) = session.last_explanation() {
+        eprintln!("{why}");
+    }
+    if timings {
+        if let Some(c) = session.last_compiled() {
+            let mut total = std::time::Duration::ZERO;
+            for (stage, d) in &c.timings {
+                eprintln!("{stage}: {} ms", ms(*d));
+                total += *d;
+            }
+            eprintln!("compile total: {} ms", ms(total));
+        }
+        if let Some(d) = session.last_run_time() {
+            eprintln!("run: {} ms", ms(d));
+        }
+    }
+    let value = result.map_err(|f| failure(&session, &f))?;
     let _ = writeln!(out, "{}", repr(&value));
     let _ = out.flush();
     Ok(())
@@ -126,18 +175,49 @@ fn dump(
     file: PathBuf,
     entry: String,
     format: Format,
+    stage: String,
     output: Option<PathBuf>,
     args: Vec<String>,
 ) -> Result<(), Exit> {
+    const STAGES: [&str; 5] = ["parse", "resolve", "infer", "optimize", "lower"];
+    if stage != "all" && !STAGES.contains(&stage.as_str()) {
+        return Err(Exit(
+            2,
+            format!(
+                "error: unknown stage '{stage}' (parse, resolve, infer, optimize, lower or all)\n"
+            ),
+        ));
+    }
     let text = read_source(&file)?;
-    parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
+    let args = parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let mut session = Session::load(&file.display().to_string(), &text, Options::default());
-    let g = session.compile(&entry).map_err(|f| failure(&session, &f))?;
-    let module = &session.frontend.module;
-    let text = match format {
-        Format::Ir => anfora_ir::print::print_module(module, g),
-        Format::Dot => anfora_ir::dot::to_dot(module, g),
+    let specialize = !matches!(stage.as_str(), "parse" | "resolve");
+    let ext = match format {
+        Format::Ir => "ir",
+        Format::Dot => "dot",
     };
+    let mut dumps: Vec<(String, String)> = Vec::new();
+    let result = session.compile_pipeline(&entry, specialize.then_some(args.as_slice()), &mut |view| {
+        if stage == "all" || view.stage == stage {
+            let text = match format {
+                Format::Ir => view.ir(),
+                Format::Dot => view.dot(),
+            };
+            dumps.push((view.stage.to_string(), text));
+        }
+    });
+    // What the stages before a failure produced is written even so: it is what one needs to
+    // see why the next stage failed.
+    if let Err(f) = result {
+        if stage == "all" && !dumps.is_empty() {
+            write_dumps(output.unwrap_or_else(|| PathBuf::from("anfora_dump")), &dumps, ext)?;
+        }
+        return Err(failure(&session, &f));
+    }
+    if stage == "all" {
+        return write_dumps(output.unwrap_or_else(|| PathBuf::from("anfora_dump")), &dumps, ext);
+    }
+    let text = dumps.pop().map(|(_, t)| t).unwrap_or_default();
     match output {
         Some(path) => std::fs::write(&path, text)
             .map_err(|e| Exit(1, format!("error: cannot write {}: {e}\n", path.display()))),
@@ -146,6 +226,18 @@ fn dump(
             Ok(())
         }
     }
+}
+
+/// Writes one numbered file per stage into `dir`.
+fn write_dumps(dir: PathBuf, dumps: &[(String, String)], ext: &str) -> Result<(), Exit> {
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Exit(1, format!("error: cannot create {}: {e}\n", dir.display())))?;
+    for (k, (name, text)) in dumps.iter().enumerate() {
+        let path = dir.join(format!("{k:02}_{name}.{ext}"));
+        std::fs::write(&path, text)
+            .map_err(|e| Exit(1, format!("error: cannot write {}: {e}\n", path.display())))?;
+    }
+    Ok(())
 }
 
 fn check(file: PathBuf) -> Result<(), Exit> {
@@ -170,15 +262,28 @@ fn execute(cli: Cli) -> u8 {
             entry,
             max_depth,
             engine,
+            explain_compile,
+            timings,
             args,
-        } => run(file, entry, max_depth, engine, args),
+        } => run(
+            file,
+            entry,
+            RunFlags {
+                max_depth,
+                engine,
+                explain_compile,
+                timings,
+            },
+            args,
+        ),
         Command::Dump {
             file,
             entry,
             format,
+            stage,
             output,
             args,
-        } => dump(file, entry, format, output, args),
+        } => dump(file, entry, format, stage, output, args),
         Command::Check { file } => check(file),
     };
     match result {
@@ -216,8 +321,13 @@ mod tests {
     #[test]
     fn arguments_parse_as_literals() {
         let args = parse_args(&["3".into(), "(1, 'a')".into()]).unwrap();
-        assert_eq!(repr(&args[0]), "3");
-        assert_eq!(repr(&args[1]), "(1, 'a')");
+        assert_eq!(repr(&args[0].value), "3");
+        assert!(!args[0].mutable);
+        assert_eq!(repr(&args[1].value), "(1, 'a')");
+        let args = parse_args(&["mutable(2.5)".into(), " mutable([1, 2]) ".into()]).unwrap();
+        assert_eq!(repr(&args[0].value), "2.5");
+        assert!(args[0].mutable && args[1].mutable);
+        assert_eq!(repr(&args[1].value), "array([1, 2])");
         assert_eq!(
             parse_args(&["x".into()]).unwrap_err(),
             "argument `x`: not a Python literal (numbers, strings, True/False/None, tuples, lists)"

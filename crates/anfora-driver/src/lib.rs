@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use anfora_front::ast::{StmtKind, Target};
 use anfora_front::py_ast::{PyLiteral, parse_literal};
@@ -12,7 +14,7 @@ use anfora_front::{
 };
 use anfora_infer::{Abs, Specialized};
 use anfora_ir::diag::{Diagnostic, render_all};
-use anfora_ir::{Const, FileId, GraphId, Span};
+use anfora_ir::{Const, FileId, GraphId, NodeId, Span};
 use anfora_tensor::{Nested, Scalar, Tensor};
 use anfora_vm::value::to_const;
 use anfora_vm::{Options, RuntimeError, Value, Vm};
@@ -74,6 +76,109 @@ pub fn arg_abstract(v: &Value) -> Abs {
     }
 }
 
+/// The program after one stage (or optimizer pass) of the pipeline.
+pub struct StageView<'a> {
+    pub stage: &'a str,
+    pub module: &'a anfora_ir::Module,
+    pub entry: GraphId,
+    pub abstracts: Option<&'a HashMap<NodeId, Abs>>,
+    /// The linear program, after the lower stage.
+    pub program: Option<&'a anfora_exec::Program>,
+}
+
+impl StageView<'_> {
+    /// The `.ir` text, with the abstract of each node once inference has run.
+    pub fn ir(&self) -> String {
+        if let Some(p) = self.program {
+            return p.dump(&self.module.sources);
+        }
+        let abs = |n: NodeId| self.abstracts.and_then(|a| a.get(&n)).map(|a| a.to_string());
+        let opts = anfora_ir::print::PrintOptions {
+            source_comments: true,
+            abstract_of: self.abstracts.map(|_| &abs as &dyn Fn(NodeId) -> Option<String>),
+        };
+        anfora_ir::print::print_with(self.module, self.entry, &opts)
+    }
+
+    pub fn dot(&self) -> String {
+        if let Some(p) = self.program {
+            return p.dot();
+        }
+        anfora_ir::dot::to_dot(self.module, self.entry)
+    }
+}
+
+/// A compiled entry point: its graph (the optimized specialization when arguments were
+/// given), the abstracts of its nodes and the time each stage took.
+pub struct Compiled {
+    pub graph: GraphId,
+    pub abstracts: HashMap<NodeId, Abs>,
+    /// The executable (after the lower stage).
+    pub program: Option<anfora_exec::Program>,
+    pub timings: Vec<(String, Duration)>,
+}
+
+/// A call argument. Python scalars are compile-time constants — a different value compiles
+/// again — unless the argument is marked mutable (as MindSpore's `mutable`).
+#[derive(Clone, Debug)]
+pub struct Arg {
+    pub value: Value,
+    pub mutable: bool,
+}
+
+impl From<Value> for Arg {
+    fn from(value: Value) -> Arg {
+        Arg { value, mutable: false }
+    }
+}
+
+impl Arg {
+    pub fn mutable(value: Value) -> Arg {
+        Arg { value, mutable: true }
+    }
+
+    /// The abstract the argument is compiled for.
+    pub fn abstract_value(&self) -> Abs {
+        let a = arg_abstract(&self.value);
+        if self.mutable { a.broaden() } else { a }
+    }
+}
+
+struct CacheEntry {
+    key: Vec<Abs>,
+    compiled: Rc<Compiled>,
+    last_used: u64,
+}
+
+/// Why a call compiles: the first signature, or what changed from the last one compiled.
+fn explain(entry: &str, key: &[Abs], previous: Option<&CacheEntry>, names: Vec<String>) -> String {
+    let sig: Vec<String> = key.iter().map(|a| a.to_string()).collect();
+    let Some(prev) = previous else {
+        return format!("compiling '{entry}' for ({}): first call", sig.join(", "));
+    };
+    if prev.key.len() != key.len() {
+        return format!(
+            "recompiling '{entry}': called with {} arguments instead of {}",
+            key.len(),
+            prev.key.len()
+        );
+    }
+    let mut changes = Vec::new();
+    for (i, (old, new)) in prev.key.iter().zip(key).enumerate() {
+        if old != new {
+            let name = names.get(i).map(|n| format!(" ('{n}')")).unwrap_or_default();
+            changes.push(format!("argument {}{name} changed from {old} to {new}", i + 1));
+        }
+    }
+    let numbers = prev.key.iter().zip(key).any(|(o, n)| o != n && o.is_number() && n.is_number());
+    let hint = if numbers {
+        "; Python numbers are compile-time constants: mark the argument mutable to compile once for any value"
+    } else {
+        ""
+    };
+    format!("recompiling '{entry}': {}{hint}", changes.join(", "))
+}
+
 /// One loaded Python file.
 pub struct Session {
     pub frontend: Frontend,
@@ -81,6 +186,15 @@ pub struct Session {
     pub options: Options,
     pub engine: Engine,
     globals: HashMap<String, Global>,
+    cache: HashMap<String, Vec<CacheEntry>>,
+    /// Most signatures compiled per function before the least recently used is evicted.
+    pub max_signatures: usize,
+    clock: u64,
+    warned: std::collections::HashSet<String>,
+    warnings: Vec<String>,
+    last_explanation: Option<String>,
+    last_compiled: Option<Rc<Compiled>>,
+    last_run: Option<Duration>,
     /// Every `def` at module level, in source order (for `check`).
     functions: Vec<FunctionRef>,
     /// An exception raised while running module-level code.
@@ -100,6 +214,14 @@ impl Session {
             file: module_ast.file,
             options,
             engine: Engine::default(),
+            cache: HashMap::new(),
+            max_signatures: 8,
+            clock: 0,
+            warned: Default::default(),
+            warnings: Vec::new(),
+            last_explanation: None,
+            last_compiled: None,
+            last_run: None,
             globals: HashMap::new(),
             functions: Vec::new(),
             init_error: None,
@@ -250,8 +372,13 @@ impl Session {
         }
     }
 
-    /// Compiles the module-level function `entry` and everything it reaches.
+    /// Compiles the module-level function `entry` and everything it reaches (parse and
+    /// resolve).
     pub fn compile(&mut self, entry: &str) -> Result<GraphId, Failure> {
+        self.compile_pipeline(entry, None, &mut |_| {}).map(|c| c.graph)
+    }
+
+    fn entry_function(&self, entry: &str) -> Result<FunctionRef, Failure> {
         if let Some(e) = &self.init_error {
             return Err(Failure::Runtime(e.clone()));
         }
@@ -273,15 +400,116 @@ impl Session {
                 )));
             }
         };
+        Ok(f)
+    }
+
+    /// Runs the compile pipeline on `entry`: parse and resolve, and with `args`, infer and
+    /// optimize for them. `observe` sees the program after every stage and optimizer pass
+    /// (for dumps); the result has the time each stage took.
+    pub fn compile_pipeline(
+        &mut self,
+        entry: &str,
+        args: Option<&[Arg]>,
+        observe: &mut dyn FnMut(StageView),
+    ) -> Result<Compiled, Failure> {
+        let f = self.entry_function(entry)?;
+        let mut timings = Vec::new();
+        let errors = |s: &Session| {
+            if s.frontend.has_errors() {
+                Err(Failure::Compile(s.frontend.diagnostics().to_vec()))
+            } else {
+                Ok(())
+            }
+        };
+        let start = Instant::now();
         let g = {
             let mut resolver = Globals(&self.globals);
-            self.frontend.compile_function(f, &mut resolver)
+            self.frontend.parse_function(f, &mut resolver)
         };
-        if self.frontend.has_errors() {
-            return Err(Failure::Compile(self.frontend.diagnostics().to_vec()));
+        timings.push(("parse".to_string(), start.elapsed()));
+        errors(self)?;
+        observe(StageView {
+            stage: "parse",
+            module: &self.frontend.module,
+            entry: g,
+            abstracts: None,
+            program: None,
+        });
+        let start = Instant::now();
+        {
+            let mut resolver = Globals(&self.globals);
+            self.frontend.resolve(&[g], &mut resolver);
         }
-        self.verify(g, "parse");
-        Ok(g)
+        timings.push(("resolve".to_string(), start.elapsed()));
+        errors(self)?;
+        self.verify(g, "resolve");
+        observe(StageView {
+            stage: "resolve",
+            module: &self.frontend.module,
+            entry: g,
+            abstracts: None,
+            program: None,
+        });
+        let Some(args) = args else {
+            return Ok(Compiled {
+                graph: g,
+                abstracts: HashMap::new(),
+                program: None,
+                timings,
+            });
+        };
+        let start = Instant::now();
+        let mut spec = self.specialize(g, args)?;
+        timings.push(("infer".to_string(), start.elapsed()));
+        observe(StageView {
+            stage: "infer",
+            module: &self.frontend.module,
+            entry: spec.entry,
+            abstracts: Some(&spec.abstracts),
+            program: None,
+        });
+        let start = Instant::now();
+        {
+            let mut program = anfora_opt::Program {
+                module: &mut self.frontend.module,
+                entry: spec.entry,
+                abstracts: &mut spec.abstracts,
+            };
+            anfora_opt::optimize(&mut program, &mut |pass, p| {
+                observe(StageView {
+                    stage: pass,
+                    module: p.module,
+                    entry: p.entry,
+                    abstracts: Some(p.abstracts),
+                    program: None,
+                })
+            });
+        }
+        timings.push(("optimize".to_string(), start.elapsed()));
+        observe(StageView {
+            stage: "optimize",
+            module: &self.frontend.module,
+            entry: spec.entry,
+            abstracts: Some(&spec.abstracts),
+            program: None,
+        });
+        let start = Instant::now();
+        let program = anfora_exec::lower(&self.frontend.module, spec.entry, &spec.abstracts)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        timings.push(("lower".to_string(), start.elapsed()));
+        observe(StageView {
+            stage: "lower",
+            module: &self.frontend.module,
+            entry: spec.entry,
+            abstracts: Some(&spec.abstracts),
+            program: Some(&program),
+        });
+        Ok(Compiled {
+            graph: spec.entry,
+            abstracts: spec.abstracts,
+            program: Some(program),
+            timings,
+        })
     }
 
     /// Compiles every module-level function and returns all diagnostics (`anfora check`).
@@ -294,31 +522,127 @@ impl Session {
     }
 
     /// Infers and specializes graph `g` for arguments `args` (the infer stage).
-    pub fn specialize(&mut self, g: GraphId, args: &[Value]) -> Result<Specialized, Failure> {
-        let abstracts = args.iter().map(arg_abstract).collect();
+    pub fn specialize(&mut self, g: GraphId, args: &[Arg]) -> Result<Specialized, Failure> {
+        let abstracts = args.iter().map(Arg::abstract_value).collect();
         let spec = anfora_infer::infer(&mut self.frontend.module, g, abstracts)
             .map_err(Failure::Compile)?;
         self.verify(spec.entry, "infer");
         Ok(spec)
     }
 
-    /// Compiles `entry` and calls it with `args`; `print` output goes to `out`.
+    /// Compiles `entry` and calls it with `args` (Python scalars as compile-time constants);
+    /// `print` output goes to `out`.
     pub fn run(
         &mut self,
         entry: &str,
         args: Vec<Value>,
         out: &mut dyn Write,
     ) -> Result<Value, Failure> {
-        let g = self.compile(entry)?;
+        self.call(entry, args.into_iter().map(Arg::from).collect(), out)
+    }
+
+    /// Calls `entry` with `args`, compiling it for their abstract signature unless a compiled
+    /// version for that signature is cached.
+    pub fn call(&mut self, entry: &str, args: Vec<Arg>, out: &mut dyn Write) -> Result<Value, Failure> {
         let g = match self.engine {
-            Engine::Reference => g,
-            Engine::Compiled => self.specialize(g, &args)?.entry,
+            Engine::Reference => self.compile(entry)?,
+            Engine::Compiled => {
+                let compiled = self.compiled(entry, &args)?;
+                let values: Vec<Value> = args.into_iter().map(|a| a.value).collect();
+                let program = compiled
+                    .program
+                    .as_ref()
+                    .expect("compiled entries are lowered");
+                let run_start = Instant::now();
+                let result = program
+                    .call(values, out, &self.options)
+                    .map_err(Failure::Runtime);
+                self.last_run = Some(run_start.elapsed());
+                return result;
+            }
         };
+        let values: Vec<Value> = args.into_iter().map(|a| a.value).collect();
+        let run_start = Instant::now();
         let mut vm = Vm::new(&self.frontend.module, self.options.clone());
         let f = vm
             .function(g)
             .ok_or_else(|| Failure::Usage(format!("'{entry}' needs an environment")))?;
-        vm.call(&f, args, out).map_err(Failure::Runtime)
+        let result = vm.call(&f, values, out).map_err(Failure::Runtime);
+        self.last_run = Some(run_start.elapsed());
+        result
+    }
+
+    /// The compiled version of `entry` for `args`: from the cache, or compiled now.
+    pub fn compiled(&mut self, entry: &str, args: &[Arg]) -> Result<Rc<Compiled>, Failure> {
+        let key: Vec<Abs> = args.iter().map(Arg::abstract_value).collect();
+        self.clock += 1;
+        let clock = self.clock;
+        if let Some(hit) = self
+            .cache
+            .get_mut(entry)
+            .and_then(|entries| entries.iter_mut().find(|e| e.key == key))
+        {
+            hit.last_used = clock;
+            self.last_explanation = None;
+            self.last_compiled = None;
+            return Ok(hit.compiled.clone());
+        }
+        let compiled = Rc::new(self.compile_pipeline(entry, Some(args), &mut |_| {})?);
+        let names = self.param_names(entry);
+        let previous = self
+            .cache
+            .get(entry)
+            .and_then(|entries| entries.iter().max_by_key(|e| e.last_used));
+        self.last_explanation = Some(explain(entry, &key, previous, names));
+        let entries = self.cache.entry(entry.to_string()).or_default();
+        if entries.len() >= self.max_signatures {
+            if let Some(lru) = entries.iter().enumerate().min_by_key(|(_, e)| e.last_used).map(|(i, _)| i) {
+                entries.remove(lru);
+            }
+            if !self.warned.contains(entry) {
+                self.warned.insert(entry.to_string());
+                self.warnings.push(format!(
+                    "warning: '{entry}' has been compiled for more than {} different argument signatures; \
+                     Python numbers are compile-time constants, so a number that changes on every call \
+                     compiles again each time: mark such arguments mutable",
+                    self.max_signatures
+                ));
+            }
+        }
+        entries.push(CacheEntry {
+            key,
+            compiled: compiled.clone(),
+            last_used: clock,
+        });
+        self.last_compiled = Some(compiled.clone());
+        Ok(compiled)
+    }
+
+    fn param_names(&self, entry: &str) -> Vec<String> {
+        match self.globals.get(entry) {
+            Some(Global::Function(f)) => self.frontend.function_params(*f),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Why the last call compiled (None if it used a cached version).
+    pub fn last_explanation(&self) -> Option<&str> {
+        self.last_explanation.as_deref()
+    }
+
+    /// Warnings for the user, such as a function compiled for too many signatures.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// What the last call compiled (None if it used a cached version or the reference engine).
+    pub fn last_compiled(&self) -> Option<&Compiled> {
+        self.last_compiled.as_deref()
+    }
+
+    /// How long the last call ran (compilation excluded).
+    pub fn last_run_time(&self) -> Option<Duration> {
+        self.last_run
     }
 
     pub fn file_name(&self) -> &str {

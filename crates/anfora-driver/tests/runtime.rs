@@ -1,4 +1,4 @@
-//! The reference VM's guarantees: tail calls (loops) use constant native stack, deep
+//! Runtime guarantees of the default (compiled) engine: tail calls (loops) use constant native stack, deep
 //! recursion is a clean RecursionError with a Python-level trace, and every runtime error
 //! names its source location.
 
@@ -74,7 +74,9 @@ fn deep_recursion_is_a_clean_error_with_a_python_trace() {
         headline,
         "RecursionError: maximum recursion depth exceeded (10000 nested calls)"
     );
-    assert_eq!(trace_len, 10_000);
+    // Frames count toward the limit; calls the optimizer inlined (the first specializations
+    // of `down` for constant arguments) add traceback lines without frames.
+    assert!((10_000..10_020).contains(&trace_len), "{trace_len}");
     assert_eq!(first, "main");
     assert_eq!(last, "down");
     assert!(text.starts_with("Traceback (most recent call last):\n  File \"prog.py\", line 7, in main\n    return down(50000)\n           ^^^^^^^^^^^\n  File \"prog.py\", line 4, in down\n"), "{text}");

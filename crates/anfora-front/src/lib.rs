@@ -135,6 +135,16 @@ impl Frontend {
         FunctionRef(self.functions.len() as u32 - 1)
     }
 
+    /// Names of a function's parameters.
+    pub fn function_params(&self, f: FunctionRef) -> Vec<String> {
+        self.functions[f.0 as usize]
+            .def
+            .params
+            .iter()
+            .map(|p| p.name.to_string())
+            .collect()
+    }
+
     /// The graph of a function, created (with its signature) on first request; its body is
     /// lowered by the next [`Frontend::lower_pending`].
     pub fn function_graph(&mut self, f: FunctionRef) -> GraphId {

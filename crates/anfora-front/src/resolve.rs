@@ -116,6 +116,7 @@ fn resolve_graph(
             owner: None,
             name: None,
             span,
+            inlined: None,
         };
         fe.module.graphs[g].order.retain(|&m| m != n);
     }

@@ -274,6 +274,7 @@ fn clone_apply(
     let placeholder = module.value(Const::None);
     let new = module.apply_unordered(g, vec![placeholder], node.span);
     module.nodes[new].name = node.name.clone();
+    module.nodes[new].inlined = node.inlined.clone();
     pending.push((c, n, new));
     new
 }

@@ -26,7 +26,7 @@ pub mod verify;
 
 pub use constant::Const;
 pub use ids::{GraphId, NodeId};
-pub use module::{Graph, GraphKind, Module, Node, NodeKind};
+pub use module::{Graph, GraphKind, Inlined, Module, Node, NodeKind};
 pub use prim::{Effects, Prim};
 pub use signature::{ArgSource, BindError, Param, Signature};
 pub use span::{FileId, Location, SourceFile, SourceMap, Span};

@@ -28,6 +28,19 @@ pub struct Node {
     /// The Python variable the node is bound to (or the parameter name), for dumps.
     pub name: Option<Arc<str>>,
     pub span: Span,
+    /// For a node the inliner copied into another function: where it came from, so that
+    /// tracebacks still show the calls it was inlined through.
+    pub inlined: Option<Arc<Inlined>>,
+}
+
+/// The origin of an inlined node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inlined {
+    /// The Python function the node was written in.
+    pub function: Arc<str>,
+    /// The calls it was inlined through, outermost first: the function containing each call
+    /// and the call's span.
+    pub calls: Vec<(Arc<str>, Span)>,
 }
 
 /// What a graph stands for; block graphs are pieces of one Python function.
@@ -49,6 +62,9 @@ pub enum GraphKind {
     LoopHeader,
     /// Loop body (`↻`).
     LoopBody,
+    /// A chain of elementwise tensor operations the optimizer fused: evaluated as one kernel
+    /// in one pass over memory.
+    Fused,
 }
 
 impl GraphKind {
@@ -61,13 +77,14 @@ impl GraphKind {
             GraphKind::Join => "↓",
             GraphKind::LoopHeader => "↵",
             GraphKind::LoopBody => "↻",
+            GraphKind::Fused => "",
         }
     }
 
     pub fn is_block(self) -> bool {
         !matches!(
             self,
-            GraphKind::Function | GraphKind::Lambda | GraphKind::ModuleInit
+            GraphKind::Function | GraphKind::Lambda | GraphKind::ModuleInit | GraphKind::Fused
         )
     }
 }
@@ -129,6 +146,7 @@ impl Module {
             owner: Some(graph),
             name: Some(Arc::from(name)),
             span,
+            inlined: None,
         });
         self.graphs[graph].params.push(id);
         id
@@ -145,6 +163,7 @@ impl Module {
             owner: None,
             name: None,
             span,
+            inlined: None,
         })
     }
 
@@ -164,6 +183,7 @@ impl Module {
             owner: Some(graph),
             name: None,
             span,
+            inlined: None,
         })
     }
 
@@ -191,6 +211,21 @@ impl Module {
     }
 
     // ---- access -------------------------------------------------------------------------
+
+    /// The function a node was written in and the calls it was inlined through (empty if it
+    /// was not inlined), outermost first.
+    pub fn origin(&self, id: NodeId) -> (Arc<str>, &[(Arc<str>, Span)]) {
+        let node = &self.nodes[id];
+        match &node.inlined {
+            Some(i) => (i.function.clone(), &i.calls),
+            None => (
+                node.owner
+                    .map(|g| self.graphs[g].function.clone())
+                    .unwrap_or_else(|| Arc::from("<module>")),
+                &[],
+            ),
+        }
+    }
 
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id]

@@ -137,6 +137,7 @@ fn kind_attr(kind: GraphKind) -> Option<&'static str> {
         GraphKind::Join => "join",
         GraphKind::LoopHeader => "loop_header",
         GraphKind::LoopBody => "loop_body",
+        GraphKind::Fused => "fused",
     })
 }
 

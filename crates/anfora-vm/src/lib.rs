@@ -7,5 +7,5 @@ pub mod ops;
 pub mod pynum;
 pub mod value;
 
-pub use machine::{Options, RuntimeError, TraceEntry, Vm};
+pub use machine::{Options, RuntimeError, TraceEntry, Vm, bind_prim, split_call_kw};
 pub use value::Value;

@@ -557,21 +557,8 @@ impl<'m> Vm<'m> {
                 }))
             }
             Value::Prim(Prim::CallKw) => {
-                let mut args = args.into_iter();
-                let f = args
-                    .next()
-                    .ok_or_else(|| internal("CallKw without a function"))?;
-                let names: Vec<String> = match &args.next() {
-                    Some(Value::Tuple(t)) => t.iter().map(crate::value::to_str).collect(),
-                    _ => return Err(internal("CallKw without keyword names")),
-                };
-                let rest: Vec<Value> = args.collect();
-                let split = rest
-                    .len()
-                    .checked_sub(names.len())
-                    .ok_or_else(|| internal("CallKw arity"))?;
-                let (positional, values) = rest.split_at(split);
-                self.apply(f, positional.to_vec(), Some((names, values.to_vec())), out)
+                let (f, positional, kw) = split_call_kw(args)?;
+                self.apply(f, positional, Some(kw), out)
             }
             Value::Prim(p) => {
                 let bound = bind_prim(*p, args, kw)?;
@@ -634,7 +621,31 @@ impl<'m> Vm<'m> {
     }
 }
 
-fn bind_prim(
+/// Splits the arguments of `CallKw(f, names, args..., kwvalues...)` into the function, the
+/// positional arguments and the keyword names with their values.
+#[allow(clippy::type_complexity)]
+pub fn split_call_kw(
+    args: Vec<Value>,
+) -> Result<(Value, Vec<Value>, (Vec<String>, Vec<Value>)), PyErr> {
+    let mut args = args.into_iter();
+    let f = args
+        .next()
+        .ok_or_else(|| internal("CallKw without a function"))?;
+    let names: Vec<String> = match &args.next() {
+        Some(Value::Tuple(t)) => t.iter().map(crate::value::to_str).collect(),
+        _ => return Err(internal("CallKw without keyword names")),
+    };
+    let mut positional: Vec<Value> = args.collect();
+    let split = positional
+        .len()
+        .checked_sub(names.len())
+        .ok_or_else(|| internal("CallKw arity"))?;
+    let values = positional.split_off(split);
+    Ok((f, positional, (names, values)))
+}
+
+/// Binds the positional and keyword arguments of a call of primitive `p` to its parameters.
+pub fn bind_prim(
     p: Prim,
     args: Vec<Value>,
     kw: Option<(Vec<String>, Vec<Value>)>,

@@ -28,7 +28,8 @@ pub fn value_error(msg: impl Into<String>) -> PyErr {
     ("ValueError", msg.into())
 }
 
-fn tensor_err(e: TensorError) -> PyErr {
+/// The Python exception for a tensor error.
+pub fn tensor_err(e: TensorError) -> PyErr {
     (e.kind.python_name(), e.message)
 }
 
@@ -95,7 +96,8 @@ fn unsupported(p: Prim, a: &Value, b: &Value) -> PyErr {
     ))
 }
 
-fn tensor_op(p: Prim) -> Option<BinaryOp> {
+/// The tensor operation of a binary operator primitive.
+pub fn tensor_op(p: Prim) -> Option<BinaryOp> {
     Some(match p {
         Prim::Add | Prim::InplaceAdd => BinaryOp::Add,
         Prim::Sub => BinaryOp::Sub,
@@ -456,11 +458,7 @@ pub fn unary(p: Prim, a: &Value) -> OpResult {
     };
     match (p, a) {
         (_, Value::Tensor(t)) => {
-            let op = match p {
-                Prim::Neg => UnaryOp::Neg,
-                Prim::Pos => UnaryOp::Pos,
-                _ => UnaryOp::Invert,
-            };
+            let op = tensor_unary_op(p).unwrap_or(UnaryOp::Invert);
             tensor(Tensor::unary(op, t)).map(Value::Tensor)
         }
         (Prim::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
@@ -1104,8 +1102,12 @@ fn where_(args: &[Value]) -> OpResult {
     tensor(Tensor::where_(cond, &x, &y)).map(Value::Tensor)
 }
 
-fn math(p: Prim, x: &Value) -> OpResult {
-    let op = match p {
+/// The tensor operation of a unary primitive (operators and elementwise math).
+pub fn tensor_unary_op(p: Prim) -> Option<UnaryOp> {
+    Some(match p {
+        Prim::Neg => UnaryOp::Neg,
+        Prim::Pos => UnaryOp::Pos,
+        Prim::Invert => UnaryOp::Invert,
         Prim::Exp => UnaryOp::Exp,
         Prim::Log => UnaryOp::Log,
         Prim::Sqrt => UnaryOp::Sqrt,
@@ -1115,8 +1117,13 @@ fn math(p: Prim, x: &Value) -> OpResult {
         Prim::Sigmoid => UnaryOp::Sigmoid,
         Prim::Relu => UnaryOp::Relu,
         Prim::Abs => UnaryOp::Abs,
-        _ => UnaryOp::LogicalNot,
-    };
+        Prim::LogicalNot => UnaryOp::LogicalNot,
+        _ => return None,
+    })
+}
+
+fn math(p: Prim, x: &Value) -> OpResult {
+    let op = tensor_unary_op(p).unwrap_or(UnaryOp::LogicalNot);
     match x {
         Value::Tensor(t) => tensor(Tensor::unary(op, t)).map(Value::Tensor),
         Value::Int(_) | Value::Bool(_) if p == Prim::Relu => {

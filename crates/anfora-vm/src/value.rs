@@ -221,6 +221,20 @@ impl Value {
     }
 
     /// The Python scalar a value is, for mixing with tensors.
+    /// Moves the tensor out of a tensor value (values implement `Drop`, so a pattern cannot).
+    pub fn into_tensor(self) -> Result<Tensor, Value> {
+        if !matches!(self, Value::Tensor(_)) {
+            return Err(self);
+        }
+        let this = std::mem::ManuallyDrop::new(self);
+        match &*this {
+            // SAFETY: `this` is never used or dropped again, so the tensor is moved out exactly
+            // once; a tensor value owns nothing besides the tensor.
+            Value::Tensor(t) => Ok(unsafe { std::ptr::read(t) }),
+            _ => unreachable!("checked above"),
+        }
+    }
+
     pub fn as_scalar(&self) -> Option<Scalar> {
         match self {
             Value::Bool(b) => Some(Scalar::Bool(*b)),

@@ -1,0 +1,821 @@
+//! The lower stage: optimized graphs become a [`Program`] of units with linear code.
+//!
+//! 1. Every use of a graph constant is classified: a tail call (the graph's output calls it),
+//!    a branch of a `Switch` whose result is immediately tail-called, a non-tail call, or a
+//!    use as a value (a closure).
+//! 2. Graphs only ever tail-called or branched to from one unit become labels of that unit;
+//!    the entry and every other graph become units of their own (call frames).
+//! 3. Each unit captures the free variables of its graphs and of the closures it creates that
+//!    it does not own (a fixpoint, as closures nest).
+//! 4. Code is emitted graph by graph; tail calls to labels are jumps with parallel moves into
+//!    the label's parameters, `Switch` + tail call is a conditional branch.
+//! 5. Liveness marks last reads as moves and clears registers whose values die.
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use anfora_ir::analysis::{Analysis, analyze};
+use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
+use anfora_infer::Abs;
+use anfora_tensor::DType;
+use anfora_tensor::fused::{FusedKernel, FusedOp};
+use anfora_vm::value::{Closure, from_const};
+use anfora_vm::{Value, ops};
+
+use crate::program::{
+    BinOp, FusedArg, FusedProgram, FusedStep, Instr, Opnd, Reg, Site, Unit,
+};
+use crate::{Program, cfg, liveness};
+
+/// A program the lower stage could not translate: always an anfora bug.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LowerError(pub String);
+
+impl std::fmt::Display for LowerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "internal error in the lower stage: {}", self.0)
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, LowerError> {
+    Err(LowerError(msg.into()))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Use {
+    /// The output of graph `from` calls it.
+    Tail(GraphId),
+    /// A branch of a Switch that the output of `from` calls.
+    Branch(GraphId),
+    /// Called directly, not in tail position.
+    Call,
+    /// Used as a value.
+    Value,
+}
+
+/// Lowers `entry` and every graph it reaches; `abstracts` are the node abstracts from
+/// inference (fused kernels are built for the tensor dtypes they give).
+pub fn lower(
+    module: &Module,
+    entry: GraphId,
+    abstracts: &HashMap<NodeId, Abs>,
+) -> Result<Program, LowerError> {
+    let a = analyze(module, &[entry]);
+    let mut cx = Lowering {
+        m: module,
+        a: &a,
+        abstracts,
+        uses: HashMap::new(),
+        switches: HashSet::new(),
+        kernels: HashMap::new(),
+        unit_of: HashMap::new(),
+        roots: Vec::new(),
+        members: Vec::new(),
+        captures: Vec::new(),
+        consts: Vec::new(),
+        kernel_list: Vec::new(),
+    };
+    cx.classify();
+    cx.fuse_kernels();
+    cx.assign_units(entry);
+    cx.compute_captures();
+    if !cx.captures[0].is_empty() {
+        return err(format!(
+            "entry @{} has free variables",
+            module.graph(entry).name
+        ));
+    }
+    let mut units = Vec::with_capacity(cx.roots.len());
+    for u in 0..cx.roots.len() {
+        let mut unit = cx.emit_unit(u as u32)?;
+        cfg::simplify(&mut unit);
+        liveness::optimize(&mut unit);
+        units.push(unit);
+    }
+    let unit_of_graph = cx
+        .roots
+        .iter()
+        .enumerate()
+        .map(|(i, &g)| (g, i as u32))
+        .collect();
+    Ok(Program::new(units, cx.consts, cx.kernel_list, unit_of_graph))
+}
+
+struct Lowering<'a> {
+    m: &'a Module,
+    a: &'a Analysis,
+    abstracts: &'a HashMap<NodeId, Abs>,
+    uses: HashMap<GraphId, Vec<Use>>,
+    /// Switch nodes lowered as conditional branches.
+    switches: HashSet<NodeId>,
+    /// Fused graphs with a kernel.
+    kernels: HashMap<GraphId, u32>,
+    unit_of: HashMap<GraphId, u32>,
+    roots: Vec<GraphId>,
+    members: Vec<Vec<GraphId>>,
+    /// Captured free variables of each unit, in register order.
+    captures: Vec<Vec<NodeId>>,
+    consts: Vec<Value>,
+    kernel_list: Vec<FusedProgram>,
+}
+
+impl Lowering<'_> {
+    fn is_tail(&self, g: GraphId, n: NodeId) -> bool {
+        let graph = self.m.graph(g);
+        graph.output == Some(n)
+            && self.m.is_apply(n)
+            && self.m.node(n).owner == Some(g)
+            && (graph.order.last() == Some(&n) || !graph.order.contains(&n))
+    }
+
+    fn graph_const(&self, n: NodeId) -> Option<GraphId> {
+        self.m.constant(n).and_then(Const::as_graph)
+    }
+
+    /// `s = Switch(c, @a, @b)` whose only use is the tail call `s(...)` of its graph, with
+    /// nothing evaluated between them.
+    fn is_branch_switch(&self, g: GraphId, s: NodeId) -> bool {
+        let inputs = self.m.inputs(s);
+        if self.m.callee_prim(s) != Some(Prim::Switch)
+            || inputs.len() != 4
+            || self.graph_const(inputs[2]).is_none()
+            || self.graph_const(inputs[3]).is_none()
+        {
+            return false;
+        }
+        let Some(t) = self.m.graph(g).output else {
+            return false;
+        };
+        let users = self.a.users.get(&s).map(Vec::as_slice).unwrap_or(&[]);
+        if users != [(t, 0)] || !self.is_tail(g, t) || self.m.inputs(t)[1..].contains(&s) {
+            return false;
+        }
+        let order = &self.m.graph(g).order;
+        let rest: Vec<NodeId> = order.iter().copied().filter(|&n| n != t).collect();
+        rest.last() == Some(&s)
+    }
+
+    fn classify(&mut self) {
+        let mut uses: HashMap<GraphId, Vec<Use>> = HashMap::new();
+        for &g in &self.a.graphs {
+            for &n in &self.a.nodes[g] {
+                let inputs = self.m.inputs(n);
+                let switch = self.is_branch_switch(g, n);
+                if switch {
+                    self.switches.insert(n);
+                }
+                for (i, &input) in inputs.iter().enumerate() {
+                    let Some(c) = self.m.constant(input) else {
+                        continue;
+                    };
+                    // A call with the wrong number of arguments goes through a closure,
+                    // which raises Python's TypeError when it binds them.
+                    let fits = |h: GraphId, call: NodeId| {
+                        self.m.graph(h).params.len() + 1 == self.m.inputs(call).len()
+                    };
+                    let kind = match c {
+                        Const::Graph(h) if i == 0 && fits(*h, n) && self.is_tail(g, n) => {
+                            Use::Tail(g)
+                        }
+                        Const::Graph(h) if i == 0 && fits(*h, n) => Use::Call,
+                        Const::Graph(h)
+                            if switch
+                                && i >= 2
+                                && self.m.graph(g).output.is_some_and(|t| fits(*h, t)) =>
+                        {
+                            Use::Branch(g)
+                        }
+                        _ => Use::Value,
+                    };
+                    c.for_each_graph(&mut |h| uses.entry(h).or_default().push(kind));
+                }
+            }
+            if let Some(out) = self.m.graph(g).output
+                && let Some(c) = self.m.constant(out)
+            {
+                c.for_each_graph(&mut |h| uses.entry(h).or_default().push(Use::Value));
+            }
+        }
+        self.uses = uses;
+    }
+
+    /// Builds a kernel for every fused graph whose operations are all elementwise primitives
+    /// over its parameters and constants.
+    fn fuse_kernels(&mut self) {
+        for &g in &self.a.graphs {
+            let graph = self.m.graph(g);
+            if graph.kind != GraphKind::Fused || !self.a.free_vars[g].is_empty() {
+                continue;
+            }
+            if let Some(k) = self.kernel(g) {
+                self.kernels.insert(g, self.kernel_list.len() as u32);
+                self.kernel_list.push(k);
+            }
+        }
+    }
+
+    fn kernel(&self, g: GraphId) -> Option<FusedProgram> {
+        let graph = self.m.graph(g);
+        let n_inputs = graph.params.len() as u32;
+        let mut index: HashMap<NodeId, u32> = graph
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (p, i as u32))
+            .collect();
+        let mut steps = Vec::new();
+        for &n in &self.a.nodes[g] {
+            let prim = self.m.callee_prim(n)?;
+            let mut args = Vec::new();
+            for &i in &self.m.inputs(n)[1..] {
+                args.push(match &self.m.node(i).kind {
+                    NodeKind::Value(c) if !has_graph(c) => {
+                        FusedArg::Const(from_const(c, &mut |_| Value::None))
+                    }
+                    _ => FusedArg::Value(*index.get(&i)?),
+                });
+            }
+            index.insert(n, n_inputs + steps.len() as u32);
+            steps.push(FusedStep { prim, args });
+        }
+        let output = *index.get(&graph.output?)?;
+        let dtypes: Option<Vec<DType>> = graph
+            .params
+            .iter()
+            .map(|p| match self.abstracts.get(p) {
+                Some(Abs::Tensor(t)) => Some(t.dtype),
+                _ => None,
+            })
+            .collect();
+        let kernel = dtypes.and_then(|d| {
+            let last = n_inputs + steps.len() as u32 - 1;
+            if output != last {
+                return None;
+            }
+            let k = FusedKernel::new(&d, kernel_ops(n_inputs, &steps)?).ok()?;
+            Some((d, k))
+        });
+        Some(FusedProgram {
+            name: graph.name.clone(),
+            n_inputs,
+            steps,
+            output,
+            kernel,
+        })
+    }
+
+    /// Partitions graphs into units: a graph is a label when all its uses are tail calls or
+    /// branches from graphs of a single unit.
+    fn assign_units(&mut self, entry: GraphId) {
+        let mut forced: BTreeSet<GraphId> = BTreeSet::new();
+        forced.insert(entry);
+        for &g in &self.a.graphs {
+            let uses = self.uses.get(&g).map(Vec::as_slice).unwrap_or(&[]);
+            let label_only = !uses.is_empty()
+                && uses
+                    .iter()
+                    .all(|u| matches!(u, Use::Tail(_) | Use::Branch(_)));
+            let kernel_only = self.kernels.contains_key(&g)
+                && uses.iter().all(|u| matches!(u, Use::Tail(_) | Use::Call));
+            if kernel_only {
+                continue;
+            }
+            if !label_only {
+                forced.insert(g);
+            }
+        }
+        // Tail-call edges between graphs: from -> to.
+        let mut edges: HashMap<GraphId, Vec<GraphId>> = HashMap::new();
+        for (&to, uses) in &self.uses {
+            if self.kernels.contains_key(&to) {
+                continue;
+            }
+            for u in uses {
+                if let Use::Tail(from) | Use::Branch(from) = u {
+                    edges.entry(*from).or_default().push(to);
+                }
+            }
+        }
+        for v in edges.values_mut() {
+            v.sort();
+            v.dedup();
+        }
+        loop {
+            let roots: Vec<GraphId> = std::iter::once(entry)
+                .chain(forced.iter().copied().filter(|&g| g != entry))
+                .collect();
+            let mut unit_of: HashMap<GraphId, u32> = HashMap::new();
+            let mut members: Vec<Vec<GraphId>> = Vec::new();
+            let mut conflict = None;
+            for (u, &root) in roots.iter().enumerate() {
+                unit_of.insert(root, u as u32);
+                let mut list = vec![root];
+                let mut queue = VecDeque::from([root]);
+                while let Some(g) = queue.pop_front() {
+                    for &h in edges.get(&g).map(Vec::as_slice).unwrap_or(&[]) {
+                        if forced.contains(&h) {
+                            continue;
+                        }
+                        match unit_of.get(&h) {
+                            Some(&v) if v == u as u32 => {}
+                            Some(_) => conflict = Some(h),
+                            None => {
+                                unit_of.insert(h, u as u32);
+                                list.push(h);
+                                queue.push_back(h);
+                            }
+                        }
+                    }
+                }
+                members.push(list);
+            }
+            match conflict {
+                Some(h) => {
+                    forced.insert(h);
+                }
+                None => {
+                    self.roots = roots;
+                    self.unit_of = unit_of;
+                    self.members = members;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Units a unit calls or creates closures of (their captures must be visible in it).
+    fn referenced_units(&self, u: usize) -> BTreeSet<u32> {
+        let mut out = BTreeSet::new();
+        for &g in &self.members[u] {
+            for &n in &self.a.nodes[g] {
+                for &i in self.m.inputs(n) {
+                    if let Some(c) = self.m.constant(i) {
+                        c.for_each_graph(&mut |h| {
+                            if let Some(&v) = self.unit_of.get(&h)
+                                && self.roots[v as usize] == h
+                            {
+                                out.insert(v);
+                            }
+                        });
+                    }
+                }
+            }
+            if let Some(c) = self.m.graph(g).output.and_then(|o| self.m.constant(o)) {
+                c.for_each_graph(&mut |h| {
+                    if let Some(&v) = self.unit_of.get(&h) {
+                        out.insert(v);
+                    }
+                });
+            }
+        }
+        out
+    }
+
+    fn compute_captures(&mut self) {
+        let n = self.roots.len();
+        let owned: Vec<HashSet<GraphId>> = self
+            .members
+            .iter()
+            .map(|ms| ms.iter().copied().collect())
+            .collect();
+        let refs: Vec<BTreeSet<u32>> = (0..n).map(|u| self.referenced_units(u)).collect();
+        let mut caps: Vec<BTreeSet<NodeId>> = (0..n)
+            .map(|u| {
+                self.members[u]
+                    .iter()
+                    .flat_map(|&g| self.a.free_vars[g].iter().copied())
+                    .filter(|&fv| {
+                        !self
+                            .m
+                            .node(fv)
+                            .owner
+                            .is_some_and(|o| owned[u].contains(&o))
+                    })
+                    .collect()
+            })
+            .collect();
+        loop {
+            let mut changed = false;
+            for u in 0..n {
+                let mut add = Vec::new();
+                for &v in &refs[u] {
+                    for &fv in &caps[v as usize] {
+                        let mine = self
+                            .m
+                            .node(fv)
+                            .owner
+                            .is_some_and(|o| owned[u].contains(&o));
+                        if !mine && !caps[u].contains(&fv) {
+                            add.push(fv);
+                        }
+                    }
+                }
+                if !add.is_empty() {
+                    caps[u].extend(add);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        self.captures = caps.into_iter().map(|s| s.into_iter().collect()).collect();
+    }
+
+    fn constant(&mut self, v: Value) -> Opnd {
+        self.consts.push(v);
+        Opnd::Const(self.consts.len() as u32 - 1)
+    }
+
+    fn emit_unit(&mut self, u: u32) -> Result<Unit, LowerError> {
+        let root = self.roots[u as usize];
+        let members = self.members[u as usize].clone();
+        let graph = self.m.graph(root);
+        let mut e = Emitter {
+            unit: u,
+            regs: HashMap::new(),
+            n_regs: 0,
+            code: Vec::new(),
+            sites: Vec::new(),
+            labels: Vec::new(),
+            label_pc: HashMap::new(),
+            pending: Vec::new(),
+        };
+        // Site 0: the function itself (for instructions that cannot fail).
+        e.sites.push(Site {
+            span: graph.span,
+            function: graph.function.clone(),
+            calls: Arc::from(Vec::new()),
+        });
+        for &p in &graph.params {
+            e.reg(p);
+        }
+        for &c in &self.captures[u as usize] {
+            e.reg(c);
+        }
+        for &g in &members {
+            if g != root {
+                for &p in &self.m.graph(g).params {
+                    e.reg(p);
+                }
+            }
+            for &n in &self.a.nodes[g] {
+                if !self.switches.contains(&n) {
+                    e.reg(n);
+                }
+            }
+        }
+        for &g in &members {
+            self.emit_graph(&mut e, g, root)?;
+        }
+        for (pc, g) in std::mem::take(&mut e.pending) {
+            let Some(&target) = e.label_pc.get(&g) else {
+                return err(format!("no label for @{}", self.m.graph(g).name));
+            };
+            if let Instr::Jump { target: t, .. } = &mut e.code[pc as usize] {
+                *t = target;
+            }
+        }
+        Ok(Unit {
+            graph: root,
+            name: graph.name.clone(),
+            function: graph.function.clone(),
+            n_params: graph.params.len() as u32,
+            n_captures: self.captures[u as usize].len() as u32,
+            n_regs: e.n_regs,
+            code: e.code,
+            sites: e.sites,
+            labels: e.labels,
+            signature: graph.signature.clone(),
+        })
+    }
+
+    fn emit_graph(&mut self, e: &mut Emitter, g: GraphId, root: GraphId) -> Result<(), LowerError> {
+        let graph = self.m.graph(g);
+        e.label_pc.insert(g, e.code.len() as u32);
+        e.labels.push((e.code.len() as u32, graph.name.clone()));
+        let output = graph
+            .output
+            .ok_or_else(|| LowerError(format!("@{} has no output", graph.name)))?;
+        let tail = self.is_tail(g, output).then_some(output);
+        for &n in &self.a.nodes[g] {
+            if Some(n) == tail || self.switches.contains(&n) {
+                continue;
+            }
+            self.emit_node(e, n)?;
+        }
+        let Some(t) = tail else {
+            let src = self.operand(e, output)?;
+            e.code.push(Instr::Return { src });
+            return Ok(());
+        };
+        let inputs = self.m.inputs(t).to_vec();
+        let at = e.site(self.m, t);
+        if self.switches.contains(&inputs[0]) {
+            let s = self.m.inputs(inputs[0]).to_vec();
+            let cond = self.operand(e, s[1])?;
+            let mut stubs = Vec::new();
+            for &b in &s[2..4] {
+                let h = self.graph_const(b).expect("branch switches hold graphs");
+                stubs.push(self.transfer(e, h, &inputs[1..], at, root)?);
+            }
+            let pc = e.code.len() as u32;
+            e.code.push(Instr::Branch {
+                cond,
+                then_pc: pc + 1,
+                else_pc: pc + 2,
+                kill_then: Box::new([]),
+                kill_else: Box::new([]),
+                at,
+            });
+            for (k, stub) in stubs.into_iter().enumerate() {
+                if let Instr::Jump { .. } = stub.0 {
+                    e.pending.push((pc + 1 + k as u32, stub.1));
+                }
+                e.code.push(stub.0);
+            }
+            return Ok(());
+        }
+        if let Some(h) = self.graph_const(inputs[0])
+            && !self.kernels.contains_key(&h)
+        {
+            let (instr, target) = self.transfer(e, h, &inputs[1..], at, root)?;
+            if let Instr::Jump { .. } = instr {
+                e.pending.push((e.code.len() as u32, target));
+            }
+            e.code.push(instr);
+            return Ok(());
+        }
+        if self.m.constant(inputs[0]).is_some() {
+            // A primitive or a kernel: compute, then return.
+            self.emit_node(e, t)?;
+            let r = e.regs[&t];
+            e.code.push(Instr::Return {
+                src: Opnd::Reg(r),
+            });
+            return Ok(());
+        }
+        let callee = self.operand(e, inputs[0])?;
+        let args = self.operands(e, &inputs[1..])?;
+        e.code.push(Instr::TailCallValue { callee, args, at });
+        Ok(())
+    }
+
+    /// The instruction that tail-calls graph `h` with `args`: a jump to a label of this unit,
+    /// a tail call of another unit, or a tail call of a closure value. The second element is
+    /// the jump's target graph, patched once every label is placed.
+    fn transfer(
+        &mut self,
+        e: &mut Emitter,
+        h: GraphId,
+        args: &[NodeId],
+        at: u32,
+        root: GraphId,
+    ) -> Result<(Instr, GraphId), LowerError> {
+        let params = &self.m.graph(h).params;
+        let exact = params.len() == args.len();
+        match self.unit_of.get(&h) {
+            Some(&v) if v == e.unit && exact => {
+                let dsts: Vec<Reg> = if h == root {
+                    (0..params.len() as u32).collect()
+                } else {
+                    params.iter().map(|p| e.regs[p]).collect()
+                };
+                let srcs = self.operands(e, args)?;
+                let moves = dsts.into_iter().zip(srcs.iter().copied()).collect();
+                Ok((Instr::Jump { target: 0, moves }, h))
+            }
+            Some(&v) if self.roots[v as usize] == h && exact => {
+                let mut all = self.operands(e, args)?.into_vec();
+                all.extend(self.capture_operands(e, v)?);
+                Ok((
+                    Instr::TailCall {
+                        unit: v,
+                        args: all.into(),
+                        at,
+                    },
+                    h,
+                ))
+            }
+            _ => {
+                let callee = self.closure(e, h)?;
+                let args = self.operands(e, args)?;
+                Ok((Instr::TailCallValue { callee, args, at }, h))
+            }
+        }
+    }
+
+    fn emit_node(&mut self, e: &mut Emitter, n: NodeId) -> Result<(), LowerError> {
+        let inputs = self.m.inputs(n).to_vec();
+        let dst = e.regs[&n];
+        let at = e.site(self.m, n);
+        if let Some(p) = self.m.callee_prim(n) {
+            let args = self.operands(e, &inputs[1..])?;
+            let instr = match (BinOp::from_prim(p), p, &*args) {
+                (Some(op), _, &[a, b]) => Instr::Bin { dst, op, a, b, at },
+                (_, Prim::CallKw, _) => Instr::CallValue {
+                    dst,
+                    callee: self.constant(Value::Prim(Prim::CallKw)),
+                    args,
+                    at,
+                },
+                _ => Instr::Prim {
+                    dst,
+                    prim: p,
+                    args,
+                    at,
+                },
+            };
+            e.code.push(instr);
+            return Ok(());
+        }
+        if let Some(h) = self.graph_const(inputs[0]) {
+            if let Some(&k) = self.kernels.get(&h) {
+                let args = self.operands(e, &inputs[1..])?;
+                e.code.push(Instr::Fused {
+                    dst,
+                    kernel: k,
+                    args,
+                    at,
+                });
+                return Ok(());
+            }
+            if let Some(&v) = self.unit_of.get(&h)
+                && self.roots[v as usize] == h
+                && self.m.graph(h).params.len() == inputs.len() - 1
+            {
+                let mut args = self.operands(e, &inputs[1..])?.into_vec();
+                args.extend(self.capture_operands(e, v)?);
+                e.code.push(Instr::Call {
+                    dst,
+                    unit: v,
+                    args: args.into(),
+                    at,
+                });
+                return Ok(());
+            }
+        }
+        let callee = self.operand(e, inputs[0])?;
+        let args = self.operands(e, &inputs[1..])?;
+        e.code.push(Instr::CallValue {
+            dst,
+            callee,
+            args,
+            at,
+        });
+        Ok(())
+    }
+
+    fn operands(&mut self, e: &mut Emitter, ns: &[NodeId]) -> Result<Box<[Opnd]>, LowerError> {
+        ns.iter().map(|&n| self.operand(e, n)).collect()
+    }
+
+    fn capture_operands(&mut self, e: &mut Emitter, v: u32) -> Result<Vec<Opnd>, LowerError> {
+        let caps = self.captures[v as usize].clone();
+        caps.iter().map(|&n| self.operand(e, n)).collect()
+    }
+
+    /// The operand for node `n` at this point of the unit's code (closures and constants that
+    /// hold graphs are built by instructions emitted now).
+    fn operand(&mut self, e: &mut Emitter, n: NodeId) -> Result<Opnd, LowerError> {
+        if let NodeKind::Value(c) = &self.m.node(n).kind {
+            return self.materialize(e, c);
+        }
+        match e.regs.get(&n) {
+            Some(&r) => Ok(Opnd::Reg(r)),
+            None => err(format!(
+                "{n} is not visible in unit @{}",
+                self.m.graph(self.roots[e.unit as usize]).name
+            )),
+        }
+    }
+
+    fn materialize(&mut self, e: &mut Emitter, c: &Const) -> Result<Opnd, LowerError> {
+        match c {
+            Const::Graph(h) => self.closure(e, *h),
+            Const::Tuple(items) | Const::List(items) if items.iter().any(has_graph) => {
+                let args = items
+                    .iter()
+                    .map(|i| self.materialize(e, i))
+                    .collect::<Result<Box<[Opnd]>, _>>()?;
+                let dst = e.temp();
+                let prim = if matches!(c, Const::Tuple(_)) {
+                    Prim::MakeTuple
+                } else {
+                    Prim::MakeList
+                };
+                e.code.push(Instr::Prim {
+                    dst,
+                    prim,
+                    args,
+                    at: 0,
+                });
+                Ok(Opnd::Reg(dst))
+            }
+            c => Ok(self.constant(from_const(c, &mut |_| Value::None))),
+        }
+    }
+
+    /// The closure of graph `h` (a unit root) with its captures from this frame.
+    fn closure(&mut self, e: &mut Emitter, h: GraphId) -> Result<Opnd, LowerError> {
+        let Some(&v) = self.unit_of.get(&h) else {
+            return err(format!("@{} has no unit", self.m.graph(h).name));
+        };
+        if self.roots[v as usize] != h {
+            return err(format!(
+                "block @{} is used as a value",
+                self.m.graph(h).name
+            ));
+        }
+        if self.captures[v as usize].is_empty() {
+            return Ok(self.constant(Value::Closure(Rc::new(Closure {
+                graph: h,
+                captures: Rc::from(Vec::new()),
+            }))));
+        }
+        let captures = self.capture_operands(e, v)?.into();
+        let dst = e.temp();
+        e.code.push(Instr::MakeClosure {
+            dst,
+            unit: v,
+            captures,
+        });
+        Ok(Opnd::Reg(dst))
+    }
+}
+
+/// The kernel ops of fused steps: scalar constants become `Scalar` values placed right before
+/// the op that uses them.
+fn kernel_ops(n_inputs: u32, steps: &[FusedStep]) -> Option<Vec<FusedOp>> {
+    let mut ops = Vec::new();
+    // Kernel value of each step's result.
+    let mut value_of: Vec<u32> = (0..n_inputs).collect();
+    for step in steps {
+        let mut args = Vec::with_capacity(step.args.len());
+        let mut scalars = 0;
+        for a in &step.args {
+            args.push(match a {
+                FusedArg::Value(i) => *value_of.get(*i as usize)?,
+                FusedArg::Const(v) => {
+                    ops.push(FusedOp::Scalar(v.as_scalar()?));
+                    scalars += 1;
+                    n_inputs + ops.len() as u32 - 1
+                }
+            });
+        }
+        let op = match (&args[..], ops::tensor_op(step.prim), ops::tensor_unary_op(step.prim)) {
+            (&[a, b], Some(op), _) if scalars < 2 => FusedOp::Binary(op, a, b),
+            (&[a], _, Some(op)) if scalars == 0 => FusedOp::Unary(op, a),
+            (&[c, x, y], _, _) if step.prim == Prim::Where && scalars == 0 => FusedOp::Where(c, x, y),
+            _ => return None,
+        };
+        ops.push(op);
+        value_of.push(n_inputs + ops.len() as u32 - 1);
+    }
+    Some(ops)
+}
+
+fn has_graph(c: &Const) -> bool {
+    let mut any = false;
+    c.for_each_graph(&mut |_| any = true);
+    any
+}
+
+struct Emitter {
+    unit: u32,
+    regs: HashMap<NodeId, Reg>,
+    n_regs: u32,
+    code: Vec<Instr>,
+    sites: Vec<Site>,
+    labels: Vec<(u32, String)>,
+    label_pc: HashMap<GraphId, u32>,
+    /// Jumps whose target label is not placed yet.
+    pending: Vec<(u32, GraphId)>,
+}
+
+impl Emitter {
+    fn reg(&mut self, n: NodeId) -> Reg {
+        if let Some(&r) = self.regs.get(&n) {
+            return r;
+        }
+        let r = self.temp();
+        self.regs.insert(n, r);
+        r
+    }
+
+    fn temp(&mut self) -> Reg {
+        self.n_regs += 1;
+        self.n_regs - 1
+    }
+
+    fn site(&mut self, m: &Module, n: NodeId) -> u32 {
+        let (function, calls) = m.origin(n);
+        self.sites.push(Site {
+            span: m.node(n).span,
+            function,
+            calls: calls.into(),
+        });
+        self.sites.len() as u32 - 1
+    }
+}

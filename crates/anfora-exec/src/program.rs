@@ -1,0 +1,430 @@
+//! Linear register programs: what the lower stage produces and the executor runs.
+//!
+//! A program is a set of units. A unit is one call frame: a function (or closure, or a block
+//! that is called other than in tail position) together with every block graph that is only
+//! ever tail-called from inside it. Blocks become labels in the unit's code, so `if`, `while`
+//! and `for` run as jumps inside one frame. Each unit has a flat register file: the root
+//! graph's parameters first, then the captured free variables, then one register per node.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use anfora_ir::{GraphId, Prim, Signature, Span};
+use anfora_tensor::DType;
+use anfora_tensor::fused::FusedKernel;
+use anfora_vm::Value;
+
+/// Register index inside a frame.
+pub type Reg = u32;
+
+/// An instruction operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opnd {
+    /// Read a register (the value stays).
+    Reg(Reg),
+    /// Read a register for the last time: the value is moved out, so a buffer it owns is
+    /// released as soon as the instruction is done with it, or reused in place.
+    Take(Reg),
+    /// An entry of the program's constant pool.
+    Const(u32),
+}
+
+/// Where an instruction came from, for error messages and tracebacks.
+#[derive(Clone, Debug)]
+pub struct Site {
+    pub span: Span,
+    /// The Python function the instruction belongs to.
+    pub function: Arc<str>,
+    /// Calls the instruction's node was inlined through, outermost first: each is a
+    /// traceback line of its own.
+    pub calls: Arc<[(Arc<str>, Span)]>,
+}
+
+/// Binary operators with inline fast paths for Python ints and floats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl BinOp {
+    pub fn from_prim(p: Prim) -> Option<BinOp> {
+        Some(match p {
+            Prim::Add => BinOp::Add,
+            Prim::Sub => BinOp::Sub,
+            Prim::Mul => BinOp::Mul,
+            Prim::Div => BinOp::Div,
+            Prim::FloorDiv => BinOp::FloorDiv,
+            Prim::Mod => BinOp::Mod,
+            Prim::Lt => BinOp::Lt,
+            Prim::Le => BinOp::Le,
+            Prim::Gt => BinOp::Gt,
+            Prim::Ge => BinOp::Ge,
+            Prim::Eq => BinOp::Eq,
+            Prim::Ne => BinOp::Ne,
+            _ => return None,
+        })
+    }
+
+    pub fn prim(self) -> Prim {
+        match self {
+            BinOp::Add => Prim::Add,
+            BinOp::Sub => Prim::Sub,
+            BinOp::Mul => Prim::Mul,
+            BinOp::Div => Prim::Div,
+            BinOp::FloorDiv => Prim::FloorDiv,
+            BinOp::Mod => Prim::Mod,
+            BinOp::Lt => Prim::Lt,
+            BinOp::Le => Prim::Le,
+            BinOp::Gt => Prim::Gt,
+            BinOp::Ge => Prim::Ge,
+            BinOp::Eq => Prim::Eq,
+            BinOp::Ne => Prim::Ne,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Instr {
+    /// `dst = a op b`.
+    Bin {
+        dst: Reg,
+        op: BinOp,
+        a: Opnd,
+        b: Opnd,
+        at: u32,
+    },
+    /// `dst = prim(args...)` (arguments already bound).
+    Prim {
+        dst: Reg,
+        prim: Prim,
+        args: Box<[Opnd]>,
+        at: u32,
+    },
+    /// `dst = fused kernel(args...)`: a chain of elementwise ops in one pass.
+    Fused {
+        dst: Reg,
+        kernel: u32,
+        args: Box<[Opnd]>,
+        at: u32,
+    },
+    /// `dst = copy of src` (constants into registers, closures without captures).
+    Copy { dst: Reg, src: Opnd },
+    /// `dst = closure of unit` with the given captured values.
+    MakeClosure {
+        dst: Reg,
+        unit: u32,
+        captures: Box<[Opnd]>,
+    },
+    /// A call of a known unit: `args` are its parameters then its captures.
+    Call {
+        dst: Reg,
+        unit: u32,
+        args: Box<[Opnd]>,
+        at: u32,
+    },
+    /// A call of any callable value (closure, primitive, partial, method).
+    CallValue {
+        dst: Reg,
+        callee: Opnd,
+        args: Box<[Opnd]>,
+        at: u32,
+    },
+    /// Parallel moves (`dst_i = src_i`, all read before any is written), then jump.
+    Jump {
+        target: u32,
+        moves: Box<[(Reg, Opnd)]>,
+    },
+    /// Jump to `then_pc` if `cond` is true (Python truth), else to `else_pc`; registers that
+    /// die on an edge are cleared when it is taken.
+    Branch {
+        cond: Opnd,
+        then_pc: u32,
+        else_pc: u32,
+        kill_then: Box<[Reg]>,
+        kill_else: Box<[Reg]>,
+        at: u32,
+    },
+    /// Clears registers whose values are dead.
+    Drop { regs: Box<[Reg]> },
+    Return { src: Opnd },
+    /// Replaces this frame by a call of a known unit.
+    TailCall {
+        unit: u32,
+        args: Box<[Opnd]>,
+        at: u32,
+    },
+    /// Replaces this frame by a call of any callable value.
+    TailCallValue {
+        callee: Opnd,
+        args: Box<[Opnd]>,
+        at: u32,
+    },
+}
+
+impl Instr {
+    /// Registers read, in the order the instruction reads them.
+    pub fn uses(&self, mut f: impl FnMut(Reg)) {
+        let mut op = |o: &Opnd| {
+            if let Opnd::Reg(r) | Opnd::Take(r) = o {
+                f(*r)
+            }
+        };
+        match self {
+            Instr::Bin { a, b, .. } => {
+                op(a);
+                op(b);
+            }
+            Instr::Prim { args, .. }
+            | Instr::Fused { args, .. }
+            | Instr::Call { args, .. }
+            | Instr::TailCall { args, .. } => args.iter().for_each(op),
+            Instr::Copy { src, .. } | Instr::Return { src } => op(src),
+            Instr::MakeClosure { captures, .. } => captures.iter().for_each(op),
+            Instr::CallValue { callee, args, .. } | Instr::TailCallValue { callee, args, .. } => {
+                op(callee);
+                args.iter().for_each(op);
+            }
+            Instr::Jump { moves, .. } => moves.iter().for_each(|(_, s)| op(s)),
+            Instr::Branch { cond, .. } => op(cond),
+            Instr::Drop { .. } => {}
+        }
+    }
+
+    /// Mutable access to every operand, in reading order.
+    pub fn operands_mut(&mut self, mut f: impl FnMut(&mut Opnd)) {
+        match self {
+            Instr::Bin { a, b, .. } => {
+                f(a);
+                f(b);
+            }
+            Instr::Prim { args, .. }
+            | Instr::Fused { args, .. }
+            | Instr::Call { args, .. }
+            | Instr::TailCall { args, .. } => args.iter_mut().for_each(f),
+            Instr::Copy { src, .. } | Instr::Return { src } => f(src),
+            Instr::MakeClosure { captures, .. } => captures.iter_mut().for_each(f),
+            Instr::CallValue { callee, args, .. } | Instr::TailCallValue { callee, args, .. } => {
+                f(callee);
+                args.iter_mut().for_each(f);
+            }
+            Instr::Jump { moves, .. } => moves.iter_mut().for_each(|(_, s)| f(s)),
+            Instr::Branch { cond, .. } => f(cond),
+            Instr::Drop { .. } => {}
+        }
+    }
+
+    /// Registers written.
+    pub fn defs(&self, mut f: impl FnMut(Reg)) {
+        match self {
+            Instr::Bin { dst, .. }
+            | Instr::Prim { dst, .. }
+            | Instr::Fused { dst, .. }
+            | Instr::Copy { dst, .. }
+            | Instr::MakeClosure { dst, .. }
+            | Instr::Call { dst, .. }
+            | Instr::CallValue { dst, .. } => f(*dst),
+            Instr::Jump { moves, .. } => moves.iter().for_each(|(d, _)| f(*d)),
+            Instr::Drop { regs } => regs.iter().for_each(|r| f(*r)),
+            Instr::Branch { .. }
+            | Instr::Return { .. }
+            | Instr::TailCall { .. }
+            | Instr::TailCallValue { .. } => {}
+        }
+    }
+
+    /// Where control can go next (`None` in the list: the next instruction).
+    pub fn successors(&self, pc: u32, mut f: impl FnMut(u32)) {
+        match self {
+            Instr::Jump { target, .. } => f(*target),
+            Instr::Branch {
+                then_pc, else_pc, ..
+            } => {
+                f(*then_pc);
+                f(*else_pc);
+            }
+            Instr::Return { .. } | Instr::TailCall { .. } | Instr::TailCallValue { .. } => {}
+            _ => f(pc + 1),
+        }
+    }
+
+    /// Jump and branch targets.
+    pub fn targets_mut_free(&self, mut f: impl FnMut(u32)) {
+        match self {
+            Instr::Jump { target, .. } => f(*target),
+            Instr::Branch {
+                then_pc, else_pc, ..
+            } => {
+                f(*then_pc);
+                f(*else_pc);
+            }
+            _ => {}
+        }
+    }
+
+    pub fn targets_mut(&mut self, mut f: impl FnMut(&mut u32)) {
+        match self {
+            Instr::Jump { target, .. } => f(target),
+            Instr::Branch {
+                then_pc, else_pc, ..
+            } => {
+                f(then_pc);
+                f(else_pc);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// One call frame's code.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    /// The graph the unit's frame is for (closures of the unit name it).
+    pub graph: GraphId,
+    pub name: String,
+    pub function: Arc<str>,
+    pub n_params: u32,
+    pub n_captures: u32,
+    pub n_regs: u32,
+    pub code: Vec<Instr>,
+    pub sites: Vec<Site>,
+    /// Labels (pc, block name) for dumps.
+    pub labels: Vec<(u32, String)>,
+    /// Python signature of the root graph, for keyword binding of calls through values.
+    pub signature: Option<Signature>,
+}
+
+/// One operation of a fused kernel: a primitive over earlier values (kernel inputs first,
+/// then the results of earlier operations) and scalar constants.
+#[derive(Clone, Debug)]
+pub struct FusedStep {
+    pub prim: Prim,
+    pub args: Vec<FusedArg>,
+}
+
+#[derive(Clone, Debug)]
+pub enum FusedArg {
+    /// Kernel input `i`, or the result of step `i - n_inputs`.
+    Value(u32),
+    Const(Value),
+}
+
+/// A chain of elementwise operations evaluated as one kernel.
+#[derive(Clone, Debug)]
+pub struct FusedProgram {
+    pub name: String,
+    pub n_inputs: u32,
+    pub steps: Vec<FusedStep>,
+    /// Which value is the result.
+    pub output: u32,
+    /// The one-pass kernel, when every input is a tensor (of these dtypes) and every step
+    /// has a kernel op; otherwise the steps run one by one.
+    pub kernel: Option<(Vec<DType>, FusedKernel)>,
+}
+
+fn opnd(o: &Opnd, consts: &[Value]) -> String {
+    match o {
+        Opnd::Reg(r) => format!("r{r}"),
+        Opnd::Take(r) => format!("r{r}!"),
+        Opnd::Const(k) => anfora_vm::value::repr(&consts[*k as usize]),
+    }
+}
+
+fn list(os: &[Opnd], consts: &[Value]) -> String {
+    os.iter()
+        .map(|o| opnd(o, consts))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn regs(rs: &[Reg]) -> String {
+    rs.iter()
+        .map(|r| format!("r{r}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Text of one instruction (`r3! ` marks the last read of r3, which moves the value).
+pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedProgram]) -> String {
+    let c = |o: &Opnd| opnd(o, consts);
+    match i {
+        Instr::Bin { dst, op, a, b, .. } => {
+            format!("r{dst} = {}({}, {})", op.prim().name(), c(a), c(b))
+        }
+        Instr::Prim {
+            dst, prim, args, ..
+        } => format!("r{dst} = {}({})", prim.name(), list(args, consts)),
+        Instr::Fused {
+            dst, kernel, args, ..
+        } => format!(
+            "r{dst} = fused {}({})",
+            kernels[*kernel as usize].name,
+            list(args, consts)
+        ),
+        Instr::Copy { dst, src } => format!("r{dst} = {}", c(src)),
+        Instr::MakeClosure {
+            dst,
+            unit,
+            captures,
+        } => format!(
+            "r{dst} = closure @{}[{}]",
+            units[*unit as usize].name,
+            list(captures, consts)
+        ),
+        Instr::Call {
+            dst, unit, args, ..
+        } => format!(
+            "r{dst} = call @{}({})",
+            units[*unit as usize].name,
+            list(args, consts)
+        ),
+        Instr::CallValue {
+            dst, callee, args, ..
+        } => format!("r{dst} = {}({})", c(callee), list(args, consts)),
+        Instr::Jump { target, moves } => {
+            if moves.is_empty() {
+                format!("jump {target}")
+            } else {
+                let ms: Vec<String> = moves.iter().map(|(d, s)| format!("r{d} = {}", c(s))).collect();
+                format!("jump {target} with {}", ms.join(", "))
+            }
+        }
+        Instr::Branch {
+            cond,
+            then_pc,
+            else_pc,
+            kill_then,
+            kill_else,
+            ..
+        } => {
+            let mut s = format!("branch {} ? {then_pc} : {else_pc}", c(cond));
+            if !kill_then.is_empty() {
+                let _ = write!(s, " drop-then[{}]", regs(kill_then));
+            }
+            if !kill_else.is_empty() {
+                let _ = write!(s, " drop-else[{}]", regs(kill_else));
+            }
+            s
+        }
+        Instr::Drop { regs: rs } => format!("drop {}", regs(rs)),
+        Instr::Return { src } => format!("return {}", c(src)),
+        Instr::TailCall { unit, args, .. } => format!(
+            "tailcall @{}({})",
+            units[*unit as usize].name,
+            list(args, consts)
+        ),
+        Instr::TailCallValue { callee, args, .. } => {
+            format!("tailcall {}({})", c(callee), list(args, consts))
+        }
+    }
+}

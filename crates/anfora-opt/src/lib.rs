@@ -1,0 +1,93 @@
+//! anfora's optimizer: passes over specialized graphs, each a module with one entry point.
+//!
+//! | pass | does |
+//! |---|---|
+//! | [`inline`] | replaces calls of small or once-used, non-recursive graphs by their bodies (merging blocks) |
+//! | [`simplify`] | `Switch` on constants, `Partial` calls, tuple plumbing, constant folding, `x*1`-style arithmetic |
+//! | [`cse`] | merges identical pure computations (never random ones) |
+//! | [`dce`] | removes pure computations nobody uses and that cannot raise |
+//! | [`fuse`] | turns chains of elementwise tensor operations into one fused graph |
+//!
+//! Every pass keeps each graph's evaluation order (effects and errors stay where they were)
+//! and the abstracts of the nodes it creates. [`optimize`] runs them to a fixpoint.
+
+pub mod cse;
+pub mod dce;
+pub mod fuse;
+pub mod inline;
+mod rewrite;
+pub mod simplify;
+
+use std::collections::HashMap;
+
+use anfora_infer::Abs;
+use anfora_ir::{GraphId, Module, NodeId};
+
+/// The program being optimized: the module, its entry graph and the abstracts of its nodes.
+pub struct Program<'a> {
+    pub module: &'a mut Module,
+    pub entry: GraphId,
+    pub abstracts: &'a mut HashMap<NodeId, Abs>,
+}
+
+impl Program<'_> {
+    pub fn abs(&self, n: NodeId) -> Abs {
+        if let Some(a) = self.abstracts.get(&n) {
+            return a.clone();
+        }
+        match self.module.constant(n) {
+            Some(c) => anfora_infer::rules::from_value(&anfora_vm::value::from_const(c, &mut |_| {
+                anfora_vm::Value::None
+            })),
+            None => Abs::Any,
+        }
+    }
+
+    /// The graphs reachable from the entry.
+    pub fn graphs(&self) -> Vec<GraphId> {
+        anfora_ir::analysis::analyze(self.module, &[self.entry]).graphs
+    }
+
+    fn check(&self, after: &str) {
+        if cfg!(debug_assertions) {
+            anfora_ir::verify::assert_valid(self.module, &[self.entry], after);
+        }
+    }
+}
+
+/// A pass: its name (for dumps and timings) and entry point.
+pub type Pass = (&'static str, fn(&mut Program) -> bool);
+
+/// The passes of the main loop, in order.
+pub const PASSES: &[Pass] = &[
+    ("inline", inline::run),
+    ("simplify", simplify::run),
+    ("cse", cse::run),
+    ("dce", dce::run),
+];
+
+/// Runs the passes until nothing changes (at most a few rounds), then fusion. `after_pass` is
+/// called after every pass that changed something (for dumps).
+pub fn optimize(p: &mut Program, after_pass: &mut dyn FnMut(&str, &Program)) {
+    for _round in 0..6 {
+        let mut changed = false;
+        for (name, pass) in PASSES {
+            if pass(p) {
+                changed = true;
+                p.check(name);
+                after_pass(name, p);
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if fuse::run(p) {
+        p.check("fuse");
+        after_pass("fuse", p);
+        if dce::run(p) {
+            p.check("dce");
+            after_pass("dce", p);
+        }
+    }
+}
