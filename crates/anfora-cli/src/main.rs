@@ -95,7 +95,10 @@ fn parse_args(args: &[String]) -> Result<Vec<Arg>, String> {
     args.iter()
         .map(|a| {
             let text = a.trim();
-            let (inner, mutable) = match text.strip_prefix("mutable(").and_then(|r| r.strip_suffix(')')) {
+            let (inner, mutable) = match text
+                .strip_prefix("mutable(")
+                .and_then(|r| r.strip_suffix(')'))
+            {
                 Some(inner) => (inner, true),
                 None => (text, false),
             };
@@ -197,25 +200,34 @@ fn dump(
         Format::Dot => "dot",
     };
     let mut dumps: Vec<(String, String)> = Vec::new();
-    let result = session.compile_pipeline(&entry, specialize.then_some(args.as_slice()), &mut |view| {
-        if stage == "all" || view.stage == stage {
-            let text = match format {
-                Format::Ir => view.ir(),
-                Format::Dot => view.dot(),
-            };
-            dumps.push((view.stage.to_string(), text));
-        }
-    });
+    let result =
+        session.compile_pipeline(&entry, specialize.then_some(args.as_slice()), &mut |view| {
+            if stage == "all" || view.stage == stage {
+                let text = match format {
+                    Format::Ir => view.ir(),
+                    Format::Dot => view.dot(),
+                };
+                dumps.push((view.stage.to_string(), text));
+            }
+        });
     // What the stages before a failure produced is written even so: it is what one needs to
     // see why the next stage failed.
     if let Err(f) = result {
         if stage == "all" && !dumps.is_empty() {
-            write_dumps(output.unwrap_or_else(|| PathBuf::from("anfora_dump")), &dumps, ext)?;
+            write_dumps(
+                output.unwrap_or_else(|| PathBuf::from("anfora_dump")),
+                &dumps,
+                ext,
+            )?;
         }
         return Err(failure(&session, &f));
     }
     if stage == "all" {
-        return write_dumps(output.unwrap_or_else(|| PathBuf::from("anfora_dump")), &dumps, ext);
+        return write_dumps(
+            output.unwrap_or_else(|| PathBuf::from("anfora_dump")),
+            &dumps,
+            ext,
+        );
     }
     let text = dumps.pop().map(|(_, t)| t).unwrap_or_default();
     match output {

@@ -250,3 +250,117 @@ fn tensors_larger_than_memory_are_a_memory_error() {
         assert!(stderr(&o).contains(want), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn dump_all_writes_one_numbered_file_per_stage() {
+    let dir = std::env::temp_dir().join(format!("anfora-stages-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for format in ["ir", "dot"] {
+        let o = anfora(&[
+            "dump",
+            "tests/corpus/seed_fibonacci.py",
+            "--entry",
+            "fibonacci",
+            "--stage",
+            "all",
+            "--format",
+            format,
+            "-o",
+            dir.to_str().unwrap(),
+            "mutable(10)",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ir"))
+        .collect();
+    names.sort();
+    assert_eq!(names.first().map(String::as_str), Some("00_parse.ir"));
+    assert_eq!(names.get(1).map(String::as_str), Some("01_resolve.ir"));
+    assert_eq!(names.get(2).map(String::as_str), Some("02_infer.ir"));
+    let last = names.last().unwrap();
+    assert!(last.ends_with("_lower.ir"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.ends_with("_optimize.ir")),
+        "{names:?}"
+    );
+    // Every optimizer pass that ran has its own file between infer and optimize.
+    assert!(names.len() > 5, "{names:?}");
+    let infer = std::fs::read_to_string(dir.join("02_infer.ir")).unwrap();
+    assert!(
+        infer.contains(": <Int64>"),
+        "abstracts are printed: {infer}"
+    );
+    let lower = std::fs::read_to_string(dir.join(last)).unwrap();
+    assert!(lower.starts_with("# program: 1 units"), "{lower}");
+    let dot = std::fs::read_to_string(dir.join(last.replace(".ir", ".dot"))).unwrap();
+    assert!(dot.starts_with("digraph program {"), "{dot}");
+    // A single stage goes to standard output.
+    let o = anfora(&[
+        "dump",
+        "tests/corpus/seed_fibonacci.py",
+        "--entry",
+        "fibonacci",
+        "--stage",
+        "lower",
+        "mutable(10)",
+    ]);
+    assert!(stdout(&o).contains("call @fibonacci("), "{}", stdout(&o));
+    let o = anfora(&["dump", "tests/corpus/seed_fibonacci.py", "--stage", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown stage 'nope'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn timings_and_compile_explanations_go_to_stderr() {
+    let p = temp("timed.py", "def main(n):\n    return n * 2\n");
+    let o = anfora(&[
+        "run",
+        p.to_str().unwrap(),
+        "--timings",
+        "--explain-compile",
+        "mutable(21)",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "42\n");
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines[0], "compiling 'main' for (<Int64>): first call",
+        "{err}"
+    );
+    let stage_names: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        stage_names,
+        [
+            "parse",
+            "resolve",
+            "infer",
+            "optimize",
+            "lower",
+            "compile total",
+            "run"
+        ],
+        "{err}"
+    );
+    for line in &lines[1..] {
+        let (_, value) = line.split_once(": ").unwrap();
+        let ms = value
+            .strip_suffix(" ms")
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(ms.parse::<f64>().unwrap() >= 0.0, "{line}");
+    }
+    // Without the flags, stderr stays empty.
+    let o = anfora(&["run", p.to_str().unwrap(), "2"]);
+    assert_eq!(stderr(&o), "");
+    assert_eq!(stdout(&o), "4\n");
+}

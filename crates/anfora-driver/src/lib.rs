@@ -92,10 +92,16 @@ impl StageView<'_> {
         if let Some(p) = self.program {
             return p.dump(&self.module.sources);
         }
-        let abs = |n: NodeId| self.abstracts.and_then(|a| a.get(&n)).map(|a| a.to_string());
+        let abs = |n: NodeId| {
+            self.abstracts
+                .and_then(|a| a.get(&n))
+                .map(|a| a.to_string())
+        };
         let opts = anfora_ir::print::PrintOptions {
             source_comments: true,
-            abstract_of: self.abstracts.map(|_| &abs as &dyn Fn(NodeId) -> Option<String>),
+            abstract_of: self
+                .abstracts
+                .map(|_| &abs as &dyn Fn(NodeId) -> Option<String>),
         };
         anfora_ir::print::print_with(self.module, self.entry, &opts)
     }
@@ -128,13 +134,19 @@ pub struct Arg {
 
 impl From<Value> for Arg {
     fn from(value: Value) -> Arg {
-        Arg { value, mutable: false }
+        Arg {
+            value,
+            mutable: false,
+        }
     }
 }
 
 impl Arg {
     pub fn mutable(value: Value) -> Arg {
-        Arg { value, mutable: true }
+        Arg {
+            value,
+            mutable: true,
+        }
     }
 
     /// The abstract the argument is compiled for.
@@ -166,11 +178,21 @@ fn explain(entry: &str, key: &[Abs], previous: Option<&CacheEntry>, names: Vec<S
     let mut changes = Vec::new();
     for (i, (old, new)) in prev.key.iter().zip(key).enumerate() {
         if old != new {
-            let name = names.get(i).map(|n| format!(" ('{n}')")).unwrap_or_default();
-            changes.push(format!("argument {}{name} changed from {old} to {new}", i + 1));
+            let name = names
+                .get(i)
+                .map(|n| format!(" ('{n}')"))
+                .unwrap_or_default();
+            changes.push(format!(
+                "argument {}{name} changed from {old} to {new}",
+                i + 1
+            ));
         }
     }
-    let numbers = prev.key.iter().zip(key).any(|(o, n)| o != n && o.is_number() && n.is_number());
+    let numbers = prev
+        .key
+        .iter()
+        .zip(key)
+        .any(|(o, n)| o != n && o.is_number() && n.is_number());
     let hint = if numbers {
         "; Python numbers are compile-time constants: mark the argument mutable to compile once for any value"
     } else {
@@ -375,7 +397,8 @@ impl Session {
     /// Compiles the module-level function `entry` and everything it reaches (parse and
     /// resolve).
     pub fn compile(&mut self, entry: &str) -> Result<GraphId, Failure> {
-        self.compile_pipeline(entry, None, &mut |_| {}).map(|c| c.graph)
+        self.compile_pipeline(entry, None, &mut |_| {})
+            .map(|c| c.graph)
     }
 
     fn entry_function(&self, entry: &str) -> Result<FunctionRef, Failure> {
@@ -543,7 +566,12 @@ impl Session {
 
     /// Calls `entry` with `args`, compiling it for their abstract signature unless a compiled
     /// version for that signature is cached.
-    pub fn call(&mut self, entry: &str, args: Vec<Arg>, out: &mut dyn Write) -> Result<Value, Failure> {
+    pub fn call(
+        &mut self,
+        entry: &str,
+        args: Vec<Arg>,
+        out: &mut dyn Write,
+    ) -> Result<Value, Failure> {
         let g = match self.engine {
             Engine::Reference => self.compile(entry)?,
             Engine::Compiled => {
@@ -596,7 +624,12 @@ impl Session {
         self.last_explanation = Some(explain(entry, &key, previous, names));
         let entries = self.cache.entry(entry.to_string()).or_default();
         if entries.len() >= self.max_signatures {
-            if let Some(lru) = entries.iter().enumerate().min_by_key(|(_, e)| e.last_used).map(|(i, _)| i) {
+            if let Some(lru) = entries
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(i, _)| i)
+            {
                 entries.remove(lru);
             }
             if !self.warned.contains(entry) {

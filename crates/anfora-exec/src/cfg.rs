@@ -21,7 +21,10 @@ pub fn simplify(unit: &mut Unit) {
     for pc in 0..n {
         let mut targets = Vec::new();
         unit.code[pc].targets_mut_free(|t| targets.push(t));
-        let threaded: Vec<u32> = targets.iter().map(|&t| final_target(&unit.code, t)).collect();
+        let threaded: Vec<u32> = targets
+            .iter()
+            .map(|&t| final_target(&unit.code, t))
+            .collect();
         let mut k = 0;
         unit.code[pc].targets_mut(|t| {
             *t = threaded[k];
@@ -44,26 +47,36 @@ pub fn simplify(unit: &mut Unit) {
     if reached.iter().all(|&r| r) {
         return;
     }
+    unit.labels.retain(|(pc, _)| reached[*pc as usize]);
+    let unreached: Vec<bool> = reached.iter().map(|r| !r).collect();
+    remove(unit, &unreached);
+}
+
+/// Deletes the instructions marked in `drop` (no remaining jump may target one), fixing
+/// jump targets and labels.
+pub fn remove(unit: &mut Unit, drop: &[bool]) {
+    let n = unit.code.len();
+    if !drop.iter().any(|&d| d) {
+        return;
+    }
     let mut new_pc = vec![0u32; n + 1];
     let mut next = 0;
     for pc in 0..n {
         new_pc[pc] = next;
-        next += u32::from(reached[pc]);
+        next += u32::from(!drop[pc]);
     }
     new_pc[n] = next;
     let old = std::mem::take(&mut unit.code);
     unit.code = old
         .into_iter()
-        .zip(&reached)
-        .filter(|(_, r)| **r)
+        .zip(drop)
+        .filter(|(_, d)| !**d)
         .map(|(mut i, _)| {
             i.targets_mut(|t| *t = new_pc[*t as usize]);
             i
         })
         .collect();
-    // A label whose code was all removed names the next instruction that remains; keep only
-    // labels that still start code of their own.
-    unit.labels.retain(|(pc, _)| reached.get(*pc as usize).copied().unwrap_or(false));
+    // A label whose first instruction was removed names the next one that remains.
     for (pc, _) in &mut unit.labels {
         *pc = new_pc[*pc as usize];
     }

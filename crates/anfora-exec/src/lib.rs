@@ -8,6 +8,7 @@ mod cfg;
 mod inplace;
 mod liveness;
 mod lower;
+mod peephole;
 pub mod program;
 mod run;
 
@@ -121,10 +122,7 @@ impl Program {
             let _ = writeln!(
                 out,
                 "\nunit {u} @{} ({} params, {} captures, {} registers):",
-                unit.name,
-                unit.n_params,
-                unit.n_captures,
-                unit.n_regs
+                unit.name, unit.n_params, unit.n_captures, unit.n_regs
             );
             for (pc, instr) in unit.code.iter().enumerate() {
                 for (_, label) in unit.labels.iter().filter(|(l, _)| *l as usize == pc) {
@@ -146,13 +144,22 @@ impl Program {
     pub fn dot(&self) -> String {
         let mut out = String::from("digraph program {\n  node [shape=box, fontname=monospace];\n");
         for (u, unit) in self.units.iter().enumerate() {
-            let _ = writeln!(out, "  subgraph cluster_{u} {{\n    label=\"@{}\";", escape(&unit.name));
+            let _ = writeln!(
+                out,
+                "  subgraph cluster_{u} {{\n    label=\"@{}\";",
+                escape(&unit.name)
+            );
             let starts = block_starts(unit);
             for (b, &start) in starts.iter().enumerate() {
                 let end = starts.get(b + 1).copied().unwrap_or(unit.code.len());
                 let mut text = String::new();
                 for pc in start..end {
-                    let t = program::instr_text(&unit.code[pc], &self.consts, &self.units, &self.kernels);
+                    let t = program::instr_text(
+                        &unit.code[pc],
+                        &self.consts,
+                        &self.units,
+                        &self.kernels,
+                    );
                     let _ = write!(text, "{pc}: {}\\l", escape(&t));
                 }
                 let _ = writeln!(out, "    u{u}_{start} [label=\"{text}\"];");
@@ -182,7 +189,11 @@ fn block_starts(unit: &Unit) -> Vec<usize> {
     for (pc, i) in unit.code.iter().enumerate() {
         let ends = matches!(
             i,
-            Instr::Jump { .. } | Instr::Branch { .. } | Instr::Return { .. } | Instr::TailCall { .. } | Instr::TailCallValue { .. }
+            Instr::Jump { .. }
+                | Instr::Branch { .. }
+                | Instr::Return { .. }
+                | Instr::TailCall { .. }
+                | Instr::TailCallValue { .. }
         );
         if ends && pc + 1 < n {
             starts[pc + 1] = true;

@@ -74,7 +74,11 @@ pub fn optimize(unit: &mut Unit) {
         if let Instr::Jump { target, moves } = &mut unit.code[pc]
             && let Some(live) = live_in.get(*target as usize)
         {
-            let kept: Vec<(Reg, Opnd)> = moves.iter().copied().filter(|(d, _)| live.has(*d)).collect();
+            let kept: Vec<(Reg, Opnd)> = moves
+                .iter()
+                .copied()
+                .filter(|(d, _)| live.has(*d))
+                .collect();
             if kept.len() != moves.len() {
                 *moves = kept.into();
             }
@@ -114,16 +118,11 @@ pub fn optimize(unit: &mut Unit) {
                 else_pc,
                 kill_then,
                 kill_else,
-                cond,
                 ..
             } => {
-                let cond_reg = match cond {
-                    Opnd::Reg(r) | Opnd::Take(r) => Some(*r),
-                    Opnd::Const(_) => None,
-                };
                 let dead = |target: u32| -> Box<[Reg]> {
                     out.iter()
-                        .filter(|&r| !live_in[target as usize].has(r) && Some(r) != cond_reg)
+                        .filter(|&r| !live_in[target as usize].has(r))
                         .collect()
                 };
                 *kill_then = dead(*then_pc);

@@ -15,18 +15,16 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use anfora_infer::Abs;
 use anfora_ir::analysis::{Analysis, analyze};
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
-use anfora_infer::Abs;
 use anfora_tensor::DType;
 use anfora_tensor::fused::{FusedKernel, FusedOp};
 use anfora_vm::value::{Closure, from_const};
 use anfora_vm::{Value, ops};
 
-use crate::program::{
-    BinOp, FusedArg, FusedProgram, FusedStep, Instr, Opnd, Reg, Site, Unit,
-};
-use crate::{Program, cfg, liveness};
+use crate::program::{BinOp, FusedArg, FusedProgram, FusedStep, Instr, Opnd, Reg, Site, Unit};
+use crate::{Program, cfg, liveness, peephole};
 
 /// A program the lower stage could not translate: always an anfora bug.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,6 +89,7 @@ pub fn lower(
         let mut unit = cx.emit_unit(u as u32)?;
         cfg::simplify(&mut unit);
         liveness::optimize(&mut unit);
+        peephole::run(&mut unit);
         units.push(unit);
     }
     let unit_of_graph = cx
@@ -99,7 +98,12 @@ pub fn lower(
         .enumerate()
         .map(|(i, &g)| (g, i as u32))
         .collect();
-    Ok(Program::new(units, cx.consts, cx.kernel_list, unit_of_graph))
+    Ok(Program::new(
+        units,
+        cx.consts,
+        cx.kernel_list,
+        unit_of_graph,
+    ))
 }
 
 struct Lowering<'a> {
@@ -385,13 +389,7 @@ impl Lowering<'_> {
                 self.members[u]
                     .iter()
                     .flat_map(|&g| self.a.free_vars[g].iter().copied())
-                    .filter(|&fv| {
-                        !self
-                            .m
-                            .node(fv)
-                            .owner
-                            .is_some_and(|o| owned[u].contains(&o))
-                    })
+                    .filter(|&fv| !self.m.node(fv).owner.is_some_and(|o| owned[u].contains(&o)))
                     .collect()
             })
             .collect();
@@ -401,11 +399,7 @@ impl Lowering<'_> {
                 let mut add = Vec::new();
                 for &v in &refs[u] {
                     for &fv in &caps[v as usize] {
-                        let mine = self
-                            .m
-                            .node(fv)
-                            .owner
-                            .is_some_and(|o| owned[u].contains(&o));
+                        let mine = self.m.node(fv).owner.is_some_and(|o| owned[u].contains(&o));
                         if !mine && !caps[u].contains(&fv) {
                             add.push(fv);
                         }
@@ -523,6 +517,7 @@ impl Lowering<'_> {
             let pc = e.code.len() as u32;
             e.code.push(Instr::Branch {
                 cond,
+                compare: None,
                 then_pc: pc + 1,
                 else_pc: pc + 2,
                 kill_then: Box::new([]),
@@ -551,9 +546,7 @@ impl Lowering<'_> {
             // A primitive or a kernel: compute, then return.
             self.emit_node(e, t)?;
             let r = e.regs[&t];
-            e.code.push(Instr::Return {
-                src: Opnd::Reg(r),
-            });
+            e.code.push(Instr::Return { src: Opnd::Reg(r) });
             return Ok(());
         }
         let callee = self.operand(e, inputs[0])?;
@@ -764,10 +757,16 @@ fn kernel_ops(n_inputs: u32, steps: &[FusedStep]) -> Option<Vec<FusedOp>> {
                 }
             });
         }
-        let op = match (&args[..], ops::tensor_op(step.prim), ops::tensor_unary_op(step.prim)) {
+        let op = match (
+            &args[..],
+            ops::tensor_op(step.prim),
+            ops::tensor_unary_op(step.prim),
+        ) {
             (&[a, b], Some(op), _) if scalars < 2 => FusedOp::Binary(op, a, b),
             (&[a], _, Some(op)) if scalars == 0 => FusedOp::Unary(op, a),
-            (&[c, x, y], _, _) if step.prim == Prim::Where && scalars == 0 => FusedOp::Where(c, x, y),
+            (&[c, x, y], _, _) if step.prim == Prim::Where && scalars == 0 => {
+                FusedOp::Where(c, x, y)
+            }
             _ => return None,
         };
         ops.push(op);

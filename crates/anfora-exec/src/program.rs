@@ -76,6 +76,13 @@ impl BinOp {
         })
     }
 
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+        )
+    }
+
     pub fn prim(self) -> Prim {
         match self {
             BinOp::Add => Prim::Add,
@@ -119,7 +126,10 @@ pub enum Instr {
         at: u32,
     },
     /// `dst = copy of src` (constants into registers, closures without captures).
-    Copy { dst: Reg, src: Opnd },
+    Copy {
+        dst: Reg,
+        src: Opnd,
+    },
     /// `dst = closure of unit` with the given captured values.
     MakeClosure {
         dst: Reg,
@@ -146,9 +156,12 @@ pub enum Instr {
         moves: Box<[(Reg, Opnd)]>,
     },
     /// Jump to `then_pc` if `cond` is true (Python truth), else to `else_pc`; registers that
-    /// die on an edge are cleared when it is taken.
+    /// die on an edge are cleared when it is taken. With `compare = Some((op, b))` the
+    /// condition is `cond op b` (a comparison fused into the branch; its errors are reported
+    /// at the third element, the comparison's site).
     Branch {
         cond: Opnd,
+        compare: Option<(BinOp, Opnd, u32)>,
         then_pc: u32,
         else_pc: u32,
         kill_then: Box<[Reg]>,
@@ -156,8 +169,12 @@ pub enum Instr {
         at: u32,
     },
     /// Clears registers whose values are dead.
-    Drop { regs: Box<[Reg]> },
-    Return { src: Opnd },
+    Drop {
+        regs: Box<[Reg]>,
+    },
+    Return {
+        src: Opnd,
+    },
     /// Replaces this frame by a call of a known unit.
     TailCall {
         unit: u32,
@@ -196,7 +213,12 @@ impl Instr {
                 args.iter().for_each(op);
             }
             Instr::Jump { moves, .. } => moves.iter().for_each(|(_, s)| op(s)),
-            Instr::Branch { cond, .. } => op(cond),
+            Instr::Branch { cond, compare, .. } => {
+                op(cond);
+                if let Some((_, b, _)) = compare {
+                    op(b);
+                }
+            }
             Instr::Drop { .. } => {}
         }
     }
@@ -219,7 +241,12 @@ impl Instr {
                 args.iter_mut().for_each(f);
             }
             Instr::Jump { moves, .. } => moves.iter_mut().for_each(|(_, s)| f(s)),
-            Instr::Branch { cond, .. } => f(cond),
+            Instr::Branch { cond, compare, .. } => {
+                f(cond);
+                if let Some((_, b, _)) = compare {
+                    f(b);
+                }
+            }
             Instr::Drop { .. } => {}
         }
     }
@@ -395,19 +422,27 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
             if moves.is_empty() {
                 format!("jump {target}")
             } else {
-                let ms: Vec<String> = moves.iter().map(|(d, s)| format!("r{d} = {}", c(s))).collect();
+                let ms: Vec<String> = moves
+                    .iter()
+                    .map(|(d, s)| format!("r{d} = {}", c(s)))
+                    .collect();
                 format!("jump {target} with {}", ms.join(", "))
             }
         }
         Instr::Branch {
             cond,
+            compare,
             then_pc,
             else_pc,
             kill_then,
             kill_else,
             ..
         } => {
-            let mut s = format!("branch {} ? {then_pc} : {else_pc}", c(cond));
+            let test = match compare {
+                Some((op, b, _)) => format!("{}({}, {})", op.prim().name(), c(cond), c(b)),
+                None => c(cond),
+            };
+            let mut s = format!("branch {test} ? {then_pc} : {else_pc}");
             if !kill_then.is_empty() {
                 let _ = write!(s, " drop-then[{}]", regs(kill_then));
             }

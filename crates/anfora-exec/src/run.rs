@@ -64,9 +64,20 @@ fn load(regs: &mut [Value], consts: &[Value], base: usize, o: Opnd) -> Value {
     }
 }
 
+/// Stores `v` in a register; the old value is dropped only if it owns something.
+#[inline(always)]
+fn set(slot: &mut Value, v: Value) {
+    if slot.owns_nothing() {
+        // SAFETY: the old value holds no heap data, so skipping its destructor leaks nothing.
+        unsafe { std::ptr::write(slot, v) }
+    } else {
+        *slot = v;
+    }
+}
+
 /// Python ints and floats without a detour through the generic operators; `None` when the
 /// operands are anything else or the result needs the generic path (overflow, errors).
-#[inline]
+#[inline(always)]
 fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     use BinOp::*;
     match (a, b) {
@@ -114,7 +125,10 @@ fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
 fn run_kernel(k: &FusedProgram, mut vals: Vec<Value>, out: &mut dyn Write) -> Result<Value, PyErr> {
     let n_inputs = k.n_inputs as usize;
     if vals.len() != n_inputs {
-        return Err(internal(format!("kernel {} takes {n_inputs} inputs", k.name)));
+        return Err(internal(format!(
+            "kernel {} takes {n_inputs} inputs",
+            k.name
+        )));
     }
     if let Some((dtypes, kernel)) = &k.kernel {
         let fits = vals
@@ -166,9 +180,7 @@ impl Program {
             ret: 0,
             at: 0,
         });
-        let bound = self
-            .bind(0, args, None)
-            .map_err(|e| self.error(m, e, 0))?;
+        let bound = self.bind(0, args, None).map_err(|e| self.error(m, e, 0))?;
         self.enter_frame(m, 0, 0, bound);
         let result = self.interpret(m, out, max_depth);
         if result.is_err() {
@@ -221,7 +233,10 @@ impl Program {
                 span: s.span,
             });
         }
-        let span = trace.last().map(|t| t.span).unwrap_or(anfora_ir::Span::NONE);
+        let span = trace
+            .last()
+            .map(|t| t.span)
+            .unwrap_or(anfora_ir::Span::NONE);
         RuntimeError {
             kind: kind.to_string(),
             message,
@@ -294,7 +309,8 @@ impl Program {
                 let mut values = self.bind(u, args, kw)?;
                 values.extend(c.captures.iter().cloned());
                 if values.len()
-                    != (self.units[u as usize].n_params + self.units[u as usize].n_captures) as usize
+                    != (self.units[u as usize].n_params + self.units[u as usize].n_captures)
+                        as usize
                 {
                     return Err(internal(format!(
                         "closure of @{} has the wrong number of captures",
@@ -438,7 +454,7 @@ impl Program {
                             }
                         }
                     };
-                    m.regs[base + *dst as usize] = v;
+                    set(&mut m.regs[base + *dst as usize], v);
                 }
                 Instr::Prim {
                     dst,
@@ -451,7 +467,7 @@ impl Program {
                     vals.clear();
                     m.scratch = vals;
                     match r {
-                        Ok(v) => m.regs[base + *dst as usize] = v,
+                        Ok(v) => set(&mut m.regs[base + *dst as usize], v),
                         Err(e) => fail!(e, *at),
                     }
                 }
@@ -466,13 +482,13 @@ impl Program {
                         .map(|&o| load(&mut m.regs, consts, base, o))
                         .collect();
                     match run_kernel(&self.kernels[*kernel as usize], vals, out) {
-                        Ok(v) => m.regs[base + *dst as usize] = v,
+                        Ok(v) => set(&mut m.regs[base + *dst as usize], v),
                         Err(e) => fail!(e, *at),
                     }
                 }
                 Instr::Copy { dst, src } => {
                     let v = load(&mut m.regs, consts, base, *src);
-                    m.regs[base + *dst as usize] = v;
+                    set(&mut m.regs[base + *dst as usize], v);
                 }
                 Instr::MakeClosure {
                     dst,
@@ -512,7 +528,7 @@ impl Program {
                         .map(|&o| load(&mut m.regs, consts, base, o))
                         .collect();
                     match self.apply(f, values, None, out) {
-                        Ok(Flow::Value(v)) => m.regs[base + *dst as usize] = v,
+                        Ok(Flow::Value(v)) => set(&mut m.regs[base + *dst as usize], v),
                         Ok(Flow::Enter(u, values)) => call!(u, values, *dst, *at),
                         Err(e) => fail!(e, *at),
                     }
@@ -522,7 +538,13 @@ impl Program {
                         [] => {}
                         [(d, s)] => {
                             let v = load(&mut m.regs, consts, base, *s);
-                            m.regs[base + *d as usize] = v;
+                            set(&mut m.regs[base + *d as usize], v);
+                        }
+                        [(d1, s1), (d2, s2)] => {
+                            let v1 = load(&mut m.regs, consts, base, *s1);
+                            let v2 = load(&mut m.regs, consts, base, *s2);
+                            set(&mut m.regs[base + *d1 as usize], v1);
+                            set(&mut m.regs[base + *d2 as usize], v2);
                         }
                         _ => {
                             let mut vals = std::mem::take(&mut m.scratch);
@@ -539,18 +561,42 @@ impl Program {
                 }
                 Instr::Branch {
                     cond,
+                    compare,
                     then_pc,
                     else_pc,
                     kill_then,
                     kill_else,
                     at,
                 } => {
-                    let truth = match peek(&m.regs, consts, base, *cond) {
-                        Value::Bool(b) => Ok(*b),
-                        v => ops::truth(v),
+                    let truth = match compare {
+                        None => match peek(&m.regs, consts, base, *cond) {
+                            Value::Bool(b) => Ok(*b),
+                            v => ops::truth(v),
+                        },
+                        Some((op, b, cmp_at)) => {
+                            let fast = fast_bin(
+                                *op,
+                                peek(&m.regs, consts, base, *cond),
+                                peek(&m.regs, consts, base, *b),
+                            );
+                            match fast {
+                                Some(Value::Bool(t)) => Ok(t),
+                                _ => {
+                                    let x = load(&mut m.regs, consts, base, *cond);
+                                    let y = load(&mut m.regs, consts, base, *b);
+                                    match crate::inplace::binary(op.prim(), x, y) {
+                                        Ok(Value::Bool(t)) => Ok(t),
+                                        Ok(v) => ops::truth(&v),
+                                        Err(e) => fail!(e, *cmp_at),
+                                    }
+                                }
+                            }
+                        }
                     };
-                    if let Opnd::Take(r) = cond {
-                        m.regs[base + *r as usize] = Value::None;
+                    for o in std::iter::once(cond).chain(compare.as_ref().map(|c| &c.1)) {
+                        if let Opnd::Take(r) = o {
+                            set(&mut m.regs[base + *r as usize], Value::None);
+                        }
                     }
                     let (target, kill) = match truth {
                         Ok(true) => (*then_pc, kill_then),

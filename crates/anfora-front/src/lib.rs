@@ -10,7 +10,7 @@
 //! together.
 
 pub mod ast;
-pub mod codes;
+pub use anfora_ir::codes;
 mod lower;
 pub mod py_ast;
 mod resolve;

@@ -936,7 +936,10 @@ impl Lowerer<'_> {
     /// builtins that change how code is lowered ask this.
     fn is_builtin(&mut self, name: &Name) -> bool {
         !self.is_local_anywhere(name)
-            && matches!(self.resolver.resolve_global(self.scope, name), Resolved::Unknown)
+            && matches!(
+                self.resolver.resolve_global(self.scope, name),
+                Resolved::Unknown
+            )
     }
 
     fn require_node(&mut self, v: Val, span: Span) -> NodeId {
@@ -1236,7 +1239,11 @@ impl Lowerer<'_> {
                 IterKind::Zip => Prim::Zip,
             };
             let callee = self.konst_at(
-                Const::Prim(if &**f == "tuple" { Prim::TupleType } else { Prim::ListType }),
+                Const::Prim(if &**f == "tuple" {
+                    Prim::TupleType
+                } else {
+                    Prim::ListType
+                }),
                 func.span,
             );
             let items = self.prim(prim, &it_args, args[0].span);
@@ -1258,7 +1265,12 @@ impl Lowerer<'_> {
         if keywords.is_empty() {
             return Val::Node(self.apply(inputs, span));
         }
-        let names = Const::tuple(keywords.iter().map(|k| Const::Str(k.name.clone())).collect());
+        let names = Const::tuple(
+            keywords
+                .iter()
+                .map(|k| Const::Str(k.name.clone()))
+                .collect(),
+        );
         let names = self.konst(names);
         inputs.insert(1, names);
         for k in keywords {

@@ -63,7 +63,10 @@ fn resolve_graph(
 ) {
     let nodes = fe.module.graph_nodes(g);
     // 1. Symbols become constants.
-    let mut operands: Vec<NodeId> = nodes.iter().flat_map(|&n| fe.module.inputs(n).to_vec()).collect();
+    let mut operands: Vec<NodeId> = nodes
+        .iter()
+        .flat_map(|&n| fe.module.inputs(n).to_vec())
+        .collect();
     operands.extend(fe.module.graph(g).output);
     for n in operands {
         if let Some(Const::Symbol { scope, name }) = fe.module.constant(n) {
@@ -95,7 +98,10 @@ fn resolve_graph(
             Some(Resolved::Namespace(inner)) => Const::Namespace(namespace_name(inner).into()),
             _ => {
                 let names = namespace_names(ns);
-                let hint = match names.iter().find(|n| n.starts_with(&attr[..attr.len().min(3)])) {
+                let hint = match names
+                    .iter()
+                    .find(|n| n.starts_with(&attr[..attr.len().min(3)]))
+                {
                     Some(n) => format!("did you mean `{n}`?"),
                     None => format!("available: {}", names.join(", ")),
                 };
@@ -122,7 +128,10 @@ fn resolve_graph(
     }
     // 3. A namespace anywhere else is a module used as a value.
     let nodes = fe.module.graph_nodes(g);
-    let mut uses: Vec<NodeId> = nodes.iter().flat_map(|&n| fe.module.inputs(n)[1..].to_vec()).collect();
+    let mut uses: Vec<NodeId> = nodes
+        .iter()
+        .flat_map(|&n| fe.module.inputs(n)[1..].to_vec())
+        .collect();
     uses.extend(fe.module.graph(g).output);
     for n in uses {
         if let Some(Const::Namespace(ns)) = fe.module.constant(n) {
@@ -167,9 +176,13 @@ fn resolve_symbol(
                 "define it at module level, pass it as an argument, or check the spelling".into()
             };
             fe.diags.push(
-                Diagnostic::error(codes::UNDEFINED, format!("name '{name}' is not defined"), span)
-                    .with_label("not defined")
-                    .with_hint(hint),
+                Diagnostic::error(
+                    codes::UNDEFINED,
+                    format!("name '{name}' is not defined"),
+                    span,
+                )
+                .with_label("not defined")
+                .with_hint(hint),
             );
             Const::None
         }
@@ -196,7 +209,12 @@ fn bind_call(fe: &mut Frontend, n: NodeId) {
             })
             .collect();
         let split = inputs.len() - names.len();
-        (inputs[1], inputs[3..split].to_vec(), names, inputs[split..].to_vec())
+        (
+            inputs[1],
+            inputs[3..split].to_vec(),
+            names,
+            inputs[split..].to_vec(),
+        )
     } else {
         (inputs[0], inputs[1..].to_vec(), Vec::new(), Vec::new())
     };

@@ -13,6 +13,7 @@
 //! [`verify`] checks the invariants; [`print`] and [`dot`] write dumps.
 
 pub mod analysis;
+pub mod codes;
 mod constant;
 pub mod diag;
 pub mod dot;

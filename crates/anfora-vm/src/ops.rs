@@ -955,11 +955,11 @@ fn slice(args: &[Value]) -> OpResult {
             type_error("slice indices must be integers or None or have an __index__ method")
         }),
     };
-    Ok(Value::Slice(Slice {
+    Ok(Value::Slice(Rc::new(Slice {
         start: part(&args[0])?,
         stop: part(&args[1])?,
         step: part(&args[2])?,
-    }))
+    })))
 }
 
 // ---- tensors ----------------------------------------------------------------------------
@@ -1664,7 +1664,7 @@ mod tests {
     fn slicing_matches_python() {
         let t = tup(&[0, 1, 2, 3, 4, 5]);
         let s = |start: Option<i64>, stop: Option<i64>, step: Option<i64>| {
-            repr(&getitem(&t, &Value::Slice(Slice { start, stop, step })).unwrap())
+            repr(&getitem(&t, &Value::Slice(Rc::new(Slice { start, stop, step }))).unwrap())
         };
         assert_eq!(s(None, None, Some(-1)), "(5, 4, 3, 2, 1, 0)");
         assert_eq!(s(Some(-2), None, None), "(4, 5)");
@@ -1674,11 +1674,11 @@ mod tests {
         assert_eq!(
             err(getitem(
                 &t,
-                &Value::Slice(Slice {
+                &Value::Slice(Rc::new(Slice {
                     start: None,
                     stop: None,
                     step: Some(0)
-                })
+                }))
             )),
             "ValueError: slice step cannot be zero"
         );
@@ -1703,11 +1703,11 @@ mod tests {
             repr(
                 &getitem(
                     &r,
-                    &Value::Slice(Slice {
+                    &Value::Slice(Rc::new(Slice {
                         start: Some(1),
                         stop: None,
                         step: Some(2)
-                    })
+                    }))
                 )
                 .unwrap()
             ),

@@ -121,7 +121,8 @@ pub enum Value {
     Partial(Rc<PartialApp>),
     Method(Rc<(Method, Tensor)>),
     Range(Range),
-    Slice(Slice),
+    /// Boxed: slices are rare, and keeping them out of line keeps every value 32 bytes.
+    Slice(Rc<Slice>),
     Ellipsis,
     /// A local variable that has not been assigned; only `CheckBound` sees it.
     Unbound,
@@ -221,6 +222,23 @@ impl Value {
     }
 
     /// The Python scalar a value is, for mixing with tensors.
+    /// Whether the value holds no heap data (dropping it does nothing).
+    #[inline]
+    pub fn owns_nothing(&self) -> bool {
+        matches!(
+            self,
+            Value::None
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::DType(_)
+                | Value::Prim(_)
+                | Value::Range(_)
+                | Value::Ellipsis
+                | Value::Unbound
+        )
+    }
+
     /// Moves the tensor out of a tensor value (values implement `Drop`, so a pattern cannot).
     pub fn into_tensor(self) -> Result<Tensor, Value> {
         if !matches!(self, Value::Tensor(_)) {
@@ -464,6 +482,12 @@ fn to_const_inner(v: &Value) -> Option<Const> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_stay_small() {
+        // Registers of the compiled executor are values: every byte counts in hot loops.
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+    }
 
     #[test]
     fn string_repr_picks_quotes_and_escapes() {

@@ -1,4 +1,5 @@
-//! Stable diagnostic codes. `docs/errors.md` documents each one; a test keeps the two in step.
+//! Stable diagnostic codes of every stage. `docs/errors.md` documents each one; a test keeps
+//! the two in step.
 
 /// (code, one-line description)
 pub const CODES: &[(&str, &str)] = &[
@@ -55,6 +56,12 @@ pub const CODES: &[(&str, &str)] = &[
         MODULE_INIT,
         "module-level value that cannot be a compile-time constant",
     ),
+    (SHAPE, "tensor operation whose shapes or dtypes do not fit"),
+    (
+        JOIN,
+        "paths (branches, loop iterations) giving different types or shapes",
+    ),
+    (NO_FIXPOINT, "type inference did not converge"),
 ];
 
 pub const SYNTAX: &str = "E0001";
@@ -89,3 +96,7 @@ pub const DEFAULT: &str = "E0205";
 pub const NO_ATTRIBUTE: &str = "E0206";
 pub const MODULE_VALUE: &str = "E0207";
 pub const MODULE_INIT: &str = "E0208";
+// Inference (anfora-infer).
+pub const SHAPE: &str = "E0301";
+pub const JOIN: &str = "E0302";
+pub const NO_FIXPOINT: &str = "E0303";

@@ -1,0 +1,357 @@
+//! The lower stage and the executor: the shape of the code programs lower to, moves and
+//! in-place updates, fused kernels, and errors raised by compiled code.
+
+use anfora_driver::{Arg, Engine, Failure, Session, repr};
+use anfora_exec::{Instr, Program};
+use anfora_tensor::Tensor;
+use anfora_vm::{Options, Value};
+
+fn session(src: &str) -> Session {
+    Session::load("prog.py", src, Options::default())
+}
+
+/// Compiles `entry` for `args` and returns the lowered program's dump.
+fn lowered(src: &str, entry: &str, args: &[Arg]) -> String {
+    let mut s = session(src);
+    let c = s
+        .compiled(entry, args)
+        .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+    c.program
+        .as_ref()
+        .expect("lowered")
+        .dump(&s.frontend.module.sources)
+}
+
+fn with_program<T>(src: &str, entry: &str, args: &[Arg], f: impl FnOnce(&Program) -> T) -> T {
+    let mut s = session(src);
+    let c = s
+        .compiled(entry, args)
+        .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+    f(c.program.as_ref().expect("lowered"))
+}
+
+fn count(p: &Program, pred: impl Fn(&Instr) -> bool) -> usize {
+    p.units
+        .iter()
+        .flat_map(|u| u.code.iter())
+        .filter(|i| pred(i))
+        .count()
+}
+
+/// Runs `entry` on both engines and checks they agree; returns the repr.
+fn run_both(src: &str, entry: &str, args: Vec<Arg>) -> String {
+    let mut results = Vec::new();
+    for engine in [Engine::Compiled, Engine::Reference] {
+        let mut s = session(src);
+        s.engine = engine;
+        let mut out = Vec::new();
+        let r = s.call(entry, args.clone(), &mut out);
+        let text = match r {
+            Ok(v) => format!("{}{}", String::from_utf8(out).unwrap(), repr(&v)),
+            Err(Failure::Runtime(e)) => {
+                format!("{}{}", String::from_utf8(out).unwrap(), e.headline())
+            }
+            Err(f) => panic!("{}", s.render(&f)),
+        };
+        results.push(text);
+    }
+    assert_eq!(results[0], results[1], "compiled vs reference");
+    results.pop().unwrap()
+}
+
+const LOOP: &str = "def main(n):\n    i = 0\n    s = 0\n    while i < n:\n        if i % 3 == 0:\n            s = s + i\n        else:\n            s = s - 1\n        i = i + 1\n    return s\n";
+
+#[test]
+fn a_while_loop_is_one_frame_of_jumps_and_fused_compare_branches() {
+    with_program(LOOP, "main", &[Arg::mutable(Value::Int(10))], |p| {
+        assert_eq!(p.units.len(), 1, "blocks are labels of one unit");
+        assert_eq!(
+            count(p, |i| matches!(
+                i,
+                Instr::Call { .. } | Instr::TailCall { .. } | Instr::CallValue { .. }
+            )),
+            0
+        );
+        assert_eq!(
+            count(p, |i| matches!(
+                i,
+                Instr::Branch {
+                    compare: Some(_),
+                    ..
+                }
+            )),
+            2,
+            "both comparisons are fused into their branches"
+        );
+        assert_eq!(count(p, |i| matches!(i, Instr::MakeClosure { .. })), 0);
+    });
+    let text = lowered(LOOP, "main", &[Arg::mutable(Value::Int(10))]);
+    assert!(text.contains("branch Less(r2, r0)"), "{text}");
+    assert_eq!(
+        run_both(LOOP, "main", vec![Arg::mutable(Value::Int(100))]),
+        "1617"
+    );
+    assert_eq!(
+        run_both(LOOP, "main", vec![Arg::mutable(Value::Int(0))]),
+        "0"
+    );
+}
+
+#[test]
+fn recursion_calls_a_unit_and_tail_recursion_jumps() {
+    let fib = "def fib(n):\n    if n < 2:\n        return n\n    return fib(n - 1) + fib(n - 2)\n";
+    with_program(fib, "fib", &[Arg::mutable(Value::Int(10))], |p| {
+        assert_eq!(p.units.len(), 1);
+        assert_eq!(count(p, |i| matches!(i, Instr::Call { unit: 0, .. })), 2);
+    });
+    assert_eq!(
+        run_both(fib, "fib", vec![Arg::mutable(Value::Int(20))]),
+        "6765"
+    );
+    // A self call in tail position becomes a jump: no frames, no recursion limit.
+    let count_down = "def count(n, acc):\n    if n == 0:\n        return acc\n    return count(n - 1, acc + 1)\n";
+    with_program(
+        count_down,
+        "count",
+        &[Arg::mutable(Value::Int(1)), Arg::mutable(Value::Int(0))],
+        |p| {
+            assert_eq!(
+                count(p, |i| matches!(
+                    i,
+                    Instr::Call { .. } | Instr::TailCall { .. }
+                )),
+                0
+            );
+        },
+    );
+    assert_eq!(
+        run_both(
+            count_down,
+            "count",
+            vec![
+                Arg::mutable(Value::Int(50_000)),
+                Arg::mutable(Value::Int(0))
+            ]
+        ),
+        "50000"
+    );
+}
+
+#[test]
+fn closures_capture_values_and_are_called_through_values() {
+    let src = "def make(k):\n    def add(x):\n        return x + k\n    return add\n\ndef apply(f, n):\n    return f(n)\n\ndef main(k, n):\n    fs = (make(k), make(k + 1))\n    i = 0\n    t = 0\n    while i < n:\n        t = t + apply(fs[i % 2], i)\n        i = i + 1\n    return t\n";
+    assert_eq!(
+        run_both(
+            src,
+            "main",
+            vec![Arg::mutable(Value::Int(10)), Arg::mutable(Value::Int(5))]
+        ),
+        "62"
+    );
+}
+
+#[test]
+fn the_last_read_moves_and_elementwise_ops_reuse_a_unique_buffer() {
+    let src = "from anfora import ops\n\ndef f(x):\n    return ops.exp(x)\n\ndef g(x):\n    return ops.exp(x) + x\n";
+    let x = || Tensor::from_f32(vec![0.0, 1.0, 2.0, 3.0], &[4]).unwrap();
+    // Moved in and never read again: the result is written over the input's buffer.
+    let mut s = session(src);
+    let input = x();
+    let addr = input.as_ptr_addr();
+    let v = s
+        .call(
+            "f",
+            vec![Arg::from(Value::Tensor(input))],
+            &mut std::io::sink(),
+        )
+        .unwrap();
+    let Value::Tensor(t) = &v else { panic!() };
+    assert_eq!(t.as_ptr_addr(), addr, "reused in place");
+    assert_eq!(t.to_f64_vec()[1], (1.0f32).exp() as f64);
+    // Held elsewhere: never modified.
+    let kept = x();
+    let v = s
+        .call(
+            "f",
+            vec![Arg::from(Value::Tensor(kept.clone()))],
+            &mut std::io::sink(),
+        )
+        .unwrap();
+    let Value::Tensor(t) = &v else { panic!() };
+    assert_ne!(t.as_ptr_addr(), kept.as_ptr_addr());
+    assert_eq!(
+        kept.to_f64_vec(),
+        vec![0.0, 1.0, 2.0, 3.0],
+        "a shared input is untouched"
+    );
+    assert!(
+        kept.is_unique(),
+        "the program keeps no reference after the call"
+    );
+    // Read twice: the first read copies, the last one may move.
+    let v = s
+        .call(
+            "g",
+            vec![Arg::from(Value::Tensor(x()))],
+            &mut std::io::sink(),
+        )
+        .unwrap();
+    let Value::Tensor(t) = &v else { panic!() };
+    let want: Vec<f64> = [0.0f32, 1.0, 2.0, 3.0]
+        .iter()
+        .map(|&v| (v.exp() + v) as f64)
+        .collect();
+    assert_eq!(t.to_f64_vec(), want);
+}
+
+#[test]
+fn values_die_where_their_last_use_is() {
+    let text = lowered(
+        "def f(a, b, c):\n    if c:\n        return a\n    return b\n",
+        "f",
+        &[
+            Arg::mutable(Value::Int(1)),
+            Arg::mutable(Value::Int(2)),
+            Arg::mutable(Value::Bool(true)),
+        ],
+    );
+    // Each branch drops the parameter only the other one reads.
+    assert!(text.contains("drop-then[r1]"), "{text}");
+    assert!(text.contains("drop-else[r0]"), "{text}");
+    assert!(text.contains("return r0!"), "{text}");
+    let text = lowered(
+        "def f(a, b):\n    return b\n",
+        "f",
+        &[Arg::mutable(Value::Int(1)), Arg::mutable(Value::Int(2))],
+    );
+    assert!(
+        text.contains("drop r0"),
+        "an unused parameter is released on entry: {text}"
+    );
+}
+
+#[test]
+fn elementwise_chains_run_as_one_pass_kernels() {
+    let src = "from anfora import ops\n\ndef w5(x):\n    return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x / 3\n";
+    let x = Tensor::from_f32((0..1000).map(|i| i as f32 / 100.0 - 5.0).collect(), &[1000]).unwrap();
+    let args = vec![Arg::from(Value::Tensor(x.clone()))];
+    let text = lowered(src, "w5", &args);
+    assert!(text.contains("one pass over float32"), "{text}");
+    with_program(src, "w5", &args, |p| {
+        assert_eq!(p.kernels.len(), 1);
+        assert_eq!(count(p, |i| matches!(i, Instr::Fused { .. })), 1);
+        assert_eq!(
+            count(p, |i| matches!(i, Instr::Prim { .. } | Instr::Bin { .. })),
+            0
+        );
+    });
+    // Bitwise the value of the ops one by one (the reference engine).
+    assert_eq!(run_both(src, "w5", args.clone()), run_both(src, "w5", args));
+    let mut s = session(src);
+    let v = s
+        .call(
+            "w5",
+            vec![Arg::from(Value::Tensor(x.clone()))],
+            &mut std::io::sink(),
+        )
+        .unwrap();
+    let Value::Tensor(t) = &v else { panic!() };
+    for (i, got) in t.to_f64_vec().into_iter().enumerate() {
+        let v = x.to_f64_vec()[i] as f32;
+        let want = (v * 1.5 + 0.3).tanh() * (1.0 / (1.0 + (-v).exp())) - v / 3.0;
+        assert!((got - want as f64).abs() < 1e-5, "{i}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn runtime_errors_in_compiled_code_have_python_tracebacks() {
+    let src = "def helper(xs, i):\n    return xs[i]\n\ndef main(n):\n    t = 0\n    i = 0\n    while i < n:\n        t = t + helper((1, 2, 3), i)\n        i = i + 1\n    return t\n";
+    let mut s = session(src);
+    let e = match s.call(
+        "main",
+        vec![Arg::mutable(Value::Int(5))],
+        &mut std::io::sink(),
+    ) {
+        Err(Failure::Runtime(e)) => e,
+        other => panic!("{:?}", other.map(|v| repr(&v))),
+    };
+    assert_eq!(e.headline(), "IndexError: tuple index out of range");
+    let names: Vec<&str> = e.trace.iter().map(|t| &*t.function).collect();
+    assert_eq!(names, ["main", "helper"], "the inlined call still shows");
+    let (file, loc) = s.frontend.module.sources.location(e.span).unwrap();
+    assert_eq!((file.name.as_str(), loc.line, loc.col), ("prog.py", 2, 12));
+    // A comparison fused into a branch reports its own location.
+    let src = "def main(a, b):\n    if a < b:\n        return 1\n    return 2\n";
+    let mut s = session(src);
+    let e = match s.call(
+        "main",
+        vec![Arg::mutable(Value::str("x")), Arg::mutable(Value::Int(1))],
+        &mut std::io::sink(),
+    ) {
+        Err(Failure::Runtime(e)) => e,
+        other => panic!("{:?}", other.map(|v| repr(&v))),
+    };
+    assert_eq!(
+        e.headline(),
+        "TypeError: '<' not supported between instances of 'str' and 'int'"
+    );
+    let (_, loc) = s.frontend.module.sources.location(e.span).unwrap();
+    assert_eq!((loc.line, loc.col), (2, 8));
+}
+
+#[test]
+fn a_program_runs_again_from_a_clean_state() {
+    let src = "def main(n):\n    assert n > 0, 'n must be positive'\n    return n * 2\n";
+    let mut s = session(src);
+    for (n, want) in [
+        (3, Ok("6")),
+        (-1, Err("AssertionError: n must be positive")),
+        (4, Ok("8")),
+    ] {
+        let r = s.call(
+            "main",
+            vec![Arg::mutable(Value::Int(n))],
+            &mut std::io::sink(),
+        );
+        match (r, want) {
+            (Ok(v), Ok(w)) => assert_eq!(repr(&v), w),
+            (Err(Failure::Runtime(e)), Err(w)) => assert_eq!(e.headline(), w),
+            (r, w) => panic!(
+                "{:?} vs {w:?}",
+                r.map(|v| repr(&v)).map_err(|f| s.render(&f))
+            ),
+        }
+    }
+    assert!(
+        s.last_explanation().is_none(),
+        "one compilation serves every call"
+    );
+}
+
+#[test]
+fn keyword_calls_partials_and_methods_go_through_values() {
+    let src = "from anfora import ops\n\ndef f(a, b=2, *, c=3):\n    return a * 100 + b * 10 + c\n\ndef pick(k):\n    if k:\n        return f\n    return max\n\ndef main(k, x):\n    g = pick(k)\n    return g(1, c=5) if k else g(1, 7), x.sum(axis=0)\n";
+    let x = anfora_driver::literal_value("[[1.0, 2.0], [3.0, 4.0]]").unwrap();
+    assert_eq!(
+        run_both(
+            src,
+            "main",
+            vec![Arg::mutable(Value::Bool(true)), Arg::from(x.clone())]
+        ),
+        "(125, array([4., 6.], dtype=float32))"
+    );
+}
+
+#[test]
+fn jumps_move_label_parameters_in_parallel() {
+    // Each iteration swaps a and b: the moves must read both old values before writing.
+    let src = "def main(n):\n    a = 1\n    b = 2\n    for i in range(n):\n        a, b = b, a + b * 0\n    return a, b\n";
+    assert_eq!(
+        run_both(src, "main", vec![Arg::mutable(Value::Int(3))]),
+        "(2, 1)"
+    );
+    assert_eq!(
+        run_both(src, "main", vec![Arg::mutable(Value::Int(4))]),
+        "(1, 2)"
+    );
+}
