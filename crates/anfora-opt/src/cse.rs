@@ -4,25 +4,55 @@
 
 use std::collections::HashMap;
 
-use anfora_ir::{Const, NodeId, Prim};
+use anfora_ir::{Const, Effects, NodeId, Prim};
 
-use crate::simplify::pure;
+use crate::simplify::pure_with;
 use crate::{Program, rewrite};
 
-/// How an input takes part in the key: a node, or a small constant by value.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// How an input takes part in the key: an Apply or Parameter node, or a constant (numbered
+/// by value: equal constants held by different Value nodes are the same input).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum KeyIn {
     Node(NodeId),
-    Const(String),
+    Const(usize),
+}
+
+/// Numbers constants by structural equality ([`Const::same_as`]: floats by bits, tensors by
+/// dtype, shape and data). Text alone does not identify a constant: a tensor prints rounded
+/// and abbreviated.
+#[derive(Default)]
+struct Constants {
+    buckets: HashMap<String, Vec<(Const, usize)>>,
+    count: usize,
+}
+
+impl Constants {
+    fn number(&mut self, c: &Const) -> usize {
+        let bucket = self.buckets.entry(c.to_string()).or_default();
+        if let Some((_, k)) = bucket.iter().find(|(d, _)| d.same_as(c)) {
+            return *k;
+        }
+        self.count += 1;
+        bucket.push((c.clone(), self.count));
+        self.count
+    }
 }
 
 pub fn run(p: &mut Program) -> bool {
+    run_with(p, &Prim::effects)
+}
+
+/// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).
+pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let mut repl: HashMap<NodeId, NodeId> = HashMap::new();
+    let mut constants = Constants::default();
     for g in p.graphs() {
         let mut seen: HashMap<(Prim, Vec<KeyIn>), NodeId> = HashMap::new();
         for n in p.module.graph_nodes(g) {
-            let Some(prim) = p.module.callee_prim(n) else { continue };
-            if !pure(prim) || prim == Prim::CheckBound {
+            let Some(prim) = p.module.callee_prim(n) else {
+                continue;
+            };
+            if !pure_with(prim, effects(prim)) || prim == Prim::CheckBound {
                 continue;
             }
             let key: Vec<KeyIn> = p.module.inputs(n)[1..]
@@ -30,13 +60,8 @@ pub fn run(p: &mut Program) -> bool {
                 .map(|&i| {
                     let i = *repl.get(&i).unwrap_or(&i);
                     match p.module.constant(i) {
-                        // Tensors and graphs compare by node: their text does not identify them.
-                        Some(Const::Tensor(_)) | None => KeyIn::Node(i),
-                        Some(c) => {
-                            let mut has_graph = false;
-                            c.for_each_graph(&mut |_| has_graph = true);
-                            if has_graph { KeyIn::Node(i) } else { KeyIn::Const(format!("{c:?}")) }
-                        }
+                        Some(c) => KeyIn::Const(constants.number(c)),
+                        None => KeyIn::Node(i),
                     }
                 })
                 .collect();
@@ -53,4 +78,104 @@ pub fn run(p: &mut Program) -> bool {
     let changed = !repl.is_empty();
     rewrite::apply(p, &repl);
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use anfora_infer::Abs;
+    use anfora_ir::{Const, Prim};
+    use anfora_tensor::Tensor;
+    use anfora_vm::Value;
+
+    use crate::testing::*;
+
+    /// main(x) = (x + k1, x + k2) for two constant nodes.
+    fn two_adds(k1: Const, k2: Const, abs: Abs) -> (Builder, anfora_ir::GraphId) {
+        let mut b = Builder::new();
+        let main = b.function("main");
+        let x = b.param(main, "x", abs.clone());
+        let (k1, k2) = (b.konst(k1), b.konst(k2));
+        let a1 = b.prim(main, Prim::Add, &[x, k1], abs.clone());
+        let a2 = b.prim(main, Prim::Add, &[x, k2], abs);
+        let t = b.prim(main, Prim::MakeTuple, &[a1, a2], Abs::Any);
+        b.output(main, t);
+        (b, main)
+    }
+
+    #[test]
+    fn identical_additions_merge() {
+        let (mut b, main) = two_adds(Const::Int(1), Const::Int(1), int());
+        assert!(b.apply(main, super::run));
+        assert_eq!(b.prims(main), vec![Prim::Add, Prim::MakeTuple]);
+        let t = b.module.graph(main).output.unwrap();
+        assert_eq!(b.module.inputs(t)[1], b.module.inputs(t)[2]);
+        assert_eq!(b.run(main, vec![Value::Int(2)]).0, Ok("(3, 3)".into()));
+    }
+
+    #[test]
+    fn primitives_with_hidden_effects_never_merge() {
+        let (mut b, main) = two_adds(Const::Int(1), Const::Int(1), int());
+        assert!(!b.apply(main, |p| super::run_with(p, &hiding(&[Prim::Add]))));
+        assert_eq!(b.prims(main), vec![Prim::Add, Prim::Add, Prim::MakeTuple]);
+        // Another primitive marked hidden does not stop the merge.
+        assert!(b.apply(main, |p| super::run_with(p, &hiding(&[Prim::Mul]))));
+        assert_eq!(b.prims(main), vec![Prim::Add, Prim::MakeTuple]);
+    }
+
+    #[test]
+    fn prints_never_merge() {
+        let mut b = Builder::new();
+        let main = b.function("main");
+        let x = b.param(main, "x", int());
+        let p1 = b.print(main, &[x]);
+        let p2 = b.print(main, &[x]);
+        let t = b.prim(main, Prim::MakeTuple, &[p1, p2], Abs::Any);
+        b.output(main, t);
+        assert!(!b.apply(main, super::run));
+        assert_eq!(
+            b.prims(main),
+            vec![Prim::Print, Prim::Print, Prim::MakeTuple]
+        );
+        assert_eq!(
+            b.run(main, vec![Value::Int(7)]),
+            (Ok("(None, None)".into()), "7\n7\n".into())
+        );
+    }
+
+    #[test]
+    fn constants_are_compared_by_value_and_bits() {
+        // Equal constants in different Value nodes merge.
+        let (mut b, main) = two_adds(Const::Float(0.5), Const::Float(0.5), float());
+        assert!(b.apply(main, super::run));
+        // 0.0 and -0.0, 1 and 1.0 and True, "1" and 1 do not.
+        for (k1, k2) in [
+            (Const::Float(0.0), Const::Float(-0.0)),
+            (Const::Int(1), Const::Float(1.0)),
+            (Const::Int(1), Const::Bool(true)),
+            (
+                Const::tuple(vec![Const::Int(1)]),
+                Const::tuple(vec![Const::Float(1.0)]),
+            ),
+        ] {
+            let (mut b, main) = two_adds(k1.clone(), k2.clone(), float());
+            assert!(!b.apply(main, super::run), "{k1} and {k2}");
+        }
+    }
+
+    #[test]
+    fn tensor_constants_are_compared_by_data() {
+        let t = |v: Vec<f64>| Const::Tensor(Tensor::from_f64(v, &[2]).unwrap());
+        let (mut b, main) = two_adds(t(vec![0.1, 0.2]), t(vec![0.1, 0.2]), tensor(2));
+        assert!(b.apply(main, super::run), "the same data");
+        // Printed with numpy's 8 digits, these look the same.
+        let (mut b, main) = two_adds(t(vec![0.1, 0.2]), t(vec![0.1000000001, 0.2]), tensor(2));
+        assert!(!b.apply(main, super::run));
+        let in_tuple = |v| Const::tuple(vec![t(v)]);
+        let (mut b, main) = two_adds(
+            in_tuple(vec![0.1, 0.2]),
+            in_tuple(vec![0.1000000001, 0.2]),
+            Abs::Any,
+        );
+        assert!(!b.apply(main, super::run));
+    }
 }

@@ -9,28 +9,37 @@
 use std::collections::{HashMap, HashSet};
 
 use anfora_infer::Abs;
-use anfora_ir::{Const, GraphId, GraphKind, NodeId, Prim};
+use anfora_ir::{Const, Effects, GraphId, GraphKind, NodeId, Prim};
 use anfora_tensor::DType;
 
 use crate::Program;
 
+/// The elementwise tensor operations the fused kernels implement.
+#[rustfmt::skip]
+const ELEMENTWISE: &[Prim] = &[
+    Prim::Add, Prim::Sub, Prim::Mul, Prim::Div, Prim::FloorDiv, Prim::Mod, Prim::Pow,
+    Prim::Maximum, Prim::Minimum, Prim::Eq, Prim::Ne, Prim::Lt, Prim::Le, Prim::Gt, Prim::Ge,
+    Prim::Neg, Prim::Pos, Prim::Abs, Prim::Exp, Prim::Log, Prim::Sqrt, Prim::Tanh, Prim::Sin,
+    Prim::Cos, Prim::Sigmoid, Prim::Relu, Prim::LogicalNot, Prim::BitAnd, Prim::BitOr,
+    Prim::BitXor, Prim::Invert, Prim::Where,
+];
+
 /// Whether primitive `p` is an elementwise tensor operation the fused kernels implement.
 pub fn elementwise(p: Prim) -> bool {
-    use Prim::*;
-    matches!(
-        p,
-        Add | Sub | Mul | Div | FloorDiv | Mod | Pow | Maximum | Minimum | Eq | Ne | Lt | Le | Gt | Ge
-            | Neg | Pos | Abs | Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Relu | LogicalNot
-            | BitAnd | BitOr | BitXor | Invert | Where
-    )
+    ELEMENTWISE.contains(&p)
 }
 
-fn fusible(p: &Program, n: NodeId) -> bool {
-    let Some(prim) = p.module.callee_prim(n) else { return false };
-    if !elementwise(prim) || prim.effects().hidden {
+fn fusible(p: &Program, n: NodeId, effects: &dyn Fn(Prim) -> Effects) -> bool {
+    let Some(prim) = p.module.callee_prim(n) else {
+        return false;
+    };
+    let e = effects(prim);
+    if !elementwise(prim) || e.hidden || e.io || e.mem {
         return false;
     }
-    let Abs::Tensor(out) = p.abs(n) else { return false };
+    let Abs::Tensor(out) = p.abs(n) else {
+        return false;
+    };
     if out.known_shape().is_none() {
         return false;
     }
@@ -57,6 +66,11 @@ fn fusible(p: &Program, n: NodeId) -> bool {
 }
 
 pub fn run(p: &mut Program) -> bool {
+    run_with(p, &Prim::effects)
+}
+
+/// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).
+pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let a = anfora_ir::analysis::analyze(p.module, &[p.entry]);
     let mut users: HashMap<NodeId, Vec<(NodeId, GraphId)>> = HashMap::new();
     for &g in &a.graphs {
@@ -71,7 +85,12 @@ pub fn run(p: &mut Program) -> bool {
     }
     let mut changed = false;
     let mut taken: HashSet<NodeId> = HashSet::new();
-    let mut count = p.module.graphs.values().filter(|g| g.kind == GraphKind::Fused).count();
+    let mut count = p
+        .module
+        .graphs
+        .values()
+        .filter(|g| g.kind == GraphKind::Fused)
+        .count();
     for &g in &a.graphs {
         if p.module.graph(g).kind == GraphKind::Fused {
             continue;
@@ -79,7 +98,7 @@ pub fn run(p: &mut Program) -> bool {
         let order = p.module.graph(g).order.clone();
         // Roots: fusible nodes not absorbed into a later fusible user. Visit from the end.
         for &root in order.iter().rev() {
-            if taken.contains(&root) || !fusible(p, root) {
+            if taken.contains(&root) || !fusible(p, root, effects) {
                 continue;
             }
             let mut members: Vec<NodeId> = vec![root];
@@ -87,11 +106,13 @@ pub fn run(p: &mut Program) -> bool {
             while let Some(x) = stack.pop() {
                 for &i in &p.module.inputs(x)[1..] {
                     // Every use is by `x` (possibly several of its operands).
-                    let single_user = users.get(&i).is_some_and(|u| u.iter().all(|(user, _)| *user == x));
+                    let single_user = users
+                        .get(&i)
+                        .is_some_and(|u| u.iter().all(|(user, _)| *user == x));
                     if p.module.node(i).owner == Some(g)
                         && single_user
                         && !taken.contains(&i)
-                        && fusible(p, i)
+                        && fusible(p, i, effects)
                         && order.contains(&i)
                     {
                         members.push(i);
@@ -116,10 +137,19 @@ pub fn run(p: &mut Program) -> bool {
 fn make_fused(p: &mut Program, g: GraphId, root: NodeId, members: &[NodeId], k: usize) {
     let member_set: HashSet<NodeId> = members.iter().copied().collect();
     // Members in evaluation order.
-    let ordered: Vec<NodeId> = p.module.graph(g).order.iter().copied().filter(|n| member_set.contains(n)).collect();
+    let ordered: Vec<NodeId> = p
+        .module
+        .graph(g)
+        .order
+        .iter()
+        .copied()
+        .filter(|n| member_set.contains(n))
+        .collect();
     let span = p.module.node(root).span;
     let function = p.module.graph(g).function.clone();
-    let f = p.module.add_graph(format!("fused_{k}"), function, GraphKind::Fused, span);
+    let f = p
+        .module
+        .add_graph(format!("fused_{k}"), function, GraphKind::Fused, span);
     let mut map: HashMap<NodeId, NodeId> = HashMap::new();
     let mut inputs: Vec<NodeId> = Vec::new();
     for &n in &ordered {
@@ -128,10 +158,16 @@ fn make_fused(p: &mut Program, g: GraphId, root: NodeId, members: &[NodeId], k: 
         for &i in &args[1..] {
             let mapped = if let Some(&m) = map.get(&i) {
                 m
-            } else if p.module.constant(i).is_some_and(|c| !matches!(c, Const::Tensor(_))) {
+            } else if p
+                .module
+                .constant(i)
+                .is_some_and(|c| !matches!(c, Const::Tensor(_)))
+            {
                 i
             } else {
-                let param = p.module.add_param(f, &format!("x{}", inputs.len()), p.module.node(i).span);
+                let param =
+                    p.module
+                        .add_param(f, &format!("x{}", inputs.len()), p.module.node(i).span);
                 let abs = p.abs(i);
                 p.abstracts.insert(param, abs);
                 inputs.push(i);
@@ -152,7 +188,9 @@ fn make_fused(p: &mut Program, g: GraphId, root: NodeId, members: &[NodeId], k: 
     let mut call = vec![callee];
     call.extend(inputs);
     *p.module.inputs_mut(root).expect("an Apply") = call;
-    p.module.graphs[g].order.retain(|n| *n == root || !member_set.contains(n));
+    p.module.graphs[g]
+        .order
+        .retain(|n| *n == root || !member_set.contains(n));
 }
 
 /// The dtype of each parameter of a fused graph (for the executor).
@@ -163,4 +201,74 @@ pub fn param_dtypes(p: &Program, f: GraphId) -> Vec<Option<DType>> {
         .iter()
         .map(|&x| p.abs(x).as_tensor().map(|t| t.dtype))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use anfora_ir::{Const, GraphKind, Prim};
+    use anfora_vm::Value;
+
+    use crate::testing::*;
+
+    /// main(x) = exp(x * 2.0 + 1.0) on a float32 tensor of shape (2,).
+    fn chain() -> (Builder, anfora_ir::GraphId) {
+        let mut b = Builder::new();
+        let main = b.function("main");
+        let x = b.param(main, "x", tensor(2));
+        let two = b.konst(Const::Float(2.0));
+        let one = b.konst(Const::Float(1.0));
+        let m = b.prim(main, Prim::Mul, &[x, two], tensor(2));
+        let a = b.prim(main, Prim::Add, &[m, one], tensor(2));
+        let e = b.prim(main, Prim::Neg, &[a], tensor(2));
+        b.output(main, e);
+        (b, main)
+    }
+
+    fn fused_graphs(b: &Builder, main: anfora_ir::GraphId) -> Vec<Vec<Prim>> {
+        b.reachable(main)
+            .into_iter()
+            .filter(|&g| b.module.graph(g).kind == GraphKind::Fused)
+            .map(|g| b.prims(g))
+            .collect()
+    }
+
+    fn x() -> Value {
+        Value::Tensor(anfora_tensor::Tensor::from_f32(vec![1.0, -2.0], &[2]).unwrap())
+    }
+
+    #[test]
+    fn a_chain_becomes_one_fused_graph() {
+        let (mut b, main) = chain();
+        let before = b.run(main, vec![x()]);
+        assert_eq!(before.0, Ok("array([-3.,  3.], dtype=float32)".into()));
+        assert!(b.apply(main, super::run));
+        assert_eq!(
+            fused_graphs(&b, main),
+            vec![vec![Prim::Mul, Prim::Add, Prim::Neg]]
+        );
+        assert_eq!(b.prims(main), vec![]);
+        let fused = b
+            .module
+            .callee_graph(b.module.graph(main).output.unwrap())
+            .unwrap();
+        assert_eq!(
+            super::param_dtypes(&b.program(main), fused),
+            vec![Some(anfora_tensor::DType::F32)]
+        );
+        assert_eq!(b.run(main, vec![x()]), before);
+    }
+
+    #[test]
+    fn primitives_with_hidden_effects_are_never_fused() {
+        let (mut b, main) = chain();
+        let before = b.run(main, vec![x()]);
+        // With Add hidden, Mul and Neg are chains of one: nothing to fuse.
+        assert!(!b.apply(main, |p| super::run_with(p, &hiding(&[Prim::Add]))));
+        assert_eq!(fused_graphs(&b, main), Vec::<Vec<Prim>>::new());
+        // With Mul hidden, Add and Neg still fuse.
+        assert!(b.apply(main, |p| super::run_with(p, &hiding(&[Prim::Mul]))));
+        assert_eq!(fused_graphs(&b, main), vec![vec![Prim::Add, Prim::Neg]]);
+        assert_eq!(b.prims(main), vec![Prim::Mul]);
+        assert_eq!(b.run(main, vec![x()]), before);
+    }
 }

@@ -17,7 +17,10 @@ pub fn run(p: &mut Program) -> bool {
     let a = analyze(p.module, &[p.entry]);
     let mut uses: HashMap<GraphId, usize> = HashMap::new();
     for &g in &a.graphs {
-        let mut operands: Vec<NodeId> = a.nodes[g].iter().flat_map(|&n| p.module.inputs(n).to_vec()).collect();
+        let mut operands: Vec<NodeId> = a.nodes[g]
+            .iter()
+            .flat_map(|&n| p.module.inputs(n).to_vec())
+            .collect();
         operands.extend(p.module.graph(g).output);
         for i in operands {
             if let Some(c) = p.module.constant(i) {
@@ -33,7 +36,9 @@ pub fn run(p: &mut Program) -> bool {
     let mut candidates = Vec::new();
     for &g in &a.graphs {
         for &n in &a.nodes[g] {
-            let Some(h) = p.module.callee_graph(n) else { continue };
+            let Some(h) = p.module.callee_graph(n) else {
+                continue;
+            };
             let graph = p.module.graph(h);
             let ok = h != p.entry
                 && h != g
@@ -173,13 +178,27 @@ fn inline_call(
             m.set_output(nx, out);
         }
     }
-    // Splice the body into the caller.
-    let mut body: Vec<NodeId> = m.graph(h).order.iter().map(|o| map[o]).collect();
-    let out = match m.graph(h).output {
+    // Splice the body into the caller, in the order the VM runs `h`: its evaluation order,
+    // then the other nodes its output needs, then its tail call.
+    let h_order = m.graph(h).order.clone();
+    let h_output = m.graph(h).output;
+    // `h` ends with a tail call: its output is one of its own Apply nodes, outside its order.
+    // (An output owned by another graph, such as the caller's node a closure returns, is
+    // already evaluated where it belongs.)
+    let h_tail =
+        h_output.filter(|&o| m.node(o).owner == Some(h) && m.is_apply(o) && !h_order.contains(&o));
+    let mut body: Vec<NodeId> = h_order.iter().map(|o| map[o]).collect();
+    body.extend(
+        a.nodes[h]
+            .iter()
+            .filter(|&&x| Some(x) != h_tail && !h_order.contains(&x))
+            .map(|x| map[x]),
+    );
+    let out = match h_output {
         Some(o) => remap(m, &map, o),
         None => m.value(Const::None),
     };
-    let tail_call = m.node(out).owner == Some(g) && m.is_apply(out) && !body.contains(&out);
+    let tail_call = h_tail.is_some();
     // A true tail call is the output and not in the evaluation order; a call that is both
     // (its value is used before it is returned) is spliced like any other.
     if m.graph(g).output == Some(n) && !m.graph(g).order.contains(&n) {
@@ -200,8 +219,93 @@ fn inline_call(
 fn remap_graphs(c: &Const, graph_map: &HashMap<GraphId, GraphId>) -> Const {
     match c {
         Const::Graph(x) => Const::Graph(graph_map.get(x).copied().unwrap_or(*x)),
-        Const::Tuple(items) => Const::tuple(items.iter().map(|i| remap_graphs(i, graph_map)).collect()),
-        Const::List(items) => Const::List(items.iter().map(|i| remap_graphs(i, graph_map)).collect()),
+        Const::Tuple(items) => {
+            Const::tuple(items.iter().map(|i| remap_graphs(i, graph_map)).collect())
+        }
+        Const::List(items) => {
+            Const::List(items.iter().map(|i| remap_graphs(i, graph_map)).collect())
+        }
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use anfora_ir::{Const, Prim};
+    use anfora_vm::Value;
+
+    use crate::testing::*;
+
+    #[test]
+    fn a_callee_ending_in_a_tail_call_is_spliced_in_the_order_the_vm_runs_it() {
+        // h(v) = print(v); return k(v * 2)   (k's argument is computed outside h's order)
+        // k(w) = w + 1
+        // main(x) = print(h(x)); return 0
+        let mut b = Builder::new();
+        let k = b.function("k");
+        let w = b.param(k, "w", int());
+        let one = b.konst(Const::Int(1));
+        let add = b.prim(k, Prim::Add, &[w, one], int());
+        b.output(k, add);
+        let h = b.function("h");
+        let v = b.param(h, "v", int());
+        b.print(h, &[v]);
+        let two = b.konst(Const::Int(2));
+        let doubled = b.unordered_prim(h, Prim::Mul, &[v, two], int());
+        let kv = b.graph_value(k);
+        let tail = b.unordered(h, kv, &[doubled], int());
+        b.output(h, tail);
+        let main = b.function("main");
+        let x = b.param(main, "x", int());
+        let hv = b.graph_value(h);
+        let call = b.call(main, hv, &[x], int());
+        b.print(main, &[call]);
+        let zero = b.konst(Const::Int(0));
+        b.output(main, zero);
+        let before = b.run(main, vec![Value::Int(5)]);
+        assert_eq!(before, (Ok("0".into()), "5\n11\n".into()));
+        assert!(b.apply(main, super::run));
+        assert_eq!(b.prims(main), vec![Prim::Print, Prim::Mul, Prim::Print]);
+        let order = &b.module.graph(main).order;
+        assert_eq!(order.len(), 4, "print, v * 2, the call of k, print");
+        assert_eq!(b.run(main, vec![Value::Int(5)]), before);
+        assert!(b.apply(main, super::run));
+        assert_eq!(
+            b.prims(main),
+            vec![Prim::Print, Prim::Mul, Prim::Add, Prim::Print]
+        );
+        assert_eq!(b.reachable(main), vec![main]);
+        assert_eq!(b.run(main, vec![Value::Int(5)]), before);
+    }
+
+    #[test]
+    fn a_tail_call_of_a_graph_ending_in_a_tail_call_stays_a_tail_call() {
+        // main(x) = h(x) (tail) with h(v) = k(v + 1) (tail): main ends with the call of k.
+        let mut b = Builder::new();
+        let k = b.function("k");
+        let w = b.param(k, "w", int());
+        b.output(k, w);
+        let h = b.function("h");
+        let v = b.param(h, "v", int());
+        let one = b.konst(Const::Int(1));
+        let add = b.prim(h, Prim::Add, &[v, one], int());
+        let kv = b.graph_value(k);
+        let tail = b.unordered(h, kv, &[add], int());
+        b.output(h, tail);
+        let main = b.function("main");
+        let x = b.param(main, "x", int());
+        let hv = b.graph_value(h);
+        let call = b.unordered(main, hv, &[x], int());
+        b.output(main, call);
+        let run = |b: &Builder| b.run(main, vec![Value::Int(5)]);
+        assert_eq!(run(&b).0, Ok("6".into()));
+        assert!(b.apply(main, super::run));
+        let out = b.module.graph(main).output.unwrap();
+        assert!(
+            !b.module.graph(main).order.contains(&out),
+            "the output is a tail call"
+        );
+        assert_eq!(b.module.callee_graph(out), Some(k));
+        assert_eq!(run(&b).0, Ok("6".into()));
     }
 }

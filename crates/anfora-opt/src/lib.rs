@@ -5,7 +5,7 @@
 //! | [`inline`] | replaces calls of small or once-used, non-recursive graphs by their bodies (merging blocks) |
 //! | [`simplify`] | `Switch` on constants, `Partial` calls, tuple plumbing, constant folding, `x*1`-style arithmetic |
 //! | [`cse`] | merges identical pure computations (never random ones) |
-//! | [`dce`] | removes pure computations nobody uses and that cannot raise |
+//! | [`dce`] | removes pure computations (and partial applications) nobody uses and that cannot raise |
 //! | [`fuse`] | turns chains of elementwise tensor operations into one fused graph |
 //!
 //! Every pass keeps each graph's evaluation order (effects and errors stay where they were)
@@ -17,6 +17,8 @@ pub mod fuse;
 pub mod inline;
 mod rewrite;
 pub mod simplify;
+#[cfg(test)]
+mod testing;
 
 use std::collections::HashMap;
 
@@ -36,9 +38,11 @@ impl Program<'_> {
             return a.clone();
         }
         match self.module.constant(n) {
-            Some(c) => anfora_infer::rules::from_value(&anfora_vm::value::from_const(c, &mut |_| {
-                anfora_vm::Value::None
-            })),
+            Some(c) => {
+                anfora_infer::rules::from_value(&anfora_vm::value::from_const(c, &mut |_| {
+                    anfora_vm::Value::None
+                }))
+            }
             None => Abs::Any,
         }
     }

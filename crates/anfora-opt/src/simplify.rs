@@ -9,19 +9,24 @@
 use std::collections::HashMap;
 
 use anfora_infer::{Abs, rules};
-use anfora_ir::{Const, NodeId, Prim};
+use anfora_ir::{Const, Effects, NodeId, Prim};
 use anfora_vm::value::{from_const, to_const};
 
 use crate::{Program, rewrite};
 
 /// Primitives that may be evaluated at compile time when their arguments are constants.
 pub fn pure(p: Prim) -> bool {
+    pure_with(p, p.effects())
+}
+
+/// [`pure`] for a primitive with effect attributes `e`.
+pub(crate) fn pure_with(p: Prim, e: Effects) -> bool {
     !matches!(
         p,
         Prim::Print | Prim::Assert | Prim::Raise | Prim::CheckBound | Prim::CallKw | Prim::Partial
-    ) && !p.effects().io
-        && !p.effects().mem
-        && !p.effects().hidden
+    ) && !e.io
+        && !e.mem
+        && !e.hidden
 }
 
 fn const_int(p: &Program, n: NodeId) -> Option<i64> {
@@ -32,10 +37,12 @@ fn const_int(p: &Program, n: NodeId) -> Option<i64> {
     }
 }
 
+/// Whether node `n` is the constant `v` (an int, or a float with the same bits: `-0.0` is
+/// not `0.0`, since `x - (-0.0)` turns `-0.0` into `0.0`).
 fn is_number_const(p: &Program, n: NodeId, v: f64) -> bool {
     match p.module.constant(n) {
         Some(Const::Int(i)) => *i as f64 == v,
-        Some(Const::Float(f)) => *f == v,
+        Some(Const::Float(f)) => f.to_bits() == v.to_bits(),
         _ => false,
     }
 }
@@ -44,19 +51,28 @@ fn is_number_const(p: &Program, n: NodeId, v: f64) -> bool {
 fn keeps_type(result: &Abs, x: &Abs) -> bool {
     match (result, x) {
         (Abs::Int(_), Abs::Int(_)) | (Abs::Float(_), Abs::Float(_)) => true,
-        (Abs::Tensor(r), Abs::Tensor(t)) => r.dtype == t.dtype && r.shape == t.shape && r.known_shape().is_some(),
+        (Abs::Tensor(r), Abs::Tensor(t)) => {
+            r.dtype == t.dtype && r.shape == t.shape && r.known_shape().is_some()
+        }
         _ => false,
     }
 }
 
 pub fn run(p: &mut Program) -> bool {
+    run_with(p, &Prim::effects)
+}
+
+/// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).
+pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let mut repl: HashMap<NodeId, NodeId> = HashMap::new();
     let mut rewritten = false;
     for g in p.graphs() {
         for n in p.module.graph_nodes(g) {
             let inputs = p.module.inputs(n).to_vec();
             // Calls of partial applications.
-            if p.module.is_apply(inputs[0]) && p.module.callee_prim(inputs[0]) == Some(Prim::Partial) {
+            if p.module.is_apply(inputs[0])
+                && p.module.callee_prim(inputs[0]) == Some(Prim::Partial)
+            {
                 let partial = p.module.inputs(inputs[0]).to_vec();
                 let mut new_inputs = vec![partial[1]];
                 new_inputs.extend_from_slice(&partial[2..]);
@@ -65,7 +81,9 @@ pub fn run(p: &mut Program) -> bool {
                 rewritten = true;
                 continue;
             }
-            let Some(prim) = p.module.callee_prim(n) else { continue };
+            let Some(prim) = p.module.callee_prim(n) else {
+                continue;
+            };
             let args = &inputs[1..];
             let result = p.abs(n);
             let replacement: Option<NodeId> = match prim {
@@ -94,7 +112,9 @@ pub fn run(p: &mut Program) -> bool {
                 Prim::Mul => {
                     if is_number_const(p, args[1], 1.0) && keeps_type(&result, &p.abs(args[0])) {
                         Some(args[0])
-                    } else if is_number_const(p, args[0], 1.0) && keeps_type(&result, &p.abs(args[1])) {
+                    } else if is_number_const(p, args[0], 1.0)
+                        && keeps_type(&result, &p.abs(args[1]))
+                    {
                         Some(args[1])
                     } else {
                         None
@@ -102,10 +122,18 @@ pub fn run(p: &mut Program) -> bool {
                 }
                 Prim::Add => {
                     // -0.0 + 0 is 0.0: only ints may drop an added zero.
-                    let int = |a: &Abs| matches!(a, Abs::Int(_)) || matches!(a, Abs::Tensor(t) if t.dtype.is_int());
-                    if matches!(p.module.constant(args[1]), Some(Const::Int(0))) && int(&p.abs(args[0])) && keeps_type(&result, &p.abs(args[0])) {
+                    let int = |a: &Abs| {
+                        matches!(a, Abs::Int(_)) || matches!(a, Abs::Tensor(t) if t.dtype.is_int())
+                    };
+                    if matches!(p.module.constant(args[1]), Some(Const::Int(0)))
+                        && int(&p.abs(args[0]))
+                        && keeps_type(&result, &p.abs(args[0]))
+                    {
                         Some(args[0])
-                    } else if matches!(p.module.constant(args[0]), Some(Const::Int(0))) && int(&p.abs(args[1])) && keeps_type(&result, &p.abs(args[1])) {
+                    } else if matches!(p.module.constant(args[0]), Some(Const::Int(0)))
+                        && int(&p.abs(args[1]))
+                        && keeps_type(&result, &p.abs(args[1]))
+                    {
                         Some(args[1])
                     } else {
                         None
@@ -116,12 +144,17 @@ pub fn run(p: &mut Program) -> bool {
                     let float = matches!(p.abs(args[0]), Abs::Float(_))
                         || matches!(p.abs(args[0]), Abs::Tensor(ref t) if t.dtype.is_float())
                         || (prim == Prim::Sub && matches!(p.abs(args[0]), Abs::Int(_)));
-                    (is_number_const(p, args[1], unit) && float && keeps_type(&result, &p.abs(args[0]))).then_some(args[0])
+                    (is_number_const(p, args[1], unit)
+                        && float
+                        && keeps_type(&result, &p.abs(args[0])))
+                    .then_some(args[0])
                 }
                 Prim::Neg => {
                     let inner = args[0];
-                    let float = matches!(p.abs(inner), Abs::Float(_) | Abs::Tensor(_)) && !matches!(p.abs(inner), Abs::Tensor(ref t) if t.dtype.is_int());
-                    (p.module.callee_prim(inner) == Some(Prim::Neg) && float).then(|| p.module.inputs(inner)[1])
+                    let float = matches!(p.abs(inner), Abs::Float(_) | Abs::Tensor(_))
+                        && !matches!(p.abs(inner), Abs::Tensor(ref t) if t.dtype.is_int());
+                    (p.module.callee_prim(inner) == Some(Prim::Neg) && float)
+                        .then(|| p.module.inputs(inner)[1])
                 }
                 _ => None,
             };
@@ -130,10 +163,16 @@ pub fn run(p: &mut Program) -> bool {
                 continue;
             }
             // Constant folding.
-            if pure(prim) && !matches!(prim, Prim::Switch | Prim::MakeTuple | Prim::MakeList) {
+            if pure_with(prim, effects(prim))
+                && !matches!(prim, Prim::Switch | Prim::MakeTuple | Prim::MakeList)
+            {
                 let values: Option<Vec<_>> = args
                     .iter()
-                    .map(|&a| p.module.constant(a).map(|c| from_const(c, &mut |_| anfora_vm::Value::None)))
+                    .map(|&a| {
+                        p.module
+                            .constant(a)
+                            .map(|c| from_const(c, &mut |_| anfora_vm::Value::None))
+                    })
                     .collect();
                 let has_graph = args.iter().any(|&a| {
                     let mut g = false;
@@ -158,4 +197,206 @@ pub fn run(p: &mut Program) -> bool {
     let changed = rewritten || !repl.is_empty();
     rewrite::apply(p, &repl);
     changed
+}
+
+#[cfg(test)]
+mod tests {
+    use anfora_ir::{Const, GraphKind, Prim};
+    use anfora_vm::Value;
+
+    use crate::testing::*;
+    use crate::{dce, inline};
+
+    /// `f(a, b, c) = a * 100 + b * 10 + c`.
+    fn digits(b: &mut Builder) -> anfora_ir::GraphId {
+        let f = b.function("f");
+        let [x, y, z] = ["a", "b", "c"].map(|n| b.param(f, n, int()));
+        let k100 = b.konst(Const::Int(100));
+        let k10 = b.konst(Const::Int(10));
+        let hx = b.prim(f, Prim::Mul, &[x, k100], int());
+        let ty = b.prim(f, Prim::Mul, &[y, k10], int());
+        let s = b.prim(f, Prim::Add, &[hx, ty], int());
+        let out = b.prim(f, Prim::Add, &[s, z], int());
+        b.output(f, out);
+        f
+    }
+
+    #[test]
+    fn calls_of_partial_applications_become_direct_calls() {
+        // main(x) = Partial(Partial(f, 1), 2)(x)
+        let mut b = Builder::new();
+        let f = digits(&mut b);
+        let main = b.function("main");
+        let x = b.param(main, "x", int());
+        let fv = b.graph_value(f);
+        let one = b.konst(Const::Int(1));
+        let two = b.konst(Const::Int(2));
+        let p1 = b.prim(main, Prim::Partial, &[fv, one], anfora_infer::Abs::Any);
+        let p2 = b.prim(main, Prim::Partial, &[p1, two], anfora_infer::Abs::Any);
+        let r = b.call(main, p2, &[x], int());
+        b.output(main, r);
+        assert_eq!(b.run(main, vec![Value::Int(3)]).0, Ok("123".into()));
+        // One run per level of partial application.
+        assert!(b.apply(main, super::run));
+        assert_eq!(b.module.inputs(r)[0], p1);
+        assert!(b.apply(main, super::run));
+        assert_eq!(b.module.inputs(r), &[fv, one, two, x]);
+        assert_eq!(b.module.callee_graph(r), Some(f));
+        assert!(!b.apply(main, super::run));
+        assert_eq!(b.run(main, vec![Value::Int(3)]).0, Ok("123".into()));
+        // The partial applications are dead now, and creating one has no effect.
+        assert!(b.apply(main, dce::run));
+        assert_eq!(b.prims(main), vec![]);
+        assert!(b.apply(main, inline::run));
+        assert!(!b.prims(main).contains(&Prim::Partial));
+        assert_eq!(b.reachable(main), vec![main]);
+        assert_eq!(b.run(main, vec![Value::Int(3)]).0, Ok("123".into()));
+    }
+
+    /// main(x) = Switch(cond, @t, @e)() with t() = x + 1 and e() = x - 1; the condition is
+    /// the constant `cond`, or `x > 1` for `None`.
+    fn branch(cond: Option<bool>, b: &mut Builder) -> (anfora_ir::GraphId, anfora_ir::NodeId) {
+        let main = b.function("main");
+        let x = b.param(main, "x", int());
+        let one = b.konst(Const::Int(1));
+        let t = b.graph("t", GraphKind::TrueBranch);
+        let add = b.prim(t, Prim::Add, &[x, one], int());
+        b.output(t, add);
+        let e = b.graph("e", GraphKind::FalseBranch);
+        let sub = b.prim(e, Prim::Sub, &[x, one], int());
+        b.output(e, sub);
+        let (tv, ev) = (b.graph_value(t), b.graph_value(e));
+        let cond = match cond {
+            Some(c) => b.konst(Const::Bool(c)),
+            None => b.prim(main, Prim::Gt, &[x, one], anfora_infer::Abs::Bool(None)),
+        };
+        let s = b.prim(main, Prim::Switch, &[cond, tv, ev], anfora_infer::Abs::Any);
+        let r = b.unordered(main, s, &[], int());
+        b.output(main, r);
+        (main, s)
+    }
+
+    #[test]
+    fn a_switch_on_a_constant_is_the_branch_taken() {
+        for (cond, taken, value) in [(true, "t", "4"), (false, "e", "2")] {
+            let mut b = Builder::new();
+            let (main, _) = branch(Some(cond), &mut b);
+            assert_eq!(b.run(main, vec![Value::Int(3)]).0, Ok(value.into()));
+            assert!(b.apply(main, super::run));
+            assert_eq!(b.prims(main), vec![], "the Switch is gone");
+            let out = b.module.graph(main).output.unwrap();
+            let callee = b.module.callee_graph(out).expect("a direct call");
+            assert_eq!(b.module.graph(callee).name, taken);
+            assert_eq!(
+                b.reachable(main).len(),
+                2,
+                "the other branch is unreachable"
+            );
+            assert_eq!(b.run(main, vec![Value::Int(3)]).0, Ok(value.into()));
+            assert!(b.apply(main, inline::run));
+            assert_eq!(b.reachable(main), vec![main]);
+            assert_eq!(b.run(main, vec![Value::Int(3)]).0, Ok(value.into()));
+        }
+    }
+
+    #[test]
+    fn a_switch_on_a_run_time_condition_stays() {
+        let mut b = Builder::new();
+        let (main, s) = branch(None, &mut b);
+        b.apply(main, super::run);
+        assert!(b.module.graph(main).order.contains(&s));
+        assert_eq!(b.prims(main), vec![Prim::Gt, Prim::Switch]);
+        assert_eq!(b.run(main, vec![Value::Int(3)]).0, Ok("4".into()));
+        assert_eq!(b.run(main, vec![Value::Int(0)]).0, Ok("-1".into()));
+    }
+
+    #[test]
+    fn constants_fold_with_the_runtime_semantics() {
+        // main(x) = ((2 + 3) * x, -7 // 2, "a" == "a", 1 / 0 if used)
+        let mut b = Builder::new();
+        let main = b.function("main");
+        let x = b.param(main, "x", int());
+        let [k2, k3, km7] = [2, 3, -7].map(|i| b.konst(Const::Int(i)));
+        let add = b.prim(main, Prim::Add, &[k2, k3], int());
+        let mul = b.prim(main, Prim::Mul, &[add, x], int());
+        let fdiv = b.prim(main, Prim::FloorDiv, &[km7, k2], int());
+        let sa = b.konst(Const::str("a"));
+        let sb = b.konst(Const::str("a"));
+        let eq = b.prim(main, Prim::Eq, &[sa, sb], anfora_infer::Abs::Bool(None));
+        let big = b.konst(Const::Int(i64::MAX));
+        let one = b.konst(Const::Int(1));
+        let overflow = b.prim(main, Prim::Add, &[big, one], int());
+        let tuple = b.prim(
+            main,
+            Prim::MakeTuple,
+            &[mul, fdiv, eq],
+            anfora_infer::Abs::Any,
+        );
+        b.output(main, tuple);
+        let overflows = |b: &Builder| matches!(b.run(main, vec![Value::Int(4)]).0, Err(e) if e.starts_with("OverflowError"));
+        assert!(overflows(&b));
+        assert!(b.apply(main, super::run));
+        assert_eq!(b.prims(main), vec![Prim::Mul, Prim::Add, Prim::MakeTuple]);
+        assert_eq!(
+            b.module
+                .constant(b.module.inputs(mul)[1])
+                .map(|c| c.to_string()),
+            Some("I64(5)".into())
+        );
+        let items: Vec<String> = b.module.inputs(tuple)[2..]
+            .iter()
+            .map(|&i| {
+                b.module
+                    .constant(i)
+                    .map(|c| c.to_string())
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(items, vec!["I64(-4)", "Bool(1)"]);
+        assert!(
+            b.module.graph(main).order.contains(&overflow),
+            "an overflow is not folded"
+        );
+        assert!(overflows(&b));
+        b.module.graphs[main].order.retain(|&n| n != overflow);
+        assert_eq!(
+            b.run(main, vec![Value::Int(4)]).0,
+            Ok("(20, -4, True)".into())
+        );
+    }
+
+    #[test]
+    fn effects_and_hidden_primitives_are_not_folded() {
+        let mut b = Builder::new();
+        let main = b.function("main");
+        let [k2, k3] = [2, 3].map(|i| b.konst(Const::Int(i)));
+        let add = b.prim(main, Prim::Add, &[k2, k3], int());
+        let print = b.print(main, &[k2, k3]);
+        let tuple = b.prim(main, Prim::MakeTuple, &[add, print], anfora_infer::Abs::Any);
+        b.output(main, tuple);
+        assert!(!b.apply(main, |p| super::run_with(p, &hiding(&[Prim::Add]))));
+        assert_eq!(b.prims(main), vec![Prim::Add, Prim::Print, Prim::MakeTuple]);
+        assert!(b.apply(main, super::run));
+        assert_eq!(b.prims(main), vec![Prim::Print, Prim::MakeTuple]);
+        assert_eq!(
+            b.run(main, vec![]),
+            (Ok("(5, None)".into()), "2 3\n".into())
+        );
+    }
+
+    #[test]
+    fn subtracting_negative_zero_is_not_an_identity() {
+        // f - (-0.0) is 0.0 for f = -0.0; f - 0.0 is f.
+        for (k, removed) in [(-0.0, false), (0.0, true)] {
+            let mut b = Builder::new();
+            let main = b.function("main");
+            let f = b.param(main, "f", float());
+            let kn = b.konst(Const::Float(k));
+            let sub = b.prim(main, Prim::Sub, &[f, kn], float());
+            b.output(main, sub);
+            let before = b.run(main, vec![Value::Float(-0.0)]);
+            assert_eq!(b.apply(main, super::run), removed);
+            assert_eq!(b.run(main, vec![Value::Float(-0.0)]), before);
+        }
+    }
 }
