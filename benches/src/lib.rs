@@ -32,6 +32,95 @@ pub fn loop_with_branches() -> String {
 /// A scalar while loop: `main(n)` sums `i * 2 + 1` for `i < n`.
 pub const SCALAR_LOOP: &str = "def main(n):\n    i = 0\n    s = 0\n    while i < n:\n        s = s + i * 2 + 1\n        i = i + 1\n    return s\n";
 
+/// The peers' W4 `line50` (`../shared/reference/bench/workload_defs.py`): 50 straight-line
+/// elementwise ops (10 x [mul, add, sin, square, sub]) on a float32 vector; `c` perturbs the
+/// first constant, as the peers do to defeat their caches.
+pub fn w4_line50(c: f64) -> String {
+    let mut src = String::from("from anfora import ops\n\ndef line50(x):\n");
+    for k in 0..10 {
+        let a = 1.0 + 0.01 * k as f64 + if k == 0 { c } else { 0.0 };
+        let b = 0.1 * k as f64 - 0.3;
+        src.push_str(&format!(
+            "    x = x * {a:?}\n    x = x + {b:?}\n    x = ops.sin(x)\n    x = x * x\n    x = x - 0.5\n"
+        ));
+    }
+    src.push_str("    return x\n");
+    src
+}
+
+/// The peers' W4 `ctrl`: 10 iterations of `if sum(x) > 0: branch_a (10 ops) else: branch_b
+/// (10 ops)` on a float32 vector, as real Python control flow.
+pub fn w4_ctrl(c: f64) -> String {
+    format!(
+        "from anfora import ops
+
+def branch_a(x):
+    x = x * {a:?}
+    x = x + 0.1
+    x = ops.sin(x)
+    x = x * x
+    x = x - 0.2
+    x = ops.cos(x)
+    x = x * 1.1
+    x = x + 0.05
+    x = ops.tanh(x)
+    x = x - 0.3
+    return x
+
+def branch_b(x):
+    x = x * {b:?}
+    x = x - 0.1
+    x = ops.cos(x)
+    x = x * 0.5
+    x = x + 0.3
+    x = ops.sin(x)
+    x = x * 0.8
+    x = ops.exp(x)
+    x = ops.tanh(x)
+    x = x + 0.1
+    return x
+
+def ctrl(x):
+    i = 0
+    while i < 10:
+        if x.sum() > 0:
+            x = branch_a(x)
+        else:
+            x = branch_b(x)
+        i += 1
+    return x
+",
+        a = 0.9 + c,
+        b = 1.2 + c
+    )
+}
+
+/// W3: `x*y+1`.
+pub const W3_XY1: &str = "def f(x, y):\n    return x * y + 1\n";
+
+/// W5: `tanh(x*1.5+0.3)*sigmoid(x) - x/3`.
+pub const W5_CHAIN: &str =
+    "from anfora import ops\n\ndef w5(x):\n    return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x / 3\n";
+
+/// The W4 input: 1024 float32 values from a fixed sequence in [-2, 2].
+pub fn w4_input() -> anfora_tensor::Tensor {
+    vector(1024, 2.0)
+}
+
+/// `n` float32 values in [-scale, scale] from a fixed xorshift sequence.
+pub fn vector(n: usize, scale: f32) -> anfora_tensor::Tensor {
+    let mut s: u64 = 0x9e37_79b9_7f4a_7c15;
+    let data = (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 * scale - scale
+        })
+        .collect();
+    anfora_tensor::Tensor::from_f32(data, &[n]).expect("a vector")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +150,43 @@ mod tests {
             )
             .unwrap();
         assert_eq!(anfora_driver::repr(&v), "1000000");
+    }
+
+    /// The W4 functions compute what numpy computes for them (checked in float64 against
+    /// the same arithmetic written out here).
+    #[test]
+    fn w4_workloads_match_their_definition() {
+        use anfora_driver::{Arg, Engine};
+        use anfora_vm::Value;
+        let x = w4_input();
+        let xs: Vec<f64> = x.to_f64_vec();
+        let line = |mut v: f32| {
+            for k in 0..10 {
+                v *= 1.0 + 0.01 * k as f32;
+                v += 0.1 * k as f32 - 0.3;
+                v = v.sin();
+                v *= v;
+                v -= 0.5;
+            }
+            v
+        };
+        for (src, entry) in [(w4_line50(0.0), "line50"), (w4_ctrl(0.0), "ctrl")] {
+            let mut results = Vec::new();
+            for engine in [Engine::Compiled, Engine::Reference] {
+                let mut s = anfora_driver::Session::load("w4.py", &src, anfora_vm::Options::default());
+                s.engine = engine;
+                let v = s
+                    .call(entry, vec![Arg::from(Value::Tensor(x.clone()))], &mut std::io::sink())
+                    .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+                let Value::Tensor(t) = &v else { panic!("a tensor") };
+                results.push(t.to_f64_vec());
+            }
+            assert_eq!(results[0], results[1], "{entry}: both engines agree exactly");
+            if entry == "line50" {
+                for (got, &x) in results[0].iter().zip(&xs) {
+                    assert!((got - line(x as f32) as f64).abs() < 1e-4, "{got}");
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,57 @@
+//! Compile latency, parse to executable: a fresh session loads the source and runs every stage
+//! (parse, resolve, infer, optimize, lower) for the argument signature. The peers' W4
+//! functions (`line50`: 50 straight-line elementwise ops; `ctrl`: a 10-iteration while loop
+//! holding an if/else of 20 elementwise ops) on a float32 vector of 1024, plus the scalar
+//! versions from the frontend benchmark. Each run perturbs a constant, as the peers do.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use anfora_benches::{loop_with_branches, straight_line_50, w4_ctrl, w4_input, w4_line50};
+use anfora_driver::{Arg, Session};
+use anfora_vm::{Options, Value};
+
+fn main() {
+    divan::main();
+}
+
+fn compile(src: &str, entry: &str, args: &[Arg]) {
+    let mut s = Session::load("bench.py", src, Options::default());
+    let c = s
+        .compile_pipeline(entry, Some(args), &mut |_| {})
+        .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+    divan::black_box(c);
+}
+
+/// Sources with a different constant on every run (prepared outside the timed part).
+fn sources(make: fn(f64) -> String) -> impl Fn() -> String + Sync {
+    let k = AtomicU32::new(0);
+    move || make((k.fetch_add(1, Ordering::Relaxed) + 1) as f64 * 1e-6)
+}
+
+#[divan::bench]
+fn w4_line50_tensor(b: divan::Bencher) {
+    let args = [Arg::from(Value::Tensor(w4_input()))];
+    b.with_inputs(sources(w4_line50))
+        .bench_local_refs(|src| compile(src, "line50", &args));
+}
+
+#[divan::bench]
+fn w4_ctrl_tensor(b: divan::Bencher) {
+    let args = [Arg::from(Value::Tensor(w4_input()))];
+    b.with_inputs(sources(w4_ctrl))
+        .bench_local_refs(|src| compile(src, "ctrl", &args));
+}
+
+#[divan::bench]
+fn straight_line_50_scalars(b: divan::Bencher) {
+    let src = straight_line_50();
+    let args = [Arg::mutable(Value::Float(1.5)), Arg::mutable(Value::Float(2.0))];
+    b.bench_local(|| compile(&src, "f", &args));
+}
+
+#[divan::bench]
+fn while_loop_if_else_20_ops_scalars(b: divan::Bencher) {
+    let src = loop_with_branches();
+    let args = [Arg::mutable(Value::Float(1.5)), Arg::mutable(Value::Float(2.0))];
+    b.bench_local(|| compile(&src, "f", &args));
+}
