@@ -25,7 +25,11 @@ fn w3_xy1_4_floats(b: divan::Bencher) {
     let mut s = warm(W3_XY1, "f", &args);
     b.bench_local(|| {
         let v = s
-            .call("f", vec![Arg::from(x.clone()), Arg::from(y.clone())], &mut std::io::sink())
+            .call(
+                "f",
+                vec![Arg::from(x.clone()), Arg::from(y.clone())],
+                &mut std::io::sink(),
+            )
             .unwrap();
         divan::black_box(v)
     });
@@ -51,6 +55,21 @@ fn w4_ctrl_steady(b: divan::Bencher) {
         let v = s
             .call("ctrl", vec![Arg::from(x.clone())], &mut std::io::sink())
             .unwrap();
+        divan::black_box(v)
+    });
+}
+
+/// The same function on Python floats marked mutable: the cost of a call itself (signature,
+/// cache lookup, frame) without tensor work.
+#[divan::bench]
+fn xy1_mutable_floats(b: divan::Bencher) {
+    let args = [
+        Arg::mutable(Value::Float(1.5)),
+        Arg::mutable(Value::Float(2.0)),
+    ];
+    let mut s = warm(W3_XY1, "f", &args);
+    b.bench_local(|| {
+        let v = s.call("f", args.to_vec(), &mut std::io::sink()).unwrap();
         divan::black_box(v)
     });
 }

@@ -141,6 +141,7 @@ fn run(file: PathBuf, entry: String, flags: RunFlags, args: Vec<String>) -> Resu
     let text = read_source(&file)?;
     let args = parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let mut session = Session::load(&file.display().to_string(), &text, Options { max_depth });
+    session.time_runs = timings;
     session.engine = match engine {
         EngineArg::Compiled => Engine::Compiled,
         EngineArg::Reference => Engine::Reference,

@@ -307,7 +307,7 @@ fn dump_all_writes_one_numbered_file_per_stage() {
         "lower",
         "mutable(10)",
     ]);
-    assert!(stdout(&o).contains("call @fibonacci("), "{}", stdout(&o));
+    assert!(stdout(&o).contains("= call @fibonacci"), "{}", stdout(&o));
     let o = anfora(&["dump", "tests/corpus/seed_fibonacci.py", "--stage", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(

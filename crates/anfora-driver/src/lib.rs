@@ -154,6 +154,21 @@ impl Arg {
         let a = arg_abstract(&self.value);
         if self.mutable { a.broaden() } else { a }
     }
+
+    /// Whether the argument has abstract `abs` (what `abstract_value() == *abs` says, without
+    /// building the abstract for tensors: the cache checks this on every call).
+    pub fn has_abstract(&self, abs: &Abs) -> bool {
+        match (&self.value, abs) {
+            (Value::Tensor(t), Abs::Tensor(ta)) => {
+                ta.value.is_none()
+                    && ta.dtype == t.dtype()
+                    && ta.shape.len() == t.shape().len()
+                    && ta.shape.iter().zip(t.shape()).all(|(a, &b)| *a == Some(b))
+            }
+            (Value::Tensor(_), _) | (_, Abs::Tensor(_)) => false,
+            _ => self.abstract_value() == *abs,
+        }
+    }
 }
 
 struct CacheEntry {
@@ -217,6 +232,8 @@ pub struct Session {
     last_explanation: Option<String>,
     last_compiled: Option<Rc<Compiled>>,
     last_run: Option<Duration>,
+    /// Whether calls measure how long they run (`last_run_time`).
+    pub time_runs: bool,
     /// Every `def` at module level, in source order (for `check`).
     functions: Vec<FunctionRef>,
     /// An exception raised while running module-level code.
@@ -244,6 +261,7 @@ impl Session {
             last_explanation: None,
             last_compiled: None,
             last_run: None,
+            time_runs: false,
             globals: HashMap::new(),
             functions: Vec::new(),
             init_error: None,
@@ -581,11 +599,12 @@ impl Session {
                     .program
                     .as_ref()
                     .expect("compiled entries are lowered");
-                let run_start = Instant::now();
+                // Reading the clock costs as much as a small call: only when asked.
+                let run_start = self.time_runs.then(Instant::now);
                 let result = program
                     .call(values, out, &self.options)
                     .map_err(Failure::Runtime);
-                self.last_run = Some(run_start.elapsed());
+                self.last_run = run_start.map(|t| t.elapsed());
                 return result;
             }
         };
@@ -602,19 +621,22 @@ impl Session {
 
     /// The compiled version of `entry` for `args`: from the cache, or compiled now.
     pub fn compiled(&mut self, entry: &str, args: &[Arg]) -> Result<Rc<Compiled>, Failure> {
-        let key: Vec<Abs> = args.iter().map(Arg::abstract_value).collect();
         self.clock += 1;
         let clock = self.clock;
+        let matches = |e: &CacheEntry| {
+            e.key.len() == args.len() && e.key.iter().zip(args).all(|(k, a)| a.has_abstract(k))
+        };
         if let Some(hit) = self
             .cache
             .get_mut(entry)
-            .and_then(|entries| entries.iter_mut().find(|e| e.key == key))
+            .and_then(|entries| entries.iter_mut().find(|e| matches(e)))
         {
             hit.last_used = clock;
             self.last_explanation = None;
             self.last_compiled = None;
             return Ok(hit.compiled.clone());
         }
+        let key: Vec<Abs> = args.iter().map(Arg::abstract_value).collect();
         let compiled = Rc::new(self.compile_pipeline(entry, Some(args), &mut |_| {})?);
         let names = self.param_names(entry);
         let previous = self
@@ -673,7 +695,8 @@ impl Session {
         self.last_compiled.as_deref()
     }
 
-    /// How long the last call ran (compilation excluded).
+    /// How long the last call ran (compilation excluded), when `time_runs` is set or the
+    /// reference engine ran it.
     pub fn last_run_time(&self) -> Option<Duration> {
         self.last_run
     }

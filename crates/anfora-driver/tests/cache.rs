@@ -125,6 +125,12 @@ fn the_cache_is_bounded_and_warns_once() {
 fn timings_cover_every_stage() {
     let mut s = Session::load("m.py", SRC, Options::default());
     call(&mut s, "g", vec![Value::Int(1).into()]);
+    assert!(
+        s.last_run_time().is_none(),
+        "runs are timed only when asked"
+    );
+    s.time_runs = true;
+    call(&mut s, "g", vec![Value::Int(2).into()]);
     let stages: Vec<&str> = s
         .last_compiled()
         .unwrap()

@@ -3,8 +3,9 @@
 //! 1. Every use of a graph constant is classified: a tail call (the graph's output calls it),
 //!    a branch of a `Switch` whose result is immediately tail-called, a non-tail call, or a
 //!    use as a value (a closure).
-//! 2. Graphs only ever tail-called or branched to from one unit become labels of that unit;
-//!    the entry and every other graph become units of their own (call frames).
+//! 2. Graphs only ever tail-called or branched to become labels of the units that reach them
+//!    (a block shared by two specializations is emitted in both); the entry and every other
+//!    graph become units of their own (call frames).
 //! 3. Each unit captures the free variables of its graphs and of the closures it creates that
 //!    it does not own (a fixpoint, as closures nest).
 //! 4. Code is emitted graph by graph; tail calls to labels are jumps with parallel moves into
@@ -67,9 +68,10 @@ pub fn lower(
         uses: HashMap::new(),
         switches: HashSet::new(),
         kernels: HashMap::new(),
-        unit_of: HashMap::new(),
+        root_of: HashMap::new(),
         roots: Vec::new(),
         members: Vec::new(),
+        member_sets: Vec::new(),
         captures: Vec::new(),
         consts: Vec::new(),
         kernel_list: Vec::new(),
@@ -115,9 +117,11 @@ struct Lowering<'a> {
     switches: HashSet<NodeId>,
     /// Fused graphs with a kernel.
     kernels: HashMap<GraphId, u32>,
-    unit_of: HashMap<GraphId, u32>,
+    /// The unit each root graph heads.
+    root_of: HashMap<GraphId, u32>,
     roots: Vec<GraphId>,
     members: Vec<Vec<GraphId>>,
+    member_sets: Vec<HashSet<GraphId>>,
     /// Captured free variables of each unit, in register order.
     captures: Vec<Vec<NodeId>>,
     consts: Vec<Value>,
@@ -269,11 +273,11 @@ impl Lowering<'_> {
         })
     }
 
-    /// Partitions graphs into units: a graph is a label when all its uses are tail calls or
-    /// branches from graphs of a single unit.
+    /// Partitions graphs into units. The entry and every graph called in non-tail position or
+    /// used as a value are unit roots; every other graph is a label of each unit whose code
+    /// tail-calls or branches to it (a label reached from two units is emitted in both).
     fn assign_units(&mut self, entry: GraphId) {
-        let mut forced: BTreeSet<GraphId> = BTreeSet::new();
-        forced.insert(entry);
+        let mut roots = vec![entry];
         for &g in &self.a.graphs {
             let uses = self.uses.get(&g).map(Vec::as_slice).unwrap_or(&[]);
             let label_only = !uses.is_empty()
@@ -282,13 +286,15 @@ impl Lowering<'_> {
                     .all(|u| matches!(u, Use::Tail(_) | Use::Branch(_)));
             let kernel_only = self.kernels.contains_key(&g)
                 && uses.iter().all(|u| matches!(u, Use::Tail(_) | Use::Call));
-            if kernel_only {
-                continue;
-            }
-            if !label_only {
-                forced.insert(g);
+            if g != entry && !kernel_only && !label_only {
+                roots.push(g);
             }
         }
+        let root_of: HashMap<GraphId, u32> = roots
+            .iter()
+            .enumerate()
+            .map(|(u, &g)| (g, u as u32))
+            .collect();
         // Tail-call edges between graphs: from -> to.
         let mut edges: HashMap<GraphId, Vec<GraphId>> = HashMap::new();
         for (&to, uses) in &self.uses {
@@ -305,47 +311,28 @@ impl Lowering<'_> {
             v.sort();
             v.dedup();
         }
-        loop {
-            let roots: Vec<GraphId> = std::iter::once(entry)
-                .chain(forced.iter().copied().filter(|&g| g != entry))
-                .collect();
-            let mut unit_of: HashMap<GraphId, u32> = HashMap::new();
-            let mut members: Vec<Vec<GraphId>> = Vec::new();
-            let mut conflict = None;
-            for (u, &root) in roots.iter().enumerate() {
-                unit_of.insert(root, u as u32);
-                let mut list = vec![root];
-                let mut queue = VecDeque::from([root]);
-                while let Some(g) = queue.pop_front() {
-                    for &h in edges.get(&g).map(Vec::as_slice).unwrap_or(&[]) {
-                        if forced.contains(&h) {
-                            continue;
-                        }
-                        match unit_of.get(&h) {
-                            Some(&v) if v == u as u32 => {}
-                            Some(_) => conflict = Some(h),
-                            None => {
-                                unit_of.insert(h, u as u32);
-                                list.push(h);
-                                queue.push_back(h);
-                            }
-                        }
+        let mut members = Vec::with_capacity(roots.len());
+        for &root in &roots {
+            let mut list = vec![root];
+            let mut seen: HashSet<GraphId> = HashSet::from([root]);
+            let mut queue = VecDeque::from([root]);
+            while let Some(g) = queue.pop_front() {
+                for &h in edges.get(&g).map(Vec::as_slice).unwrap_or(&[]) {
+                    if !root_of.contains_key(&h) && seen.insert(h) {
+                        list.push(h);
+                        queue.push_back(h);
                     }
                 }
-                members.push(list);
             }
-            match conflict {
-                Some(h) => {
-                    forced.insert(h);
-                }
-                None => {
-                    self.roots = roots;
-                    self.unit_of = unit_of;
-                    self.members = members;
-                    return;
-                }
-            }
+            members.push(list);
         }
+        self.member_sets = members
+            .iter()
+            .map(|m| m.iter().copied().collect())
+            .collect();
+        self.roots = roots;
+        self.root_of = root_of;
+        self.members = members;
     }
 
     /// Units a unit calls or creates closures of (their captures must be visible in it).
@@ -356,9 +343,7 @@ impl Lowering<'_> {
                 for &i in self.m.inputs(n) {
                     if let Some(c) = self.m.constant(i) {
                         c.for_each_graph(&mut |h| {
-                            if let Some(&v) = self.unit_of.get(&h)
-                                && self.roots[v as usize] == h
-                            {
+                            if let Some(&v) = self.root_of.get(&h) {
                                 out.insert(v);
                             }
                         });
@@ -367,7 +352,7 @@ impl Lowering<'_> {
             }
             if let Some(c) = self.m.graph(g).output.and_then(|o| self.m.constant(o)) {
                 c.for_each_graph(&mut |h| {
-                    if let Some(&v) = self.unit_of.get(&h) {
+                    if let Some(&v) = self.root_of.get(&h) {
                         out.insert(v);
                     }
                 });
@@ -568,8 +553,9 @@ impl Lowering<'_> {
     ) -> Result<(Instr, GraphId), LowerError> {
         let params = &self.m.graph(h).params;
         let exact = params.len() == args.len();
-        match self.unit_of.get(&h) {
-            Some(&v) if v == e.unit && exact => {
+        let local = self.member_sets[e.unit as usize].contains(&h);
+        match self.root_of.get(&h) {
+            _ if local && exact => {
                 let dsts: Vec<Reg> = if h == root {
                     (0..params.len() as u32).collect()
                 } else {
@@ -579,7 +565,7 @@ impl Lowering<'_> {
                 let moves = dsts.into_iter().zip(srcs.iter().copied()).collect();
                 Ok((Instr::Jump { target: 0, moves }, h))
             }
-            Some(&v) if self.roots[v as usize] == h && exact => {
+            Some(&v) if exact => {
                 let mut all = self.operands(e, args)?.into_vec();
                 all.extend(self.capture_operands(e, v)?);
                 Ok((
@@ -634,8 +620,7 @@ impl Lowering<'_> {
                 });
                 return Ok(());
             }
-            if let Some(&v) = self.unit_of.get(&h)
-                && self.roots[v as usize] == h
+            if let Some(&v) = self.root_of.get(&h)
                 && self.m.graph(h).params.len() == inputs.len() - 1
             {
                 let mut args = self.operands(e, &inputs[1..])?.into_vec();
@@ -712,15 +697,12 @@ impl Lowering<'_> {
 
     /// The closure of graph `h` (a unit root) with its captures from this frame.
     fn closure(&mut self, e: &mut Emitter, h: GraphId) -> Result<Opnd, LowerError> {
-        let Some(&v) = self.unit_of.get(&h) else {
-            return err(format!("@{} has no unit", self.m.graph(h).name));
-        };
-        if self.roots[v as usize] != h {
+        let Some(&v) = self.root_of.get(&h) else {
             return err(format!(
-                "block @{} is used as a value",
+                "@{} is used as a value but heads no unit",
                 self.m.graph(h).name
             ));
-        }
+        };
         if self.captures[v as usize].is_empty() {
             return Ok(self.constant(Value::Closure(Rc::new(Closure {
                 graph: h,

@@ -10,6 +10,7 @@ use anfora_vm::ops::{self, type_error};
 use anfora_vm::pynum::{self, PyErr};
 use anfora_vm::value::{Closure, from_const};
 use anfora_vm::{RuntimeError, TraceEntry, Value, bind_prim, split_call_kw};
+use smallvec::SmallVec;
 
 use crate::Program;
 use crate::program::{BinOp, FusedArg, FusedProgram, Instr, Opnd, Reg};
@@ -119,10 +120,17 @@ fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
     }
 }
 
+/// Largest input (elements) for which a fused chain runs step by step instead of as a kernel.
+const SMALL_KERNEL: usize = 64;
+
 /// Evaluates a fused chain: in one pass when it has a kernel and the inputs are tensors of
 /// its dtypes (an input passed by move may receive the result), else step by step; every
 /// inner value has one use, so each step consumes its inputs.
-fn run_kernel(k: &FusedProgram, mut vals: Vec<Value>, out: &mut dyn Write) -> Result<Value, PyErr> {
+fn run_kernel(
+    k: &FusedProgram,
+    vals: &mut Vec<Value>,
+    out: &mut dyn Write,
+) -> Result<Value, PyErr> {
     let n_inputs = k.n_inputs as usize;
     if vals.len() != n_inputs {
         return Err(internal(format!(
@@ -135,9 +143,13 @@ fn run_kernel(k: &FusedProgram, mut vals: Vec<Value>, out: &mut dyn Write) -> Re
             .iter()
             .zip(dtypes)
             .all(|(v, &d)| matches!(v, Value::Tensor(t) if t.dtype() == d));
-        if fits {
+        // Tiny tensors: planning a kernel costs more than a few in-place steps.
+        let tiny = vals
+            .iter()
+            .all(|v| matches!(v, Value::Tensor(t) if t.numel() <= SMALL_KERNEL));
+        if fits && !tiny {
             let tensors = vals
-                .into_iter()
+                .drain(..)
                 .filter_map(|v| v.into_tensor().ok())
                 .collect();
             return kernel
@@ -146,8 +158,7 @@ fn run_kernel(k: &FusedProgram, mut vals: Vec<Value>, out: &mut dyn Write) -> Re
                 .map_err(ops::tensor_err);
         }
     }
-    vals.reserve(k.steps.len());
-    let mut args = Vec::with_capacity(3);
+    let mut args: SmallVec<[Value; 3]> = SmallVec::new();
     for step in &k.steps {
         for a in &step.args {
             args.push(match a {
@@ -156,7 +167,7 @@ fn run_kernel(k: &FusedProgram, mut vals: Vec<Value>, out: &mut dyn Write) -> Re
                 FusedArg::Const(v) => v.clone(),
             });
         }
-        let v = ops::call_prim(step.prim, &args, out)?;
+        let v = crate::inplace::prim(step.prim, &mut args, out)?;
         args.clear();
         vals.push(v);
     }
@@ -477,11 +488,11 @@ impl Program {
                     args,
                     at,
                 } => {
-                    let vals: Vec<Value> = args
-                        .iter()
-                        .map(|&o| load(&mut m.regs, consts, base, o))
-                        .collect();
-                    match run_kernel(&self.kernels[*kernel as usize], vals, out) {
+                    let mut vals = args!(args);
+                    let r = run_kernel(&self.kernels[*kernel as usize], &mut vals, out);
+                    vals.clear();
+                    m.scratch = vals;
+                    match r {
                         Ok(v) => set(&mut m.regs[base + *dst as usize], v),
                         Err(e) => fail!(e, *at),
                     }
