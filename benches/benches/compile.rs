@@ -45,13 +45,19 @@ fn w4_ctrl_tensor(b: divan::Bencher) {
 #[divan::bench]
 fn straight_line_50_scalars(b: divan::Bencher) {
     let src = straight_line_50();
-    let args = [Arg::mutable(Value::Float(1.5)), Arg::mutable(Value::Float(2.0))];
+    let args = [
+        Arg::mutable(Value::Float(1.5)),
+        Arg::mutable(Value::Float(2.0)),
+    ];
     b.bench_local(|| compile(&src, "f", &args));
 }
 
 #[divan::bench]
 fn while_loop_if_else_20_ops_scalars(b: divan::Bencher) {
     let src = loop_with_branches();
-    let args = [Arg::mutable(Value::Float(1.5)), Arg::mutable(Value::Float(2.0))];
+    let args = [
+        Arg::mutable(Value::Float(1.5)),
+        Arg::mutable(Value::Float(2.0)),
+    ];
     b.bench_local(|| compile(&src, "f", &args));
 }

@@ -16,8 +16,12 @@ fn session(engine: Engine) -> Session {
 }
 
 fn run(s: &mut Session) -> Value {
-    s.call("main", vec![Arg::mutable(Value::Int(1_000_000))], &mut std::io::sink())
-        .expect("runs")
+    s.call(
+        "main",
+        vec![Arg::mutable(Value::Int(1_000_000))],
+        &mut std::io::sink(),
+    )
+    .expect("runs")
 }
 
 #[divan::bench(sample_count = 10)]

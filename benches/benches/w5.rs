@@ -37,10 +37,10 @@ fn w5_4m_moved(b: divan::Bencher) {
     let x = Value::Tensor(vector(N, 3.0));
     let mut s = session(&x);
     b.with_inputs(|| Value::Tensor(vector(N, 3.0)))
-    .bench_local_values(|x| {
-        let v = s
-            .call("w5", vec![Arg::from(x)], &mut std::io::sink())
-            .unwrap();
-        divan::black_box(v)
-    });
+        .bench_local_values(|x| {
+            let v = s
+                .call("w5", vec![Arg::from(x)], &mut std::io::sink())
+                .unwrap();
+            divan::black_box(v)
+        });
 }

@@ -99,8 +99,7 @@ def ctrl(x):
 pub const W3_XY1: &str = "def f(x, y):\n    return x * y + 1\n";
 
 /// W5: `tanh(x*1.5+0.3)*sigmoid(x) - x/3`.
-pub const W5_CHAIN: &str =
-    "from anfora import ops\n\ndef w5(x):\n    return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x / 3\n";
+pub const W5_CHAIN: &str = "from anfora import ops\n\ndef w5(x):\n    return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x / 3\n";
 
 /// The W4 input: 1024 float32 values from a fixed sequence in [-2, 2].
 pub fn w4_input() -> anfora_tensor::Tensor {
@@ -173,15 +172,25 @@ mod tests {
         for (src, entry) in [(w4_line50(0.0), "line50"), (w4_ctrl(0.0), "ctrl")] {
             let mut results = Vec::new();
             for engine in [Engine::Compiled, Engine::Reference] {
-                let mut s = anfora_driver::Session::load("w4.py", &src, anfora_vm::Options::default());
+                let mut s =
+                    anfora_driver::Session::load("w4.py", &src, anfora_vm::Options::default());
                 s.engine = engine;
                 let v = s
-                    .call(entry, vec![Arg::from(Value::Tensor(x.clone()))], &mut std::io::sink())
+                    .call(
+                        entry,
+                        vec![Arg::from(Value::Tensor(x.clone()))],
+                        &mut std::io::sink(),
+                    )
                     .unwrap_or_else(|f| panic!("{}", s.render(&f)));
-                let Value::Tensor(t) = &v else { panic!("a tensor") };
+                let Value::Tensor(t) = &v else {
+                    panic!("a tensor")
+                };
                 results.push(t.to_f64_vec());
             }
-            assert_eq!(results[0], results[1], "{entry}: both engines agree exactly");
+            assert_eq!(
+                results[0], results[1],
+                "{entry}: both engines agree exactly"
+            );
             if entry == "line50" {
                 for (got, &x) in results[0].iter().zip(&xs) {
                     assert!((got - line(x as f32) as f64).abs() < 1e-4, "{got}");
