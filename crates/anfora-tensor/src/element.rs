@@ -1,5 +1,8 @@
 //! The five element types behind one trait, so kernels are written once and monomorphized.
 
+use std::mem::MaybeUninit;
+
+use crate::kernels::{AnyOut, AnyVal, Val};
 use crate::{DType, Scalar, Storage};
 
 /// A Rust type that stores one of the tensor dtypes.
@@ -28,6 +31,49 @@ pub(crate) trait Element: Copy + PartialEq + PartialOrd + Send + Sync + 'static 
 
     fn slice(storage: &Storage) -> Option<&[Self]>;
     fn into_storage(v: Vec<Self>) -> Storage;
+    /// The vector inside `storage`, when it holds this type.
+    fn vec_mut(storage: &mut Storage) -> Option<&mut Vec<Self>>;
+
+    /// A chunk operand of this type, and back.
+    fn any_val(v: Val<'_, Self>) -> AnyVal<'_>;
+    fn from_any_val(v: AnyVal<'_>) -> Option<Val<'_, Self>>;
+    /// A chunk destination of this type, and back.
+    fn any_out(o: &mut [MaybeUninit<Self>]) -> AnyOut<'_>;
+    fn from_any_out(o: AnyOut<'_>) -> Option<&mut [MaybeUninit<Self>]>;
+}
+
+/// The conversions between a typed value and the dtype-tagged enums, for variant `$v`.
+macro_rules! any_conversions {
+    ($v:ident) => {
+        fn vec_mut(storage: &mut Storage) -> Option<&mut Vec<Self>> {
+            match storage {
+                Storage::$v(v) => Some(v),
+                _ => None,
+            }
+        }
+        #[inline(always)]
+        fn any_val(v: Val<'_, Self>) -> AnyVal<'_> {
+            AnyVal::$v(v)
+        }
+        #[inline(always)]
+        fn from_any_val(v: AnyVal<'_>) -> Option<Val<'_, Self>> {
+            match v {
+                AnyVal::$v(v) => Some(v),
+                _ => None,
+            }
+        }
+        #[inline(always)]
+        fn any_out(o: &mut [MaybeUninit<Self>]) -> AnyOut<'_> {
+            AnyOut::$v(o)
+        }
+        #[inline(always)]
+        fn from_any_out(o: AnyOut<'_>) -> Option<&mut [MaybeUninit<Self>]> {
+            match o {
+                AnyOut::$v(o) => Some(o),
+                _ => None,
+            }
+        }
+    };
 }
 
 /// 2**63, the first float above the int64 range.
@@ -87,6 +133,7 @@ impl Element for bool {
     fn into_storage(v: Vec<Self>) -> Storage {
         Storage::Bool(v)
     }
+    any_conversions!(Bool);
 }
 
 impl Element for i32 {
@@ -128,6 +175,7 @@ impl Element for i32 {
     fn into_storage(v: Vec<Self>) -> Storage {
         Storage::I32(v)
     }
+    any_conversions!(I32);
 }
 
 impl Element for i64 {
@@ -166,6 +214,7 @@ impl Element for i64 {
     fn into_storage(v: Vec<Self>) -> Storage {
         Storage::I64(v)
     }
+    any_conversions!(I64);
 }
 
 impl Element for f32 {
@@ -211,6 +260,7 @@ impl Element for f32 {
     fn into_storage(v: Vec<Self>) -> Storage {
         Storage::F32(v)
     }
+    any_conversions!(F32);
 }
 
 impl Element for f64 {
@@ -249,6 +299,7 @@ impl Element for f64 {
     fn into_storage(v: Vec<Self>) -> Storage {
         Storage::F64(v)
     }
+    any_conversions!(F64);
 }
 
 /// Runs `$body` with `$v` bound to the typed `Vec` inside a `Storage` (one monomorphized arm

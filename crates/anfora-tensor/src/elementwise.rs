@@ -1,47 +1,68 @@
-//! Elementwise kernels: broadcasting binary ops, unary ops, `where` and casts.
+//! Elementwise kernels: broadcasting binary ops, unary ops, `where` and casts, their in-place
+//! versions for uniquely owned buffers, and the chunk-level entry points of the fused kernels.
+//!
+//! The function of each op on each dtype is chosen in one place ([`BinaryFns`],
+//! [`UnaryFns`]); the whole-tensor ops, the in-place ops and the fused kernels all run those
+//! functions through the loops of [`crate::kernels`], so they give the same bits.
 
-use crate::alloc::{self, try_collect};
+use std::mem::MaybeUninit;
+use std::sync::Arc;
+
+use crate::alloc;
 use crate::element::{Element, with_storage, with_type};
+use crate::kernels::{
+    AnyOut, AnyVal, CHUNK, Val, as_uninit, fill_vec, for_parts, map1_into, map2_into, parallel,
+    select_into, task_len,
+};
+use crate::math::MathFloat;
 use crate::promote::{binary_types, promote_types, unary_result_dtype, weak_scalar_dtype};
-use crate::shape::{broadcast_n, broadcast_strides, for_each_row};
+use crate::shape::{BroadcastRead, broadcast_n, broadcast_strides, for_each_row};
 use crate::{BinaryOp, DType, ErrorKind, Result, Scalar, Storage, Tensor, TensorError, UnaryOp};
 
 /// The broadcast output shape of a ufunc, with numpy's iterator size check.
-fn broadcast_out(shapes: &[&[usize]]) -> Result<Vec<usize>> {
+pub(crate) fn broadcast_out(shapes: &[&[usize]]) -> Result<Vec<usize>> {
     let out = broadcast_n(shapes)?;
     alloc::checked_iter_size(&out)?;
     Ok(out)
 }
 
+/// The operand of a whole-tensor kernel over an output of `n` elements: the part of it at
+/// output positions `start..start + len`, for operands read linearly or broadcast from one
+/// element.
+#[inline(always)]
+fn linear<T: Copy>(v: &[T], n: usize, start: usize, len: usize) -> Val<'_, T> {
+    if v.len() == n {
+        Val::Slice(&v[start..start + len])
+    } else {
+        Val::Splat(v[0])
+    }
+}
+
 /// Applies `f` to `a` and `b` broadcast to `out`, with fast paths for equal sizes and for a
 /// single-element operand.
-fn map2<A: Copy, B: Copy, O: Element>(
+fn map2<A: Element, B: Element, O: Element>(
     a: &[A],
     a_shape: &[usize],
     b: &[B],
     b_shape: &[usize],
     out: &[usize],
-    f: impl Fn(A, B) -> O,
+    f: impl Fn(A, B) -> O + Copy + Send + Sync,
 ) -> Result<Vec<O>> {
     let (mut res, n) = alloc::try_vec_capped(out, alloc::cap())?;
     if n == 0 {
         return Ok(res);
     }
     // An operand with as many elements as the output is not broadcast, so it can be read linearly.
-    match (a.len() == n, b.len() == n) {
-        (true, true) => {
-            res.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
-            return Ok(res);
-        }
-        (false, true) if a.len() == 1 => {
-            res.extend(b.iter().map(|&y| f(a[0], y)));
-            return Ok(res);
-        }
-        (true, false) if b.len() == 1 => {
-            res.extend(a.iter().map(|&x| f(x, b[0])));
-            return Ok(res);
-        }
-        _ => {}
+    let flat = |v: usize| v == n || v == 1;
+    if flat(a.len()) && flat(b.len()) {
+        let fill = |dst: &mut [MaybeUninit<O>]| {
+            for_parts(dst, |start, part| {
+                let len = part.len();
+                map2_into(linear(a, n, start, len), linear(b, n, start, len), part, f);
+            })
+        };
+        // SAFETY: the parts cover the output and `map2_into` writes every slot of its part.
+        return Ok(unsafe { fill_vec(res, n, fill) });
     }
     let sa = broadcast_strides(a_shape, out);
     let sb = broadcast_strides(b_shape, out);
@@ -67,17 +88,25 @@ fn map2<A: Copy, B: Copy, O: Element>(
 }
 
 /// Three-operand broadcasting map (for `where`).
-fn map3<A: Copy, B: Copy, C: Copy, O: Element>(
+fn map3<A: Element, B: Element, C: Element, O: Element>(
     (a, a_shape): (&[A], &[usize]),
     (b, b_shape): (&[B], &[usize]),
     (c, c_shape): (&[C], &[usize]),
     out: &[usize],
-    f: impl Fn(A, B, C) -> O,
+    f: impl Fn(A, B, C) -> O + Sync + Send,
 ) -> Result<Vec<O>> {
     let (mut res, n) = alloc::try_vec_capped(out, alloc::cap())?;
     if a.len() == n && b.len() == n && c.len() == n {
-        res.extend((0..n).map(|i| f(a[i], b[i], c[i])));
-        return Ok(res);
+        let fill = |dst: &mut [MaybeUninit<O>]| {
+            for_parts(dst, |start, part| {
+                let end = start + part.len();
+                for (i, d) in (start..end).zip(part.iter_mut()) {
+                    d.write(f(a[i], b[i], c[i]));
+                }
+            })
+        };
+        // SAFETY: the parts cover the output and each part's loop writes all of its slots.
+        return Ok(unsafe { fill_vec(res, n, fill) });
     }
     let sa = broadcast_strides(a_shape, out);
     let sb = broadcast_strides(b_shape, out);
@@ -106,7 +135,6 @@ trait Arith: Element {
     fn min(a: Self, b: Self) -> Self;
     fn neg(a: Self) -> Self;
     fn abs(a: Self) -> Self;
-    fn zero() -> Self;
 }
 
 /// Bitwise ops of the integer dtypes.
@@ -173,9 +201,6 @@ macro_rules! impl_int {
             fn abs(a: Self) -> Self {
                 a.wrapping_abs()
             }
-            fn zero() -> Self {
-                0
-            }
         }
 
         impl Bits for $t {
@@ -215,16 +240,9 @@ macro_rules! impl_int {
 impl_int!(i32);
 impl_int!(i64);
 
-/// Float-only operations.
-trait Float: Arith {
+/// Float-only operations (the elementary functions are in [`crate::math`]).
+trait Float: Arith + MathFloat {
     fn div(a: Self, b: Self) -> Self;
-    fn exp(a: Self) -> Self;
-    fn ln(a: Self) -> Self;
-    fn sqrt(a: Self) -> Self;
-    fn tanh(a: Self) -> Self;
-    fn sin(a: Self) -> Self;
-    fn cos(a: Self) -> Self;
-    fn sigmoid(a: Self) -> Self;
 }
 
 macro_rules! impl_float {
@@ -261,41 +279,11 @@ macro_rules! impl_float {
             fn abs(a: Self) -> Self {
                 a.abs()
             }
-            fn zero() -> Self {
-                0.0
-            }
         }
 
         impl Float for $t {
             fn div(a: Self, b: Self) -> Self {
                 a / b
-            }
-            fn exp(a: Self) -> Self {
-                a.exp()
-            }
-            fn ln(a: Self) -> Self {
-                a.ln()
-            }
-            fn sqrt(a: Self) -> Self {
-                a.sqrt()
-            }
-            fn tanh(a: Self) -> Self {
-                a.tanh()
-            }
-            fn sin(a: Self) -> Self {
-                a.sin()
-            }
-            fn cos(a: Self) -> Self {
-                a.cos()
-            }
-            // Split on the sign so `exp` never overflows.
-            fn sigmoid(a: Self) -> Self {
-                if a >= 0.0 {
-                    1.0 / (1.0 + (-a).exp())
-                } else {
-                    let e = a.exp();
-                    e / (1.0 + e)
-                }
             }
         }
 
@@ -332,96 +320,229 @@ mod f64_impl {
     impl_float!(f64);
 }
 
-/// Maps `$f` over two broadcast operands. `$f` is a fn item or closure, never a `fn` pointer,
-/// so every op gets its own monomorphized, inlinable loop.
-macro_rules! go {
-    ($a:ident, $b:ident, $out:ident, $f:expr) => {
-        map2($a.data, $a.shape, $b.data, $b.shape, $out, $f)
+// ----- the function of each op ------------------------------------------------------------------
+
+/// Receives the elementwise function of a binary op on a compute type `T`.
+pub(crate) trait BinarySink<T> {
+    type Out;
+    fn apply<O: Element, F: Fn(T, T) -> O + Copy + Send + Sync>(self, f: F) -> Self::Out;
+}
+
+/// The compute types of binary ops.
+pub(crate) trait BinaryFns: Element {
+    /// Calls `sink.apply` with the function of `op` on `Self`, which must be a compute dtype
+    /// of `op` (see `promote::binary_types`).
+    fn visit_binary<S: BinarySink<Self>>(op: BinaryOp, sink: S) -> S::Out;
+}
+
+/// Passes the comparison `op` to `sink`.
+#[inline(always)]
+fn visit_compare<T: Element, S: BinarySink<T>>(op: BinaryOp, sink: S) -> S::Out {
+    match op {
+        BinaryOp::Eq => sink.apply(|x: T, y: T| x == y),
+        BinaryOp::Ne => sink.apply(|x: T, y: T| x != y),
+        BinaryOp::Lt => sink.apply(|x: T, y: T| x < y),
+        BinaryOp::Le => sink.apply(|x: T, y: T| x <= y),
+        BinaryOp::Gt => sink.apply(|x: T, y: T| x > y),
+        BinaryOp::Ge => sink.apply(|x: T, y: T| x >= y),
+        _ => unreachable!("{op:?} is not a comparison"),
+    }
+}
+
+/// Passes the arithmetic `op` to `sink`.
+#[inline(always)]
+fn visit_arith<T: Arith, S: BinarySink<T>>(op: BinaryOp, sink: S) -> S::Out {
+    match op {
+        BinaryOp::Add => sink.apply(T::add),
+        BinaryOp::Sub => sink.apply(T::sub),
+        BinaryOp::Mul => sink.apply(T::mul),
+        BinaryOp::FloorDiv => sink.apply(T::floor_div),
+        BinaryOp::Mod => sink.apply(T::rem),
+        BinaryOp::Pow => sink.apply(T::pow),
+        BinaryOp::Maximum => sink.apply(T::max),
+        BinaryOp::Minimum => sink.apply(T::min),
+        _ => visit_compare(op, sink),
+    }
+}
+
+impl BinaryFns for bool {
+    fn visit_binary<S: BinarySink<bool>>(op: BinaryOp, sink: S) -> S::Out {
+        match op {
+            BinaryOp::Add | BinaryOp::BitOr | BinaryOp::Maximum => {
+                sink.apply(|x: bool, y: bool| x | y)
+            }
+            BinaryOp::Mul | BinaryOp::BitAnd | BinaryOp::Minimum => {
+                sink.apply(|x: bool, y: bool| x & y)
+            }
+            BinaryOp::BitXor => sink.apply(|x: bool, y: bool| x ^ y),
+            _ if op.is_comparison() => visit_compare(op, sink),
+            _ => unreachable!("{op:?} on bool is promoted or rejected before dispatch"),
+        }
+    }
+}
+
+macro_rules! int_binary_fns {
+    ($t:ty) => {
+        impl BinaryFns for $t {
+            fn visit_binary<S: BinarySink<$t>>(op: BinaryOp, sink: S) -> S::Out {
+                match op {
+                    BinaryOp::BitAnd => sink.apply(<$t as Bits>::and),
+                    BinaryOp::BitOr => sink.apply(<$t as Bits>::or),
+                    BinaryOp::BitXor => sink.apply(<$t as Bits>::xor),
+                    BinaryOp::LShift => sink.apply(<$t as Bits>::shl),
+                    BinaryOp::RShift => sink.apply(<$t as Bits>::shr),
+                    BinaryOp::Div => unreachable!("integer division computes in float64"),
+                    _ => visit_arith(op, sink),
+                }
+            }
+        }
     };
 }
+int_binary_fns!(i32);
+int_binary_fns!(i64);
+
+macro_rules! float_binary_fns {
+    ($t:ty) => {
+        impl BinaryFns for $t {
+            fn visit_binary<S: BinarySink<$t>>(op: BinaryOp, sink: S) -> S::Out {
+                match op {
+                    BinaryOp::Div => sink.apply(<$t as Float>::div),
+                    BinaryOp::BitAnd
+                    | BinaryOp::BitOr
+                    | BinaryOp::BitXor
+                    | BinaryOp::LShift
+                    | BinaryOp::RShift => unreachable!("{op:?} on floats is rejected"),
+                    _ => visit_arith(op, sink),
+                }
+            }
+        }
+    };
+}
+float_binary_fns!(f32);
+float_binary_fns!(f64);
+
+/// A unary function over slices: `dst[i] = f(src[i])`, same lengths.
+pub(crate) trait SliceFn<T, O>: Copy + Send + Sync {
+    fn run(self, src: &[T], dst: &mut [MaybeUninit<O>]);
+}
+
+/// A [`SliceFn`] from a function of one element.
+#[derive(Clone, Copy)]
+struct PerElement<F>(F);
+
+impl<T: Copy, O: Copy, F: Fn(T) -> O + Copy + Send + Sync> SliceFn<T, O> for PerElement<F> {
+    #[inline(always)]
+    fn run(self, src: &[T], dst: &mut [MaybeUninit<O>]) {
+        map1_into(src, dst, self.0);
+    }
+}
+
+/// The elementary function `op` of [`MathFloat`].
+#[derive(Clone, Copy)]
+struct Elementary(UnaryOp);
+
+impl<T: MathFloat> SliceFn<T, T> for Elementary {
+    #[inline(always)]
+    fn run(self, src: &[T], dst: &mut [MaybeUninit<T>]) {
+        T::math_into(self.0, src, dst);
+    }
+}
+
+/// Receives the function of a unary op on an input type `T`.
+pub(crate) trait UnarySink<T> {
+    type Out;
+    fn apply<O: Element, K: SliceFn<T, O>>(self, k: K) -> Self::Out;
+}
+
+/// The input types of unary ops.
+pub(crate) trait UnaryFns: Element {
+    /// Calls `sink.apply` with the function of `op` on `Self`: the input's dtype for
+    /// `LogicalNot`, the result dtype (which the input is cast to first) for the others. `Pos`,
+    /// and `Abs` of bool, are the identity and never get here.
+    fn visit_unary<S: UnarySink<Self>>(op: UnaryOp, sink: S) -> S::Out;
+}
+
+impl UnaryFns for bool {
+    fn visit_unary<S: UnarySink<bool>>(op: UnaryOp, sink: S) -> S::Out {
+        match op {
+            UnaryOp::LogicalNot | UnaryOp::Invert => sink.apply(PerElement(|x: bool| !x)),
+            _ => unreachable!("{op:?} on bool is promoted or rejected before dispatch"),
+        }
+    }
+}
+
+macro_rules! int_unary_fns {
+    ($t:ty) => {
+        impl UnaryFns for $t {
+            fn visit_unary<S: UnarySink<$t>>(op: UnaryOp, sink: S) -> S::Out {
+                match op {
+                    UnaryOp::LogicalNot => sink.apply(PerElement(|x: $t| x == 0)),
+                    UnaryOp::Neg => sink.apply(PerElement(<$t as Arith>::neg)),
+                    UnaryOp::Abs => sink.apply(PerElement(<$t as Arith>::abs)),
+                    UnaryOp::Relu => sink.apply(PerElement(|x: $t| <$t as Arith>::max(x, 0))),
+                    UnaryOp::Invert => sink.apply(PerElement(<$t as Bits>::not)),
+                    _ => unreachable!("{op:?} on integers computes in float64"),
+                }
+            }
+        }
+    };
+}
+int_unary_fns!(i32);
+int_unary_fns!(i64);
+
+macro_rules! float_unary_fns {
+    ($t:ty) => {
+        impl UnaryFns for $t {
+            fn visit_unary<S: UnarySink<$t>>(op: UnaryOp, sink: S) -> S::Out {
+                match op {
+                    UnaryOp::LogicalNot => sink.apply(PerElement(|x: $t| x == 0.0)),
+                    UnaryOp::Neg => sink.apply(PerElement(<$t as Arith>::neg)),
+                    UnaryOp::Abs => sink.apply(PerElement(<$t as Arith>::abs)),
+                    UnaryOp::Relu => sink.apply(PerElement(|x: $t| <$t as Arith>::max(x, 0.0))),
+                    UnaryOp::Exp
+                    | UnaryOp::Log
+                    | UnaryOp::Sqrt
+                    | UnaryOp::Tanh
+                    | UnaryOp::Sin
+                    | UnaryOp::Cos
+                    | UnaryOp::Sigmoid => sink.apply(Elementary(op)),
+                    UnaryOp::Invert | UnaryOp::Pos => unreachable!("{op:?} never gets here"),
+                }
+            }
+        }
+    };
+}
+float_unary_fns!(f32);
+float_unary_fns!(f64);
+
+// ----- whole tensors -------------------------------------------------------------------------------
 
 struct Operand<'a, T> {
     data: &'a [T],
     shape: &'a [usize],
 }
 
-fn arith<T: Arith>(op: BinaryOp, a: Operand<T>, b: Operand<T>, out: &[usize]) -> Result<Vec<T>> {
-    match op {
-        BinaryOp::Add => go!(a, b, out, T::add),
-        BinaryOp::Sub => go!(a, b, out, T::sub),
-        BinaryOp::Mul => go!(a, b, out, T::mul),
-        BinaryOp::FloorDiv => go!(a, b, out, T::floor_div),
-        BinaryOp::Mod => go!(a, b, out, T::rem),
-        BinaryOp::Pow => go!(a, b, out, T::pow),
-        BinaryOp::Maximum => go!(a, b, out, T::max),
-        BinaryOp::Minimum => go!(a, b, out, T::min),
-        _ => unreachable!("{op:?} is dispatched elsewhere"),
-    }
-}
-
-fn int_binary<T: Bits>(
-    op: BinaryOp,
-    a: Operand<T>,
-    b: Operand<T>,
-    out: &[usize],
-) -> Result<Vec<T>> {
-    match op {
-        BinaryOp::BitAnd => go!(a, b, out, T::and),
-        BinaryOp::BitOr => go!(a, b, out, T::or),
-        BinaryOp::BitXor => go!(a, b, out, T::xor),
-        BinaryOp::LShift => go!(a, b, out, T::shl),
-        BinaryOp::RShift => go!(a, b, out, T::shr),
-        _ => arith(op, a, b, out),
-    }
-}
-
-fn float_binary<T: Float>(
-    op: BinaryOp,
-    a: Operand<T>,
-    b: Operand<T>,
-    out: &[usize],
-) -> Result<Vec<T>> {
-    match op {
-        BinaryOp::Div => map2(a.data, a.shape, b.data, b.shape, out, T::div),
-        _ => arith(op, a, b, out),
-    }
-}
-
-fn bool_binary(
-    op: BinaryOp,
-    a: Operand<bool>,
-    b: Operand<bool>,
-    out: &[usize],
-) -> Result<Vec<bool>> {
-    match op {
-        BinaryOp::Add | BinaryOp::BitOr | BinaryOp::Maximum => go!(a, b, out, |x, y| x | y),
-        BinaryOp::Mul | BinaryOp::BitAnd | BinaryOp::Minimum => go!(a, b, out, |x, y| x & y),
-        BinaryOp::BitXor => go!(a, b, out, |x, y| x ^ y),
-        _ => unreachable!("{op:?} on bool is promoted or rejected before dispatch"),
-    }
-}
-
-fn compare<T: Element>(
-    op: BinaryOp,
-    a: Operand<T>,
-    b: Operand<T>,
-    out: &[usize],
-) -> Result<Vec<bool>> {
-    match op {
-        BinaryOp::Eq => go!(a, b, out, |x, y| x == y),
-        BinaryOp::Ne => go!(a, b, out, |x, y| x != y),
-        BinaryOp::Lt => go!(a, b, out, |x, y| x < y),
-        BinaryOp::Le => go!(a, b, out, |x, y| x <= y),
-        BinaryOp::Gt => go!(a, b, out, |x, y| x > y),
-        BinaryOp::Ge => go!(a, b, out, |x, y| x >= y),
-        _ => unreachable!("{op:?} is not a comparison"),
-    }
-}
-
 fn operand<'a, T: Element>(t: &'a Tensor) -> Operand<'a, T> {
     Operand {
         data: T::slice(&t.storage).expect("operand was cast to the compute dtype"),
         shape: &t.shape,
+    }
+}
+
+/// A binary op over two whole tensors broadcast to `out`.
+struct Map2Sink<'a, T> {
+    a: Operand<'a, T>,
+    b: Operand<'a, T>,
+    out: &'a [usize],
+}
+
+impl<T: Element> BinarySink<T> for Map2Sink<'_, T> {
+    type Out = Result<Storage>;
+    fn apply<O: Element, F: Fn(T, T) -> O + Copy + Send + Sync>(self, f: F) -> Result<Storage> {
+        let Map2Sink { a, b, out } = self;
+        Ok(O::into_storage(map2(
+            a.data, a.shape, b.data, b.shape, out, f,
+        )?))
     }
 }
 
@@ -435,50 +556,56 @@ fn check_int_operands(op: BinaryOp, rhs: &Storage) -> Result<()> {
         }
     }
     match op {
-        BinaryOp::FloorDiv | BinaryOp::Mod if any(rhs, |x| x == 0) => Err(TensorError::new(
-            ErrorKind::ZeroDivision,
-            "integer division or modulo by zero",
-        )),
-        BinaryOp::Pow if any(rhs, |x| x < 0) => Err(TensorError::new(
-            ErrorKind::Value,
-            "Integers to negative integer powers are not allowed.",
-        )),
+        BinaryOp::FloorDiv | BinaryOp::Mod if any(rhs, |x| x == 0) => Err(zero_division()),
+        BinaryOp::Pow if any(rhs, |x| x < 0) => Err(negative_power()),
         _ => Ok(()),
+    }
+}
+
+fn zero_division() -> TensorError {
+    TensorError::new(
+        ErrorKind::ZeroDivision,
+        "integer division or modulo by zero",
+    )
+}
+
+fn negative_power() -> TensorError {
+    TensorError::new(
+        ErrorKind::Value,
+        "Integers to negative integer powers are not allowed.",
+    )
+}
+
+/// The output shape of `binary` for operands of these shapes, with its errors: numpy's
+/// broadcasting errors and, when an operand is broadcast, the size of the result.
+pub(crate) fn binary_out_shape(a: &[usize], b: &[usize], result: DType) -> Result<Vec<usize>> {
+    if a == b || b.is_empty() {
+        // No broadcasting (or a 0-d operand): the common cases, kept cheap.
+        Ok(a.to_vec())
+    } else if a.is_empty() {
+        Ok(b.to_vec())
+    } else {
+        let out = broadcast_out(&[a, b])?;
+        // Refuse an oversized result before copying the operands.
+        alloc::check_size(&out, result)?;
+        Ok(out)
     }
 }
 
 pub(crate) fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (compute, result) = binary_types(op, promote_types(a.dtype(), b.dtype()))?;
-    let out = if a.shape == b.shape || b.shape.is_empty() {
-        // No broadcasting (or a 0-d operand): the common cases, kept cheap.
-        a.shape.to_vec()
-    } else if a.shape.is_empty() {
-        b.shape.to_vec()
-    } else {
-        let out = broadcast_out(&[&a.shape, &b.shape])?;
-        // Refuse an oversized result before copying the operands.
-        alloc::check_size(&out, result)?;
-        out
-    };
+    let out = binary_out_shape(&a.shape, &b.shape, result)?;
     let a = a.try_cast(compute)?;
     let b = b.try_cast(compute)?;
     // Every element of `b` is read when the output is non-empty, so scanning it is exact.
     if !out.contains(&0) {
         check_int_operands(op, &b.storage)?;
     }
-    let storage = if op.is_comparison() {
-        Storage::Bool(with_storage!(&*a.storage, v => {
-            compare(op, Operand { data: v, shape: &a.shape }, operand(&b), &out)?
-        }))
-    } else {
-        match compute {
-            DType::Bool => Storage::Bool(bool_binary(op, operand(&a), operand(&b), &out)?),
-            DType::I32 => Storage::I32(int_binary(op, operand(&a), operand(&b), &out)?),
-            DType::I64 => Storage::I64(int_binary(op, operand(&a), operand(&b), &out)?),
-            DType::F32 => Storage::F32(float_binary(op, operand(&a), operand(&b), &out)?),
-            DType::F64 => Storage::F64(float_binary(op, operand(&a), operand(&b), &out)?),
-        }
-    };
+    let storage = with_type!(compute, T => T::visit_binary(op, Map2Sink {
+        a: operand::<T>(&a),
+        b: operand::<T>(&b),
+        out: &out,
+    }))?;
     Ok(Tensor::from_storage(storage, out))
 }
 
@@ -496,58 +623,39 @@ pub(crate) fn binary_scalar(
     }
 }
 
-/// Applies `f` to every element of `v`, the data of a tensor of `shape`.
-fn map1<T: Copy, O: Element>(v: &[T], shape: &[usize], f: impl Fn(T) -> O) -> Result<Vec<O>> {
-    try_collect(shape, v.iter().map(|&x| f(x)))
+/// A unary op over a whole tensor.
+struct Map1Sink<'a, T> {
+    src: &'a [T],
+    shape: &'a [usize],
 }
 
-fn signed_unary<T: Arith>(op: UnaryOp, v: &[T], shape: &[usize]) -> Result<Vec<T>> {
-    match op {
-        UnaryOp::Neg => map1(v, shape, T::neg),
-        UnaryOp::Abs => map1(v, shape, T::abs),
-        UnaryOp::Relu => map1(v, shape, |x| T::max(x, T::zero())),
-        _ => unreachable!("{op:?} is dispatched elsewhere"),
+impl<T: Element> UnarySink<T> for Map1Sink<'_, T> {
+    type Out = Result<Storage>;
+    fn apply<O: Element, K: SliceFn<T, O>>(self, k: K) -> Result<Storage> {
+        let (res, n) = alloc::try_vec_capped(self.shape, alloc::cap())?;
+        let src = self.src;
+        let fill = |dst: &mut [MaybeUninit<O>]| {
+            for_parts(dst, |start, part| {
+                k.run(&src[start..start + part.len()], part)
+            })
+        };
+        // SAFETY: the parts cover the output and a `SliceFn` writes every slot of its output.
+        Ok(O::into_storage(unsafe { fill_vec(res, n, fill) }))
     }
 }
 
-fn int_unary<T: Bits>(op: UnaryOp, v: &[T], shape: &[usize]) -> Result<Vec<T>> {
-    match op {
-        UnaryOp::Invert => map1(v, shape, T::not),
-        _ => signed_unary(op, v, shape),
-    }
-}
-
-fn float_unary<T: Float>(op: UnaryOp, v: &[T], shape: &[usize]) -> Result<Vec<T>> {
-    match op {
-        UnaryOp::Exp => map1(v, shape, T::exp),
-        UnaryOp::Log => map1(v, shape, T::ln),
-        UnaryOp::Sqrt => map1(v, shape, T::sqrt),
-        UnaryOp::Tanh => map1(v, shape, T::tanh),
-        UnaryOp::Sin => map1(v, shape, T::sin),
-        UnaryOp::Cos => map1(v, shape, T::cos),
-        UnaryOp::Sigmoid => map1(v, shape, T::sigmoid),
-        _ => signed_unary(op, v, shape),
-    }
+fn unary_storage<T: UnaryFns>(op: UnaryOp, v: &[T], shape: &[usize]) -> Result<Storage> {
+    T::visit_unary(op, Map1Sink { src: v, shape })
 }
 
 pub(crate) fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
     let dtype = unary_result_dtype(op, a.dtype())?;
-    let shape = &a.shape[..];
     let storage = match op {
         UnaryOp::Pos => return Ok(a.clone()),
         // Abs of bool is the identity (and tensors are immutable, so the storage is shared).
         UnaryOp::Abs if dtype == DType::Bool => return Ok(a.clone()),
-        UnaryOp::LogicalNot => {
-            Storage::Bool(with_storage!(&*a.storage, v => map1(v, shape, Element::is_zero)?))
-        }
-        _ => match &*a.try_cast(dtype)?.storage {
-            // Invert of bool is logical not.
-            Storage::Bool(v) => Storage::Bool(map1(v, shape, |x| !x)?),
-            Storage::I32(v) => Storage::I32(int_unary(op, v, shape)?),
-            Storage::I64(v) => Storage::I64(int_unary(op, v, shape)?),
-            Storage::F32(v) => Storage::F32(float_unary(op, v, shape)?),
-            Storage::F64(v) => Storage::F64(float_unary(op, v, shape)?),
-        },
+        UnaryOp::LogicalNot => with_storage!(&*a.storage, v => unary_storage(op, v, &a.shape)?),
+        _ => with_storage!(&*a.try_cast(dtype)?.storage, v => unary_storage(op, v, &a.shape)?),
     };
     Ok(Tensor::from_storage(storage, a.shape.to_vec()))
 }
@@ -576,6 +684,327 @@ pub(crate) fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
 /// The data of a tensor of `shape` cast to `dtype`.
 pub(crate) fn cast_storage(s: &Storage, shape: &[usize], dtype: DType) -> Result<Storage> {
     Ok(with_storage!(s, v => with_type!(dtype, D => {
-        D::into_storage(try_collect(shape, v.iter().map(|&x| x.cast::<D>()))?)
+        let (res, n) = alloc::try_vec_capped::<D>(shape, alloc::cap())?;
+        let fill = |dst: &mut [MaybeUninit<D>]| {
+            for_parts(dst, |start, part| {
+                map1_into(&v[start..start + part.len()], part, |x| x.cast::<D>())
+            })
+        };
+        // SAFETY: the parts cover the output and `map1_into` writes every slot of its part.
+        D::into_storage(unsafe { fill_vec(res, n, fill) })
     })))
+}
+
+// ----- in place ----------------------------------------------------------------------------------
+
+/// Runs `work(start, part, scratch)` over consecutive parts of at most [`CHUNK`] elements of
+/// `data`, in parallel for large tensors; `scratch` holds a copy of `part`.
+fn in_place_chunks<T: Element>(data: &mut [T], work: impl Fn(usize, &mut [T], &[T]) + Sync) {
+    let run = |offset: usize, task: &mut [T]| {
+        let mut scratch = vec![T::from_bool(false); task.len().min(CHUNK)];
+        for (i, part) in task.chunks_mut(CHUNK).enumerate() {
+            let copy = &mut scratch[..part.len()];
+            copy.copy_from_slice(part);
+            work(offset + i * CHUNK, part, copy);
+        }
+    };
+    let n = data.len();
+    if !parallel(n) {
+        run(0, data);
+        return;
+    }
+    use rayon::prelude::*;
+    let len = task_len(n);
+    data.par_chunks_mut(len)
+        .enumerate()
+        .for_each(|(i, task)| run(i * len, task));
+}
+
+/// The destination of a kernel that writes over `part`, whose values were copied out first.
+/// `O` is `T` (callers check that the result dtype is the operand's).
+fn overwrite<T: Element, O: Element>(part: &mut [T]) -> &mut [MaybeUninit<O>] {
+    O::from_any_out(T::any_out(as_uninit(part))).expect("the result has the operand's dtype")
+}
+
+/// How the other operand of an in-place binary op is read, chunk by chunk.
+struct Other<'a, T> {
+    data: &'a [T],
+    n: usize,
+    broadcast: Option<BroadcastRead>,
+}
+
+impl<T: Element> Other<'_, T> {
+    /// The operand at output positions `start..start + len`; `buf` holds gathered elements.
+    fn at<'b>(&'b self, start: usize, len: usize, buf: &'b mut Vec<T>) -> Val<'b, T> {
+        match &self.broadcast {
+            None => linear(self.data, self.n, start, len),
+            Some(read) => {
+                buf.resize(len, T::from_bool(false));
+                read.read(self.data, start, buf);
+                Val::Slice(buf)
+            }
+        }
+    }
+}
+
+/// A binary op whose result overwrites one of its operands.
+struct InPlaceSink<'a, T> {
+    target: &'a mut [T],
+    other: Other<'a, T>,
+    target_left: bool,
+}
+
+impl<T: Element> BinarySink<T> for InPlaceSink<'_, T> {
+    type Out = ();
+    fn apply<O: Element, F: Fn(T, T) -> O + Copy + Send + Sync>(self, f: F) {
+        let InPlaceSink {
+            target,
+            other,
+            target_left,
+        } = self;
+        in_place_chunks(target, |start, part, copy| {
+            let mut buf = Vec::new();
+            let o = other.at(start, part.len(), &mut buf);
+            let dst = overwrite::<T, O>(part);
+            if target_left {
+                map2_into(Val::Slice(copy), o, dst, f);
+            } else {
+                map2_into(o, Val::Slice(copy), dst, f);
+            }
+        });
+    }
+}
+
+/// `binary(op, l, r)` where `target` is `l` (`target_left`) or `r`, reusing `target`'s buffer
+/// when it is uniquely owned and already has the result's shape and dtype.
+pub(crate) fn binary_in_place(
+    op: BinaryOp,
+    mut target: Tensor,
+    other: &Tensor,
+    target_left: bool,
+) -> Result<Tensor> {
+    let fallback = |target: &Tensor| {
+        if target_left {
+            binary(op, target, other)
+        } else {
+            binary(op, other, target)
+        }
+    };
+    let dtype = target.dtype();
+    let (compute, result) = binary_types(op, promote_types(dtype, other.dtype()))?;
+    if compute != dtype || result != dtype || Arc::get_mut(&mut target.storage).is_none() {
+        return fallback(&target);
+    }
+    let out = if target_left {
+        binary_out_shape(&target.shape, &other.shape, result)?
+    } else {
+        binary_out_shape(&other.shape, &target.shape, result)?
+    };
+    if out[..] != target.shape[..] {
+        return fallback(&target);
+    }
+    let other = other.try_cast(compute)?;
+    if !out.contains(&0) {
+        let rhs = if target_left { &other } else { &target };
+        check_int_operands(op, &rhs.storage)?;
+    }
+    let n = out.iter().product::<usize>();
+    let broadcast =
+        (other.numel() != n && other.numel() != 1).then(|| BroadcastRead::new(&other.shape, &out));
+    let storage = Arc::get_mut(&mut target.storage).expect("checked unique above");
+    with_type!(compute, T => {
+        let data = T::vec_mut(storage).expect("the target has the compute dtype");
+        T::visit_binary(op, InPlaceSink {
+            target: data,
+            other: Other { data: operand::<T>(&other).data, n, broadcast },
+            target_left,
+        })
+    });
+    Ok(target)
+}
+
+/// A unary op whose result overwrites its operand.
+struct InPlaceUnary<'a, T> {
+    target: &'a mut [T],
+}
+
+impl<T: Element> UnarySink<T> for InPlaceUnary<'_, T> {
+    type Out = ();
+    fn apply<O: Element, K: SliceFn<T, O>>(self, k: K) {
+        in_place_chunks(self.target, |_, part, copy| {
+            k.run(copy, overwrite::<T, O>(part))
+        });
+    }
+}
+
+fn unary_in_place_typed<T: UnaryFns>(op: UnaryOp, v: &mut [T]) {
+    T::visit_unary(op, InPlaceUnary { target: v });
+}
+
+/// `unary(op, a)`, reusing `a`'s buffer when it is uniquely owned and the result has its dtype.
+pub(crate) fn unary_in_place(op: UnaryOp, mut a: Tensor) -> Result<Tensor> {
+    let dtype = unary_result_dtype(op, a.dtype())?;
+    if matches!(op, UnaryOp::Pos) || (op == UnaryOp::Abs && dtype == DType::Bool) {
+        return Ok(a);
+    }
+    if dtype != a.dtype() {
+        return unary(op, &a);
+    }
+    let Some(storage) = Arc::get_mut(&mut a.storage) else {
+        return unary(op, &a);
+    };
+    match storage {
+        Storage::Bool(v) => unary_in_place_typed(op, v),
+        Storage::I32(v) => unary_in_place_typed(op, v),
+        Storage::I64(v) => unary_in_place_typed(op, v),
+        Storage::F32(v) => unary_in_place_typed(op, v),
+        Storage::F64(v) => unary_in_place_typed(op, v),
+    }
+    Ok(a)
+}
+
+// ----- chunks (the fused kernels) ----------------------------------------------------------------
+
+/// A data-dependent error of an integer op (zero division, negative power): the fused kernels
+/// stop and let the unfused evaluation raise it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DataError;
+
+/// Whether integer `op` with right operand `b` raises (as `check_int_operands` does).
+#[inline]
+fn chunk_data_error<T: Element>(op: BinaryOp, b: Val<T>) -> bool {
+    if !T::DTYPE.is_int() {
+        return false;
+    }
+    match op {
+        BinaryOp::FloorDiv | BinaryOp::Mod => crate::kernels::any(b, |x| x.is_zero()),
+        BinaryOp::Pow => crate::kernels::any(b, |x| x.to_f64() < 0.0),
+        _ => false,
+    }
+}
+
+/// Whether a binary op on this compute dtype can raise a data-dependent error.
+pub(crate) fn can_raise(op: BinaryOp, compute: DType) -> bool {
+    compute.is_int() && matches!(op, BinaryOp::FloorDiv | BinaryOp::Mod | BinaryOp::Pow)
+}
+
+struct ChunkSink<'a, T> {
+    a: Val<'a, T>,
+    b: Val<'a, T>,
+    dst: AnyOut<'a>,
+}
+
+impl<T: Element> BinarySink<T> for ChunkSink<'_, T> {
+    type Out = ();
+    fn apply<O: Element, F: Fn(T, T) -> O + Copy + Send + Sync>(self, f: F) {
+        let dst = O::from_any_out(self.dst).expect("destination of the result dtype");
+        map2_into(self.a, self.b, dst, f);
+    }
+}
+
+/// `op` on operands of the compute dtype `compute`, into `dst` of the result dtype.
+pub(crate) fn binary_chunk(
+    op: BinaryOp,
+    compute: DType,
+    a: AnyVal,
+    b: AnyVal,
+    dst: AnyOut,
+) -> std::result::Result<(), DataError> {
+    with_type!(compute, T => {
+        let a = T::from_any_val(a).expect("operand of the compute dtype");
+        let b = T::from_any_val(b).expect("operand of the compute dtype");
+        if chunk_data_error(op, b) {
+            return Err(DataError);
+        }
+        T::visit_binary(op, ChunkSink { a, b, dst });
+    });
+    Ok(())
+}
+
+struct UnaryChunkSink<'a, T> {
+    src: Val<'a, T>,
+    dst: AnyOut<'a>,
+}
+
+impl<T: Element> UnarySink<T> for UnaryChunkSink<'_, T> {
+    type Out = ();
+    fn apply<O: Element, K: SliceFn<T, O>>(self, k: K) {
+        let dst = O::from_any_out(self.dst).expect("destination of the result dtype");
+        match self.src {
+            Val::Slice(s) => k.run(s, dst),
+            Val::Splat(x) => {
+                let mut one = [MaybeUninit::uninit()];
+                k.run(&[x], &mut one);
+                // SAFETY: `k.run` wrote the single slot.
+                let v = unsafe { one[0].assume_init() };
+                for d in dst {
+                    d.write(v);
+                }
+            }
+        }
+    }
+}
+
+fn unary_chunk_typed<T: UnaryFns>(op: UnaryOp, src: Val<T>, dst: AnyOut) {
+    T::visit_unary(op, UnaryChunkSink { src, dst });
+}
+
+/// `op` (not `Pos`, nor `Abs` of bool) on `src`, already cast to the op's dtype (the input's
+/// dtype for `LogicalNot`), into `dst` of the result dtype.
+pub(crate) fn unary_chunk(op: UnaryOp, src: AnyVal, dst: AnyOut) {
+    match src {
+        AnyVal::Bool(v) => unary_chunk_typed(op, v, dst),
+        AnyVal::I32(v) => unary_chunk_typed(op, v, dst),
+        AnyVal::I64(v) => unary_chunk_typed(op, v, dst),
+        AnyVal::F32(v) => unary_chunk_typed(op, v, dst),
+        AnyVal::F64(v) => unary_chunk_typed(op, v, dst),
+    }
+}
+
+fn cast_chunk_typed<T: Element>(src: Val<T>, dst: AnyOut) {
+    macro_rules! go {
+        ($d:expr) => {
+            match src {
+                Val::Slice(s) => map1_into(s, $d, |x| x.cast()),
+                Val::Splat(x) => {
+                    for d in $d {
+                        d.write(x.cast());
+                    }
+                }
+            }
+        };
+    }
+    match dst {
+        AnyOut::Bool(d) => go!(d),
+        AnyOut::I32(d) => go!(d),
+        AnyOut::I64(d) => go!(d),
+        AnyOut::F32(d) => go!(d),
+        AnyOut::F64(d) => go!(d),
+    }
+}
+
+/// `src` cast (numpy's `astype`) to the dtype of `dst`.
+pub(crate) fn cast_chunk(src: AnyVal, dst: AnyOut) {
+    match src {
+        AnyVal::Bool(v) => cast_chunk_typed(v, dst),
+        AnyVal::I32(v) => cast_chunk_typed(v, dst),
+        AnyVal::I64(v) => cast_chunk_typed(v, dst),
+        AnyVal::F32(v) => cast_chunk_typed(v, dst),
+        AnyVal::F64(v) => cast_chunk_typed(v, dst),
+    }
+}
+
+fn select_chunk_typed<T: Element>(c: Val<bool>, x: AnyVal, y: AnyVal, dst: AnyOut) {
+    let x = T::from_any_val(x).expect("operand of the result dtype");
+    let y = T::from_any_val(y).expect("operand of the result dtype");
+    let dst = T::from_any_out(dst).expect("destination of the result dtype");
+    select_into(c, x, y, dst);
+}
+
+/// `where(c, x, y)` with `c` bool and `x`, `y` of the result dtype.
+pub(crate) fn select_chunk(c: AnyVal, x: AnyVal, y: AnyVal, dst: AnyOut) {
+    let AnyVal::Bool(c) = c else {
+        unreachable!("the condition is cast to bool")
+    };
+    with_type!(x.dtype(), T => select_chunk_typed::<T>(c, x, y, dst));
 }

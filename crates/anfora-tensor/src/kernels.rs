@@ -18,6 +18,9 @@ use crate::element::Element;
 /// program runs over them.
 pub(crate) const CHUNK: usize = 2048;
 
+/// Binary kernels this small run without the dispatch to an instruction set.
+const SMALL: usize = 16;
+
 /// Outputs with fewer elements than this never use threads.
 pub(crate) const PAR_MIN: usize = 1 << 15;
 
@@ -47,17 +50,6 @@ pub(crate) fn as_uninit<T: Copy>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
 pub(crate) enum Val<'a, T> {
     Slice(&'a [T]),
     Splat(T),
-}
-
-impl<T: Copy> Val<'_, T> {
-    /// Element `i`.
-    #[inline(always)]
-    pub(crate) fn get(&self, i: usize) -> T {
-        match self {
-            Val::Slice(s) => s[i],
-            Val::Splat(v) => *v,
-        }
-    }
 }
 
 /// An operand of any dtype.
@@ -93,6 +85,17 @@ pub(crate) enum AnyOut<'a> {
 }
 
 impl AnyOut<'_> {
+    /// The same destination, borrowed for a shorter time.
+    pub(crate) fn reborrow(&mut self) -> AnyOut<'_> {
+        match self {
+            AnyOut::Bool(s) => AnyOut::Bool(s),
+            AnyOut::I32(s) => AnyOut::I32(s),
+            AnyOut::I64(s) => AnyOut::I64(s),
+            AnyOut::F32(s) => AnyOut::F32(s),
+            AnyOut::F64(s) => AnyOut::F64(s),
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         match self {
             AnyOut::Bool(s) => s.len(),
@@ -183,7 +186,13 @@ pub(crate) fn map2_into<A: Copy, B: Copy, O: Copy>(
     for v in [a.len_hint(), b.len_hint()].into_iter().flatten() {
         assert_eq!(v, n);
     }
-    dispatch(Map2 { a, b, dst, f });
+    let op = Map2 { a, b, dst, f };
+    if n <= SMALL {
+        // Not worth a dispatch (IEEE arithmetic gives the same bits everywhere).
+        pulp::WithSimd::with_simd(op, pulp::Scalar::new())
+    } else {
+        dispatch(op)
+    }
 }
 
 impl<T> Val<'_, T> {
@@ -257,12 +266,7 @@ impl<T: Copy> pulp::WithSimd for Select<'_, T> {
 
 /// `where`: writes `x[i]` where `c[i]`, else `y[i]`; slices have `dst`'s length.
 #[inline(always)]
-pub(crate) fn select_into<T: Copy>(
-    c: Val<bool>,
-    x: Val<T>,
-    y: Val<T>,
-    dst: &mut [MaybeUninit<T>],
-) {
+pub(crate) fn select_into<T: Copy>(c: Val<bool>, x: Val<T>, y: Val<T>, dst: &mut [MaybeUninit<T>]) {
     let n = dst.len();
     for v in [c.len_hint(), x.len_hint(), y.len_hint()]
         .into_iter()

@@ -1,9 +1,14 @@
 //! anfora's tensor: an immutable n-d array with numpy semantics.
 //!
-//! This is the minimal tensor of the foundation issue: contiguous row-major storage shared behind
-//! an `Arc`, five dtypes, numpy broadcasting and type promotion (NEP 50 "weak" Python scalars),
-//! `gemm`-backed matmul, reductions, reshape/transpose, basic indexing, and printing that matches
-//! numpy's `repr`/`str` exactly.
+//! Contiguous row-major storage shared behind an `Arc`, five dtypes, numpy broadcasting and type
+//! promotion (NEP 50 "weak" Python scalars), `gemm`-backed matmul, reductions,
+//! reshape/transpose, basic indexing, and printing that matches numpy's `repr`/`str` exactly.
+//!
+//! Elementwise kernels are vectorized (AVX-512, AVX2+FMA or baseline, picked at run time) and
+//! split over threads (rayon) for large tensors. [`fused::FusedKernel`] evaluates a chain of
+//! elementwise ops in one pass over memory, bitwise equal to the ops one by one; the `_owned`
+//! ops ([`Tensor::binary_owned`], ...) and [`fused::FusedKernel::run_owned`] write into the buffer
+//! of a uniquely owned operand.
 //!
 //! Deliberate differences from numpy 2.x:
 //! - integer (and bool) floor division and modulo by zero raise `ZeroDivisionError` instead of
@@ -11,8 +16,10 @@
 //! - results numpy gives as int8 (floor division, modulo, power and shifts of two bools) are
 //!   int64, and float16 results (float functions of bools) are float64;
 //! - float literals in `from_nested` and float arguments of `arange` default to float32;
-//! - `exp`, `log`, `tanh`, `sin`, `cos` and float `pow` use Rust's libm, which can differ from
-//!   numpy's SIMD kernels in the last bit;
+//! - `exp`, `log`, `tanh`, `sigmoid` (and float32 `sin`/`cos`) are anfora's own vectorized
+//!   implementations, within 2 ulp of the correctly rounded result (`sqrt` is exact); they can
+//!   differ from numpy's in the last bit, as numpy's SIMD kernels differ from libm. float64
+//!   `sin`/`cos` and float `pow` use Rust's libm;
 //! - a result larger than the machine's memory (or than `ANFORA_MAX_TENSOR_BYTES` bytes, when
 //!   that environment variable is set) is a `MemoryError` up front, with a message of anfora's
 //!   own; sizes that overflow are numpy's ValueErrors.
@@ -25,6 +32,9 @@ mod construct;
 mod element;
 mod elementwise;
 mod format;
+pub mod fused;
+mod kernels;
+mod math;
 mod matmul;
 mod promote;
 mod reduce;
@@ -33,6 +43,7 @@ mod shape;
 mod tests;
 
 use element::{Element, with_storage};
+pub use fused::{FusedKernel, FusedOp};
 pub use promote::{
     binary_result_dtype, binary_scalar_result_dtype, promote_types, unary_result_dtype,
 };
@@ -366,6 +377,27 @@ impl Tensor {
     pub fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
         elementwise::unary(op, a)
     }
+    /// `binary`, reusing `a`'s buffer when it is uniquely owned and already has the result's
+    /// shape and dtype (no allocation); otherwise exactly `binary`.
+    pub fn binary_owned(op: BinaryOp, a: Tensor, b: &Tensor) -> Result<Tensor> {
+        elementwise::binary_in_place(op, a, b, true)
+    }
+    /// `binary_scalar`, reusing `t`'s buffer when it is uniquely owned and already has the
+    /// result's dtype (no allocation); otherwise exactly `binary_scalar`.
+    pub fn binary_scalar_owned(
+        op: BinaryOp,
+        t: Tensor,
+        s: Scalar,
+        scalar_first: bool,
+    ) -> Result<Tensor> {
+        let st = Tensor::scalar(s, promote::weak_scalar_dtype(op, t.dtype(), s))?;
+        elementwise::binary_in_place(op, t, &st, !scalar_first)
+    }
+    /// `unary`, reusing `a`'s buffer when it is uniquely owned and the result has its dtype (no
+    /// allocation); otherwise exactly `unary`.
+    pub fn unary_owned(op: UnaryOp, a: Tensor) -> Result<Tensor> {
+        elementwise::unary_in_place(op, a)
+    }
     /// `where(cond, x, y)` with broadcasting; `cond` is converted to bool.
     pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
         elementwise::where_(cond, x, y)
@@ -549,6 +581,18 @@ impl Tensor {
     /// All elements as Python scalars, in row-major order.
     pub fn to_scalars(&self) -> Vec<Scalar> {
         with_storage!(&*self.storage, v => v.iter().map(|&x| x.to_scalar()).collect())
+    }
+
+    /// Whether the storage is uniquely owned (no other Tensor shares it), so that the `_owned`
+    /// ops and `FusedKernel::run_owned` can write into it.
+    pub fn is_unique(&self) -> bool {
+        Arc::strong_count(&self.storage) == 1 && Arc::weak_count(&self.storage) == 0
+    }
+
+    /// The address of the first element of the storage (to check buffer reuse; never
+    /// dereference it).
+    pub fn as_ptr_addr(&self) -> usize {
+        with_storage!(&*self.storage, v => v.as_ptr() as usize)
     }
 
     /// Whether two tensors share the same storage allocation (cheap clones and reshapes do).

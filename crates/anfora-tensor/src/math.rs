@@ -98,32 +98,81 @@ pub(crate) fn exp_f32(x: f32) -> f32 {
     exp_core32(x)
 }
 
-/// e^x - 1 for x <= 0 (and NaN).
+/// (tanh x - x) / x^3 in z = x^2, |x| <= 0.55: error 1.0e-9 relative to tanh x.
+const TANH_P32: [f32; 5] = [
+    -0.333_333_2,
+    0.133_326,
+    -0.053_853_553,
+    0.021_076_394,
+    -0.006_280_413,
+];
+
+/// Below this, tanh is its odd Taylor-like polynomial; above, tanh|x| = 1 - 2e/(1 + e) with
+/// e = e^(-2|x|), where 2e/(1 + e) < 1/2 keeps the subtraction's error under half an ulp.
+const TANH_SMALL: f32 = 0.55;
+
+/// `reduce_ln2_32`'s first result: `bits(t) << 23` is `n << 23`, the exponent to add for 2^n.
 #[inline(always)]
-fn expm1_neg32(x: f32) -> f32 {
-    // e^-18 is below half an ulp of 1.
-    let x = if x < -18.0 { -18.0 } else { x };
-    let (r, n) = reduce_ln2_32(x);
-    let p = expm1_poly32(r);
-    let s = pow2_32(n);
-    s.mul_add(p, s - 1.0)
+fn reduce_ln2_bits32(x: f32) -> (f32, u32) {
+    let t = x.mul_add(LOG2E32, MAGIC32);
+    let n = t - MAGIC32;
+    let r = n.mul_add(-LN2_HI32, x);
+    let r = n.mul_add(-LN2_LO32, r);
+    // t = 1.5 * 2^23 + n: shifting out all but the low bits leaves n << 23, modulo 2^32.
+    (r, t.to_bits() << 23)
 }
 
 #[inline(always)]
 pub(crate) fn tanh_f32(x: f32) -> f32 {
-    // tanh|x| = -m / (m + 2) with m = e^(-2|x|) - 1, accurate for small and large |x| alike.
-    let m = expm1_neg32(-2.0 * x.abs());
-    (-m / (m + 2.0)).copysign(x)
+    let a = x.abs();
+    let z = a * a;
+    let c = TANH_P32;
+    let p = z.mul_add(c[4], c[3]);
+    let p = p.mul_add(z, c[2]);
+    let p = p.mul_add(z, c[1]);
+    let p = p.mul_add(z, c[0]);
+    let small = (a * z).mul_add(p, a);
+    // e = e^(-2|x|) in [e^-80, e^-1.1]: normal, so its exponent is added to the bits directly
+    // (e's error only reaches the result halved).
+    let y = -2.0 * a;
+    let (r, scale) = reduce_ln2_bits32(if y < -80.0 { -80.0 } else { y });
+    let q = EXPM1_Q32;
+    let p = r.mul_add(q[4], q[3]);
+    let p = p.mul_add(r, q[2]);
+    let p = p.mul_add(r, q[1]);
+    let p = p.mul_add(r, q[0]);
+    let p = p.mul_add(r, 1.0);
+    let p = p.mul_add(r, 1.0);
+    let e = f32::from_bits(p.to_bits().wrapping_add(scale));
+    let large = 1.0 - (e + e) / (1.0 + e);
+    // NaN takes the small branch, which keeps it (the large one may not).
+    let t = if a >= TANH_SMALL { large } else { small };
+    t.copysign(x)
 }
 
 #[inline(always)]
 pub(crate) fn sigmoid_f32(x: f32) -> f32 {
-    // 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: e never overflows.
+    // 1 / (1 + e) for x >= 0 and e / (1 + e) below, with e = e^-|x| (which never overflows).
     let a = -x.abs();
-    let e = exp_core32(if a < -104.0 { -104.0 } else { a });
-    let num = if x >= 0.0 { 1.0 } else { e };
-    num / (1.0 + e)
+    let (r, scale) = reduce_ln2_bits32(if a < -104.0 { -104.0 } else { a });
+    // e = (e^r 2^(n+64)) 2^-64: the first product is normal (n >= -150), the second rounds
+    // once, also to a subnormal.
+    let p = expm1_poly32(r) + 1.0;
+    let s = f32::from_bits(scale.wrapping_add((127 + 64) << 23));
+    // A product, not a sum of bits, so that NaN stays NaN.
+    let e = p * s * TWO_M64_32;
+    let d = 1.0 + e;
+    // The rounding error of d (exact, as e <= 1), corrected for below.
+    let d_lo = (1.0 - d) + e;
+    let pos = x >= 0.0;
+    let q = (if pos { 1.0 } else { e }) / d;
+    // 1 / d, as much as the correction needs.
+    let inv = if pos { q } else { 1.0 - q };
+    (-(q * inv)).mul_add(d_lo, q)
 }
+
+/// 2^-64.
+const TWO_M64_32: f32 = 5.421_011e-20;
 
 #[inline(always)]
 pub(crate) fn log_f32(x: f32) -> f32 {
@@ -222,29 +271,49 @@ pub(crate) fn exp_f64(x: f64) -> f64 {
     exp_core64(x)
 }
 
-/// e^x - 1 for x <= 0 (and NaN).
-#[inline(always)]
-fn expm1_neg64(x: f64) -> f64 {
-    // e^-40 is below half an ulp of 1.
-    let x = if x < -40.0 { -40.0 } else { x };
-    let (r, n) = reduce_ln2_64(x);
-    let p = expm1_poly64(r);
-    let s = pow2_64(n);
-    s.mul_add(p, s - 1.0)
-}
+/// (tanh x - x) / x^3 in z = x^2, |x| <= 0.55: error 5.6e-19 relative to tanh x.
+const TANH_P64: [f64; 11] = [
+    -0.333_333_333_333_333,
+    0.133_333_333_333_267_72,
+    -0.053_968_253_963_842_076,
+    0.021_869_488_388_022_22,
+    -0.008_863_232_634_502_952,
+    0.003_592_092_342_086_82,
+    -0.001_455_544_720_941_870_5,
+    0.000_588_451_701_749_767_6,
+    -0.000_233_398_742_971_801_03,
+    8.333_948_412_057_346e-5,
+    -1.950_798_937_457_207_4e-5,
+];
 
 #[inline(always)]
 pub(crate) fn tanh_f64(x: f64) -> f64 {
-    let m = expm1_neg64(-2.0 * x.abs());
-    (-m / (m + 2.0)).copysign(x)
+    let a = x.abs();
+    let z = a * a;
+    let c = TANH_P64;
+    let mut p = z.mul_add(c[10], c[9]);
+    for &k in c[..9].iter().rev() {
+        p = p.mul_add(z, k);
+    }
+    let small = (a * z).mul_add(p, a);
+    let y = -2.0 * a;
+    let (r, n) = reduce_ln2_64(if y < -200.0 { -200.0 } else { y });
+    let e = (expm1_poly64(r) + 1.0) * pow2_64(n);
+    let large = 1.0 - (e + e) / (1.0 + e);
+    let t = if a < 0.55 { small } else { large };
+    t.copysign(x)
 }
 
 #[inline(always)]
 pub(crate) fn sigmoid_f64(x: f64) -> f64 {
     let a = -x.abs();
     let e = exp_core64(if a < -746.0 { -746.0 } else { a });
-    let num = if x >= 0.0 { 1.0 } else { e };
-    num / (1.0 + e)
+    let d = 1.0 + e;
+    let d_lo = (1.0 - d) + e;
+    let pos = x >= 0.0;
+    let q = (if pos { 1.0 } else { e }) / d;
+    let inv = if pos { q } else { 1.0 - q };
+    (-(q * inv)).mul_add(d_lo, q)
 }
 
 /// fdlibm's `log` coefficients: 2 atanh(s) = 2s + s R(s^2).
@@ -261,7 +330,11 @@ const LG: [f64; 7] = [
 #[inline(always)]
 pub(crate) fn log_f64(x: f64) -> f64 {
     let tiny = x < f64::MIN_POSITIVE;
-    let xs = if tiny { x * 18_014_398_509_481_984.0 } else { x }; // 2^54
+    let xs = if tiny {
+        x * 18_014_398_509_481_984.0
+    } else {
+        x
+    }; // 2^54
     let kadj: i64 = if tiny { -54 } else { 0 };
     let ix = (xs.to_bits() as i64).wrapping_add(0x3ff0_0000_0000_0000 - 0x3fe6_a09e_667f_3bcd);
     let k = (ix >> 52).wrapping_sub(1023).wrapping_add(kadj);

@@ -402,3 +402,79 @@ fn slice_indices(
     };
     Ok((start as i64, len as usize, step))
 }
+
+/// Reads an operand broadcast to an output shape, a range of the output's flat (row-major)
+/// indices at a time: the gather step of the chunked kernels.
+#[derive(Clone, Debug)]
+pub(crate) struct BroadcastRead {
+    /// The output's dimensions, merged where the operand is contiguous across them, without
+    /// length-1 axes.
+    dims: Vec<usize>,
+    /// The operand's stride (in elements, 0 on broadcast axes) along each of `dims`.
+    strides: Vec<isize>,
+}
+
+impl BroadcastRead {
+    /// For an operand of `shape` that broadcasts to `out`.
+    pub(crate) fn new(shape: &[usize], out: &[usize]) -> BroadcastRead {
+        let own = broadcast_strides(shape, out);
+        let contiguous = contiguous_strides(out);
+        let (dims, st) = coalesce(out, [&contiguous, &own]);
+        BroadcastRead {
+            dims,
+            strides: st.iter().map(|s| s[1]).collect(),
+        }
+    }
+
+    /// Copies the elements at output positions `start..start + dst.len()` of the broadcast
+    /// operand `src` into `dst`. The range lies within the output.
+    pub(crate) fn read<T: Copy>(&self, src: &[T], start: usize, dst: &mut [T]) {
+        let nd = self.dims.len();
+        if nd == 0 {
+            dst.fill(src[0]);
+            return;
+        }
+        let (dims, strides) = (&self.dims, &self.strides);
+        let mut idx = vec![0usize; nd];
+        let mut rest = start;
+        for k in (0..nd).rev() {
+            idx[k] = rest % dims[k];
+            rest /= dims[k];
+        }
+        let mut off: isize = idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum();
+        let (inner, s) = (dims[nd - 1], strides[nd - 1]);
+        let mut pos = 0;
+        while pos < dst.len() {
+            let run = (inner - idx[nd - 1]).min(dst.len() - pos);
+            let out = &mut dst[pos..pos + run];
+            let o = off as usize;
+            match s {
+                0 => out.fill(src[o]),
+                1 => out.copy_from_slice(&src[o..o + run]),
+                _ => {
+                    for (j, d) in out.iter_mut().enumerate() {
+                        *d = src[(off + j as isize * s) as usize];
+                    }
+                }
+            }
+            pos += run;
+            idx[nd - 1] += run;
+            off += run as isize * s;
+            if idx[nd - 1] < inner {
+                continue;
+            }
+            // Carry into the outer axes.
+            off -= inner as isize * s;
+            idx[nd - 1] = 0;
+            for k in (0..nd - 1).rev() {
+                idx[k] += 1;
+                off += strides[k];
+                if idx[k] < dims[k] {
+                    break;
+                }
+                off -= dims[k] as isize * strides[k];
+                idx[k] = 0;
+            }
+        }
+    }
+}

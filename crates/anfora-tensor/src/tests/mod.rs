@@ -8,6 +8,8 @@ pub(crate) use crate::{
 mod binary;
 mod construct;
 mod convert;
+mod fused;
+mod math;
 mod matmul;
 mod memory;
 // Expected values are numpy's output, digits and all.
