@@ -199,8 +199,20 @@ impl Abs {
         }
     }
 
-    /// The least abstract covering both (`Err` when two tensors disagree).
+    /// The least abstract covering both: `Err` when two tensors disagree on their dtype, rank
+    /// or a size both know (a size known only at run time agrees with any size).
     pub fn join(&self, other: &Abs) -> Result<Abs, JoinError> {
+        self.join_with(other, false)
+    }
+
+    /// Like [`Abs::join`], but tensors of the same dtype and rank join to unknown sizes where
+    /// they differ (`Err` when their dtypes or ranks differ): the values a loop carries from
+    /// one iteration to the next may change their sizes.
+    pub fn join_sizes(&self, other: &Abs) -> Result<Abs, JoinError> {
+        self.join_with(other, true)
+    }
+
+    fn join_with(&self, other: &Abs, sizes: bool) -> Result<Abs, JoinError> {
         use Abs::*;
         if self == other {
             return Ok(self.clone());
@@ -215,16 +227,28 @@ impl Abs {
             (Str(_), Str(_)) => Str(Option::None),
             (Range(_), Range(_)) => Range(Option::None),
             (Slice(_), Slice(_)) => Slice(Option::None),
-            (Tuple(a), Tuple(b)) if a.len() == b.len() => Tuple(join_all(a, b)?),
-            (List(a), List(b)) if a.len() == b.len() => List(join_all(a, b)?),
+            (Tuple(a), Tuple(b)) if a.len() == b.len() => Tuple(join_all(a, b, sizes)?),
+            (List(a), List(b)) if a.len() == b.len() => List(join_all(a, b, sizes)?),
             (Tensor(a), Tensor(b)) => {
-                if a.dtype != b.dtype || a.shape != b.shape {
+                let same_rank = a.shape.len() == b.shape.len();
+                let sizes_conflict = a
+                    .shape
+                    .iter()
+                    .zip(b.shape.iter())
+                    .any(|(x, y)| matches!((x, y), (Some(x), Some(y)) if x != y));
+                if a.dtype != b.dtype || !same_rank || (!sizes && sizes_conflict) {
                     return Err(JoinError {
                         left: self.to_string(),
                         right: other.to_string(),
                     });
                 }
-                Abs::tensor(TensorAbs::new(a.dtype, a.shape.clone()))
+                let shape = a
+                    .shape
+                    .iter()
+                    .zip(b.shape.iter())
+                    .map(|(x, y)| if x == y { *x } else { Option::None })
+                    .collect();
+                Abs::tensor(TensorAbs::new(a.dtype, shape))
             }
             (Func(a), Func(b)) => {
                 let mut set: Vec<self::Func> = a.to_vec();
@@ -307,8 +331,11 @@ impl Abs {
     }
 }
 
-fn join_all(a: &[Abs], b: &[Abs]) -> Result<Arc<[Abs]>, JoinError> {
-    a.iter().zip(b.iter()).map(|(x, y)| x.join(y)).collect()
+fn join_all(a: &[Abs], b: &[Abs], sizes: bool) -> Result<Arc<[Abs]>, JoinError> {
+    a.iter()
+        .zip(b.iter())
+        .map(|(x, y)| x.join_with(y, sizes))
+        .collect()
 }
 
 fn dims(shape: &[Option<usize>]) -> String {

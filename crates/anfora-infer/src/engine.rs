@@ -22,13 +22,9 @@ use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim, Span}
 
 use crate::abs::{Abs, CtxId, Func, JoinError};
 use crate::rules::{self, RuleError};
+use anfora_vm::value::Method;
 
-/// Error code of a tensor operation whose shapes or dtypes do not fit.
-pub const SHAPE_ERROR: &str = "E0301";
-/// Error code of paths (branches, loop iterations) giving tensors of different shapes.
-pub const JOIN_ERROR: &str = "E0302";
-/// Error code of an analysis that did not converge.
-pub const NO_FIXPOINT: &str = "E0303";
+use anfora_ir::codes::{JOIN as JOIN_ERROR, NO_FIXPOINT, SHAPE as SHAPE_ERROR};
 
 /// Most specializations of one function for one parent context.
 const MAX_POLY: usize = 8;
@@ -57,7 +53,24 @@ pub struct Ctx {
     callers: HashSet<CtxId>,
     children: HashSet<CtxId>,
     /// Where each argument of a monovariant context first came from (for join errors).
-    arg_sources: Vec<Option<(Abs, Span)>>,
+    arg_sources: Vec<Option<ArgSource>>,
+    /// The call that first reached this context: the calling context and call node (for the
+    /// chain of calls in error notes).
+    origin: Option<(CtxId, NodeId)>,
+    /// For join blocks: the latest arguments of each jump into this context (checked against
+    /// each other once the analysis is done).
+    incoming: Vec<((CtxId, NodeId), Vec<ArgSource>)>,
+    /// For each call of several functions in the last evaluation: what each one gave.
+    results: HashMap<NodeId, Vec<(Func, Abs)>>,
+}
+
+/// Where a phi's value came from: the value, the node that computed it and the kind of block
+/// that jumped (to name the branch).
+#[derive(Clone, Debug)]
+struct ArgSource {
+    value: Abs,
+    span: Span,
+    from: GraphKind,
 }
 
 /// What the analysis found, owned, so that the specializer can change the module.
@@ -118,8 +131,6 @@ pub struct Engine<'m> {
     generic: HashSet<(GraphId, Option<CtxId>)>,
     /// Closures used as values: they need a monovariant specialization.
     pub value_closures: HashSet<(GraphId, Option<CtxId>)>,
-    /// Call nodes being evaluated, outermost first (for error notes).
-    stack: Vec<(CtxId, NodeId)>,
     pub errors: Vec<Diagnostic>,
     reported: HashSet<(String, u32, u32)>,
     steps: usize,
@@ -139,7 +150,6 @@ impl<'m> Engine<'m> {
             rerun: HashSet::new(),
             generic: HashSet::new(),
             value_closures: HashSet::new(),
-            stack: Vec::new(),
             errors: Vec::new(),
             reported: HashSet::new(),
             steps: 0,
@@ -176,7 +186,7 @@ impl<'m> Engine<'m> {
                 self.generic.insert((g, pc));
                 let n = self.module.graph(g).params.len();
                 let c = self.mono_context(g, pc);
-                self.add_mono_args(c, &vec![Abs::Any; n], Span::NONE);
+                self.add_mono_args(c, &vec![Abs::Any; n], None);
                 if !self.ctxs[c.0 as usize].evaluated {
                     self.evaluate(c);
                 }
@@ -186,7 +196,88 @@ impl<'m> Engine<'m> {
         let out = self.ctxs[root.0 as usize].result.clone();
         self.escape(&out);
         self.drain();
+        self.check_joins(root);
         root
+    }
+
+    /// The contexts the specialized program keeps: those reached from the root by calls, their
+    /// enclosing contexts and the contexts of closures used as values.
+    fn live(&self, root: CtxId) -> Vec<CtxId> {
+        let mut seen = HashSet::new();
+        let mut order = Vec::new();
+        let mut queue = VecDeque::from([root]);
+        for &(g, pc) in &self.value_closures {
+            if let Some(&c) = self.keys.get(&Key::Mono(g, pc)) {
+                queue.push_back(c);
+            }
+        }
+        while let Some(c) = queue.pop_front() {
+            if !seen.insert(c) {
+                continue;
+            }
+            order.push(c);
+            let ctx = self.ctx(c);
+            let mut nodes: Vec<&NodeId> = ctx.calls.keys().collect();
+            nodes.sort();
+            for n in nodes {
+                queue.extend(ctx.calls[n].iter().copied());
+            }
+            queue.extend(ctx.parent);
+        }
+        order
+    }
+
+    /// E0302 for the joins whose sizes disagree once the analysis is done. While it runs, a
+    /// value may have a size in one round and an unknown size in the next (a loop or a
+    /// recursion that changes it); only the final values tell whether two paths really give
+    /// tensors of different shapes. (Different dtypes or ranks are reported at once: they do
+    /// not change from round to round.)
+    fn check_joins(&mut self, root: CtxId) {
+        let live = self.live(root);
+        let is_live: HashSet<CtxId> = live.iter().copied().collect();
+        for &c in &live {
+            // The functions a call may call.
+            let mut calls: Vec<(NodeId, Vec<(Func, Abs)>)> = self
+                .ctx(c)
+                .results
+                .iter()
+                .map(|(n, r)| (*n, r.clone()))
+                .collect();
+            calls.sort_by_key(|(n, _)| *n);
+            for (n, results) in calls {
+                if let Some((i, j)) = first_conflict(results.iter().map(|(_, a)| a)) {
+                    let (a, b) = (&results[i], &results[j]);
+                    self.results_join_error(c, n, (&a.0, &a.1), (&b.0, &b.1));
+                }
+            }
+            // The jumps into a join block.
+            if self.module.graph(self.ctx(c).graph).kind != GraphKind::Join {
+                continue;
+            }
+            let edges: Vec<((CtxId, NodeId), Vec<ArgSource>)> = self
+                .ctx(c)
+                .incoming
+                .iter()
+                .filter(|((from, n), _)| {
+                    is_live.contains(from)
+                        && self
+                            .ctx(*from)
+                            .calls
+                            .get(n)
+                            .is_some_and(|ts| ts.contains(&c))
+                })
+                .cloned()
+                .collect();
+            let n_params = self.module.graph(self.ctx(c).graph).params.len();
+            for i in 0..n_params {
+                let values = edges.iter().map(|(_, sources)| &sources[i].value);
+                if let Some((a, b)) = first_conflict(values) {
+                    let from = edges[b].0.0;
+                    let (first, second) = (edges[a].1[i].clone(), edges[b].1[i].clone());
+                    self.phi_join_error(from, c, i, &first, &second);
+                }
+            }
+        }
     }
 
     /// Hands over the results.
@@ -256,6 +347,9 @@ impl<'m> Engine<'m> {
             callers: HashSet::new(),
             children: HashSet::new(),
             arg_sources: vec![None; n],
+            origin: None,
+            incoming: Vec::new(),
+            results: HashMap::new(),
         });
         self.keys.insert(key, id);
         if let Some(p) = parent {
@@ -294,6 +388,7 @@ impl<'m> Engine<'m> {
             self.steps += 1;
             if self.steps > MAX_STEPS {
                 self.report(
+                    c,
                     Diagnostic::error(
                         NO_FIXPOINT,
                         "type inference did not converge",
@@ -309,21 +404,42 @@ impl<'m> Engine<'m> {
         }
     }
 
-    fn report(&mut self, mut d: Diagnostic) {
-        let key = (d.message.clone(), d.span.start, d.span.end);
+    /// Records a diagnostic found while evaluating context `c` (once per message and span),
+    /// with the chain of Python-level calls that led to `c` as notes, innermost first, as
+    /// MindSpore's `analyze_fail.ir` shows them.
+    fn report(&mut self, c: CtxId, mut d: Diagnostic) {
+        // One error per place: the same operation failing again in another specialization
+        // (with other shapes) adds nothing.
+        let key = (d.code.to_string(), d.span.start, d.span.end);
         if !self.reported.insert(key) {
             return;
         }
-        for &(c, call) in self.stack.iter().rev() {
-            let function = &self.module.graph(self.ctx(c).graph).function;
-            let span = self.module.node(call).span;
-            d.notes.push(format!(
-                "called from {} in {}",
-                self.module.sources.describe(span),
-                function
-            ));
-        }
+        d.notes.extend(self.call_chain(c));
         self.errors.push(d);
+    }
+
+    /// `called from file:line:col in function` for each call of a function (not of a block of
+    /// the same function: branches and loops) on the way from the entry to context `c`.
+    fn call_chain(&self, c: CtxId) -> Vec<String> {
+        let mut notes = Vec::new();
+        let mut cur = c;
+        // Origins point to contexts created earlier, so this terminates; the bound is a guard.
+        for _ in 0..self.ctxs.len() {
+            let Some((caller, call)) = self.ctx(cur).origin else {
+                break;
+            };
+            if !self.module.graph(self.ctx(cur).graph).kind.is_block() {
+                let function = &self.module.graph(self.ctx(caller).graph).function;
+                let span = self.module.node(call).span;
+                notes.push(format!(
+                    "called from {} in {}",
+                    self.module.sources.describe(span),
+                    function
+                ));
+            }
+            cur = caller;
+        }
+        notes
     }
 
     // ---- evaluation -----------------------------------------------------------------------
@@ -342,6 +458,7 @@ impl<'m> Engine<'m> {
         }
         let old_values = std::mem::replace(&mut self.ctx_mut(c).values, values);
         self.ctx_mut(c).calls.clear();
+        self.ctx_mut(c).results.clear();
         for n in self.module.graph_nodes(g) {
             let a = self.eval_apply(c, n);
             self.ctx_mut(c).values.insert(n, a);
@@ -393,11 +510,16 @@ impl<'m> Engine<'m> {
 
     fn join(&mut self, a: &Abs, b: &Abs) -> Result<Abs, JoinError> {
         let r = a.join(b)?;
+        Ok(self.after_join(a, b, r))
+    }
+
+    /// The functions of `a` and `b` escape when their join `r` forgot them; `r`, kept small.
+    fn after_join(&mut self, a: &Abs, b: &Abs, r: Abs) -> Abs {
         if matches!(r, Abs::Any) && (contains_func(a) || contains_func(b)) {
             self.escape(a);
             self.escape(b);
         }
-        Ok(self.widen(r))
+        self.widen(r)
     }
 
     /// The abstract of node `n` as seen from context `c` (constants, parameters, nodes of `c`'s
@@ -485,13 +607,7 @@ impl<'m> Engine<'m> {
                 let mut result = Abs::Bottom;
                 for f in fs.iter() {
                     let r = self.call_func(c, n, f, args.clone(), direct);
-                    result = match self.join(&result, &r) {
-                        Ok(r) => r,
-                        Err(e) => {
-                            self.join_error(c, e, "gives");
-                            Abs::Any
-                        }
-                    };
+                    result = self.join_result(c, n, &result, f, r);
                 }
                 result
             }
@@ -506,32 +622,47 @@ impl<'m> Engine<'m> {
         }
     }
 
+    /// Joins what function `f` gave at call `n` into what the functions before it gave, and
+    /// records it for [`Engine::check_joins`]. Tensors whose sizes disagree join to unknown
+    /// sizes until then; other disagreements are errors now.
+    fn join_result(&mut self, c: CtxId, n: NodeId, acc: &Abs, f: &Func, r: Abs) -> Abs {
+        if !r.is_bottom() {
+            self.ctx_mut(c)
+                .results
+                .entry(n)
+                .or_default()
+                .push((f.clone(), r.clone()));
+        }
+        match acc.join_sizes(&r) {
+            Ok(joined) => self.after_join(acc, &r, joined),
+            Err(_) => {
+                let seen = self.ctx(c).results.get(&n).cloned().unwrap_or_default();
+                let first = seen
+                    .iter()
+                    .find(|(_, a)| a.join_sizes(&r).is_err())
+                    .cloned()
+                    .unwrap_or((f.clone(), acc.clone()));
+                self.results_join_error(c, n, (&first.0, &first.1), (f, &r));
+                Abs::Any
+            }
+        }
+    }
+
+    /// Calls `f`. `direct` calls name their callee in the program (the frontend bound their
+    /// arguments to its signature); other calls go through values and are bound here, as the
+    /// VM binds them at run time.
     fn call_func(&mut self, c: CtxId, n: NodeId, f: &Func, args: Vec<Abs>, direct: bool) -> Abs {
         match f {
             Func::Prim(Prim::CallKw) => self.call_kw(c, n, args),
             Func::Prim(p) => {
-                let r = if *p == Prim::Switch {
-                    self.switch(&args)
-                } else {
-                    match rules::infer_prim(*p, &args) {
-                        Ok(r) => r,
-                        Err(RuleError(msg)) => {
-                            let span = self.module.node(n).span;
-                            self.report(
-                                Diagnostic::error(SHAPE_ERROR, format!("{}: {msg}", p.python_name()), span)
-                                    .with_label("here")
-                                    .with_hint("tensor shapes and dtypes are checked when compiling, before the program runs"),
-                            );
-                            Abs::Any
-                        }
-                    }
-                };
-                if passes_values(*p) && contains_any(&r) {
-                    for a in &args {
-                        self.escape(a);
-                    }
+                if direct {
+                    return self.call_prim(c, n, *p, args);
                 }
-                r
+                match bind_positional(p.signature(), args, &mut |k| self.constant(c, k)) {
+                    Some(bound) => self.call_prim(c, n, *p, bound),
+                    // TypeError at run time.
+                    None => Abs::Bottom,
+                }
             }
             Func::Closure { graph, ctx } => self.call_closure(c, n, *graph, *ctx, args, direct),
             Func::Partial(inner, bound) => {
@@ -542,16 +673,45 @@ impl<'m> Engine<'m> {
             Func::Method(m, t) => match rules::method(*m, t, &args) {
                 Ok(r) => r,
                 Err(RuleError(msg)) => {
-                    let span = self.module.node(n).span;
-                    self.report(
-                        Diagnostic::error(SHAPE_ERROR, format!("Tensor.{}: {msg}", m.name()), span)
-                            .with_label("here")
-                            .with_hint("tensor shapes and dtypes are checked when compiling, before the program runs"),
-                    );
+                    self.shape_error(c, n, m.name(), &msg);
                     Abs::Any
                 }
             },
         }
+    }
+
+    /// Calls primitive `p` with arguments bound to its signature.
+    fn call_prim(&mut self, c: CtxId, n: NodeId, p: Prim, args: Vec<Abs>) -> Abs {
+        let r = if p == Prim::Switch {
+            self.switch(&args)
+        } else {
+            match rules::infer_prim(p, &args) {
+                Ok(r) => r,
+                Err(RuleError(msg)) => {
+                    self.shape_error(c, n, &rules::op_label(p), &msg);
+                    Abs::Any
+                }
+            }
+        };
+        if passes_values(p) && contains_any(&r) {
+            for a in &args {
+                self.escape(a);
+            }
+        }
+        r
+    }
+
+    /// E0301 at call node `n`: `operation: message`.
+    fn shape_error(&mut self, c: CtxId, n: NodeId, operation: &str, msg: &str) {
+        let span = self.module.node(n).span;
+        self.report(
+            c,
+            Diagnostic::error(SHAPE_ERROR, rules::shape_message(operation, msg), span)
+                .with_label("here")
+                .with_hint(
+                    "tensor shapes and dtypes are checked when compiling, before the program runs",
+                ),
+        );
     }
 
     fn switch(&mut self, args: &[Abs]) -> Abs {
@@ -607,7 +767,10 @@ impl<'m> Engine<'m> {
                                     anfora_ir::ArgSource::Default(k) => self.constant(c, &k),
                                 })
                                 .collect();
-                            self.call_func(c, n, f, bound, false)
+                            match f {
+                                Func::Prim(p) => self.call_prim(c, n, *p, bound),
+                                _ => self.call_func(c, n, f, bound, false),
+                            }
                         }
                         // TypeError at run time.
                         Err(_) => Abs::Bottom,
@@ -616,35 +779,23 @@ impl<'m> Engine<'m> {
                 None => {
                     // Tensor methods take keywords too.
                     if let Func::Method(m, t) = f {
-                        let mut bound = positional.clone();
-                        if !kw.is_empty()
-                            && matches!(m.name(), "sum" | "mean" | "max" | "min" | "prod")
-                        {
-                            let axis = names
-                                .iter()
-                                .position(|k| k == "axis")
-                                .map(|j| kw[j].clone());
-                            let keep = names
-                                .iter()
-                                .position(|k| k == "keepdims")
-                                .map(|j| kw[j].clone());
-                            while bound.len() < 2 {
-                                bound.push(Abs::Bottom);
-                            }
-                            if bound[0].is_bottom() {
-                                bound[0] = axis.unwrap_or(Abs::None);
-                            }
-                            if bound[1].is_bottom() {
-                                bound[1] = keep.unwrap_or(Abs::Bool(Some(false)));
-                            }
+                        match bind_method(*m, &positional, &names, &kw) {
+                            Some(bound) => match rules::method(*m, t, &bound) {
+                                Ok(r) => r,
+                                Err(RuleError(msg)) => {
+                                    self.shape_error(c, n, m.name(), &msg);
+                                    Abs::Any
+                                }
+                            },
+                            // TypeError at run time.
+                            None => Abs::Bottom,
                         }
-                        rules::method(*m, t, &bound).unwrap_or(Abs::Any)
                     } else {
                         Abs::Any
                     }
                 }
             };
-            result = result.join(&r).unwrap_or(Abs::Any);
+            result = self.join_result(c, n, &result, f, r);
         }
         result
     }
@@ -661,34 +812,40 @@ impl<'m> Engine<'m> {
         let graph = self.module.graph(h);
         // Calls through values are bound at run time: fill defaults here.
         let args = if args.len() != graph.params.len() {
-            match &graph.signature {
-                Some(sig) if !direct => match sig.bind(args.len(), &[]) {
-                    Ok(sources) => sources
-                        .into_iter()
-                        .map(|s| match s {
-                            anfora_ir::ArgSource::Positional(i) => args[i].clone(),
-                            anfora_ir::ArgSource::Default(k) => self.constant(c, &k),
-                            anfora_ir::ArgSource::Keyword(_) => Abs::Any,
-                        })
-                        .collect(),
-                    Err(_) => return Abs::Bottom,
-                },
+            match graph.signature.clone() {
+                Some(sig) if !direct => {
+                    match bind_positional(&sig, args, &mut |k| self.constant(c, k)) {
+                        Some(bound) => bound,
+                        None => return Abs::Bottom,
+                    }
+                }
                 _ => return Abs::Bottom,
             }
         } else {
             args
         };
+        let graph = self.module.graph(h);
         let kind = graph.kind;
-        let recursive = self
-            .in_progress
-            .iter()
-            .any(|&x| self.ctx(x).graph == h && self.ctx(x).parent == pc);
+        let recursive = self.is_recursive_call(c, h, pc);
+        // A recursive call whose broadened arguments are those of an existing specialization
+        // (the entry called with values known only at run time) calls it: one specialization.
+        let existing = if recursive && !self.generic.contains(&(h, pc)) {
+            let broadened: Vec<Abs> = args.iter().map(Abs::broaden).collect();
+            self.keys.get(&Key::Poly(h, pc, broadened)).copied()
+        } else {
+            None
+        };
+        // A signature specialized before keeps its specialization when the caller is
+        // re-evaluated after the limit was reached.
+        let known = || self.keys.contains_key(&Key::Poly(h, pc, args.clone()));
         let mono = matches!(kind, GraphKind::Join | GraphKind::LoopHeader)
             || !direct
             || recursive
             || self.generic.contains(&(h, pc))
-            || self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_POLY;
-        let target = if mono {
+            || (self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_POLY && !known());
+        let target = if let Some(x) = existing {
+            x
+        } else if mono {
             let t = self.mono_context(h, pc);
             let broaden = kind == GraphKind::LoopHeader || recursive || kind == GraphKind::Function;
             let args: Vec<Abs> = if self.generic.contains(&(h, pc)) {
@@ -698,8 +855,7 @@ impl<'m> Engine<'m> {
             } else {
                 args
             };
-            let span = self.module.node(n).span;
-            self.add_mono_args(t, &args, span);
+            self.add_mono_args(t, &args, Some((c, n)));
             t
         } else {
             let key = Key::Poly(h, pc, args.clone());
@@ -710,30 +866,56 @@ impl<'m> Engine<'m> {
         };
         self.ctx_mut(c).calls.entry(n).or_default().push(target);
         self.ctx_mut(target).callers.insert(c);
+        // The first call reaching a context created after the caller is where it comes from
+        // (origins point to older contexts, so their chains end).
+        if self.ctx(target).origin.is_none() && target > c {
+            self.ctx_mut(target).origin = Some((c, n));
+        }
         if !self.ctx(target).evaluated && !self.in_progress.contains(&target) {
-            self.stack.push((c, n));
             self.evaluate(target);
-            self.stack.pop();
         }
         self.ctx(target).result.clone()
     }
 
+    /// Whether calling graph `h` (with parent context `pc`) from context `c` is a recursive
+    /// call: an instance of `h` is being evaluated, or is among the calls that led to `c`. (The
+    /// chain of first calls does not depend on the order contexts are evaluated in, so a
+    /// context re-evaluated on its own still sees its recursive calls as recursive.)
+    fn is_recursive_call(&self, c: CtxId, h: GraphId, pc: Option<CtxId>) -> bool {
+        let is_h = |x: CtxId| self.ctx(x).graph == h && self.ctx(x).parent == pc;
+        if self.in_progress.iter().any(|&x| is_h(x)) {
+            return true;
+        }
+        let mut cur = Some(c);
+        while let Some(x) = cur {
+            if is_h(x) {
+                return true;
+            }
+            cur = self.ctx(x).origin.map(|(caller, _)| caller);
+        }
+        false
+    }
+
     /// Joins `args` into a monovariant context's arguments; re-evaluates it if they grew. The
     /// phis of join blocks and loop headers must agree on tensors; the arguments of functions
-    /// widen to unknown dimensions instead.
-    fn add_mono_args(&mut self, t: CtxId, args: &[Abs], span: Span) {
-        let strict = matches!(
-            self.module.graph(self.ctx(t).graph).kind,
-            GraphKind::Join | GraphKind::LoopHeader
-        );
+    /// widen to unknown dimensions instead. `from` is the calling context and call node.
+    fn add_mono_args(&mut self, t: CtxId, args: &[Abs], from: Option<(CtxId, NodeId)>) {
+        let kind = self.module.graph(self.ctx(t).graph).kind;
+        let strict = matches!(kind, GraphKind::Join | GraphKind::LoopHeader);
         let mut changed = false;
         for (i, a) in args.iter().enumerate() {
             let old = self.ctx(t).args.get(i).cloned().unwrap_or(Abs::Bottom);
+            let source = from.map(|(c, n)| self.arg_source(c, n, i, a));
             let new = if strict {
-                match self.join(&old, a) {
-                    Ok(r) => r,
+                // Sizes may differ: from one loop iteration to the next, and, until the
+                // analysis is done, on the paths into a join block (`check_joins`).
+                match old.join_sizes(a) {
+                    Ok(r) => self.after_join(&old, a, r),
                     Err(_) => {
-                        self.phi_join_error(t, i, a, span);
+                        let first = self.ctx(t).arg_sources.get(i).cloned().flatten();
+                        if let (Some((c, _)), Some(first), Some(second)) = (from, first, &source) {
+                            self.phi_join_error(c, t, i, &first, second);
+                        }
                         Abs::Any
                     }
                 }
@@ -745,8 +927,25 @@ impl<'m> Engine<'m> {
                 }
                 self.widen(r)
             };
-            if self.ctx(t).arg_sources.get(i).is_some_and(|s| s.is_none()) && !a.is_bottom() {
-                self.ctx_mut(t).arg_sources[i] = Some((a.clone(), span));
+            if self.ctx(t).arg_sources.get(i).is_some_and(|s| s.is_none())
+                && !a.is_bottom()
+                && let Some(source) = &source
+            {
+                self.ctx_mut(t).arg_sources[i] = Some(source.clone());
+            }
+            if let (Some(edge), Some(source)) = (from, source)
+                && kind == GraphKind::Join
+            {
+                let ctx = self.ctx_mut(t);
+                match ctx.incoming.iter_mut().find(|(e, _)| *e == edge) {
+                    Some((_, sources)) => {
+                        if sources.len() <= i {
+                            sources.resize(i + 1, source.clone());
+                        }
+                        sources[i] = source;
+                    }
+                    None => ctx.incoming.push((edge, vec![source; i + 1])),
+                }
             }
             if new != old {
                 if i < self.ctx(t).args.len() {
@@ -760,7 +959,34 @@ impl<'m> Engine<'m> {
         }
     }
 
-    fn phi_join_error(&mut self, t: CtxId, i: usize, a: &Abs, span: Span) {
+    /// Where argument `i` of call `n` in context `c` comes from: the node computing it (or the
+    /// call when it is a constant) and the kind of the calling block.
+    fn arg_source(&self, c: CtxId, n: NodeId, i: usize, a: &Abs) -> ArgSource {
+        let call = self.module.node(n).span;
+        let span = self
+            .module
+            .inputs(n)
+            .get(i + 1)
+            .map(|&x| self.module.node(x).span)
+            .filter(|s| !s.is_none())
+            .unwrap_or(call);
+        ArgSource {
+            value: a.clone(),
+            span,
+            from: self.module.graph(self.ctx(c).graph).kind,
+        }
+    }
+
+    /// E0302 for the phi of a join block or loop header: parameter `i` of context `t` gets
+    /// `second` (from a jump in context `c`) where it already had a tensor it cannot join.
+    fn phi_join_error(
+        &mut self,
+        c: CtxId,
+        t: CtxId,
+        i: usize,
+        first: &ArgSource,
+        second: &ArgSource,
+    ) {
         let g = self.ctx(t).graph;
         let graph = self.module.graph(g);
         let var = graph
@@ -769,50 +995,115 @@ impl<'m> Engine<'m> {
             .and_then(|&p| self.module.node(p).name.clone())
             .map(|n| n.trim_start_matches('ф').to_string())
             .unwrap_or_default();
-        let var = if var.starts_with('.') {
+        let var = if var.starts_with('.') || var.is_empty() {
             "the value".to_string()
         } else {
             format!("'{var}'")
         };
-        let (first, first_span) = self.ctx(t).arg_sources[i]
-            .clone()
-            .unwrap_or((Abs::Any, Span::NONE));
-        let (what, hint) = if graph.kind == GraphKind::LoopHeader {
+        let (a, b) = (first.value.broaden(), second.value.broaden());
+        let what = difference(&a, &b);
+        let (message, hint) = if graph.kind == GraphKind::LoopHeader {
             (
-                format!("{var} changes from {first} to {a} between loop iterations"),
-                "a tensor carried through a loop must keep its dtype and shape",
+                format!("{var} changes from {a} to {b} between loop iterations ({what} differ)"),
+                "a tensor carried through a loop must keep its dtype and rank (its sizes may change)",
             )
         } else {
             (
-                format!("{var} is {first} on one path and {a} on another"),
+                format!(
+                    "{var} is {a} {} and {b} {} ({what} differ)",
+                    path_name(first.from, true),
+                    path_name(second.from, false)
+                ),
                 "the branches of an `if` must give tensors of the same dtype and shape",
             )
         };
-        let mut d = Diagnostic::error(JOIN_ERROR, what, span)
-            .with_label(format!("{a} here"))
-            .with_hint(hint);
-        if !first_span.is_none() {
-            d = d.with_related(first_span, format!("{first} here"));
-        }
-        self.report(d);
+        let span = graph.span;
+        let d = Diagnostic::error(JOIN_ERROR, message, span)
+            .with_label(if graph.kind == GraphKind::LoopHeader {
+                "in this loop"
+            } else {
+                "where the paths join"
+            })
+            .with_hint(hint)
+            .with_related(first.span, format!("{a} here"))
+            .with_related(second.span, format!("{b} here"));
+        self.report(c, d);
     }
 
-    fn join_error(&mut self, c: CtxId, e: JoinError, verb: &str) {
-        let g = self.ctx(c).graph;
-        let span = self.module.graph(g).span;
-        let function = self.module.graph(g).function.clone();
-        self.report(
-            Diagnostic::error(
-                JOIN_ERROR,
-                format!(
-                    "the branches of '{function}' {verb} tensors of different dtypes or shapes: {} and {}",
-                    e.left, e.right
-                ),
-                span,
-            )
-            .with_label("in this function")
-            .with_hint("the branches of an `if` must give tensors of the same dtype and shape"),
+    /// E0302 for the results of the functions a call may call (the branches of an `if` that
+    /// both return, or a function value that is one of several functions).
+    fn results_join_error(
+        &mut self,
+        c: CtxId,
+        n: NodeId,
+        first: (&Func, &Abs),
+        second: (&Func, &Abs),
+    ) {
+        let (a, b) = (first.1.broaden(), second.1.broaden());
+        let what = difference(&a, &b);
+        let kind = |f: &Func| match f {
+            Func::Closure { graph, .. } => Some(self.module.graph(*graph).kind),
+            _ => None,
+        };
+        let out_span = |f: &Func| match f {
+            Func::Closure { graph, .. } => {
+                let g = self.module.graph(*graph);
+                g.output
+                    .map(|o| self.module.node(o).span)
+                    .filter(|s| !s.is_none())
+                    .unwrap_or(g.span)
+            }
+            _ => Span::NONE,
+        };
+        let name = |f: &Func| match f {
+            Func::Closure { graph, .. } => format!("'{}'", self.module.graph(*graph).function),
+            Func::Prim(p) => format!("'{}'", p.python_name()),
+            Func::Partial(..) => "a partial application".to_string(),
+            Func::Method(m, _) => format!("'Tensor.{}'", m.name()),
+        };
+        let (k1, k2) = (kind(first.0), kind(second.0));
+        let branches = matches!(
+            (k1, k2),
+            (Some(GraphKind::TrueBranch), Some(GraphKind::FalseBranch))
+                | (Some(GraphKind::FalseBranch), Some(GraphKind::TrueBranch))
         );
+        let (message, label, hint) = if branches {
+            (
+                format!(
+                    "the branches of this `if` give tensors of different {what}: {a} {} and {b} {}",
+                    path_name(k1.unwrap_or(GraphKind::Join), true),
+                    path_name(k2.unwrap_or(GraphKind::Join), false)
+                ),
+                "the branches join here",
+                "the branches of an `if` must give tensors of the same dtype and shape",
+            )
+        } else if k1.is_some_and(GraphKind::is_block) && k2.is_some_and(GraphKind::is_block) {
+            (
+                format!("the paths that join here give tensors of different {what}: {a} and {b}"),
+                "the paths join here",
+                "every path must give tensors of the same dtype and shape",
+            )
+        } else {
+            (
+                format!(
+                    "the functions called here give tensors of different {what}: {a} from {} and {b} from {}",
+                    name(first.0),
+                    name(second.0)
+                ),
+                "one of several functions",
+                "the functions one call may call must return tensors of the same dtype and shape",
+            )
+        };
+        let mut d = Diagnostic::error(JOIN_ERROR, message, self.module.node(n).span)
+            .with_label(label)
+            .with_hint(hint);
+        for (f, v) in [(first.0, &a), (second.0, &b)] {
+            let s = out_span(f);
+            if !s.is_none() {
+                d = d.with_related(s, format!("{v} here"));
+            }
+        }
+        self.report(c, d);
     }
 
     /// The closures in `a` may now be called with anything: compile them generically.
@@ -827,10 +1118,125 @@ impl<'m> Engine<'m> {
                 self.value_closures.insert((graph, ctx));
                 let n = self.module.graph(graph).params.len();
                 let t = self.mono_context(graph, ctx);
-                self.add_mono_args(t, &vec![Abs::Any; n], Span::NONE);
+                self.add_mono_args(t, &vec![Abs::Any; n], None);
             }
         }
     }
+}
+
+/// The first two of `values` (by position) that do not join.
+fn first_conflict<'a>(values: impl Iterator<Item = &'a Abs>) -> Option<(usize, usize)> {
+    let values: Vec<&Abs> = values.collect();
+    for j in 1..values.len() {
+        for i in 0..j {
+            if values[i].join(values[j]).is_err() {
+                return Some((i, j));
+            }
+        }
+    }
+    None
+}
+
+/// How a path into a join is named in messages, from the kind of block that jumps.
+fn path_name(kind: GraphKind, first: bool) -> &'static str {
+    match kind {
+        GraphKind::TrueBranch => "in the true branch",
+        GraphKind::FalseBranch => "in the false branch",
+        _ if first => "on one path",
+        _ => "on another",
+    }
+}
+
+/// What two abstracts that do not join disagree on: `dtypes`, `shapes` or both (of the first
+/// pair of tensors that disagree).
+fn difference(a: &Abs, b: &Abs) -> &'static str {
+    fn find(a: &Abs, b: &Abs) -> Option<&'static str> {
+        match (a, b) {
+            (Abs::Tensor(x), Abs::Tensor(y)) => {
+                let dtypes = x.dtype != y.dtype;
+                let ranks = x.shape.len() != y.shape.len();
+                let shapes = x.shape != y.shape;
+                match (dtypes, ranks, shapes) {
+                    (true, true, _) => Some("dtypes and ranks"),
+                    (true, false, true) => Some("dtypes and shapes"),
+                    (true, false, false) => Some("dtypes"),
+                    (false, true, _) => Some("ranks"),
+                    (false, false, true) => Some("shapes"),
+                    (false, false, false) => None,
+                }
+            }
+            (Abs::Tuple(xs), Abs::Tuple(ys)) | (Abs::List(xs), Abs::List(ys))
+                if xs.len() == ys.len() =>
+            {
+                xs.iter().zip(ys.iter()).find_map(|(x, y)| find(x, y))
+            }
+            _ => None,
+        }
+    }
+    find(a, b).unwrap_or("dtypes or shapes")
+}
+
+/// Binds the positional arguments of a call through a value to `sig` (defaults filled in);
+/// `None` when Python would raise TypeError.
+fn bind_positional(
+    sig: &anfora_ir::Signature,
+    args: Vec<Abs>,
+    constant: &mut dyn FnMut(&Const) -> Abs,
+) -> Option<Vec<Abs>> {
+    let sources = sig.bind(args.len(), &[]).ok()?;
+    Some(
+        sources
+            .into_iter()
+            .map(|s| match s {
+                anfora_ir::ArgSource::Positional(i) => args[i].clone(),
+                anfora_ir::ArgSource::Default(k) => constant(&k),
+                anfora_ir::ArgSource::Keyword(_) => Abs::Any,
+            })
+            .collect(),
+    )
+}
+
+/// Binds the arguments of a tensor method called with keywords as the VM does (`None` when
+/// Python would raise TypeError). The result holds the arguments after the tensor.
+fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> Option<Vec<Abs>> {
+    let reduction = match m {
+        Method::Sum => Prim::ReduceSum,
+        Method::Mean => Prim::ReduceMean,
+        Method::Max => Prim::ReduceMax,
+        Method::Min => Prim::ReduceMin,
+        Method::Prod => Prim::ReduceProd,
+        Method::Astype => {
+            return match (positional, names) {
+                ([d], []) => Some(vec![d.clone()]),
+                ([], [k]) if k == "dtype" => Some(vec![kw[0].clone()]),
+                _ => None,
+            };
+        }
+        Method::Reshape | Method::Transpose | Method::Item => {
+            return names.is_empty().then(|| positional.to_vec());
+        }
+    };
+    let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    // The tensor is the first parameter of the reduction.
+    let sources = reduction
+        .signature()
+        .bind(positional.len() + 1, &refs)
+        .ok()?;
+    let mut bound: Vec<Abs> = sources
+        .into_iter()
+        .map(|s| match s {
+            anfora_ir::ArgSource::Positional(0) => Abs::None,
+            anfora_ir::ArgSource::Positional(i) => positional[i - 1].clone(),
+            anfora_ir::ArgSource::Keyword(j) => kw[j].clone(),
+            anfora_ir::ArgSource::Default(k) => {
+                rules::from_value(&anfora_vm::value::from_const(&k, &mut |_| {
+                    anfora_vm::Value::None
+                }))
+            }
+        })
+        .collect();
+    bound.remove(0);
+    Some(bound)
 }
 
 /// Primitives whose result can hold their arguments' values (so a function inside an argument

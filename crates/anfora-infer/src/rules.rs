@@ -37,6 +37,44 @@ fn from_tensor_error(e: TensorError) -> RuleError {
     RuleError(e.message)
 }
 
+/// The name of an operation in compile-time error messages: the `anfora.ops` or builtin name
+/// (`add`, `matmul`, `sum`, `len`), numpy's ufunc name for operators that have neither.
+pub fn op_label(p: Prim) -> String {
+    match p {
+        Prim::GetItem | Prim::TupleGetItem => return "index".into(),
+        Prim::InplaceAdd => return "add".into(),
+        Prim::InplaceMul => return "mul".into(),
+        _ => {}
+    }
+    if let Some(op) = binary_op(p) {
+        let name = p.python_name();
+        if !name.starts_with("ops.") && !name.chars().all(|c| c.is_ascii_lowercase()) {
+            return op.ufunc_name().into();
+        }
+    }
+    match p {
+        Prim::Invert => return "invert".into(),
+        Prim::Pos => return "positive".into(),
+        _ => {}
+    }
+    let name = p.python_name();
+    name.strip_prefix("ops.").unwrap_or(&name).to_string()
+}
+
+/// `operation: message`, unless the message already starts with the operation's name (numpy's
+/// matmul messages do).
+pub fn shape_message(operation: &str, msg: &str) -> String {
+    let msg = msg.trim_end();
+    if msg
+        .strip_prefix(operation)
+        .is_some_and(|rest| rest.starts_with(':'))
+    {
+        msg.to_string()
+    } else {
+        format!("{operation}: {msg}")
+    }
+}
+
 // ---- values <-> abstracts -----------------------------------------------------------------
 
 /// The value of a fully constant abstract.
@@ -56,7 +94,7 @@ pub fn to_value(a: &Abs) -> Option<Value> {
             _ => return None,
         },
         Abs::Range(Some(r)) => Value::Range(*r),
-        Abs::Slice(Some(s)) => Value::Slice(*s),
+        Abs::Slice(Some(s)) => Value::Slice(std::rc::Rc::new(*s)),
         Abs::Ellipsis => Value::Ellipsis,
         _ => return None,
     })
@@ -80,7 +118,7 @@ pub fn from_value(v: &Value) -> Abs {
         Value::DType(d) => Abs::DType(*d),
         Value::Prim(p) => Abs::func(Func::Prim(*p)),
         Value::Range(r) => Abs::Range(Some(*r)),
-        Value::Slice(s) => Abs::Slice(Some(*s)),
+        Value::Slice(s) => Abs::Slice(Some(**s)),
         Value::Ellipsis => Abs::Ellipsis,
         Value::Unbound => Abs::Unbound,
         Value::Closure(_) | Value::Partial(_) | Value::Method(_) => Abs::Any,
@@ -146,6 +184,19 @@ fn shape_str(shape: &[Option<usize>]) -> String {
     }
 }
 
+/// A shape as numpy prints it in broadcasting errors, `(2,3)`, with `?` for unknown sizes.
+fn compact_shape(shape: &[Option<usize>]) -> String {
+    let parts: Vec<String> = shape
+        .iter()
+        .map(|d| d.map(|d| d.to_string()).unwrap_or_else(|| "?".into()))
+        .collect();
+    if parts.len() == 1 {
+        format!("({},)", parts[0])
+    } else {
+        format!("({})", parts.join(","))
+    }
+}
+
 /// numpy broadcasting over possibly unknown dimensions.
 fn broadcast(a: &[Option<usize>], b: &[Option<usize>]) -> Result<Vec<Option<usize>>, RuleError> {
     if let (Some(x), Some(y)) = (
@@ -175,8 +226,8 @@ fn broadcast(a: &[Option<usize>], b: &[Option<usize>]) -> Result<Vec<Option<usiz
             (Some(_), Some(_)) => {
                 return Err(err(format!(
                     "operands could not be broadcast together with shapes {} {}",
-                    shape_str(a),
-                    shape_str(b)
+                    compact_shape(a),
+                    compact_shape(b)
                 )));
             }
             _ => None,
@@ -495,7 +546,30 @@ fn length(a: &Abs) -> Abs {
     }
 }
 
+/// An index that Python accepts as an int: ints, bools and 0-d integer tensors (`Some(None)`
+/// when its value is unknown).
+fn int_index(a: &Abs) -> Option<Option<i64>> {
+    match a {
+        Abs::Int(i) => Some(*i),
+        Abs::Bool(b) => Some(b.map(i64::from)),
+        Abs::Tensor(t) if t.shape.is_empty() && t.dtype.is_int() => {
+            Some(t.value.as_ref().and_then(|v| match v.item() {
+                Ok(Scalar::Int(i)) => Some(i),
+                _ => None,
+            }))
+        }
+        _ => None,
+    }
+}
+
 fn getitem(obj: &Abs, idx: &Abs) -> Rule {
+    // A 0-d integer tensor indexes sequences as an int.
+    if !matches!(obj, Abs::Tensor(_))
+        && matches!(idx, Abs::Tensor(_))
+        && let Some(i) = int_index(idx)
+    {
+        return getitem(obj, &Abs::Int(i));
+    }
     Ok(match obj {
         Abs::Tuple(items) | Abs::List(items) => match idx {
             Abs::Int(Some(_)) | Abs::Bool(Some(_)) => {
@@ -550,6 +624,17 @@ fn tensor_index(t: &TensorAbs, idx: &Abs) -> Rule {
     };
     let mut out = Vec::new();
     let mut dim = 0usize;
+    if parts.iter().filter(|p| matches!(p, Abs::Ellipsis)).count() > 1 {
+        return Err(err("an index can only have a single ellipsis ('...')"));
+    }
+    // A 0-d integer tensor indexes as an int.
+    let parts: Vec<Abs> = parts
+        .into_iter()
+        .map(|p| match (&p, int_index(&p)) {
+            (Abs::Tensor(_), Some(i)) => Abs::Int(i),
+            _ => p,
+        })
+        .collect();
     let consumed = parts
         .iter()
         .filter(|p| !matches!(p, Abs::None | Abs::Ellipsis))
@@ -721,7 +806,28 @@ fn reshape(t: &TensorAbs, spec: &Abs) -> Rule {
     let dims: Vec<i64> = match spec {
         Abs::Tuple(items) | Abs::List(items) => match items.iter().map(Abs::as_i64).collect() {
             Some(d) => d,
-            None => return Ok(tensor_abs(t.dtype, vec![None; items.len()])),
+            // Some entries are known only at run time: keep the known sizes, and check that
+            // they divide the number of elements (whatever the others are).
+            None => {
+                let shape: Vec<Option<usize>> = items
+                    .iter()
+                    .map(|a| a.as_i64().and_then(|d| usize::try_from(d).ok()))
+                    .collect();
+                let known = shape
+                    .iter()
+                    .flatten()
+                    .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+                if let (Some(total), Some(known)) = (t.numel(), known)
+                    && known > 0
+                    && total % known != 0
+                {
+                    return Err(err(format!(
+                        "cannot reshape array of size {total} into shape {}",
+                        compact_shape(&shape)
+                    )));
+                }
+                return Ok(tensor_abs(t.dtype, shape));
+            }
         },
         other => match other.as_i64() {
             Some(d) => vec![d],
@@ -735,41 +841,67 @@ fn reshape(t: &TensorAbs, spec: &Abs) -> Rule {
             .collect();
         return Ok(tensor_abs(t.dtype, shape));
     };
-    let unknown: Vec<usize> = dims
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| **d < 0)
-        .map(|(i, _)| i)
-        .collect();
-    if unknown.len() > 1 {
-        return Err(err("can only specify one unknown dimension"));
-    }
-    let known: usize = dims
-        .iter()
-        .filter(|d| **d >= 0)
-        .map(|&d| d as usize)
-        .product();
-    let mut shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
-    let ok = match unknown.first() {
-        Some(&i) if known != 0 && total % known == 0 => {
-            shape[i] = total / known;
-            true
-        }
-        Some(_) => false,
-        None => known == total,
-    };
-    if !ok {
-        let spec: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
-        let spec = if spec.len() == 1 {
-            format!("({},)", spec[0])
-        } else {
-            format!("({})", spec.join(", "))
+    resolve_reshape(total, &dims)
+        .map(|shape| tensor_abs(t.dtype, shape.into_iter().map(Some).collect()))
+}
+
+/// The shape `reshape` gives `total` elements for the requested `dims` (at most one negative,
+/// unknown entry), with numpy's messages (as the tensor library gives them at run time).
+fn resolve_reshape(total: usize, dims: &[i64]) -> Result<Vec<usize>, RuleError> {
+    let mismatch = || {
+        // numpy prints unknown entries as `newaxis`, dropping leading ones.
+        let text = match dims.iter().position(|&d| d >= 0) {
+            None => "()".to_string(),
+            Some(f) => {
+                let parts: Vec<String> = dims[f..]
+                    .iter()
+                    .map(|&d| {
+                        if d < 0 {
+                            "newaxis".to_string()
+                        } else {
+                            d.to_string()
+                        }
+                    })
+                    .collect();
+                if dims.len() == 1 {
+                    format!("({},)", parts[0])
+                } else {
+                    format!("({})", parts.join(","))
+                }
+            }
         };
-        return Err(err(format!(
-            "cannot reshape array of size {total} into shape {spec}"
-        )));
+        err(format!(
+            "cannot reshape array of size {total} into shape {text}"
+        ))
+    };
+    let mut unknown = None;
+    let mut known: usize = 1;
+    for (i, &d) in dims.iter().enumerate() {
+        if d < 0 {
+            if unknown.is_some() {
+                return Err(err("can only specify one unknown dimension"));
+            }
+            unknown = Some(i);
+        } else {
+            known = usize::try_from(d)
+                .ok()
+                .and_then(|d| known.checked_mul(d))
+                .filter(|&k| k <= isize::MAX as usize)
+                .ok_or_else(mismatch)?;
+        }
     }
-    Ok(tensor_abs(t.dtype, shape.into_iter().map(Some).collect()))
+    let mut shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+    match unknown {
+        Some(i) => {
+            if known == 0 || !total.is_multiple_of(known) {
+                return Err(mismatch());
+            }
+            shape[i] = total / known;
+        }
+        None if known != total => return Err(mismatch()),
+        None => {}
+    }
+    Ok(shape)
 }
 
 fn transpose(t: &TensorAbs, axes: &Abs) -> Rule {
@@ -813,12 +945,20 @@ fn creation(p: Prim, args: &[Abs]) -> Rule {
             let Some(shape) = shape_arg(&args[0]) else {
                 return Ok(Abs::Bottom);
             };
+            // The fill value is a Python scalar (a 0-d tensor becomes one): its kind picks the
+            // default dtype.
             let default = match &args[1] {
                 Abs::Bool(_) => DType::Bool,
                 Abs::Int(_) => DType::I64,
                 Abs::Float(_) => DType::F32,
-                Abs::Tensor(t) if t.shape.is_empty() => t.dtype,
-                _ => return Ok(Abs::Any),
+                Abs::Tensor(t) if t.shape.is_empty() => match t.dtype {
+                    DType::Bool => DType::Bool,
+                    DType::I32 | DType::I64 => DType::I64,
+                    DType::F32 | DType::F64 => DType::F32,
+                },
+                Abs::Any => return Ok(Abs::Any),
+                // ops.full() fill_value must be a number: TypeError at run time.
+                _ => return Ok(Abs::Bottom),
             };
             let Some(d) = dtype_arg(&args[2], default) else {
                 return Ok(Abs::Any);
@@ -851,10 +991,78 @@ fn creation(p: Prim, args: &[Abs]) -> Rule {
                 Some(d) => tensor_abs(d, x.shape.clone()),
                 None => return Ok(Abs::Any),
             },
-            _ => return Ok(Abs::Any),
+            data => match nested_data(data) {
+                Nested::Shape(shape, kind) => {
+                    // Float data (or none) defaults to float32, as literals do.
+                    let default = match kind {
+                        Some(Num::Bool) => DType::Bool,
+                        Some(Num::Int) => DType::I64,
+                        Some(Num::Float) | None => DType::F32,
+                    };
+                    match dtype_arg(&args[1], default) {
+                        Some(d) => tensor_abs(d, shape.into_iter().map(Some).collect()),
+                        None => return Ok(Abs::Any),
+                    }
+                }
+                Nested::Unknown => return Ok(Abs::Any),
+                Nested::Invalid => return Ok(Abs::Bottom),
+            },
         },
     };
     Ok(t)
+}
+
+/// What `ops.tensor` sees in nested tuples and lists of numbers.
+enum Nested {
+    /// Their shape and the widest kind of number (`None` when there are none).
+    Shape(Vec<usize>, Option<Num>),
+    /// Something is not known at compile time.
+    Unknown,
+    /// Not numbers, or ragged: an error at run time.
+    Invalid,
+}
+
+fn nested_data(a: &Abs) -> Nested {
+    fn wider(a: Option<Num>, b: Option<Num>) -> Option<Num> {
+        match (a, b) {
+            (Some(Num::Float), _) | (_, Some(Num::Float)) => Some(Num::Float),
+            (Some(Num::Int), _) | (_, Some(Num::Int)) => Some(Num::Int),
+            (Some(Num::Bool), _) | (_, Some(Num::Bool)) => Some(Num::Bool),
+            _ => None,
+        }
+    }
+    match a {
+        Abs::Bool(_) | Abs::Int(_) | Abs::Float(_) => Nested::Shape(vec![], num(a)),
+        Abs::Tensor(t) if t.shape.is_empty() => Nested::Shape(
+            vec![],
+            Some(match t.dtype {
+                DType::Bool => Num::Bool,
+                DType::I32 | DType::I64 => Num::Int,
+                DType::F32 | DType::F64 => Num::Float,
+            }),
+        ),
+        Abs::Tuple(items) | Abs::List(items) => {
+            let mut shape: Option<Vec<usize>> = None;
+            let mut kind = None;
+            for item in items.iter() {
+                match nested_data(item) {
+                    Nested::Shape(s, k) => {
+                        if shape.as_ref().is_some_and(|prev| *prev != s) {
+                            return Nested::Invalid;
+                        }
+                        shape = Some(s);
+                        kind = wider(kind, k);
+                    }
+                    other => return other,
+                }
+            }
+            let mut full = vec![items.len()];
+            full.extend(shape.unwrap_or_default());
+            Nested::Shape(full, kind)
+        }
+        Abs::Any | Abs::Bottom => Nested::Unknown,
+        _ => Nested::Invalid,
+    }
 }
 
 fn where_(args: &[Abs]) -> Rule {
@@ -928,6 +1136,10 @@ pub fn method(m: Method, t: &Arc<TensorAbs>, args: &[Abs]) -> Rule {
                 Method::Min => Prim::ReduceMin,
                 _ => Prim::ReduceProd,
             };
+            if args.len() > 2 {
+                // TypeError at run time.
+                return Ok(Abs::Bottom);
+            }
             let axis = args.first().cloned().unwrap_or(Abs::None);
             let keep = args.get(1).cloned().unwrap_or(Abs::Bool(Some(false)));
             reduce(p, &[this, axis, keep])
@@ -947,10 +1159,16 @@ pub fn method(m: Method, t: &Arc<TensorAbs>, args: &[Abs]) -> Rule {
             };
             transpose(t, &axes)
         }
-        Method::Astype => match args.first().and_then(|a| dtype_arg(a, t.dtype)) {
-            Some(d) => Ok(tensor_abs(d, t.shape.clone())),
-            None => Ok(Abs::Any),
+        Method::Astype => match args {
+            // astype() needs a dtype: TypeError at run time.
+            [] | [Abs::None] => Ok(Abs::Bottom),
+            [d] => Ok(match dtype_arg(d, t.dtype) {
+                Some(d) => tensor_abs(d, t.shape.clone()),
+                None => Abs::Any,
+            }),
+            _ => Ok(Abs::Bottom),
         },
+        Method::Item if !args.is_empty() => Ok(Abs::Bottom),
         Method::Item => Ok(match t.dtype {
             DType::Bool => Abs::Bool(None),
             DType::I32 | DType::I64 => Abs::Int(None),
@@ -1220,11 +1438,15 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::ZerosLike
         | Prim::OnesLike => creation(p, args)?,
         Prim::Where => where_(args)?,
-        Prim::Cast => match (&args[0], dtype_arg(&args[1], DType::F32)) {
-            (Abs::Tensor(t), Some(d)) if !matches!(args[1], Abs::None) => {
-                tensor_abs(d, t.shape.clone())
-            }
-            (Abs::Tensor(_), _) | (Abs::Any, _) => Abs::Any,
+        Prim::Cast => match (&args[0], &args[1]) {
+            // ops.cast() needs a dtype: TypeError at run time.
+            (_, Abs::None) => Abs::Bottom,
+            (Abs::Tensor(t), d) => match dtype_arg(d, t.dtype) {
+                Some(d) => tensor_abs(d, t.shape.clone()),
+                None if matches!(d, Abs::Any | Abs::Str(None)) => Abs::Any,
+                None => Abs::Bottom,
+            },
+            (Abs::Any, _) => Abs::Any,
             _ => Abs::Bottom,
         },
         Prim::ReduceSum
