@@ -105,6 +105,7 @@ impl Program {
                     .iter()
                     .map(|a| match a {
                         program::FusedArg::Value(v) => format!("v{v}"),
+                        program::FusedArg::Last(v) => format!("v{v}!"),
                         program::FusedArg::Const(c) => anfora_vm::value::repr(c),
                     })
                     .collect();

@@ -248,6 +248,7 @@ impl Lowering<'_> {
             steps.push(FusedStep { prim, args });
         }
         let output = *index.get(&graph.output?)?;
+        mark_last_reads(&mut steps);
         let dtypes: Option<Vec<DType>> = graph
             .params
             .iter()
@@ -720,6 +721,20 @@ impl Lowering<'_> {
     }
 }
 
+/// Marks the last read of every value (a value may be read twice by one step: `x * x`).
+fn mark_last_reads(steps: &mut [FusedStep]) {
+    let mut seen = HashSet::new();
+    for step in steps.iter_mut().rev() {
+        for a in step.args.iter_mut().rev() {
+            if let FusedArg::Value(i) = *a
+                && seen.insert(i)
+            {
+                *a = FusedArg::Last(i);
+            }
+        }
+    }
+}
+
 /// The kernel ops of fused steps: scalar constants become `Scalar` values placed right before
 /// the op that uses them.
 fn kernel_ops(n_inputs: u32, steps: &[FusedStep]) -> Option<Vec<FusedOp>> {
@@ -731,7 +746,7 @@ fn kernel_ops(n_inputs: u32, steps: &[FusedStep]) -> Option<Vec<FusedOp>> {
         let mut scalars = 0;
         for a in &step.args {
             args.push(match a {
-                FusedArg::Value(i) => *value_of.get(*i as usize)?,
+                FusedArg::Value(i) | FusedArg::Last(i) => *value_of.get(*i as usize)?,
                 FusedArg::Const(v) => {
                     ops.push(FusedOp::Scalar(v.as_scalar()?));
                     scalars += 1;

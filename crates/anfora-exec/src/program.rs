@@ -343,6 +343,8 @@ pub struct FusedStep {
 pub enum FusedArg {
     /// Kernel input `i`, or the result of step `i - n_inputs`.
     Value(u32),
+    /// The same, read for the last time: the value is moved (and may be updated in place).
+    Last(u32),
     Const(Value),
 }
 

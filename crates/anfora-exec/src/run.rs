@@ -124,8 +124,8 @@ fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
 const SMALL_KERNEL: usize = 64;
 
 /// Evaluates a fused chain: in one pass when it has a kernel and the inputs are tensors of
-/// its dtypes (an input passed by move may receive the result), else step by step; every
-/// inner value has one use, so each step consumes its inputs.
+/// its dtypes (an input passed by move may receive the result), else step by step, each value
+/// moved on its last read.
 fn run_kernel(
     k: &FusedProgram,
     vals: &mut Vec<Value>,
@@ -162,8 +162,8 @@ fn run_kernel(
     for step in &k.steps {
         for a in &step.args {
             args.push(match a {
-                FusedArg::Value(i) if (*i as usize) < n_inputs => vals[*i as usize].clone(),
-                FusedArg::Value(i) => std::mem::replace(&mut vals[*i as usize], Value::None),
+                FusedArg::Value(i) => vals[*i as usize].clone(),
+                FusedArg::Last(i) => std::mem::replace(&mut vals[*i as usize], Value::None),
                 FusedArg::Const(v) => v.clone(),
             });
         }

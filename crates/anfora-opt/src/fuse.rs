@@ -102,9 +102,15 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                 continue;
             }
             let mut members: Vec<NodeId> = vec![root];
+            // A node reached twice (`x * x`) is visited once: paths through a chain of
+            // squares would otherwise double at every square.
+            let mut seen: HashSet<NodeId> = HashSet::from([root]);
             let mut stack = vec![root];
             while let Some(x) = stack.pop() {
                 for &i in &p.module.inputs(x)[1..] {
+                    if seen.contains(&i) {
+                        continue;
+                    }
                     // Every use is by `x` (possibly several of its operands).
                     let single_user = users
                         .get(&i)
@@ -115,6 +121,7 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                         && fusible(p, i, effects)
                         && order.contains(&i)
                     {
+                        seen.insert(i);
                         members.push(i);
                         stack.push(i);
                     }

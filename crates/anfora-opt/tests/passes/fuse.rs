@@ -255,3 +255,19 @@ def main(x, flag):
         ]
     );
 }
+
+#[test]
+fn a_chain_of_squares_fuses_in_linear_time() {
+    // Each `x * x` reads its operand twice: a search that followed both edges would visit
+    // 2^60 paths here and never finish.
+    let mut src = String::from("def main(x):\n");
+    for _ in 0..60 {
+        src.push_str("    x = x * x\n");
+    }
+    src.push_str("    return x\n");
+    let args = [c(lit("[1.0, -1.0]"))];
+    let p = pipeline(&src, "main", &args);
+    let ir = p.first("fuse");
+    assert_eq!(fused_prims(ir), vec![vec![Prim::Mul; 60]], "{}", ir.text);
+    expect(&src, "main", &args, "array([1., 1.], dtype=float32)", "");
+}
