@@ -846,62 +846,9 @@ fn reshape(t: &TensorAbs, spec: &Abs) -> Rule {
 }
 
 /// The shape `reshape` gives `total` elements for the requested `dims` (at most one negative,
-/// unknown entry), with numpy's messages (as the tensor library gives them at run time).
+/// unknown entry), with the tensor library's rule and messages (numpy's).
 fn resolve_reshape(total: usize, dims: &[i64]) -> Result<Vec<usize>, RuleError> {
-    let mismatch = || {
-        // numpy prints unknown entries as `newaxis`, dropping leading ones.
-        let text = match dims.iter().position(|&d| d >= 0) {
-            None => "()".to_string(),
-            Some(f) => {
-                let parts: Vec<String> = dims[f..]
-                    .iter()
-                    .map(|&d| {
-                        if d < 0 {
-                            "newaxis".to_string()
-                        } else {
-                            d.to_string()
-                        }
-                    })
-                    .collect();
-                if dims.len() == 1 {
-                    format!("({},)", parts[0])
-                } else {
-                    format!("({})", parts.join(","))
-                }
-            }
-        };
-        err(format!(
-            "cannot reshape array of size {total} into shape {text}"
-        ))
-    };
-    let mut unknown = None;
-    let mut known: usize = 1;
-    for (i, &d) in dims.iter().enumerate() {
-        if d < 0 {
-            if unknown.is_some() {
-                return Err(err("can only specify one unknown dimension"));
-            }
-            unknown = Some(i);
-        } else {
-            known = usize::try_from(d)
-                .ok()
-                .and_then(|d| known.checked_mul(d))
-                .filter(|&k| k <= isize::MAX as usize)
-                .ok_or_else(mismatch)?;
-        }
-    }
-    let mut shape: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
-    match unknown {
-        Some(i) => {
-            if known == 0 || !total.is_multiple_of(known) {
-                return Err(mismatch());
-            }
-            shape[i] = total / known;
-        }
-        None if known != total => return Err(mismatch()),
-        None => {}
-    }
-    Ok(shape)
+    anfora_tensor::resolve_reshape(total, dims).map_err(from_tensor_error)
 }
 
 fn transpose(t: &TensorAbs, axes: &Abs) -> Rule {

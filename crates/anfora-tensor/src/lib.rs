@@ -8,7 +8,9 @@
 //! split over threads (rayon) for large tensors. [`fused::FusedKernel`] evaluates a chain of
 //! elementwise ops in one pass over memory, bitwise equal to the ops one by one; the `_owned`
 //! ops ([`Tensor::binary_owned`], ...) and [`fused::FusedKernel::run_owned`] write into the buffer
-//! of a uniquely owned operand.
+//! of a uniquely owned operand. [`random::Generator`] draws uniform, normal and integer samples
+//! from a counter-based generator (Philox4x32-10): reproducible under a seed and identical
+//! however the work is split over threads.
 //!
 //! Deliberate differences from numpy 2.x:
 //! - integer (and bool) floor division and modulo by zero raise `ZeroDivisionError` instead of
@@ -37,6 +39,7 @@ mod kernels;
 mod math;
 mod matmul;
 mod promote;
+pub mod random;
 mod reduce;
 mod shape;
 #[cfg(test)]
@@ -48,7 +51,7 @@ pub use promote::{
     binary_result_dtype, binary_scalar_result_dtype, promote_types, unary_result_dtype,
 };
 pub use reduce::reduce_result_dtype;
-pub use shape::{broadcast_shapes, broadcast_shapes_n};
+pub use shape::{broadcast_shapes, broadcast_shapes_n, resolve_reshape};
 
 /// Element types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -185,7 +185,7 @@ pub(crate) fn gather<T: Element>(
 /// Resolves a requested shape with (at most) one unknown dimension against `numel` elements.
 /// numpy 2 treats every negative entry as "unknown". As in numpy, a product of the known
 /// dimensions that overflows is a size mismatch; the caller checks the resolved shape's size.
-pub(crate) fn resolve_reshape(numel: usize, shape: &[i64]) -> Result<Vec<usize>> {
+pub fn resolve_reshape(numel: usize, shape: &[i64]) -> Result<Vec<usize>> {
     let mismatch = || {
         // numpy prints unknown entries as `newaxis`, dropping leading ones.
         let first = shape.iter().position(|&d| d >= 0);

@@ -16,6 +16,7 @@ mod memory;
 #[allow(clippy::approx_constant)]
 mod print;
 mod props;
+mod random;
 mod reduce;
 mod shape;
 #[allow(clippy::approx_constant)]
