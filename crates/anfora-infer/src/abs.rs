@@ -242,12 +242,7 @@ impl Abs {
                         right: other.to_string(),
                     });
                 }
-                let shape = a
-                    .shape
-                    .iter()
-                    .zip(b.shape.iter())
-                    .map(|(x, y)| if x == y { *x } else { Option::None })
-                    .collect();
+                let shape = common_dims(&a.shape, &b.shape);
                 Abs::tensor(TensorAbs::new(a.dtype, shape))
             }
             (Func(a), Func(b)) => {
@@ -269,12 +264,7 @@ impl Abs {
         use Abs::*;
         match (self, other) {
             (Tensor(a), Tensor(b)) if a.dtype == b.dtype && a.shape.len() == b.shape.len() => {
-                let shape = a
-                    .shape
-                    .iter()
-                    .zip(b.shape.iter())
-                    .map(|(x, y)| if x == y { *x } else { Option::None })
-                    .collect();
+                let shape = common_dims(&a.shape, &b.shape);
                 let value = match (&a.value, &b.value) {
                     (Some(x), Some(y)) if x.same_as(y) => Some(x.clone()),
                     _ => Option::None,
@@ -338,15 +328,28 @@ fn join_all(a: &[Abs], b: &[Abs], sizes: bool) -> Result<Arc<[Abs]>, JoinError> 
         .collect()
 }
 
+/// The sizes two shapes of one rank agree on; unknown where they differ.
+fn common_dims(a: &[Option<usize>], b: &[Option<usize>]) -> Vec<Option<usize>> {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| if x == y { *x } else { None })
+        .collect()
+}
+
 fn dims(shape: &[Option<usize>]) -> String {
+    shape_text(shape, "-1", ", ")
+}
+
+/// A shape as a Python tuple, with `unknown` for unknown sizes and `sep` between sizes.
+pub(crate) fn shape_text(shape: &[Option<usize>], unknown: &str, sep: &str) -> String {
     let parts: Vec<String> = shape
         .iter()
-        .map(|d| d.map(|d| d.to_string()).unwrap_or_else(|| "-1".into()))
+        .map(|d| d.map_or_else(|| unknown.to_string(), |d| d.to_string()))
         .collect();
     if parts.len() == 1 {
         format!("({},)", parts[0])
     } else {
-        format!("({})", parts.join(", "))
+        format!("({})", parts.join(sep))
     }
 }
 

@@ -14,7 +14,7 @@
 //!   compiled for arbitrary arguments.
 //! * A context whose result changes makes its callers dirty; a worklist re-evaluates them.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use anfora_ir::analysis::Analysis;
 use anfora_ir::diag::Diagnostic;
@@ -46,8 +46,9 @@ pub struct Ctx {
     pub result: Abs,
     /// The abstract of each parameter and Apply node of the graph in this context.
     pub values: HashMap<NodeId, Abs>,
-    /// The contexts each call node called.
-    pub calls: HashMap<NodeId, Vec<CtxId>>,
+    /// The contexts each call node called, in node order (so that whatever walks them, the
+    /// specializations and their names come out the same every time).
+    pub calls: BTreeMap<NodeId, Vec<CtxId>>,
     pub mono: bool,
     evaluated: bool,
     callers: HashSet<CtxId>,
@@ -85,7 +86,7 @@ pub struct CtxData {
     pub parent: Option<CtxId>,
     pub args: Vec<Abs>,
     pub values: HashMap<NodeId, Abs>,
-    pub calls: HashMap<NodeId, Vec<CtxId>>,
+    pub calls: BTreeMap<NodeId, Vec<CtxId>>,
 }
 
 impl Solved {
@@ -217,10 +218,8 @@ impl<'m> Engine<'m> {
             }
             order.push(c);
             let ctx = self.ctx(c);
-            let mut nodes: Vec<&NodeId> = ctx.calls.keys().collect();
-            nodes.sort();
-            for n in nodes {
-                queue.extend(ctx.calls[n].iter().copied());
+            for targets in ctx.calls.values() {
+                queue.extend(targets.iter().copied());
             }
             queue.extend(ctx.parent);
         }
@@ -341,7 +340,7 @@ impl<'m> Engine<'m> {
             args,
             result: Abs::Bottom,
             values: HashMap::new(),
-            calls: HashMap::new(),
+            calls: BTreeMap::new(),
             mono,
             evaluated: false,
             callers: HashSet::new(),

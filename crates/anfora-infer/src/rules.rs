@@ -16,9 +16,10 @@ use anfora_tensor::{
     unary_result_dtype,
 };
 use anfora_vm::Value;
+use anfora_vm::ops::{tensor_op, tensor_unary_op};
 use anfora_vm::value::{Method, Slice};
 
-use crate::abs::{Abs, Func, TensorAbs};
+use crate::abs::{Abs, Func, TensorAbs, shape_text};
 
 /// Largest tensor kept as a compile-time constant.
 pub const MAX_CONST_ELEMENTS: usize = 64;
@@ -46,7 +47,7 @@ pub fn op_label(p: Prim) -> String {
         Prim::InplaceMul => return "mul".into(),
         _ => {}
     }
-    if let Some(op) = binary_op(p) {
+    if let Some(op) = tensor_op(p) {
         let name = p.python_name();
         if !name.starts_with("ops.") && !name.chars().all(|c| c.is_ascii_lowercase()) {
             return op.ufunc_name().into();
@@ -173,28 +174,12 @@ fn tensor_abs(dtype: DType, shape: Vec<Option<usize>>) -> Abs {
 }
 
 fn shape_str(shape: &[Option<usize>]) -> String {
-    let parts: Vec<String> = shape
-        .iter()
-        .map(|d| d.map(|d| d.to_string()).unwrap_or_else(|| "?".into()))
-        .collect();
-    if parts.len() == 1 {
-        format!("({},)", parts[0])
-    } else {
-        format!("({})", parts.join(", "))
-    }
+    shape_text(shape, "?", ", ")
 }
 
 /// A shape as numpy prints it in broadcasting errors, `(2,3)`, with `?` for unknown sizes.
 fn compact_shape(shape: &[Option<usize>]) -> String {
-    let parts: Vec<String> = shape
-        .iter()
-        .map(|d| d.map(|d| d.to_string()).unwrap_or_else(|| "?".into()))
-        .collect();
-    if parts.len() == 1 {
-        format!("({},)", parts[0])
-    } else {
-        format!("({})", parts.join(","))
-    }
+    shape_text(shape, "?", ",")
 }
 
 /// numpy broadcasting over possibly unknown dimensions.
@@ -234,51 +219,6 @@ fn broadcast(a: &[Option<usize>], b: &[Option<usize>]) -> Result<Vec<Option<usiz
         });
     }
     Ok(out)
-}
-
-fn binary_op(p: Prim) -> Option<BinaryOp> {
-    Some(match p {
-        Prim::Add | Prim::InplaceAdd => BinaryOp::Add,
-        Prim::Sub => BinaryOp::Sub,
-        Prim::Mul | Prim::InplaceMul => BinaryOp::Mul,
-        Prim::Div => BinaryOp::Div,
-        Prim::FloorDiv => BinaryOp::FloorDiv,
-        Prim::Mod => BinaryOp::Mod,
-        Prim::Pow => BinaryOp::Pow,
-        Prim::LShift => BinaryOp::LShift,
-        Prim::RShift => BinaryOp::RShift,
-        Prim::BitAnd => BinaryOp::BitAnd,
-        Prim::BitOr => BinaryOp::BitOr,
-        Prim::BitXor => BinaryOp::BitXor,
-        Prim::Eq => BinaryOp::Eq,
-        Prim::Ne => BinaryOp::Ne,
-        Prim::Lt => BinaryOp::Lt,
-        Prim::Le => BinaryOp::Le,
-        Prim::Gt => BinaryOp::Gt,
-        Prim::Ge => BinaryOp::Ge,
-        Prim::Maximum => BinaryOp::Maximum,
-        Prim::Minimum => BinaryOp::Minimum,
-        _ => return None,
-    })
-}
-
-pub fn unary_op(p: Prim) -> Option<UnaryOp> {
-    Some(match p {
-        Prim::Neg => UnaryOp::Neg,
-        Prim::Pos => UnaryOp::Pos,
-        Prim::Invert => UnaryOp::Invert,
-        Prim::Abs => UnaryOp::Abs,
-        Prim::Exp => UnaryOp::Exp,
-        Prim::Log => UnaryOp::Log,
-        Prim::Sqrt => UnaryOp::Sqrt,
-        Prim::Tanh => UnaryOp::Tanh,
-        Prim::Sin => UnaryOp::Sin,
-        Prim::Cos => UnaryOp::Cos,
-        Prim::Sigmoid => UnaryOp::Sigmoid,
-        Prim::Relu => UnaryOp::Relu,
-        Prim::LogicalNot => UnaryOp::LogicalNot,
-        _ => return None,
-    })
 }
 
 /// The result of a binary operation when a tensor is involved; `None` if no tensor is.
@@ -338,7 +278,7 @@ fn number_binary(p: Prim, a: Num, b: Num) -> Abs {
 
 /// `a op b` for Python values and tensors.
 fn binary(p: Prim, a: &Abs, b: &Abs) -> Rule {
-    if let Some(op) = binary_op(p)
+    if let Some(op) = tensor_op(p)
         && let Some(r) = tensor_binary(op, a, b)
     {
         return r;
@@ -443,7 +383,7 @@ fn matmul(a: &Abs, b: &Abs) -> Rule {
 fn unary(p: Prim, a: &Abs) -> Rule {
     match a {
         Abs::Tensor(t) => {
-            let op = unary_op(p).expect("a unary primitive");
+            let op = tensor_unary_op(p).expect("a unary primitive");
             if op == UnaryOp::Relu && t.dtype == DType::Bool {
                 return Err(err("relu is not supported for boolean tensors"));
             }

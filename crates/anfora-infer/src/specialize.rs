@@ -51,10 +51,7 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
         }
         order.push(c);
         let ctx = engine.ctx(c);
-        // In node order, so that specializations are named the same way every time.
-        let mut calls: Vec<(&NodeId, &Vec<CtxId>)> = ctx.calls.iter().collect();
-        calls.sort_unstable_by_key(|(n, _)| **n);
-        for (_, targets) in calls {
+        for targets in ctx.calls.values() {
             queue.extend(targets.iter().copied());
         }
         if let Some(p) = ctx.parent {
@@ -244,12 +241,12 @@ fn operand_abs(engine: &Solved, m: &Module, c: CtxId, n: NodeId) -> Abs {
 
 /// The context `c` called for graph `h` (through any of its call nodes).
 fn called_ctx(engine: &Solved, c: CtxId, h: GraphId) -> Option<CtxId> {
-    let calls = &engine.ctx(c).calls;
-    let mut nodes: Vec<&NodeId> = calls.keys().collect();
-    nodes.sort_unstable();
-    nodes
-        .into_iter()
-        .flat_map(|n| calls[n].iter().copied())
+    engine
+        .ctx(c)
+        .calls
+        .values()
+        .flatten()
+        .copied()
         .find(|&t| engine.ctx(t).graph == h)
 }
 

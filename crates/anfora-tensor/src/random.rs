@@ -17,7 +17,7 @@
 
 use rayon::prelude::*;
 
-use crate::alloc::try_vec;
+use crate::alloc::try_filled;
 use crate::element::Element;
 use crate::kernels::PAR_MIN;
 use crate::{DType, ErrorKind, Result, Tensor, TensorError};
@@ -102,9 +102,8 @@ impl Generator {
         per_block: usize,
         fill: impl Fn([u32; 4], &mut [T]) + Sync,
     ) -> Result<Tensor> {
-        let mut out: Vec<T> = try_vec(shape)?;
-        let n = shape.iter().product::<usize>();
-        out.resize(n, T::from_bool(false));
+        let mut out: Vec<T> = try_filled(shape, T::from_bool(false))?;
+        let n = out.len();
         let start = self.take(n.div_ceil(per_block) as u64)?;
         let this = &*self;
         let run = |first_group: usize, part: &mut [T]| {
