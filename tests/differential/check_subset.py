@@ -21,8 +21,11 @@ BUILTINS = {
 }
 TYPE_NAMES = {"int", "float", "bool", "str", "tuple", "list"}
 TENSOR_METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "astype", "item"}
+# Methods of Parameters (the update primitives).
+PARAMETER_METHODS = {"assign", "assign_add", "assign_sub"}
 TENSOR_ATTRS = {"shape", "dtype", "ndim", "size", "T"}
-ANFORA_ATTRS = {"ops", "Tensor", "float32", "float64", "int32", "int64", "bool_"}
+ANFORA_ATTRS = {"ops", "Tensor", "float32", "float64", "int32", "int64", "bool_",
+                "Parameter", "set_seed"}
 FORBIDDEN = {
     ast.ClassDef: "class", ast.Try: "try", ast.Raise: "raise", ast.With: "with",
     ast.Yield: "yield", ast.YieldFrom: "yield from", ast.ListComp: "comprehension",
@@ -80,6 +83,8 @@ class Checker(ast.NodeVisitor):
             pass
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             pass  # docstring
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            pass  # runs when the module loads (anfora.set_seed(0))
         elif isinstance(stmt, ast.If) and "__name__" in ast.dump(stmt.test):
             pass
         else:
@@ -172,7 +177,8 @@ class Checker(ast.NodeVisitor):
             self.err(node, "unknown anfora attribute " + node.attr)
         parent = self.parents.get(node)
         called = isinstance(parent, ast.Call) and parent.func is node
-        if called and not self.is_ops_ref(base) and node.attr not in TENSOR_METHODS:
+        if called and not self.is_ops_ref(base) and not is_module \
+                and node.attr not in TENSOR_METHODS | PARAMETER_METHODS:
             self.err(node, "method call ." + node.attr + "()")
         if not called and not is_module and not self.is_ops_ref(base) \
                 and node.attr not in TENSOR_ATTRS and node.attr not in ANFORA_ATTRS:

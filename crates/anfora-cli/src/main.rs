@@ -57,7 +57,7 @@ enum Command {
         entry: String,
         #[arg(long, value_enum, default_value_t = Format::Ir)]
         format: Format,
-        /// `parse`, `resolve`, `infer`, `optimize`, `lower` (the linear program), or `all`
+        /// `parse`, `resolve`, `infer`, `auto_monad`, `optimize`, `lower` (the linear program), or `all`
         /// (one numbered file per stage and optimizer pass, in the directory given by -o).
         #[arg(long, default_value = "resolve")]
         stage: String,
@@ -183,12 +183,19 @@ fn dump(
     output: Option<PathBuf>,
     args: Vec<String>,
 ) -> Result<(), Exit> {
-    const STAGES: [&str; 5] = ["parse", "resolve", "infer", "optimize", "lower"];
+    const STAGES: [&str; 6] = [
+        "parse",
+        "resolve",
+        "infer",
+        "auto_monad",
+        "optimize",
+        "lower",
+    ];
     if stage != "all" && !STAGES.contains(&stage.as_str()) {
         return Err(Exit(
             2,
             format!(
-                "error: unknown stage '{stage}' (parse, resolve, infer, optimize, lower or all)\n"
+                "error: unknown stage '{stage}' (parse, resolve, infer, auto_monad, optimize, lower or all)\n"
             ),
         ));
     }

@@ -345,6 +345,7 @@ fn timings_and_compile_explanations_go_to_stderr() {
             "parse",
             "resolve",
             "infer",
+            "auto_monad",
             "optimize",
             "lower",
             "compile total",

@@ -278,6 +278,12 @@ impl Session {
                     s.functions.push(f);
                     s.globals.insert(def.name.to_string(), Global::Function(f));
                 }
+                StmtKind::Expr(value) => {
+                    s.evaluate(value);
+                    if s.init_error.is_some() {
+                        break;
+                    }
+                }
                 StmtKind::Assign { targets, value } => {
                     let Some(v) = s.evaluate(value) else {
                         if s.init_error.is_some() {
@@ -340,7 +346,7 @@ impl Session {
         self.verify(g, "module initialization");
         let mut vm = Vm::new(&self.frontend.module, self.options.clone());
         let f = vm.function(g)?;
-        match vm.call(&f, Vec::new(), &mut std::io::sink()) {
+        match vm.call(&f, Vec::new(), &mut std::io::stdout()) {
             Ok(v) => Some(v),
             Err(e) => {
                 self.init_error = Some(e);
@@ -504,6 +510,17 @@ impl Session {
         timings.push(("infer".to_string(), start.elapsed()));
         observe(StageView {
             stage: "infer",
+            module: &self.frontend.module,
+            entry: spec.entry,
+            abstracts: Some(&spec.abstracts),
+            program: None,
+        });
+        let start = Instant::now();
+        anfora_monad::auto_monad(&mut self.frontend.module, &mut spec).map_err(Failure::Compile)?;
+        timings.push(("auto_monad".to_string(), start.elapsed()));
+        self.verify(spec.entry, "auto_monad");
+        observe(StageView {
+            stage: "auto_monad",
             module: &self.frontend.module,
             entry: spec.entry,
             abstracts: Some(&spec.abstracts),

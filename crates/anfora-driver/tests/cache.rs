@@ -138,6 +138,16 @@ fn timings_cover_every_stage() {
         .iter()
         .map(|(n, _)| n.as_str())
         .collect();
-    assert_eq!(stages, ["parse", "resolve", "infer", "optimize", "lower"]);
+    assert_eq!(
+        stages,
+        [
+            "parse",
+            "resolve",
+            "infer",
+            "auto_monad",
+            "optimize",
+            "lower"
+        ]
+    );
     assert!(s.last_run_time().is_some());
 }

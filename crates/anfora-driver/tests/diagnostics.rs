@@ -76,7 +76,7 @@ fn unsupported_statements() {
         ("import numpy as np\n", ("E0114", 1, 8)),
         ("def f(x):\n    x[0] = 1\n", ("E0118", 2, 5)),
         ("def f(x):\n    x.a += 1\n", ("E0118", 2, 5)),
-        ("print(1)\n", ("E0119", 1, 1)),
+        ("while True:\n    pass\n", ("E0119", 1, 1)),
         ("for i in range(3):\n    pass\n", ("E0119", 1, 1)),
         ("def f():\n    break\n", ("E0123", 2, 5)),
     ]);

@@ -337,7 +337,7 @@ impl Program {
             Value::Prim(p) => {
                 let bound = match kw {
                     None => args,
-                    kw => bind_prim(*p, args, kw)?,
+                    kw => bind_prim(*p, ops::without_monads(args), kw)?,
                 };
                 ops::call_prim(*p, &bound, out).map(Flow::Value)
             }

@@ -71,6 +71,9 @@ pub fn namespace_attr(ns: Namespace, attr: &str) -> Option<Resolved> {
             if attr == "Tensor" {
                 return Some(Resolved::Value(Const::Prim(Prim::TensorType)));
             }
+            if let Some(p) = Prim::anfora_function(attr) {
+                return Some(Resolved::Value(Const::Prim(p)));
+            }
             DType::from_name(attr).map(|d| Resolved::Value(Const::DType(d)))
         }
         Namespace::Ops => Prim::op(attr).map(|p| Resolved::Value(Const::Prim(p))),
@@ -80,9 +83,12 @@ pub fn namespace_attr(ns: Namespace, attr: &str) -> Option<Resolved> {
 /// Attribute names of a namespace, for "did you mean" hints.
 pub fn namespace_names(ns: Namespace) -> Vec<&'static str> {
     match ns {
-        Namespace::Anfora => vec![
+        Namespace::Anfora => [
             "ops", "Tensor", "float32", "float64", "int32", "int64", "bool_",
-        ],
+        ]
+        .into_iter()
+        .chain(Prim::anfora_function_names())
+        .collect(),
         Namespace::Ops => Prim::op_names().collect(),
     }
 }

@@ -203,6 +203,8 @@ impl Converter<'_> {
             | ra::Stmt::AnnAssign(_)
             | ra::Stmt::Pass(_) => return self.stmt(s),
             ra::Stmt::Expr(e) if e.value.is_string_literal_expr() => StmtKind::Pass,
+            // Calls such as `anfora.set_seed(0)` run when the module loads.
+            ra::Stmt::Expr(_) => return self.stmt(s),
             ra::Stmt::Import(i) => self.import(i),
             ra::Stmt::ImportFrom(i) => self.import_from(i),
             ra::Stmt::If(i) if is_main_guard(i) => StmtKind::MainGuard,
@@ -221,7 +223,7 @@ impl Converter<'_> {
                 let span = self.keyword(s.range(), stmt_keyword_len(s));
                 self.report(
                     codes::MODULE_STMT,
-                    "only imports of anfora, constant assignments and `def`s are allowed at module level",
+                    "only imports of anfora, assignments, expression statements and `def`s are allowed at module level",
                     span,
                     "not allowed here",
                 )

@@ -9,7 +9,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use anfora_ir::{GraphId, Prim};
+use anfora_ir::{GraphId, Monad, ParamRef, Prim};
 use anfora_tensor::{DType, Tensor};
 use anfora_vm::value::{Method, Range, Slice};
 
@@ -107,6 +107,37 @@ pub enum Abs {
     Ellipsis,
     /// A local variable that is not assigned.
     Unbound,
+    /// A Parameter: the tensor it holds, and which Parameter when known (its ref key).
+    Ref(Arc<RefAbs>),
+    /// An effect state.
+    Monad(Monad),
+}
+
+/// The abstract of a Parameter reference (MindSpore's `Ref[Tensor]` with its `ref_key`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RefAbs {
+    /// `None` where different Parameters meet (a function called with either).
+    pub param: Option<ParamRef>,
+    pub dtype: DType,
+    pub shape: Vec<usize>,
+}
+
+impl RefAbs {
+    pub fn of(p: &ParamRef) -> RefAbs {
+        RefAbs {
+            param: Some(p.clone()),
+            dtype: p.dtype(),
+            shape: p.shape().to_vec(),
+        }
+    }
+
+    /// The abstract of the value read from it.
+    pub fn value(&self) -> Abs {
+        Abs::tensor(TensorAbs::new(
+            self.dtype,
+            self.shape.iter().map(|&d| Some(d)).collect(),
+        ))
+    }
 }
 
 impl PartialEq for Abs {
@@ -128,6 +159,8 @@ impl PartialEq for Abs {
             (Func(a), Func(b)) => a.len() == b.len() && a.iter().all(|f| b.contains(f)),
             (Range(a), Range(b)) => a == b,
             (Slice(a), Slice(b)) => a == b,
+            (Ref(a), Ref(b)) => a == b,
+            (Monad(a), Monad(b)) => a == b,
             _ => false,
         }
     }
@@ -150,6 +183,8 @@ impl Hash for Abs {
             Abs::Func(f) => f.len().hash(state),
             Abs::Range(r) => r.map(|r| (r.start, r.stop, r.step)).hash(state),
             Abs::Slice(s) => s.map(|s| (s.start, s.stop, s.step)).hash(state),
+            Abs::Ref(r) => r.hash(state),
+            Abs::Monad(m) => m.hash(state),
             _ => {}
         }
     }
@@ -244,6 +279,17 @@ impl Abs {
                 }
                 let shape = common_dims(&a.shape, &b.shape);
                 Abs::tensor(TensorAbs::new(a.dtype, shape))
+            }
+            (Ref(a), Ref(b)) if a.dtype == b.dtype && a.shape == b.shape => {
+                Abs::Ref(Arc::new(RefAbs {
+                    param: if a.param == b.param {
+                        a.param.clone()
+                    } else {
+                        Option::None
+                    },
+                    dtype: a.dtype,
+                    shape: a.shape.clone(),
+                }))
             }
             (Func(a), Func(b)) => {
                 let mut set: Vec<self::Func> = a.to_vec();
@@ -413,6 +459,16 @@ impl Abs {
             Abs::Slice(_) => f.write_str("<Slice>"),
             Abs::Ellipsis => f.write_str("<Ellipsis>"),
             Abs::Unbound => f.write_str("<Unbound>"),
+            Abs::Ref(r) => {
+                let shape: Vec<Option<usize>> = r.shape.iter().map(|&d| Some(d)).collect();
+                write!(f, "<Ref[Tensor[{}]], {}", dtype_name(r.dtype), dims(&shape))?;
+                if let Some(p) = &r.param {
+                    write!(f, ", ref_key={}", p.name())?;
+                }
+                f.write_str(">")
+            }
+            Abs::Monad(anfora_ir::Monad::U) => f.write_str("<UMonad>"),
+            Abs::Monad(anfora_ir::Monad::IO) => f.write_str("<IOMonad>"),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! * [`specialize`]: the specialized graphs.
 
 pub mod abs;
+mod effect_rules;
 pub mod engine;
 pub mod rules;
 pub mod specialize;
@@ -15,7 +16,7 @@ pub mod specialize;
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{GraphId, Module};
 
-pub use abs::{Abs, Func, TensorAbs};
+pub use abs::{Abs, Func, RefAbs, TensorAbs};
 pub use specialize::Specialized;
 
 /// Infers `entry` for arguments with abstracts `args` and adds its specialized graphs to

@@ -122,22 +122,31 @@ pub fn from_value(v: &Value) -> Abs {
         Value::Slice(s) => Abs::Slice(Some(**s)),
         Value::Ellipsis => Abs::Ellipsis,
         Value::Unbound => Abs::Unbound,
+        Value::Ref(r) => Abs::Ref(Arc::new(crate::abs::RefAbs::of(r))),
+        Value::Monad(m) => Abs::Monad(*m),
         Value::Closure(_) | Value::Partial(_) | Value::Method(_) => Abs::Any,
     }
 }
 
 /// Whether a primitive can be evaluated at compile time when its arguments are constants.
 fn foldable(p: Prim) -> bool {
-    !matches!(
-        p,
-        Prim::Print
-            | Prim::Assert
-            | Prim::Raise
-            | Prim::CallKw
-            | Prim::Partial
-            | Prim::Switch
-            | Prim::CheckBound
-    )
+    let e = p.effects();
+    let stateful = e.mem || e.io || e.hidden;
+    !stateful
+        && !matches!(
+            p,
+            Prim::Load
+                | Prim::UpdateState
+                | Prim::Depend
+                | Prim::MakeParameter
+                | Prim::Print
+                | Prim::Assert
+                | Prim::Raise
+                | Prim::CallKw
+                | Prim::Partial
+                | Prim::Switch
+                | Prim::CheckBound
+        )
 }
 
 // ---- helpers ------------------------------------------------------------------------------
@@ -169,7 +178,7 @@ fn scalar_of(a: &Abs) -> Option<Scalar> {
     })
 }
 
-fn tensor_abs(dtype: DType, shape: Vec<Option<usize>>) -> Abs {
+pub(crate) fn tensor_abs(dtype: DType, shape: Vec<Option<usize>>) -> Abs {
     Abs::tensor(TensorAbs::new(dtype, shape))
 }
 
@@ -277,7 +286,7 @@ fn number_binary(p: Prim, a: Num, b: Num) -> Abs {
 }
 
 /// `a op b` for Python values and tensors.
-fn binary(p: Prim, a: &Abs, b: &Abs) -> Rule {
+pub(crate) fn binary(p: Prim, a: &Abs, b: &Abs) -> Rule {
     if let Some(op) = tensor_op(p)
         && let Some(r) = tensor_binary(op, a, b)
     {
@@ -625,7 +634,7 @@ fn tensor_index(t: &TensorAbs, idx: &Abs) -> Rule {
 }
 
 /// A shape argument: an int or a tuple/list of ints (known or not).
-fn shape_arg(a: &Abs) -> Option<Vec<Option<usize>>> {
+pub(crate) fn shape_arg(a: &Abs) -> Option<Vec<Option<usize>>> {
     let dim = |x: &Abs| match x {
         Abs::Int(Some(i)) if *i >= 0 => Some(Some(*i as usize)),
         Abs::Bool(Some(b)) => Some(Some(*b as usize)),
@@ -638,7 +647,7 @@ fn shape_arg(a: &Abs) -> Option<Vec<Option<usize>>> {
     }
 }
 
-fn dtype_arg(a: &Abs, default: DType) -> Option<DType> {
+pub(crate) fn dtype_arg(a: &Abs, default: DType) -> Option<DType> {
     match a {
         Abs::None => Some(default),
         Abs::DType(d) => Some(*d),
@@ -987,6 +996,22 @@ fn where_(args: &[Abs]) -> Rule {
 
 fn getattr(obj: &Abs, name: &str) -> Abs {
     match obj {
+        Abs::Ref(r) => match name {
+            "assign" | "assign_add" | "assign_sub" => {
+                let p = match name {
+                    "assign" => Prim::Assign,
+                    "assign_add" => Prim::AssignAdd,
+                    _ => Prim::AssignSub,
+                };
+                Abs::func(Func::Partial(
+                    Arc::new(Func::Prim(p)),
+                    Arc::from(vec![obj.clone()]),
+                ))
+            }
+            "name" => Abs::Str(r.param.as_ref().map(|p| Arc::from(p.name()))),
+            "requires_grad" => Abs::Bool(r.param.as_ref().map(|p| p.requires_grad())),
+            _ => getattr(&r.value(), name),
+        },
         Abs::Tensor(t) => match name {
             "shape" => Abs::Tuple(
                 t.shape
@@ -1103,6 +1128,22 @@ fn isinstance(obj: &Abs, cls: &Abs) -> Abs {
 /// The abstract result of calling primitive `p` with arguments `args` (already bound to its
 /// signature).
 pub fn infer_prim(p: Prim, args: &[Abs]) -> Rule {
+    // A Parameter passed where a value is expected is read there.
+    if args
+        .iter()
+        .enumerate()
+        .any(|(i, a)| matches!(a, Abs::Ref(_)) && !p.takes_ref(i))
+    {
+        let read: Vec<Abs> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match a {
+                Abs::Ref(r) if !p.takes_ref(i) => r.value(),
+                a => a.clone(),
+            })
+            .collect();
+        return infer_prim(p, &read);
+    }
     if args.iter().any(Abs::is_bottom)
         && !matches!(p, Prim::Switch | Prim::MakeTuple | Prim::MakeList)
     {
@@ -1352,6 +1393,26 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
             _ => Abs::Bottom,
         },
         Prim::CallKw => Abs::Any,
+        Prim::Load
+        | Prim::UpdateState
+        | Prim::Depend
+        | Prim::MakeParameter
+        | Prim::Assign
+        | Prim::AssignAdd
+        | Prim::AssignSub
+        | Prim::ScatterUpdate
+        | Prim::ScatterAdd
+        | Prim::ScatterNdUpdate
+        | Prim::ScatterNdAdd
+        | Prim::Sgd
+        | Prim::ApplyMomentum
+        | Prim::Adam
+        | Prim::SetSeed
+        | Prim::Uniform
+        | Prim::Normal
+        | Prim::Randint
+        | Prim::Bernoulli
+        | Prim::Dropout => crate::effect_rules::infer(p, args)?,
     })
 }
 

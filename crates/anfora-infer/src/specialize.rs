@@ -18,6 +18,9 @@ pub struct Specialized {
     /// Abstracts of the parameters and Apply nodes of the specialized graphs (and of constants
     /// folded from them).
     pub abstracts: HashMap<NodeId, Abs>,
+    /// For each call node whose callee is a graph (directly or through a value: a Switch, a
+    /// Partial, a function argument), the specialized graphs it may call.
+    pub call_targets: HashMap<NodeId, Vec<GraphId>>,
 }
 
 /// Effects and calls must stay in the program even when their result is a constant.
@@ -36,7 +39,10 @@ fn foldable_call(engine: &Solved, m: &Module, c: CtxId, n: NodeId) -> bool {
     !matches!(
         p,
         Prim::Print | Prim::Assert | Prim::Raise | Prim::CheckBound | Prim::CallKw | Prim::Partial
-    ) && !p.effects().io
+    ) && {
+        let e = p.effects();
+        !(e.io || e.mem || e.hidden)
+    }
 }
 
 pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Specialized {
@@ -172,7 +178,14 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
             }
         }
     };
+    let mut call_targets: HashMap<NodeId, Vec<GraphId>> = HashMap::new();
     for (c, n, new) in pending {
+        if let Some(ts) = engine.ctx(c).calls.get(&n) {
+            let targets: Vec<GraphId> = ts.iter().filter_map(|t| spec.get(t).copied()).collect();
+            if !targets.is_empty() {
+                call_targets.insert(new, targets);
+            }
+        }
         let inputs = module.inputs(n).to_vec();
         let mut out = Vec::with_capacity(inputs.len());
         for (k, &i) in inputs.iter().enumerate() {
@@ -211,6 +224,7 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
     Specialized {
         entry: spec[&root],
         abstracts,
+        call_targets,
     }
 }
 

@@ -62,6 +62,10 @@ pub const CODES: &[(&str, &str)] = &[
         "paths (branches, loop iterations) giving different types or shapes",
     ),
     (NO_FIXPOINT, "type inference did not converge"),
+    (
+        EFFECT_KW_CALL,
+        "keyword call of an effectful function known only at run time",
+    ),
 ];
 
 pub const SYNTAX: &str = "E0001";
@@ -100,3 +104,5 @@ pub const MODULE_INIT: &str = "E0208";
 pub const SHAPE: &str = "E0301";
 pub const JOIN: &str = "E0302";
 pub const NO_FIXPOINT: &str = "E0303";
+// Auto-monad (anfora-monad).
+pub const EFFECT_KW_CALL: &str = "E0401";

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anfora_tensor::{DType, Tensor};
 
-use crate::{GraphId, Prim};
+use crate::{GraphId, Monad, ParamRef, Prim};
 
 /// A constant value. Functions are values too: a graph or a primitive is a constant.
 #[derive(Clone, Debug)]
@@ -24,6 +24,10 @@ pub enum Const {
     Graph(GraphId),
     /// `...` (numpy indexing).
     Ellipsis,
+    /// A Parameter, by reference (its value is read with `Load`).
+    Ref(ParamRef),
+    /// The initial state of an effect chain (the entry graph's `U` or `IO`).
+    Monad(Monad),
     /// A global name not resolved yet: the parse stage emits these and the resolve stage
     /// replaces them. `scope` identifies the namespace (Python module) to look the name up in.
     Symbol {
@@ -107,6 +111,8 @@ impl Const {
             (Const::DType(a), Const::DType(b)) => a == b,
             (Const::Prim(a), Const::Prim(b)) => a == b,
             (Const::Graph(a), Const::Graph(b)) => a == b,
+            (Const::Ref(a), Const::Ref(b)) => a == b,
+            (Const::Monad(a), Const::Monad(b)) => a == b,
             _ => false,
         }
     }
@@ -193,6 +199,8 @@ impl Const {
             Const::Prim(p) => f.write_str(p.name()),
             Const::Graph(g) => write!(f, "@{g}"),
             Const::Ellipsis => f.write_str("Ellipsis"),
+            Const::Ref(p) => write!(f, "%para.{}", p.name()),
+            Const::Monad(m) => f.write_str(m.dump_name()),
             Const::Symbol { name, .. } => write!(f, "Symbol({name})"),
             Const::Namespace(name) => write!(f, "Namespace({name})"),
             Const::Unbound => f.write_str("Unbound"),

@@ -159,6 +159,34 @@ prims! {
     ReduceProd => "ReduceProd",
     Reshape => "Reshape",
     Transpose => "Transpose",
+
+    // ---- side effects ----------------------------------------------------------------
+    /// `Load(param, u)`: the value of a Parameter in memory state `u`.
+    Load => "Load",
+    /// `UpdateState(u, x...)`: the memory (or IO) state after `x` happened.
+    UpdateState => "UpdateState",
+    /// `Depend(x, s...)`: `x`, once the states `s` are reached.
+    Depend => "Depend",
+    /// `anfora.Parameter(data, name, requires_grad)`: a new Parameter (module level only).
+    MakeParameter => "Parameter",
+    Assign => "Assign",
+    AssignAdd => "AssignAdd",
+    AssignSub => "AssignSub",
+    ScatterUpdate => "ScatterUpdate",
+    ScatterAdd => "ScatterAdd",
+    ScatterNdUpdate => "ScatterNdUpdate",
+    ScatterNdAdd => "ScatterNdAdd",
+    /// Optimizer updates, in place on their Parameters.
+    Sgd => "SGD",
+    ApplyMomentum => "ApplyMomentum",
+    Adam => "Adam",
+    /// `anfora.set_seed(n)`: restarts the random generator.
+    SetSeed => "SetSeed",
+    Uniform => "UniformReal",
+    Normal => "StandardNormal",
+    Randint => "UniformInt",
+    Bernoulli => "Bernoulli",
+    Dropout => "Dropout",
 }
 
 /// Python builtins that map directly to a primitive. `enumerate` and `zip` are handled by the
@@ -230,6 +258,28 @@ const OPS: &[(&str, Prim)] = &[
     ("tensor", Prim::MakeTensor),
     ("zeros_like", Prim::ZerosLike),
     ("ones_like", Prim::OnesLike),
+    ("assign", Prim::Assign),
+    ("assign_add", Prim::AssignAdd),
+    ("assign_sub", Prim::AssignSub),
+    ("scatter_update", Prim::ScatterUpdate),
+    ("scatter_add", Prim::ScatterAdd),
+    ("scatter_nd_update", Prim::ScatterNdUpdate),
+    ("scatter_nd_add", Prim::ScatterNdAdd),
+    ("sgd", Prim::Sgd),
+    ("apply_momentum", Prim::ApplyMomentum),
+    ("adam", Prim::Adam),
+    ("depend", Prim::Depend),
+    ("uniform", Prim::Uniform),
+    ("normal", Prim::Normal),
+    ("randint", Prim::Randint),
+    ("bernoulli", Prim::Bernoulli),
+    ("dropout", Prim::Dropout),
+];
+
+/// Functions of the `anfora` namespace itself.
+const ANFORA: &[(&str, Prim)] = &[
+    ("Parameter", Prim::MakeParameter),
+    ("set_seed", Prim::SetSeed),
 ];
 
 impl Prim {
@@ -246,6 +296,15 @@ impl Prim {
         OPS.iter().map(|(n, _)| *n)
     }
 
+    /// `anfora.Parameter`, `anfora.set_seed`.
+    pub fn anfora_function(name: &str) -> Option<Prim> {
+        ANFORA.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
+    }
+
+    pub fn anfora_function_names() -> impl Iterator<Item = &'static str> {
+        ANFORA.iter().map(|(n, _)| *n)
+    }
+
     pub fn builtin_names() -> impl Iterator<Item = &'static str> {
         BUILTINS.iter().map(|(n, _)| *n).chain(["enumerate", "zip"])
     }
@@ -258,20 +317,60 @@ impl Prim {
         if let Some((n, _)) = OPS.iter().find(|(_, p)| *p == self) {
             return format!("ops.{n}");
         }
+        if let Some((n, _)) = ANFORA.iter().find(|(_, p)| *p == self) {
+            return format!("anfora.{n}");
+        }
         self.name().to_string()
     }
 
+    /// The side-effect attributes (MindSpore's `side_effect_mem`, `_io`, `_hidden`,
+    /// `_propagate`).
     pub fn effects(self) -> Effects {
+        use Prim::*;
+        let none = Effects::default();
         match self {
-            Prim::Print | Prim::Assert | Prim::Raise => Effects {
-                io: true,
-                ..Effects::default()
+            // Creating a Parameter makes a new identity: never merged, folded or removed.
+            Print | Assert | Raise | SetSeed | MakeParameter => Effects { io: true, ..none },
+            Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate
+            | ScatterNdAdd | Sgd | ApplyMomentum | Adam => Effects { mem: true, ..none },
+            Uniform | Normal | Randint | Bernoulli | Dropout => Effects {
+                hidden: true,
+                ..none
             },
-            Prim::Partial => Effects {
+            Partial | Depend => Effects {
                 propagate: true,
-                ..Effects::default()
+                ..none
             },
-            _ => Effects::default(),
+            _ => none,
+        }
+    }
+
+    /// Whether argument `i` is taken as a Parameter reference rather than read as a value.
+    /// Everywhere else a Parameter argument is read (`Load`) at that point of the program.
+    pub fn takes_ref(self, i: usize) -> bool {
+        use Prim::*;
+        match self {
+            MakeTuple | MakeList | Partial | Depend | UpdateState | Is | IsNot | CheckBound
+            | CallKw => true,
+            Switch => i > 0,
+            GetAttr | Load => i == 0,
+            Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate
+            | ScatterNdAdd | Sgd => i == 0,
+            ApplyMomentum => i <= 1,
+            Adam => i <= 2,
+            _ => false,
+        }
+    }
+
+    /// The number of leading arguments that are Parameters written in place.
+    pub fn written_refs(self) -> usize {
+        use Prim::*;
+        match self {
+            Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate
+            | ScatterNdAdd | Sgd => 1,
+            ApplyMomentum => 2,
+            Adam => 3,
+            _ => 0,
         }
     }
 
@@ -367,6 +466,63 @@ fn build_signature(p: Prim) -> Signature {
         ]),
         Reshape => fixed(vec![req("x"), req("shape")]),
         Transpose => fixed(vec![req("x"), opt("axes", Const::None)]),
+        Load => fixed(vec![req("param"), req("u")]),
+        UpdateState => variadic(vec![]),
+        Depend => Signature::new(&name, vec![req("value")], true, vec![]),
+        MakeParameter => fixed(vec![
+            req("data"),
+            opt("name", Const::None),
+            opt("requires_grad", Const::Bool(true)),
+        ]),
+        Assign | AssignAdd | AssignSub => fixed(vec![req("variable"), req("value")]),
+        ScatterUpdate | ScatterAdd | ScatterNdUpdate | ScatterNdAdd => {
+            fixed(vec![req("input_x"), req("indices"), req("updates")])
+        }
+        Sgd => fixed(vec![req("param"), req("grad"), req("lr")]),
+        ApplyMomentum => fixed(vec![
+            req("variable"),
+            req("accumulation"),
+            req("learning_rate"),
+            req("gradient"),
+            req("momentum"),
+            opt("use_nesterov", Const::Bool(false)),
+        ]),
+        Adam => fixed(vec![
+            req("param"),
+            req("m"),
+            req("v"),
+            req("grad"),
+            req("step"),
+            opt("lr", Const::Float(0.001)),
+            opt("beta1", Const::Float(0.9)),
+            opt("beta2", Const::Float(0.999)),
+            opt("eps", Const::Float(1e-8)),
+        ]),
+        SetSeed => fixed(vec![req("seed")]),
+        Uniform => fixed(vec![
+            req("shape"),
+            opt("minval", Const::Float(0.0)),
+            opt("maxval", Const::Float(1.0)),
+            opt("dtype", Const::None),
+        ]),
+        Normal => fixed(vec![
+            req("shape"),
+            opt("mean", Const::Float(0.0)),
+            opt("stddev", Const::Float(1.0)),
+            opt("dtype", Const::None),
+        ]),
+        Randint => fixed(vec![
+            req("low"),
+            req("high"),
+            req("shape"),
+            opt("dtype", Const::None),
+        ]),
+        Bernoulli => fixed(vec![req("p")]),
+        Dropout => fixed(vec![
+            req("x"),
+            opt("p", Const::Float(0.5)),
+            opt("training", Const::Bool(true)),
+        ]),
     }
 }
 
@@ -400,5 +556,13 @@ mod tests {
         assert!(Prim::Print.effects().io);
         assert!(!Prim::Add.effects().io);
         assert!(Prim::Partial.effects().propagate);
+        assert!(Prim::Assign.effects().mem && !Prim::Assign.effects().io);
+        assert!(Prim::Uniform.effects().hidden && !Prim::Uniform.effects().mem);
+        assert!(Prim::Depend.effects().propagate);
+        assert!(Prim::Adam.takes_ref(2) && !Prim::Adam.takes_ref(3));
+        assert_eq!(Prim::ApplyMomentum.written_refs(), 2);
+        assert!(!Prim::Add.takes_ref(0));
+        assert_eq!(Prim::anfora_function("set_seed"), Some(Prim::SetSeed));
+        assert_eq!(Prim::SetSeed.python_name(), "anfora.set_seed");
     }
 }

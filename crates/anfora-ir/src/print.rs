@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::analysis::{Analysis, analyze};
-use crate::{Const, GraphId, GraphKind, Module, NodeId, NodeKind};
+use crate::{Const, GraphId, GraphKind, Module, Monad, NodeId, NodeKind, Prim};
 
 /// Options of the printer.
 pub struct PrintOptions<'a> {
@@ -141,6 +141,69 @@ fn kind_attr(kind: GraphKind) -> Option<&'static str> {
     })
 }
 
+/// Whether `n` is a memory (`U`) or IO state: a monad constant, an `UpdateState` of one, or a
+/// parameter whose abstract is a monad.
+fn monad_of(module: &Module, n: NodeId, opts: &PrintOptions) -> Option<Monad> {
+    let mut n = n;
+    loop {
+        match module.constant(n) {
+            Some(Const::Monad(m)) => return Some(*m),
+            Some(_) => return None,
+            None => {}
+        }
+        if module.callee_prim(n) == Some(Prim::UpdateState) {
+            n = module.inputs(n)[1];
+            continue;
+        }
+        if module.is_param(n) {
+            return match opts.abstract_of.and_then(|f| f(n)).as_deref() {
+                Some("<UMonad>") => Some(Monad::U),
+                Some("<IOMonad>") => Some(Monad::IO),
+                _ => None,
+            };
+        }
+        return None;
+    }
+}
+
+/// MindSpore's `# SideEffect: { memory io load }` line: what a graph does to Parameters
+/// (writes, or calls that get the memory state), whether it prints (or passes the IO state
+/// on), and whether it reads Parameters.
+fn side_effect_line(module: &Module, nodes: &[NodeId], opts: &PrintOptions) -> Option<String> {
+    let (mut memory, mut io, mut load) = (false, false, false);
+    for &n in nodes {
+        match module.callee_prim(n) {
+            Some(Prim::Load) => load = true,
+            Some(Prim::UpdateState | Prim::Depend) => {}
+            Some(p) => {
+                // Only once the auto-monad stage has given the primitive its state.
+                let e = p.effects();
+                let has = |m| {
+                    module.inputs(n)[1..]
+                        .iter()
+                        .any(|&x| monad_of(module, x, opts) == Some(m))
+                };
+                memory |= e.mem && has(Monad::U);
+                io |= e.io && has(Monad::IO);
+            }
+            None => {
+                for &x in &module.inputs(n)[1..] {
+                    match monad_of(module, x, opts) {
+                        Some(Monad::U) => memory = true,
+                        Some(Monad::IO) => io = true,
+                        None => {}
+                    }
+                }
+            }
+        }
+    }
+    let parts: Vec<&str> = [(memory, "memory"), (io, "io"), (load, "load")]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
+    (!parts.is_empty()).then(|| format!("# SideEffect: {{ {} }}", parts.join(" ")))
+}
+
 fn print_graph(
     module: &Module,
     a: &Analysis,
@@ -170,6 +233,9 @@ fn print_graph(
             graph.function,
             module.sources.describe(graph.span)
         );
+    }
+    if let Some(line) = side_effect_line(module, &a.nodes[g], opts) {
+        let _ = writeln!(out, "{line}");
     }
     let params: Vec<String> = graph
         .params

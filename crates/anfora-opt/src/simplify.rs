@@ -174,10 +174,12 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                             .map(|c| from_const(c, &mut |_| anfora_vm::Value::None))
                     })
                     .collect();
+                // Graph constants need closures; a Parameter's value changes between calls.
                 let has_graph = args.iter().any(|&a| {
                     let mut g = false;
                     if let Some(c) = p.module.constant(a) {
                         c.for_each_graph(&mut |_| g = true);
+                        g |= matches!(c, Const::Ref(_) | Const::Monad(_));
                     }
                     g
                 });

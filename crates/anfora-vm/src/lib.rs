@@ -5,6 +5,7 @@
 mod machine;
 pub mod ops;
 pub mod pynum;
+pub mod state;
 pub mod value;
 
 pub use machine::{Options, RuntimeError, TraceEntry, Vm, bind_prim, split_call_kw};

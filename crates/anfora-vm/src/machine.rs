@@ -564,7 +564,7 @@ impl<'m> Vm<'m> {
                 self.apply(f, positional, Some(kw), out)
             }
             Value::Prim(p) => {
-                let bound = bind_prim(*p, args, kw)?;
+                let bound = bind_prim(*p, ops::without_monads(args), kw)?;
                 ops::call_prim(*p, &bound, out).map(Flow::Value)
             }
             Value::Partial(pa) => {

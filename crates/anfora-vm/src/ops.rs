@@ -975,7 +975,7 @@ fn need_tensor<'a>(v: &'a Value, func: &str) -> Result<&'a Tensor, PyErr> {
 }
 
 /// A dtype argument: `None` (default), a dtype, or its name.
-fn dtype_arg(v: &Value, default: Option<DType>) -> Result<Option<DType>, PyErr> {
+pub(crate) fn dtype_arg(v: &Value, default: Option<DType>) -> Result<Option<DType>, PyErr> {
     match v {
         Value::None => Ok(default),
         Value::DType(d) => Ok(Some(*d)),
@@ -993,7 +993,7 @@ fn dtype_arg(v: &Value, default: Option<DType>) -> Result<Option<DType>, PyErr> 
 }
 
 /// An int argument (bools count, as in Python).
-fn int_arg(v: &Value) -> Result<i64, PyErr> {
+pub(crate) fn int_arg(v: &Value) -> Result<i64, PyErr> {
     v.as_index().ok_or_else(|| {
         type_error(format!(
             "'{}' object cannot be interpreted as an integer",
@@ -1010,7 +1010,7 @@ fn int_list(v: &Value) -> Result<Vec<i64>, PyErr> {
     }
 }
 
-fn shape_arg(v: &Value) -> Result<Vec<usize>, PyErr> {
+pub(crate) fn shape_arg(v: &Value) -> Result<Vec<usize>, PyErr> {
     let dims = int_list(v)?;
     if dims.iter().any(|d| *d < 0) {
         return Err(value_error("negative dimensions are not allowed"));
@@ -1227,6 +1227,23 @@ fn creation(p: Prim, args: &[Value]) -> OpResult {
 
 /// Attribute access: tensors have `shape`, `dtype`, `ndim`, `size`, `T` and methods.
 pub fn getattr(obj: &Value, name: &str) -> OpResult {
+    if let Value::Ref(r) = obj {
+        let method = match name {
+            "assign" => Some(Prim::Assign),
+            "assign_add" => Some(Prim::AssignAdd),
+            "assign_sub" => Some(Prim::AssignSub),
+            _ => None,
+        };
+        return match (method, name) {
+            (Some(p), _) => Ok(Value::Partial(Rc::new(PartialApp {
+                func: Value::Prim(p),
+                args: vec![obj.clone()],
+            }))),
+            (None, "name") => Ok(Value::str(r.name())),
+            (None, "requires_grad") => Ok(Value::Bool(r.requires_grad())),
+            (None, _) => getattr(&Value::Tensor(r.get()), name),
+        };
+    }
     if let Value::Tensor(t) = obj {
         return Ok(match name {
             "shape" => Value::tuple(t.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
@@ -1338,9 +1355,55 @@ pub fn call_method(
     }
 }
 
+/// Drops the effect states a call passes last (they carry no data).
+pub fn without_monads(mut args: Vec<Value>) -> Vec<Value> {
+    while matches!(args.last(), Some(Value::Monad(_))) {
+        args.pop();
+    }
+    args
+}
+
 /// Calls a primitive whose arguments are already bound (defaults filled). Control primitives
 /// that call functions (`CallKw`) are handled by the machine.
 pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
+    match p {
+        // State plumbing: the value (or state) passes through.
+        Prim::UpdateState | Prim::Depend => {
+            return Ok(args.first().cloned().unwrap_or(Value::None));
+        }
+        Prim::Load => {
+            return match &args[0] {
+                Value::Ref(r) => Ok(Value::Tensor(r.get())),
+                other => Ok(other.clone()),
+            };
+        }
+        _ => {}
+    }
+    // Effectful primitives receive their state as trailing arguments; it carries no data.
+    let mut args = args;
+    while let [rest @ .., Value::Monad(_)] = args {
+        args = rest;
+    }
+    // A Parameter passed where a value is expected is read at this point of the program.
+    if args
+        .iter()
+        .enumerate()
+        .any(|(i, a)| matches!(a, Value::Ref(_)) && !p.takes_ref(i))
+    {
+        let read: Vec<Value> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match a {
+                Value::Ref(r) if !p.takes_ref(i) => Value::Tensor(r.get()),
+                a => a.clone(),
+            })
+            .collect();
+        return call_prim_values(p, &read, out);
+    }
+    call_prim_values(p, args, out)
+}
+
+fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
     use Prim::*;
     match p {
         Switch => Ok(if truth(&args[0])? {
@@ -1469,6 +1532,7 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         Is | IsNot => {
             let same = match (&args[0], &args[1]) {
                 (Value::None, Value::None) => true,
+                (Value::Ref(a), Value::Ref(b)) => a == b,
                 (Value::Bool(a), Value::Bool(b)) => a == b,
                 _ => false,
             };
@@ -1552,6 +1616,11 @@ pub fn call_prim(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
             tensor(t.transpose(axes.as_deref())).map(Value::Tensor)
         }
         CallKw => Err(("SystemError", "CallKw is executed by the machine".into())),
+        Load | UpdateState | Depend => call_prim(p, args, out),
+        MakeParameter => crate::state::make_parameter(args),
+        Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate
+        | ScatterNdAdd | Sgd | ApplyMomentum | Adam => crate::state::update(p, args),
+        SetSeed | Uniform | Normal | Randint | Bernoulli | Dropout => crate::state::random(p, args),
     }
 }
 

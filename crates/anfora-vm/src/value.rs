@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use anfora_ir::{Const, GraphId, Prim};
+use anfora_ir::{Const, GraphId, Monad, ParamRef, Prim};
 use anfora_tensor::{DType, Scalar, Tensor};
 
 use crate::pynum::float_repr;
@@ -126,6 +126,10 @@ pub enum Value {
     Ellipsis,
     /// A local variable that has not been assigned; only `CheckBound` sees it.
     Unbound,
+    /// A Parameter (by reference). Primitives read it where they need a value.
+    Ref(ParamRef),
+    /// An effect state (`U` or `IO`); carries no data.
+    Monad(Monad),
 }
 
 impl Drop for Value {
@@ -218,6 +222,8 @@ impl Value {
             Value::Slice(_) => "slice",
             Value::Ellipsis => "ellipsis",
             Value::Unbound => "unbound",
+            Value::Ref(_) => "Parameter",
+            Value::Monad(_) => "monad",
         }
     }
 
@@ -236,6 +242,7 @@ impl Value {
                 | Value::Range(_)
                 | Value::Ellipsis
                 | Value::Unbound
+                | Value::Monad(_)
         )
     }
 
@@ -379,6 +386,7 @@ pub fn repr(v: &Value) -> String {
     match v {
         Value::Str(s) => str_repr(s),
         Value::Tensor(t) => t.repr(),
+        Value::Ref(p) => p.get().repr(),
         Value::DType(d) => match d {
             DType::Bool => "anfora.bool_".into(),
             d => format!("anfora.{}", d.name()),
@@ -428,6 +436,10 @@ pub fn to_str(v: &Value) -> String {
         }
         Value::Ellipsis => "Ellipsis".into(),
         Value::Unbound => "<unbound>".into(),
+        // A Parameter prints as its current value (it stands for a tensor, as numpy arrays do
+        // in the CPython oracle).
+        Value::Ref(p) => p.get().to_str(),
+        Value::Monad(m) => m.dump_name().into(),
     }
 }
 
@@ -450,6 +462,8 @@ fn from_const_inner(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Val
         Const::Prim(p) => Value::Prim(*p),
         Const::Graph(g) => closure(*g),
         Const::Ellipsis => Value::Ellipsis,
+        Const::Ref(p) => Value::Ref(p.clone()),
+        Const::Monad(m) => Value::Monad(*m),
         // The resolve stage leaves none of these; treat a stray one as unassigned.
         Const::Unbound | Const::Symbol { .. } | Const::Namespace(_) => Value::Unbound,
     }
@@ -475,6 +489,8 @@ fn to_const_inner(v: &Value) -> Option<Const> {
         Value::Prim(p) => Const::Prim(*p),
         Value::Closure(c) if c.captures.is_empty() => Const::Graph(c.graph),
         Value::Ellipsis => Const::Ellipsis,
+        Value::Ref(p) => Const::Ref(p.clone()),
+        Value::Monad(m) => Const::Monad(*m),
         _ => return None,
     })
 }

@@ -4,6 +4,7 @@ the compiler must reproduce; see _core.py and ops.py for the details."""
 
 from ._core import DType, Tensor, bool_, float32, float64, int32, int64
 from . import ops
+from ._state import Parameter, set_seed
 
 __all__ = [
     "DType",
@@ -14,4 +15,6 @@ __all__ = [
     "int32",
     "int64",
     "ops",
+    "Parameter",
+    "set_seed",
 ]

@@ -20,7 +20,14 @@ __all__ = [
     "exp", "log", "sqrt", "tanh", "sin", "cos", "sigmoid", "relu",
     "where", "cast", "matmul", "sum", "mean", "max", "min", "prod",
     "reshape", "transpose",
+    "assign", "assign_add", "assign_sub", "scatter_update", "scatter_add",
+    "scatter_nd_update", "scatter_nd_add", "sgd", "apply_momentum", "adam", "depend",
 ]
+
+from ._state import (  # noqa: E402
+    adam, apply_momentum, assign, assign_add, assign_sub, depend, scatter_add,
+    scatter_nd_add, scatter_nd_update, scatter_update, sgd,
+)
 
 _abs = abs
 _max = max

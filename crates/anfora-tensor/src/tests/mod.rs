@@ -18,6 +18,7 @@ mod print;
 mod props;
 mod random;
 mod reduce;
+mod scatter;
 mod shape;
 #[allow(clippy::approx_constant)]
 mod unary;

@@ -1,0 +1,151 @@
+//! Parameters (named, mutable tensors: the weights) and the monads that order effects on them.
+//!
+//! Everything else in anfora is an immutable value. A Parameter is shared by reference: the IR
+//! holds a [`ParamRef`] constant (a `Ref` with the parameter's key), reading it is `Load` and
+//! writing it is `Assign`-like primitives, ordered by the `U` monad (see `anfora-monad`).
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use anfora_tensor::{DType, Tensor};
+
+/// The state a side effect is ordered by: memory (`U`, Parameter reads and writes) or
+/// input/output (`IO`: print, assert). The two chains are independent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Monad {
+    U,
+    IO,
+}
+
+impl Monad {
+    /// How the dump writes the constant (MindSpore's `UMonad[U]`, `IOMonad[IO]`).
+    pub fn dump_name(self) -> &'static str {
+        match self {
+            Monad::U => "UMonad[U]",
+            Monad::IO => "IOMonad[IO]",
+        }
+    }
+}
+
+struct ParamCell {
+    key: u64,
+    name: Arc<str>,
+    dtype: DType,
+    shape: Vec<usize>,
+    requires_grad: bool,
+    value: Mutex<Tensor>,
+}
+
+/// A Parameter: a named tensor whose value changes only through the assign primitives. Its
+/// dtype and shape are fixed when it is created. Cloning shares the same Parameter; equality is
+/// identity.
+#[derive(Clone)]
+pub struct ParamRef(Arc<ParamCell>);
+
+static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+
+impl ParamRef {
+    pub fn new(name: &str, value: Tensor, requires_grad: bool) -> ParamRef {
+        ParamRef(Arc::new(ParamCell {
+            key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
+            name: Arc::from(name),
+            dtype: value.dtype(),
+            shape: value.shape().to_vec(),
+            requires_grad,
+            value: Mutex::new(value),
+        }))
+    }
+
+    /// The ref key: unique per Parameter in this process.
+    pub fn key(&self) -> u64 {
+        self.0.key
+    }
+
+    pub fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+
+    pub fn requires_grad(&self) -> bool {
+        self.0.requires_grad
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Tensor> {
+        // A panic while holding the lock cannot leave a half-written tensor (writes replace the
+        // whole value), so a poisoned lock is still consistent.
+        self.0.value.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The current value (shares the buffer; later writes do not change it).
+    pub fn get(&self) -> Tensor {
+        self.lock().clone()
+    }
+
+    /// Replaces the value. The caller has checked dtype and shape.
+    pub fn set(&self, value: Tensor) {
+        debug_assert_eq!(value.dtype(), self.0.dtype);
+        debug_assert_eq!(value.shape(), &self.0.shape[..]);
+        *self.lock() = value;
+    }
+
+    /// Takes the value out for an update that may reuse its buffer (when nothing else holds
+    /// it), leaving an empty placeholder until [`ParamRef::set`] puts the result back.
+    pub fn take(&self) -> Tensor {
+        let placeholder = Tensor::zeros(&[0], self.0.dtype).expect("an empty tensor");
+        std::mem::replace(&mut *self.lock(), placeholder)
+    }
+}
+
+impl PartialEq for ParamRef {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ParamRef {}
+
+impl std::hash::Hash for ParamRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.key.hash(state)
+    }
+}
+
+impl fmt::Debug for ParamRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Parameter({}, key={})", self.0.name, self.0.key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_shared_cells_with_identity() {
+        let p = ParamRef::new("w", Tensor::ones(&[2], DType::F32).unwrap(), true);
+        let q = p.clone();
+        let r = ParamRef::new("w", Tensor::ones(&[2], DType::F32).unwrap(), true);
+        assert_eq!(p, q);
+        assert_ne!(p, r);
+        assert_ne!(p.key(), r.key());
+        let before = p.get();
+        q.set(Tensor::zeros(&[2], DType::F32).unwrap());
+        assert_eq!(before.to_f64_vec(), vec![1.0, 1.0]);
+        assert_eq!(p.get().to_f64_vec(), vec![0.0, 0.0]);
+        let taken = p.take();
+        assert_eq!(taken.to_f64_vec(), vec![0.0, 0.0]);
+        p.set(taken);
+        assert_eq!(
+            (p.name(), p.dtype(), p.shape()),
+            ("w", DType::F32, &[2usize][..])
+        );
+    }
+}

@@ -1,0 +1,506 @@
+//! The auto-monad stage (seed 000, MindSpore's `auto_monad`): after inference, side effects
+//! become data dependencies.
+//!
+//! * A memory state `U` and an IO state `IO` are threaded through the program as ordinary
+//!   values: constants in the entry graph, parameters of every other graph that needs them,
+//!   arguments of every call that reaches an effect (direct calls, `Switch` branches, loops,
+//!   closures, `Partial`s and higher-order calls alike: all graphs one call site may reach take
+//!   the same states).
+//! * A write becomes `op(..., u)` followed by `u = UpdateState(u, op)`; IO the same on `io`.
+//! * A Parameter read where a value is needed becomes `Load(p, u)`, then
+//!   `u = UpdateState(u, load)`, so later writes are ordered after it.
+//! * A graph's output becomes `Depend(out, u, io)` unless it is a tail call that carries the
+//!   states on (loops keep running in constant space).
+//! * Random primitives (hidden effects) carry no state: the optimizer never merges, fuses or
+//!   removes them.
+//!
+//! Both chains are threaded whatever the executor does, so every later pass can see from the
+//! data flow alone what must stay ordered.
+
+use std::collections::{HashMap, HashSet};
+
+use anfora_infer::{Abs, Func, Specialized};
+use anfora_ir::diag::Diagnostic;
+use anfora_ir::{Const, GraphId, Module, Monad, NodeId, Prim, Span, codes};
+
+/// Which states a graph (or a call) needs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Needs {
+    u: bool,
+    io: bool,
+}
+
+impl Needs {
+    fn any(self) -> bool {
+        self.u || self.io
+    }
+
+    fn union(self, o: Needs) -> Needs {
+        Needs {
+            u: self.u || o.u,
+            io: self.io || o.io,
+        }
+    }
+}
+
+/// The effects of a primitive call: memory and IO from its attributes, and a memory read when
+/// it reads a Parameter.
+fn prim_needs(p: Prim, arg_abs: &[Abs]) -> Needs {
+    let e = p.effects();
+    let reads = arg_abs
+        .iter()
+        .enumerate()
+        .any(|(i, a)| matches!(a, Abs::Ref(_)) && !p.takes_ref(i));
+    Needs {
+        u: e.mem || reads,
+        io: e.io,
+    }
+}
+
+/// Primitives a computed callee may be (through `Partial`s).
+fn callee_prims(abs: &Abs, out: &mut Vec<Prim>) {
+    fn of(f: &Func, out: &mut Vec<Prim>) {
+        match f {
+            Func::Prim(p) => out.push(*p),
+            Func::Partial(inner, _) => of(inner, out),
+            _ => {}
+        }
+    }
+    if let Abs::Func(fs) = abs {
+        fs.iter().for_each(|f| of(f, out));
+    }
+}
+
+struct Pass<'a> {
+    module: &'a mut Module,
+    abstracts: &'a mut HashMap<NodeId, Abs>,
+    call_targets: &'a HashMap<NodeId, Vec<GraphId>>,
+    graphs: Vec<GraphId>,
+    /// Union-find over graphs that one call site may reach.
+    class: HashMap<GraphId, GraphId>,
+}
+
+impl Pass<'_> {
+    fn abs(&self, n: NodeId) -> Abs {
+        if let Some(a) = self.abstracts.get(&n) {
+            return a.clone();
+        }
+        match self.module.constant(n) {
+            Some(Const::Ref(p)) => Abs::Ref(std::sync::Arc::new(anfora_infer::RefAbs::of(p))),
+            Some(Const::Prim(p)) => Abs::func(Func::Prim(*p)),
+            _ => Abs::Any,
+        }
+    }
+
+    fn find(&mut self, g: GraphId) -> GraphId {
+        let mut r = g;
+        while let Some(&p) = self.class.get(&r) {
+            if p == r {
+                break;
+            }
+            r = p;
+        }
+        self.class.insert(g, r);
+        r
+    }
+
+    fn unite(&mut self, a: GraphId, b: GraphId) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.class.insert(rb, ra);
+        }
+    }
+
+    /// Apply nodes a graph evaluates: its order, then an output call outside it.
+    fn calls_of(&self, g: GraphId) -> Vec<NodeId> {
+        let graph = self.module.graph(g);
+        let mut out = graph.order.clone();
+        if let Some(o) = graph.output
+            && self.module.is_apply(o)
+            && self.module.node(o).owner == Some(g)
+            && !out.contains(&o)
+        {
+            out.push(o);
+        }
+        out
+    }
+
+    fn is_tail(&self, g: GraphId, n: NodeId) -> bool {
+        let graph = self.module.graph(g);
+        graph.output == Some(n) && (graph.order.last() == Some(&n) || !graph.order.contains(&n))
+    }
+
+    /// The local needs of call `n` (primitives it runs itself, not the graphs it calls).
+    fn local_needs(&self, n: NodeId) -> Needs {
+        let inputs = self.module.inputs(n);
+        if let Some(p) = self.module.callee_prim(n) {
+            let args: Vec<Abs> = inputs[1..].iter().map(|&a| self.abs(a)).collect();
+            return prim_needs(p, &args);
+        }
+        let mut prims = Vec::new();
+        callee_prims(&self.abs(inputs[0]), &mut prims);
+        prims
+            .into_iter()
+            .fold(Needs::default(), |acc, p| acc.union(prim_needs(p, &[])))
+    }
+}
+
+/// Threads the memory and IO states through the specialized program. Returns the diagnostics
+/// of effects it cannot order (a keyword call of an effectful function known only at run
+/// time).
+pub fn auto_monad(module: &mut Module, spec: &mut Specialized) -> Result<(), Vec<Diagnostic>> {
+    let graphs = anfora_ir::analysis::analyze(module, &[spec.entry]).graphs;
+    let mut pass = Pass {
+        module,
+        abstracts: &mut spec.abstracts,
+        call_targets: &spec.call_targets,
+        graphs,
+        class: HashMap::new(),
+    };
+    let graphs = pass.graphs.clone();
+
+    // 1. What each graph does, transitively (callees first, to a fixpoint: loops and recursion).
+    let mut local: HashMap<GraphId, Needs> = HashMap::new();
+    let mut callees: HashMap<GraphId, Vec<(NodeId, Vec<GraphId>)>> = HashMap::new();
+    for &g in &graphs {
+        let mut needs = Needs::default();
+        let mut calls = Vec::new();
+        for n in pass.calls_of(g) {
+            needs = needs.union(pass.local_needs(n));
+            let targets = match pass.module.callee_graph(n) {
+                Some(h) => vec![h],
+                None => pass.call_targets.get(&n).cloned().unwrap_or_default(),
+            };
+            if !targets.is_empty() {
+                calls.push((n, targets));
+            }
+        }
+        local.insert(g, needs);
+        callees.insert(g, calls);
+    }
+    // Graphs one call may reach take the same states.
+    for calls in callees.values() {
+        for (_, targets) in calls {
+            for w in targets.windows(2) {
+                pass.unite(w[0], w[1]);
+            }
+        }
+    }
+    let mut need: HashMap<GraphId, Needs> = HashMap::new();
+    loop {
+        let mut changed = false;
+        for &g in &graphs {
+            let mut n = local[&g];
+            for (call, targets) in &callees[&g] {
+                for &t in targets {
+                    let root = pass.find(t);
+                    n = n.union(need.get(&root).copied().unwrap_or_default());
+                }
+                // A call through a value that may also be an effectful primitive.
+                n = n.union(pass.local_needs(*call));
+            }
+            let root = pass.find(g);
+            let old = need.get(&root).copied().unwrap_or_default();
+            let mut new = old.union(n);
+            // A tail callee continues the caller's chains.
+            for (call, targets) in &callees[&g] {
+                if pass.is_tail(g, *call) {
+                    for &t in targets {
+                        let rt = pass.find(t);
+                        let o = need.get(&rt).copied().unwrap_or_default();
+                        let with = o.union(new);
+                        if with != o {
+                            need.insert(rt, with);
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            new = new.union(need.get(&root).copied().unwrap_or_default());
+            if new != old {
+                need.insert(root, new);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let needs_of = |pass: &mut Pass, g: GraphId, need: &HashMap<GraphId, Needs>| {
+        let r = pass.find(g);
+        need.get(&r).copied().unwrap_or_default()
+    };
+
+    // 2. The entry is called by the host, which passes no states: if other graphs call it
+    // too (recursion), a wrapper becomes the entry and passes the initial states.
+    let entry_needs = needs_of(&mut pass, spec.entry, &need);
+    let entry_called = callees
+        .values()
+        .flatten()
+        .any(|(_, ts)| ts.contains(&spec.entry));
+    let mut entry = spec.entry;
+    if entry_called && entry_needs.any() {
+        entry = wrap_entry(&mut pass, spec.entry, entry_needs);
+    }
+
+    // 3. Thread the states through every graph.
+    let mut diags = Vec::new();
+    for &g in &graphs {
+        let is_top = g == entry;
+        let n = needs_of(&mut pass, g, &need);
+        let states = if is_top {
+            local_states(&mut pass, n, true, g)
+        } else {
+            local_states(&mut pass, n, false, g)
+        };
+        thread(&mut pass, g, states, &need, &mut diags);
+    }
+    spec.entry = entry;
+    if diags.is_empty() { Ok(()) } else { Err(diags) }
+}
+
+/// The initial states of a graph: constants in the top graph, new parameters elsewhere.
+fn local_states(
+    pass: &mut Pass,
+    n: Needs,
+    top: bool,
+    g: GraphId,
+) -> (Option<NodeId>, Option<NodeId>) {
+    let make = |pass: &mut Pass, m: Monad, name: &str| {
+        let node = if top {
+            pass.module.value(Const::Monad(m))
+        } else {
+            let span = pass.module.graph(g).span;
+            pass.module.add_param(g, name, span)
+        };
+        pass.abstracts.insert(node, Abs::Monad(m));
+        node
+    };
+    let u = n.u.then(|| make(pass, Monad::U, "u"));
+    let io = n.io.then(|| make(pass, Monad::IO, "io"));
+    (u, io)
+}
+
+/// A new entry graph calling `entry` with the initial states.
+fn wrap_entry(pass: &mut Pass, entry: GraphId, n: Needs) -> GraphId {
+    let orig = pass.module.graph(entry).clone();
+    let top = pass.module.add_graph(
+        format!("{}_top", orig.name),
+        orig.function.clone(),
+        orig.kind,
+        orig.span,
+    );
+    pass.module.graphs[top].signature = orig.signature.clone();
+    let mut inputs = vec![pass.module.value(Const::Graph(entry))];
+    for &p in &orig.params {
+        let name = pass.module.node(p).name.clone();
+        let np = pass
+            .module
+            .add_param(top, name.as_deref().unwrap_or(""), orig.span);
+        let a = pass.abs(p);
+        pass.abstracts.insert(np, a);
+        inputs.push(np);
+    }
+    for (want, m) in [(n.u, Monad::U), (n.io, Monad::IO)] {
+        if want {
+            let v = pass.module.value(Const::Monad(m));
+            pass.abstracts.insert(v, Abs::Monad(m));
+            inputs.push(v);
+        }
+    }
+    let call = pass.module.apply(top, inputs, orig.span);
+    let out_abs = orig.output.map(|o| pass.abs(o)).unwrap_or(Abs::Any);
+    pass.abstracts.insert(call, out_abs);
+    pass.module.set_output(top, call);
+    pass.graphs.push(top);
+    top
+}
+
+fn prim_node(
+    pass: &mut Pass,
+    g: GraphId,
+    p: Prim,
+    args: &[NodeId],
+    span: Span,
+    abs: Abs,
+) -> NodeId {
+    let callee = pass.module.value(Const::Prim(p));
+    let mut inputs = vec![callee];
+    inputs.extend_from_slice(args);
+    let n = pass.module.apply_unordered(g, inputs, span);
+    pass.abstracts.insert(n, abs);
+    n
+}
+
+fn thread(
+    pass: &mut Pass,
+    g: GraphId,
+    (u0, io0): (Option<NodeId>, Option<NodeId>),
+    need: &HashMap<GraphId, Needs>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let (mut u, mut io) = (u0, io0);
+    let calls = pass.calls_of(g);
+    let in_order: HashSet<NodeId> = pass.module.graph(g).order.iter().copied().collect();
+    let mut order = Vec::with_capacity(calls.len() * 2);
+    let mut tail_carries = false;
+    for n in calls {
+        let span = pass.module.node(n).span;
+        let tail = pass.is_tail(g, n);
+        let inputs = pass.module.inputs(n).to_vec();
+        if pass.module.callee_prim(n) == Some(Prim::CallKw) {
+            // The callee binds keywords at run time: states cannot be appended after them.
+            let wants =
+                pass.call_targets
+                    .get(&n)
+                    .into_iter()
+                    .flatten()
+                    .fold(Needs::default(), |acc, t| {
+                        let r = pass.find(*t);
+                        acc.union(need.get(&r).copied().unwrap_or_default())
+                    });
+            if wants.any() {
+                diags.push(
+                    Diagnostic::error(
+                        codes::EFFECT_KW_CALL,
+                        "a call with keyword arguments of a function known only at run time cannot have side effects",
+                        span,
+                    )
+                    .with_label("this call may write Parameters or print")
+                    .with_hint("pass the arguments by position, or call the function directly"),
+                );
+            }
+        }
+        if let Some(p) = pass.module.callee_prim(n) {
+            // Parameters read here: Load in the current memory state.
+            let mut loads = Vec::new();
+            for (i, &a) in inputs.iter().enumerate().skip(1) {
+                if let Abs::Ref(r) = pass.abs(a)
+                    && !p.takes_ref(i - 1)
+                    && let Some(cur) = u
+                {
+                    let l = prim_node(pass, g, Prim::Load, &[a, cur], span, r.value());
+                    order.push(l);
+                    pass.module.inputs_mut(n).expect("an Apply node")[i] = l;
+                    loads.push(l);
+                }
+            }
+            if let (false, Some(cur)) = (loads.is_empty(), u) {
+                let mut args = vec![cur];
+                args.extend(&loads);
+                let s = prim_node(
+                    pass,
+                    g,
+                    Prim::UpdateState,
+                    &args,
+                    span,
+                    Abs::Monad(Monad::U),
+                );
+                order.push(s);
+                u = Some(s);
+            }
+            let e = p.effects();
+            let (chain, m) = if e.mem {
+                (&mut u, Monad::U)
+            } else if e.io {
+                (&mut io, Monad::IO)
+            } else {
+                if in_order.contains(&n) {
+                    order.push(n);
+                }
+                continue;
+            };
+            if let Some(cur) = *chain {
+                pass.module.inputs_mut(n).expect("an Apply node").push(cur);
+                if in_order.contains(&n) {
+                    order.push(n);
+                }
+                let s = prim_node(pass, g, Prim::UpdateState, &[cur, n], span, Abs::Monad(m));
+                order.push(s);
+                *chain = Some(s);
+            } else if in_order.contains(&n) {
+                order.push(n);
+            }
+            continue;
+        }
+        // A call of a graph or of a computed function: pass the states its targets take.
+        let targets = match pass.module.callee_graph(n) {
+            Some(h) => vec![h],
+            None => pass.call_targets.get(&n).cloned().unwrap_or_default(),
+        };
+        let mut wants = pass.local_needs(n);
+        for t in &targets {
+            let r = pass.find(*t);
+            wants = wants.union(need.get(&r).copied().unwrap_or_default());
+        }
+        let mut passed = Needs::default();
+        if wants.u
+            && let Some(cur) = u
+        {
+            pass.module.inputs_mut(n).expect("an Apply node").push(cur);
+            passed.u = true;
+        }
+        if wants.io
+            && let Some(cur) = io
+        {
+            pass.module.inputs_mut(n).expect("an Apply node").push(cur);
+            passed.io = true;
+        }
+        if in_order.contains(&n) {
+            order.push(n);
+        }
+        if tail {
+            // The callee continues the chains and returns after them.
+            tail_carries = (passed.u || u == u0) && (passed.io || io == io0);
+            continue;
+        }
+        if passed.u {
+            let s = prim_node(
+                pass,
+                g,
+                Prim::UpdateState,
+                &[u.unwrap(), n],
+                span,
+                Abs::Monad(Monad::U),
+            );
+            order.push(s);
+            u = Some(s);
+        }
+        if passed.io {
+            let s = prim_node(
+                pass,
+                g,
+                Prim::UpdateState,
+                &[io.unwrap(), n],
+                span,
+                Abs::Monad(Monad::IO),
+            );
+            order.push(s);
+            io = Some(s);
+        }
+    }
+    // The output waits for the last state of each chain this graph changed.
+    if !tail_carries {
+        let mut pending: Vec<NodeId> = Vec::new();
+        if u != u0
+            && let Some(s) = u
+        {
+            pending.push(s);
+        }
+        if io != io0
+            && let Some(s) = io
+        {
+            pending.push(s);
+        }
+        if let (false, Some(out)) = (pending.is_empty(), pass.module.graph(g).output) {
+            let span = pass.module.node(out).span;
+            let mut args = vec![out];
+            args.extend(pending);
+            let a = pass.abs(out);
+            let d = prim_node(pass, g, Prim::Depend, &args, span, a);
+            order.push(d);
+            pass.module.set_output(g, d);
+        }
+    }
+    pass.module.graphs[g].order = order;
+}

@@ -1,0 +1,416 @@
+//! Primitives with effects: Parameters (creation, reads, the assign and scatter families, the
+//! optimizer updates) and the random generator.
+//!
+//! A Parameter update computes the new value with the same operations as user code (numpy
+//! semantics), then checks that it still has the Parameter's shape and can be cast to its dtype
+//! under numpy's `same_kind` rule, as numpy's in-place operators do. `assign` is numpy's
+//! `p[...] = v`: the value is broadcast to the Parameter's shape and cast (any cast).
+
+use std::cell::RefCell;
+
+use anfora_ir::{ParamRef, Prim};
+use anfora_tensor::random::Generator;
+use anfora_tensor::{DType, Tensor};
+
+use crate::ops::{OpResult, binary, tensor_err, type_error, value_error};
+use crate::pynum::PyErr;
+use crate::value::Value;
+
+thread_local! {
+    /// The generator random primitives draw from. It belongs to the calling thread, so a
+    /// compiled program's draws depend only on the seed and the draws before it on that thread.
+    static RNG: RefCell<Generator> = RefCell::new(Generator::new(0));
+}
+
+/// `anfora.set_seed(seed)`: restarts the generator.
+pub fn set_seed(seed: u64) {
+    RNG.with(|g| *g.borrow_mut() = Generator::new(seed));
+}
+
+/// The generator's state (seed, counter), for tests and for saving a run.
+pub fn rng_state() -> (u64, u64) {
+    RNG.with(|g| {
+        let g = g.borrow();
+        (g.seed(), g.counter())
+    })
+}
+
+fn with_rng<T>(f: impl FnOnce(&mut Generator) -> T) -> T {
+    RNG.with(|g| f(&mut g.borrow_mut()))
+}
+
+fn param_arg<'a>(v: &'a Value, func: &str, what: &str) -> Result<&'a ParamRef, PyErr> {
+    match v {
+        Value::Ref(p) => Ok(p),
+        other => Err(type_error(format!(
+            "{func}() expects a Parameter as its {what} argument, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn shape_text(shape: &[usize]) -> String {
+    match shape {
+        [d] => format!("({d},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Whether numpy casts `from` to `to` under the `same_kind` rule.
+pub fn same_kind(from: DType, to: DType) -> bool {
+    let rank = |d: DType| match d {
+        DType::Bool => 0,
+        d if d.is_int() => 1,
+        _ => 2,
+    };
+    rank(from) <= rank(to)
+}
+
+/// Stores the result of an in-place update of `p` (`func` names the operation in errors).
+fn store(p: &ParamRef, v: Value, func: &str) -> Result<(), PyErr> {
+    let t = match v.into_tensor() {
+        Ok(t) => t,
+        Err(other) => {
+            return Err(type_error(format!(
+                "{func}: the update of Parameter '{}' is a {}, not a tensor",
+                p.name(),
+                other.type_name()
+            )));
+        }
+    };
+    if t.shape() != p.shape() {
+        return Err(value_error(format!(
+            "{func}: non-broadcastable output operand with shape {} doesn't match the broadcast shape {} (Parameter '{}')",
+            shape_text(p.shape()),
+            shape_text(t.shape()),
+            p.name()
+        )));
+    }
+    if !same_kind(t.dtype(), p.dtype()) {
+        return Err(type_error(format!(
+            "{func}: cannot cast the update of Parameter '{}' from {} to {} with casting rule 'same_kind'",
+            p.name(),
+            t.dtype(),
+            p.dtype()
+        )));
+    }
+    p.set(t.try_cast(p.dtype()).map_err(tensor_err)?);
+    Ok(())
+}
+
+fn current(p: &ParamRef) -> Value {
+    Value::Tensor(p.get())
+}
+
+/// `anfora.Parameter(data, name=None, requires_grad=True)`.
+pub fn make_parameter(args: &[Value]) -> OpResult {
+    let data = match &args[0] {
+        Value::Tensor(t) => t.clone(),
+        other => {
+            return Err(type_error(format!(
+                "Parameter() expects a Tensor as data, got {}",
+                other.type_name()
+            )));
+        }
+    };
+    let requires_grad = crate::ops::truth(&args[2])?;
+    let p = match &args[1] {
+        Value::Str(name) => ParamRef::new(name, data, requires_grad),
+        Value::None => {
+            let p = ParamRef::new("", data.clone(), requires_grad);
+            ParamRef::new(&format!("Parameter{}", p.key()), data, requires_grad)
+        }
+        other => {
+            return Err(type_error(format!(
+                "Parameter() name must be a str, got {}",
+                other.type_name()
+            )));
+        }
+    };
+    Ok(Value::Ref(p))
+}
+
+/// The assign family, scatter updates and optimizer steps: `args` start with the Parameters
+/// they write (`Prim::written_refs`). Returns the first Parameter.
+pub fn update(p: Prim, args: &[Value]) -> OpResult {
+    let func = p.python_name();
+    let first = param_arg(&args[0], &func, "first")?;
+    match p {
+        Prim::Assign => {
+            let v = match &args[1] {
+                Value::Tensor(t) => t.clone(),
+                v => match v.as_scalar() {
+                    Some(s) => Tensor::scalar(s, first.dtype()).map_err(tensor_err)?,
+                    None => {
+                        return Err(type_error(format!(
+                            "{func}() expects a Tensor or a number as value, got {}",
+                            v.type_name()
+                        )));
+                    }
+                },
+            };
+            // numpy's `p[...] = v`: broadcast to the Parameter's shape, any cast.
+            let shape =
+                anfora_tensor::broadcast_shapes(first.shape(), v.shape()).map_err(tensor_err)?;
+            if shape != first.shape() {
+                return Err(value_error(format!(
+                    "{func}: could not broadcast input array from shape {} into shape {} (Parameter '{}')",
+                    shape_text(v.shape()),
+                    shape_text(first.shape()),
+                    first.name()
+                )));
+            }
+            let mask = Tensor::full(
+                first.shape(),
+                anfora_tensor::Scalar::Bool(true),
+                DType::Bool,
+            )
+            .map_err(tensor_err)?;
+            let spread = Tensor::where_(&mask, &v, &v).map_err(tensor_err)?;
+            first.set(spread.try_cast(first.dtype()).map_err(tensor_err)?);
+        }
+        Prim::AssignAdd | Prim::AssignSub => {
+            let op = if p == Prim::AssignAdd {
+                Prim::Add
+            } else {
+                Prim::Sub
+            };
+            let new = binary(op, &current(first), &args[1])?;
+            store(first, new, &func)?;
+        }
+        Prim::ScatterUpdate | Prim::ScatterAdd | Prim::ScatterNdUpdate | Prim::ScatterNdAdd => {
+            let indices = need(&args[1], &func, "indices")?;
+            let updates = need(&args[2], &func, "updates")?;
+            let x = first.get();
+            let new = match p {
+                Prim::ScatterUpdate => x.scatter_update(indices, updates),
+                Prim::ScatterAdd => x.scatter_add(indices, updates),
+                Prim::ScatterNdUpdate => x.scatter_nd_update(indices, updates),
+                _ => x.scatter_nd_add(indices, updates),
+            }
+            .map_err(tensor_err)?;
+            store(first, Value::Tensor(new), &func)?;
+        }
+        Prim::Sgd => {
+            // param -= lr * grad
+            let step = binary(Prim::Mul, &args[2], &args[1])?;
+            let new = binary(Prim::Sub, &current(first), &step)?;
+            store(first, new, &func)?;
+        }
+        Prim::ApplyMomentum => {
+            let accum = param_arg(&args[1], &func, "second")?;
+            let (lr, grad, momentum) = (&args[2], &args[3], &args[4]);
+            // accum = accum * momentum + grad
+            let acc = binary(
+                Prim::Add,
+                &binary(Prim::Mul, &current(accum), momentum)?,
+                grad,
+            )?;
+            store(accum, acc.clone(), &func)?;
+            let acc = current(accum);
+            let delta = if crate::ops::truth(&args[5])? {
+                // Nesterov: var -= grad * lr + accum * momentum * lr
+                binary(
+                    Prim::Add,
+                    &binary(Prim::Mul, grad, lr)?,
+                    &binary(Prim::Mul, &binary(Prim::Mul, &acc, momentum)?, lr)?,
+                )?
+            } else {
+                binary(Prim::Mul, &acc, lr)?
+            };
+            let new = binary(Prim::Sub, &current(first), &delta)?;
+            store(first, new, &func)?;
+        }
+        Prim::Adam => {
+            let m = param_arg(&args[1], &func, "second")?;
+            let v = param_arg(&args[2], &func, "third")?;
+            let (grad, step, lr, beta1, beta2, eps) =
+                (&args[3], &args[4], &args[5], &args[6], &args[7], &args[8]);
+            let one_minus = |b: &Value| binary(Prim::Sub, &Value::Float(1.0), b);
+            // m = beta1 * m + (1 - beta1) * grad
+            let m_new = binary(
+                Prim::Add,
+                &binary(Prim::Mul, beta1, &current(m))?,
+                &binary(Prim::Mul, &one_minus(beta1)?, grad)?,
+            )?;
+            store(m, m_new, &func)?;
+            // v = beta2 * v + (1 - beta2) * grad^2
+            let v_new = binary(
+                Prim::Add,
+                &binary(Prim::Mul, beta2, &current(v))?,
+                &binary(
+                    Prim::Mul,
+                    &one_minus(beta2)?,
+                    &binary(Prim::Mul, grad, grad)?,
+                )?,
+            )?;
+            store(v, v_new, &func)?;
+            // Bias correction with the 1-based step count.
+            let c1 = one_minus(&binary(Prim::Pow, beta1, step)?)?;
+            let c2 = one_minus(&binary(Prim::Pow, beta2, step)?)?;
+            let m_hat = binary(Prim::Div, &current(m), &c1)?;
+            let v_hat = binary(Prim::Div, &current(v), &c2)?;
+            let denom = binary(
+                Prim::Add,
+                &crate::ops::call_prim(Prim::Sqrt, &[v_hat], &mut std::io::sink())?,
+                eps,
+            )?;
+            let delta = binary(Prim::Mul, lr, &binary(Prim::Div, &m_hat, &denom)?)?;
+            let new = binary(Prim::Sub, &current(first), &delta)?;
+            store(first, new, &func)?;
+        }
+        other => return Err(type_error(format!("{} is not an update", other.name()))),
+    }
+    Ok(Value::Ref(first.clone()))
+}
+
+fn need<'a>(v: &'a Value, func: &str, what: &str) -> Result<&'a Tensor, PyErr> {
+    match v {
+        Value::Tensor(t) => Ok(t),
+        other => Err(type_error(format!(
+            "{func}() expects a Tensor as {what}, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn float_arg(v: &Value, func: &str, what: &str) -> Result<f64, PyErr> {
+    match v {
+        Value::Float(f) => Ok(*f),
+        Value::Int(i) => Ok(*i as f64),
+        Value::Bool(b) => Ok(*b as i64 as f64),
+        other => Err(type_error(format!(
+            "{func}() expects a number as {what}, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn float_dtype(v: &Value, func: &str) -> Result<DType, PyErr> {
+    let d = crate::ops::dtype_arg(v, Some(DType::F32))?.unwrap_or(DType::F32);
+    if !d.is_float() {
+        return Err(type_error(format!(
+            "{func}() needs a floating dtype, got {d}"
+        )));
+    }
+    Ok(d)
+}
+
+/// The random primitives (hidden effects: each call draws new values).
+pub fn random(p: Prim, args: &[Value]) -> OpResult {
+    let func = p.python_name();
+    let t = match p {
+        Prim::SetSeed => {
+            let seed = crate::ops::int_arg(&args[0])?;
+            if seed < 0 {
+                return Err(value_error("set_seed: the seed must be non-negative"));
+            }
+            set_seed(seed as u64);
+            return Ok(Value::None);
+        }
+        Prim::Uniform => {
+            let shape = crate::ops::shape_arg(&args[0])?;
+            let (lo, hi) = (
+                float_arg(&args[1], &func, "minval")?,
+                float_arg(&args[2], &func, "maxval")?,
+            );
+            if lo >= hi {
+                return Err(value_error(format!(
+                    "{func}: minval ({lo}) must be less than maxval ({hi})"
+                )));
+            }
+            let d = float_dtype(&args[3], &func)?;
+            with_rng(|g| g.uniform(&shape, lo, hi, d))
+        }
+        Prim::Normal => {
+            let shape = crate::ops::shape_arg(&args[0])?;
+            let (mean, std) = (
+                float_arg(&args[1], &func, "mean")?,
+                float_arg(&args[2], &func, "stddev")?,
+            );
+            let d = float_dtype(&args[3], &func)?;
+            with_rng(|g| g.normal(&shape, mean, std, d))
+        }
+        Prim::Randint => {
+            let (lo, hi) = (
+                crate::ops::int_arg(&args[0])?,
+                crate::ops::int_arg(&args[1])?,
+            );
+            let shape = crate::ops::shape_arg(&args[2])?;
+            let d = crate::ops::dtype_arg(&args[3], Some(DType::I64))?.unwrap_or(DType::I64);
+            if !d.is_int() {
+                return Err(type_error(format!(
+                    "{func}() needs an integer dtype, got {d}"
+                )));
+            }
+            if lo >= hi {
+                return Err(value_error(format!(
+                    "{func}: low ({lo}) must be less than high ({hi})"
+                )));
+            }
+            with_rng(|g| g.randint(&shape, lo, hi, d))
+        }
+        Prim::Bernoulli => {
+            let prob = need(&args[0], &func, "p")?;
+            if !prob.dtype().is_float() {
+                return Err(type_error(format!(
+                    "{func}() expects floating probabilities, got {}",
+                    prob.dtype()
+                )));
+            }
+            let bad = prob
+                .to_f64_vec()
+                .into_iter()
+                .find(|x| !(0.0..=1.0).contains(x));
+            if let Some(x) = bad {
+                return Err(value_error(format!(
+                    "{func}: probabilities must be in [0, 1], got {x}"
+                )));
+            }
+            let u = with_rng(|g| g.uniform(prob.shape(), 0.0, 1.0, prob.dtype()))
+                .map_err(tensor_err)?;
+            let hit = binary(Prim::Lt, &Value::Tensor(u), &args[0])?;
+            return crate::ops::call_prim(
+                Prim::Cast,
+                &[hit, Value::DType(prob.dtype())],
+                &mut std::io::sink(),
+            );
+        }
+        Prim::Dropout => {
+            let x = need(&args[0], &func, "x")?;
+            if !x.dtype().is_float() {
+                return Err(type_error(format!(
+                    "{func}() expects a floating tensor, got {}",
+                    x.dtype()
+                )));
+            }
+            let rate = float_arg(&args[1], &func, "p")?;
+            if !(0.0..=1.0).contains(&rate) {
+                return Err(value_error(format!(
+                    "{func}: p must be in [0, 1], got {rate}"
+                )));
+            }
+            if !crate::ops::truth(&args[2])? || rate == 0.0 {
+                return Ok(args[0].clone());
+            }
+            let u = with_rng(|g| g.uniform(x.shape(), 0.0, 1.0, x.dtype())).map_err(tensor_err)?;
+            let keep = binary(Prim::Ge, &Value::Tensor(u), &Value::Float(rate))?;
+            let zero = Value::Float(0.0);
+            let scaled = if rate < 1.0 {
+                binary(Prim::Div, &args[0], &Value::Float(1.0 - rate))?
+            } else {
+                zero.clone()
+            };
+            return crate::ops::call_prim(Prim::Where, &[keep, scaled, zero], &mut std::io::sink());
+        }
+        other => return Err(type_error(format!("{} is not random", other.name()))),
+    };
+    t.map(Value::Tensor).map_err(tensor_err)
+}
