@@ -46,10 +46,16 @@ pub struct ParamRef(Arc<ParamCell>);
 static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
 
 impl ParamRef {
-    pub fn new(name: &str, value: Tensor, requires_grad: bool) -> ParamRef {
+    /// A new Parameter; an unnamed one is called `Parameter<key>`.
+    pub fn new(name: Option<&str>, value: Tensor, requires_grad: bool) -> ParamRef {
+        let key = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
+        let name = match name {
+            Some(n) => Arc::from(n),
+            None => Arc::from(format!("Parameter{key}").as_str()),
+        };
         ParamRef(Arc::new(ParamCell {
-            key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
-            name: Arc::from(name),
+            key,
+            name,
             dtype: value.dtype(),
             shape: value.shape().to_vec(),
             requires_grad,
@@ -130,9 +136,9 @@ mod tests {
 
     #[test]
     fn parameters_are_shared_cells_with_identity() {
-        let p = ParamRef::new("w", Tensor::ones(&[2], DType::F32).unwrap(), true);
+        let p = ParamRef::new(Some("w"), Tensor::ones(&[2], DType::F32).unwrap(), true);
         let q = p.clone();
-        let r = ParamRef::new("w", Tensor::ones(&[2], DType::F32).unwrap(), true);
+        let r = ParamRef::new(Some("w"), Tensor::ones(&[2], DType::F32).unwrap(), true);
         assert_eq!(p, q);
         assert_ne!(p, r);
         assert_ne!(p.key(), r.key());

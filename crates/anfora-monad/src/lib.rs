@@ -248,11 +248,7 @@ pub fn auto_monad(module: &mut Module, spec: &mut Specialized) -> Result<(), Vec
     for &g in &graphs {
         let is_top = g == entry;
         let n = needs_of(&mut pass, g, &need);
-        let states = if is_top {
-            local_states(&mut pass, n, true, g)
-        } else {
-            local_states(&mut pass, n, false, g)
-        };
+        let states = local_states(&mut pass, n, is_top, g);
         thread(&mut pass, g, states, &need, &mut diags);
     }
     spec.entry = entry;

@@ -52,7 +52,7 @@ pub use promote::{
     binary_result_dtype, binary_scalar_result_dtype, promote_types, unary_result_dtype,
 };
 pub use reduce::reduce_result_dtype;
-pub use shape::{broadcast_shapes, broadcast_shapes_n, resolve_reshape};
+pub use shape::{broadcast_shapes, broadcast_shapes_n, resolve_reshape, tuple_repr};
 
 /// Element types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -27,7 +27,7 @@ pub(crate) fn compact_shape(shape: &[usize]) -> String {
 }
 
 /// `(2, 3)`, `(4,)`, `()`: Python's tuple repr.
-pub(crate) fn tuple_repr(shape: &[usize]) -> String {
+pub fn tuple_repr(shape: &[usize]) -> String {
     match shape {
         [d] => format!("({d},)"),
         _ => {

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 
 use anfora_ir::{ParamRef, Prim};
 use anfora_tensor::random::Generator;
-use anfora_tensor::{DType, Tensor};
+use anfora_tensor::{DType, Tensor, tuple_repr};
 
 use crate::ops::{OpResult, binary, tensor_err, type_error, value_error};
 use crate::pynum::PyErr;
@@ -49,20 +49,6 @@ fn param_arg<'a>(v: &'a Value, func: &str, what: &str) -> Result<&'a ParamRef, P
     }
 }
 
-fn shape_text(shape: &[usize]) -> String {
-    match shape {
-        [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
 /// Whether numpy casts `from` to `to` under the `same_kind` rule.
 pub fn same_kind(from: DType, to: DType) -> bool {
     let rank = |d: DType| match d {
@@ -88,8 +74,8 @@ fn store(p: &ParamRef, v: Value, func: &str) -> Result<(), PyErr> {
     if t.shape() != p.shape() {
         return Err(value_error(format!(
             "{func}: non-broadcastable output operand with shape {} doesn't match the broadcast shape {} (Parameter '{}')",
-            shape_text(p.shape()),
-            shape_text(t.shape()),
+            tuple_repr(p.shape()),
+            tuple_repr(t.shape()),
             p.name()
         )));
     }
@@ -122,11 +108,8 @@ pub fn make_parameter(args: &[Value]) -> OpResult {
     };
     let requires_grad = crate::ops::truth(&args[2])?;
     let p = match &args[1] {
-        Value::Str(name) => ParamRef::new(name, data, requires_grad),
-        Value::None => {
-            let p = ParamRef::new("", data.clone(), requires_grad);
-            ParamRef::new(&format!("Parameter{}", p.key()), data, requires_grad)
-        }
+        Value::Str(name) => ParamRef::new(Some(name), data, requires_grad),
+        Value::None => ParamRef::new(None, data, requires_grad),
         other => {
             return Err(type_error(format!(
                 "Parameter() name must be a str, got {}",
@@ -162,8 +145,8 @@ pub fn update(p: Prim, args: &[Value]) -> OpResult {
             if shape != first.shape() {
                 return Err(value_error(format!(
                     "{func}: could not broadcast input array from shape {} into shape {} (Parameter '{}')",
-                    shape_text(v.shape()),
-                    shape_text(first.shape()),
+                    tuple_repr(v.shape()),
+                    tuple_repr(first.shape()),
                     first.name()
                 )));
             }
