@@ -1,6 +1,7 @@
 //! Inference rules of the primitives with effects: Parameter reads and updates, the state
 //! plumbing of the auto-monad stage, and the random generators.
 
+use anfora_ir::custom::{CustomId, TensorSpec};
 use anfora_ir::{Monad, Prim};
 use anfora_tensor::DType;
 
@@ -54,7 +55,45 @@ fn float_dtype(a: &Abs, func: &str) -> Result<Option<DType>, RuleError> {
     }
 }
 
+/// A custom primitive: its registered rule on the dtypes and shapes of its arguments.
+fn custom(id: CustomId, args: &[Abs]) -> Rule {
+    let def = anfora_ir::custom::get(id);
+    let mut specs = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        specs.push(match a {
+            Abs::Any => return Ok(Abs::Any),
+            Abs::Ref(r) if i < def.written_refs => TensorSpec {
+                dtype: r.dtype,
+                shape: known(&r.shape),
+            },
+            other if i < def.written_refs => {
+                return Err(err(format!(
+                    "ops.{}() writes a Parameter, but argument {} is {other}",
+                    def.name,
+                    i + 1
+                )));
+            }
+            Abs::Tensor(t) => TensorSpec {
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+            },
+            other => {
+                return Err(err(format!(
+                    "ops.{}() takes tensors, but argument {} is {other}",
+                    def.name,
+                    i + 1
+                )));
+            }
+        });
+    }
+    let out = (def.infer)(&specs).map_err(|m| err(format!("ops.{}: {m}", def.name)))?;
+    Ok(tensor_abs(out.dtype, out.shape))
+}
+
 pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
+    if let Prim::Custom(id) = p {
+        return custom(id, args);
+    }
     let func = p.python_name();
     // Updates: the first argument must be a Parameter; the result is that Parameter.
     if p.written_refs() > 0 {

@@ -128,27 +128,6 @@ pub fn from_value(v: &Value) -> Abs {
     }
 }
 
-/// Whether a primitive can be evaluated at compile time when its arguments are constants.
-fn foldable(p: Prim) -> bool {
-    let e = p.effects();
-    let stateful = e.mem || e.io || e.hidden;
-    !stateful
-        && !matches!(
-            p,
-            Prim::Load
-                | Prim::UpdateState
-                | Prim::Depend
-                | Prim::MakeParameter
-                | Prim::Print
-                | Prim::Assert
-                | Prim::Raise
-                | Prim::CallKw
-                | Prim::Partial
-                | Prim::Switch
-                | Prim::CheckBound
-        )
-}
-
 // ---- helpers ------------------------------------------------------------------------------
 
 #[derive(Clone, Copy, PartialEq)]
@@ -1151,7 +1130,7 @@ pub fn infer_prim(p: Prim, args: &[Abs]) -> Rule {
     }
     // Tensor rules first: they give compile-time shape errors even for constant tensors.
     let typed = infer_types(p, args)?;
-    if foldable(p)
+    if p.foldable()
         && !typed.is_bottom()
         && let Some(values) = args.iter().map(to_value).collect::<Option<Vec<_>>>()
     {
@@ -1412,7 +1391,8 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::Normal
         | Prim::Randint
         | Prim::Bernoulli
-        | Prim::Dropout => crate::effect_rules::infer(p, args)?,
+        | Prim::Dropout
+        | Prim::Custom(_) => crate::effect_rules::infer(p, args)?,
     })
 }
 

@@ -36,13 +36,7 @@ fn foldable_call(engine: &Solved, m: &Module, c: CtxId, n: NodeId) -> bool {
             _ => return false,
         },
     };
-    !matches!(
-        p,
-        Prim::Print | Prim::Assert | Prim::Raise | Prim::CheckBound | Prim::CallKw | Prim::Partial
-    ) && {
-        let e = p.effects();
-        !(e.io || e.mem || e.hidden)
-    }
+    p.is_pure()
 }
 
 pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Specialized {

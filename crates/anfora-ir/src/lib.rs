@@ -15,6 +15,7 @@
 pub mod analysis;
 pub mod codes;
 mod constant;
+pub mod custom;
 pub mod diag;
 pub mod dot;
 mod ids;

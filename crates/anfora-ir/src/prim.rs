@@ -4,6 +4,7 @@
 use std::sync::OnceLock;
 
 use crate::Const;
+use crate::custom::CustomId;
 use crate::signature::{Param, Signature};
 
 /// Side-effect attributes of a primitive (MindSpore's `side_effect_*` prim attrs).
@@ -25,15 +26,19 @@ macro_rules! prims {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Prim {
             $( $(#[$doc])* $variant, )*
+            /// A primitive registered through [`crate::custom::register`].
+            Custom(CustomId),
         }
 
         impl Prim {
+            /// The built-in primitives (custom ones are in the registry).
             pub const ALL: &'static [Prim] = &[$(Prim::$variant,)*];
 
             /// Name in `.ir` dumps.
             pub fn name(self) -> &'static str {
                 match self {
                     $( Prim::$variant => $name, )*
+                    Prim::Custom(id) => crate::custom::get(id).name,
                 }
             }
         }
@@ -287,13 +292,18 @@ impl Prim {
         BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
     }
 
+    /// `ops.<name>`: a built-in or a registered custom primitive.
     pub fn op(name: &str) -> Option<Prim> {
+        Prim::builtin_op(name).or_else(|| crate::custom::lookup(name))
+    }
+
+    pub(crate) fn builtin_op(name: &str) -> Option<Prim> {
         OPS.iter().find(|(n, _)| *n == name).map(|(_, p)| *p)
     }
 
     /// Names of the `anfora.ops` namespace (for "did you mean" hints).
     pub fn op_names() -> impl Iterator<Item = &'static str> {
-        OPS.iter().map(|(n, _)| *n)
+        OPS.iter().map(|(n, _)| *n).chain(crate::custom::names())
     }
 
     /// `anfora.Parameter`, `anfora.set_seed`.
@@ -320,6 +330,9 @@ impl Prim {
         if let Some((n, _)) = ANFORA.iter().find(|(_, p)| *p == self) {
             return format!("anfora.{n}");
         }
+        if let Prim::Custom(id) = self {
+            return format!("ops.{}", crate::custom::get(id).name);
+        }
         self.name().to_string()
     }
 
@@ -341,6 +354,7 @@ impl Prim {
                 propagate: true,
                 ..none
             },
+            Custom(id) => crate::custom::get(id).effects,
             _ => none,
         }
     }
@@ -358,6 +372,7 @@ impl Prim {
             | ScatterNdAdd | Sgd => i == 0,
             ApplyMomentum => i <= 1,
             Adam => i <= 2,
+            Custom(id) => i < crate::custom::get(id).written_refs,
             _ => false,
         }
     }
@@ -370,6 +385,7 @@ impl Prim {
             | ScatterNdAdd | Sgd => 1,
             ApplyMomentum => 2,
             Adam => 3,
+            Custom(id) => crate::custom::get(id).written_refs,
             _ => 0,
         }
     }
@@ -390,9 +406,51 @@ impl Prim {
 
     /// The Python-level signature, used to bind keyword arguments and defaults.
     pub fn signature(self) -> &'static Signature {
-        static TABLE: OnceLock<Vec<Signature>> = OnceLock::new();
-        let table = TABLE.get_or_init(|| Prim::ALL.iter().map(|p| build_signature(*p)).collect());
-        &table[self as usize]
+        static TABLE: OnceLock<Vec<(Prim, Signature)>> = OnceLock::new();
+        if let Prim::Custom(id) = self {
+            return &crate::custom::get(id).signature;
+        }
+        let table = TABLE.get_or_init(|| {
+            let mut t: Vec<(Prim, Signature)> =
+                Prim::ALL.iter().map(|&p| (p, build_signature(p))).collect();
+            t.sort_by_key(|(p, _)| *p);
+            t
+        });
+        let i = table
+            .binary_search_by_key(&self, |(p, _)| *p)
+            .expect("every built-in primitive has a signature");
+        &table[i].1
+    }
+
+    /// A function of its arguments alone (no effects, never raises through a callee, creates
+    /// no closure): passes may merge equal calls and drop unused ones.
+    pub fn is_pure(self) -> bool {
+        self.pure_with(self.effects())
+    }
+
+    /// [`Prim::is_pure`] under effect attributes `e` (tests mark primitives hidden).
+    pub fn pure_with(self, e: Effects) -> bool {
+        !matches!(
+            self,
+            Prim::Print
+                | Prim::Assert
+                | Prim::Raise
+                | Prim::CheckBound
+                | Prim::CallKw
+                | Prim::Partial
+        ) && !e.io
+            && !e.mem
+            && !e.hidden
+    }
+
+    /// Whether a call with constant arguments may be evaluated at compile time. State plumbing
+    /// is not (a `Load` reads the Parameter when the program runs), nor are custom kernels.
+    pub fn foldable(self) -> bool {
+        self.is_pure()
+            && !matches!(
+                self,
+                Prim::Load | Prim::UpdateState | Prim::Depend | Prim::Switch | Prim::Custom(_)
+            )
     }
 }
 
@@ -523,6 +581,7 @@ fn build_signature(p: Prim) -> Signature {
             opt("p", Const::Float(0.5)),
             opt("training", Const::Bool(true)),
         ]),
+        Custom(id) => crate::custom::get(id).signature.clone(),
     }
 }
 

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 
 use anfora_ir::{Const, Effects, NodeId, Prim};
 
-use crate::simplify::pure_with;
 use crate::{Program, rewrite};
 
 /// How an input takes part in the key: an Apply or Parameter node, or a constant (numbered
@@ -52,7 +51,7 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
             let Some(prim) = p.module.callee_prim(n) else {
                 continue;
             };
-            if !pure_with(prim, effects(prim)) || prim == Prim::CheckBound {
+            if !prim.pure_with(effects(prim)) || prim == Prim::CheckBound {
                 continue;
             }
             let key: Vec<KeyIn> = p.module.inputs(n)[1..]

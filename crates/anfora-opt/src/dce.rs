@@ -9,7 +9,6 @@ use anfora_infer::rules::may_raise;
 use anfora_ir::{Effects, NodeId, Prim};
 
 use crate::Program;
-use crate::simplify::pure_with;
 
 pub fn run(p: &mut Program) -> bool {
     run_with(p, &Prim::effects)
@@ -18,7 +17,7 @@ pub fn run(p: &mut Program) -> bool {
 /// Whether an unused call of `prim` (with effect attributes `e`) may be dropped when it cannot
 /// raise.
 fn removable(prim: Prim, e: Effects) -> bool {
-    (pure_with(prim, e) || prim == Prim::Partial) && !e.io && !e.mem && !e.hidden
+    (prim.pure_with(e) || prim == Prim::Partial) && !e.io && !e.mem && !e.hidden
 }
 
 /// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).

@@ -14,21 +14,6 @@ use anfora_vm::value::{from_const, to_const};
 
 use crate::{Program, rewrite};
 
-/// Primitives that may be evaluated at compile time when their arguments are constants.
-pub fn pure(p: Prim) -> bool {
-    pure_with(p, p.effects())
-}
-
-/// [`pure`] for a primitive with effect attributes `e`.
-pub(crate) fn pure_with(p: Prim, e: Effects) -> bool {
-    !matches!(
-        p,
-        Prim::Print | Prim::Assert | Prim::Raise | Prim::CheckBound | Prim::CallKw | Prim::Partial
-    ) && !e.io
-        && !e.mem
-        && !e.hidden
-}
-
 fn const_int(p: &Program, n: NodeId) -> Option<i64> {
     match p.module.constant(n) {
         Some(Const::Int(i)) => Some(*i),
@@ -163,8 +148,11 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                 continue;
             }
             // Constant folding.
-            if pure_with(prim, effects(prim))
-                && !matches!(prim, Prim::Switch | Prim::MakeTuple | Prim::MakeList)
+            if prim.pure_with(effects(prim))
+                && !matches!(
+                    prim,
+                    Prim::Switch | Prim::MakeTuple | Prim::MakeList | Prim::Custom(_)
+                )
             {
                 let values: Option<Vec<_>> = args
                     .iter()

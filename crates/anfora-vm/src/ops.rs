@@ -1621,6 +1621,7 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate
         | ScatterNdAdd | Sgd | ApplyMomentum | Adam => crate::state::update(p, args),
         SetSeed | Uniform | Normal | Randint | Bernoulli | Dropout => crate::state::random(p, args),
+        Custom(id) => crate::state::custom(id, args),
     }
 }
 

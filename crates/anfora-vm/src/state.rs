@@ -8,6 +8,7 @@
 
 use std::cell::RefCell;
 
+use anfora_ir::custom::CustomId;
 use anfora_ir::{ParamRef, Prim};
 use anfora_tensor::random::Generator;
 use anfora_tensor::{DType, Tensor, tuple_repr};
@@ -93,6 +94,52 @@ fn store(p: &ParamRef, v: Value, func: &str) -> Result<(), PyErr> {
 
 fn current(p: &ParamRef) -> Value {
     Value::Tensor(p.get())
+}
+
+/// A custom primitive: its kernel gets the current values of the Parameters it writes and its
+/// other tensor arguments, and returns the new values of those Parameters and then its result.
+pub fn custom(id: CustomId, args: &[Value]) -> OpResult {
+    let def = anfora_ir::custom::get(id);
+    let func = format!("ops.{}", def.name);
+    let mut tensors = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        tensors.push(match a {
+            Value::Ref(p) if i < def.written_refs => p.get(),
+            other if i < def.written_refs => {
+                return Err(type_error(format!(
+                    "{func}() expects a Parameter as argument {}, got {}",
+                    i + 1,
+                    other.type_name()
+                )));
+            }
+            Value::Tensor(t) => t.clone(),
+            other => {
+                return Err(type_error(format!(
+                    "{func}() takes tensors, got {} as argument {}",
+                    other.type_name(),
+                    i + 1
+                )));
+            }
+        });
+    }
+    let mut outs = (def.kernel)(&tensors).map_err(|m| ("RuntimeError", format!("{func}: {m}")))?;
+    if outs.len() != def.written_refs + 1 {
+        return Err((
+            "RuntimeError",
+            format!(
+                "{func}: the kernel returned {} tensors, expected {} (the written Parameters and the result)",
+                outs.len(),
+                def.written_refs + 1
+            ),
+        ));
+    }
+    let result = outs.pop().map(Value::Tensor).unwrap_or(Value::None);
+    for (i, new) in outs.into_iter().enumerate() {
+        if let Value::Ref(p) = &args[i] {
+            store(p, Value::Tensor(new), &func)?;
+        }
+    }
+    Ok(result)
 }
 
 /// `anfora.Parameter(data, name=None, requires_grad=True)`.
