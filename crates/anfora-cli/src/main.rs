@@ -57,7 +57,7 @@ enum Command {
         entry: String,
         #[arg(long, value_enum, default_value_t = Format::Ir)]
         format: Format,
-        /// `parse`, `resolve`, `infer`, `auto_monad`, `optimize`, `lower` (the linear program), or `all`
+        /// `parse`, `resolve`, `grad`, `infer`, `auto_monad`, `optimize`, `lower` (the linear program), or `all`
         /// (one numbered file per stage and optimizer pass, in the directory given by -o).
         #[arg(long, default_value = "resolve")]
         stage: String,
@@ -183,9 +183,10 @@ fn dump(
     output: Option<PathBuf>,
     args: Vec<String>,
 ) -> Result<(), Exit> {
-    const STAGES: [&str; 6] = [
+    const STAGES: [&str; 7] = [
         "parse",
         "resolve",
+        "grad",
         "infer",
         "auto_monad",
         "optimize",
@@ -195,14 +196,14 @@ fn dump(
         return Err(Exit(
             2,
             format!(
-                "error: unknown stage '{stage}' (parse, resolve, infer, auto_monad, optimize, lower or all)\n"
+                "error: unknown stage '{stage}' (parse, resolve, grad, infer, auto_monad, optimize, lower or all)\n"
             ),
         ));
     }
     let text = read_source(&file)?;
     let args = parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let mut session = Session::load(&file.display().to_string(), &text, Options::default());
-    let specialize = !matches!(stage.as_str(), "parse" | "resolve");
+    let specialize = !matches!(stage.as_str(), "parse" | "resolve" | "grad");
     let ext = match format {
         Format::Ir => "ir",
         Format::Dot => "dot",

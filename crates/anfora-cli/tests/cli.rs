@@ -279,7 +279,8 @@ fn dump_all_writes_one_numbered_file_per_stage() {
     names.sort();
     assert_eq!(names.first().map(String::as_str), Some("00_parse.ir"));
     assert_eq!(names.get(1).map(String::as_str), Some("01_resolve.ir"));
-    assert_eq!(names.get(2).map(String::as_str), Some("02_infer.ir"));
+    assert_eq!(names.get(2).map(String::as_str), Some("02_grad.ir"));
+    assert_eq!(names.get(3).map(String::as_str), Some("03_infer.ir"));
     let last = names.last().unwrap();
     assert!(last.ends_with("_lower.ir"), "{names:?}");
     assert!(
@@ -288,7 +289,7 @@ fn dump_all_writes_one_numbered_file_per_stage() {
     );
     // Every optimizer pass that ran has its own file between infer and optimize.
     assert!(names.len() > 5, "{names:?}");
-    let infer = std::fs::read_to_string(dir.join("02_infer.ir")).unwrap();
+    let infer = std::fs::read_to_string(dir.join("03_infer.ir")).unwrap();
     assert!(
         infer.contains(": <Int64>"),
         "abstracts are printed: {infer}"
@@ -344,6 +345,7 @@ fn timings_and_compile_explanations_go_to_stderr() {
         [
             "parse",
             "resolve",
+            "grad",
             "infer",
             "auto_monad",
             "optimize",

@@ -343,6 +343,12 @@ impl Session {
         if self.frontend.diagnostics().len() > errors_before {
             return None;
         }
+        if let Err(diags) = anfora_ad::expand(&mut self.frontend.module, &[g]) {
+            for d in diags {
+                self.frontend.push_diagnostic(d);
+            }
+            return None;
+        }
         self.verify(g, "module initialization");
         let mut vm = Vm::new(&self.frontend.module, self.options.clone());
         let f = vm.function(g)?;
@@ -492,6 +498,17 @@ impl Session {
         self.verify(g, "resolve");
         observe(StageView {
             stage: "resolve",
+            module: &self.frontend.module,
+            entry: g,
+            abstracts: None,
+            program: None,
+        });
+        let start = Instant::now();
+        anfora_ad::expand(&mut self.frontend.module, &[g]).map_err(Failure::Compile)?;
+        timings.push(("grad".to_string(), start.elapsed()));
+        self.verify(g, "grad");
+        observe(StageView {
+            stage: "grad",
             module: &self.frontend.module,
             entry: g,
             abstracts: None,

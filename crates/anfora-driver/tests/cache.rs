@@ -143,6 +143,7 @@ fn timings_cover_every_stage() {
         [
             "parse",
             "resolve",
+            "grad",
             "infer",
             "auto_monad",
             "optimize",

@@ -10,6 +10,7 @@
 pub mod abs;
 mod effect_rules;
 pub mod engine;
+mod grad_rules;
 pub mod rules;
 pub mod specialize;
 

@@ -490,7 +490,7 @@ fn int_index(a: &Abs) -> Option<Option<i64>> {
     }
 }
 
-fn getitem(obj: &Abs, idx: &Abs) -> Rule {
+pub(crate) fn getitem(obj: &Abs, idx: &Abs) -> Rule {
     // A 0-d integer tensor indexes sequences as an int.
     if !matches!(obj, Abs::Tensor(_))
         && matches!(idx, Abs::Tensor(_))
@@ -1393,6 +1393,22 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::Bernoulli
         | Prim::Dropout
         | Prim::Custom(_) => crate::effect_rules::infer(p, args)?,
+        Prim::Grad
+        | Prim::ValueAndGrad
+        | Prim::Vjp
+        | Prim::StopGradient
+        | Prim::GradAdd
+        | Prim::SumToShape
+        | Prim::BroadcastLike
+        | Prim::FillZeros
+        | Prim::SensOnes
+        | Prim::GradTupleAt
+        | Prim::GradItem
+        | Prim::GradHead
+        | Prim::GradPad
+        | Prim::MatMulGrad
+        | Prim::ReduceGrad
+        | Prim::TransposeGrad => crate::grad_rules::infer(p, args)?,
     })
 }
 

@@ -66,6 +66,12 @@ pub const CODES: &[(&str, &str)] = &[
         EFFECT_KW_CALL,
         "keyword call of an effectful function known only at run time",
     ),
+    (
+        GRAD_UNKNOWN_FUNCTION,
+        "grad of a function not known at compile time",
+    ),
+    (NO_BACKWARD_RULE, "primitive without a backward rule"),
+    (GRAD_ARGUMENT, "bad argnums or weights"),
 ];
 
 pub const SYNTAX: &str = "E0001";
@@ -106,3 +112,7 @@ pub const JOIN: &str = "E0302";
 pub const NO_FIXPOINT: &str = "E0303";
 // Auto-monad (anfora-monad).
 pub const EFFECT_KW_CALL: &str = "E0401";
+// Automatic differentiation (anfora-ad).
+pub const GRAD_UNKNOWN_FUNCTION: &str = "E0501";
+pub const NO_BACKWARD_RULE: &str = "E0502";
+pub const GRAD_ARGUMENT: &str = "E0503";

@@ -192,6 +192,41 @@ prims! {
     Randint => "UniformInt",
     Bernoulli => "Bernoulli",
     Dropout => "Dropout",
+
+    // ---- automatic differentiation ---------------------------------------------------
+    /// `anfora.grad(fn, argnums=0, weights=None)`: expanded by the grad stage.
+    Grad => "grad",
+    /// `anfora.value_and_grad(fn, argnums=0, weights=None)`: expanded by the grad stage.
+    ValueAndGrad => "value_and_grad",
+    /// `anfora.vjp(fn, *primals)`: expanded by the grad stage.
+    Vjp => "vjp",
+    /// `ops.stop_gradient(x)`: `x`, with no gradient flowing back.
+    StopGradient => "StopGradient",
+    /// `GradAdd(a, b)`: sum of two sensitivities; `None` is zero, tuples add item by item.
+    GradAdd => "GradAdd",
+    /// `SumToShape(d, x)`: sensitivity `d` summed over the dimensions broadcasting added to
+    /// `x` and cast to its dtype; `None` when `x` is not differentiable (ints, bools, ...).
+    SumToShape => "SumToShape",
+    /// `BroadcastLike(d, x)`: `d` broadcast to the shape of `x` (the dual of SumToShape).
+    BroadcastLike => "BroadcastLike",
+    /// `FillZeros(d, x)`: `d`, or zeros shaped like `x` where `d` is `None`.
+    FillZeros => "FillZeros",
+    /// `SensOnes(y)`: ones shaped like `y` (the default output sensitivity).
+    SensOnes => "SensOnes",
+    /// `GradTupleAt(t, i, d)`: a tuple as long as `t`, `None` everywhere but `d` at `i`.
+    GradTupleAt => "GradTupleAt",
+    /// `GradItem(d, i)`: item `i` of a tuple sensitivity (`None` stays `None`).
+    GradItem => "GradItem",
+    /// `GradHead(ds, n)`: all but the last `n` items of a tuple.
+    GradHead => "GradHead",
+    /// `GradPad(d, n)`: the tuple `d` followed by `n` Nones (the dual of GradHead).
+    GradPad => "GradPad",
+    /// `MatMulGrad(a, b, d)`: `(da, db)` for `a @ b` with numpy's 1-D and batch rules.
+    MatMulGrad => "MatMulGrad",
+    /// `ReduceGrad(kind, d, x, out, axis, keepdims)`: the sensitivity of `x` for a reduction.
+    ReduceGrad => "ReduceGrad",
+    /// `TransposeGrad(d, axes)`: `d` transposed by the inverse permutation.
+    TransposeGrad => "TransposeGrad",
 }
 
 /// Python builtins that map directly to a primitive. `enumerate` and `zip` are handled by the
@@ -279,12 +314,16 @@ const OPS: &[(&str, Prim)] = &[
     ("randint", Prim::Randint),
     ("bernoulli", Prim::Bernoulli),
     ("dropout", Prim::Dropout),
+    ("stop_gradient", Prim::StopGradient),
 ];
 
 /// Functions of the `anfora` namespace itself.
 const ANFORA: &[(&str, Prim)] = &[
     ("Parameter", Prim::MakeParameter),
     ("set_seed", Prim::SetSeed),
+    ("grad", Prim::Grad),
+    ("value_and_grad", Prim::ValueAndGrad),
+    ("vjp", Prim::Vjp),
 ];
 
 impl Prim {
@@ -581,6 +620,29 @@ fn build_signature(p: Prim) -> Signature {
             opt("p", Const::Float(0.5)),
             opt("training", Const::Bool(true)),
         ]),
+        Grad | ValueAndGrad => fixed(vec![
+            req("fn"),
+            opt("argnums", Const::Int(0)),
+            opt("weights", Const::None),
+        ]),
+        Vjp => Signature::new(&name, vec![req("fn")], true, vec![]),
+        StopGradient | SensOnes => fixed(vec![req("x")]),
+        GradAdd => fixed(vec![req("a"), req("b")]),
+        SumToShape | BroadcastLike | FillZeros => fixed(vec![req("d"), req("x")]),
+        GradTupleAt => fixed(vec![req("t"), req("i"), req("d")]),
+        GradItem => fixed(vec![req("d"), req("i")]),
+        GradHead => fixed(vec![req("ds"), req("n")]),
+        GradPad => fixed(vec![req("d"), req("n")]),
+        MatMulGrad => fixed(vec![req("a"), req("b"), req("d")]),
+        ReduceGrad => fixed(vec![
+            req("kind"),
+            req("d"),
+            req("x"),
+            req("out"),
+            req("axis"),
+            req("keepdims"),
+        ]),
+        TransposeGrad => fixed(vec![req("d"), req("axes")]),
         Custom(id) => crate::custom::get(id).signature.clone(),
     }
 }

@@ -2,6 +2,7 @@
 //! Switch, tuples, primitives, graph calls). It stays as the oracle that compiled execution is
 //! checked against.
 
+pub mod grad_ops;
 mod machine;
 pub mod ops;
 pub mod pynum;

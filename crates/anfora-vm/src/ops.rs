@@ -1622,6 +1622,9 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         | ScatterNdAdd | Sgd | ApplyMomentum | Adam => crate::state::update(p, args),
         SetSeed | Uniform | Normal | Randint | Bernoulli | Dropout => crate::state::random(p, args),
         Custom(id) => crate::state::custom(id, args),
+        Grad | ValueAndGrad | Vjp | StopGradient | GradAdd | SumToShape | BroadcastLike
+        | FillZeros | SensOnes | GradTupleAt | GradItem | GradHead | GradPad | MatMulGrad
+        | ReduceGrad | TransposeGrad => crate::grad_ops::call(p, args),
     }
 }
 

@@ -1,0 +1,696 @@
+//! The grad stage: reverse-mode automatic differentiation as an IR-to-IR transform, after
+//! Pearlmutter and Siskind's J/K closure transform (as in Myia and MindSpore).
+//!
+//! The stage runs on resolved graphs, before inference, and replaces every call of
+//! `grad`/`value_and_grad`/`vjp` whose function is known at compile time:
+//! 1. [`lift`] copies the graphs the function reaches so that none has free variables;
+//! 2. [`J`](Transform::j_graph) maps each closed graph `g` to `J(g)`, which computes `g`'s value
+//!    and returns it with a backward closure `bprop(dout)`; the closure returns the
+//!    sensitivities of `g`'s parameters. Calls of graphs become calls of their J graphs;
+//!    primitive calls keep their forward form and their backward rule ([`rules`]) is emitted in
+//!    the backward graph, in reverse order; a value used several times sums its
+//!    sensitivities (`GradAdd`). Control flow needs nothing special: a `Switch` chooses
+//!    between J graphs, loops and recursion are calls, and the chain of backward closures is
+//!    the tape (each closure keeps only the forward values its rules read);
+//! 3. a wrapper graph calls `J(f)`, seeds the output sensitivity with ones and picks the
+//!    requested gradients.
+//!
+//! The result is ordinary IR that inference specializes and the optimizer cleans up. Effects
+//! stay in the forward graphs (they run once); the auto-monad stage threads them afterwards.
+
+mod lift;
+mod rules;
+
+use std::collections::{HashMap, HashSet};
+
+use anfora_ir::analysis::analyze;
+use anfora_ir::codes;
+use anfora_ir::diag::Diagnostic;
+use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, ParamRef, Prim, Span};
+
+pub use lift::{FvKey, Lifted, lift};
+
+/// Unique graph names.
+pub struct Namer {
+    used: HashSet<String>,
+}
+
+impl Namer {
+    pub fn new(m: &Module) -> Namer {
+        Namer {
+            used: m.graphs.values().map(|g| g.name.clone()).collect(),
+        }
+    }
+
+    pub fn fresh(&mut self, base: &str) -> String {
+        let mut name = base.to_string();
+        let mut i = 1;
+        while !self.used.insert(name.clone()) {
+            name = format!("{base}_{i}");
+            i += 1;
+        }
+        name
+    }
+}
+
+fn is_grad_call(m: &Module, n: NodeId) -> bool {
+    matches!(
+        m.callee_prim(n),
+        Some(Prim::Grad | Prim::ValueAndGrad | Prim::Vjp)
+    )
+}
+
+/// Expands every `grad`, `value_and_grad` and `vjp` call in the graphs reachable from `roots`.
+/// Returns whether anything changed.
+pub fn expand(m: &mut Module, roots: &[GraphId]) -> Result<bool, Vec<Diagnostic>> {
+    let mut changed = false;
+    let mut t = Transform::new(m);
+    loop {
+        let a = analyze(t.m, roots);
+        let mut pending: Vec<(GraphId, NodeId)> = Vec::new();
+        for &g in &a.graphs {
+            for &n in &a.nodes[g] {
+                if is_grad_call(t.m, n) {
+                    pending.push((g, n));
+                }
+            }
+        }
+        if pending.is_empty() {
+            break;
+        }
+        let mut progress = false;
+        let mut errors = Vec::new();
+        for &(g, n) in &pending {
+            let f = t.m.inputs(n)[1];
+            let Some(fg) = t.m.constant(f).and_then(Const::as_graph) else {
+                let inner = pending.iter().any(|&(_, p)| p == f);
+                if !inner {
+                    errors.push(
+                        Diagnostic::error(
+                            codes::GRAD_UNKNOWN_FUNCTION,
+                            format!(
+                                "{}() needs a function known at compile time",
+                                t.m.callee_prim(n).map(Prim::python_name).unwrap_or_default()
+                            ),
+                            t.m.node(n).span,
+                        )
+                        .with_hint(
+                            "differentiate a def, a lambda or another grad named here; a function passed in as an argument is only known at run time",
+                        ),
+                    );
+                }
+                continue;
+            };
+            // Inner grads first: the function must be free of unexpanded ones.
+            let inner = analyze(t.m, &[fg]);
+            if inner
+                .graphs
+                .iter()
+                .any(|&h| inner.nodes[h].iter().any(|&k| is_grad_call(t.m, k)))
+            {
+                continue;
+            }
+            t.expand_one(g, n, fg, &a.graphs)?;
+            progress = true;
+            changed = true;
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        if !progress {
+            break;
+        }
+    }
+    if !t.errors.is_empty() {
+        return Err(t.errors);
+    }
+    Ok(changed)
+}
+
+/// One backward step recorded while building a J graph.
+enum Back {
+    /// A primitive call: its J-graph arguments and value.
+    Prim {
+        node: NodeId,
+        prim: Prim,
+        args: Vec<NodeId>,
+        out: NodeId,
+    },
+    /// A call of a graph (or a function value): its backward closure.
+    Call {
+        node: NodeId,
+        bprop: NodeId,
+        dynamic: bool,
+    },
+}
+
+struct Transform<'a> {
+    m: &'a mut Module,
+    names: Namer,
+    /// J graph of each closed graph.
+    j: HashMap<GraphId, GraphId>,
+    /// J graph of each primitive used as a value.
+    j_prim: HashMap<Prim, GraphId>,
+    todo: Vec<(GraphId, GraphId)>,
+    errors: Vec<Diagnostic>,
+    reported: HashSet<Prim>,
+}
+
+impl<'a> Transform<'a> {
+    fn new(m: &'a mut Module) -> Transform<'a> {
+        let names = Namer::new(m);
+        Transform {
+            m,
+            names,
+            j: HashMap::new(),
+            j_prim: HashMap::new(),
+            todo: Vec::new(),
+            errors: Vec::new(),
+            reported: HashSet::new(),
+        }
+    }
+
+    fn int(&mut self, i: i64) -> NodeId {
+        self.m.value(Const::Int(i))
+    }
+
+    fn apply(&mut self, g: GraphId, inputs: Vec<NodeId>, span: Span) -> NodeId {
+        self.m.apply(g, inputs, span)
+    }
+
+    fn prim(&mut self, g: GraphId, p: Prim, args: &[NodeId], span: Span) -> NodeId {
+        self.m.apply_prim(g, p, args, span)
+    }
+
+    /// The J graph of closed graph `g` (built by [`Transform::finish`]).
+    fn j_graph(&mut self, g: GraphId) -> GraphId {
+        if let Some(&j) = self.j.get(&g) {
+            return j;
+        }
+        let src = self.m.graph(g);
+        let (name, function, span) = (src.name.clone(), src.function.clone(), src.span);
+        let kind = src.kind;
+        let jg = self
+            .m
+            .add_graph(self.names.fresh(&format!("J{name}")), function, kind, span);
+        self.j.insert(g, jg);
+        self.todo.push((g, jg));
+        jg
+    }
+
+    fn finish(&mut self) -> Result<(), Vec<Diagnostic>> {
+        while let Some((g, jg)) = self.todo.pop() {
+            self.build(g, jg);
+        }
+        Ok(())
+    }
+
+    /// The J-world counterpart of input `x` of a node of `g`.
+    fn j_value(&mut self, g: GraphId, x: NodeId, map: &HashMap<NodeId, NodeId>) -> NodeId {
+        if self.m.node(x).owner == Some(g) {
+            return map[&x];
+        }
+        match self.m.constant(x) {
+            Some(Const::Graph(k)) => {
+                let k = *k;
+                let jk = self.j_graph(k);
+                self.m.value(Const::Graph(jk))
+            }
+            Some(Const::Prim(p)) if !p.is_type() => {
+                let p = *p;
+                let jp = self.j_prim_graph(p, self.m.node(x).span);
+                self.m.value(Const::Graph(jp))
+            }
+            Some(c) => {
+                let mut has_graph = false;
+                c.for_each_graph(&mut |_| has_graph = true);
+                if has_graph {
+                    self.errors.push(Diagnostic::error(
+                        codes::NO_BACKWARD_RULE,
+                        "cannot differentiate through a constant holding functions",
+                        self.m.node(x).span,
+                    ));
+                }
+                x
+            }
+            None => x,
+        }
+    }
+
+    /// `J(p)` for a primitive used as a value: `(p(x...), bprop)`.
+    fn j_prim_graph(&mut self, p: Prim, span: Span) -> GraphId {
+        if let Some(&j) = self.j_prim.get(&p) {
+            return j;
+        }
+        let sig = p.signature();
+        let jg = self.m.add_graph(
+            self.names.fresh(&format!("J{}", p.name())),
+            std::sync::Arc::from(p.python_name()),
+            GraphKind::Lambda,
+            span,
+        );
+        self.j_prim.insert(p, jg);
+        if sig.varargs {
+            self.no_rule(p, span);
+        }
+        let params: Vec<NodeId> = sig
+            .params
+            .iter()
+            .map(|q| self.m.add_param(jg, &q.name, span))
+            .collect();
+        let callee = self.m.value(Const::Prim(p));
+        let mut ins = vec![callee];
+        ins.extend(&params);
+        let out = self.apply(jg, ins, span);
+        let bg = self.m.add_graph(
+            self.names.fresh(&format!("B{}", p.name())),
+            std::sync::Arc::from(p.python_name()),
+            GraphKind::Lambda,
+            span,
+        );
+        let d = self.m.add_param(bg, "dout", span);
+        let needs = vec![true; params.len()];
+        let mut e = rules::Emit {
+            m: self.m,
+            graph: bg,
+            span,
+        };
+        let grads = rules::backward(&mut e, p, &params, &needs, out, d);
+        let grads = grads.unwrap_or_else(|| {
+            self.no_rule(p, span);
+            vec![None; params.len()]
+        });
+        let mut outs = Vec::new();
+        for (i, gi) in grads.into_iter().enumerate() {
+            let gi = gi.unwrap_or_else(|| self.m.value(Const::None));
+            outs.push(self.prim(bg, Prim::FillZeros, &[gi, params[i]], span));
+        }
+        let bout = self.prim(bg, Prim::MakeTuple, &outs, span);
+        self.m.set_output(bg, bout);
+        let bval = self.m.value(Const::Graph(bg));
+        let r = self.prim(jg, Prim::MakeTuple, &[out, bval], span);
+        self.m.set_output(jg, r);
+        jg
+    }
+
+    fn no_rule(&mut self, p: Prim, span: Span) {
+        if self.reported.insert(p) {
+            self.errors.push(
+                Diagnostic::error(
+                    codes::NO_BACKWARD_RULE,
+                    format!("{} has no backward rule", p.python_name()),
+                    span,
+                )
+                .with_label("the gradient flows through this call")
+                .with_hint(
+                    "wrap the input in ops.stop_gradient(...) if no gradient should flow here",
+                ),
+            );
+        }
+    }
+
+    fn build(&mut self, g: GraphId, jg: GraphId) {
+        let src = self.m.graph(g).clone();
+        let mut map: HashMap<NodeId, NodeId> = HashMap::new();
+        let mut jparams = Vec::new();
+        for &p in &src.params {
+            let node = self.m.node(p).clone();
+            let jp = self
+                .m
+                .add_param(jg, node.name.as_deref().unwrap_or("x"), node.span);
+            map.insert(p, jp);
+            jparams.push(jp);
+        }
+        let mut backs: Vec<Back> = Vec::new();
+        for n in self.m.graph_nodes(g) {
+            let node = self.m.node(n).clone();
+            let span = node.span;
+            let ins = self.m.inputs(n).to_vec();
+            let args: Vec<NodeId> = ins[1..].iter().map(|&x| self.j_value(g, x, &map)).collect();
+            let fwd = match self.m.constant(ins[0]).cloned() {
+                Some(Const::Prim(p)) => {
+                    let mut jins = vec![ins[0]];
+                    jins.extend(&args);
+                    let out = self.apply(jg, jins, span);
+                    backs.push(Back::Prim {
+                        node: n,
+                        prim: p,
+                        args,
+                        out,
+                    });
+                    out
+                }
+                other => {
+                    let (callee, dynamic) = match other {
+                        Some(Const::Graph(k)) => {
+                            let jk = self.j_graph(k);
+                            (self.m.value(Const::Graph(jk)), false)
+                        }
+                        _ => (self.j_value(g, ins[0], &map), true),
+                    };
+                    let mut jins = vec![callee];
+                    jins.extend(&args);
+                    let r = self.apply(jg, jins, span);
+                    let (zero, one) = (self.int(0), self.int(1));
+                    let out = self.prim(jg, Prim::TupleGetItem, &[r, zero], span);
+                    let bprop = self.prim(jg, Prim::TupleGetItem, &[r, one], span);
+                    backs.push(Back::Call {
+                        node: n,
+                        bprop,
+                        dynamic,
+                    });
+                    out
+                }
+            };
+            if let Some(name) = &node.name {
+                self.m.set_name(fwd, name);
+            }
+            self.m.nodes[fwd].inlined = node.inlined.clone();
+            map.insert(n, fwd);
+        }
+        let out = match src.output {
+            Some(o) => self.j_value(g, o, &map),
+            None => self.m.value(Const::None),
+        };
+
+        // The backward graph, nested in the J graph (it reads forward values).
+        let bg = self.m.add_graph(
+            self.names.fresh(&format!("B{}", src.name)),
+            src.function.clone(),
+            GraphKind::Lambda,
+            src.span,
+        );
+        let dout = self.m.add_param(bg, "dout", src.span);
+        let owned = |m: &Module, x: NodeId| m.node(x).owner == Some(g);
+        let mut sens: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+        if let Some(o) = src.output
+            && owned(self.m, o)
+        {
+            sens.entry(o).or_default().push(dout);
+        }
+        for back in backs.into_iter().rev() {
+            let n = match &back {
+                Back::Prim { node, .. } | Back::Call { node, .. } => *node,
+            };
+            let Some(d) = self.accumulate(bg, sens.remove(&n), self.m.node(n).span) else {
+                continue;
+            };
+            let span = self.m.node(n).span;
+            let ins = self.m.inputs(n).to_vec();
+            match back {
+                Back::Prim {
+                    prim, args, out, ..
+                } => {
+                    let needs: Vec<bool> = ins[1..].iter().map(|&x| owned(self.m, x)).collect();
+                    if !needs.iter().any(|&b| b) {
+                        continue;
+                    }
+                    let mut e = rules::Emit {
+                        m: self.m,
+                        graph: bg,
+                        span,
+                    };
+                    match rules::backward(&mut e, prim, &args, &needs, out, d) {
+                        Some(grads) => {
+                            for (i, gi) in grads.into_iter().enumerate() {
+                                if let Some(gi) = gi
+                                    && needs[i]
+                                {
+                                    sens.entry(ins[1 + i]).or_default().push(gi);
+                                }
+                            }
+                        }
+                        None => self.no_rule(prim, span),
+                    }
+                }
+                Back::Call { bprop, dynamic, .. } => {
+                    let ds = self.apply(bg, vec![bprop, d], span);
+                    let nargs = ins.len() as i64 - 1;
+                    for (i, &x) in ins[1..].iter().enumerate() {
+                        if owned(self.m, x) {
+                            let idx = if dynamic { i as i64 - nargs } else { i as i64 };
+                            let k = self.int(idx);
+                            let item = self.prim(bg, Prim::TupleGetItem, &[ds, k], span);
+                            sens.entry(x).or_default().push(item);
+                        }
+                    }
+                    if dynamic && owned(self.m, ins[0]) {
+                        let k = self.int(nargs);
+                        let head = self.prim(bg, Prim::GradHead, &[ds, k], span);
+                        sens.entry(ins[0]).or_default().push(head);
+                    }
+                }
+            }
+        }
+        let mut outs = Vec::new();
+        for (i, &p) in src.params.iter().enumerate() {
+            let dp = match self.accumulate(bg, sens.remove(&p), src.span) {
+                Some(dp) => dp,
+                None => self.m.value(Const::None),
+            };
+            // Dense sensitivities, so that the branches of a Switch agree on their types.
+            outs.push(self.prim(bg, Prim::FillZeros, &[dp, jparams[i]], src.span));
+        }
+        let bout = self.prim(bg, Prim::MakeTuple, &outs, src.span);
+        self.m.set_output(bg, bout);
+        let bval = self.m.value(Const::Graph(bg));
+        let r = self.prim(jg, Prim::MakeTuple, &[out, bval], src.span);
+        self.m.set_output(jg, r);
+    }
+
+    fn accumulate(
+        &mut self,
+        bg: GraphId,
+        parts: Option<Vec<NodeId>>,
+        span: Span,
+    ) -> Option<NodeId> {
+        let parts = parts?;
+        let mut it = parts.into_iter();
+        let first = it.next()?;
+        Some(it.fold(first, |acc, x| {
+            self.prim(bg, Prim::GradAdd, &[acc, x], span)
+        }))
+    }
+
+    /// Constant `argnums`/`weights` arguments: literals and tuples of them.
+    fn const_arg(&self, n: NodeId) -> Option<Const> {
+        if let Some(c) = self.m.constant(n) {
+            return Some(c.clone());
+        }
+        if self.m.callee_prim(n) == Some(Prim::MakeTuple) {
+            let items = self.m.inputs(n)[1..]
+                .iter()
+                .map(|&x| self.const_arg(x))
+                .collect::<Option<Vec<_>>>()?;
+            return Some(Const::tuple(items));
+        }
+        None
+    }
+
+    fn expand_one(
+        &mut self,
+        h: GraphId,
+        n: NodeId,
+        fg: GraphId,
+        all: &[GraphId],
+    ) -> Result<(), Vec<Diagnostic>> {
+        let p = self.m.callee_prim(n).expect("a grad call");
+        let span = self.m.node(n).span;
+        let ins = self.m.inputs(n).to_vec();
+        let nparams = self.m.graph(fg).params.len();
+        let bad = |msg: String| vec![Diagnostic::error(codes::GRAD_ARGUMENT, msg, span)];
+        // argnums: None, an int, or a tuple of ints.
+        let bad_argnums = || bad("argnums must be None, an int or a tuple of ints".into());
+        let (argnums, single): (Vec<i64>, bool) = if p == Prim::Vjp {
+            ((0..nparams as i64).collect(), false)
+        } else {
+            match self.const_arg(ins[2]) {
+                Some(Const::None) => (vec![], false),
+                Some(Const::Int(i)) => (vec![i], true),
+                Some(Const::Tuple(items)) => (
+                    items
+                        .iter()
+                        .map(|c| match c {
+                            Const::Int(i) => Ok(*i),
+                            _ => Err(bad_argnums()),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?,
+                    false,
+                ),
+                _ => return Err(bad_argnums()),
+            }
+        };
+        if let Some(i) = argnums.iter().find(|&&i| !(0..nparams as i64).contains(&i)) {
+            return Err(bad(format!(
+                "argnums {i} is out of range for a function of {nparams} argument(s)"
+            )));
+        }
+        let argnums: Vec<usize> = argnums.into_iter().map(|i| i as usize).collect();
+        let weights: Option<Vec<ParamRef>> = if p == Prim::Vjp {
+            None
+        } else {
+            match self.const_arg(ins[3]) {
+                Some(Const::None) => None,
+                Some(c) => {
+                    let items = match c {
+                        Const::Tuple(xs) => xs.to_vec(),
+                        c => vec![c],
+                    };
+                    Some(
+                        items
+                            .iter()
+                            .map(|c| match c {
+                                Const::Ref(r) => Ok(r.clone()),
+                                _ => Err(bad("weights must be a tuple of Parameters".into())),
+                            })
+                            .collect::<Result<Vec<_>, _>>()?,
+                    )
+                }
+                None => {
+                    return Err(bad(
+                        "weights must be a tuple of module-level Parameters".into()
+                    ));
+                }
+            }
+        };
+        let ws = weights.clone().unwrap_or_default();
+        let lifted = lift(self.m, fg, &ws, &mut self.names);
+        let jf = self.j_graph(lifted.graph);
+        self.finish()?;
+        let k = lifted.fvs.len() as i64;
+        let fv_values: Vec<NodeId> = lifted
+            .fvs
+            .iter()
+            .map(|key| match key {
+                FvKey::Node(v) => *v,
+                FvKey::Weight(w) => self.m.value(Const::Ref(ws[*w as usize].clone())),
+            })
+            .collect();
+        let f_src = self.m.graph(fg).clone();
+        if p == Prim::Vjp {
+            // (y, vjp_fn) built in place; vjp_fn(ct) = the primals' sensitivities.
+            let primals: Vec<NodeId> = ins[2..].to_vec();
+            let pos = self.m.graph(h).order.iter().position(|&x| x == n);
+            let mark = self.m.graph(h).order.len();
+            let jc = self.m.value(Const::Graph(jf));
+            let mut call = vec![jc];
+            call.extend(&fv_values);
+            call.extend(&primals);
+            let r = self.apply(h, call, span);
+            let (zero, one) = (self.int(0), self.int(1));
+            let y = self.prim(h, Prim::TupleGetItem, &[r, zero], span);
+            let bp = self.prim(h, Prim::TupleGetItem, &[r, one], span);
+            let vg = self.m.add_graph(
+                self.names.fresh(&format!("vjp_{}", f_src.name)),
+                f_src.function.clone(),
+                GraphKind::Lambda,
+                span,
+            );
+            let bpp = self.m.add_param(vg, "bprop", span);
+            let pp: Vec<NodeId> = (0..primals.len())
+                .map(|i| self.m.add_param(vg, &format!("primal{i}"), span))
+                .collect();
+            let ct = self.m.add_param(vg, "cotangent", span);
+            let ds = self.apply(vg, vec![bpp, ct], span);
+            let mut outs = Vec::new();
+            for (i, &pi) in pp.iter().enumerate() {
+                let idx = self.int(k + i as i64);
+                let item = self.prim(vg, Prim::TupleGetItem, &[ds, idx], span);
+                outs.push(self.prim(vg, Prim::FillZeros, &[item, pi], span));
+            }
+            let vout = self.prim(vg, Prim::MakeTuple, &outs, span);
+            self.m.set_output(vg, vout);
+            let vc = self.m.value(Const::Graph(vg));
+            let mut pins = vec![vc, bp];
+            pins.extend(&primals);
+            let vjp_fn = self.prim(h, Prim::Partial, &pins, span);
+            let result = self.prim(h, Prim::MakeTuple, &[y, vjp_fn], span);
+            // Move the new nodes to where the vjp call was.
+            let order = &mut self.m.graphs[h].order;
+            let new: Vec<NodeId> = order.drain(mark..).collect();
+            match pos {
+                Some(i) => {
+                    order.splice(i..=i, new);
+                }
+                None => order.extend(new),
+            }
+            self.m.replace_uses(all, n, result);
+            return Ok(());
+        }
+        // grad / value_and_grad: a wrapper with f's signature.
+        let wg = self.m.add_graph(
+            self.names.fresh(&format!("grad_{}", f_src.name)),
+            f_src.function.clone(),
+            GraphKind::Function,
+            span,
+        );
+        self.m.graphs[wg].signature = f_src.signature.clone();
+        let params: Vec<NodeId> = f_src
+            .params
+            .iter()
+            .map(|&q| {
+                let node = self.m.node(q).clone();
+                self.m
+                    .add_param(wg, node.name.as_deref().unwrap_or("x"), node.span)
+            })
+            .collect();
+        let jc = self.m.value(Const::Graph(jf));
+        let mut call = vec![jc];
+        call.extend(&fv_values);
+        call.extend(&params);
+        let r = self.apply(wg, call, span);
+        let (zero, one) = (self.int(0), self.int(1));
+        let y = self.prim(wg, Prim::TupleGetItem, &[r, zero], span);
+        let bp = self.prim(wg, Prim::TupleGetItem, &[r, one], span);
+        let seed = self.prim(wg, Prim::SensOnes, &[y], span);
+        let ds = self.apply(wg, vec![bp, seed], span);
+        let mut input_grads = Vec::new();
+        for &i in &argnums {
+            let idx = self.int(k + i as i64);
+            let item = self.prim(wg, Prim::TupleGetItem, &[ds, idx], span);
+            input_grads.push(self.prim(wg, Prim::FillZeros, &[item, params[i]], span));
+        }
+        let inputs = if single {
+            input_grads[0]
+        } else {
+            self.prim(wg, Prim::MakeTuple, &input_grads, span)
+        };
+        let grads = match &weights {
+            None => inputs,
+            Some(ws) => {
+                let mut wgrads = Vec::new();
+                for (j, w) in ws.iter().enumerate() {
+                    let wv = self.m.value(Const::Ref(w.clone()));
+                    let item = match lifted
+                        .fvs
+                        .iter()
+                        .position(|&f| f == FvKey::Weight(j as u32))
+                    {
+                        Some(pos) => {
+                            let idx = self.int(pos as i64);
+                            self.prim(wg, Prim::TupleGetItem, &[ds, idx], span)
+                        }
+                        None => self.m.value(Const::None),
+                    };
+                    wgrads.push(self.prim(wg, Prim::FillZeros, &[item, wv], span));
+                }
+                let wt = self.prim(wg, Prim::MakeTuple, &wgrads, span);
+                if argnums.is_empty() {
+                    wt
+                } else {
+                    self.prim(wg, Prim::MakeTuple, &[inputs, wt], span)
+                }
+            }
+        };
+        let out = if p == Prim::ValueAndGrad {
+            self.prim(wg, Prim::MakeTuple, &[y, grads], span)
+        } else {
+            grads
+        };
+        self.m.set_output(wg, out);
+        let wv = self.m.value_at(Const::Graph(wg), span);
+        self.m.graphs[h].order.retain(|&x| x != n);
+        self.m.replace_uses(all, n, wv);
+        Ok(())
+    }
+}

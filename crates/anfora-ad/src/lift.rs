@@ -1,0 +1,279 @@
+//! Lambda lifting: copies of the graphs a function reaches in which no graph has free
+//! variables, so that the J transform only sees closed graphs.
+//!
+//! Every graph gets a leading parameter for each value it used from an enclosing graph
+//! (directly or through the graphs it calls), found by a fixpoint over the call graph. Calls of
+//! a graph constant pass those values; the two branches of a `Switch` whose result is only
+//! called take the union of their free variables, and the calls of the Switch pass them; a
+//! graph used as a value any other way becomes `Partial(graph, free values...)`. Parameters
+//! listed as `weights` are treated as free variables of the whole program, so their gradients
+//! come out as gradients of parameters.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use anfora_ir::analysis::analyze;
+use anfora_ir::{Const, GraphId, Module, NodeId, ParamRef, Prim};
+
+use crate::Namer;
+
+/// A lifted free variable: a node of an enclosing graph, or a weight Parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FvKey {
+    Weight(u32),
+    Node(NodeId),
+}
+
+/// The lifted copy of a function and the values its callers must pass first.
+pub struct Lifted {
+    pub graph: GraphId,
+    pub fvs: Vec<FvKey>,
+}
+
+fn weight_of(m: &Module, n: NodeId, weights: &[ParamRef]) -> Option<u32> {
+    match m.constant(n) {
+        Some(Const::Ref(p)) => weights.iter().position(|w| w == p).map(|i| i as u32),
+        _ => None,
+    }
+}
+
+fn find(parent: &mut HashMap<GraphId, GraphId>, g: GraphId) -> GraphId {
+    let mut r = g;
+    while let Some(&p) = parent.get(&r) {
+        if p == r {
+            break;
+        }
+        r = p;
+    }
+    r
+}
+
+pub fn lift(m: &mut Module, root: GraphId, weights: &[ParamRef], names: &mut Namer) -> Lifted {
+    let a = analyze(m, &[root]);
+    let graphs: HashSet<GraphId> = a.graphs.iter().copied().collect();
+    let owner = |m: &Module, n: NodeId| m.node(n).owner;
+
+    // Switches whose branches are graphs of the program and whose result is only called.
+    let mut call_only: HashSet<NodeId> = HashSet::new();
+    let mut class: HashMap<GraphId, GraphId> = HashMap::new();
+    for &g in &a.graphs {
+        for &n in &a.nodes[g] {
+            if m.callee_prim(n) != Some(Prim::Switch) {
+                continue;
+            }
+            let ins = m.inputs(n);
+            let branches: Vec<GraphId> = ins[2..]
+                .iter()
+                .filter_map(|&b| m.constant(b).and_then(Const::as_graph))
+                .filter(|b| graphs.contains(b))
+                .collect();
+            let only_called = a
+                .users
+                .get(&n)
+                .is_some_and(|us| us.iter().all(|&(_, i)| i == 0));
+            if branches.len() == 2 && only_called {
+                call_only.insert(n);
+                let (r0, r1) = (find(&mut class, branches[0]), find(&mut class, branches[1]));
+                if r0 != r1 {
+                    class.insert(r1, r0);
+                }
+            }
+        }
+    }
+
+    // Free variables: direct ones, then a fixpoint over the graphs each graph uses.
+    let mut fv: HashMap<GraphId, BTreeSet<FvKey>> = HashMap::new();
+    for &g in &a.graphs {
+        let mut set: BTreeSet<FvKey> = a.free_vars[g].iter().map(|&n| FvKey::Node(n)).collect();
+        let uses = a.nodes[g]
+            .iter()
+            .flat_map(|&n| m.inputs(n).iter().copied())
+            .chain(m.graph(g).output);
+        for i in uses {
+            if let Some(w) = weight_of(m, i, weights) {
+                set.insert(FvKey::Weight(w));
+            }
+        }
+        fv.insert(g, set);
+    }
+    loop {
+        let mut changed = false;
+        for &g in &a.graphs {
+            let mut add: Vec<FvKey> = Vec::new();
+            for &k in &a.used[g] {
+                if let Some(s) = fv.get(&k) {
+                    add.extend(s.iter().copied().filter(|key| match key {
+                        FvKey::Node(n) => owner(m, *n) != Some(g),
+                        FvKey::Weight(_) => true,
+                    }));
+                }
+            }
+            let set = fv.entry(g).or_default();
+            for key in add {
+                changed |= set.insert(key);
+            }
+        }
+        // Branches of one Switch take the same values.
+        let mut unions: HashMap<GraphId, BTreeSet<FvKey>> = HashMap::new();
+        for &g in &a.graphs {
+            if class.contains_key(&g) || class.values().any(|&r| r == g) {
+                let r = find(&mut class, g);
+                unions.entry(r).or_default().extend(fv[&g].iter().copied());
+            }
+        }
+        for &g in &a.graphs {
+            if class.contains_key(&g) || class.values().any(|&r| r == g) {
+                let r = find(&mut class, g);
+                let u = &unions[&r];
+                let set = fv.entry(g).or_default();
+                for &key in u {
+                    changed |= set.insert(key);
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+
+    // Create the lifted graphs and their parameters.
+    let mut lifted: HashMap<GraphId, GraphId> = HashMap::new();
+    let mut fv_param: HashMap<(GraphId, FvKey), NodeId> = HashMap::new();
+    let mut copy: HashMap<NodeId, NodeId> = HashMap::new();
+    for &g in &a.graphs {
+        let src = m.graph(g).clone();
+        let lg = m.add_graph(
+            names.fresh(&src.name),
+            src.function.clone(),
+            src.kind,
+            src.span,
+        );
+        for &key in &fv[&g] {
+            let (name, span) = match key {
+                FvKey::Node(n) => (
+                    m.node(n).name.as_deref().unwrap_or("fv").to_string(),
+                    m.node(n).span,
+                ),
+                FvKey::Weight(w) => (weights[w as usize].name().to_string(), src.span),
+            };
+            let p = m.add_param(lg, &name, span);
+            fv_param.insert((g, key), p);
+        }
+        for &p in &src.params {
+            let node = m.node(p).clone();
+            let np = m.add_param(lg, node.name.as_deref().unwrap_or("x"), node.span);
+            copy.insert(p, np);
+        }
+        lifted.insert(g, lg);
+    }
+    // Placeholders for every Apply node, so inputs can refer to nodes created later.
+    for &g in &a.graphs {
+        let lg = lifted[&g];
+        for &n in &a.nodes[g] {
+            let node = m.node(n).clone();
+            let placeholder = m.value(Const::None);
+            let c = m.apply_unordered(lg, vec![placeholder], node.span);
+            m.nodes[c].name = node.name.clone();
+            m.nodes[c].inlined = node.inlined.clone();
+            copy.insert(n, c);
+        }
+    }
+
+    let fv_args = |m: &Module, g: GraphId, k: GraphId, copy: &HashMap<NodeId, NodeId>| {
+        fv[&k]
+            .iter()
+            .map(|&key| match key {
+                FvKey::Node(v) if owner(m, v) == Some(g) => copy[&v],
+                key => fv_param[&(g, key)],
+            })
+            .collect::<Vec<NodeId>>()
+    };
+
+    for &g in &a.graphs {
+        let lg = lifted[&g];
+        let mut before: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
+        let mut trailing: Vec<NodeId> = Vec::new();
+        // Maps an argument of node `user` (None: the output) in graph g.
+        let mut map_in = |m: &mut Module, x: NodeId, user: Option<NodeId>| -> NodeId {
+            if owner(m, x) == Some(g) {
+                return copy[&x];
+            }
+            if owner(m, x).is_some() {
+                return fv_param[&(g, FvKey::Node(x))];
+            }
+            if let Some(w) = weight_of(m, x, weights) {
+                return fv_param[&(g, FvKey::Weight(w))];
+            }
+            match m.constant(x).and_then(Const::as_graph) {
+                Some(k) if graphs.contains(&k) => {
+                    let kl = m.value(Const::Graph(lifted[&k]));
+                    if fv[&k].is_empty() {
+                        return kl;
+                    }
+                    let mut ins = vec![m.value(Const::Prim(Prim::Partial)), kl];
+                    ins.extend(fv_args(m, g, k, &copy));
+                    let span = m.node(x).span;
+                    let p = m.apply_unordered(lg, ins, span);
+                    match user {
+                        Some(u) => before.entry(u).or_default().push(p),
+                        None => trailing.push(p),
+                    }
+                    p
+                }
+                _ => x,
+            }
+        };
+        for &n in &a.nodes[g] {
+            let ins = m.inputs(n).to_vec();
+            let callee = ins[0];
+            let mut new_ins = Vec::with_capacity(ins.len());
+            let mut extra: Vec<NodeId> = Vec::new();
+            match m.constant(callee).and_then(Const::as_graph) {
+                Some(k) if graphs.contains(&k) => {
+                    new_ins.push(m.value(Const::Graph(lifted[&k])));
+                    extra = fv_args(m, g, k, &copy);
+                }
+                _ if call_only.contains(&callee) => {
+                    new_ins.push(map_in(m, callee, Some(n)));
+                    let k = m.inputs(callee)[2];
+                    let k = m.constant(k).and_then(Const::as_graph).expect("a branch");
+                    extra = fv_args(m, g, k, &copy);
+                }
+                _ => new_ins.push(map_in(m, callee, Some(n))),
+            }
+            new_ins.extend(extra);
+            let is_switch = call_only.contains(&n);
+            for (i, &x) in ins.iter().enumerate().skip(1) {
+                let branch = is_switch && i >= 2;
+                let y = match m.constant(x).and_then(Const::as_graph) {
+                    Some(k) if branch => m.value(Const::Graph(lifted[&k])),
+                    _ => map_in(m, x, Some(n)),
+                };
+                new_ins.push(y);
+            }
+            let c = copy[&n];
+            *m.inputs_mut(c).expect("an Apply") = new_ins;
+        }
+        let out = m.graph(g).output.map(|o| map_in(m, o, None));
+        let order: Vec<NodeId> = m.graph(g).order.clone();
+        let mut new_order = Vec::with_capacity(order.len());
+        for n in order {
+            if let Some(ps) = before.remove(&n) {
+                new_order.extend(ps);
+            }
+            new_order.push(copy[&n]);
+        }
+        // Closures made for unordered nodes (the output tail call) and for the output.
+        for ps in before.into_values() {
+            new_order.extend(ps);
+        }
+        new_order.extend(trailing);
+        m.graphs[lg].order = new_order;
+        if let Some(o) = out {
+            m.set_output(lg, o);
+        }
+    }
+    Lifted {
+        graph: lifted[&root],
+        fvs: fv[&root].iter().copied().collect(),
+    }
+}

@@ -1,0 +1,429 @@
+//! The primitives the grad stage emits in backward graphs. `None` is the zero sensitivity
+//! (nothing flows back); values that cannot carry a gradient (ints, bools, strings, functions)
+//! get `None`.
+
+use anfora_ir::Prim;
+use anfora_tensor::{DType, ReduceOp, Scalar, Tensor};
+
+use crate::ops::{OpResult, binary, getitem, int_arg, tensor_err, type_error};
+use crate::value::Value;
+
+fn t<T>(r: Result<T, anfora_tensor::TensorError>) -> Result<T, crate::pynum::PyErr> {
+    r.map_err(tensor_err)
+}
+
+fn tensor_of(v: &Value, what: &str) -> Result<Tensor, crate::pynum::PyErr> {
+    match v {
+        Value::Tensor(t) => Ok(t.clone()),
+        other => Err(type_error(format!(
+            "{what}: expected a Tensor, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn items(v: &Value) -> Option<&[Value]> {
+    match v {
+        Value::Tuple(xs) | Value::List(xs) => Some(xs),
+        _ => None,
+    }
+}
+
+fn like(container: &Value, items: Vec<Value>) -> Value {
+    match container {
+        Value::List(_) => Value::List(items.into()),
+        _ => Value::tuple(items),
+    }
+}
+
+/// `GradAdd(a, b)`.
+pub fn grad_add(a: &Value, b: &Value) -> OpResult {
+    match (a, b) {
+        (Value::None, x) | (x, Value::None) => Ok(x.clone()),
+        (x, y) if items(x).is_some() && items(y).is_some() => {
+            let (xs, ys) = (items(x).unwrap_or(&[]), items(y).unwrap_or(&[]));
+            if xs.len() != ys.len() {
+                return Err(type_error(format!(
+                    "GradAdd: sensitivities of tuples of lengths {} and {}",
+                    xs.len(),
+                    ys.len()
+                )));
+            }
+            let sum = xs
+                .iter()
+                .zip(ys)
+                .map(|(x, y)| grad_add(x, y))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(like(x, sum))
+        }
+        _ => binary(Prim::Add, a, b),
+    }
+}
+
+/// `SumToShape(d, x)`.
+pub fn sum_to_shape(d: &Value, x: &Value) -> OpResult {
+    if matches!(d, Value::None) {
+        return Ok(Value::None);
+    }
+    match x {
+        Value::Tensor(xt) if xt.dtype().is_float() => {
+            let dt = match d {
+                Value::Tensor(dt) => dt.clone(),
+                v => match v.as_scalar() {
+                    Some(s) => t(Tensor::full(xt.shape(), s, xt.dtype()))?,
+                    None => return Ok(Value::None),
+                },
+            };
+            Ok(Value::Tensor(reduce_to(&dt, xt.shape(), xt.dtype())?))
+        }
+        Value::Float(_) => Ok(match d {
+            Value::Float(f) => Value::Float(*f),
+            Value::Int(i) => Value::Float(*i as f64),
+            Value::Tensor(dt) => {
+                let s = t(Tensor::reduce(ReduceOp::Sum, dt, None, false))?;
+                match t(s.item())? {
+                    Scalar::Float(f) => Value::Float(f),
+                    Scalar::Int(i) => Value::Float(i as f64),
+                    Scalar::Bool(b) => Value::Float(b as i64 as f64),
+                }
+            }
+            _ => Value::None,
+        }),
+        // Integers get no gradient: a zero of their kind.
+        Value::Tensor(xt) => Ok(Value::Tensor(t(Tensor::zeros(xt.shape(), xt.dtype()))?)),
+        Value::Int(_) | Value::Bool(_) => Ok(Value::Int(0)),
+        _ => Ok(Value::None),
+    }
+}
+
+/// Sums `d` over the dimensions that broadcasting to its shape added to `shape`, then casts.
+fn reduce_to(d: &Tensor, shape: &[usize], dtype: DType) -> Result<Tensor, crate::pynum::PyErr> {
+    let mut r = d.clone();
+    if r.shape() != shape {
+        let lead = r.ndim().saturating_sub(shape.len());
+        let mut axes: Vec<i64> = (0..lead as i64).collect();
+        for (i, &s) in shape.iter().enumerate() {
+            if s == 1 && r.shape().get(lead + i).is_some_and(|&n| n != 1) {
+                axes.push((lead + i) as i64);
+            }
+        }
+        if !axes.is_empty() {
+            r = t(Tensor::reduce(ReduceOp::Sum, &r, Some(&axes), true))?;
+        }
+        let target: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
+        r = t(r.reshape(&target))?;
+    }
+    if r.dtype() != dtype {
+        r = r.cast(dtype);
+    }
+    Ok(r)
+}
+
+/// `BroadcastLike(d, x)`.
+pub fn broadcast_like(d: &Value, x: &Value) -> OpResult {
+    match (d, x) {
+        (Value::None, _) => Ok(Value::None),
+        (Value::Tensor(dt), Value::Tensor(xt)) => {
+            let zeros = t(Tensor::zeros(xt.shape(), dt.dtype()))?;
+            binary(Prim::Add, &Value::Tensor(zeros), d)
+        }
+        (d, Value::Tensor(xt)) => match d.as_scalar() {
+            Some(s) => Ok(Value::Tensor(t(Tensor::full(xt.shape(), s, xt.dtype()))?)),
+            None => Ok(Value::None),
+        },
+        (Value::Tensor(dt), Value::Float(_)) => sum_to_shape(&Value::Tensor(dt.clone()), x),
+        (d, _) => Ok(d.clone()),
+    }
+}
+
+/// Zeros shaped like `x` (`None` for values without a gradient).
+pub fn zeros_like(x: &Value) -> OpResult {
+    Ok(match x {
+        Value::Tensor(xt) => Value::Tensor(t(Tensor::zeros(xt.shape(), xt.dtype()))?),
+        Value::Float(_) => Value::Float(0.0),
+        Value::Int(_) => Value::Int(0),
+        Value::Bool(_) => Value::Bool(false),
+        Value::Ref(p) => Value::Tensor(t(Tensor::zeros(p.shape(), p.dtype()))?),
+        v if items(v).is_some() => {
+            let zs = items(v)
+                .unwrap_or(&[])
+                .iter()
+                .map(zeros_like)
+                .collect::<Result<Vec<_>, _>>()?;
+            like(v, zs)
+        }
+        _ => Value::None,
+    })
+}
+
+/// `FillZeros(d, x)`.
+pub fn fill_zeros(d: &Value, x: &Value) -> OpResult {
+    match (d, x) {
+        (Value::None, x) => zeros_like(x),
+        (d, x) if items(d).is_some() && items(x).is_some() => {
+            let (ds, xs) = (items(d).unwrap_or(&[]), items(x).unwrap_or(&[]));
+            let filled = ds
+                .iter()
+                .zip(xs)
+                .map(|(d, x)| fill_zeros(d, x))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(like(x, filled))
+        }
+        (d, _) => Ok(d.clone()),
+    }
+}
+
+/// `SensOnes(y)`.
+pub fn sens_ones(y: &Value) -> OpResult {
+    Ok(match y {
+        Value::Tensor(yt) => Value::Tensor(t(Tensor::ones(yt.shape(), yt.dtype()))?),
+        Value::Float(_) => Value::Float(1.0),
+        Value::Int(_) | Value::Bool(_) => Value::Float(1.0),
+        v if items(v).is_some() => {
+            let os = items(v)
+                .unwrap_or(&[])
+                .iter()
+                .map(sens_ones)
+                .collect::<Result<Vec<_>, _>>()?;
+            like(v, os)
+        }
+        _ => Value::None,
+    })
+}
+
+fn index_in(i: &Value, n: usize) -> Result<usize, crate::pynum::PyErr> {
+    let i = int_arg(i)?;
+    let j = if i < 0 { i + n as i64 } else { i };
+    if (0..n as i64).contains(&j) {
+        Ok(j as usize)
+    } else {
+        Err(("IndexError", "tuple index out of range".into()))
+    }
+}
+
+/// `GradTupleAt(t, i, d)`.
+pub fn grad_tuple_at(tup: &Value, i: &Value, d: &Value) -> OpResult {
+    if matches!(tup, Value::Range(_) | Value::Str(_)) {
+        return Ok(Value::None);
+    }
+    let Some(xs) = items(tup) else {
+        return Err(type_error(format!(
+            "the gradient of indexing a {} is not supported",
+            tup.type_name()
+        )));
+    };
+    if matches!(d, Value::None) {
+        return Ok(Value::None);
+    }
+    let j = index_in(i, xs.len())?;
+    let mut out = vec![Value::None; xs.len()];
+    out[j] = d.clone();
+    Ok(like(tup, out))
+}
+
+/// `GradItem(d, i)`.
+pub fn grad_item(d: &Value, i: &Value) -> OpResult {
+    match d {
+        Value::None => Ok(Value::None),
+        d => getitem(d, i),
+    }
+}
+
+/// `GradHead(ds, n)`.
+pub fn grad_head(ds: &Value, n: &Value) -> OpResult {
+    let xs = items(ds).ok_or_else(|| type_error("GradHead expects a tuple"))?;
+    let n = int_arg(n)?.max(0) as usize;
+    Ok(Value::tuple(xs[..xs.len().saturating_sub(n)].to_vec()))
+}
+
+/// `GradPad(d, n)`.
+pub fn grad_pad(d: &Value, n: &Value) -> OpResult {
+    let n = int_arg(n)?.max(0) as usize;
+    match d {
+        Value::None => Ok(Value::None),
+        d => {
+            let xs = items(d).ok_or_else(|| type_error("GradPad expects a tuple"))?;
+            let mut out = xs.to_vec();
+            out.extend(std::iter::repeat_n(Value::None, n));
+            Ok(Value::tuple(out))
+        }
+    }
+}
+
+fn swap_last(x: &Tensor) -> Result<Tensor, crate::pynum::PyErr> {
+    let n = x.ndim() as i64;
+    let mut axes: Vec<i64> = (0..n).collect();
+    axes.swap((n - 1) as usize, (n - 2) as usize);
+    t(x.transpose(Some(&axes)))
+}
+
+fn reshaped(x: &Tensor, shape: &[usize]) -> Result<Tensor, crate::pynum::PyErr> {
+    let s: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
+    t(x.reshape(&s))
+}
+
+/// `MatMulGrad(a, b, d)`: `(d @ b^T, a^T @ d)` with 1-D operands promoted as numpy does and
+/// broadcast batch dimensions summed back.
+pub fn matmul_grad(a: &Value, b: &Value, d: &Value) -> OpResult {
+    let (a, b) = (tensor_of(a, "matmul")?, tensor_of(b, "matmul")?);
+    if matches!(d, Value::None) {
+        return Ok(Value::tuple(vec![Value::None, Value::None]));
+    }
+    let d = tensor_of(d, "matmul")?;
+    let a2_shape: Vec<usize> = if a.ndim() == 1 {
+        vec![1, a.shape()[0]]
+    } else {
+        a.shape().to_vec()
+    };
+    let b2_shape: Vec<usize> = if b.ndim() == 1 {
+        vec![b.shape()[0], 1]
+    } else {
+        b.shape().to_vec()
+    };
+    let a2 = reshaped(&a, &a2_shape)?;
+    let b2 = reshaped(&b, &b2_shape)?;
+    // The output shape with the promoted dimensions kept.
+    let mut d2_shape: Vec<usize> = d.shape().to_vec();
+    if a.ndim() == 1 {
+        let at = d2_shape.len() - usize::from(b.ndim() != 1);
+        d2_shape.insert(at, 1);
+    }
+    if b.ndim() == 1 {
+        d2_shape.push(1);
+    }
+    let d2 = reshaped(&d, &d2_shape)?;
+    let da = t(Tensor::matmul(&d2, &swap_last(&b2)?))?;
+    let db = t(Tensor::matmul(&swap_last(&a2)?, &d2))?;
+    let da = reshaped(&reduce_to(&da, &a2_shape, a.dtype())?, a.shape())?;
+    let db = reshaped(&reduce_to(&db, &b2_shape, b.dtype())?, b.shape())?;
+    Ok(Value::tuple(vec![Value::Tensor(da), Value::Tensor(db)]))
+}
+
+fn reduced_axes(axis: &Value, ndim: usize) -> Result<Vec<usize>, crate::pynum::PyErr> {
+    let list: Vec<i64> = match axis {
+        Value::None => (0..ndim as i64).collect(),
+        Value::Tuple(xs) | Value::List(xs) => {
+            xs.iter().map(int_arg).collect::<Result<Vec<_>, _>>()?
+        }
+        v => vec![int_arg(v)?],
+    };
+    Ok(list
+        .into_iter()
+        .map(|a| if a < 0 { a + ndim as i64 } else { a } as usize)
+        .collect())
+}
+
+/// `ReduceGrad(kind, d, x, out, axis, keepdims)`.
+pub fn reduce_grad(
+    kind: &Value,
+    d: &Value,
+    x: &Value,
+    out: &Value,
+    axis: &Value,
+    keepdims: &Value,
+) -> OpResult {
+    if matches!(d, Value::None) {
+        return Ok(Value::None);
+    }
+    let xt = tensor_of(x, "reduce")?;
+    if !xt.dtype().is_float() {
+        return Ok(Value::None);
+    }
+    let dt = match d {
+        Value::Tensor(dt) => dt.clone(),
+        v => {
+            let s = v.as_scalar().ok_or_else(|| type_error("reduce gradient"))?;
+            t(Tensor::scalar(s, xt.dtype()))?
+        }
+    };
+    let axes = reduced_axes(axis, xt.ndim())?;
+    let kept: Vec<usize> = xt
+        .shape()
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| if axes.contains(&i) { 1 } else { n })
+        .collect();
+    let keep = crate::ops::truth(keepdims)?;
+    let dk = if keep { dt } else { reshaped(&dt, &kept)? };
+    let spread = broadcast_like(&Value::Tensor(dk), x)?;
+    let kind = match kind {
+        Value::Str(s) => s.to_string(),
+        _ => String::new(),
+    };
+    let r = match kind.as_str() {
+        "sum" => spread,
+        "mean" => {
+            let count: usize = axes.iter().map(|&a| xt.shape()[a]).product();
+            binary(Prim::Div, &spread, &Value::Float(count.max(1) as f64))?
+        }
+        "max" | "min" => {
+            // Ties share the sensitivity equally.
+            let ot = tensor_of(out, "reduce")?;
+            let ok = if keep { ot } else { reshaped(&ot, &kept)? };
+            let mask = crate::ops::compare(Prim::Eq, x, &Value::Tensor(ok))?;
+            let mask = match &mask {
+                Value::Tensor(m) => m.cast(xt.dtype()),
+                _ => return Err(type_error("reduce gradient mask")),
+            };
+            let ax: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+            let count = t(Tensor::reduce(ReduceOp::Sum, &mask, Some(&ax), true))?;
+            let share = binary(Prim::Div, &Value::Tensor(mask), &Value::Tensor(count))?;
+            binary(Prim::Mul, &share, &spread)?
+        }
+        other => {
+            return Err(type_error(format!(
+                "ReduceGrad: unknown reduction '{other}'"
+            )));
+        }
+    };
+    match &r {
+        Value::Tensor(rt) if rt.dtype() != xt.dtype() => Ok(Value::Tensor(rt.cast(xt.dtype()))),
+        _ => Ok(r),
+    }
+}
+
+/// `TransposeGrad(d, axes)`.
+pub fn transpose_grad(d: &Value, axes: &Value) -> OpResult {
+    let dt = match d {
+        Value::None => return Ok(Value::None),
+        d => tensor_of(d, "transpose")?,
+    };
+    let inverse = match axes {
+        Value::None => None,
+        v => {
+            let n = dt.ndim();
+            let perm = reduced_axes(v, n)?;
+            let mut inv = vec![0i64; perm.len()];
+            for (i, &p) in perm.iter().enumerate() {
+                if p < inv.len() {
+                    inv[p] = i as i64;
+                }
+            }
+            Some(inv)
+        }
+    };
+    Ok(Value::Tensor(t(dt.transpose(inverse.as_deref()))?))
+}
+
+/// Dispatch for the gradient primitives.
+pub fn call(p: Prim, args: &[Value]) -> OpResult {
+    match p {
+        Prim::StopGradient => Ok(args[0].clone()),
+        Prim::GradAdd => grad_add(&args[0], &args[1]),
+        Prim::SumToShape => sum_to_shape(&args[0], &args[1]),
+        Prim::BroadcastLike => broadcast_like(&args[0], &args[1]),
+        Prim::FillZeros => fill_zeros(&args[0], &args[1]),
+        Prim::SensOnes => sens_ones(&args[0]),
+        Prim::GradTupleAt => grad_tuple_at(&args[0], &args[1], &args[2]),
+        Prim::GradItem => grad_item(&args[0], &args[1]),
+        Prim::GradHead => grad_head(&args[0], &args[1]),
+        Prim::GradPad => grad_pad(&args[0], &args[1]),
+        Prim::MatMulGrad => matmul_grad(&args[0], &args[1], &args[2]),
+        Prim::ReduceGrad => reduce_grad(&args[0], &args[1], &args[2], &args[3], &args[4], &args[5]),
+        Prim::TransposeGrad => transpose_grad(&args[0], &args[1]),
+        _ => Err(type_error(format!(
+            "{}() must be expanded by the grad stage: its function must be known at compile time",
+            p.python_name()
+        ))),
+    }
+}
