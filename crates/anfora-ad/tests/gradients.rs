@@ -176,6 +176,13 @@ fn for_loop_with_break_continue_and_if_after() {
 }
 
 #[test]
+fn if_after_a_while_loop_with_break() {
+    let f = "def f(x):\n    y = x\n    while True:\n        y = y * x\n        if y > 4.0:\n            break\n    if y > 6.0:\n        y = y - x * x\n    else:\n        y = y * 2.0\n    return y";
+    check(f, &[1.5]);
+    check(f, &[2.6]);
+}
+
+#[test]
 fn early_return_in_a_loop() {
     let f = "def f(x):\n    i = 0\n    y = x\n    while i < 10:\n        y = y * x\n        if y > 5.0:\n            return y + x\n        i = i + 1\n    return -y";
     check(f, &[1.4]);
