@@ -23,7 +23,7 @@ mod rules;
 
 use std::collections::{HashMap, HashSet};
 
-use anfora_ir::analysis::analyze;
+use anfora_ir::analysis::reachable;
 use anfora_ir::codes;
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, ParamRef, Prim, Span};
@@ -63,23 +63,14 @@ fn is_grad_call(m: &Module, n: NodeId) -> bool {
 /// Expands every `grad`, `value_and_grad` and `vjp` call in the graphs reachable from `roots`.
 /// Returns whether anything changed.
 pub fn expand(m: &mut Module, roots: &[GraphId]) -> Result<bool, Vec<Diagnostic>> {
-    let mut changed = false;
+    let (mut graphs, mut pending) = grad_calls(m, roots);
+    if pending.is_empty() {
+        return Ok(false);
+    }
     let mut t = Transform::new(m);
+    let mut errors = Vec::new();
     loop {
-        let a = analyze(t.m, roots);
-        let mut pending: Vec<(GraphId, NodeId)> = Vec::new();
-        for &g in &a.graphs {
-            for &n in &a.nodes[g] {
-                if is_grad_call(t.m, n) {
-                    pending.push((g, n));
-                }
-            }
-        }
-        if pending.is_empty() {
-            break;
-        }
         let mut progress = false;
-        let mut errors = Vec::new();
         for &(g, n) in &pending {
             let f = t.m.inputs(n)[1];
             let Some(fg) = t.m.constant(f).and_then(Const::as_graph) else {
@@ -102,29 +93,44 @@ pub fn expand(m: &mut Module, roots: &[GraphId]) -> Result<bool, Vec<Diagnostic>
                 continue;
             };
             // Inner grads first: the function must be free of unexpanded ones.
-            let inner = analyze(t.m, &[fg]);
-            if inner
-                .graphs
-                .iter()
-                .any(|&h| inner.nodes[h].iter().any(|&k| is_grad_call(t.m, k)))
-            {
+            if !grad_calls(t.m, &[fg]).1.is_empty() {
                 continue;
             }
-            t.expand_one(g, n, fg, &a.graphs)?;
-            progress = true;
-            changed = true;
+            match t.expand_one(g, n, fg, &graphs) {
+                Ok(()) => progress = true,
+                Err(e) => errors.extend(e),
+            }
         }
-        if !errors.is_empty() {
-            return Err(errors);
+        if !progress || !errors.is_empty() {
+            break;
         }
-        if !progress {
+        (graphs, pending) = grad_calls(t.m, roots);
+        if pending.is_empty() {
             break;
         }
     }
-    if !t.errors.is_empty() {
-        return Err(t.errors);
+    errors.append(&mut t.errors);
+    if errors.is_empty() {
+        Ok(true)
+    } else {
+        Err(errors)
     }
-    Ok(changed)
+}
+
+/// The graphs reachable from `roots` and the grad calls in them.
+fn grad_calls(m: &Module, roots: &[GraphId]) -> (Vec<GraphId>, Vec<(GraphId, NodeId)>) {
+    let mut graphs = Vec::new();
+    let mut calls = Vec::new();
+    for (g, nodes) in reachable(m, roots) {
+        graphs.push(g);
+        calls.extend(
+            nodes
+                .into_iter()
+                .filter(|&n| is_grad_call(m, n))
+                .map(|n| (g, n)),
+        );
+    }
+    (graphs, calls)
 }
 
 /// One backward step recorded while building a J graph.
@@ -153,7 +159,8 @@ struct Transform<'a> {
     j_prim: HashMap<Prim, GraphId>,
     todo: Vec<(GraphId, GraphId)>,
     errors: Vec<Diagnostic>,
-    reported: HashSet<Prim>,
+    /// Missing rules already reported (one diagnostic per call site).
+    reported: HashSet<(Prim, Span)>,
 }
 
 impl<'a> Transform<'a> {
@@ -182,6 +189,45 @@ impl<'a> Transform<'a> {
         self.m.apply_prim(g, p, args, span)
     }
 
+    /// Calls a J graph (or J-world function) in `g` and unpacks its `(value, bprop)`.
+    fn call_j(&mut self, g: GraphId, inputs: Vec<NodeId>, span: Span) -> (NodeId, NodeId) {
+        let r = self.apply(g, inputs, span);
+        let (zero, one) = (self.int(0), self.int(1));
+        let value = self.prim(g, Prim::TupleGetItem, &[r, zero], span);
+        let bprop = self.prim(g, Prim::TupleGetItem, &[r, one], span);
+        (value, bprop)
+    }
+
+    /// Item `idx` of the sensitivities `ds`, with zeros shaped like `like` for a missing one.
+    fn dense_item(&mut self, g: GraphId, ds: NodeId, idx: i64, like: NodeId, span: Span) -> NodeId {
+        let k = self.int(idx);
+        let item = self.prim(g, Prim::TupleGetItem, &[ds, k], span);
+        self.prim(g, Prim::FillZeros, &[item, like], span)
+    }
+
+    /// Ends backward graph `bg` with one dense sensitivity per parameter (so that the branches
+    /// of a Switch agree on their types) and J graph `jg` with `(out, bprop)`.
+    fn close(
+        &mut self,
+        jg: GraphId,
+        bg: GraphId,
+        out: NodeId,
+        grads: Vec<Option<NodeId>>,
+        params: &[NodeId],
+        span: Span,
+    ) {
+        let mut outs = Vec::with_capacity(params.len());
+        for (gi, &p) in grads.into_iter().zip(params) {
+            let gi = gi.unwrap_or_else(|| self.m.value(Const::None));
+            outs.push(self.prim(bg, Prim::FillZeros, &[gi, p], span));
+        }
+        let bout = self.prim(bg, Prim::MakeTuple, &outs, span);
+        self.m.set_output(bg, bout);
+        let bval = self.m.value(Const::Graph(bg));
+        let r = self.prim(jg, Prim::MakeTuple, &[out, bval], span);
+        self.m.set_output(jg, r);
+    }
+
     /// The J graph of closed graph `g` (built by [`Transform::finish`]).
     fn j_graph(&mut self, g: GraphId) -> GraphId {
         if let Some(&j) = self.j.get(&g) {
@@ -198,11 +244,10 @@ impl<'a> Transform<'a> {
         jg
     }
 
-    fn finish(&mut self) -> Result<(), Vec<Diagnostic>> {
+    fn finish(&mut self) {
         while let Some((g, jg)) = self.todo.pop() {
             self.build(g, jg);
         }
-        Ok(())
     }
 
     /// The J-world counterpart of input `x` of a node of `g`.
@@ -280,21 +325,12 @@ impl<'a> Transform<'a> {
             self.no_rule(p, span);
             vec![None; params.len()]
         });
-        let mut outs = Vec::new();
-        for (i, gi) in grads.into_iter().enumerate() {
-            let gi = gi.unwrap_or_else(|| self.m.value(Const::None));
-            outs.push(self.prim(bg, Prim::FillZeros, &[gi, params[i]], span));
-        }
-        let bout = self.prim(bg, Prim::MakeTuple, &outs, span);
-        self.m.set_output(bg, bout);
-        let bval = self.m.value(Const::Graph(bg));
-        let r = self.prim(jg, Prim::MakeTuple, &[out, bval], span);
-        self.m.set_output(jg, r);
+        self.close(jg, bg, out, grads, &params, span);
         jg
     }
 
     fn no_rule(&mut self, p: Prim, span: Span) {
-        if self.reported.insert(p) {
+        if self.reported.insert((p, span)) {
             self.errors.push(
                 Diagnostic::error(
                     codes::NO_BACKWARD_RULE,
@@ -350,10 +386,7 @@ impl<'a> Transform<'a> {
                     };
                     let mut jins = vec![callee];
                     jins.extend(&args);
-                    let r = self.apply(jg, jins, span);
-                    let (zero, one) = (self.int(0), self.int(1));
-                    let out = self.prim(jg, Prim::TupleGetItem, &[r, zero], span);
-                    let bprop = self.prim(jg, Prim::TupleGetItem, &[r, one], span);
+                    let (out, bprop) = self.call_j(jg, jins, span);
                     backs.push(Back::Call {
                         node: n,
                         bprop,
@@ -442,20 +475,12 @@ impl<'a> Transform<'a> {
                 }
             }
         }
-        let mut outs = Vec::new();
-        for (i, &p) in src.params.iter().enumerate() {
-            let dp = match self.accumulate(bg, sens.remove(&p), src.span) {
-                Some(dp) => dp,
-                None => self.m.value(Const::None),
-            };
-            // Dense sensitivities, so that the branches of a Switch agree on their types.
-            outs.push(self.prim(bg, Prim::FillZeros, &[dp, jparams[i]], src.span));
-        }
-        let bout = self.prim(bg, Prim::MakeTuple, &outs, src.span);
-        self.m.set_output(bg, bout);
-        let bval = self.m.value(Const::Graph(bg));
-        let r = self.prim(jg, Prim::MakeTuple, &[out, bval], src.span);
-        self.m.set_output(jg, r);
+        let grads = src
+            .params
+            .iter()
+            .map(|p| self.accumulate(bg, sens.remove(p), src.span))
+            .collect();
+        self.close(jg, bg, out, grads, &jparams, src.span);
     }
 
     fn accumulate(
@@ -556,7 +581,7 @@ impl<'a> Transform<'a> {
         let ws = weights.clone().unwrap_or_default();
         let lifted = lift(self.m, fg, &ws, &mut self.names);
         let jf = self.j_graph(lifted.graph);
-        self.finish()?;
+        self.finish();
         let k = lifted.fvs.len() as i64;
         let fv_values: Vec<NodeId> = lifted
             .fvs
@@ -567,19 +592,20 @@ impl<'a> Transform<'a> {
             })
             .collect();
         let f_src = self.m.graph(fg).clone();
+        let jc = self.m.value(Const::Graph(jf));
+        // J(f) takes the lifted free values first, then f's own arguments.
+        let j_call = |args: &[NodeId]| -> Vec<NodeId> {
+            let mut call = vec![jc];
+            call.extend(&fv_values);
+            call.extend(args);
+            call
+        };
         if p == Prim::Vjp {
             // (y, vjp_fn) built in place; vjp_fn(ct) = the primals' sensitivities.
             let primals: Vec<NodeId> = ins[2..].to_vec();
             let pos = self.m.graph(h).order.iter().position(|&x| x == n);
             let mark = self.m.graph(h).order.len();
-            let jc = self.m.value(Const::Graph(jf));
-            let mut call = vec![jc];
-            call.extend(&fv_values);
-            call.extend(&primals);
-            let r = self.apply(h, call, span);
-            let (zero, one) = (self.int(0), self.int(1));
-            let y = self.prim(h, Prim::TupleGetItem, &[r, zero], span);
-            let bp = self.prim(h, Prim::TupleGetItem, &[r, one], span);
+            let (y, bp) = self.call_j(h, j_call(&primals), span);
             let vg = self.m.add_graph(
                 self.names.fresh(&format!("vjp_{}", f_src.name)),
                 f_src.function.clone(),
@@ -592,12 +618,9 @@ impl<'a> Transform<'a> {
                 .collect();
             let ct = self.m.add_param(vg, "cotangent", span);
             let ds = self.apply(vg, vec![bpp, ct], span);
-            let mut outs = Vec::new();
-            for (i, &pi) in pp.iter().enumerate() {
-                let idx = self.int(k + i as i64);
-                let item = self.prim(vg, Prim::TupleGetItem, &[ds, idx], span);
-                outs.push(self.prim(vg, Prim::FillZeros, &[item, pi], span));
-            }
+            let outs: Vec<NodeId> = (pp.iter().enumerate())
+                .map(|(i, &pi)| self.dense_item(vg, ds, k + i as i64, pi, span))
+                .collect();
             let vout = self.prim(vg, Prim::MakeTuple, &outs, span);
             self.m.set_output(vg, vout);
             let vc = self.m.value(Const::Graph(vg));
@@ -634,22 +657,12 @@ impl<'a> Transform<'a> {
                     .add_param(wg, node.name.as_deref().unwrap_or("x"), node.span)
             })
             .collect();
-        let jc = self.m.value(Const::Graph(jf));
-        let mut call = vec![jc];
-        call.extend(&fv_values);
-        call.extend(&params);
-        let r = self.apply(wg, call, span);
-        let (zero, one) = (self.int(0), self.int(1));
-        let y = self.prim(wg, Prim::TupleGetItem, &[r, zero], span);
-        let bp = self.prim(wg, Prim::TupleGetItem, &[r, one], span);
+        let (y, bp) = self.call_j(wg, j_call(&params), span);
         let seed = self.prim(wg, Prim::SensOnes, &[y], span);
         let ds = self.apply(wg, vec![bp, seed], span);
-        let mut input_grads = Vec::new();
-        for &i in &argnums {
-            let idx = self.int(k + i as i64);
-            let item = self.prim(wg, Prim::TupleGetItem, &[ds, idx], span);
-            input_grads.push(self.prim(wg, Prim::FillZeros, &[item, params[i]], span));
-        }
+        let input_grads: Vec<NodeId> = (argnums.iter())
+            .map(|&i| self.dense_item(wg, ds, k + i as i64, params[i], span))
+            .collect();
         let inputs = if single {
             input_grads[0]
         } else {
@@ -661,18 +674,18 @@ impl<'a> Transform<'a> {
                 let mut wgrads = Vec::new();
                 for (j, w) in ws.iter().enumerate() {
                     let wv = self.m.value(Const::Ref(w.clone()));
-                    let item = match lifted
+                    let at = lifted
                         .fvs
                         .iter()
-                        .position(|&f| f == FvKey::Weight(j as u32))
-                    {
-                        Some(pos) => {
-                            let idx = self.int(pos as i64);
-                            self.prim(wg, Prim::TupleGetItem, &[ds, idx], span)
+                        .position(|&f| f == FvKey::Weight(j as u32));
+                    wgrads.push(match at {
+                        Some(pos) => self.dense_item(wg, ds, pos as i64, wv, span),
+                        // A weight f never reads: zeros.
+                        None => {
+                            let none = self.m.value(Const::None);
+                            self.prim(wg, Prim::FillZeros, &[none, wv], span)
                         }
-                        None => self.m.value(Const::None),
-                    };
-                    wgrads.push(self.prim(wg, Prim::FillZeros, &[item, wv], span));
+                    });
                 }
                 let wt = self.prim(wg, Prim::MakeTuple, &wgrads, span);
                 if argnums.is_empty() {

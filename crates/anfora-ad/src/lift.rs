@@ -95,6 +95,15 @@ pub fn lift(m: &mut Module, root: GraphId, weights: &[ParamRef], names: &mut Nam
         }
         fv.insert(g, set);
     }
+    // Switch branches and the representative of their class (fixed from here on).
+    let branches: Vec<GraphId> = a
+        .graphs
+        .iter()
+        .copied()
+        .filter(|g| class.contains_key(g) || class.values().any(|r| r == g))
+        .collect();
+    let root_of: HashMap<GraphId, GraphId> =
+        branches.iter().map(|&g| (g, find(&mut class, g))).collect();
     loop {
         let mut changed = false;
         for &g in &a.graphs {
@@ -114,20 +123,16 @@ pub fn lift(m: &mut Module, root: GraphId, weights: &[ParamRef], names: &mut Nam
         }
         // Branches of one Switch take the same values.
         let mut unions: HashMap<GraphId, BTreeSet<FvKey>> = HashMap::new();
-        for &g in &a.graphs {
-            if class.contains_key(&g) || class.values().any(|&r| r == g) {
-                let r = find(&mut class, g);
-                unions.entry(r).or_default().extend(fv[&g].iter().copied());
-            }
+        for &g in &branches {
+            unions
+                .entry(root_of[&g])
+                .or_default()
+                .extend(fv[&g].iter().copied());
         }
-        for &g in &a.graphs {
-            if class.contains_key(&g) || class.values().any(|&r| r == g) {
-                let r = find(&mut class, g);
-                let u = &unions[&r];
-                let set = fv.entry(g).or_default();
-                for &key in u {
-                    changed |= set.insert(key);
-                }
+        for &g in &branches {
+            let set = fv.entry(g).or_default();
+            for &key in &unions[&root_of[&g]] {
+                changed |= set.insert(key);
             }
         }
         if !changed {

@@ -108,8 +108,8 @@ pub fn backward(
             }
         }
         Neg => g[0] = Some(op!(Neg, d)),
-        Pos | StopGradient | CheckBound | Depend => {
-            if p != StopGradient && need(0) {
+        Pos | CheckBound | Depend => {
+            if need(0) {
                 g[0] = Some(d);
             }
         }
@@ -276,7 +276,7 @@ pub fn backward(
         | GetAttr | Print | Assert | Raise | Load | UpdateState | MakeParameter | Assign
         | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate | ScatterNdAdd
         | Sgd | ApplyMomentum | Adam | SetSeed | Uniform | Normal | Randint | Bernoulli
-        | SensOnes => {}
+        | SensOnes | StopGradient => {}
         _ => return None,
     }
     Some(g)

@@ -56,6 +56,49 @@ impl Analysis {
     }
 }
 
+/// The graphs reachable from `roots` with the Apply nodes of each (see
+/// [`Module::graph_nodes`]), in the breadth-first order [`analyze`] discovers them, without
+/// the rest of the analysis.
+pub fn reachable(module: &Module, roots: &[GraphId]) -> Vec<(GraphId, Vec<NodeId>)> {
+    let mut seen: HashSet<GraphId> = HashSet::new();
+    let mut queue: VecDeque<GraphId> = roots.iter().copied().collect();
+    let mut out = Vec::new();
+    while let Some(g) = queue.pop_front() {
+        if !seen.insert(g) {
+            continue;
+        }
+        let nodes = module.graph_nodes(g);
+        let mut used = Vec::new();
+        let mut owners = Vec::new();
+        let inputs = nodes
+            .iter()
+            .flat_map(|&n| module.inputs(n).iter().copied())
+            .chain(module.graph(g).output);
+        for input in inputs {
+            let node = module.node(input);
+            match &node.kind {
+                NodeKind::Value(c) => c.for_each_graph(&mut |h| {
+                    if !used.contains(&h) {
+                        used.push(h);
+                    }
+                }),
+                _ => {
+                    if let Some(o) = node.owner
+                        && o != g
+                        && !owners.contains(&o)
+                    {
+                        owners.push(o);
+                    }
+                }
+            }
+        }
+        queue.extend(used);
+        queue.extend(owners);
+        out.push((g, nodes));
+    }
+    out
+}
+
 /// Analyzes every graph reachable from `roots`.
 pub fn analyze(module: &Module, roots: &[GraphId]) -> Analysis {
     let mut a = Analysis::default();
@@ -260,6 +303,19 @@ mod tests {
         assert_eq!(a.depth[g], 1);
         assert!(a.scope_errors.is_empty());
         assert_eq!(a.used[f], vec![g]);
+    }
+
+    #[test]
+    fn reachable_lists_the_graphs_and_nodes_analyze_finds() {
+        let (m, f, _, h) = sample();
+        for roots in [vec![f], vec![h], vec![f, h]] {
+            let a = analyze(&m, &roots);
+            let r = reachable(&m, &roots);
+            assert_eq!(r.iter().map(|(g, _)| *g).collect::<Vec<_>>(), a.graphs);
+            for (g, nodes) in &r {
+                assert_eq!(nodes, &a.nodes[*g]);
+            }
+        }
     }
 
     #[test]

@@ -4,11 +4,13 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use anfora_driver::{Arg, Engine, Failure, Session, repr};
+mod common;
+
+use anfora_driver::{Arg, Engine, Failure, repr};
 use anfora_ir::Effects;
 use anfora_ir::custom::{CustomPrimitive, RegisterError, TensorSpec, register};
 use anfora_tensor::{BinaryOp, DType, ReduceOp, Scalar, Tensor};
-use anfora_vm::{Options, Value};
+use anfora_vm::Value;
 
 /// What `ops.record` saw, in order.
 static RECORDED: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -91,40 +93,24 @@ fn setup() {
     });
 }
 
-fn session(src: &str, engine: Engine) -> Session {
+/// A session with the test primitives registered.
+fn session(src: &str, engine: Engine) -> anfora_driver::Session {
     setup();
-    let mut s = Session::load("m.py", src, Options::default());
-    s.engine = engine;
-    s
+    common::session(src, engine)
 }
 
 fn run(src: &str, engine: Engine, args: Vec<Value>) -> (String, String) {
-    let mut s = session(src, engine);
-    let mut out = Vec::new();
-    let v = s
-        .call("main", args.into_iter().map(Arg::from).collect(), &mut out)
-        .unwrap_or_else(|f| panic!("{}", s.render(&f)));
-    (String::from_utf8(out).unwrap(), repr(&v))
+    common::run(&mut session(src, engine), args)
 }
 
 fn both(src: &str, args: Vec<Value>) -> (String, String) {
-    let compiled = run(src, Engine::Compiled, args.clone());
-    let reference = run(src, Engine::Reference, args);
-    assert_eq!(compiled, reference, "the engines disagree");
-    compiled
+    setup();
+    common::both(src, args)
 }
 
 fn dump(src: &str, stage: &str, args: Vec<Value>) -> String {
-    let mut s = session(src, Engine::Compiled);
-    let args: Vec<Arg> = args.into_iter().map(Arg::from).collect();
-    let mut text = String::new();
-    s.compile_pipeline("main", Some(&args), &mut |view| {
-        if view.stage == stage {
-            text = view.ir();
-        }
-    })
-    .unwrap_or_else(|f| panic!("{}", s.render(&f)));
-    text
+    setup();
+    common::dump(src, stage, args)
 }
 
 fn ones(n: usize) -> Value {

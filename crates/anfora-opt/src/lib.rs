@@ -49,7 +49,10 @@ impl Program<'_> {
 
     /// The graphs reachable from the entry.
     pub fn graphs(&self) -> Vec<GraphId> {
-        anfora_ir::analysis::analyze(self.module, &[self.entry]).graphs
+        anfora_ir::analysis::reachable(self.module, &[self.entry])
+            .into_iter()
+            .map(|(g, _)| g)
+            .collect()
     }
 
     fn check(&self, after: &str) {

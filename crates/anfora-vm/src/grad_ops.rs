@@ -5,21 +5,11 @@
 use anfora_ir::Prim;
 use anfora_tensor::{DType, ReduceOp, Scalar, Tensor};
 
-use crate::ops::{OpResult, binary, getitem, int_arg, tensor_err, type_error};
+use crate::ops::{OpResult, binary, getitem, int_arg, need_tensor, tensor as t, type_error};
 use crate::value::Value;
 
-fn t<T>(r: Result<T, anfora_tensor::TensorError>) -> Result<T, crate::pynum::PyErr> {
-    r.map_err(tensor_err)
-}
-
-fn tensor_of(v: &Value, what: &str) -> Result<Tensor, crate::pynum::PyErr> {
-    match v {
-        Value::Tensor(t) => Ok(t.clone()),
-        other => Err(type_error(format!(
-            "{what}: expected a Tensor, got {}",
-            other.type_name()
-        ))),
-    }
+fn tensor_of(v: &Value, func: &str) -> Result<Tensor, crate::pynum::PyErr> {
+    need_tensor(v, func).cloned()
 }
 
 fn items(v: &Value) -> Option<&[Value]> {
@@ -34,6 +24,16 @@ fn like(container: &Value, items: Vec<Value>) -> Value {
         Value::List(_) => Value::List(items.into()),
         _ => Value::tuple(items),
     }
+}
+
+/// `f` applied to each item of a tuple or list, in a container of the same kind.
+fn map_items(v: &Value, f: fn(&Value) -> OpResult) -> OpResult {
+    let mapped = items(v)
+        .unwrap_or(&[])
+        .iter()
+        .map(f)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(like(v, mapped))
 }
 
 /// `GradAdd(a, b)`.
@@ -144,14 +144,7 @@ pub fn zeros_like(x: &Value) -> OpResult {
         Value::Int(_) => Value::Int(0),
         Value::Bool(_) => Value::Bool(false),
         Value::Ref(p) => Value::Tensor(t(Tensor::zeros(p.shape(), p.dtype()))?),
-        v if items(v).is_some() => {
-            let zs = items(v)
-                .unwrap_or(&[])
-                .iter()
-                .map(zeros_like)
-                .collect::<Result<Vec<_>, _>>()?;
-            like(v, zs)
-        }
+        v if items(v).is_some() => map_items(v, zeros_like)?,
         _ => Value::None,
     })
 }
@@ -179,14 +172,7 @@ pub fn sens_ones(y: &Value) -> OpResult {
         Value::Tensor(yt) => Value::Tensor(t(Tensor::ones(yt.shape(), yt.dtype()))?),
         Value::Float(_) => Value::Float(1.0),
         Value::Int(_) | Value::Bool(_) => Value::Float(1.0),
-        v if items(v).is_some() => {
-            let os = items(v)
-                .unwrap_or(&[])
-                .iter()
-                .map(sens_ones)
-                .collect::<Result<Vec<_>, _>>()?;
-            like(v, os)
-        }
+        v if items(v).is_some() => map_items(v, sens_ones)?,
         _ => Value::None,
     })
 }

@@ -33,7 +33,7 @@ pub fn tensor_err(e: TensorError) -> PyErr {
     (e.kind.python_name(), e.message)
 }
 
-fn tensor<T>(r: Result<T, TensorError>) -> Result<T, PyErr> {
+pub(crate) fn tensor<T>(r: Result<T, TensorError>) -> Result<T, PyErr> {
     r.map_err(tensor_err)
 }
 
@@ -964,7 +964,7 @@ fn slice(args: &[Value]) -> OpResult {
 
 // ---- tensors ----------------------------------------------------------------------------
 
-fn need_tensor<'a>(v: &'a Value, func: &str) -> Result<&'a Tensor, PyErr> {
+pub(crate) fn need_tensor<'a>(v: &'a Value, func: &str) -> Result<&'a Tensor, PyErr> {
     match v {
         Value::Tensor(t) => Ok(t),
         other => Err(type_error(format!(
