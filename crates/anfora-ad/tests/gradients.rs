@@ -353,13 +353,15 @@ fn unsupported_gradients_are_compile_errors() {
 
 #[test]
 fn second_and_third_order() {
-    let src = "from anfora import ops, grad\n\ndef h(x):\n    i = 0\n    acc = x\n    while i < 3:\n        acc = acc * x\n        i = i + 1\n    return acc\n\ndef k(x):\n    return x * x * ops.sin(x) * x\n\ndef main(x):\n    return grad(grad(h))(x), grad(grad(grad(k)))(x)\n";
+    let src = "from anfora import ops, grad\n\ndef h(x):\n    i = 0\n    acc = x\n    while i < 3:\n        acc = acc * x\n        i = i + 1\n    return acc\n\ndef g(x):\n    acc = x\n    while acc < 10.0:\n        acc = acc * x\n    return acc\n\ndef k(x):\n    return x * x * ops.sin(x) * x\n\ndef main(x):\n    return grad(grad(h))(x), grad(grad(grad(k)))(x), grad(grad(grad(h)))(x), grad(grad(grad(g)))(x)\n";
     let x: f64 = 2.0;
-    // h = x^4: h'' = 12 x^2; k = x^3 sin x: k''' = 6 sin x + 18 x cos x - 9 x^2 sin x - x^3 cos x.
+    // h = x^4: h'' = 12 x^2, h''' = 24 x; g = x^4 at x = 2 (the loop stops at 16);
+    // k = x^3 sin x: k''' = 6 sin x + 18 x cos x - 9 x^2 sin x - x^3 cos x.
     let k3 = 6.0 * x.sin() + 18.0 * x * x.cos() - 9.0 * x * x * x.sin() - x.powi(3) * x.cos();
     for engine in [Engine::Compiled, Engine::Reference] {
         let out = floats(&call(src, engine, "main", &[x]));
         assert_eq!(out[0], 48.0, "{engine:?}");
         assert!((out[1] - k3).abs() < 1e-9, "{engine:?}: {} vs {k3}", out[1]);
+        assert_eq!(out[2..], [48.0, 48.0], "{engine:?}");
     }
 }

@@ -472,6 +472,10 @@ impl<'m> Engine<'m> {
             }
             None => Abs::Bottom,
         };
+        // Unknown callers receive what a generic context returns: its closures escape too.
+        if self.generic.contains(&(g, self.ctx(c).parent)) {
+            self.escape(&out);
+        }
         self.in_progress.pop();
         if self.rerun.remove(&c) && self.dirty_set.insert(c) {
             self.dirty.push_back(c);
@@ -1257,6 +1261,14 @@ fn passes_values(p: Prim) -> bool {
             | Prim::InplaceAdd
             | Prim::Mul
             | Prim::InplaceMul
+            | Prim::Depend
+            | Prim::StopGradient
+            | Prim::GradAdd
+            | Prim::FillZeros
+            | Prim::GradTupleAt
+            | Prim::GradItem
+            | Prim::GradHead
+            | Prim::GradPad
     )
 }
 

@@ -43,24 +43,26 @@ fn zeros_like(x: &Abs) -> Abs {
     }
 }
 
+/// As the runtime's `FillZeros`: item by item over the shorter of two sequences, in the kind
+/// of container `x` is.
 fn fill_zeros(d: &Abs, x: &Abs) -> Abs {
+    let items = |a: &Abs| match a {
+        Abs::Tuple(xs) | Abs::List(xs) => Some(xs.clone()),
+        _ => None,
+    };
     match (d, x) {
         (Abs::None, x) => zeros_like(x),
-        (Abs::Tuple(ds), Abs::Tuple(xs)) if ds.len() == xs.len() => Abs::tuple(
-            ds.iter()
+        (d, x) if items(d).is_some() && items(x).is_some() => {
+            let (ds, xs) = (items(d).unwrap_or_default(), items(x).unwrap_or_default());
+            let filled: Vec<Abs> = ds
+                .iter()
                 .zip(xs.iter())
                 .map(|(d, x)| fill_zeros(d, x))
-                .collect(),
-        ),
-        (Abs::Tuple(ds), Abs::List(xs)) | (Abs::List(ds), Abs::List(xs))
-            if ds.len() == xs.len() =>
-        {
-            Abs::List(
-                ds.iter()
-                    .zip(xs.iter())
-                    .map(|(d, x)| fill_zeros(d, x))
-                    .collect(),
-            )
+                .collect();
+            match x {
+                Abs::List(_) => Abs::List(filled.into()),
+                _ => Abs::tuple(filled),
+            }
         }
         (d, _) => d.clone(),
     }

@@ -1430,7 +1430,24 @@ pub fn may_raise(p: Prim, args: &[Abs]) -> bool {
         | Prim::Switch
         | Prim::TupleGetItem
         | Prim::Is
-        | Prim::IsNot => false,
+        | Prim::IsNot
+        | Prim::Load
+        | Prim::UpdateState
+        | Prim::Depend
+        | Prim::StopGradient => false,
+        // Inference checked shapes that are all known; float arithmetic does not raise.
+        Prim::Relu
+        | Prim::MatMul
+        | Prim::MatMulGrad
+        | Prim::ReduceSum
+        | Prim::ReduceMean
+        | Prim::ReduceGrad
+        | Prim::ZerosLike
+        | Prim::OnesLike => !args.iter().all(|a| match a {
+            Abs::Tensor(t) => t.dtype.is_float() && t.known_shape().is_some(),
+            Abs::Any | Abs::Bottom | Abs::Unbound => false,
+            _ => true,
+        }),
         Prim::Eq | Prim::Ne => !args
             .iter()
             .any(|a| matches!(a, Abs::Tensor(_) | Abs::Tuple(_) | Abs::List(_) | Abs::Any)),

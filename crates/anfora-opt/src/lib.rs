@@ -3,7 +3,9 @@
 //! | pass | does |
 //! |---|---|
 //! | [`inline`] | replaces calls of small or once-used, non-recursive graphs by their bodies (merging blocks) |
+//! | [`adjoint`] | gradient helpers of the grad stage to plain operations, decided by abstracts |
 //! | [`simplify`] | `Switch` on constants, `Partial` calls, tuple plumbing, constant folding, `x*1`-style arithmetic |
+//! | [`states`] | `UpdateState`/`Depend`/`Load` chains that order nothing are shortened |
 //! | [`cse`] | merges identical pure computations (never random ones) |
 //! | [`dce`] | removes pure computations (and partial applications) nobody uses and that cannot raise |
 //! | [`fuse`] | turns chains of elementwise tensor operations into one fused graph |
@@ -11,12 +13,14 @@
 //! Every pass keeps each graph's evaluation order (effects and errors stay where they were)
 //! and the abstracts of the nodes it creates. [`optimize`] runs them to a fixpoint.
 
+pub mod adjoint;
 pub mod cse;
 pub mod dce;
 pub mod fuse;
 pub mod inline;
 mod rewrite;
 pub mod simplify;
+pub mod states;
 #[cfg(test)]
 mod testing;
 
@@ -68,15 +72,21 @@ pub type Pass = (&'static str, fn(&mut Program) -> bool);
 /// The passes of the main loop, in order.
 pub const PASSES: &[Pass] = &[
     ("inline", inline::run),
+    ("adjoint", adjoint::run),
     ("simplify", simplify::run),
+    ("states", states::run),
     ("cse", cse::run),
     ("dce", dce::run),
 ];
 
-/// Runs the passes until nothing changes (at most a few rounds), then fusion. `after_pass` is
+/// Rounds of [`PASSES`] before fusion: each round exposes more (an inlined bprop's tuples,
+/// then its dead states), and a gradient of a gradient needs several.
+const MAX_ROUNDS: usize = 16;
+
+/// Runs the passes until nothing changes (at most [`MAX_ROUNDS`] rounds), then fusion. `after_pass` is
 /// called after every pass that changed something (for dumps).
 pub fn optimize(p: &mut Program, after_pass: &mut dyn FnMut(&str, &Program)) {
-    for _round in 0..6 {
+    for _round in 0..MAX_ROUNDS {
         let mut changed = false;
         for (name, pass) in PASSES {
             if pass(p) {

@@ -1,7 +1,8 @@
 //! Local simplifications:
 //! * `Switch` on a constant condition is the branch taken;
 //! * calling `Partial(f, a...)` calls `f` with the bound arguments first;
-//! * tuple plumbing: an item of a `MakeTuple`, `Unpack` of a tuple of the right length;
+//! * tuple plumbing: an item of a `MakeTuple` (also behind a `Depend`), `Unpack` of a tuple
+//!   of the right length; `Depend` of a constant;
 //! * constant folding of pure primitives, with the runtime's own implementations;
 //! * arithmetic identities that hold for the types involved (`x * 1`, `x + 0` for ints,
 //!   `x - 0`, `x / 1` for floats and float tensors, `-(-x)` for floats, `Truth` of a bool).
@@ -78,7 +79,12 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                     _ => None,
                 },
                 Prim::TupleGetItem | Prim::GetItem => {
-                    let tuple = args[0];
+                    // Values are pure in the monadic form: an item of
+                    // `Depend(MakeTuple(..), s...)` is the item (the order list keeps effects).
+                    let tuple = match p.module.callee_prim(args[0]) {
+                        Some(Prim::Depend) => p.module.inputs(args[0])[1],
+                        _ => args[0],
+                    };
                     match (p.module.callee_prim(tuple), const_int(p, args[1])) {
                         (Some(Prim::MakeTuple), Some(i)) => {
                             let items = &p.module.inputs(tuple)[1..];
@@ -89,6 +95,8 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                         _ => None,
                     }
                 }
+                // A constant is the same whenever it is used.
+                Prim::Depend => p.module.constant(args[0]).is_some().then_some(args[0]),
                 Prim::Unpack => match (p.abs(args[0]), const_int(p, args[1])) {
                     (Abs::Tuple(items), Some(k)) if items.len() as i64 == k => Some(args[0]),
                     _ => None,

@@ -158,3 +158,18 @@ impl Builder {
         anfora_ir::analysis::analyze(&self.module, &[entry]).graphs
     }
 }
+
+/// A float32 tensor abstract of `shape`.
+pub fn tensor_of(shape: &[usize]) -> Abs {
+    Abs::tensor(TensorAbs::new(
+        DType::F32,
+        shape.iter().map(|&d| Some(d)).collect(),
+    ))
+}
+
+/// A float32 tensor value of `shape` holding 0.5, 1.5, 2.5, ...
+pub fn tensor_value(shape: &[usize]) -> Value {
+    let n: usize = shape.iter().product();
+    let data = (0..n).map(|i| i as f32 + 0.5).collect();
+    Value::Tensor(anfora_tensor::Tensor::from_f32(data, shape).unwrap())
+}
