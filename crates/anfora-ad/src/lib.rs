@@ -2,7 +2,8 @@
 //! Pearlmutter and Siskind's J/K closure transform (as in Myia and MindSpore).
 //!
 //! The stage runs on resolved graphs, before inference, and replaces every call of
-//! `grad`/`value_and_grad`/`vjp` whose function is known at compile time:
+//! `grad`/`value_and_grad`/`vjp` whose function is known at compile time (`jvp` is first
+//! rewritten into two `vjp`s, see [`jvp`]):
 //! 1. [`lift`] copies the graphs the function reaches so that none has free variables;
 //! 2. [`J`](Transform::j_graph) maps each closed graph `g` to `J(g)`, which computes `g`'s value
 //!    and returns it with a backward closure `bprop(dout)`; the closure returns the
@@ -18,6 +19,7 @@
 //! The result is ordinary IR that inference specializes and the optimizer cleans up. Effects
 //! stay in the forward graphs (they run once); the auto-monad stage threads them afterwards.
 
+mod jvp;
 mod lift;
 mod rules;
 
@@ -56,17 +58,37 @@ impl Namer {
 fn is_grad_call(m: &Module, n: NodeId) -> bool {
     matches!(
         m.callee_prim(n),
-        Some(Prim::Grad | Prim::ValueAndGrad | Prim::Vjp)
+        Some(Prim::Grad | Prim::ValueAndGrad | Prim::Vjp | Prim::Jvp)
     )
+}
+
+/// Rewrites every `jvp` call into `vjp` calls ([`jvp`]).
+fn desugar_jvps(m: &mut Module, roots: &[GraphId]) -> Vec<Diagnostic> {
+    let (graphs, calls) = grad_calls(m, roots);
+    let mut names = Namer::new(m);
+    let mut errors = Vec::new();
+    for (g, n) in calls {
+        if m.callee_prim(n) == Some(Prim::Jvp)
+            && let Err(e) = jvp::desugar(m, &mut names, g, n, &graphs)
+        {
+            errors.push(*e);
+        }
+    }
+    errors
 }
 
 /// Expands every `grad`, `value_and_grad` and `vjp` call in the graphs reachable from `roots`.
 /// Returns whether anything changed.
 pub fn expand(m: &mut Module, roots: &[GraphId]) -> Result<bool, Vec<Diagnostic>> {
-    let (mut graphs, mut pending) = grad_calls(m, roots);
+    let (_, pending) = grad_calls(m, roots);
     if pending.is_empty() {
         return Ok(false);
     }
+    let jvp_errors = desugar_jvps(m, roots);
+    if !jvp_errors.is_empty() {
+        return Err(jvp_errors);
+    }
+    let (mut graphs, mut pending) = grad_calls(m, roots);
     let mut t = Transform::new(m);
     let mut errors = Vec::new();
     loop {
@@ -93,7 +115,7 @@ pub fn expand(m: &mut Module, roots: &[GraphId]) -> Result<bool, Vec<Diagnostic>
                 continue;
             };
             // Inner grads first: the function must be free of unexpanded ones.
-            if !grad_calls(t.m, &[fg]).1.is_empty() {
+            if has_grad_calls(t.m, fg) {
                 continue;
             }
             match t.expand_one(g, n, fg, &graphs) {
@@ -115,6 +137,32 @@ pub fn expand(m: &mut Module, roots: &[GraphId]) -> Result<bool, Vec<Diagnostic>
     } else {
         Err(errors)
     }
+}
+
+/// Whether the graphs `f` calls or refers to (not those whose values it reads as free
+/// variables: lifting turns those into parameters) hold grad calls.
+fn has_grad_calls(m: &Module, f: GraphId) -> bool {
+    let mut seen = HashSet::new();
+    let mut queue = vec![f];
+    while let Some(g) = queue.pop() {
+        if !seen.insert(g) {
+            continue;
+        }
+        for n in m.graph_nodes(g) {
+            if is_grad_call(m, n) {
+                return true;
+            }
+            for &i in m.inputs(n) {
+                if let Some(c) = m.constant(i) {
+                    c.for_each_graph(&mut |h| queue.push(h));
+                }
+            }
+        }
+        if let Some(c) = m.graph(g).output.and_then(|o| m.constant(o)) {
+            c.for_each_graph(&mut |h| queue.push(h));
+        }
+    }
+    false
 }
 
 /// The graphs reachable from `roots` and the grad calls in them.

@@ -191,11 +191,12 @@ pub fn backward(
             }
         }
         Cast => g[0] = Some(op!(SumToShape, d, x[0])),
-        ReduceSum | ReduceMean | ReduceMax | ReduceMin => {
+        ReduceSum | ReduceMean | ReduceMax | ReduceMin | ReduceProd => {
             let kind = match p {
                 ReduceSum => "sum",
                 ReduceMean => "mean",
                 ReduceMax => "max",
+                ReduceProd => "prod",
                 _ => "min",
             };
             let k = e.konst(Const::str(kind));
@@ -207,6 +208,73 @@ pub fn backward(
             g[0] = Some(op!(Reshape, d, shape));
         }
         Transpose => g[0] = Some(op!(TransposeGrad, d, x[1])),
+        // float(x): the gradient of x in its own kind (none for ints).
+        FloatType if n == 1 => g[0] = Some(op!(SumToShape, d, x[0])),
+        // max(a, b) is a when a >= b (the first wins ties), min(a, b) when a <= b.
+        Max | Min if n == 2 => {
+            let (first, second) = if p == Max { (Ge, Lt) } else { (Le, Gt) };
+            if need(0) {
+                let c = op!(first, x[0], x[1]);
+                let t = op!(Mul, d, c);
+                g[0] = Some(op!(SumToShape, t, x[0]));
+            }
+            if need(1) {
+                let c = op!(second, x[0], x[1]);
+                let t = op!(Mul, d, c);
+                g[1] = Some(op!(SumToShape, t, x[1]));
+            }
+        }
+        // Second order: the backward kernels are linear in their sensitivity.
+        ReduceGrad => {
+            // ReduceGrad(k, d, x, out, axis, keepdims) = broadcast(d) * share: its adjoint in d
+            // sums dd * share back over the axes (x and out only choose the share).
+            if need(1) {
+                let ones = op!(SensOnes, x[3]);
+                let share = op!(ReduceGrad, x[0], ones, x[2], x[3], x[4], x[5]);
+                let t = op!(Mul, d, share);
+                g[1] = Some(op!(ReduceSum, t, x[4], x[5]));
+            }
+            // A product's share out / x depends on x and out (away from exact zeros):
+            // d(share)/dx = -share / x, d(share)/d(out) = share / out.
+            if matches!(e.m.constant(x[0]), Some(Const::Str(k)) if &**k == "prod") {
+                let dr = op!(Mul, d, out);
+                if need(2) {
+                    let q = op!(Div, dr, x[2]);
+                    g[2] = Some(op!(Neg, q));
+                }
+                if need(3) {
+                    let s = op!(ReduceSum, dr, x[4], x[5]);
+                    g[3] = Some(op!(Div, s, x[3]));
+                }
+            }
+        }
+        MatMulGrad => {
+            // (da, db) = (d b^T, a^T d) for a @ b: bilinear in (a, b) and d.
+            let k0 = e.konst(Const::Int(0));
+            let k1 = e.konst(Const::Int(1));
+            let dda = op!(GradItem, d, k0);
+            let dda = op!(FillZeros, dda, x[0]);
+            let ddb = op!(GradItem, d, k1);
+            let ddb = op!(FillZeros, ddb, x[1]);
+            if need(0) {
+                let t = op!(MatMulGrad, x[0], ddb, x[2]);
+                g[0] = Some(op!(TupleGetItem, t, k0));
+            }
+            if need(1) {
+                let t = op!(MatMulGrad, dda, x[1], x[2]);
+                g[1] = Some(op!(TupleGetItem, t, k1));
+            }
+            if need(2) {
+                let l = op!(MatMul, dda, x[1]);
+                let r = op!(MatMul, x[0], ddb);
+                g[2] = Some(op!(Add, l, r));
+            }
+        }
+        TransposeGrad => {
+            if need(0) {
+                g[0] = Some(op!(Transpose, d, x[1]));
+            }
+        }
         TupleGetItem | GetItem => {
             if need(0) {
                 g[0] = Some(op!(GradTupleAt, x[0], x[1], d));
@@ -256,6 +324,11 @@ pub fn backward(
         GradTupleAt => {
             if need(2) {
                 g[2] = Some(op!(GradItem, d, x[1]));
+            }
+        }
+        IndexGrad => {
+            if need(0) {
+                g[0] = Some(op!(GradItem, d, x[2]));
             }
         }
         GradHead => {

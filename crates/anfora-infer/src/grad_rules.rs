@@ -105,9 +105,24 @@ fn index(i: &Abs, n: usize) -> Option<usize> {
     (0..n as i64).contains(&j).then_some(j as usize)
 }
 
+/// `IndexGrad(d, x, index)`: shaped like `x` (float tensors); the index is checked as
+/// `x[index]` would be.
+fn index_grad(d: &Abs, x: &Abs, index: &Abs) -> Rule {
+    let Abs::Tensor(xt) = x else {
+        return Ok(Abs::Any);
+    };
+    crate::rules::getitem(x, index)?;
+    Ok(if matches!(d, Abs::None) || !xt.dtype.is_float() {
+        Abs::None
+    } else {
+        tensor(xt.dtype, xt.shape.clone())
+    })
+}
+
 fn grad_tuple_at(t: &Abs, i: &Abs, d: &Abs) -> Rule {
     let (items, list) = match t {
         Abs::Any => return Ok(Abs::Any),
+        Abs::Tensor(_) => return index_grad(d, t, i),
         Abs::Tuple(xs) => (xs, false),
         Abs::List(xs) => (xs, true),
         Abs::Range(_) | Abs::Str(_) => return Ok(Abs::None),
@@ -179,6 +194,7 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
         Prim::FillZeros => fill_zeros(&args[0], &args[1]),
         Prim::SensOnes => sens_ones(&args[0]),
         Prim::GradTupleAt => grad_tuple_at(&args[0], &args[1], &args[2])?,
+        Prim::IndexGrad => index_grad(&args[0], &args[1], &args[2])?,
         Prim::GradItem => match &args[0] {
             Abs::None => Abs::None,
             d => getitem(d, &args[1])?,

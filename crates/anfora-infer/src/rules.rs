@@ -1396,6 +1396,7 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         Prim::Grad
         | Prim::ValueAndGrad
         | Prim::Vjp
+        | Prim::Jvp
         | Prim::StopGradient
         | Prim::GradAdd
         | Prim::SumToShape
@@ -1403,6 +1404,7 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::FillZeros
         | Prim::SensOnes
         | Prim::GradTupleAt
+        | Prim::IndexGrad
         | Prim::GradItem
         | Prim::GradHead
         | Prim::GradPad

@@ -209,7 +209,7 @@ fn every_primitive_has_an_inference_rule() {
         let r = infer_prim(p, &any);
         if matches!(
             p,
-            Prim::MakeParameter | Prim::Grad | Prim::ValueAndGrad | Prim::Vjp
+            Prim::MakeParameter | Prim::Grad | Prim::ValueAndGrad | Prim::Vjp | Prim::Jvp
         ) {
             // Only module-level code creates Parameters, and the grad stage expands every
             // grad call it accepts: compiled code is refused.

@@ -71,7 +71,7 @@ pub const CODES: &[(&str, &str)] = &[
         "grad of a function not known at compile time",
     ),
     (NO_BACKWARD_RULE, "primitive without a backward rule"),
-    (GRAD_ARGUMENT, "bad argnums or weights"),
+    (GRAD_ARGUMENT, "bad argnums, weights or jvp primals"),
 ];
 
 pub const SYNTAX: &str = "E0001";

@@ -200,6 +200,8 @@ prims! {
     ValueAndGrad => "value_and_grad",
     /// `anfora.vjp(fn, *primals)`: expanded by the grad stage.
     Vjp => "vjp",
+    /// `anfora.jvp(fn, primals, tangents)`: rewritten by the grad stage into two `vjp`s.
+    Jvp => "jvp",
     /// `ops.stop_gradient(x)`: `x`, with no gradient flowing back.
     StopGradient => "StopGradient",
     /// `GradAdd(a, b)`: sum of two sensitivities; `None` is zero, tuples add item by item.
@@ -215,6 +217,8 @@ prims! {
     SensOnes => "SensOnes",
     /// `GradTupleAt(t, i, d)`: a tuple as long as `t`, `None` everywhere but `d` at `i`.
     GradTupleAt => "GradTupleAt",
+    /// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads.
+    IndexGrad => "IndexGrad",
     /// `GradItem(d, i)`: item `i` of a tuple sensitivity (`None` stays `None`).
     GradItem => "GradItem",
     /// `GradHead(ds, n)`: all but the last `n` items of a tuple.
@@ -324,6 +328,7 @@ const ANFORA: &[(&str, Prim)] = &[
     ("grad", Prim::Grad),
     ("value_and_grad", Prim::ValueAndGrad),
     ("vjp", Prim::Vjp),
+    ("jvp", Prim::Jvp),
 ];
 
 impl Prim {
@@ -389,7 +394,8 @@ impl Prim {
                 hidden: true,
                 ..none
             },
-            Partial | Depend => Effects {
+            // The grad primitives pass on the effects of the function they differentiate.
+            Partial | Depend | Grad | ValueAndGrad | Vjp | Jvp => Effects {
                 propagate: true,
                 ..none
             },
@@ -626,11 +632,13 @@ fn build_signature(p: Prim) -> Signature {
             opt("weights", Const::None),
         ]),
         Vjp => Signature::new(&name, vec![req("fn")], true, vec![]),
+        Jvp => fixed(vec![req("fn"), req("primals"), req("tangents")]),
         StopGradient | SensOnes => fixed(vec![req("x")]),
         GradAdd => fixed(vec![req("a"), req("b")]),
         SumToShape | BroadcastLike | FillZeros => fixed(vec![req("d"), req("x")]),
         GradTupleAt => fixed(vec![req("t"), req("i"), req("d")]),
         GradItem => fixed(vec![req("d"), req("i")]),
+        IndexGrad => fixed(vec![req("d"), req("x"), req("index")]),
         GradHead => fixed(vec![req("ds"), req("n")]),
         GradPad => fixed(vec![req("d"), req("n")]),
         MatMulGrad => fixed(vec![req("a"), req("b"), req("d")]),

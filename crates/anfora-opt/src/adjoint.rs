@@ -10,7 +10,8 @@
 //! * `FillZeros(d, x)` is `d` when `d` can hold no zero marker, `ZerosLike(x)` when it is one;
 //! * `SensOnes(y)` is a constant (small tensors, floats) or `OnesLike(y)`;
 //! * `GradItem`, `GradTupleAt`, `GradHead` and `GradPad` of known tuples become `MakeTuple`
-//!   items, which the tuple rules of `simplify` then take apart.
+//!   items, which the tuple rules of `simplify` then take apart; `GradTupleAt` of a tensor is
+//!   `IndexGrad`.
 
 use std::collections::HashMap;
 
@@ -243,8 +244,13 @@ impl Rewriter<'_, '_> {
                 usize::try_from(j).ok().and_then(|j| items.get(j).copied())
             }
             Prim::GradTupleAt => {
-                let Abs::Tuple(t) = abs(self, 0) else {
-                    return None;
+                let t = match abs(self, 0) {
+                    Abs::Tuple(t) => t,
+                    Abs::Tensor(_) => {
+                        self.become_prim(n, Prim::IndexGrad, &[args[2], args[0], args[1]]);
+                        return None;
+                    }
+                    _ => return None,
                 };
                 let Some(Const::Int(i)) = self.p.module.constant(args[1]) else {
                     return None;

@@ -3,7 +3,7 @@
 //! calls and operations that may raise stay: Python would run them. Creating a partial
 //! application has no effect (calling it does), so an unused `Partial` goes too.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use anfora_infer::rules::may_raise;
 use anfora_ir::{Effects, NodeId, Prim};
@@ -23,17 +23,7 @@ fn removable(prim: Prim, e: Effects) -> bool {
 /// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).
 pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let a = anfora_ir::analysis::analyze(p.module, &[p.entry]);
-    let mut users: HashMap<NodeId, usize> = HashMap::new();
-    for &g in &a.graphs {
-        for &n in &a.nodes[g] {
-            for &i in p.module.inputs(n) {
-                *users.entry(i).or_insert(0) += 1;
-            }
-        }
-        if let Some(o) = p.module.graph(g).output {
-            *users.entry(o).or_insert(0) += 1;
-        }
-    }
+    let mut users = crate::use_counts(p, &a);
     let mut removed: HashSet<NodeId> = HashSet::new();
     let mut changed = true;
     while changed {

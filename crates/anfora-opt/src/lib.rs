@@ -66,6 +66,22 @@ impl Program<'_> {
     }
 }
 
+/// How many times each node is used (as an input or a graph's output) in the analyzed graphs.
+pub(crate) fn use_counts(p: &Program, a: &anfora_ir::analysis::Analysis) -> HashMap<NodeId, usize> {
+    let mut users: HashMap<NodeId, usize> = HashMap::new();
+    for &g in &a.graphs {
+        for &n in &a.nodes[g] {
+            for &i in p.module.inputs(n) {
+                *users.entry(i).or_insert(0) += 1;
+            }
+        }
+        if let Some(o) = p.module.graph(g).output {
+            *users.entry(o).or_insert(0) += 1;
+        }
+    }
+    users
+}
+
 /// A pass: its name (for dumps and timings) and entry point.
 pub type Pass = (&'static str, fn(&mut Program) -> bool);
 

@@ -73,17 +73,7 @@ fn inert(p: &Program, x: NodeId) -> bool {
 
 pub fn run(p: &mut Program) -> bool {
     let a = anfora_ir::analysis::analyze(p.module, &[p.entry]);
-    let mut users: HashMap<NodeId, usize> = HashMap::new();
-    for &g in &a.graphs {
-        for &n in &a.nodes[g] {
-            for &i in p.module.inputs(n) {
-                *users.entry(i).or_insert(0) += 1;
-            }
-        }
-        if let Some(o) = p.module.graph(g).output {
-            *users.entry(o).or_insert(0) += 1;
-        }
-    }
+    let users = crate::use_counts(p, &a);
     let mut repl: HashMap<NodeId, NodeId> = HashMap::new();
     let mut rewritten = false;
     for &g in &a.graphs {

@@ -473,6 +473,28 @@ impl Tensor {
         self.gather(offset, new_shape, &strides)
     }
 
+    /// The gradient of basic indexing: zeros of `shape` holding `self` where `x[items]` reads
+    /// (basic indices never read a position twice). `self` has the shape of that view.
+    pub fn index_scatter(&self, shape: &[usize], items: &[IndexItem]) -> Result<Tensor> {
+        let (offset, view, strides) = shape::index_view(shape, items)?;
+        if self.shape() != view.as_slice() {
+            return Err(TensorError::new(
+                ErrorKind::Value,
+                format!(
+                    "the sensitivity of an indexing has shape {:?}, not the indexed shape {:?}",
+                    self.shape(),
+                    view
+                ),
+            ));
+        }
+        let storage = with_storage!(&*self.storage, v => {
+            let mut out = alloc::try_filled(shape, Element::from_bool(false))?;
+            shape::scatter_view(&mut out, offset, &view, &strides, v);
+            Element::into_storage(out)
+        });
+        Ok(Tensor::from_storage(storage, shape.to_vec()))
+    }
+
     // ----- scatter -----------------------------------------------------------------------
     /// MindSpore's ScatterUpdate: numpy's `out = x.copy(); out[indices] = updates` along axis 0.
     ///

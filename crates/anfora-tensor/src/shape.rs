@@ -182,6 +182,24 @@ pub(crate) fn gather<T: Element>(
     Ok(out)
 }
 
+/// Writes `src` (row-major over `shape`) into `dst` at the positions of the strided view
+/// (`offset`, `shape`, `strides`): the inverse of [`gather`].
+pub(crate) fn scatter_view<T: Element>(
+    dst: &mut [T],
+    offset: isize,
+    shape: &[usize],
+    strides: &[isize],
+    src: &[T],
+) {
+    let mut k = 0;
+    for_each_row(shape, [strides], [offset], |[o], len, [s]| {
+        for j in 0..len {
+            dst[(o + j as isize * s) as usize] = src[k + j];
+        }
+        k += len;
+    });
+}
+
 /// Resolves a requested shape with (at most) one unknown dimension against `numel` elements.
 /// numpy 2 treats every negative entry as "unknown". As in numpy, a product of the known
 /// dimensions that overflows is a size mismatch; the caller checks the resolved shape's size.

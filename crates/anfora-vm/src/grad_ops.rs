@@ -187,10 +187,37 @@ fn index_in(i: &Value, n: usize) -> Result<usize, crate::pynum::PyErr> {
     }
 }
 
+/// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads (float
+/// tensors; other dtypes get no gradient).
+pub fn index_grad(d: &Value, x: &Value, index: &Value) -> OpResult {
+    let x = need_tensor(x, "IndexGrad")?;
+    if matches!(d, Value::None) || !x.dtype().is_float() {
+        return Ok(Value::None);
+    }
+    let items = crate::ops::tensor_index_items(index)?;
+    let view = t(x.index(&items))?;
+    let d = match d {
+        Value::Tensor(dt) => dt.clone(),
+        v => match v.as_scalar() {
+            Some(s) => t(Tensor::full(view.shape(), s, x.dtype()))?,
+            None => return Err(type_error("IndexGrad: the sensitivity is not a number")),
+        },
+    };
+    let d = if d.dtype() == x.dtype() {
+        d
+    } else {
+        d.cast(x.dtype())
+    };
+    Ok(Value::Tensor(t(d.index_scatter(x.shape(), &items))?))
+}
+
 /// `GradTupleAt(t, i, d)`.
 pub fn grad_tuple_at(tup: &Value, i: &Value, d: &Value) -> OpResult {
     if matches!(tup, Value::Range(_) | Value::Str(_)) {
         return Ok(Value::None);
+    }
+    if matches!(tup, Value::Tensor(_)) {
+        return index_grad(d, tup, i);
     }
     let Some(xs) = items(tup) else {
         return Err(type_error(format!(
@@ -338,6 +365,38 @@ pub fn reduce_grad(
     };
     let r = match kind.as_str() {
         "sum" => spread,
+        "prod" => {
+            // d out / d x_i is the product of the other elements: out / x_i without zeros;
+            // with one zero in a group, that zero gets the product of the rest; with more, 0.
+            let ax: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+            let zero = Value::Float(0.0);
+            let is_zero = crate::ops::compare(Prim::Eq, x, &zero)?;
+            let zeros_f = match &is_zero {
+                Value::Tensor(m) => Value::Tensor(m.cast(xt.dtype())),
+                _ => return Err(type_error("reduce gradient mask")),
+            };
+            let count = match &zeros_f {
+                Value::Tensor(m) => {
+                    Value::Tensor(t(Tensor::reduce(ReduceOp::Sum, m, Some(&ax), true))?)
+                }
+                _ => unreachable!("a tensor mask"),
+            };
+            // x with its zeros replaced by ones, and the product of that.
+            let safe = binary(Prim::Add, x, &zeros_f)?;
+            let safe_prod = match &safe {
+                Value::Tensor(s) => {
+                    Value::Tensor(t(Tensor::reduce(ReduceOp::Prod, s, Some(&ax), true))?)
+                }
+                _ => unreachable!("a tensor"),
+            };
+            let no_zero = crate::ops::compare(Prim::Eq, &count, &zero)?;
+            let one_zero = crate::ops::compare(Prim::Eq, &count, &Value::Float(1.0))?;
+            let quotient = binary(Prim::Div, &safe_prod, &safe)?;
+            let at_zero = binary(Prim::Mul, &safe_prod, &zeros_f)?;
+            let at_zero = crate::ops::where_(&[one_zero, at_zero, zero.clone()])?;
+            let partial = crate::ops::where_(&[no_zero, quotient, at_zero])?;
+            binary(Prim::Mul, &partial, &spread)?
+        }
         "mean" => {
             let count: usize = axes.iter().map(|&a| xt.shape()[a]).product();
             binary(Prim::Div, &spread, &Value::Float(count.max(1) as f64))?
@@ -404,6 +463,7 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
         Prim::GradItem => grad_item(&args[0], &args[1]),
         Prim::GradHead => grad_head(&args[0], &args[1]),
         Prim::GradPad => grad_pad(&args[0], &args[1]),
+        Prim::IndexGrad => index_grad(&args[0], &args[1], &args[2]),
         Prim::MatMulGrad => matmul_grad(&args[0], &args[1], &args[2]),
         Prim::ReduceGrad => reduce_grad(&args[0], &args[1], &args[2], &args[3], &args[4], &args[5]),
         Prim::TransposeGrad => transpose_grad(&args[0], &args[1]),

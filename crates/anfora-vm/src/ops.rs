@@ -550,6 +550,14 @@ fn index_of(v: &Value) -> Option<i64> {
     }
 }
 
+/// The items of a basic tensor index (`x[i]`, `x[i, 1:3]`, `x[..., None]`).
+pub fn tensor_index_items(idx: &Value) -> Result<Vec<IndexItem>, PyErr> {
+    match idx {
+        Value::Tuple(parts) => parts.iter().map(tensor_index_item).collect(),
+        other => Ok(vec![tensor_index_item(other)?]),
+    }
+}
+
 fn tensor_index_item(v: &Value) -> Result<IndexItem, PyErr> {
     Ok(match v {
         Value::Slice(s) => IndexItem::Slice {
@@ -634,16 +642,7 @@ pub fn getitem(obj: &Value, idx: &Value) -> OpResult {
                 },
             }
         }
-        Value::Tensor(t) => {
-            let items = match idx {
-                Value::Tuple(parts) => parts
-                    .iter()
-                    .map(tensor_index_item)
-                    .collect::<Result<Vec<_>, _>>()?,
-                other => vec![tensor_index_item(other)?],
-            };
-            tensor(t.index(&items)).map(Value::Tensor)
-        }
+        Value::Tensor(t) => tensor(t.index(&tensor_index_items(idx)?)).map(Value::Tensor),
         _ => Err(type_error(format!(
             "'{}' object is not subscriptable",
             obj.type_name()
@@ -1065,7 +1064,7 @@ fn scalar_like(s: Scalar, other: DType) -> Result<Tensor, PyErr> {
     tensor(Tensor::scalar(s, dtype))
 }
 
-fn where_(args: &[Value]) -> OpResult {
+pub(crate) fn where_(args: &[Value]) -> OpResult {
     let cond = need_tensor(&args[0], "ops.where")?;
     let (x, y) = match (&args[1], &args[2]) {
         (Value::Tensor(x), Value::Tensor(y)) => (x.clone(), y.clone()),
@@ -1622,9 +1621,9 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         | ScatterNdAdd | Sgd | ApplyMomentum | Adam => crate::state::update(p, args),
         SetSeed | Uniform | Normal | Randint | Bernoulli | Dropout => crate::state::random(p, args),
         Custom(id) => crate::state::custom(id, args),
-        Grad | ValueAndGrad | Vjp | StopGradient | GradAdd | SumToShape | BroadcastLike
-        | FillZeros | SensOnes | GradTupleAt | GradItem | GradHead | GradPad | MatMulGrad
-        | ReduceGrad | TransposeGrad => crate::grad_ops::call(p, args),
+        Grad | ValueAndGrad | Vjp | Jvp | StopGradient | GradAdd | SumToShape | BroadcastLike
+        | FillZeros | SensOnes | GradTupleAt | GradItem | GradHead | GradPad | IndexGrad
+        | MatMulGrad | ReduceGrad | TransposeGrad => crate::grad_ops::call(p, args),
     }
 }
 
