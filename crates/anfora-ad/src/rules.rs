@@ -349,8 +349,79 @@ pub fn backward(
         | GetAttr | Print | Assert | Raise | Load | UpdateState | MakeParameter | Assign
         | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate | ScatterNdAdd
         | Sgd | ApplyMomentum | Adam | SetSeed | Uniform | Normal | Randint | Bernoulli
-        | SensOnes | StopGradient => {}
+        | SensOnes | StopGradient | Any | All | TensorType => {}
         _ => return None,
     }
     Some(g)
+}
+
+#[cfg(test)]
+mod tests {
+    use anfora_ir::{GraphKind, Module, Prim, Span};
+
+    use super::{Emit, backward};
+
+    /// Primitives the grad stage refuses on a gradient's path (E0502), each for a stated
+    /// reason. Everything else has a rule, possibly "no gradient flows back".
+    const WITHOUT_RULE: &[Prim] = &[
+        // Needs its mask recorded in the forward pass (the kernel library's issue).
+        Prim::Dropout,
+        // A keyword call of a function value: its binding is only known at run time.
+        Prim::CallKw,
+        // Sequence conversions and reductions of the builtins: not differentiated yet (use
+        // tuples directly, ops.sum on tensors).
+        Prim::Zip,
+        Prim::TupleType,
+        Prim::ListType,
+        Prim::Sum,
+        Prim::Divmod,
+        // Expanded by the grad stage before any rule is needed.
+        Prim::Grad,
+        Prim::ValueAndGrad,
+        Prim::Vjp,
+        Prim::Jvp,
+    ];
+
+    #[test]
+    fn every_primitive_has_a_backward_rule_or_is_refused() {
+        let mut m = Module::default();
+        let g = m.add_graph(
+            "b",
+            std::sync::Arc::from("b"),
+            GraphKind::Function,
+            Span::NONE,
+        );
+        let mut wrong = Vec::new();
+        for &p in Prim::ALL {
+            // Calls bind to the signature; variadic ones are tried with two arguments.
+            let sig = p.signature();
+            let arity = if sig.varargs {
+                2
+            } else {
+                sig.params.len() + sig.kwonly.len()
+            };
+            let has_rule = {
+                let xs: Vec<_> = (0..arity)
+                    .map(|i| m.add_param(g, &format!("x{i}"), Span::NONE))
+                    .collect();
+                let out = m.add_param(g, "out", Span::NONE);
+                let d = m.add_param(g, "d", Span::NONE);
+                let needs = vec![true; arity];
+                let mut e = Emit {
+                    m: &mut m,
+                    graph: g,
+                    span: Span::NONE,
+                };
+                backward(&mut e, p, &xs, &needs, out, d).is_some()
+            };
+            if has_rule == WITHOUT_RULE.contains(&p) {
+                wrong.push(p);
+            }
+        }
+        assert_eq!(
+            wrong,
+            vec![],
+            "each needs a rule, or a reason in WITHOUT_RULE"
+        );
+    }
 }
