@@ -341,6 +341,19 @@ pub fn backward(
                 g[0] = Some(op!(GradHead, d, x[1]));
             }
         }
+        // A custom primitive with a registered backward rule.
+        Custom(id) if anfora_ir::custom::get(id).bprop.is_some() => {
+            let k = e.konst(Const::Prim(p));
+            let mut ins = vec![k, d, out];
+            ins.extend_from_slice(x);
+            let grads = e.op(CustomGrad, &ins);
+            for (i, gi) in g.iter_mut().enumerate() {
+                if need(i) {
+                    let ki = e.konst(Const::Int(i as i64));
+                    *gi = Some(op!(TupleGetItem, grads, ki));
+                }
+            }
+        }
         // Piecewise constant, structural or effectful: nothing flows back.
         Switch | Truth | Not | Eq | Ne | Lt | Le | Gt | Ge | Is | IsNot | In | NotIn | Len
         | IntType | BoolType | StrType | Repr | Range | IsInstance | IterLen | Enumerate
@@ -375,6 +388,8 @@ mod tests {
         Prim::ListType,
         Prim::Sum,
         Prim::Divmod,
+        // The second derivative of a custom primitive: its backward rule is a kernel.
+        Prim::CustomGrad,
         // Expanded by the grad stage before any rule is needed.
         Prim::Grad,
         Prim::ValueAndGrad,

@@ -646,3 +646,58 @@ fn second_order_through_loops_with_break() {
     check(body, &[1.3]);
     check(body, &[0.8]);
 }
+
+// ---- custom primitives ----------------------------------------------------------------------
+
+/// Registers `ops.wsum(x, w) = x * x * w` with a backward rule and `ops.opaque(x) = x` without
+/// one, once per process.
+fn register_custom() {
+    use anfora_ir::custom::{CustomPrimitive, register};
+    use anfora_tensor::{BinaryOp, Tensor};
+    static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let mul =
+            |a: &Tensor, b: &Tensor| Tensor::binary(BinaryOp::Mul, a, b).map_err(|e| e.to_string());
+        register(CustomPrimitive {
+            name: "wsum".into(),
+            params: vec!["x".into(), "w".into()],
+            effects: anfora_ir::Effects::default(),
+            written_refs: 0,
+            infer: Box::new(|specs| Ok(specs[0].clone())),
+            kernel: Box::new(move |t| Ok(vec![mul(&mul(&t[0], &t[0])?, &t[1])?])),
+            // d/dx = 2 x w d, d/dw = x^2 d.
+            bprop: Some(Box::new(move |xs, _out, d| {
+                let xw = mul(&xs[0], &xs[1])?;
+                let two = Tensor::binary(BinaryOp::Add, &xw, &xw).map_err(|e| e.to_string())?;
+                Ok(vec![mul(&two, d)?, mul(&mul(&xs[0], &xs[0])?, d)?])
+            })),
+        })
+        .unwrap();
+        register(CustomPrimitive {
+            name: "opaque".into(),
+            params: vec!["x".into()],
+            effects: anfora_ir::Effects::default(),
+            written_refs: 0,
+            infer: Box::new(|specs| Ok(specs[0].clone())),
+            kernel: Box::new(|t| Ok(vec![t[0].clone()])),
+            bprop: None,
+        })
+        .unwrap();
+    });
+}
+
+#[test]
+fn custom_primitives_with_a_backward_rule_are_differentiated() {
+    register_custom();
+    check(
+        &format!("{VEC}\ndef f(x, y):\n    return ops.sum(ops.wsum(v(x), v(y) * y) * x)"),
+        &[0.7, 1.3],
+    );
+    let e = compile_error(
+        "from anfora import ops, grad\n\ndef f(x):\n    return ops.sum(ops.opaque(ops.ones((2,)) * x))\n\ndef main(x):\n    return grad(f)(x)\n",
+    );
+    assert!(
+        e.contains("E0502") && e.contains("ops.opaque has no backward rule"),
+        "{e}"
+    );
+}

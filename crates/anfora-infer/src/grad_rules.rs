@@ -195,6 +195,19 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
         Prim::SensOnes => sens_ones(&args[0]),
         Prim::GradTupleAt => grad_tuple_at(&args[0], &args[1], &args[2])?,
         Prim::IndexGrad => index_grad(&args[0], &args[1], &args[2])?,
+        // One gradient per argument, shaped like it.
+        Prim::CustomGrad if args.len() >= 3 => Abs::tuple(
+            args[3..]
+                .iter()
+                .map(|a| match (a, &args[1]) {
+                    (_, Abs::None) => Abs::None,
+                    (Abs::Tensor(t), _) => tensor(t.dtype, t.shape.clone()),
+                    (Abs::Ref(r), _) => tensor(r.dtype, r.shape.iter().map(|&d| Some(d)).collect()),
+                    _ => Abs::Any,
+                })
+                .collect(),
+        ),
+        Prim::CustomGrad => Abs::Any,
         Prim::GradItem => match &args[0] {
             Abs::None => Abs::None,
             d => getitem(d, &args[1])?,

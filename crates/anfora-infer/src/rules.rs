@@ -1405,6 +1405,7 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::SensOnes
         | Prim::GradTupleAt
         | Prim::IndexGrad
+        | Prim::CustomGrad
         | Prim::GradItem
         | Prim::GradHead
         | Prim::GradPad

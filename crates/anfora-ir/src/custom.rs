@@ -36,6 +36,10 @@ pub type InferFn = dyn Fn(&[TensorSpec]) -> Result<TensorSpec, String> + Send + 
 /// Kernel: the new values of the written Parameters (if any) followed by the result.
 pub type KernelFn = dyn Fn(&[Tensor]) -> Result<Vec<Tensor>, String> + Send + Sync;
 
+/// Backward rule: from the arguments, the result and the result's sensitivity, one gradient per
+/// argument (shaped like it). Only pure primitives may have one.
+pub type BpropFn = dyn Fn(&[Tensor], &Tensor, &Tensor) -> Result<Vec<Tensor>, String> + Send + Sync;
+
 /// What a caller registers.
 pub struct CustomPrimitive {
     /// `ops.<name>` in Python; also the name in dumps.
@@ -47,6 +51,8 @@ pub struct CustomPrimitive {
     pub written_refs: usize,
     pub infer: Box<InferFn>,
     pub kernel: Box<KernelFn>,
+    /// The backward rule; without one, differentiating through the primitive is E0502.
+    pub bprop: Option<Box<BpropFn>>,
 }
 
 /// A registered custom primitive. Registrations live as long as the process.
@@ -57,6 +63,7 @@ pub struct CustomDef {
     pub written_refs: usize,
     pub infer: Box<InferFn>,
     pub kernel: Box<KernelFn>,
+    pub bprop: Option<Box<BpropFn>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -79,6 +86,8 @@ pub enum RegisterError {
         "custom primitive '{0}' is marked side_effect_propagate, which only Depend, Partial and grad may be"
     )]
     Propagate(String),
+    #[error("custom primitive '{0}' has effects: only pure primitives may have a backward rule")]
+    BpropWithEffects(String),
 }
 
 fn registry() -> &'static RwLock<Vec<&'static CustomDef>> {
@@ -113,6 +122,9 @@ pub fn register(p: CustomPrimitive) -> Result<Prim, RegisterError> {
     if p.effects.propagate {
         return Err(RegisterError::Propagate(p.name));
     }
+    if p.bprop.is_some() && (p.effects.mem || p.effects.io || p.effects.hidden) {
+        return Err(RegisterError::BpropWithEffects(p.name));
+    }
     let mut reg = registry().write().unwrap_or_else(|e| e.into_inner());
     if Prim::builtin_op(&p.name).is_some() || reg.iter().any(|d| d.name == p.name) {
         return Err(RegisterError::Duplicate(p.name));
@@ -126,6 +138,7 @@ pub fn register(p: CustomPrimitive) -> Result<Prim, RegisterError> {
         written_refs: p.written_refs,
         infer: p.infer,
         kernel: p.kernel,
+        bprop: p.bprop,
     };
     reg.push(Box::leak(Box::new(def)));
     Ok(Prim::Custom(CustomId(reg.len() as u32 - 1)))

@@ -229,6 +229,9 @@ prims! {
     MatMulGrad => "MatMulGrad",
     /// `ReduceGrad(kind, d, x, out, axis, keepdims)`: the sensitivity of `x` for a reduction.
     ReduceGrad => "ReduceGrad",
+    /// `CustomGrad(name, d, out, args...)`: the gradients of a custom primitive's arguments
+    /// (a tuple), from its registered backward rule.
+    CustomGrad => "CustomGrad",
     /// `TransposeGrad(d, axes)`: `d` transposed by the inverse permutation.
     TransposeGrad => "TransposeGrad",
 }
@@ -639,6 +642,7 @@ fn build_signature(p: Prim) -> Signature {
         GradTupleAt => fixed(vec![req("t"), req("i"), req("d")]),
         GradItem => fixed(vec![req("d"), req("i")]),
         IndexGrad => fixed(vec![req("d"), req("x"), req("index")]),
+        CustomGrad => variadic(vec![]),
         GradHead => fixed(vec![req("ds"), req("n")]),
         GradPad => fixed(vec![req("d"), req("n")]),
         MatMulGrad => fixed(vec![req("a"), req("b"), req("d")]),

@@ -44,6 +44,7 @@ fn setup() {
             effects: none,
             written_refs: 0,
             infer: Box::new(same),
+            bprop: None,
             kernel: Box::new(|t| Ok(vec![add(&add(&t[0], &t[1])?, &t[1])?])),
         })
         .unwrap();
@@ -54,6 +55,7 @@ fn setup() {
             effects: Effects { mem: true, ..none },
             written_refs: 1,
             infer: Box::new(same),
+            bprop: None,
             kernel: Box::new(|t| Ok(vec![add(&t[0], &t[1])?, t[0].clone()])),
         })
         .unwrap();
@@ -64,6 +66,7 @@ fn setup() {
             effects: Effects { io: true, ..none },
             written_refs: 0,
             infer: Box::new(|s| Ok(s[0].clone())),
+            bprop: None,
             kernel: Box::new(|t| {
                 let sum =
                     Tensor::reduce(ReduceOp::Sum, &t[0], None, false).map_err(|e| e.to_string())?;
@@ -82,6 +85,7 @@ fn setup() {
             },
             written_refs: 0,
             infer: Box::new(|s| Ok(s[0].clone())),
+            bprop: None,
             kernel: Box::new(|t| {
                 let mut n = TICKS.lock().unwrap();
                 let c = Tensor::scalar(Scalar::Int(*n), t[0].dtype()).map_err(|e| e.to_string())?;
@@ -278,6 +282,7 @@ fn registration_checks_names_and_attributes() {
         effects,
         written_refs,
         infer: Box::new(|s| Ok(s[0].clone())),
+        bprop: None,
         kernel: Box::new(|t| Ok(vec![t[0].clone()])),
     };
     let none = Effects::default();
@@ -301,6 +306,19 @@ fn registration_checks_names_and_attributes() {
         register(make("writes2", Effects { mem: true, ..none }, 2)),
         Err(RegisterError::TooFewParams { .. })
     ));
+    let mut noisy = make(
+        "noisy",
+        Effects {
+            hidden: true,
+            ..none
+        },
+        0,
+    );
+    noisy.bprop = Some(Box::new(|xs, _, _| Ok(xs.to_vec())));
+    assert_eq!(
+        register(noisy),
+        Err(RegisterError::BpropWithEffects("noisy".into()))
+    );
     let p = anfora_ir::Prim::op("fetch_add").unwrap();
     assert!(p.effects().mem && p.takes_ref(0) && !p.takes_ref(1));
     assert_eq!(p.written_refs(), 1);

@@ -211,6 +211,65 @@ pub fn index_grad(d: &Value, x: &Value, index: &Value) -> OpResult {
     Ok(Value::Tensor(t(d.index_scatter(x.shape(), &items))?))
 }
 
+/// `CustomGrad(prim, d, out, args...)`: the registered backward rule of a custom primitive.
+pub fn custom_grad(args: &[Value]) -> OpResult {
+    let (Some(Value::Prim(Prim::Custom(id))), true) = (args.first(), args.len() >= 3) else {
+        return Err(type_error(
+            "CustomGrad expects a custom primitive, a sensitivity and a result",
+        ));
+    };
+    let def = anfora_ir::custom::get(*id);
+    let func = format!("ops.{}", def.name);
+    let inputs = &args[3..];
+    if matches!(args[1], Value::None) {
+        return Ok(Value::tuple(vec![Value::None; inputs.len()]));
+    }
+    let Some(bprop) = def.bprop.as_ref() else {
+        return Err(type_error(format!("{func} has no backward rule")));
+    };
+    let xs = inputs
+        .iter()
+        .map(|v| tensor_of(v, &func))
+        .collect::<Result<Vec<_>, _>>()?;
+    let out = tensor_of(&args[2], &func)?;
+    let d = match &args[1] {
+        Value::Tensor(dt) => dt.clone(),
+        v => match v.as_scalar() {
+            Some(s) => t(Tensor::full(out.shape(), s, out.dtype()))?,
+            None => {
+                return Err(type_error(format!(
+                    "{func}: the sensitivity is not a number"
+                )));
+            }
+        },
+    };
+    let grads =
+        bprop(&xs, &out, &d).map_err(|m| ("ValueError", format!("{func} backward: {m}")))?;
+    if grads.len() != xs.len() {
+        return Err((
+            "ValueError",
+            format!(
+                "{func} backward returned {} gradients for {} arguments",
+                grads.len(),
+                xs.len()
+            ),
+        ));
+    }
+    for (i, (g, x)) in grads.iter().zip(&xs).enumerate() {
+        if g.shape() != x.shape() {
+            return Err((
+                "ValueError",
+                format!(
+                    "{func} backward: gradient {i} has shape {:?}, its argument {:?}",
+                    g.shape(),
+                    x.shape()
+                ),
+            ));
+        }
+    }
+    Ok(Value::tuple(grads.into_iter().map(Value::Tensor).collect()))
+}
+
 /// `GradTupleAt(t, i, d)`.
 pub fn grad_tuple_at(tup: &Value, i: &Value, d: &Value) -> OpResult {
     if matches!(tup, Value::Range(_) | Value::Str(_)) {
@@ -464,6 +523,7 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
         Prim::GradHead => grad_head(&args[0], &args[1]),
         Prim::GradPad => grad_pad(&args[0], &args[1]),
         Prim::IndexGrad => index_grad(&args[0], &args[1], &args[2]),
+        Prim::CustomGrad => custom_grad(args),
         Prim::MatMulGrad => matmul_grad(&args[0], &args[1], &args[2]),
         Prim::ReduceGrad => reduce_grad(&args[0], &args[1], &args[2], &args[3], &args[4], &args[5]),
         Prim::TransposeGrad => transpose_grad(&args[0], &args[1]),

@@ -1623,7 +1623,7 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         Custom(id) => crate::state::custom(id, args),
         Grad | ValueAndGrad | Vjp | Jvp | StopGradient | GradAdd | SumToShape | BroadcastLike
         | FillZeros | SensOnes | GradTupleAt | GradItem | GradHead | GradPad | IndexGrad
-        | MatMulGrad | ReduceGrad | TransposeGrad => crate::grad_ops::call(p, args),
+        | CustomGrad | MatMulGrad | ReduceGrad | TransposeGrad => crate::grad_ops::call(p, args),
     }
 }
 
