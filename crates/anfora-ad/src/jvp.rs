@@ -24,8 +24,8 @@ fn tuple_items(m: &mut Module, t: NodeId) -> Option<Vec<NodeId>> {
     }
 }
 
-/// Rewrites the `jvp` call `n` of graph `h` into two `vjp` calls; `all` are the graphs whose
-/// uses of `n` are replaced.
+/// Rewrites the `jvp` call `n` of graph `h` into a call of `f` and a `vjp` of the pullback
+/// (which holds the other `vjp`); `all` are the graphs whose uses of `n` are replaced.
 pub fn desugar(
     m: &mut Module,
     names: &mut Namer,
@@ -42,7 +42,6 @@ pub fn desugar(
             span,
         )));
     };
-    let pos = m.graph(h).order.iter().position(|&x| x == n);
     let mark = m.graph(h).order.len();
     let f = ins[1];
     let k0 = m.value(Const::Int(0));
@@ -76,15 +75,6 @@ pub fn desugar(
     let forward = m.apply(h, vec![transpose, ins[3]], span);
     let jt = m.apply_prim(h, Prim::TupleGetItem, &[forward, k0], span);
     let result = m.apply_prim(h, Prim::MakeTuple, &[y, jt], span);
-    // The new nodes go where the jvp call was.
-    let order = &mut m.graphs[h].order;
-    let new: Vec<NodeId> = order.drain(mark..).collect();
-    match pos {
-        Some(i) => {
-            order.splice(i..=i, new);
-        }
-        None => order.extend(new),
-    }
-    m.replace_uses(all, n, result);
+    crate::replace_call(m, h, n, mark, result, all);
     Ok(())
 }

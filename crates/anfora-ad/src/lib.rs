@@ -25,7 +25,7 @@ mod rules;
 
 use std::collections::{HashMap, HashSet};
 
-use anfora_ir::analysis::reachable;
+use anfora_ir::analysis::{reachable, referenced};
 use anfora_ir::codes;
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, ParamRef, Prim, Span};
@@ -142,27 +142,32 @@ pub fn expand(m: &mut Module, roots: &[GraphId]) -> Result<bool, Vec<Diagnostic>
 /// Whether the graphs `f` calls or refers to (not those whose values it reads as free
 /// variables: lifting turns those into parameters) hold grad calls.
 fn has_grad_calls(m: &Module, f: GraphId) -> bool {
-    let mut seen = HashSet::new();
-    let mut queue = vec![f];
-    while let Some(g) = queue.pop() {
-        if !seen.insert(g) {
-            continue;
+    referenced(m, &[f])
+        .iter()
+        .any(|(_, nodes)| nodes.iter().any(|&n| is_grad_call(m, n)))
+}
+
+/// Replaces call `n` of graph `h` by `result`: the nodes appended to `h`'s evaluation order
+/// since it had `mark` entries take `n`'s place there, and uses of `n` in `all` become uses of
+/// `result`.
+fn replace_call(
+    m: &mut Module,
+    h: GraphId,
+    n: NodeId,
+    mark: usize,
+    result: NodeId,
+    all: &[GraphId],
+) {
+    let order = &mut m.graphs[h].order;
+    let pos = order.iter().position(|&x| x == n);
+    let new: Vec<NodeId> = order.drain(mark..).collect();
+    match pos {
+        Some(i) => {
+            order.splice(i..=i, new);
         }
-        for n in m.graph_nodes(g) {
-            if is_grad_call(m, n) {
-                return true;
-            }
-            for &i in m.inputs(n) {
-                if let Some(c) = m.constant(i) {
-                    c.for_each_graph(&mut |h| queue.push(h));
-                }
-            }
-        }
-        if let Some(c) = m.graph(g).output.and_then(|o| m.constant(o)) {
-            c.for_each_graph(&mut |h| queue.push(h));
-        }
+        None => order.extend(new),
     }
-    false
+    m.replace_uses(all, n, result);
 }
 
 /// The graphs reachable from `roots` and the grad calls in them.
@@ -651,7 +656,6 @@ impl<'a> Transform<'a> {
         if p == Prim::Vjp {
             // (y, vjp_fn) built in place; vjp_fn(ct) = the primals' sensitivities.
             let primals: Vec<NodeId> = ins[2..].to_vec();
-            let pos = self.m.graph(h).order.iter().position(|&x| x == n);
             let mark = self.m.graph(h).order.len();
             let (y, bp) = self.call_j(h, j_call(&primals), span);
             let vg = self.m.add_graph(
@@ -676,16 +680,7 @@ impl<'a> Transform<'a> {
             pins.extend(&primals);
             let vjp_fn = self.prim(h, Prim::Partial, &pins, span);
             let result = self.prim(h, Prim::MakeTuple, &[y, vjp_fn], span);
-            // Move the new nodes to where the vjp call was.
-            let order = &mut self.m.graphs[h].order;
-            let new: Vec<NodeId> = order.drain(mark..).collect();
-            match pos {
-                Some(i) => {
-                    order.splice(i..=i, new);
-                }
-                None => order.extend(new),
-            }
-            self.m.replace_uses(all, n, result);
+            replace_call(self.m, h, n, mark, result, all);
             return Ok(());
         }
         // grad / value_and_grad: a wrapper with f's signature.

@@ -183,20 +183,12 @@ fn dump(
     output: Option<PathBuf>,
     args: Vec<String>,
 ) -> Result<(), Exit> {
-    const STAGES: [&str; 7] = [
-        "parse",
-        "resolve",
-        "grad",
-        "infer",
-        "auto_monad",
-        "optimize",
-        "lower",
-    ];
-    if stage != "all" && !STAGES.contains(&stage.as_str()) {
+    if stage != "all" && !anfora_driver::STAGES.contains(&stage.as_str()) {
         return Err(Exit(
             2,
             format!(
-                "error: unknown stage '{stage}' (parse, resolve, grad, infer, auto_monad, optimize, lower or all)\n"
+                "error: unknown stage '{stage}' ({} or all)\n",
+                anfora_driver::STAGES.join(", ")
             ),
         ));
     }

@@ -312,7 +312,9 @@ fn dump_all_writes_one_numbered_file_per_stage() {
     let o = anfora(&["dump", "tests/corpus/seed_fibonacci.py", "--stage", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("unknown stage 'nope'"),
+        stderr(&o).contains(
+            "unknown stage 'nope' (parse, resolve, grad, infer, auto_monad, optimize, lower or all)"
+        ),
         "{}",
         stderr(&o)
     );

@@ -76,6 +76,18 @@ pub fn arg_abstract(v: &Value) -> Abs {
     }
 }
 
+/// The stages of [`Session::compile_pipeline`], in order (their names in dumps and timings;
+/// the optimizer's passes are reported between `optimize`'s start and end).
+pub const STAGES: [&str; 7] = [
+    "parse",
+    "resolve",
+    "grad",
+    "infer",
+    "auto_monad",
+    "optimize",
+    "lower",
+];
+
 /// The program after one stage (or optimizer pass) of the pipeline.
 pub struct StageView<'a> {
     pub stage: &'a str,

@@ -60,6 +60,16 @@ impl Analysis {
 /// [`Module::graph_nodes`]), in the breadth-first order [`analyze`] discovers them, without
 /// the rest of the analysis.
 pub fn reachable(module: &Module, roots: &[GraphId]) -> Vec<(GraphId, Vec<NodeId>)> {
+    walk(module, roots, true)
+}
+
+/// Like [`reachable`], but without the graphs whose nodes are only read as free variables:
+/// the graphs `roots` call or hold as values, and theirs.
+pub fn referenced(module: &Module, roots: &[GraphId]) -> Vec<(GraphId, Vec<NodeId>)> {
+    walk(module, roots, false)
+}
+
+fn walk(module: &Module, roots: &[GraphId], owners_too: bool) -> Vec<(GraphId, Vec<NodeId>)> {
     let mut seen: HashSet<GraphId> = HashSet::new();
     let mut queue: VecDeque<GraphId> = roots.iter().copied().collect();
     let mut out = Vec::new();
@@ -84,6 +94,7 @@ pub fn reachable(module: &Module, roots: &[GraphId]) -> Vec<(GraphId, Vec<NodeId
                 }),
                 _ => {
                     if let Some(o) = node.owner
+                        && owners_too
                         && o != g
                         && !owners.contains(&o)
                     {

@@ -494,7 +494,12 @@ impl Prim {
     /// Whether a call with constant arguments may be evaluated at compile time. State plumbing
     /// is not (a `Load` reads the Parameter when the program runs), nor are custom kernels.
     pub fn foldable(self) -> bool {
-        self.is_pure()
+        self.foldable_with(self.effects())
+    }
+
+    /// [`Prim::foldable`] under effect attributes `e` (tests mark primitives hidden).
+    pub fn foldable_with(self, e: Effects) -> bool {
+        self.pure_with(e)
             && !matches!(
                 self,
                 Prim::Load | Prim::UpdateState | Prim::Depend | Prim::Switch | Prim::Custom(_)

@@ -73,18 +73,34 @@ fn reduction(from: &[usize], to: &[usize]) -> Option<(Vec<i64>, bool, bool)> {
 
 struct Rewriter<'p, 'a> {
     p: &'p mut Program<'a>,
-    repl: HashMap<NodeId, NodeId>,
     /// New nodes to put in a graph's order just before another node.
     before: Vec<(GraphId, NodeId, NodeId)>,
     changed: bool,
 }
 
 impl Rewriter<'_, '_> {
-    fn konst(&mut self, n: NodeId, c: Const, abs: Abs) -> NodeId {
+    /// A constant at `n`'s place (its abstract follows from the value, see [`Program::abs`]).
+    fn konst(&mut self, n: NodeId, c: Const) -> NodeId {
         let span = self.p.module.node(n).span;
-        let k = self.p.module.value_at(c, span);
-        self.p.abstracts.insert(k, abs);
-        k
+        self.p.module.value_at(c, span)
+    }
+
+    /// A new `prim(args...)` in graph `g`, evaluated just before `n`.
+    fn insert_before(
+        &mut self,
+        g: GraphId,
+        n: NodeId,
+        prim: Prim,
+        args: &[NodeId],
+        abs: Abs,
+    ) -> NodeId {
+        let span = self.p.module.node(n).span;
+        let mut inputs = vec![self.p.module.value(Const::Prim(prim))];
+        inputs.extend_from_slice(args);
+        let new = self.p.module.apply_unordered(g, inputs, span);
+        self.p.abstracts.insert(new, abs);
+        self.before.push((g, n, new));
+        new
     }
 
     /// Turns node `n` into `prim(args...)` (same value, so its abstract stays).
@@ -97,13 +113,11 @@ impl Rewriter<'_, '_> {
     }
 
     fn none(&mut self, n: NodeId) -> NodeId {
-        self.konst(n, Const::None, Abs::None)
+        self.konst(n, Const::None)
     }
 
     fn int_tuple(&mut self, n: NodeId, xs: &[i64]) -> NodeId {
-        let c = Const::Tuple(xs.iter().map(|&i| Const::Int(i)).collect());
-        let abs = Abs::tuple(xs.iter().map(|&i| Abs::Int(Some(i))).collect());
-        self.konst(n, c, abs)
+        self.konst(n, Const::Tuple(xs.iter().map(|&i| Const::Int(i)).collect()))
     }
 
     fn rule(&mut self, g: GraphId, n: NodeId, prim: Prim, args: &[NodeId]) -> Option<NodeId> {
@@ -115,11 +129,9 @@ impl Rewriter<'_, '_> {
                 match (&a, &b) {
                     (Abs::None, _) => Some(args[1]),
                     (_, Abs::None) => Some(args[0]),
-                    (Abs::Float(_), Abs::Float(_)) => {
-                        self.become_prim(n, Prim::Add, args);
-                        None
-                    }
-                    _ if same_tensor_type(&a, &b) => {
+                    _ if matches!((&a, &b), (Abs::Float(_), Abs::Float(_)))
+                        || same_tensor_type(&a, &b) =>
+                    {
                         self.become_prim(n, Prim::Add, args);
                         None
                     }
@@ -128,24 +140,15 @@ impl Rewriter<'_, '_> {
                         if xs.len() != ys.len() {
                             return None;
                         }
-                        let span = self.p.module.node(n).span;
                         let (Abs::Tuple(ta), Abs::Tuple(tb)) = (&a, &b) else {
                             return None;
                         };
                         let sums: Vec<NodeId> = (0..xs.len())
                             .map(|i| {
-                                let callee = self.p.module.value(Const::Prim(Prim::GradAdd));
-                                let s = self.p.module.apply_unordered(
-                                    g,
-                                    vec![callee, xs[i], ys[i]],
-                                    span,
-                                );
-                                let sa = match (&ta[i], &tb[i]) {
+                                let sum = match (&ta[i], &tb[i]) {
                                     (Abs::None, x) | (x, _) => x.clone(),
                                 };
-                                self.p.abstracts.insert(s, sa);
-                                self.before.push((g, n, s));
-                                s
+                                self.insert_before(g, n, Prim::GradAdd, &[xs[i], ys[i]], sum)
                             })
                             .collect();
                         self.become_prim(n, Prim::MakeTuple, &sums);
@@ -169,27 +172,19 @@ impl Rewriter<'_, '_> {
                 }
                 let (axes, keep, reshape) = reduction(&from, &to)?;
                 let axes_node = self.int_tuple(n, &axes);
-                let keep_node = self.konst(n, Const::Bool(keep), Abs::Bool(Some(keep)));
+                let keep_node = self.konst(n, Const::Bool(keep));
+                let sum_args = [args[0], axes_node, keep_node];
                 if !reshape {
-                    self.become_prim(n, Prim::ReduceSum, &[args[0], axes_node, keep_node]);
+                    self.become_prim(n, Prim::ReduceSum, &sum_args);
                     return None;
                 }
-                let span = self.p.module.node(n).span;
-                let callee = self.p.module.value(Const::Prim(Prim::ReduceSum));
-                let sum = self.p.module.apply_unordered(
-                    g,
-                    vec![callee, args[0], axes_node, keep_node],
-                    span,
-                );
                 let kept: Vec<Option<usize>> = from
                     .iter()
                     .enumerate()
                     .map(|(i, &s)| Some(if axes.contains(&(i as i64)) { 1 } else { s }))
                     .collect();
-                self.p
-                    .abstracts
-                    .insert(sum, Abs::tensor(TensorAbs::new(dt.dtype, kept)));
-                self.before.push((g, n, sum));
+                let kept = Abs::tensor(TensorAbs::new(dt.dtype, kept));
+                let sum = self.insert_before(g, n, Prim::ReduceSum, &sum_args, kept);
                 let shape: Vec<i64> = to.iter().map(|&s| s as i64).collect();
                 let shape_node = self.int_tuple(n, &shape);
                 self.become_prim(n, Prim::Reshape, &[sum, shape_node]);
@@ -210,21 +205,18 @@ impl Rewriter<'_, '_> {
                         self.become_prim(n, Prim::ZerosLike, &[args[1], none]);
                         None
                     }
-                    (Abs::None, Abs::Float(_)) => {
-                        Some(self.konst(n, Const::Float(0.0), Abs::Float(Some(0.0))))
-                    }
+                    (Abs::None, Abs::Float(_)) => Some(self.konst(n, Const::Float(0.0))),
                     _ => None,
                 }
             }
             Prim::SensOnes => match abs(self, 0) {
-                Abs::Float(_) => Some(self.konst(n, Const::Float(1.0), Abs::Float(Some(1.0)))),
+                Abs::Float(_) => Some(self.konst(n, Const::Float(1.0))),
                 Abs::Tensor(t) => {
                     if let Some(shape) = t.known_shape()
                         && shape.iter().product::<usize>() <= rules::MAX_CONST_ELEMENTS
                         && let Ok(ones) = Tensor::ones(&shape, t.dtype)
                     {
-                        let a = rules::from_value(&anfora_vm::Value::Tensor(ones.clone()));
-                        return Some(self.konst(n, Const::Tensor(ones), a));
+                        return Some(self.konst(n, Const::Tensor(ones)));
                     }
                     let none = self.none(n);
                     self.become_prim(n, Prim::OnesLike, &[args[0], none]);
@@ -237,11 +229,10 @@ impl Rewriter<'_, '_> {
                     return Some(args[0]);
                 }
                 let items = items_of(self.p, args[0])?;
-                let Some(Const::Int(i)) = self.p.module.constant(args[1]) else {
+                let Some(&Const::Int(i)) = self.p.module.constant(args[1]) else {
                     return None;
                 };
-                let j = if *i < 0 { *i + items.len() as i64 } else { *i };
-                usize::try_from(j).ok().and_then(|j| items.get(j).copied())
+                crate::item_index(i, items.len()).map(|j| items[j])
             }
             Prim::GradTupleAt => {
                 let t = match abs(self, 0) {
@@ -252,15 +243,11 @@ impl Rewriter<'_, '_> {
                     }
                     _ => return None,
                 };
-                let Some(Const::Int(i)) = self.p.module.constant(args[1]) else {
+                let Some(&Const::Int(i)) = self.p.module.constant(args[1]) else {
                     return None;
                 };
-                let len = t.len() as i64;
-                let j = if *i < 0 { *i + len } else { *i };
-                if !(0..len).contains(&j) {
-                    return None;
-                }
-                let items: Vec<NodeId> = (0..len)
+                let j = crate::item_index(i, t.len())?;
+                let items: Vec<NodeId> = (0..t.len())
                     .map(|k| if k == j { args[2] } else { self.none(n) })
                     .collect();
                 self.become_prim(n, Prim::MakeTuple, &items);
@@ -290,10 +277,10 @@ impl Rewriter<'_, '_> {
 pub fn run(p: &mut Program) -> bool {
     let mut r = Rewriter {
         p,
-        repl: HashMap::new(),
         before: vec![],
         changed: false,
     };
+    let mut repl: HashMap<NodeId, NodeId> = HashMap::new();
     for g in r.p.graphs() {
         for n in r.p.module.graph_nodes(g) {
             let Some(prim) = r.p.module.callee_prim(n) else {
@@ -301,16 +288,11 @@ pub fn run(p: &mut Program) -> bool {
             };
             let args = r.p.module.inputs(n)[1..].to_vec();
             if let Some(to) = r.rule(g, n, prim, &args) {
-                r.repl.insert(n, to);
+                repl.insert(n, to);
             }
         }
     }
-    let Rewriter {
-        p,
-        repl,
-        before,
-        changed,
-    } = r;
+    let Rewriter { p, before, changed } = r;
     for (g, anchor, new) in before {
         // A node outside the order runs when its value is needed; so do the nodes it now uses.
         let order = &mut p.module.graphs[g].order;

@@ -66,6 +66,12 @@ impl Program<'_> {
     }
 }
 
+/// Position `i` (negative counts from the end) in a sequence of `len` items, if in range.
+pub(crate) fn item_index(i: i64, len: usize) -> Option<usize> {
+    let j = if i < 0 { i + len as i64 } else { i };
+    usize::try_from(j).ok().filter(|&j| j < len)
+}
+
 /// How many times each node is used (as an input or a graph's output) in the analyzed graphs.
 pub(crate) fn use_counts(p: &Program, a: &anfora_ir::analysis::Analysis) -> HashMap<NodeId, usize> {
     let mut users: HashMap<NodeId, usize> = HashMap::new();

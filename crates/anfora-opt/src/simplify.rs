@@ -88,9 +88,7 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                     match (p.module.callee_prim(tuple), const_int(p, args[1])) {
                         (Some(Prim::MakeTuple), Some(i)) => {
                             let items = &p.module.inputs(tuple)[1..];
-                            let len = items.len() as i64;
-                            let j = if i < 0 { i + len } else { i };
-                            (0..len).contains(&j).then(|| items[j as usize])
+                            crate::item_index(i, items.len()).map(|j| items[j])
                         }
                         _ => None,
                     }
@@ -156,11 +154,9 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                 continue;
             }
             // Constant folding.
-            if prim.pure_with(effects(prim))
-                && !matches!(
-                    prim,
-                    Prim::Switch | Prim::MakeTuple | Prim::MakeList | Prim::Custom(_)
-                )
+            // Building containers is left to the tuple rules.
+            if prim.foldable_with(effects(prim))
+                && !matches!(prim, Prim::MakeTuple | Prim::MakeList)
             {
                 let values: Option<Vec<_>> = args
                     .iter()

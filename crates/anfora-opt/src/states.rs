@@ -28,30 +28,21 @@ fn update_state(p: &Program, s: NodeId) -> Option<(NodeId, NodeId)> {
     )
 }
 
+/// The states of the chain ending in `s`, latest first: `s`, then the state each
+/// `UpdateState` continues, at most [`CHAIN_LIMIT`] of them.
+fn states<'p>(p: &'p Program, s: NodeId) -> impl Iterator<Item = NodeId> + 'p {
+    std::iter::successors(Some(s), move |&x| update_state(p, x).map(|(prev, _)| prev))
+        .take(CHAIN_LIMIT)
+}
+
 /// Whether `u` is `s` or a state before it.
-fn precedes(p: &Program, u: NodeId, mut s: NodeId) -> bool {
-    for _ in 0..CHAIN_LIMIT {
-        if s == u {
-            return true;
-        }
-        match update_state(p, s) {
-            Some((prev, _)) => s = prev,
-            None => return false,
-        }
-    }
-    false
+fn precedes(p: &Program, u: NodeId, s: NodeId) -> bool {
+    states(p, s).any(|x| x == u)
 }
 
 /// Whether `x` is already attached to the chain that ends in `s`.
-fn attached_before(p: &Program, x: NodeId, mut s: NodeId) -> bool {
-    for _ in 0..CHAIN_LIMIT {
-        match update_state(p, s) {
-            Some((_, y)) if y == x => return true,
-            Some((prev, _)) => s = prev,
-            None => return false,
-        }
-    }
-    false
+fn attached_before(p: &Program, x: NodeId, s: NodeId) -> bool {
+    states(p, s).any(|st| update_state(p, st).is_some_and(|(_, y)| y == x))
 }
 
 /// A value whose computation needs no place on the state chain.
@@ -106,21 +97,14 @@ pub fn run(p: &mut Program) -> bool {
                     }
                 }
                 Some(Prim::Load) => {
-                    let inputs = p.module.inputs(n);
-                    let (param, mut s) = (inputs[1], inputs[2]);
-                    for _ in 0..CHAIN_LIMIT {
-                        let Some((prev, x)) = update_state(p, s) else {
-                            break;
-                        };
-                        if p.module.callee_prim(x) != Some(Prim::Load) {
-                            break;
-                        }
-                        let earlier = p.module.inputs(x);
-                        if earlier[1] == param && earlier[2] == prev {
-                            repl.insert(n, x);
-                            break;
-                        }
-                        s = prev;
+                    // The first read of the same Parameter with only reads after it.
+                    let (param, s) = (p.module.inputs(n)[1], p.module.inputs(n)[2]);
+                    let earlier = states(p, s)
+                        .map_while(|st| update_state(p, st))
+                        .take_while(|&(_, x)| p.module.callee_prim(x) == Some(Prim::Load))
+                        .find(|&(prev, x)| p.module.inputs(x)[1..] == [param, prev]);
+                    if let Some((_, x)) = earlier {
+                        repl.insert(n, x);
                     }
                 }
                 _ => {}

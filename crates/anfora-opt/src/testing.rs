@@ -27,7 +27,7 @@ pub fn float() -> Abs {
 
 /// A float32 tensor of shape (n,).
 pub fn tensor(n: usize) -> Abs {
-    Abs::tensor(TensorAbs::new(DType::F32, vec![Some(n)]))
+    tensor_of(&[n])
 }
 
 /// Effect attributes with `hidden` set for `prims` (as a random generator's would be).

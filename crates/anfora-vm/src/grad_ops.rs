@@ -60,6 +60,22 @@ pub fn grad_add(a: &Value, b: &Value) -> OpResult {
     }
 }
 
+/// Sensitivity `d` as a tensor: itself, or a number filled into `shape` and `dtype`; `None`
+/// when it is neither.
+fn sens_tensor(
+    d: &Value,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<Option<Tensor>, crate::pynum::PyErr> {
+    Ok(match d {
+        Value::Tensor(dt) => Some(dt.clone()),
+        v => match v.as_scalar() {
+            Some(s) => Some(t(Tensor::full(shape, s, dtype))?),
+            None => None,
+        },
+    })
+}
+
 /// `SumToShape(d, x)`.
 pub fn sum_to_shape(d: &Value, x: &Value) -> OpResult {
     if matches!(d, Value::None) {
@@ -67,12 +83,8 @@ pub fn sum_to_shape(d: &Value, x: &Value) -> OpResult {
     }
     match x {
         Value::Tensor(xt) if xt.dtype().is_float() => {
-            let dt = match d {
-                Value::Tensor(dt) => dt.clone(),
-                v => match v.as_scalar() {
-                    Some(s) => t(Tensor::full(xt.shape(), s, xt.dtype()))?,
-                    None => return Ok(Value::None),
-                },
+            let Some(dt) = sens_tensor(d, xt.shape(), xt.dtype())? else {
+                return Ok(Value::None);
             };
             Ok(Value::Tensor(reduce_to(&dt, xt.shape(), xt.dtype())?))
         }
@@ -127,10 +139,10 @@ pub fn broadcast_like(d: &Value, x: &Value) -> OpResult {
             let zeros = t(Tensor::zeros(xt.shape(), dt.dtype()))?;
             binary(Prim::Add, &Value::Tensor(zeros), d)
         }
-        (d, Value::Tensor(xt)) => match d.as_scalar() {
-            Some(s) => Ok(Value::Tensor(t(Tensor::full(xt.shape(), s, xt.dtype()))?)),
-            None => Ok(Value::None),
-        },
+        (d, Value::Tensor(xt)) => Ok(match sens_tensor(d, xt.shape(), xt.dtype())? {
+            Some(dt) => Value::Tensor(dt),
+            None => Value::None,
+        }),
         (Value::Tensor(dt), Value::Float(_)) => sum_to_shape(&Value::Tensor(dt.clone()), x),
         (d, _) => Ok(d.clone()),
     }
@@ -196,13 +208,8 @@ pub fn index_grad(d: &Value, x: &Value, index: &Value) -> OpResult {
     }
     let items = crate::ops::tensor_index_items(index)?;
     let view = t(x.index(&items))?;
-    let d = match d {
-        Value::Tensor(dt) => dt.clone(),
-        v => match v.as_scalar() {
-            Some(s) => t(Tensor::full(view.shape(), s, x.dtype()))?,
-            None => return Err(type_error("IndexGrad: the sensitivity is not a number")),
-        },
-    };
+    let d = sens_tensor(d, view.shape(), x.dtype())?
+        .ok_or_else(|| type_error("IndexGrad: the sensitivity is not a number"))?;
     let d = if d.dtype() == x.dtype() {
         d
     } else {
@@ -232,17 +239,8 @@ pub fn custom_grad(args: &[Value]) -> OpResult {
         .map(|v| tensor_of(v, &func))
         .collect::<Result<Vec<_>, _>>()?;
     let out = tensor_of(&args[2], &func)?;
-    let d = match &args[1] {
-        Value::Tensor(dt) => dt.clone(),
-        v => match v.as_scalar() {
-            Some(s) => t(Tensor::full(out.shape(), s, out.dtype()))?,
-            None => {
-                return Err(type_error(format!(
-                    "{func}: the sensitivity is not a number"
-                )));
-            }
-        },
-    };
+    let d = sens_tensor(&args[1], out.shape(), out.dtype())?
+        .ok_or_else(|| type_error(format!("{func}: the sensitivity is not a number")))?;
     let grads =
         bprop(&xs, &out, &d).map_err(|m| ("ValueError", format!("{func} backward: {m}")))?;
     if grads.len() != xs.len() {
@@ -401,13 +399,7 @@ pub fn reduce_grad(
     if !xt.dtype().is_float() {
         return Ok(Value::None);
     }
-    let dt = match d {
-        Value::Tensor(dt) => dt.clone(),
-        v => {
-            let s = v.as_scalar().ok_or_else(|| type_error("reduce gradient"))?;
-            t(Tensor::scalar(s, xt.dtype()))?
-        }
-    };
+    let dt = sens_tensor(d, &[], xt.dtype())?.ok_or_else(|| type_error("reduce gradient"))?;
     let axes = reduced_axes(axis, xt.ndim())?;
     let kept: Vec<usize> = xt
         .shape()
@@ -422,36 +414,29 @@ pub fn reduce_grad(
         Value::Str(s) => s.to_string(),
         _ => String::new(),
     };
+    // A comparison as 0/1 in x's dtype, and a reduction over the axes that keeps them.
+    let ax: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
+    let as_float =
+        |m: OpResult| -> OpResult { Ok(Value::Tensor(tensor_of(&m?, "reduce")?.cast(xt.dtype()))) };
+    let reduce_kept = |op: ReduceOp, v: &Value| -> OpResult {
+        let vt = tensor_of(v, "reduce")?;
+        Ok(Value::Tensor(t(Tensor::reduce(op, &vt, Some(&ax), true))?))
+    };
     let r = match kind.as_str() {
         "sum" => spread,
         "prod" => {
             // d out / d x_i is the product of the other elements: out / x_i without zeros;
             // with one zero in a group, that zero gets the product of the rest; with more, 0.
-            let ax: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
             let zero = Value::Float(0.0);
-            let is_zero = crate::ops::compare(Prim::Eq, x, &zero)?;
-            let zeros_f = match &is_zero {
-                Value::Tensor(m) => Value::Tensor(m.cast(xt.dtype())),
-                _ => return Err(type_error("reduce gradient mask")),
-            };
-            let count = match &zeros_f {
-                Value::Tensor(m) => {
-                    Value::Tensor(t(Tensor::reduce(ReduceOp::Sum, m, Some(&ax), true))?)
-                }
-                _ => unreachable!("a tensor mask"),
-            };
+            let zeros = as_float(crate::ops::compare(Prim::Eq, x, &zero))?;
+            let count = reduce_kept(ReduceOp::Sum, &zeros)?;
             // x with its zeros replaced by ones, and the product of that.
-            let safe = binary(Prim::Add, x, &zeros_f)?;
-            let safe_prod = match &safe {
-                Value::Tensor(s) => {
-                    Value::Tensor(t(Tensor::reduce(ReduceOp::Prod, s, Some(&ax), true))?)
-                }
-                _ => unreachable!("a tensor"),
-            };
+            let safe = binary(Prim::Add, x, &zeros)?;
+            let safe_prod = reduce_kept(ReduceOp::Prod, &safe)?;
             let no_zero = crate::ops::compare(Prim::Eq, &count, &zero)?;
             let one_zero = crate::ops::compare(Prim::Eq, &count, &Value::Float(1.0))?;
             let quotient = binary(Prim::Div, &safe_prod, &safe)?;
-            let at_zero = binary(Prim::Mul, &safe_prod, &zeros_f)?;
+            let at_zero = binary(Prim::Mul, &safe_prod, &zeros)?;
             let at_zero = crate::ops::where_(&[one_zero, at_zero, zero.clone()])?;
             let partial = crate::ops::where_(&[no_zero, quotient, at_zero])?;
             binary(Prim::Mul, &partial, &spread)?
@@ -464,14 +449,9 @@ pub fn reduce_grad(
             // Ties share the sensitivity equally.
             let ot = tensor_of(out, "reduce")?;
             let ok = if keep { ot } else { reshaped(&ot, &kept)? };
-            let mask = crate::ops::compare(Prim::Eq, x, &Value::Tensor(ok))?;
-            let mask = match &mask {
-                Value::Tensor(m) => m.cast(xt.dtype()),
-                _ => return Err(type_error("reduce gradient mask")),
-            };
-            let ax: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
-            let count = t(Tensor::reduce(ReduceOp::Sum, &mask, Some(&ax), true))?;
-            let share = binary(Prim::Div, &Value::Tensor(mask), &Value::Tensor(count))?;
+            let mask = as_float(crate::ops::compare(Prim::Eq, x, &Value::Tensor(ok)))?;
+            let count = reduce_kept(ReduceOp::Sum, &mask)?;
+            let share = binary(Prim::Div, &mask, &count)?;
             binary(Prim::Mul, &share, &spread)?
         }
         other => {
