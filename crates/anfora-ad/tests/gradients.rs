@@ -649,8 +649,9 @@ fn second_order_through_loops_with_break() {
 
 // ---- custom primitives ----------------------------------------------------------------------
 
-/// Registers `ops.wsum(x, w) = x * x * w` with a backward rule and `ops.opaque(x) = x` without
-/// one, once per process.
+/// Registers `ops.wsum(x, w) = x * x * w` with a backward rule, `ops.opaque(x) = x` without
+/// one, and `ops.badgrad(x) = x` whose rule misbehaves by the size of `x` (3: an error, 2: no
+/// gradients, 4: a gradient of the wrong shape), once per process.
 fn register_custom() {
     use anfora_ir::custom::{CustomPrimitive, register};
     use anfora_tensor::{BinaryOp, Tensor};
@@ -683,6 +684,25 @@ fn register_custom() {
             bprop: None,
         })
         .unwrap();
+        register(CustomPrimitive {
+            name: "badgrad".into(),
+            params: vec!["x".into()],
+            effects: anfora_ir::Effects::default(),
+            written_refs: 0,
+            infer: Box::new(|specs| Ok(specs[0].clone())),
+            kernel: Box::new(|t| Ok(vec![t[0].clone()])),
+            bprop: Some(Box::new(|xs, _out, d| match xs[0].numel() {
+                3 => Err("refused".into()),
+                2 => Ok(vec![]),
+                _ => Ok(vec![
+                    d.reshape(&[-1])
+                        .map_err(|e| e.to_string())?
+                        .index(&[anfora_tensor::IndexItem::Int(0)])
+                        .map_err(|e| e.to_string())?,
+                ]),
+            })),
+        })
+        .unwrap();
     });
 }
 
@@ -700,4 +720,37 @@ fn custom_primitives_with_a_backward_rule_are_differentiated() {
         e.contains("E0502") && e.contains("ops.opaque has no backward rule"),
         "{e}"
     );
+    assert!(e.contains("m.py:4:20"), "{e}");
+    // A backward rule that fails or breaks its contract is a runtime error at the call.
+    for (n, message) in [
+        (3, "ValueError: ops.badgrad backward: refused"),
+        (
+            2,
+            "ValueError: ops.badgrad backward returned 0 gradients for 1 arguments",
+        ),
+        (
+            4,
+            "ValueError: ops.badgrad backward: gradient 0 has shape [], its argument [4]",
+        ),
+    ] {
+        let src = format!(
+            "from anfora import ops, grad\n\ndef f(x):\n    return ops.sum(ops.badgrad(ops.ones(({n},)) * x))\n\ndef main(x):\n    return grad(f)(x)\n"
+        );
+        for engine in [Engine::Compiled, Engine::Reference] {
+            let mut s = session(&src, engine);
+            match s.call(
+                "main",
+                vec![Arg::from(Value::Float(1.0))],
+                &mut std::io::sink(),
+            ) {
+                Err(f @ Failure::Runtime(_)) => {
+                    let text = s.render(&f);
+                    assert!(text.contains(message), "{engine:?}: {text}");
+                    assert!(text.contains("line 4"), "{engine:?}: {text}");
+                }
+                Err(other) => panic!("expected a runtime error, got {}", s.render(&other)),
+                Ok(v) => panic!("expected a runtime error, got {}", repr(&v)),
+            }
+        }
+    }
 }
