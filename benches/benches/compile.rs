@@ -6,7 +6,9 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use anfora_benches::{loop_with_branches, straight_line_50, w4_ctrl, w4_input, w4_line50};
+use anfora_benches::{
+    loop_with_branches, straight_line_50, w1_mlp_grad, w4_ctrl, w4_input, w4_line50,
+};
 use anfora_driver::{Arg, Session};
 use anfora_vm::{Options, Value};
 
@@ -65,28 +67,6 @@ fn while_loop_if_else_20_ops_scalars(b: divan::Bencher) {
 /// The MLP loss of W1 (784-512-512-10, ReLU, softmax cross-entropy written with `exp`, `log`,
 /// `max` and `sum`) under `value_and_grad` with respect to its six Parameters: the grad stage
 /// and every later stage, for a batch of 128 (issue: ≤ 20 ms).
-const MLP_GRAD: &str = "\
-import anfora
-from anfora import ops, value_and_grad
-
-W1 = anfora.Parameter(ops.zeros((784, 512)), name='W1')
-b1 = anfora.Parameter(ops.zeros((512,)), name='b1')
-W2 = anfora.Parameter(ops.zeros((512, 512)), name='W2')
-b2 = anfora.Parameter(ops.zeros((512,)), name='b2')
-W3 = anfora.Parameter(ops.zeros((512, 10)), name='W3')
-b3 = anfora.Parameter(ops.zeros((10,)), name='b3')
-
-def loss(x, y):
-    h = ops.relu(x @ W1 + b1)
-    h = ops.relu(h @ W2 + b2)
-    logits = h @ W3 + b3
-    z = logits - ops.stop_gradient(ops.max(logits, axis=1, keepdims=True))
-    lse = ops.log(ops.sum(ops.exp(z), axis=1, keepdims=True))
-    return -ops.mean(ops.sum((z - lse) * y, axis=1))
-
-def step(x, y):
-    return value_and_grad(loss, argnums=None, weights=(W1, b1, W2, b2, W3, b3))(x, y)
-";
 
 #[divan::bench]
 fn mlp_value_and_grad(b: divan::Bencher) {
@@ -96,7 +76,7 @@ fn mlp_value_and_grad(b: divan::Bencher) {
         ))
     };
     let args = [tensor(&[128, 784]), tensor(&[128, 10])];
-    b.with_inputs(|| Session::load("bench.py", MLP_GRAD, Options::default()))
+    b.with_inputs(|| Session::load("bench.py", &w1_mlp_grad(), Options::default()))
         .bench_local_values(|mut s| {
             let c = s
                 .compile_pipeline("step", Some(&args), &mut |_| {})

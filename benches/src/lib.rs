@@ -101,6 +101,73 @@ pub const W3_XY1: &str = "def f(x, y):\n    return x * y + 1\n";
 /// W5: `tanh(x*1.5+0.3)*sigmoid(x) - x/3`.
 pub const W5_CHAIN: &str = "from anfora import ops\n\ndef w5(x):\n    return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x / 3\n";
 
+/// W1's model: the 784-512-512-10 ReLU MLP's Parameters (`PARAMS`) and its softmax
+/// cross-entropy `loss(x, y)` for one-hot labels `y`, written with `exp`, `log`, `max`, `sum`.
+const W1_MLP_LOSS: &str = "\
+import anfora
+from anfora import ops, value_and_grad
+
+W1 = anfora.Parameter(ops.uniform((784, 512), -0.05, 0.05), name='W1')
+b1 = anfora.Parameter(ops.zeros((512,)), name='b1')
+W2 = anfora.Parameter(ops.uniform((512, 512), -0.05, 0.05), name='W2')
+b2 = anfora.Parameter(ops.zeros((512,)), name='b2')
+W3 = anfora.Parameter(ops.uniform((512, 10), -0.05, 0.05), name='W3')
+b3 = anfora.Parameter(ops.zeros((10,)), name='b3')
+PARAMS = (W1, b1, W2, b2, W3, b3)
+
+def loss(x, y):
+    h = ops.relu(x @ W1 + b1)
+    h = ops.relu(h @ W2 + b2)
+    logits = h @ W3 + b3
+    z = logits - ops.stop_gradient(ops.max(logits, axis=1, keepdims=True))
+    lse = ops.log(ops.sum(ops.exp(z), axis=1, keepdims=True))
+    return -ops.mean(ops.sum((z - lse) * y, axis=1))
+";
+
+/// W1's loss and its gradient with respect to the six Parameters: `step(x, y)` returns
+/// `(loss, grads)`.
+pub fn w1_mlp_grad() -> String {
+    format!(
+        "{W1_MLP_LOSS}\ndef step(x, y):\n    return value_and_grad(loss, argnums=None, weights=PARAMS)(x, y)\n"
+    )
+}
+
+/// W1: one training step (batch 128): the loss, its gradient and SGD on every weight
+/// (learning rate 0.01); `step(x, y)` returns the loss.
+pub fn w1_mlp_step() -> String {
+    format!(
+        "{W1_MLP_LOSS}
+def step(x, y):
+    l, grads = value_and_grad(loss, argnums=None, weights=PARAMS)(x, y)
+    for p, g in zip(PARAMS, grads):
+        ops.sgd(p, g, 0.01)
+    return l
+"
+    )
+}
+
+/// The W1 batch: 128 inputs of 784 values in [0, 1) and their one-hot labels (10 classes).
+pub fn w1_batch() -> (anfora_tensor::Tensor, anfora_tensor::Tensor) {
+    let data = vector(128 * 784, 0.5)
+        .as_f32_slice()
+        .expect("float32")
+        .iter()
+        .map(|v| v + 0.5)
+        .collect();
+    let x = anfora_tensor::Tensor::from_f32(data, &[128, 784]).expect("a batch");
+    let labels: Vec<f32> = (0..128 * 10)
+        .map(|i| {
+            if (i / 10 * 7) % 10 == i % 10 {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let y = anfora_tensor::Tensor::from_f32(labels, &[128, 10]).expect("labels");
+    (x, y)
+}
+
 /// The W4 input: 1024 float32 values from a fixed sequence in [-2, 2].
 pub fn w4_input() -> anfora_tensor::Tensor {
     vector(1024, 2.0)

@@ -395,6 +395,8 @@ mod tests {
         Prim::ValueAndGrad,
         Prim::Vjp,
         Prim::Jvp,
+        // Emitted by the optimizer, which runs after differentiation.
+        Prim::Gemm,
     ];
 
     #[test]

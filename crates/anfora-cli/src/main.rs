@@ -320,7 +320,10 @@ fn main() -> ExitCode {
     let worker = std::thread::Builder::new()
         .name("anfora".into())
         .stack_size(512 << 20)
-        .spawn(move || execute(cli));
+        .spawn(move || {
+            anfora_tensor::run_kernels_on_this_thread();
+            execute(cli)
+        });
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => ExitCode::from(code),
         _ => ExitCode::from(101),

@@ -1,6 +1,7 @@
 //! Primitive calls that own their operands: a tensor operand the program will not read again
 //! arrives here by value, so an elementwise result can be written into its buffer instead of
-//! a new one (when nothing else holds the tensor and the result has its shape and dtype).
+//! a new one (when nothing else holds the tensor and the result has its shape and dtype); a
+//! `Gemm` accumulates into its accumulator's buffer the same way.
 
 use std::io::Write;
 
@@ -57,6 +58,10 @@ pub fn prim(p: Prim, args: &mut [Value], out: &mut dyn Write) -> OpResult {
             let x = std::mem::replace(&mut args[0], Value::None);
             let y = std::mem::replace(&mut args[1], Value::None);
             return binary(p, x, y);
+        }
+        // The accumulator of a product: written in place when it is free and result-shaped.
+        [a, b, c, ta, tb] if p == Prim::Gemm => {
+            return ops::gemm(a, b, std::mem::replace(c, Value::None), ta, tb);
         }
         _ => {}
     }

@@ -365,7 +365,25 @@ fn opnd(o: &Opnd, consts: &[Value]) -> String {
     match o {
         Opnd::Reg(r) => format!("r{r}"),
         Opnd::Take(r) => format!("r{r}!"),
-        Opnd::Const(k) => anfora_vm::value::repr(&consts[*k as usize]),
+        Opnd::Const(k) => constant(&consts[*k as usize]),
+    }
+}
+
+/// A constant operand: Parameters (also inside tuples) are named as in the IR dump, not
+/// printed with their current values.
+fn constant(v: &Value) -> String {
+    match v {
+        Value::Ref(p) => format!("%para.{}", p.name()),
+        Value::Tuple(items)
+            if items
+                .iter()
+                .any(|i| matches!(i, Value::Ref(_) | Value::Tuple(_))) =>
+        {
+            let items: Vec<String> = items.iter().map(constant).collect();
+            let comma = if items.len() == 1 { "," } else { "" };
+            format!("({}{comma})", items.join(", "))
+        }
+        v => anfora_vm::value::repr(v),
     }
 }
 

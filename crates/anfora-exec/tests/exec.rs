@@ -355,3 +355,73 @@ fn jumps_move_label_parameters_in_parallel() {
         "(1, 2)"
     );
 }
+
+const DENSE_STEP: &str = "\
+import anfora
+from anfora import ops, value_and_grad
+
+W = anfora.Parameter(ops.reshape(ops.arange(12, dtype=anfora.float32), (4, 3)) * 0.1 - 0.5, name='W')
+b = anfora.Parameter(ops.ones((3,)) * 0.25, name='b')
+PARAMS = (W, b)
+
+def loss(x):
+    return ops.sum(ops.relu(x @ W + b) ** 2)
+
+def step(x):
+    l, grads = value_and_grad(loss, argnums=None, weights=PARAMS)(x)
+    for p, g in zip(PARAMS, grads):
+        ops.sgd(p, g, 0.1)
+    return l, W, b
+";
+
+#[test]
+fn products_take_their_bias_and_read_transposes_in_place() {
+    let x = Value::Tensor(
+        Tensor::from_f32((0..8).map(|i| i as f32 * 0.3 - 1.0).collect(), &[2, 4]).unwrap(),
+    );
+    let text = lowered(DENSE_STEP, "step", &[Arg::from(x.clone())]);
+    // The forward product accumulates into the bias; the weight's gradient reads x transposed;
+    // x's own gradient (x is not differentiated) is never computed.
+    assert!(text.contains(" = Gemm(r0, r"), "{text}");
+    assert_eq!(text.matches(" = Gemm(").count(), 2, "{text}");
+    assert!(text.contains("True, False)"), "{text}");
+    assert!(!text.contains("MatMul"), "{text}");
+    // Parameters are named, not printed with their values.
+    assert!(text.contains("Load(%para.W, "), "{text}");
+    assert!(text.contains("(%para.W, %para.b)"), "{text}");
+    assert!(!text.contains("array([["), "{text}");
+    // Both engines train as numpy computes it by hand.
+    let r = run_both(DENSE_STEP, "step", vec![Arg::from(x)]);
+    let got: Vec<f64> = r
+        .replace("float32", "")
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == 'e'))
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(got.len(), NUMPY_DENSE_STEP.len(), "{r}");
+    for (g, want) in got.iter().zip(NUMPY_DENSE_STEP) {
+        assert!(
+            (g - want).abs() <= 1e-5 * want.abs().max(1.0),
+            "{g} vs {want} in {r}"
+        );
+    }
+}
+
+/// The loss, W and b after the step, from numpy (float32, gradients written by hand).
+const NUMPY_DENSE_STEP: [f64; 16] = [
+    3.3430002,
+    -0.36080003,
+    -0.3152,
+    -0.2696,
+    -0.1436,
+    -0.10039999,
+    -0.0572,
+    0.07360001,
+    0.11439999,
+    0.1552,
+    0.29080003,
+    0.3292,
+    0.36760002,
+    -0.02599999,
+    -0.03400001,
+    -0.04200003,
+];

@@ -235,6 +235,16 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
             ]),
             _ => Abs::Any,
         },
+        Prim::Gemm => match (&args[0], &args[1], args[3].as_bool(), args[4].as_bool()) {
+            (Abs::Tensor(a), Abs::Tensor(b), Some(ta), Some(tb))
+                if a.shape.len() == 2 && b.shape.len() == 2 =>
+            {
+                let m = a.shape[usize::from(ta)];
+                let n = b.shape[usize::from(!tb)];
+                tensor(a.dtype, vec![m, n])
+            }
+            _ => Abs::Any,
+        },
         Prim::ReduceGrad => match (&args[1], &args[2]) {
             (Abs::None, _) => Abs::None,
             (_, Abs::Tensor(x)) if x.dtype.is_float() => tensor(x.dtype, x.shape.clone()),

@@ -1410,6 +1410,7 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::GradHead
         | Prim::GradPad
         | Prim::MatMulGrad
+        | Prim::Gemm
         | Prim::ReduceGrad
         | Prim::TransposeGrad => crate::grad_rules::infer(p, args)?,
     })
@@ -1442,6 +1443,7 @@ pub fn may_raise(p: Prim, args: &[Abs]) -> bool {
         Prim::Relu
         | Prim::MatMul
         | Prim::MatMulGrad
+        | Prim::Gemm
         | Prim::ReduceSum
         | Prim::ReduceMean
         | Prim::ReduceGrad

@@ -227,6 +227,10 @@ prims! {
     GradPad => "GradPad",
     /// `MatMulGrad(a, b, d)`: `(da, db)` for `a @ b` with numpy's 1-D and batch rules.
     MatMulGrad => "MatMulGrad",
+    /// `Gemm(a, b, c, transpose_a, transpose_b)`: `op(a) @ op(b) + c` for float matrices of one
+    /// dtype, `op` transposing when its flag is set and `c` (`None` or broadcast to the result)
+    /// accumulated into. Only the optimizer emits it, after differentiation.
+    Gemm => "Gemm",
     /// `ReduceGrad(kind, d, x, out, axis, keepdims)`: the sensitivity of `x` for a reduction.
     ReduceGrad => "ReduceGrad",
     /// `CustomGrad(name, d, out, args...)`: the gradients of a custom primitive's arguments
@@ -651,6 +655,13 @@ fn build_signature(p: Prim) -> Signature {
         GradHead => fixed(vec![req("ds"), req("n")]),
         GradPad => fixed(vec![req("d"), req("n")]),
         MatMulGrad => fixed(vec![req("a"), req("b"), req("d")]),
+        Gemm => fixed(vec![
+            req("a"),
+            req("b"),
+            req("c"),
+            req("transpose_a"),
+            req("transpose_b"),
+        ]),
         ReduceGrad => fixed(vec![
             req("kind"),
             req("d"),

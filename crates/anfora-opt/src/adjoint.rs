@@ -9,6 +9,8 @@
 //! * `BroadcastLike(d, x)` is `d` when the shapes agree;
 //! * `FillZeros(d, x)` is `d` when `d` can hold no zero marker, `ZerosLike(x)` when it is one;
 //! * `SensOnes(y)` is a constant (small tensors, floats) or `OnesLike(y)`;
+//! * `MatMulGrad` of float matrices is two `Gemm`s that read the transposed operands in
+//!   place (`d @ b^T`, `a^T @ d`), so an unused one is dead code;
 //! * `GradItem`, `GradTupleAt`, `GradHead` and `GradPad` of known tuples become `MakeTuple`
 //!   items, which the tuple rules of `simplify` then take apart; `GradTupleAt` of a tensor is
 //!   `IndexGrad`.
@@ -224,6 +226,28 @@ impl Rewriter<'_, '_> {
                 }
                 _ => None,
             },
+            Prim::MatMulGrad => {
+                // Matrices of one float dtype: two `Gemm`s reading the transposes in place
+                // (`d @ b^T`, `a^T @ d`); the one nobody uses is then dead code.
+                let (a, b, d) = (abs(self, 0), abs(self, 1), abs(self, 2));
+                let (at, bt, dt) = (tensor_abs(&a)?, tensor_abs(&b)?, tensor_abs(&d)?);
+                let matrix = |t: &TensorAbs| {
+                    t.dtype == at.dtype && t.known_shape().is_some_and(|s| s.len() == 2)
+                };
+                if !at.dtype.is_float() || !matrix(at) || !matrix(bt) || !matrix(dt) {
+                    return None;
+                }
+                let (a_abs, b_abs) = (a.clone(), b.clone());
+                let none = self.none(n);
+                let yes = self.konst(n, Const::Bool(true));
+                let no = self.konst(n, Const::Bool(false));
+                let da =
+                    self.insert_before(g, n, Prim::Gemm, &[args[2], args[1], none, no, yes], a_abs);
+                let db =
+                    self.insert_before(g, n, Prim::Gemm, &[args[0], args[2], none, yes, no], b_abs);
+                self.become_prim(n, Prim::MakeTuple, &[da, db]);
+                None
+            }
             Prim::GradItem => {
                 if matches!(abs(self, 0), Abs::None) {
                     return Some(args[0]);

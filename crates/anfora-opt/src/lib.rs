@@ -8,6 +8,7 @@
 //! | [`states`] | `UpdateState`/`Depend`/`Load` chains that order nothing are shortened |
 //! | [`cse`] | merges identical pure computations (never random ones) |
 //! | [`dce`] | removes pure computations (and partial applications) nobody uses and that cannot raise |
+//! | [`gemm`] | a bias added to a product of matrices becomes the product's accumulator |
 //! | [`fuse`] | turns chains of elementwise tensor operations into one fused graph |
 //!
 //! Every pass keeps each graph's evaluation order (effects and errors stay where they were)
@@ -17,6 +18,7 @@ pub mod adjoint;
 pub mod cse;
 pub mod dce;
 pub mod fuse;
+pub mod gemm;
 pub mod inline;
 mod rewrite;
 pub mod simplify;
@@ -105,7 +107,8 @@ pub const PASSES: &[Pass] = &[
 /// then its dead states), and a gradient of a gradient needs several.
 const MAX_ROUNDS: usize = 16;
 
-/// Runs the passes until nothing changes (at most [`MAX_ROUNDS`] rounds), then fusion. `after_pass` is
+/// Runs the passes until nothing changes (at most [`MAX_ROUNDS`] rounds), then bias epilogues
+/// and fusion. `after_pass` is
 /// called after every pass that changed something (for dumps).
 pub fn optimize(p: &mut Program, after_pass: &mut dyn FnMut(&str, &Program)) {
     for _round in 0..MAX_ROUNDS {
@@ -121,12 +124,20 @@ pub fn optimize(p: &mut Program, after_pass: &mut dyn FnMut(&str, &Program)) {
             break;
         }
     }
-    if fuse::run(p) {
-        p.check("fuse");
-        after_pass("fuse", p);
-        if dce::run(p) {
-            p.check("dce");
-            after_pass("dce", p);
+    // Lowering-level rewrites on the simplified program: each leaves dead code behind.
+    let mut changed = false;
+    for (name, pass) in [
+        ("gemm", gemm::run as fn(&mut Program) -> bool),
+        ("fuse", fuse::run),
+    ] {
+        if pass(p) {
+            changed = true;
+            p.check(name);
+            after_pass(name, p);
         }
+    }
+    if changed && dce::run(p) {
+        p.check("dce");
+        after_pass("dce", p);
     }
 }

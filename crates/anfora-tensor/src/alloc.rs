@@ -221,7 +221,7 @@ pub(crate) fn try_vec_capped<T: Element>(shape: &[usize], cap: Cap) -> Result<(V
 
 /// Room for the `n` elements of a `T` tensor of `shape` that passed [`check_size_capped`].
 #[inline(always)]
-fn reserve<T: Element>(shape: &[usize], n: usize) -> Result<Vec<T>> {
+pub(crate) fn reserve<T: Element>(shape: &[usize], n: usize) -> Result<Vec<T>> {
     debug_assert_eq!(std::mem::size_of::<T>(), T::DTYPE.size_of());
     if n * std::mem::size_of::<T>() <= SMALL_BYTES {
         return Ok(Vec::with_capacity(n));

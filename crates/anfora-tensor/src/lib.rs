@@ -438,6 +438,18 @@ impl Tensor {
     pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         matmul::matmul(a, b)
     }
+    /// `op(a) @ op(b) + c` for 2-d float matrices of one dtype: `op` transposes when asked
+    /// (through strides, without a copy) and `c` (broadcast to the result) is accumulated
+    /// into, in its own buffer when it is unique and has the result's shape.
+    pub fn gemm(
+        a: &Tensor,
+        b: &Tensor,
+        c: Option<Tensor>,
+        transpose_a: bool,
+        transpose_b: bool,
+    ) -> Result<Tensor> {
+        matmul::gemm(a, b, c, transpose_a, transpose_b)
+    }
     /// `axes = None` reduces everything. Negative axes count from the end.
     pub fn reduce(
         op: ReduceOp,
@@ -662,4 +674,19 @@ impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_str())
     }
+}
+
+/// Makes the calling thread one of the kernel threads: builds rayon's global pool with one
+/// thread per core, the caller included. Parallel kernels called from this thread then run
+/// on it and wake one helper, instead of handing the work to other threads and sleeping
+/// (which, with as many helpers as cores, also leaves them spinning against the caller's own
+/// serial work). Call it first thing, from the thread that will run programs; returns `false`
+/// when the pool already exists (then nothing changes).
+pub fn run_kernels_on_this_thread() -> bool {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .use_current_thread()
+        .build_global()
+        .is_ok()
 }

@@ -4,8 +4,9 @@ use crate::alloc::{self, try_filled};
 use crate::element::Element;
 use crate::promote::promote_types;
 use crate::shape::{broadcast_n, broadcast_strides, compact_shape, for_each_row};
-use crate::{ErrorKind, Result, Storage, Tensor, TensorError};
+use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
 use gemm::Parallelism;
+use std::sync::Arc;
 
 const SIGNATURE: &str = "(n?,k),(k,m?)->(n?,m?)";
 
@@ -48,9 +49,73 @@ macro_rules! impl_gemm_matmul {
     ($t:ty) => {
         impl MatElem for $t {
             fn matmul(dst: &mut [Self], lhs: &[Self], rhs: &[Self], m: usize, k: usize, n: usize) {
+                let (l, r) = (Layout::of(k, false), Layout::of(n, false));
+                <Self as GemmElem>::gemm_into(dst, lhs, l, rhs, r, m, k, n);
+            }
+            fn zero() -> Self {
+                0.0
+            }
+        }
+    };
+}
+impl_gemm_matmul!(f32);
+impl_gemm_matmul!(f64);
+
+/// How a matrix operand is read: its row and column strides (a transposed operand is the
+/// stored matrix read with its strides swapped, never copied).
+#[derive(Clone, Copy)]
+struct Layout {
+    row: isize,
+    col: isize,
+}
+
+impl Layout {
+    /// A stored `rows×cols` row-major matrix, read as itself or as its transpose.
+    fn of(cols: usize, transposed: bool) -> Layout {
+        if transposed {
+            Layout {
+                row: 1,
+                col: cols as isize,
+            }
+        } else {
+            Layout {
+                row: cols as isize,
+                col: 1,
+            }
+        }
+    }
+}
+
+/// `dst (m×n) += lhs · rhs` with the operands read through `Layout`s.
+trait GemmElem: MatElem {
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_into(
+        dst: &mut [Self],
+        lhs: &[Self],
+        l: Layout,
+        rhs: &[Self],
+        r: Layout,
+        m: usize,
+        k: usize,
+        n: usize,
+    );
+}
+
+macro_rules! impl_gemm_elem {
+    ($t:ty) => {
+        impl GemmElem for $t {
+            fn gemm_into(
+                dst: &mut [Self],
+                lhs: &[Self],
+                l: Layout,
+                rhs: &[Self],
+                r: Layout,
+                m: usize,
+                k: usize,
+                n: usize,
+            ) {
                 assert!(dst.len() == m * n && lhs.len() == m * k && rhs.len() == k * n);
-                if k == 0 {
-                    // Nothing to accumulate; `dst` is already zero.
+                if k == 0 || dst.is_empty() {
                     return;
                 }
                 let parallelism = if m.saturating_mul(n).saturating_mul(k) >= PARALLEL_FLOPS {
@@ -58,12 +123,13 @@ macro_rules! impl_gemm_matmul {
                 } else {
                     Parallelism::None
                 };
-                // `dst` is zero and gemm adds the products to it (`alpha = 1`, `read_dst`): as
-                // in numpy, sums start from +0.0, so a product of -0.0 alone gives +0.0.
-                // SAFETY: the assert above guarantees `dst` holds m×n elements and `lhs`/`rhs`
-                // hold m×k and k×n; with row strides n, k, n and column stride 1 every access
-                // gemm makes stays inside those slices. `dst` is a unique borrow, so it does not
-                // alias the shared `lhs`/`rhs`.
+                // gemm adds the products to `dst` (`alpha = 1`, `read_dst`), which holds zeros or
+                // the accumulator: as in numpy, sums start from +0.0, so a product of -0.0 alone
+                // gives +0.0.
+                // SAFETY: `lhs` holds an m×k matrix and `rhs` a k×n one (asserted above), stored
+                // row-major as themselves or as their transposes; `Layout::of` gives the strides
+                // that read exactly those elements, so every access stays inside the slices.
+                // `dst` is a unique borrow of m×n elements written with row stride n.
                 unsafe {
                     gemm::gemm(
                         m,
@@ -74,11 +140,11 @@ macro_rules! impl_gemm_matmul {
                         n as isize,
                         true,
                         lhs.as_ptr(),
-                        1,
-                        k as isize,
+                        l.col,
+                        l.row,
                         rhs.as_ptr(),
-                        1,
-                        n as isize,
+                        r.col,
+                        r.row,
                         1.0,
                         1.0,
                         false,
@@ -88,14 +154,115 @@ macro_rules! impl_gemm_matmul {
                     );
                 }
             }
-            fn zero() -> Self {
-                0.0
-            }
         }
     };
 }
-impl_gemm_matmul!(f32);
-impl_gemm_matmul!(f64);
+impl_gemm_elem!(f32);
+impl_gemm_elem!(f64);
+
+fn gemm_error(message: String) -> TensorError {
+    TensorError::new(ErrorKind::Value, format!("gemm: {message}"))
+}
+
+/// The accumulator of `gemm`: `c` broadcast to `m×n` (zeros without one), in `c`'s own buffer
+/// when it is uniquely owned and already `m×n`.
+fn accumulator<T: GemmElem>(c: Option<Tensor>, shape: &[usize]) -> Result<Vec<T>> {
+    let Some(mut c) = c else {
+        return try_filled(shape, T::zero());
+    };
+    if c.shape[..] == shape[..]
+        && let Some(v) = Arc::get_mut(&mut c.storage).and_then(T::vec_mut)
+    {
+        return Ok(std::mem::take(v));
+    }
+    let src = T::slice(&c.storage).expect("gemm: the accumulator has the operands' dtype");
+    let n = shape[1];
+    // `c` has at most two dimensions, each 1 or the result's (checked by the caller).
+    let (rows, cols) = match c.shape[..] {
+        [] => (1, 1),
+        [j] => (1, j),
+        [i, j] => (i, j),
+        _ => unreachable!("checked by gemm"),
+    };
+    let mut out = alloc::reserve(shape, shape[0] * n)?;
+    for i in 0..shape[0] {
+        let row = &src[if rows == 1 { 0 } else { i * cols }..][..cols];
+        if cols == 1 {
+            out.extend(std::iter::repeat_n(row[0], n));
+        } else {
+            out.extend_from_slice(row);
+        }
+    }
+    Ok(out)
+}
+
+/// [`Tensor::gemm`]. The optimizer emits it (`Gemm`) for products whose operands and
+/// accumulator it knows, so transposed operands and added biases cost no copy and no pass.
+pub(crate) fn gemm(
+    a: &Tensor,
+    b: &Tensor,
+    c: Option<Tensor>,
+    transpose_a: bool,
+    transpose_b: bool,
+) -> Result<Tensor> {
+    let dtype = a.dtype();
+    let (&[ar, ac], &[br, bc]) = (&a.shape[..], &b.shape[..]) else {
+        return Err(gemm_error(format!(
+            "operands must be matrices, got shapes {} and {}",
+            compact_shape(&a.shape),
+            compact_shape(&b.shape)
+        )));
+    };
+    if !dtype.is_float() || b.dtype() != dtype || c.as_ref().is_some_and(|c| c.dtype() != dtype) {
+        return Err(TensorError::new(
+            ErrorKind::Type,
+            "gemm: operands and accumulator must share one float dtype".to_string(),
+        ));
+    }
+    let (m, k) = if transpose_a { (ac, ar) } else { (ar, ac) };
+    let (k2, n) = if transpose_b { (bc, br) } else { (br, bc) };
+    if k != k2 {
+        return Err(gemm_error(format!("inner dimensions differ ({k} != {k2})")));
+    }
+    if let Some(c) = &c {
+        let fits = c.ndim() <= 2
+            && c.shape
+                .iter()
+                .rev()
+                .zip([n, m])
+                .all(|(&d, want)| d == 1 || d == want);
+        if !fits {
+            return Err(gemm_error(format!(
+                "accumulator of shape {} does not broadcast to ({m}, {n})",
+                compact_shape(&c.shape)
+            )));
+        }
+    }
+    let shape = vec![m, n];
+    alloc::check_size(&shape, dtype)?;
+    let (la, lb) = (Layout::of(ac, transpose_a), Layout::of(bc, transpose_b));
+    let dims = (m, k, n);
+    fn run<T: GemmElem>(
+        (a, la): (&Tensor, Layout),
+        (b, lb): (&Tensor, Layout),
+        c: Option<Tensor>,
+        (m, k, n): (usize, usize, usize),
+    ) -> Result<Storage> {
+        let mut dst = accumulator::<T>(c, &[m, n])?;
+        let (x, y) = (
+            T::slice(&a.storage).expect("dtype checked"),
+            T::slice(&b.storage).expect("dtype checked"),
+        );
+        T::gemm_into(&mut dst, x, la, y, lb, m, k, n);
+        Ok(T::into_storage(dst))
+    }
+    let storage = match dtype {
+        DType::F32 => run::<f32>((a, la), (b, lb), c, dims)?,
+        DType::F64 => run::<f64>((a, la), (b, lb), c, dims)?,
+        _ => unreachable!("checked float"),
+    };
+    Ok(Tensor::from_storage(storage, shape))
+}
 
 fn not_enough_dims(operand: usize) -> TensorError {
     TensorError::new(

@@ -20,6 +20,20 @@ pub type OpResult = Result<Value, PyErr>;
 /// Largest sequence a single operation may build (repetition, range materialization).
 const MAX_ITEMS: i128 = 1 << 28;
 
+/// `Gemm(a, b, c, transpose_a, transpose_b)`. `c` is taken by value: a unique accumulator of
+/// the result's shape is written in place.
+pub fn gemm(a: &Value, b: &Value, c: Value, ta: &Value, tb: &Value) -> OpResult {
+    let c = match c {
+        Value::None => None,
+        c => Some(
+            c.into_tensor()
+                .map_err(|_| type_error("Gemm: the accumulator must be a tensor or None"))?,
+        ),
+    };
+    let (a, b) = (need_tensor(a, "Gemm")?, need_tensor(b, "Gemm")?);
+    tensor(Tensor::gemm(a, b, c, truth(ta)?, truth(tb)?)).map(Value::Tensor)
+}
+
 pub fn type_error(msg: impl Into<String>) -> PyErr {
     ("TypeError", msg.into())
 }
@@ -1602,6 +1616,7 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
             Ok(Value::Tensor(tensor(t.try_cast(d))?))
         }
         ReduceSum | ReduceMean | ReduceMax | ReduceMin | ReduceProd => reduce(p, args),
+        Gemm => gemm(&args[0], &args[1], args[2].clone(), &args[3], &args[4]),
         Reshape => {
             let t = need_tensor(&args[0], "ops.reshape")?;
             tensor(t.reshape(&int_list(&args[1])?)).map(Value::Tensor)

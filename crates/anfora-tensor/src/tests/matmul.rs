@@ -302,3 +302,136 @@ fn large_matrices() {
         Scalar::Float(0.0)
     );
 }
+
+/// A `rows×cols` matrix of small integers (exact in float sums) from a seed.
+fn small_ints(rows: usize, cols: usize, seed: i64, dtype: DType) -> (Vec<f64>, Tensor) {
+    let v: Vec<f64> = (0..(rows * cols) as i64)
+        .map(|i| ((i * 7 + seed * 13) % 11 - 5) as f64)
+        .collect();
+    let t = f64s(&v, &[rows, cols]).cast(dtype);
+    (v, t)
+}
+
+/// A bias's value at row `i`, column `j` of the result.
+type BiasAt<'a> = dyn Fn(usize, usize) -> f64 + 'a;
+
+#[test]
+fn gemm_reads_transposed_operands_and_accumulates_a_broadcast_bias() {
+    // Sizes on both sides of the threading threshold.
+    for (m, k, n) in [(3, 4, 5), (1, 7, 1), (64, 72, 80)] {
+        for dtype in [DType::F32, DType::F64] {
+            for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+                let (av, a) = small_ints(if ta { k } else { m }, if ta { m } else { k }, 1, dtype);
+                let (bv, b) = small_ints(if tb { n } else { k }, if tb { k } else { n }, 2, dtype);
+                let at = |i: usize, p: usize| if ta { av[p * m + i] } else { av[i * k + p] };
+                let bt = |p: usize, j: usize| if tb { bv[j * k + p] } else { bv[p * n + j] };
+                let biases: [(Vec<usize>, Box<BiasAt<'_>>); 6] = [
+                    (vec![], Box::new(|_, _| 2.0)),
+                    (vec![n], Box::new(|_, j| j as f64)),
+                    (vec![1, n], Box::new(|_, j| -(j as f64))),
+                    (vec![m, 1], Box::new(|i, _| i as f64)),
+                    (vec![m, n], Box::new(|i, j| (i * n + j) as f64)),
+                    (vec![1, 1], Box::new(|_, _| -1.0)),
+                ];
+                let product = |i: usize, j: usize| (0..k).map(|p| at(i, p) * bt(p, j)).sum::<f64>();
+                let expect = |bias: &dyn Fn(usize, usize) -> f64| {
+                    let v: Vec<f64> = (0..m * n)
+                        .map(|x| product(x / n, x % n) + bias(x / n, x % n))
+                        .collect();
+                    f64s(&v, &[m, n]).cast(dtype)
+                };
+                let plain = Tensor::gemm(&a, &b, None, ta, tb).unwrap();
+                assert_tensor(&plain, &expect(&|_, _| 0.0));
+                for (shape, bias) in &biases {
+                    let cv: Vec<f64> = match shape.len() {
+                        0 => vec![bias(0, 0)],
+                        1 => (0..shape[0]).map(|j| bias(0, j)).collect(),
+                        _ => (0..shape[0] * shape[1])
+                            .map(|x| bias(x / shape[1], x % shape[1]))
+                            .collect(),
+                    };
+                    let c = f64s(&cv, shape).cast(dtype);
+                    // A shared accumulator is copied; a unique one of the result's shape is
+                    // written in place. Both give the same values.
+                    let kept = c.clone();
+                    let shared = Tensor::gemm(&a, &b, Some(c.clone()), ta, tb).unwrap();
+                    assert_tensor(&shared, &expect(bias.as_ref()));
+                    assert_tensor(&kept, &c);
+                    drop(kept);
+                    let owned = Tensor::gemm(&a, &b, Some(c), ta, tb).unwrap();
+                    assert_tensor(&owned, &expect(bias.as_ref()));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gemm_edge_cases_and_errors() {
+    // k = 0: the result is the accumulator (or zeros).
+    let a = Tensor::zeros(&[2, 0], DType::F32).unwrap();
+    let b = Tensor::zeros(&[0, 3], DType::F32).unwrap();
+    assert_tensor(
+        &Tensor::gemm(&a, &b, None, false, false).unwrap(),
+        &Tensor::zeros(&[2, 3], DType::F32).unwrap(),
+    );
+    let c = f32s(&[1.0, 2.0, 3.0], &[3]);
+    assert_tensor(
+        &Tensor::gemm(&a, &b, Some(c), false, false).unwrap(),
+        &f32s(&[1.0, 2.0, 3.0, 1.0, 2.0, 3.0], &[2, 3]),
+    );
+    // Empty results.
+    let e = Tensor::gemm(
+        &Tensor::zeros(&[0, 4], DType::F64).unwrap(),
+        &Tensor::zeros(&[4, 5], DType::F64).unwrap(),
+        None,
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(e.shape(), &[0, 5]);
+    let m = Tensor::zeros(&[2, 3], DType::F32).unwrap();
+    let err = |r: crate::Result<Tensor>| r.unwrap_err().to_string();
+    assert_eq!(
+        err(Tensor::gemm(&m, &m, None, false, false)),
+        "ValueError: gemm: inner dimensions differ (3 != 2)"
+    );
+    assert_eq!(
+        err(Tensor::gemm(&f32s(&[1.0], &[1]), &m, None, false, false)),
+        "ValueError: gemm: operands must be matrices, got shapes (1,) and (2,3)"
+    );
+    assert_eq!(
+        err(Tensor::gemm(&m, &m.cast(DType::F64), None, false, true)),
+        "TypeError: gemm: operands and accumulator must share one float dtype"
+    );
+    assert_eq!(
+        err(Tensor::gemm(
+            &m.cast(DType::I64),
+            &m.cast(DType::I64),
+            None,
+            false,
+            true
+        )),
+        "TypeError: gemm: operands and accumulator must share one float dtype"
+    );
+    assert_eq!(
+        err(Tensor::gemm(
+            &m,
+            &m,
+            Some(f32s(&[1.0, 2.0, 3.0], &[3])),
+            false,
+            true
+        )),
+        "ValueError: gemm: accumulator of shape (3,) does not broadcast to (2, 2)"
+    );
+    assert_eq!(
+        err(Tensor::gemm(
+            &m,
+            &m,
+            Some(Tensor::zeros(&[1, 2, 2], DType::F32).unwrap()),
+            false,
+            true
+        )),
+        "ValueError: gemm: accumulator of shape (1,2,2) does not broadcast to (2, 2)"
+    );
+}

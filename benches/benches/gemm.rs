@@ -1,0 +1,82 @@
+//! Matrix products. `square_1024` is f32 1024³ through anfora's `matmul` and through the
+//! `gemm` crate called directly on the same buffers (the target: anfora reaches at
+//! least 90 % of gemm alone). The `w1_*` rows are the seven products of one W1 training step
+//! (batch 128, 784-512-512-10), forward then backward, as the compiled step runs them
+//! (`Gemm` with transposed operands read in place and the bias as accumulator).
+
+use anfora_benches::vector;
+use anfora_tensor::Tensor;
+
+fn main() {
+    divan::main();
+}
+
+fn matrix(rows: usize, cols: usize) -> Tensor {
+    vector(rows * cols, 1.0)
+        .reshape(&[rows as i64, cols as i64])
+        .expect("a matrix")
+}
+
+#[divan::bench(sample_count = 30)]
+fn square_1024_anfora_matmul(b: divan::Bencher) {
+    let (x, y) = (matrix(1024, 1024), matrix(1024, 1024));
+    b.counter(divan::counter::ItemsCount::new(2 * 1024usize.pow(3)))
+        .bench_local(|| Tensor::matmul(&x, &y).unwrap());
+}
+
+#[divan::bench(sample_count = 30)]
+fn square_1024_gemm_crate(b: divan::Bencher) {
+    let n = 1024;
+    let (x, y) = (matrix(n, n), matrix(n, n));
+    let (x, y) = (x.as_f32_slice().unwrap(), y.as_f32_slice().unwrap());
+    let mut dst = vec![0f32; n * n];
+    b.counter(divan::counter::ItemsCount::new(2 * n.pow(3)))
+        .bench_local(|| {
+            // SAFETY: three contiguous row-major n×n matrices.
+            unsafe {
+                gemm::gemm(
+                    n,
+                    n,
+                    n,
+                    dst.as_mut_ptr(),
+                    1,
+                    n as isize,
+                    false,
+                    x.as_ptr(),
+                    1,
+                    n as isize,
+                    y.as_ptr(),
+                    1,
+                    n as isize,
+                    0.0,
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::Rayon(0),
+                )
+            }
+        });
+}
+
+/// One W1 product: `(a rows, a cols, b rows, b cols, transpose a, transpose b, bias)`.
+type Shape = (usize, usize, usize, usize, bool, bool, bool);
+
+const W1: &[(&str, Shape)] = &[
+    ("fwd1 x@W1+b1", (128, 784, 784, 512, false, false, true)),
+    ("fwd2 h1@W2+b2", (128, 512, 512, 512, false, false, true)),
+    ("fwd3 h2@W3+b3", (128, 512, 512, 10, false, false, true)),
+    ("bwd dW3 h2^T@d", (128, 512, 128, 10, true, false, false)),
+    ("bwd dh2 d@W3^T", (128, 10, 512, 10, false, true, false)),
+    ("bwd dW2 h1^T@d", (128, 512, 128, 512, true, false, false)),
+    ("bwd dh1 d@W2^T", (128, 512, 512, 512, false, true, false)),
+    ("bwd dW1 x^T@d", (128, 784, 128, 512, true, false, false)),
+];
+
+#[divan::bench(args = W1.iter().map(|(n, _)| *n))]
+fn w1_products(b: divan::Bencher, name: &str) {
+    let &(_, (ar, ac, br, bc, ta, tb, bias)) = W1.iter().find(|(n, _)| *n == name).unwrap();
+    let (x, y) = (matrix(ar, ac), matrix(br, bc));
+    let c = bias.then(|| matrix(1, if tb { br } else { bc }));
+    b.bench_local(|| Tensor::gemm(&x, &y, c.clone(), ta, tb).unwrap());
+}
