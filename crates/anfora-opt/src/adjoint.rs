@@ -237,14 +237,13 @@ impl Rewriter<'_, '_> {
                 if !at.dtype.is_float() || !matrix(at) || !matrix(bt) || !matrix(dt) {
                     return None;
                 }
-                let (a_abs, b_abs) = (a.clone(), b.clone());
                 let none = self.none(n);
                 let yes = self.konst(n, Const::Bool(true));
                 let no = self.konst(n, Const::Bool(false));
                 let da =
-                    self.insert_before(g, n, Prim::Gemm, &[args[2], args[1], none, no, yes], a_abs);
+                    self.insert_before(g, n, Prim::Gemm, &[args[2], args[1], none, no, yes], a);
                 let db =
-                    self.insert_before(g, n, Prim::Gemm, &[args[0], args[2], none, yes, no], b_abs);
+                    self.insert_before(g, n, Prim::Gemm, &[args[0], args[2], none, yes, no], b);
                 self.become_prim(n, Prim::MakeTuple, &[da, db]);
                 None
             }

@@ -3,7 +3,7 @@
 use crate::alloc::{self, try_filled};
 use crate::element::Element;
 use crate::promote::promote_types;
-use crate::shape::{broadcast_n, broadcast_strides, compact_shape, for_each_row};
+use crate::shape::{broadcast_n, broadcast_strides, compact_shape, for_each_row, gather};
 use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
 use gemm::Parallelism;
 use std::sync::Arc;
@@ -45,22 +45,6 @@ impl_loop_matmul!(i64, 0, |acc, a, b| acc.wrapping_add(a.wrapping_mul(b)));
 // numpy's bool matmul is "any(a and b)".
 impl_loop_matmul!(bool, false, |acc, a, b| *acc | (a & b));
 
-macro_rules! impl_gemm_matmul {
-    ($t:ty) => {
-        impl MatElem for $t {
-            fn matmul(dst: &mut [Self], lhs: &[Self], rhs: &[Self], m: usize, k: usize, n: usize) {
-                let (l, r) = (Layout::of(k, false), Layout::of(n, false));
-                <Self as GemmElem>::gemm_into(dst, lhs, l, rhs, r, m, k, n);
-            }
-            fn zero() -> Self {
-                0.0
-            }
-        }
-    };
-}
-impl_gemm_matmul!(f32);
-impl_gemm_matmul!(f64);
-
 /// How a matrix operand is read: its row and column strides (a transposed operand is the
 /// stored matrix read with its strides swapped, never copied).
 #[derive(Clone, Copy)]
@@ -101,8 +85,19 @@ trait GemmElem: MatElem {
     );
 }
 
+/// Float products go through gemm; `matmul` is `gemm_into` on untransposed operands.
 macro_rules! impl_gemm_elem {
     ($t:ty) => {
+        impl MatElem for $t {
+            fn matmul(dst: &mut [Self], lhs: &[Self], rhs: &[Self], m: usize, k: usize, n: usize) {
+                let (l, r) = (Layout::of(k, false), Layout::of(n, false));
+                <Self as GemmElem>::gemm_into(dst, lhs, l, rhs, r, m, k, n);
+            }
+            fn zero() -> Self {
+                0.0
+            }
+        }
+
         impl GemmElem for $t {
             fn gemm_into(
                 dst: &mut [Self],
@@ -164,8 +159,8 @@ fn gemm_error(message: String) -> TensorError {
     TensorError::new(ErrorKind::Value, format!("gemm: {message}"))
 }
 
-/// The accumulator of `gemm`: `c` broadcast to `m×n` (zeros without one), in `c`'s own buffer
-/// when it is uniquely owned and already `m×n`.
+/// The accumulator of `gemm`: `c` broadcast to `shape` (zeros without one), in `c`'s own
+/// buffer when it is uniquely owned and already has that shape.
 fn accumulator<T: GemmElem>(c: Option<Tensor>, shape: &[usize]) -> Result<Vec<T>> {
     let Some(mut c) = c else {
         return try_filled(shape, T::zero());
@@ -176,24 +171,7 @@ fn accumulator<T: GemmElem>(c: Option<Tensor>, shape: &[usize]) -> Result<Vec<T>
         return Ok(std::mem::take(v));
     }
     let src = T::slice(&c.storage).expect("gemm: the accumulator has the operands' dtype");
-    let n = shape[1];
-    // `c` has at most two dimensions, each 1 or the result's (checked by the caller).
-    let (rows, cols) = match c.shape[..] {
-        [] => (1, 1),
-        [j] => (1, j),
-        [i, j] => (i, j),
-        _ => unreachable!("checked by gemm"),
-    };
-    let mut out = alloc::reserve(shape, shape[0] * n)?;
-    for i in 0..shape[0] {
-        let row = &src[if rows == 1 { 0 } else { i * cols }..][..cols];
-        if cols == 1 {
-            out.extend(std::iter::repeat_n(row[0], n));
-        } else {
-            out.extend_from_slice(row);
-        }
-    }
-    Ok(out)
+    gather(src, 0, shape, &broadcast_strides(&c.shape, shape))
 }
 
 /// [`Tensor::gemm`]. The optimizer emits it (`Gemm`) for products whose operands and
@@ -225,13 +203,8 @@ pub(crate) fn gemm(
         return Err(gemm_error(format!("inner dimensions differ ({k} != {k2})")));
     }
     if let Some(c) = &c {
-        let fits = c.ndim() <= 2
-            && c.shape
-                .iter()
-                .rev()
-                .zip([n, m])
-                .all(|(&d, want)| d == 1 || d == want);
-        if !fits {
+        // Broadcasting may stretch `c` to the result but not grow the result.
+        if broadcast_n(&[&c.shape, &[m, n]]).ok().as_deref() != Some(&[m, n][..]) {
             return Err(gemm_error(format!(
                 "accumulator of shape {} does not broadcast to ({m}, {n})",
                 compact_shape(&c.shape)
