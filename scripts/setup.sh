@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what anfora's tests need on a fresh Debian machine with Rust 1.95 and Python 3.11:
 # graphviz (the .dot test renders with `dot`) and a virtual environment with numpy and pytest
-# (the CPython oracle of the differential tests). Idempotent.
+# (the CPython oracle of the differential tests) and maturin (which builds the Python
+# package). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,10 +14,12 @@ if ! command -v dot >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq graphviz >/dev/null
 fi
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, pytest" >/dev/null 2>&1; then
-    echo "setup: creating .venv with numpy and pytest"
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, pytest" >/dev/null 2>&1 \
+    || [ ! -x .venv/bin/maturin ]; then
+    echo "setup: creating .venv with numpy, pytest and maturin"
     python3 -m venv .venv
-    .venv/bin/python -m pip install -q --disable-pip-version-check "numpy==2.4.6" "pytest>=8"
+    .venv/bin/python -m pip install -q --disable-pip-version-check \
+        "numpy==2.4.6" "pytest>=8" "maturin>=1.16,<2"
 fi
 
 rustup component add rustfmt clippy >/dev/null 2>&1 || true

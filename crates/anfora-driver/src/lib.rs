@@ -189,21 +189,22 @@ struct CacheEntry {
     last_used: u64,
 }
 
-/// Why a call compiles: the first signature, or what changed from the last one compiled.
-fn explain(entry: &str, key: &[Abs], previous: Option<&CacheEntry>, names: Vec<String>) -> String {
+/// Why a call compiles: the first signature, or what changed from the signature `previous`
+/// compiled last.
+pub fn explain(entry: &str, key: &[Abs], previous: Option<&[Abs]>, names: Vec<String>) -> String {
     let sig: Vec<String> = key.iter().map(|a| a.to_string()).collect();
     let Some(prev) = previous else {
         return format!("compiling '{entry}' for ({}): first call", sig.join(", "));
     };
-    if prev.key.len() != key.len() {
+    if prev.len() != key.len() {
         return format!(
             "recompiling '{entry}': called with {} arguments instead of {}",
             key.len(),
-            prev.key.len()
+            prev.len()
         );
     }
     let mut changes = Vec::new();
-    for (i, (old, new)) in prev.key.iter().zip(key).enumerate() {
+    for (i, (old, new)) in prev.iter().zip(key).enumerate() {
         if old != new {
             let name = names
                 .get(i)
@@ -216,7 +217,6 @@ fn explain(entry: &str, key: &[Abs], previous: Option<&CacheEntry>, names: Vec<S
         }
     }
     let numbers = prev
-        .key
         .iter()
         .zip(key)
         .any(|(o, n)| o != n && o.is_number() && n.is_number());
@@ -431,9 +431,7 @@ impl Session {
     }
 
     fn verify(&self, g: GraphId, stage: &str) {
-        if cfg!(debug_assertions) {
-            anfora_ir::verify::assert_valid(&self.frontend.module, &[g], stage);
-        }
+        verify(&self.frontend.module, g, stage);
     }
 
     /// Compiles the module-level function `entry` and everything it reaches (parse and
@@ -478,125 +476,8 @@ impl Session {
         observe: &mut dyn FnMut(StageView),
     ) -> Result<Compiled, Failure> {
         let f = self.entry_function(entry)?;
-        let mut timings = Vec::new();
-        let errors = |s: &Session| {
-            if s.frontend.has_errors() {
-                Err(Failure::Compile(s.frontend.diagnostics().to_vec()))
-            } else {
-                Ok(())
-            }
-        };
-        let start = Instant::now();
-        let g = {
-            let mut resolver = Globals(&self.globals);
-            self.frontend.parse_function(f, &mut resolver)
-        };
-        timings.push(("parse".to_string(), start.elapsed()));
-        errors(self)?;
-        observe(StageView {
-            stage: "parse",
-            module: &self.frontend.module,
-            entry: g,
-            abstracts: None,
-            program: None,
-        });
-        let start = Instant::now();
-        {
-            let mut resolver = Globals(&self.globals);
-            self.frontend.resolve(&[g], &mut resolver);
-        }
-        timings.push(("resolve".to_string(), start.elapsed()));
-        errors(self)?;
-        self.verify(g, "resolve");
-        observe(StageView {
-            stage: "resolve",
-            module: &self.frontend.module,
-            entry: g,
-            abstracts: None,
-            program: None,
-        });
-        let start = Instant::now();
-        anfora_ad::expand(&mut self.frontend.module, &[g]).map_err(Failure::Compile)?;
-        timings.push(("grad".to_string(), start.elapsed()));
-        self.verify(g, "grad");
-        observe(StageView {
-            stage: "grad",
-            module: &self.frontend.module,
-            entry: g,
-            abstracts: None,
-            program: None,
-        });
-        let Some(args) = args else {
-            return Ok(Compiled {
-                graph: g,
-                abstracts: HashMap::new(),
-                program: None,
-                timings,
-            });
-        };
-        let start = Instant::now();
-        let mut spec = self.specialize(g, args)?;
-        timings.push(("infer".to_string(), start.elapsed()));
-        observe(StageView {
-            stage: "infer",
-            module: &self.frontend.module,
-            entry: spec.entry,
-            abstracts: Some(&spec.abstracts),
-            program: None,
-        });
-        let start = Instant::now();
-        anfora_monad::auto_monad(&mut self.frontend.module, &mut spec).map_err(Failure::Compile)?;
-        timings.push(("auto_monad".to_string(), start.elapsed()));
-        self.verify(spec.entry, "auto_monad");
-        observe(StageView {
-            stage: "auto_monad",
-            module: &self.frontend.module,
-            entry: spec.entry,
-            abstracts: Some(&spec.abstracts),
-            program: None,
-        });
-        let start = Instant::now();
-        {
-            let mut program = anfora_opt::Program {
-                module: &mut self.frontend.module,
-                entry: spec.entry,
-                abstracts: &mut spec.abstracts,
-            };
-            anfora_opt::optimize(&mut program, &mut |pass, p| {
-                observe(StageView {
-                    stage: pass,
-                    module: p.module,
-                    entry: p.entry,
-                    abstracts: Some(p.abstracts),
-                    program: None,
-                })
-            });
-        }
-        timings.push(("optimize".to_string(), start.elapsed()));
-        observe(StageView {
-            stage: "optimize",
-            module: &self.frontend.module,
-            entry: spec.entry,
-            abstracts: Some(&spec.abstracts),
-            program: None,
-        });
-        let start = Instant::now();
-        let program = anfora_exec::lower(&self.frontend.module, spec.entry, &spec.abstracts)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
-        timings.push(("lower".to_string(), start.elapsed()));
-        observe(StageView {
-            stage: "lower",
-            module: &self.frontend.module,
-            entry: spec.entry,
-            abstracts: Some(&spec.abstracts),
-            program: Some(&program),
-        });
-        Ok(Compiled {
-            graph: spec.entry,
-            abstracts: spec.abstracts,
-            program: Some(program),
-            timings,
-        })
+        let mut resolver = Globals(&self.globals);
+        compile_function(&mut self.frontend, f, &mut resolver, args, observe)
     }
 
     /// Compiles every module-level function and returns all diagnostics (`anfora check`).
@@ -610,11 +491,7 @@ impl Session {
 
     /// Infers and specializes graph `g` for arguments `args` (the infer stage).
     pub fn specialize(&mut self, g: GraphId, args: &[Arg]) -> Result<Specialized, Failure> {
-        let abstracts = args.iter().map(Arg::abstract_value).collect();
-        let spec = anfora_infer::infer(&mut self.frontend.module, g, abstracts)
-            .map_err(Failure::Compile)?;
-        self.verify(spec.entry, "infer");
-        Ok(spec)
+        specialize(&mut self.frontend.module, g, args)
     }
 
     /// Compiles `entry` and calls it with `args` (Python scalars as compile-time constants);
@@ -689,7 +566,12 @@ impl Session {
             .cache
             .get(entry)
             .and_then(|entries| entries.iter().max_by_key(|e| e.last_used));
-        self.last_explanation = Some(explain(entry, &key, previous, names));
+        self.last_explanation = Some(explain(
+            entry,
+            &key,
+            previous.map(|e| e.key.as_slice()),
+            names,
+        ));
         let entries = self.cache.entry(entry.to_string()).or_default();
         if entries.len() >= self.max_signatures {
             if let Some(lru) = entries
@@ -760,6 +642,208 @@ impl Session {
             Failure::Usage(msg) => format!("error: {msg}\n"),
         }
     }
+}
+
+fn verify(module: &anfora_ir::Module, g: GraphId, stage: &str) {
+    if cfg!(debug_assertions) {
+        anfora_ir::verify::assert_valid(module, &[g], stage);
+    }
+}
+
+/// The whole pipeline for user function `f`: parse, then [`compile_graph`].
+pub fn compile_function(
+    fe: &mut Frontend,
+    f: FunctionRef,
+    resolver: &mut dyn Resolver,
+    args: Option<&[Arg]>,
+    observe: &mut dyn FnMut(StageView),
+) -> Result<Compiled, Failure> {
+    let start = Instant::now();
+    let g = fe.parse_function(f, resolver);
+    let parse_time = start.elapsed();
+    if fe.has_errors() {
+        return Err(Failure::Compile(fe.diagnostics().to_vec()));
+    }
+    observe(StageView {
+        stage: "parse",
+        module: &fe.module,
+        entry: g,
+        abstracts: None,
+        program: None,
+    });
+    let mut compiled = compile_graph(fe, g, resolver, args, observe)?;
+    compiled
+        .timings
+        .insert(0, ("parse".to_string(), parse_time));
+    Ok(compiled)
+}
+
+/// The pipeline from the resolve stage on, for graph `g` (a parsed function, or a wrapper
+/// built around one): resolve, grad, and with `args`, infer, auto_monad, optimize and lower
+/// for them. Diagnostics stay in the frontend (a session whose file has errors keeps
+/// reporting them).
+pub fn compile_graph(
+    fe: &mut Frontend,
+    g: GraphId,
+    resolver: &mut dyn Resolver,
+    args: Option<&[Arg]>,
+    observe: &mut dyn FnMut(StageView),
+) -> Result<Compiled, Failure> {
+    let mut timings = Vec::new();
+    let start = Instant::now();
+    fe.resolve(&[g], resolver);
+    timings.push(("resolve".to_string(), start.elapsed()));
+    if fe.has_errors() {
+        return Err(Failure::Compile(fe.diagnostics().to_vec()));
+    }
+    verify(&fe.module, g, "resolve");
+    observe(StageView {
+        stage: "resolve",
+        module: &fe.module,
+        entry: g,
+        abstracts: None,
+        program: None,
+    });
+    let start = Instant::now();
+    anfora_ad::expand(&mut fe.module, &[g]).map_err(Failure::Compile)?;
+    timings.push(("grad".to_string(), start.elapsed()));
+    verify(&fe.module, g, "grad");
+    observe(StageView {
+        stage: "grad",
+        module: &fe.module,
+        entry: g,
+        abstracts: None,
+        program: None,
+    });
+    let Some(args) = args else {
+        return Ok(Compiled {
+            graph: g,
+            abstracts: HashMap::new(),
+            program: None,
+            timings,
+        });
+    };
+    let start = Instant::now();
+    let mut spec = specialize(&mut fe.module, g, args)?;
+    timings.push(("infer".to_string(), start.elapsed()));
+    observe(StageView {
+        stage: "infer",
+        module: &fe.module,
+        entry: spec.entry,
+        abstracts: Some(&spec.abstracts),
+        program: None,
+    });
+    let start = Instant::now();
+    anfora_monad::auto_monad(&mut fe.module, &mut spec).map_err(Failure::Compile)?;
+    timings.push(("auto_monad".to_string(), start.elapsed()));
+    verify(&fe.module, spec.entry, "auto_monad");
+    observe(StageView {
+        stage: "auto_monad",
+        module: &fe.module,
+        entry: spec.entry,
+        abstracts: Some(&spec.abstracts),
+        program: None,
+    });
+    let start = Instant::now();
+    {
+        let mut program = anfora_opt::Program {
+            module: &mut fe.module,
+            entry: spec.entry,
+            abstracts: &mut spec.abstracts,
+        };
+        anfora_opt::optimize(&mut program, &mut |pass, p| {
+            observe(StageView {
+                stage: pass,
+                module: p.module,
+                entry: p.entry,
+                abstracts: Some(p.abstracts),
+                program: None,
+            })
+        });
+    }
+    timings.push(("optimize".to_string(), start.elapsed()));
+    observe(StageView {
+        stage: "optimize",
+        module: &fe.module,
+        entry: spec.entry,
+        abstracts: Some(&spec.abstracts),
+        program: None,
+    });
+    let start = Instant::now();
+    let program = anfora_exec::lower(&fe.module, spec.entry, &spec.abstracts)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    timings.push(("lower".to_string(), start.elapsed()));
+    observe(StageView {
+        stage: "lower",
+        module: &fe.module,
+        entry: spec.entry,
+        abstracts: Some(&spec.abstracts),
+        program: Some(&program),
+    });
+    Ok(Compiled {
+        graph: spec.entry,
+        abstracts: spec.abstracts,
+        program: Some(program),
+        timings,
+    })
+}
+
+/// A graph computing the gradient of function graph `g` (parsed and resolved) at its
+/// arguments: `grad(g, argnums, weights)(*params)` when `value` is false, `value_and_grad`
+/// when it is true. With `weights`, the result is `(input gradients, weight gradients)`.
+pub fn grad_entry(
+    module: &mut anfora_ir::Module,
+    g: GraphId,
+    argnums: &[usize],
+    weights: &[anfora_ir::ParamRef],
+    value: bool,
+) -> GraphId {
+    let (name, function, span) = {
+        let graph = module.graph(g);
+        (graph.name.clone(), graph.function.clone(), graph.span)
+    };
+    let w = module.add_graph(
+        format!("grad_entry_{name}"),
+        function,
+        anfora_ir::GraphKind::Function,
+        span,
+    );
+    let params: Vec<NodeId> = (module.graph(g).params.clone().iter())
+        .map(|&q| {
+            let p = module.node(q).clone();
+            module.add_param(w, p.name.as_deref().unwrap_or("x"), p.span)
+        })
+        .collect();
+    let argnums = Const::tuple(argnums.iter().map(|&i| Const::Int(i as i64)).collect());
+    let weights = if weights.is_empty() {
+        Const::None
+    } else {
+        Const::tuple(weights.iter().cloned().map(Const::Ref).collect())
+    };
+    let inputs = [Const::Graph(g), argnums, weights].map(|c| module.value_at(c, span));
+    let prim = if value {
+        anfora_ir::Prim::ValueAndGrad
+    } else {
+        anfora_ir::Prim::Grad
+    };
+    let grad_fn = module.apply_prim(w, prim, &inputs, span);
+    let mut call = vec![grad_fn];
+    call.extend(params);
+    let out = module.apply(w, call, span);
+    module.set_output(w, out);
+    w
+}
+
+/// Infers and specializes graph `g` for arguments `args` (the infer stage).
+pub fn specialize(
+    module: &mut anfora_ir::Module,
+    g: GraphId,
+    args: &[Arg],
+) -> Result<Specialized, Failure> {
+    let abstracts = args.iter().map(Arg::abstract_value).collect();
+    let spec = anfora_infer::infer(module, g, abstracts).map_err(Failure::Compile)?;
+    verify(module, spec.entry, "infer");
+    Ok(spec)
 }
 
 /// Converts a command-line literal to a value: nested lists of numbers become tensors.

@@ -52,13 +52,53 @@ pub enum Resolved {
     Function(FunctionRef),
     /// `anfora` or `anfora.ops`, whose attributes resolve at compile time.
     Namespace(Namespace),
+    /// A host object (a Cell, a method's `self`) whose attributes resolve at compile time
+    /// through [`Resolver::resolve_attr`].
+    Object(u64),
+    /// A function compiled from its source text on first use (the Python package's
+    /// functions and methods).
+    Source(Box<HostFunction>),
+    /// A value compiled code cannot use; becomes an error with this message and hint.
+    Refused { message: String, hint: String },
     /// Not a global: builtins are tried next.
     Unknown,
 }
 
-/// Supplies the values of global names.
+/// A function of the host language, compiled from its source text.
+#[derive(Clone, Debug)]
+pub struct HostFunction {
+    /// Identifies the function and its bound `self`: the same key is parsed once.
+    pub key: (u64, u64),
+    /// The file it is defined in (diagnostics point there).
+    pub file: String,
+    /// Its source (`inspect.getsource`), indented as in the file.
+    pub source: String,
+    /// The line of the file its source starts on.
+    pub first_line: u32,
+    /// Where its global names are looked up.
+    pub scope: ScopeId,
+    /// The name in messages and dumps (`Net.forward`).
+    pub qualname: String,
+    /// A bound method's `self` (a host object id).
+    pub bound_self: Option<u64>,
+}
+
+/// Supplies the values of global names, and of attributes of host objects.
 pub trait Resolver {
     fn resolve_global(&mut self, scope: ScopeId, name: &str) -> Resolved;
+
+    /// The attribute `attr` of host object `obj` (an id from [`Resolved::Object`] or a bound
+    /// method's `self`). `Unknown` means there is no such attribute.
+    fn resolve_attr(&mut self, obj: u64, attr: &str) -> Resolved {
+        let _ = (obj, attr);
+        Resolved::Unknown
+    }
+
+    /// The type name of a host object, for messages.
+    fn object_type(&mut self, obj: u64) -> String {
+        let _ = obj;
+        "object".into()
+    }
 }
 
 /// An attribute of an anfora namespace: `anfora.ops`, `anfora.float32`, `ops.add`.
@@ -98,6 +138,8 @@ struct FunctionEntry {
     scope: ScopeId,
     qualname: Arc<str>,
     graph: Option<GraphId>,
+    /// A bound method's `self`: the first parameter is this constant, not an argument.
+    bound_self: Option<Const>,
 }
 
 /// The frontend session: the IR module being built, the known functions and the diagnostics.
@@ -111,6 +153,8 @@ pub struct Frontend {
     graph_names: HashMap<String, u32>,
     /// Graphs the resolve stage has processed.
     resolved: HashSet<GraphId>,
+    /// Host functions parsed so far (None: their source did not parse).
+    host_functions: HashMap<(u64, u64), Option<FunctionRef>>,
 }
 
 impl Frontend {
@@ -132,13 +176,64 @@ impl Frontend {
     /// Makes a function known; it is lowered when first used.
     pub fn register_function(&mut self, def: Rc<ast::FunctionDef>, scope: ScopeId) -> FunctionRef {
         let qualname = def.name.clone();
+        self.register(def, scope, qualname, None)
+    }
+
+    fn register(
+        &mut self,
+        def: Rc<ast::FunctionDef>,
+        scope: ScopeId,
+        qualname: Arc<str>,
+        bound_self: Option<Const>,
+    ) -> FunctionRef {
         self.functions.push(FunctionEntry {
             def,
             scope,
             qualname,
             graph: None,
+            bound_self,
         });
         FunctionRef(self.functions.len() as u32 - 1)
+    }
+
+    /// The function for host function `h`, parsed from its source on first request (`None`
+    /// if that failed; the diagnostics say why).
+    pub fn host_function(&mut self, h: &HostFunction) -> Option<FunctionRef> {
+        if let Some(f) = self.host_functions.get(&h.key) {
+            return *f;
+        }
+        let f = self
+            .parse_function_source(&h.file, &h.source, h.first_line)
+            .map(|def| {
+                let qualname = Arc::from(h.qualname.as_str());
+                let bound = h.bound_self.map(Const::HostObject);
+                self.register(def, h.scope, qualname, bound)
+            });
+        self.host_functions.insert(h.key, f);
+        f
+    }
+
+    /// Parses the source of one function (Python's `inspect.getsource` of it, decorators
+    /// included, indented as in its file) that starts on line `first_line` of file `name`.
+    /// Diagnostics point into the real file. The function's own decorators are not compiled:
+    /// Python already applied them.
+    pub fn parse_function_source(
+        &mut self,
+        name: &str,
+        source: &str,
+        first_line: u32,
+    ) -> Option<Rc<ast::FunctionDef>> {
+        // An indented function (a method, a nested def) parses as the body of an `if`
+        // placed on the line before, so that columns stay those of the file.
+        let indented = source.starts_with([' ', '\t']);
+        let (text, offset) = if indented {
+            (format!("if 1:\n{source}"), first_line.saturating_sub(2))
+        } else {
+            (source.to_string(), first_line.saturating_sub(1))
+        };
+        let file = self.module.sources.add(SourceFile::new(name, text, offset));
+        let text = self.module.sources.file(file).text.clone();
+        py_ast::parse_function(&text, file, &mut self.diags)
     }
 
     /// Names of a function's parameters.
@@ -160,6 +255,14 @@ impl Frontend {
         let def = self.functions[f.0 as usize].def.clone();
         let qualname = self.functions[f.0 as usize].qualname.clone();
         let g = self.new_function_graph(&def, &qualname, GraphKind::Function);
+        if self.functions[f.0 as usize].bound_self.is_some()
+            && let Some(sig) = self.module.graphs[g].signature.as_mut()
+            && !sig.params.is_empty()
+        {
+            // `self` is bound: callers pass the remaining arguments.
+            sig.params.remove(0);
+            sig.posonly = sig.posonly.saturating_sub(1);
+        }
         self.functions[f.0 as usize].graph = Some(g);
         self.pending.push(f);
         g
@@ -182,8 +285,9 @@ impl Frontend {
         while let Some(f) = self.pending.pop() {
             let entry = &self.functions[f.0 as usize];
             let (def, scope, qualname) = (entry.def.clone(), entry.scope, entry.qualname.clone());
+            let bound_self = entry.bound_self.clone();
             let graph = entry.graph.expect("pending functions have graphs");
-            lower::lower_function(self, resolver, def, scope, graph, qualname);
+            lower::lower_function(self, resolver, def, scope, graph, qualname, bound_self);
         }
     }
 
@@ -229,7 +333,7 @@ impl Frontend {
         });
         let qualname: Arc<str> = Arc::from("<module>");
         let g = self.new_function_graph(&def, &qualname, GraphKind::ModuleInit);
-        lower::lower_function(self, resolver, def, scope, g, qualname);
+        lower::lower_function(self, resolver, def, scope, g, qualname, None);
         self.lower_pending(resolver);
         self.resolve(&[g], resolver);
         g

@@ -89,6 +89,7 @@ pub(crate) fn lower_function(
     scope: ScopeId,
     graph: GraphId,
     qualname: Arc<str>,
+    bound_self: Option<Const>,
 ) {
     let mut l = Lowerer {
         fe,
@@ -101,7 +102,7 @@ pub(crate) fn lower_function(
         checks: Vec::new(),
         hidden: 0,
     };
-    l.function(def, graph, qualname);
+    l.function(def, graph, qualname, bound_self);
     l.finish();
 }
 
@@ -520,7 +521,14 @@ impl Lowerer<'_> {
 
     // ---- functions ----------------------------------------------------------------------
 
-    fn function(&mut self, def: Rc<FunctionDef>, graph: GraphId, qualname: Arc<str>) {
+    /// Lowers `def` into `graph`; with `bound_self`, the first parameter is that constant.
+    fn function(
+        &mut self,
+        def: Rc<FunctionDef>,
+        graph: GraphId,
+        qualname: Arc<str>,
+        bound_self: Option<Const>,
+    ) {
         self.graphs.push(graph);
         let info = ScopeInfo::of(&def);
         let entry = self.new_block(graph, true);
@@ -538,8 +546,12 @@ impl Lowerer<'_> {
             loops: Vec::new(),
             nested,
         });
+        let mut bound_self = bound_self;
         for p in &def.params {
-            let n = self.fe.module.add_param(graph, &p.name, p.span);
+            let n = match bound_self.take() {
+                Some(c) => self.konst_at(c, p.span),
+                None => self.fe.module.add_param(graph, &p.name, p.span),
+            };
             self.write(entry, &p.name, n);
         }
         self.stmts(&def.body);
@@ -554,7 +566,7 @@ impl Lowerer<'_> {
     fn lambda(&mut self, def: &Rc<FunctionDef>) -> NodeId {
         let q: Arc<str> = Arc::from(format!("{}.<locals>.<lambda>", self.fun().qualname).as_str());
         let g = self.fe.new_function_graph(def, &q, GraphKind::Lambda);
-        self.function(def.clone(), g, q);
+        self.function(def.clone(), g, q, None);
         self.konst(Const::Graph(g))
     }
 
@@ -579,7 +591,7 @@ impl Lowerer<'_> {
                 let g = self.fun().nested[&Rc::as_ptr(def)];
                 let q: Arc<str> =
                     Arc::from(format!("{}.<locals>.{}", self.fun().qualname, def.name).as_str());
-                self.function(def.clone(), g, q);
+                self.function(def.clone(), g, q, None);
                 let v = self.konst_at(Const::Graph(g), def.head_span);
                 let b = self.cur_block();
                 self.write(b, &def.name, v);
@@ -850,6 +862,11 @@ impl Lowerer<'_> {
         if self.fns[depth].info.locals.contains(name) {
             let b = self.cur_block();
             let v = self.read(b, name);
+            // A bound `self` gets a node per use, so that errors point at the use.
+            if let Some(c @ Const::HostObject(_)) = self.fe.module.constant(v) {
+                let c = c.clone();
+                return Val::Node(self.konst_at(c, span));
+            }
             return Val::Node(self.check_bound(v, name, false, span));
         }
         for e in (0..depth).rev() {

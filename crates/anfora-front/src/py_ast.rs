@@ -24,34 +24,8 @@ fn options() -> ParseOptions {
 /// Parses a whole file; syntax errors and unsupported constructs go to `diags`.
 pub fn parse_module(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Module {
     let parsed = parse_unchecked(text, options());
-    let mut cx = Converter {
-        file,
-        text,
-        diags,
-        loop_depth: 0,
-        function_depth: 0,
-        declared: Vec::new(),
-        depth: 0,
-        too_deep: false,
-    };
-    for e in parsed.errors() {
-        cx.error(
-            codes::SYNTAX,
-            format!("invalid syntax: {}", e.error),
-            e.location,
-            "here",
-        )
-        .hint = Some("this is not valid Python".into());
-    }
-    for e in parsed.unsupported_syntax_errors() {
-        cx.error(
-            codes::SYNTAX_VERSION,
-            e.to_string(),
-            e.range,
-            "needs a newer Python",
-        )
-        .hint = Some("anfora accepts Python 3.11 syntax".into());
-    }
+    let mut cx = Converter::new(file, text, diags);
+    cx.syntax_errors(&parsed);
     let body = match parsed.into_syntax() {
         ra::Mod::Module(m) => m.body,
         ra::Mod::Expression(_) => Default::default(),
@@ -68,6 +42,88 @@ pub fn parse_module(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Mo
     Module {
         file,
         body: converted,
+    }
+}
+
+/// Parses the source of one function, as `Frontend::parse_function_source` lays it out (the
+/// `def` alone, or as the body of an `if`), and converts it without its decorators, which
+/// Python has already applied. `None` after a syntax error or when the source holds no `def`.
+pub fn parse_function(
+    text: &str,
+    file: FileId,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Rc<FunctionDef>> {
+    let parsed = parse_unchecked(text, options());
+    let mut cx = Converter::new(file, text, diags);
+    cx.syntax_errors(&parsed);
+    if cx.diags.iter().any(|d| d.code == codes::SYNTAX) {
+        return None;
+    }
+    let body = match parsed.into_syntax() {
+        ra::Mod::Module(m) => m.body,
+        ra::Mod::Expression(_) => Default::default(),
+    };
+    let mut stmts = &body[..];
+    if let [ra::Stmt::If(i)] = stmts {
+        stmts = &i.body;
+    }
+    let def = match stmts.first() {
+        Some(ra::Stmt::FunctionDef(f)) => cx.function_def(f, false),
+        other => {
+            let range = other.map_or(TextRange::default(), |s| s.range());
+            cx.error(
+                codes::BAD_CALL,
+                "only functions defined with `def` can be compiled from their source",
+                range,
+                "not a `def`",
+            )
+            .hint = Some(
+                "define the function with `def` (a lambda's source is the whole line it is on)"
+                    .into(),
+            );
+            None
+        }
+    };
+    if cx.too_deep {
+        stacker::grow(1 << 30, move || drop(body));
+    }
+    def.map(Rc::new)
+}
+
+impl<'a> Converter<'a> {
+    fn new(file: FileId, text: &'a str, diags: &'a mut Vec<Diagnostic>) -> Converter<'a> {
+        Converter {
+            file,
+            text,
+            diags,
+            loop_depth: 0,
+            function_depth: 0,
+            declared: Vec::new(),
+            depth: 0,
+            too_deep: false,
+        }
+    }
+
+    fn syntax_errors(&mut self, parsed: &ruff_python_parser::Parsed<ra::Mod>) {
+        let cx = self;
+        for e in parsed.errors() {
+            cx.error(
+                codes::SYNTAX,
+                format!("invalid syntax: {}", e.error),
+                e.location,
+                "here",
+            )
+            .hint = Some("this is not valid Python".into());
+        }
+        for e in parsed.unsupported_syntax_errors() {
+            cx.error(
+                codes::SYNTAX_VERSION,
+                e.to_string(),
+                e.range,
+                "needs a newer Python",
+            )
+            .hint = Some("anfora accepts Python 3.11 syntax".into());
+        }
     }
 }
 
@@ -324,7 +380,7 @@ impl Converter<'_> {
     fn stmt_inner(&mut self, s: &ra::Stmt) -> Stmt {
         let span = self.span(s.range());
         let kind = match s {
-            ra::Stmt::FunctionDef(f) => match self.function_def(f) {
+            ra::Stmt::FunctionDef(f) => match self.function_def(f, true) {
                 Some(def) => StmtKind::FunctionDef(Rc::new(def)),
                 None => StmtKind::Invalid,
             },
@@ -629,8 +685,10 @@ impl Converter<'_> {
 
     // ---- functions ------------------------------------------------------------------------
 
-    fn function_def(&mut self, f: &ra::StmtFunctionDef) -> Option<FunctionDef> {
-        for d in &f.decorator_list {
+    /// Converts a `def`; `decorators` says whether its decorators are compiled (and so
+    /// reported: only a function compiled from its own source has them applied already).
+    fn function_def(&mut self, f: &ra::StmtFunctionDef, decorators: bool) -> Option<FunctionDef> {
+        for d in f.decorator_list.iter().filter(|_| decorators) {
             let span = self.span(d.range);
             self.unsupported(
                 codes::DECORATOR,

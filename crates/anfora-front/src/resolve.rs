@@ -85,38 +85,19 @@ fn resolve_graph(
             continue;
         }
         let inputs = fe.module.inputs(n).to_vec();
-        let (Some(Const::Namespace(ns)), Some(Const::Str(attr))) =
-            (fe.module.constant(inputs[1]), fe.module.constant(inputs[2]))
-        else {
-            continue;
-        };
-        let ns = namespace_of(ns).expect("namespaces come from resolve_symbol");
-        let attr = attr.clone();
-        let span = fe.module.node(n).span;
-        let c = match namespace_attr(ns, &attr) {
-            Some(Resolved::Value(c)) => c,
-            Some(Resolved::Namespace(inner)) => Const::Namespace(namespace_name(inner).into()),
-            _ => {
-                let names = namespace_names(ns);
-                let hint = match names
-                    .iter()
-                    .find(|n| n.starts_with(&attr[..attr.len().min(3)]))
-                {
-                    Some(n) => format!("did you mean `{n}`?"),
-                    None => format!("available: {}", names.join(", ")),
-                };
-                fe.diags.push(
-                    Diagnostic::error(
-                        codes::NO_ATTRIBUTE,
-                        format!("module '{}' has no attribute '{attr}'", namespace_name(ns)),
-                        span,
-                    )
-                    .with_label("unknown attribute")
-                    .with_hint(hint),
-                );
-                Const::None
+        let c = match (fe.module.constant(inputs[1]), fe.module.constant(inputs[2])) {
+            (Some(Const::Namespace(ns)), Some(Const::Str(attr))) => {
+                let (ns, attr) = (ns.clone(), attr.clone());
+                namespace_attribute(fe, &ns, &attr, n)
             }
+            (Some(Const::HostObject(obj)), Some(Const::Str(attr))) => {
+                let (obj, attr) = (*obj, attr.clone());
+                object_attribute(fe, resolver, obj, &attr, n)
+            }
+            _ => continue,
         };
+        let span = fe.module.node(n).span;
+        c.for_each_graph(&mut |h| queue.push_back(h));
         fe.module.nodes[n] = anfora_ir::Node {
             kind: NodeKind::Value(c),
             owner: None,
@@ -126,7 +107,28 @@ fn resolve_graph(
         };
         fe.module.graphs[g].order.retain(|&m| m != n);
     }
-    // 3. A namespace anywhere else is a module used as a value.
+    // A call of a host object calls its `__call__` (a Cell's `construct`).
+    for &n in &nodes {
+        let at = usize::from(fe.module.callee_prim(n) == Some(Prim::CallKw));
+        let Some(&callee) = fe.module.inputs(n).get(at) else {
+            continue;
+        };
+        if !matches!(fe.module.node(n).kind, NodeKind::Apply(_)) {
+            continue;
+        }
+        let Some(Const::HostObject(obj)) = fe.module.constant(callee) else {
+            continue;
+        };
+        let obj = *obj;
+        let c = object_attribute(fe, resolver, obj, "__call__", callee);
+        c.for_each_graph(&mut |h| queue.push_back(h));
+        let span = fe.module.node(callee).span;
+        let v = fe.module.value_at(c, span);
+        if let Some(inputs) = fe.module.inputs_mut(n) {
+            inputs[at] = v;
+        }
+    }
+    // 3. A namespace or host object anywhere else is used as a value.
     let nodes = fe.module.graph_nodes(g);
     let mut uses: Vec<NodeId> = nodes
         .iter()
@@ -134,24 +136,119 @@ fn resolve_graph(
         .collect();
     uses.extend(fe.module.graph(g).output);
     for n in uses {
-        if let Some(Const::Namespace(ns)) = fe.module.constant(n) {
-            let what = ns.clone();
-            let span = fe.module.node(n).span;
-            fe.diags.push(
-                Diagnostic::error(
-                    codes::MODULE_VALUE,
-                    format!("the module `{what}` cannot be used as a value"),
-                    span,
-                )
-                .with_label("a module")
-                .with_hint("use one of its attributes, such as `ops.add`"),
-            );
-            fe.module.nodes[n].kind = NodeKind::Value(Const::None);
+        let span = fe.module.node(n).span;
+        match fe.module.constant(n) {
+            Some(Const::Namespace(ns)) => {
+                let what = ns.clone();
+                fe.diags.push(
+                    Diagnostic::error(
+                        codes::MODULE_VALUE,
+                        format!("the module `{what}` cannot be used as a value"),
+                        span,
+                    )
+                    .with_label("a module")
+                    .with_hint("use one of its attributes, such as `ops.add`"),
+                );
+            }
+            Some(Const::HostObject(obj)) => {
+                let ty = resolver.object_type(*obj);
+                fe.diags.push(
+                    Diagnostic::error(
+                        codes::OBJECT_VALUE,
+                        format!("a '{ty}' object cannot be used as a value in compiled code"),
+                        span,
+                    )
+                    .with_label("a Python object")
+                    .with_hint("read the attributes you need (`self.w`) and pass those, or call one of its methods (`self.f(x)`)"),
+                );
+            }
+            _ => continue,
         }
+        fe.module.nodes[n].kind = NodeKind::Value(Const::None);
     }
     // 4. Calls of known functions get their arguments bound.
     for &n in &nodes {
         bind_call(fe, n);
+    }
+}
+
+/// The constant for attribute `attr` of an anfora namespace (an error if there is none).
+fn namespace_attribute(fe: &mut Frontend, ns: &str, attr: &str, n: NodeId) -> Const {
+    let ns = namespace_of(ns).expect("namespaces come from resolve_symbol");
+    let span = fe.module.node(n).span;
+    match namespace_attr(ns, attr) {
+        Some(Resolved::Value(c)) => c,
+        Some(Resolved::Namespace(inner)) => Const::Namespace(namespace_name(inner).into()),
+        _ => {
+            let names = namespace_names(ns);
+            let hint = match names
+                .iter()
+                .find(|n| n.starts_with(&attr[..attr.len().min(3)]))
+            {
+                Some(n) => format!("did you mean `{n}`?"),
+                None => format!("available: {}", names.join(", ")),
+            };
+            fe.diags.push(
+                Diagnostic::error(
+                    codes::NO_ATTRIBUTE,
+                    format!("module '{}' has no attribute '{attr}'", namespace_name(ns)),
+                    span,
+                )
+                .with_label("unknown attribute")
+                .with_hint(hint),
+            );
+            Const::None
+        }
+    }
+}
+
+/// The constant for attribute `attr` of host object `obj`, through the resolver.
+fn object_attribute(
+    fe: &mut Frontend,
+    resolver: &mut dyn Resolver,
+    obj: u64,
+    attr: &str,
+    n: NodeId,
+) -> Const {
+    let span = fe.module.node(n).span;
+    match resolver.resolve_attr(obj, attr) {
+        Resolved::Unknown => {
+            let ty = resolver.object_type(obj);
+            fe.diags.push(
+                Diagnostic::error(
+                    codes::NO_ATTRIBUTE,
+                    format!("'{ty}' object has no attribute '{attr}'"),
+                    span,
+                )
+                .with_label("unknown attribute")
+                .with_hint("attributes of `self` are read when the method compiles; set them in `__init__`"),
+            );
+            Const::None
+        }
+        known => resolved_const(fe, known, span),
+    }
+}
+
+/// The constant a resolved name or attribute stands for (`Unknown` is the caller's case).
+fn resolved_const(fe: &mut Frontend, r: Resolved, span: Span) -> Const {
+    match r {
+        Resolved::Value(c) => c,
+        Resolved::Function(f) => Const::Graph(fe.function_graph(f)),
+        Resolved::Source(h) => match fe.host_function(&h) {
+            Some(f) => Const::Graph(fe.function_graph(f)),
+            None => Const::None,
+        },
+        Resolved::Namespace(ns) => Const::Namespace(namespace_name(ns).into()),
+        Resolved::Object(id) => Const::HostObject(id),
+        Resolved::Refused { message, hint } => {
+            fe.diags.push(
+                Diagnostic::error(codes::HOST_VALUE, message, span)
+                    .with_label("used here")
+                    .with_hint(hint),
+            );
+            Const::None
+        }
+        Resolved::Unknown => Const::None,
     }
 }
 
@@ -163,9 +260,6 @@ fn resolve_symbol(
     span: Span,
 ) -> Const {
     match resolver.resolve_global(scope, name) {
-        Resolved::Value(c) => c,
-        Resolved::Function(f) => Const::Graph(fe.function_graph(f)),
-        Resolved::Namespace(ns) => Const::Namespace(namespace_name(ns).into()),
         Resolved::Unknown => {
             if let Some(p) = Prim::builtin(name) {
                 return Const::Prim(p);
@@ -186,6 +280,7 @@ fn resolve_symbol(
             );
             Const::None
         }
+        known => resolved_const(fe, known, span),
     }
 }
 

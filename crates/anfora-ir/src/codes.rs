@@ -50,11 +50,22 @@ pub const CODES: &[(&str, &str)] = &[
         "enumerate/zip used outside a for loop header or tuple()/list()",
     ),
     (DEFAULT, "default parameter value that is not a literal"),
-    (NO_ATTRIBUTE, "no such attribute in the anfora namespace"),
+    (
+        NO_ATTRIBUTE,
+        "no such attribute in the anfora namespace or on a Python object",
+    ),
     (MODULE_VALUE, "a module used as a value"),
     (
         MODULE_INIT,
         "module-level value that cannot be a compile-time constant",
+    ),
+    (
+        HOST_VALUE,
+        "a Python value compiled code cannot use (global, closure cell or attribute)",
+    ),
+    (
+        OBJECT_VALUE,
+        "a Python object (such as a method's `self`) used as a value",
     ),
     (SHAPE, "tensor operation whose shapes or dtypes do not fit"),
     (
@@ -106,6 +117,8 @@ pub const DEFAULT: &str = "E0205";
 pub const NO_ATTRIBUTE: &str = "E0206";
 pub const MODULE_VALUE: &str = "E0207";
 pub const MODULE_INIT: &str = "E0208";
+pub const HOST_VALUE: &str = "E0209";
+pub const OBJECT_VALUE: &str = "E0210";
 // Inference (anfora-infer).
 pub const SHAPE: &str = "E0301";
 pub const JOIN: &str = "E0302";

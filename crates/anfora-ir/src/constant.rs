@@ -36,6 +36,9 @@ pub enum Const {
     },
     /// A namespace (`anfora`, `anfora.ops`) during resolution; attributes of it are folded.
     Namespace(Arc<str>),
+    /// An object of the host language (a method's `self`) during resolution, by the id its
+    /// resolver gave it; attributes of it fold to constants. None survives resolution.
+    HostObject(u64),
     /// The value of a local variable that has not been assigned on some path. Only `CheckBound`
     /// and phi arguments ever see it.
     Unbound,
@@ -100,6 +103,7 @@ impl Const {
                 },
             ) => s1 == s2 && n1 == n2,
             (Const::Namespace(a), Const::Namespace(b)) => a == b,
+            (Const::HostObject(a), Const::HostObject(b)) => a == b,
             (Const::Bool(a), Const::Bool(b)) => a == b,
             (Const::Int(a), Const::Int(b)) => a == b,
             (Const::Float(a), Const::Float(b)) => a.to_bits() == b.to_bits(),
@@ -203,6 +207,7 @@ impl Const {
             Const::Monad(m) => f.write_str(m.dump_name()),
             Const::Symbol { name, .. } => write!(f, "Symbol({name})"),
             Const::Namespace(name) => write!(f, "Namespace({name})"),
+            Const::HostObject(id) => write!(f, "HostObject({id})"),
             Const::Unbound => f.write_str("Unbound"),
         }
     }

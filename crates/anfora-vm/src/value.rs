@@ -465,7 +465,9 @@ fn from_const_inner(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Val
         Const::Ref(p) => Value::Ref(p.clone()),
         Const::Monad(m) => Value::Monad(*m),
         // The resolve stage leaves none of these; treat a stray one as unassigned.
-        Const::Unbound | Const::Symbol { .. } | Const::Namespace(_) => Value::Unbound,
+        Const::Unbound | Const::Symbol { .. } | Const::Namespace(_) | Const::HostObject(_) => {
+            Value::Unbound
+        }
     }
 }
 

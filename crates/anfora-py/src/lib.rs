@@ -1,0 +1,77 @@
+//! `anfora._anfora`, the extension module behind the `anfora` Python package: tensors and
+//! Parameters, eager operations, and `@jit` compiled functions with their gradients. Python
+//! hands the compiler a function's source; the compiler calls back into Python only to
+//! resolve names (globals, closure cells, attributes of `self`).
+
+mod host;
+mod jit;
+mod tensor;
+
+use pyo3::prelude::*;
+
+use tensor::{Parameter, PyDType, Tensor, attr_name, dtype_object, to_tensor};
+
+/// A call argument compiled for its type rather than its value: `f(anfora.mutable(3))`
+/// compiles once for every int (Python numbers are otherwise compile-time constants).
+#[pyclass(module = "anfora", name = "mutable", frozen)]
+pub struct Mutable {
+    pub value: Py<PyAny>,
+}
+
+#[pymethods]
+impl Mutable {
+    #[new]
+    fn new(value: Py<PyAny>) -> Self {
+        Mutable { value }
+    }
+
+    #[getter]
+    fn value(&self, py: Python<'_>) -> Py<PyAny> {
+        self.value.clone_ref(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("mutable({})", self.value.bind(py).repr()?))
+    }
+}
+
+/// `anfora.tensor(data, dtype=None)`: a tensor from a numpy array, a Tensor, or nested
+/// lists of numbers (Python floats become float32, as in `ops.tensor`).
+#[pyfunction]
+#[pyo3(name = "tensor", signature = (data, dtype=None))]
+fn make_tensor(data: &Bound<'_, PyAny>, dtype: Option<&PyDType>) -> PyResult<Tensor> {
+    Ok(Tensor {
+        inner: to_tensor(data, dtype.map(|d| d.inner))?,
+    })
+}
+
+#[pymodule]
+fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<Tensor>()?;
+    m.add_class::<PyDType>()?;
+    m.add_class::<Parameter>()?;
+    m.add_class::<Mutable>()?;
+    m.add_class::<jit::JitFunction>()?;
+    m.add_class::<jit::GradFunction>()?;
+    m.add_class::<jit::Lowered>()?;
+    m.add("CompileError", py.get_type::<jit::CompileError>())?;
+    for d in [
+        anfora_tensor::DType::F32,
+        anfora_tensor::DType::F64,
+        anfora_tensor::DType::I32,
+        anfora_tensor::DType::I64,
+        anfora_tensor::DType::Bool,
+    ] {
+        m.add(attr_name(d), dtype_object(d))?;
+    }
+    m.add_function(wrap_pyfunction!(make_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::jit, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::set_context, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::call_op, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::op_names, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::py_parameters_of, m)?)?;
+    // Kernels run on rayon's pool with the calling thread as one of its workers.
+    anfora_tensor::run_kernels_on_this_thread();
+    Ok(())
+}

@@ -1,0 +1,705 @@
+//! `anfora.Tensor`, `anfora.Parameter`, the dtypes, and the conversions between Python objects
+//! and the VM's values.
+
+use std::rc::Rc;
+
+use anfora_ir::{ParamRef, Prim};
+use anfora_tensor::{DType, Tensor as RTensor};
+use anfora_vm::Value;
+use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{
+    PyIndexError, PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
+    PyZeroDivisionError,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
+
+/// A Python exception of the class the VM names (`ValueError`, ...).
+pub fn py_error(kind: &str, message: String) -> PyErr {
+    match kind {
+        "TypeError" => PyTypeError::new_err(message),
+        "ValueError" => PyValueError::new_err(message),
+        "IndexError" => PyIndexError::new_err(message),
+        "ZeroDivisionError" => PyZeroDivisionError::new_err(message),
+        "OverflowError" => PyOverflowError::new_err(message),
+        "MemoryError" => PyMemoryError::new_err(message),
+        "RecursionError" => pyo3::exceptions::PyRecursionError::new_err(message),
+        "AssertionError" => pyo3::exceptions::PyAssertionError::new_err(message),
+        "KeyError" => pyo3::exceptions::PyKeyError::new_err(message),
+        "AttributeError" => pyo3::exceptions::PyAttributeError::new_err(message),
+        "NotImplementedError" => pyo3::exceptions::PyNotImplementedError::new_err(message),
+        _ => PyRuntimeError::new_err(format!("{kind}: {message}")),
+    }
+}
+
+pub fn vm_error(e: anfora_vm::pynum::PyErr) -> PyErr {
+    py_error(e.0, e.1)
+}
+
+/// An immutable n-dimensional array (numpy semantics), computed by anfora's kernels.
+#[pyclass(module = "anfora", name = "Tensor", frozen)]
+#[derive(Clone)]
+pub struct Tensor {
+    pub inner: RTensor,
+}
+
+/// A tensor element type: `anfora.float32`, `anfora.int64`, ...
+#[pyclass(module = "anfora", name = "dtype", frozen, eq, hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct PyDType {
+    pub inner: DType,
+}
+
+#[pymethods]
+impl PyDType {
+    fn __repr__(&self) -> String {
+        format!("anfora.{}", attr_name(self.inner))
+    }
+
+    /// numpy's name for it (`float32`).
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.inner.size_of()
+    }
+
+    #[getter]
+    fn is_floating_point(&self) -> bool {
+        self.inner.is_float()
+    }
+}
+
+/// The attribute of the `anfora` module naming `d` (`float32`, ..., `bool_`).
+pub fn attr_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool_",
+        other => other.name(),
+    }
+}
+
+pub fn dtype_object(d: DType) -> PyDType {
+    PyDType { inner: d }
+}
+
+/// A trainable tensor, held by reference: compiled code reads it with `Load` and updates it
+/// in place through the side-effect chain. `grad` accumulates gradients from `.grad` calls.
+#[pyclass(module = "anfora", name = "Parameter")]
+pub struct Parameter {
+    pub inner: ParamRef,
+    #[pyo3(get, set)]
+    pub grad: Option<Py<Tensor>>,
+}
+
+#[pymethods]
+impl Parameter {
+    #[new]
+    #[pyo3(signature = (data, name=None, requires_grad=true))]
+    fn new(data: &Bound<'_, PyAny>, name: Option<&str>, requires_grad: bool) -> PyResult<Self> {
+        let t = to_tensor(data, None)?;
+        Ok(Parameter {
+            inner: ParamRef::new(name, t, requires_grad),
+            grad: None,
+        })
+    }
+
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name().to_string()
+    }
+
+    #[getter]
+    fn requires_grad(&self) -> bool {
+        self.inner.requires_grad()
+    }
+
+    /// The current value, as an (immutable) Tensor.
+    #[getter]
+    fn value(&self) -> Tensor {
+        Tensor {
+            inner: self.inner.get(),
+        }
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.shape())
+    }
+
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        dtype_object(self.inner.dtype())
+    }
+
+    /// Replaces the value; the dtype and shape must stay the same.
+    fn set_data(&self, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let t = to_tensor(data, Some(self.inner.dtype()))?;
+        if t.shape() != self.inner.shape() {
+            return Err(PyValueError::new_err(format!(
+                "Parameter '{}' has shape {:?}; cannot set a value of shape {:?}",
+                self.inner.name(),
+                self.inner.shape(),
+                t.shape()
+            )));
+        }
+        self.inner.set(t);
+        Ok(())
+    }
+
+    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_numpy(py, &self.inner.get())
+    }
+
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = copy;
+        let a = to_numpy(py, &self.inner.get())?;
+        match dtype {
+            Some(d) => a.call_method1("astype", (d,)),
+            None => Ok(a),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        let body = self.inner.get().repr();
+        format!(
+            "Parameter(name='{}', {})",
+            self.inner.name(),
+            body.replace('\n', "\n ")
+        )
+    }
+}
+
+fn dtype_of_numpy(name: &str) -> Option<DType> {
+    match name {
+        "float32" => Some(DType::F32),
+        "float64" => Some(DType::F64),
+        "int32" => Some(DType::I32),
+        "int64" => Some(DType::I64),
+        "bool" => Some(DType::Bool),
+        _ => None,
+    }
+}
+
+/// A copy of a numpy array as a tensor (any layout; dtype kept).
+fn from_numpy(a: &Bound<'_, PyUntypedArray>) -> PyResult<RTensor> {
+    let dtype_name = a.dtype().str()?.to_string();
+    let Some(dtype) = dtype_of_numpy(&dtype_name) else {
+        return Err(PyTypeError::new_err(format!(
+            "anfora tensors hold float32, float64, int32, int64 or bool; this array is {dtype_name}"
+        )));
+    };
+    let shape: Vec<usize> = a.shape().to_vec();
+    fn data<T: numpy::Element + Copy>(a: &Bound<'_, PyUntypedArray>) -> PyResult<Vec<T>> {
+        let typed = a.cast::<PyArrayDyn<T>>()?;
+        let ro = typed.readonly();
+        // numpy calls Fortran-ordered arrays contiguous too; only C order is copied flat.
+        let view = ro.as_array();
+        Ok(match view.as_slice() {
+            Some(s) => s.to_vec(),
+            None => view.iter().copied().collect(),
+        })
+    }
+    let t = match dtype {
+        DType::F32 => RTensor::from_f32(data(a)?, &shape),
+        DType::F64 => RTensor::from_f64(data(a)?, &shape),
+        DType::I32 => RTensor::from_i32(data(a)?, &shape),
+        DType::I64 => RTensor::from_i64(data(a)?, &shape),
+        DType::Bool => RTensor::from_bool(data(a)?, &shape),
+    };
+    t.map_err(|e| py_error(e.kind.python_name(), e.message))
+}
+
+/// A numpy array with the tensor's values (a copy).
+pub fn to_numpy<'py>(py: Python<'py>, t: &RTensor) -> PyResult<Bound<'py, PyAny>> {
+    let shape = t.shape().to_vec();
+    let flat: Bound<'py, PyAny> = match t.dtype() {
+        DType::F32 => numpy::PyArray1::from_slice(py, t.as_f32_slice().unwrap_or(&[])).into_any(),
+        DType::F64 => numpy::PyArray1::from_slice(py, t.as_f64_slice().unwrap_or(&[])).into_any(),
+        DType::I32 => numpy::PyArray1::from_slice(py, t.as_i32_slice().unwrap_or(&[])).into_any(),
+        DType::I64 => numpy::PyArray1::from_slice(py, t.as_i64_slice().unwrap_or(&[])).into_any(),
+        DType::Bool => numpy::PyArray1::from_slice(py, t.as_bool_slice().unwrap_or(&[])).into_any(),
+    };
+    flat.call_method1("reshape", (PyTuple::new(py, shape)?,))
+}
+
+/// Converts `obj` to a tensor: a Tensor, Parameter, numpy array, or nested lists/tuples of
+/// numbers (through numpy, so the dtype rules are numpy's, with Python floats as float32
+/// unless `dtype` says otherwise).
+pub fn to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<RTensor> {
+    let t = if let Ok(t) = obj.cast::<Tensor>() {
+        t.get().inner.clone()
+    } else if let Ok(p) = obj.cast::<Parameter>() {
+        p.borrow().inner.get()
+    } else if let Ok(a) = obj.cast::<PyUntypedArray>() {
+        from_numpy(a)?
+    } else {
+        let py = obj.py();
+        let np = py.import("numpy")?;
+        let a = np.call_method1("asarray", (obj,))?;
+        let a = match (dtype, a.getattr("dtype")?.str()?.to_string().as_str()) {
+            // Python floats are float32 tensors, as in `ops.tensor`.
+            (None, "float64") => a.call_method1("astype", ("float32",))?,
+            _ => a,
+        };
+        from_numpy(a.cast::<PyUntypedArray>()?)?
+    };
+    Ok(match dtype {
+        Some(d) if d != t.dtype() => t.cast(d),
+        _ => t,
+    })
+}
+
+/// The VM value of a Python object passed to compiled code or an eager op.
+pub fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if let Ok(t) = obj.cast::<Tensor>() {
+        return Ok(Value::Tensor(t.get().inner.clone()));
+    }
+    if obj.is_none() {
+        return Ok(Value::None);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.cast::<PyInt>().is_ok() {
+        return match obj.extract::<i64>() {
+            Ok(i) => Ok(Value::Int(i)),
+            Err(_) => Err(PyOverflowError::new_err(
+                "Python int too large for anfora (compiled ints are 64-bit)",
+            )),
+        };
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Value::Float(f.value()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::Str(s.to_str()?.into()));
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        let items = t
+            .iter()
+            .map(|x| to_value(&x))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(Value::tuple(items));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        let items = l
+            .iter()
+            .map(|x| to_value(&x))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(Value::List(Rc::from(items)));
+    }
+    if let Ok(p) = obj.cast::<Parameter>() {
+        return Ok(Value::Ref(p.borrow().inner.clone()));
+    }
+    if let Ok(d) = obj.cast::<PyDType>() {
+        return Ok(Value::DType(d.get().inner));
+    }
+    if let Ok(a) = obj.cast::<PyUntypedArray>() {
+        return Ok(Value::Tensor(from_numpy(a)?));
+    }
+    if obj.cast::<PyEllipsis>().is_ok() {
+        return Ok(Value::Ellipsis);
+    }
+    if let Ok(s) = obj.cast::<PySlice>() {
+        let part = |name: &str| -> PyResult<Option<i64>> {
+            let v = s.getattr(name)?;
+            if v.is_none() {
+                Ok(None)
+            } else {
+                v.extract().map(Some)
+            }
+        };
+        return Ok(Value::Slice(Rc::new(anfora_vm::value::Slice {
+            start: part("start")?,
+            stop: part("stop")?,
+            step: part("step")?,
+        })));
+    }
+    if let Ok(name) = obj.getattr("__anfora_op__")
+        && let Ok(name) = name.extract::<String>()
+        && let Some(p) = Prim::op(&name)
+    {
+        return Ok(Value::Prim(p));
+    }
+    // numpy scalars (np.float32(1.5)) are 0-d arrays.
+    if obj.hasattr("dtype")? && obj.hasattr("shape")? {
+        let py = obj.py();
+        let a = py.import("numpy")?.call_method1("asarray", (obj,))?;
+        if let Ok(a) = a.cast::<PyUntypedArray>() {
+            return Ok(Value::Tensor(from_numpy(a)?));
+        }
+    }
+    Err(PyTypeError::new_err(format!(
+        "anfora cannot pass a '{}' object to compiled code or an operation; pass tensors, numpy arrays, numbers, strings, tuples, lists or Parameters",
+        obj.get_type().name()?
+    )))
+}
+
+/// The Python object for a value a compiled function or eager op returned.
+pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::None => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(f) => f.into_pyobject(py)?.into_any(),
+        Value::Str(s) => PyString::new(py, s).into_any(),
+        Value::Tuple(items) => {
+            let items = items
+                .iter()
+                .map(|x| from_value(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyTuple::new(py, items)?.into_any()
+        }
+        Value::List(items) => {
+            let items = items
+                .iter()
+                .map(|x| from_value(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        Value::Tensor(t) => Bound::new(py, Tensor { inner: t.clone() })?.into_any(),
+        Value::DType(d) => Bound::new(py, dtype_object(*d))?.into_any(),
+        Value::Ref(p) => Bound::new(
+            py,
+            Parameter {
+                inner: p.clone(),
+                grad: None,
+            },
+        )?
+        .into_any(),
+        Value::Ellipsis => py.Ellipsis().into_bound(py),
+        other => {
+            return Err(PyTypeError::new_err(format!(
+                "a compiled function returned a {} value, which cannot leave compiled code; return tensors, numbers, strings, tuples or lists",
+                other.type_name()
+            )));
+        }
+    })
+}
+
+fn binary(p: Prim, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let (a, b) = (to_value(a)?, to_value(b)?);
+    anfora_vm::ops::call_prim(p, &[a, b], &mut std::io::sink()).map_err(vm_error)
+}
+
+fn unary(p: Prim, a: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let a = to_value(a)?;
+    anfora_vm::ops::call_prim(p, &[a], &mut std::io::sink()).map_err(vm_error)
+}
+
+#[pymethods]
+impl Tensor {
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.shape())
+    }
+
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        dtype_object(self.inner.dtype())
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.ndim()
+    }
+
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.numel()
+    }
+
+    /// The transpose (axes reversed), as numpy's `.T`.
+    #[getter(T)]
+    fn transposed(&self) -> PyResult<Tensor> {
+        let t = self
+            .inner
+            .transpose(None)
+            .map_err(|e| py_error(e.kind.python_name(), e.message))?;
+        Ok(Tensor { inner: t })
+    }
+
+    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_numpy(py, &self.inner)
+    }
+
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = copy;
+        let a = to_numpy(py, &self.inner)?;
+        match dtype {
+            Some(d) => a.call_method1("astype", (d,)),
+            None => Ok(a),
+        }
+    }
+
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_numpy(py, &self.inner)?.call_method0("tolist")
+    }
+
+    /// The single element as a Python number.
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self
+            .inner
+            .item()
+            .map_err(|e| py_error(e.kind.python_name(), e.message))?;
+        Ok(match s {
+            anfora_tensor::Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+            anfora_tensor::Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
+            anfora_tensor::Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
+        })
+    }
+
+    fn astype(&self, dtype: &PyDType) -> Tensor {
+        Tensor {
+            inner: self.inner.cast(dtype.inner),
+        }
+    }
+
+    fn reshape(&self, shape: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+        let shape: Vec<i64> = if let Ok(i) = shape.extract::<i64>() {
+            vec![i]
+        } else {
+            shape.extract()?
+        };
+        let t = self
+            .inner
+            .reshape(&shape)
+            .map_err(|e| py_error(e.kind.python_name(), e.message))?;
+        Ok(Tensor { inner: t })
+    }
+
+    fn __repr__(&self) -> String {
+        let r = self.inner.repr();
+        // numpy's `array(` is six wide; continuation lines align under the first element.
+        match r.strip_prefix("array(") {
+            Some(rest) => format!("Tensor({}", rest.replace("\n      ", "\n       ")),
+            None => format!("Tensor({r})"),
+        }
+    }
+
+    fn __str__(&self) -> String {
+        self.inner.to_str()
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.inner
+            .shape()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of a 0-d tensor"))
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        self.inner
+            .truth()
+            .map_err(|e| py_error(e.kind.python_name(), e.message))
+    }
+
+    fn __float__(&self) -> PyResult<f64> {
+        let v = anfora_vm::ops::call_prim(
+            Prim::FloatType,
+            &[Value::Tensor(self.inner.clone())],
+            &mut std::io::sink(),
+        )
+        .map_err(vm_error)?;
+        match v {
+            Value::Float(f) => Ok(f),
+            _ => Err(PyTypeError::new_err("float() of a tensor")),
+        }
+    }
+
+    fn __int__(&self) -> PyResult<i64> {
+        let v = anfora_vm::ops::call_prim(
+            Prim::IntType,
+            &[Value::Tensor(self.inner.clone())],
+            &mut std::io::sink(),
+        )
+        .map_err(vm_error)?;
+        match v {
+            Value::Int(i) => Ok(i),
+            _ => Err(PyTypeError::new_err("int() of a tensor")),
+        }
+    }
+
+    fn __add__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Add, slf.as_any(), other)?)
+    }
+
+    fn __radd__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Add, other, slf.as_any())?)
+    }
+
+    fn __sub__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Sub, slf.as_any(), other)?)
+    }
+
+    fn __rsub__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Sub, other, slf.as_any())?)
+    }
+
+    fn __mul__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Mul, slf.as_any(), other)?)
+    }
+
+    fn __rmul__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Mul, other, slf.as_any())?)
+    }
+
+    fn __truediv__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Div, slf.as_any(), other)?)
+    }
+
+    fn __rtruediv__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Div, other, slf.as_any())?)
+    }
+
+    fn __floordiv__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::FloorDiv, slf.as_any(), other)?)
+    }
+
+    fn __rfloordiv__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::FloorDiv, other, slf.as_any())?)
+    }
+
+    fn __mod__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Mod, slf.as_any(), other)?)
+    }
+
+    fn __rmod__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::Mod, other, slf.as_any())?)
+    }
+
+    fn __matmul__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::MatMul, slf.as_any(), other)?)
+    }
+
+    fn __rmatmul__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &binary(Prim::MatMul, other, slf.as_any())?)
+    }
+
+    fn __pow__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        modulo: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if !modulo.is_none() {
+            return Err(PyTypeError::new_err(
+                "pow() with a modulus is not supported for tensors",
+            ));
+        }
+        from_value(slf.py(), &binary(Prim::Pow, slf.as_any(), other)?)
+    }
+
+    fn __rpow__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        modulo: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if !modulo.is_none() {
+            return Err(PyTypeError::new_err(
+                "pow() with a modulus is not supported for tensors",
+            ));
+        }
+        from_value(slf.py(), &binary(Prim::Pow, other, slf.as_any())?)
+    }
+
+    fn __neg__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &unary(Prim::Neg, slf.as_any())?)
+    }
+
+    fn __pos__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &unary(Prim::Pos, slf.as_any())?)
+    }
+
+    fn __abs__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &unary(Prim::Abs, slf.as_any())?)
+    }
+
+    fn __invert__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &unary(Prim::Invert, slf.as_any())?)
+    }
+
+    fn __richcmp__<'py>(
+        slf: &Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        op: pyo3::basic::CompareOp,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use pyo3::basic::CompareOp::*;
+        let p = match op {
+            Lt => Prim::Lt,
+            Le => Prim::Le,
+            Gt => Prim::Gt,
+            Ge => Prim::Ge,
+            Eq => Prim::Eq,
+            Ne => Prim::Ne,
+        };
+        from_value(slf.py(), &binary(p, slf.as_any(), other)?)
+    }
+
+    fn __getitem__<'py>(
+        slf: &Bound<'py, Self>,
+        index: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let idx = to_value(index)?;
+        let v = anfora_vm::ops::getitem(&Value::Tensor(slf.get().inner.clone()), &idx)
+            .map_err(vm_error)?;
+        from_value(slf.py(), &v)
+    }
+}

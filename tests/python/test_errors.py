@@ -1,0 +1,111 @@
+"""Compile errors from Python name the user's file, line and column, show the source line
+with an underline and a hint, and report every problem at once; a failed compile leaves
+other functions working."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import anfora
+from anfora import ops
+
+LOCK = threading.Lock()
+
+
+def t(a):
+    return anfora.tensor(np.asarray(a))
+
+
+@anfora.jit
+def unsupported(x):
+    try:
+        y = x + 1
+    except ValueError:
+        y = x
+    with LOCK:
+        y = y * 2
+    return y
+
+
+def test_every_unsupported_construct_is_reported_at_its_line():
+    with pytest.raises(anfora.CompileError) as info:
+        unsupported(1)
+    msg = str(info.value)
+    here = __file__
+    first = unsupported.__wrapped__.__code__.co_firstlineno
+    assert f"{here}:{first + 2}:5" in msg  # try
+    assert f"{here}:{first + 6}:5" in msg  # with
+    assert "│     try:" in msg and "not supported" in msg and "help:" in msg
+    assert "could not compile: 2 errors" in msg
+
+
+@anfora.jit
+def bad_global(x):
+    return x + LOCK
+
+
+def test_python_objects_compiled_code_cannot_use_are_refused():
+    with pytest.raises(anfora.CompileError, match=r"E0209.*global 'LOCK' is a 'lock' object"):
+        bad_global(1)
+
+
+class Holder:
+    def __init__(self):
+        self.w = t(np.ones(2))
+
+    @anfora.jit
+    def missing(self, x):
+        return x + self.nothing
+
+    @anfora.jit
+    def escapes(self, x):
+        return helper(self, x)
+
+
+def helper(obj, x):
+    return x
+
+
+def test_attribute_errors_and_self_as_a_value():
+    h = Holder()
+    with pytest.raises(anfora.CompileError, match=r"E0206.*'Holder' object has no attribute 'nothing'"):
+        h.missing(1)
+    with pytest.raises(anfora.CompileError, match=r"E0210.*'Holder' object cannot be used as a value") as info:
+        h.escapes(1)
+    assert "helper(self, x)" in str(info.value) and "test_errors.py:63:23" in str(info.value)
+
+
+@anfora.jit
+def shape_error(a, b):
+    return a @ b
+
+
+@anfora.jit
+def fine(x):
+    return x * 2
+
+
+def test_shape_errors_name_the_line_and_do_not_break_later_compiles():
+    before = fine(t(np.ones(2)))
+    with pytest.raises(anfora.CompileError, match=r"test_errors.py:\d+:12"):
+        shape_error(t(np.ones((2, 3))), t(np.ones((4, 5))))
+    with pytest.raises(anfora.CompileError, match="E0206"):
+        Holder().missing(1)
+    # Functions compiled before and after a failed compile keep working.
+    np.testing.assert_array_equal(np.asarray(fine(t(np.ones(2)))), np.asarray(before))
+    np.testing.assert_array_equal(np.asarray(fine(t(np.ones(3)))), np.full(3, 2.0))
+    np.testing.assert_array_equal(
+        np.asarray(shape_error(t(np.ones((2, 3))), t(np.ones((3, 1))))), np.full((2, 1), 3.0)
+    )
+
+
+def test_lambdas_are_refused_with_a_hint():
+    f = anfora.jit(lambda x: x + 1)
+    with pytest.raises(anfora.CompileError, match="only functions defined with `def`"):
+        f(1)
+
+
+def test_non_callables_are_rejected():
+    with pytest.raises(TypeError, match="needs a function"):
+        anfora.jit(3)

@@ -1,0 +1,134 @@
+"""anfora.Tensor and eager anfora.ops, checked against numpy."""
+
+import numpy as np
+import pytest
+
+import anfora
+from anfora import ops
+
+
+def t(a):
+    return anfora.tensor(np.asarray(a))
+
+
+def test_conversion_round_trip_keeps_dtype_shape_and_values():
+    rng = np.random.default_rng(0)
+    for dtype in ["float32", "float64", "int32", "int64", "bool"]:
+        a = (rng.standard_normal((2, 3, 4)) * 10).astype(dtype)
+        x = anfora.tensor(a)
+        assert x.shape == (2, 3, 4)
+        assert x.dtype.name == dtype
+        assert x.ndim == 3 and x.size == 24
+        np.testing.assert_array_equal(np.asarray(x), a)
+        np.testing.assert_array_equal(x.numpy(), a)
+        assert x.numpy().dtype == np.dtype(dtype)
+
+
+def test_non_contiguous_arrays_convert_by_value():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(anfora.tensor(a.T).numpy(), a.T)
+    np.testing.assert_array_equal(anfora.tensor(a[:, ::2]).numpy(), a[:, ::2])
+
+
+def test_lists_become_float32_like_ops_tensor_and_dtype_is_honoured():
+    x = anfora.tensor([[1.5, 2.0], [3.0, 4.0]])
+    assert x.dtype == anfora.float32
+    assert anfora.tensor([1, 2]).dtype == anfora.int64
+    assert anfora.tensor([1, 2], anfora.float64).dtype == anfora.float64
+
+
+def test_unsupported_numpy_dtype_is_a_type_error():
+    with pytest.raises(TypeError, match="float16"):
+        anfora.tensor(np.zeros(3, np.float16))
+
+
+def test_repr_is_numpy_like():
+    x = anfora.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert repr(x) == "Tensor([[0., 1., 2.],\n        [3., 4., 5.]], dtype=float32)"
+    assert str(x) == "[[0. 1. 2.]\n [3. 4. 5.]]"
+    assert repr(anfora.float32) == "anfora.float32"
+    assert repr(anfora.bool_) == "anfora.bool_"
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda a, b: a + b,
+        lambda a, b: a - b,
+        lambda a, b: a * b,
+        lambda a, b: a / b,
+        lambda a, b: a // b,
+        lambda a, b: a % b,
+        lambda a, b: a**b,
+        lambda a, b: a < b,
+        lambda a, b: a >= b,
+        lambda a, b: a == b,
+        lambda a, b: a != b,
+    ],
+)
+def test_operators_match_numpy_with_broadcasting(op):
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0.5, 2, (3, 4)).astype(np.float32)
+    b = rng.uniform(0.5, 2, (4,)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(op(t(a), t(b))), op(a, b), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(op(t(a), 2.0)), op(a, np.float32(2.0)), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(op(3.0, t(b))), op(np.float32(3.0), b), rtol=1e-6)
+
+
+def test_matmul_unary_and_indexing():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(t(a) @ t(b)), a @ b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(np.asarray(-t(a)), -a)
+    np.testing.assert_array_equal(np.asarray(abs(t(a))), abs(a))
+    np.testing.assert_array_equal(np.asarray(t(a)[1]), a[1])
+    np.testing.assert_array_equal(np.asarray(t(a)[:, 1:3]), a[:, 1:3])
+    np.testing.assert_array_equal(np.asarray(t(a)[::-1, None, 2]), a[::-1, None, 2])
+    np.testing.assert_array_equal(np.asarray(t(a).T), a.T)
+    np.testing.assert_array_equal(np.asarray(t(a).reshape((2, 6))), a.reshape(2, 6))
+    with pytest.raises(IndexError):
+        t(a)[3]
+
+
+def test_scalar_conversions():
+    x = t(np.float32(2.5))
+    assert float(x) == 2.5 and x.item() == 2.5 and int(t(np.int64(7))) == 7
+    assert bool(t(np.array(True)))
+    assert len(t(np.zeros((5, 2)))) == 5
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(t(np.zeros(3)))
+
+
+def test_eager_ops_match_numpy_and_bind_keywords():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 4))
+    np.testing.assert_allclose(np.asarray(ops.exp(t(a))), np.exp(a), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(ops.sum(t(a), axis=1)), a.sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(
+        np.asarray(ops.mean(t(a), axis=0, keepdims=True)), a.mean(axis=0, keepdims=True), rtol=1e-12
+    )
+    np.testing.assert_array_equal(
+        np.asarray(ops.where(t(a) > 0, t(a), 0.0)), np.where(a > 0, a, 0.0)
+    )
+    assert ops.zeros((2, 3)).shape == (2, 3)
+
+
+def test_eager_op_errors_are_python_errors():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axes'"):
+        ops.sum(t(np.zeros(3)), axes=0)
+    with pytest.raises(ValueError, match="mismatch in its core dimension"):
+        ops.matmul(t(np.zeros((2, 3))), t(np.zeros((4, 5))))
+    with pytest.raises(TypeError, match="cannot pass a 'object' object"):
+        ops.exp(object())
+
+
+def test_parameters_hold_values_by_reference():
+    p = anfora.Parameter(np.ones((2, 2), np.float32), name="w")
+    assert p.name == "w" and p.shape == (2, 2) and p.dtype == anfora.float32
+    ops.assign(p, t(np.full((2, 2), 3.0, np.float32)))
+    np.testing.assert_array_equal(np.asarray(p), np.full((2, 2), 3.0))
+    p.set_data(np.zeros((2, 2), np.float32))
+    np.testing.assert_array_equal(p.value.numpy(), np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="shape"):
+        p.set_data(np.zeros((3,), np.float32))
