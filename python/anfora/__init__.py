@@ -122,6 +122,8 @@ def parameters_of(obj):
     return _anfora.parameters_of(obj)
 
 
+from . import nn  # noqa: E402  (uses grad/value_and_grad above)
+
 __all__ = [
     "CompileError",
     "Function",
@@ -139,6 +141,7 @@ __all__ = [
     "int64",
     "jit",
     "mutable",
+    "nn",
     "ops",
     "parameters_of",
     "set_context",

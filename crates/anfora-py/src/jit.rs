@@ -767,7 +767,10 @@ pub fn parameters_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Py<Paramet
             }
         } else if obj.cast::<Tensor>().is_err()
             && obj.cast::<JitFunction>().is_err()
-            && !obj.is_callable()
+            // Objects (Cells are callable too), not functions, methods or classes.
+            && !obj.hasattr("__code__")?
+            && !obj.hasattr("__func__")?
+            && !obj.is_instance_of::<pyo3::types::PyType>()
             && let Ok(d) = obj.getattr("__dict__")
             && let Ok(d) = d.cast::<PyDict>()
         {

@@ -1,0 +1,196 @@
+"""anfora.nn: Cells (MindSpore's name for modules), layers, losses, optimizers and the
+one-call training step. A Cell's `construct` is compiled on its first call (as `@anfora.jit`
+methods are); sub-cells, Parameters and settings are read from its attributes when it
+compiles, so a whole network, its loss, the gradient and the optimizer update compile into one
+program."""
+
+import numpy as _np
+
+from . import _anfora
+from ._anfora import Parameter
+from . import ops, value_and_grad
+
+__all__ = [
+    "Cell",
+    "Dense",
+    "Flatten",
+    "MSELoss",
+    "ParameterTuple",
+    "ReLU",
+    "SGD",
+    "SequentialCell",
+    "SoftmaxCrossEntropyWithLogits",
+    "Tanh",
+    "TrainOneStepCell",
+    "WithLossCell",
+]
+
+
+class ParameterTuple(tuple):
+    """A tuple of Parameters (what `trainable_params()` returns)."""
+
+    def __new__(cls, params=()):
+        params = tuple(params)
+        for p in params:
+            if not isinstance(p, Parameter):
+                raise TypeError(f"ParameterTuple holds Parameters, not {type(p).__name__}")
+        return super().__new__(cls, params)
+
+
+class Cell:
+    """A network building block: define `construct`; call the Cell to run it compiled."""
+
+    def construct(self, *args):
+        raise NotImplementedError(f"{type(self).__name__} must define construct()")
+
+    def __call__(self, *args, **kwargs):
+        f = self.__dict__.get("_anfora_construct")
+        if f is None:
+            f = _anfora.jit(type(self).construct).__get__(self, type(self))
+            self.__dict__["_anfora_construct"] = f
+        return f(*args, **kwargs)
+
+    def parameters_and_names(self):
+        """`[(path, Parameter)]` of this Cell and its sub-cells, each Parameter once."""
+        return _anfora.parameters_of(self)
+
+    def trainable_params(self):
+        return ParameterTuple(p for _, p in self.parameters_and_names() if p.requires_grad)
+
+    def compiled(self):
+        """The compiled `construct` (for `.lower(...)`, `.explain()`, `.grad(...)`)."""
+        if "_anfora_construct" not in self.__dict__:
+            self.__dict__["_anfora_construct"] = _anfora.jit(type(self).construct).__get__(self, type(self))
+        return self.__dict__["_anfora_construct"]
+
+
+class Dense(Cell):
+    """`x @ weight + bias`; weight is (in_channels, out_channels), initialized uniformly in
+    ±1/sqrt(in_channels) (seeded by `seed`), bias zeros."""
+
+    def __init__(self, in_channels, out_channels, has_bias=True, seed=0, dtype="float32"):
+        rng = _np.random.default_rng(seed)
+        bound = 1.0 / _np.sqrt(in_channels)
+        w = rng.uniform(-bound, bound, (in_channels, out_channels)).astype(dtype)
+        self.weight = Parameter(w, name="weight")
+        self.has_bias = has_bias
+        self.bias = Parameter(_np.zeros(out_channels, dtype), name="bias") if has_bias else None
+
+    def construct(self, x):
+        y = x @ self.weight
+        if self.has_bias:
+            y = y + self.bias
+        return y
+
+
+class ReLU(Cell):
+    def construct(self, x):
+        return ops.relu(x)
+
+
+class Tanh(Cell):
+    def construct(self, x):
+        return ops.tanh(x)
+
+
+class Flatten(Cell):
+    """(N, ...) -> (N, prod(...))."""
+
+    def construct(self, x):
+        return ops.reshape(x, (x.shape[0], -1))
+
+
+class _Chain(Cell):
+    def __init__(self, first, rest):
+        self.first = first
+        self.rest = rest
+
+    def construct(self, x):
+        return self.rest(self.first(x))
+
+
+class SequentialCell(Cell):
+    """Runs its cells in order."""
+
+    def __init__(self, *cells):
+        if len(cells) == 1 and isinstance(cells[0], (list, tuple)):
+            cells = tuple(cells[0])
+        if not cells:
+            raise ValueError("SequentialCell needs at least one cell")
+        self.cells = tuple(cells)
+        # A fixed chain of calls, so that the compiler sees each cell as a constant.
+        chain = cells[-1]
+        for c in reversed(cells[:-1]):
+            chain = _Chain(c, chain)
+        self.chain = chain
+
+    def construct(self, x):
+        return self.chain(x)
+
+    def parameters_and_names(self):
+        return _anfora.parameters_of(_Named(self.cells))
+
+
+class _Named:
+    def __init__(self, cells):
+        for i, c in enumerate(cells):
+            setattr(self, str(i), c)
+
+
+class MSELoss(Cell):
+    """mean((logits - labels) ** 2)."""
+
+    def construct(self, logits, labels):
+        d = logits - labels
+        return ops.mean(d * d)
+
+
+class SoftmaxCrossEntropyWithLogits(Cell):
+    """Mean softmax cross-entropy of logits (N, C) against one-hot (or probability) labels,
+    computed stably (logits shifted by their row maximum)."""
+
+    def construct(self, logits, labels):
+        shift = ops.stop_gradient(ops.max(logits, axis=-1, keepdims=True))
+        z = logits - shift
+        lse = ops.log(ops.sum(ops.exp(z), axis=-1, keepdims=True))
+        return ops.mean(ops.sum((lse - z) * labels, axis=-1))
+
+
+class WithLossCell(Cell):
+    """`loss_fn(backbone(data), label)`."""
+
+    def __init__(self, backbone, loss_fn):
+        self.backbone = backbone
+        self.loss_fn = loss_fn
+
+    def construct(self, data, label):
+        return self.loss_fn(self.backbone(data), label)
+
+
+class SGD(Cell):
+    """Plain SGD, `param -= learning_rate * grad`, as in-graph updates (`ops.sgd`)."""
+
+    def __init__(self, params, learning_rate=0.01):
+        self.parameters = ParameterTuple(params)
+        self.learning_rate = float(learning_rate)
+
+    def construct(self, gradients):
+        for p, g in zip(self.parameters, gradients):
+            ops.sgd(p, g, self.learning_rate)
+        return True
+
+
+class TrainOneStepCell(Cell):
+    """One training step as one compiled call: the loss, its gradient with respect to the
+    optimizer's Parameters, and the optimizer's updates. Returns the loss."""
+
+    def __init__(self, network, optimizer):
+        self.network = network
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.loss_and_grad = network.construct
+
+    def construct(self, data, label):
+        loss, grads = value_and_grad(self.loss_and_grad, None, self.weights)(data, label)
+        self.optimizer(grads)
+        return loss
