@@ -72,31 +72,32 @@ class TensorSpec:
 
 
 def _specs_of(fn):
-    """The TensorSpecs of a function whose parameters (after `self`) are all annotated."""
+    """The TensorSpecs of a function whose parameters (after `self`) are all annotated, and
+    whether it is a method."""
     try:
         params = list(_inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        return None
-    if params and params[0].name == "self":
+        return None, False
+    is_method = bool(params) and params[0].name == "self"
+    if is_method:
         params = params[1:]
-    if not params:
-        return None
     specs = [p.annotation for p in params]
-    if all(isinstance(s, TensorSpec) for s in specs):
-        return specs
-    return None
+    if specs and all(isinstance(s, TensorSpec) for s in specs):
+        return specs, is_method
+    return None, is_method
 
 
 def jit(fn=None):
     """Compiles `fn` on its first call for each argument signature (tensors by dtype and
     shape, Python numbers by value unless wrapped in `anfora.mutable`). Works on functions and
     on methods (bound on attribute access). With every parameter annotated by a TensorSpec,
-    compiles at decoration time and rejects calls of another type."""
+    a function compiles at decoration time (a method when first bound and called) and rejects
+    calls of another type."""
     if fn is None:
         return jit
-    specs = _specs_of(fn)
+    specs, is_method = _specs_of(fn)
     f = _anfora.jit(fn, specs)
-    if specs is not None and not (_inspect.signature(fn).parameters and next(iter(_inspect.signature(fn).parameters)) == "self"):
+    if specs is not None and not is_method:
         f.lower(*[s.example() for s in specs])
     return f
 

@@ -4,8 +4,6 @@ methods are); sub-cells, Parameters and settings are read from its attributes wh
 compiles, so a whole network, its loss, the gradient and the optimizer update compile into one
 program."""
 
-import numpy as _np
-
 from . import _anfora
 from ._anfora import Parameter
 from . import ops, value_and_grad
@@ -44,11 +42,7 @@ class Cell:
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
 
     def __call__(self, *args, **kwargs):
-        f = self.__dict__.get("_anfora_construct")
-        if f is None:
-            f = _anfora.jit(type(self).construct).__get__(self, type(self))
-            self.__dict__["_anfora_construct"] = f
-        return f(*args, **kwargs)
+        return self.compiled()(*args, **kwargs)
 
     def parameters_and_names(self):
         """`[(path, Parameter)]` of this Cell and its sub-cells, each Parameter once."""
@@ -58,10 +52,13 @@ class Cell:
         return ParameterTuple(p for _, p in self.parameters_and_names() if p.requires_grad)
 
     def compiled(self):
-        """The compiled `construct` (for `.lower(...)`, `.explain()`, `.grad(...)`)."""
-        if "_anfora_construct" not in self.__dict__:
-            self.__dict__["_anfora_construct"] = _anfora.jit(type(self).construct).__get__(self, type(self))
-        return self.__dict__["_anfora_construct"]
+        """The compiled `construct` (for `.lower(...)`, `.explain()`, `.grad(...)`), made on
+        first use and kept on the instance."""
+        f = self.__dict__.get("_anfora_construct")
+        if f is None:
+            f = _anfora.jit(type(self).construct).__get__(self, type(self))
+            self.__dict__["_anfora_construct"] = f
+        return f
 
 
 class Dense(Cell):
@@ -69,6 +66,9 @@ class Dense(Cell):
     ±1/sqrt(in_channels) (seeded by `seed`), bias zeros."""
 
     def __init__(self, in_channels, out_channels, has_bias=True, seed=0, dtype="float32"):
+        # numpy is imported here, not with the package: it would triple `import anfora`.
+        import numpy as _np
+
         rng = _np.random.default_rng(seed)
         bound = 1.0 / _np.sqrt(in_channels)
         w = rng.uniform(-bound, bound, (in_channels, out_channels)).astype(dtype)

@@ -109,3 +109,47 @@ def test_lambdas_are_refused_with_a_hint():
 def test_non_callables_are_rejected():
     with pytest.raises(TypeError, match="needs a function"):
         anfora.jit(3)
+
+
+@anfora.jit
+def uses_numpy(x):
+    return np.sum(x)
+
+
+def test_other_modules_are_refused_at_the_use():
+    with pytest.raises(anfora.CompileError) as info:
+        uses_numpy(t(np.ones(2)))
+    msg = str(info.value)
+    assert "E0209" in msg and "global 'np' is the module 'numpy'" in msg
+    line = uses_numpy.__wrapped__.__code__.co_firstlineno + 2  # the decorator's line + 2
+    assert f"test_errors.py:{line}:12" in msg and "use `anfora.ops` inside compiled functions" in msg
+
+
+def test_a_free_variable_not_yet_assigned_is_refused():
+    def outer():
+        @anfora.jit
+        def inner(x):
+            return x + later
+
+        with pytest.raises(anfora.CompileError, match="free variable 'later' is referenced before assignment"):
+            inner(1)
+        later = 2
+        return later
+
+    assert outer() == 2
+
+
+def test_grad_argnums_out_of_range_and_typed_arity():
+    @anfora.jit
+    def f(x):
+        return ops.sum(x)
+
+    with pytest.raises(ValueError, match="argnums 3 is out of range for a call with 1 argument"):
+        anfora.grad(f, argnums=3)(t(np.ones(2)))
+
+    @anfora.jit
+    def typed(x: anfora.TensorSpec((2,), anfora.float64)):
+        return ops.sum(x)
+
+    with pytest.raises(TypeError, match="too many positional arguments"):
+        typed(t(np.ones(2)), t(np.ones(2)))

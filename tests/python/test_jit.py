@@ -161,6 +161,8 @@ def test_typed_signature_compiles_at_decoration_and_rejects_other_types():
         typed(t(np.ones((3, 2), np.float32)))
     with pytest.raises(TypeError, match="float64"):
         typed(t(np.ones((2, 3), np.float64)))
+    with pytest.raises(TypeError, match="missing a required argument: 'x'"):
+        typed.lower()
 
 
 @anfora.jit

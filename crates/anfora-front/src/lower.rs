@@ -527,7 +527,7 @@ impl Lowerer<'_> {
         def: Rc<FunctionDef>,
         graph: GraphId,
         qualname: Arc<str>,
-        bound_self: Option<Const>,
+        mut bound_self: Option<Const>,
     ) {
         self.graphs.push(graph);
         let info = ScopeInfo::of(&def);
@@ -546,7 +546,6 @@ impl Lowerer<'_> {
             loops: Vec::new(),
             nested,
         });
-        let mut bound_self = bound_self;
         for p in &def.params {
             let n = match bound_self.take() {
                 Some(c) => self.konst_at(c, p.span),
@@ -862,11 +861,6 @@ impl Lowerer<'_> {
         if self.fns[depth].info.locals.contains(name) {
             let b = self.cur_block();
             let v = self.read(b, name);
-            // A bound `self` gets a node per use, so that errors point at the use.
-            if let Some(c @ Const::HostObject(_)) = self.fe.module.constant(v) {
-                let c = c.clone();
-                return Val::Node(self.konst_at(c, span));
-            }
             return Val::Node(self.check_bound(v, name, false, span));
         }
         for e in (0..depth).rev() {
@@ -917,7 +911,14 @@ impl Lowerer<'_> {
         self.load_global(name, span)
     }
 
+    /// The value of a variable read at `span` (its own or a captured one): `v`, checked for
+    /// being unassigned where it may be.
     fn check_bound(&mut self, v: NodeId, name: &Name, free: bool, span: Span) -> NodeId {
+        // A bound `self` gets a node per use, so that errors point at the use.
+        if let Some(c @ Const::HostObject(_)) = self.fe.module.constant(v) {
+            let c = c.clone();
+            return self.konst_at(c, span);
+        }
         let maybe = self.phi_block.contains_key(&v)
             || matches!(self.fe.module.constant(v), Some(Const::Unbound));
         if !maybe || name.starts_with('.') {

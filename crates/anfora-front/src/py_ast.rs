@@ -105,9 +105,8 @@ impl<'a> Converter<'a> {
     }
 
     fn syntax_errors(&mut self, parsed: &ruff_python_parser::Parsed<ra::Mod>) {
-        let cx = self;
         for e in parsed.errors() {
-            cx.error(
+            self.error(
                 codes::SYNTAX,
                 format!("invalid syntax: {}", e.error),
                 e.location,
@@ -116,7 +115,7 @@ impl<'a> Converter<'a> {
             .hint = Some("this is not valid Python".into());
         }
         for e in parsed.unsupported_syntax_errors() {
-            cx.error(
+            self.error(
                 codes::SYNTAX_VERSION,
                 e.to_string(),
                 e.range,

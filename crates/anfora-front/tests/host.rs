@@ -141,6 +141,13 @@ fn self_used_as_a_value_is_refused_at_the_use() {
     assert_eq!(d.code, "E0210");
     assert_eq!(location(&fe, d), "/src/model.py:6:13");
     assert!(d.message.contains("'Net' object cannot be used as a value"));
+    // Captured by a nested function, too: the error is at that use.
+    let mut fe = Frontend::new();
+    let src = "def f(self, x):\n    def g():\n        return (x, self)\n    return g()\n";
+    compile(&mut fe, &method(src, 5, "f", 0, 12));
+    let d = &fe.diagnostics()[0];
+    assert_eq!(d.code, "E0210");
+    assert_eq!(location(&fe, d), "/src/model.py:7:20");
 }
 
 #[test]

@@ -117,9 +117,43 @@ struct Dumps {
 /// One compiled signature.
 struct Entry {
     key: Vec<Abs>,
-    compiled: Rc<Compiled>,
+    /// The Parameters a gradient is taken with respect to (their keys; empty otherwise).
+    weights: Vec<u64>,
+    compiled: Compiled,
     generation: usize,
-    dumps: Rc<Dumps>,
+    dumps: Dumps,
+}
+
+/// The compiled signatures of one function, or of one of its gradients: at most
+/// `MAX_SIGNATURES`, the oldest dropped first.
+#[derive(Default)]
+struct Cache(RefCell<Vec<Rc<Entry>>>);
+
+impl Cache {
+    fn get(&self, args: &[Arg], weights: &[u64]) -> Option<Rc<Entry>> {
+        (self.0.borrow().iter())
+            .find(|e| e.weights == weights && fits(&e.key, args))
+            .cloned()
+    }
+
+    /// The entry compiled last.
+    fn last(&self) -> Option<Rc<Entry>> {
+        self.0.borrow().last().cloned()
+    }
+
+    fn insert(&self, entry: Entry) -> Rc<Entry> {
+        let entry = Rc::new(entry);
+        let mut entries = self.0.borrow_mut();
+        if entries.len() >= MAX_SIGNATURES {
+            entries.remove(0);
+        }
+        entries.push(entry.clone());
+        entry
+    }
+
+    fn len(&self) -> usize {
+        self.0.borrow().len()
+    }
 }
 
 /// Which gradients a [`GradFunction`] computes.
@@ -149,7 +183,10 @@ pub struct JitFunction {
     pub bound: Option<Py<PyAny>>,
     /// `TensorSpec`s of a typed signature (every parameter annotated).
     specs: Option<Vec<Py<PyAny>>>,
-    cache: RefCell<Vec<Entry>>,
+    /// The number of parameters (after a bound `self`) when all are plain
+    /// positional-or-keyword ones: a call passing that many needs no binding.
+    arity: Option<usize>,
+    cache: Cache,
     explanation: RefCell<Option<String>>,
     grad: RefCell<Option<Py<GradFunction>>>,
 }
@@ -173,13 +210,6 @@ fn fits(key: &[Abs], args: &[Arg]) -> bool {
     key.len() == args.len() && key.iter().zip(args).all(|(k, a)| a.has_abstract(k))
 }
 
-fn lookup(cache: &[Entry], args: &[Arg]) -> Option<(Rc<Compiled>, usize)> {
-    cache
-        .iter()
-        .find(|e| fits(&e.key, args))
-        .map(|e| (e.compiled.clone(), e.generation))
-}
-
 /// Writes what compiled code printed to Python's `sys.stdout` (so capture works).
 fn flush_output(py: Python<'_>, out: &[u8]) -> PyResult<()> {
     if out.is_empty() {
@@ -191,14 +221,9 @@ fn flush_output(py: Python<'_>, out: &[u8]) -> PyResult<()> {
 }
 
 /// Runs a compiled program and converts its result (or its exception) for Python.
-fn run<'py>(
-    py: Python<'py>,
-    compiled: &Compiled,
-    generation: usize,
-    args: Vec<Arg>,
-) -> PyResult<Bound<'py, PyAny>> {
+fn run<'py>(py: Python<'py>, entry: &Entry, args: Vec<Arg>) -> PyResult<Bound<'py, PyAny>> {
     let values: Vec<Value> = args.into_iter().map(|a| a.value).collect();
-    let program = compiled
+    let program = (entry.compiled)
         .program
         .as_ref()
         .expect("compiled entries are lowered");
@@ -209,7 +234,7 @@ fn run<'py>(
         Ok(v) => from_value(py, &v),
         Err(e) => {
             let err = py_error(&e.kind, e.message.clone());
-            let trace = with_compiler(|c| e.render(c.sources(generation)));
+            let trace = with_compiler(|c| e.render(c.sources(entry.generation)));
             let _ = err.value(py).call_method1("add_note", (trace,));
             Err(err)
         }
@@ -217,12 +242,19 @@ fn run<'py>(
 }
 
 impl JitFunction {
-    pub fn new(func: Py<PyAny>, bound: Option<Py<PyAny>>, specs: Option<Vec<Py<PyAny>>>) -> Self {
+    pub fn new(
+        py: Python<'_>,
+        func: Py<PyAny>,
+        bound: Option<Py<PyAny>>,
+        specs: Option<Vec<Py<PyAny>>>,
+    ) -> Self {
+        let arity = arity(func.bind(py), bound.is_some());
         JitFunction {
             func,
             bound,
             specs,
-            cache: RefCell::new(Vec::new()),
+            arity,
+            cache: Cache::default(),
             explanation: RefCell::new(None),
             grad: RefCell::new(None),
         }
@@ -246,7 +278,7 @@ impl JitFunction {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let kwargs = kwargs.filter(|k| !k.is_empty());
-        if kwargs.is_none() && Some(args.len()) == self.arity(py) {
+        if kwargs.is_none() && Some(args.len()) == self.arity {
             return Ok(args.clone());
         }
         let inspect = py.import("inspect")?;
@@ -265,33 +297,11 @@ impl JitFunction {
         PyTuple::new(py, all.into_iter().skip(skip))
     }
 
-    /// The number of parameters (after a bound `self`) when all of them are plain
-    /// positional-or-keyword ones; `None` otherwise.
-    fn arity(&self, py: Python<'_>) -> Option<usize> {
-        let code = self.func.bind(py).getattr("__code__").ok()?;
-        let n: usize = code.getattr("co_argcount").ok()?.extract().ok()?;
-        let kwonly: usize = code.getattr("co_kwonlyargcount").ok()?.extract().ok()?;
-        let posonly: usize = code.getattr("co_posonlyargcount").ok()?.extract().ok()?;
-        let flags: u32 = code.getattr("co_flags").ok()?.extract().ok()?;
-        // CO_VARARGS | CO_VARKEYWORDS
-        if kwonly > 0 || posonly > 0 || flags & 0x0c != 0 {
-            return None;
-        }
-        n.checked_sub(usize::from(self.bound.is_some()))
-    }
-
     fn check_specs(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<()> {
         let Some(specs) = &self.specs else {
             return Ok(());
         };
-        if args.len() != specs.len() {
-            return Err(PyTypeError::new_err(format!(
-                "{}() takes {} arguments ({} given)",
-                self.name(py),
-                specs.len(),
-                args.len()
-            )));
-        }
+        // `positional` has bound the call: there is one argument per spec.
         for (i, (a, s)) in args.iter().zip(specs).enumerate() {
             let ok: bool = s.bind(py).call_method1("matches", (&a,))?.extract()?;
             if !ok {
@@ -388,9 +398,12 @@ impl JitFunction {
                     c.context.dumps += 1;
                     Ok(Entry {
                         key: args.iter().map(Arg::abstract_value).collect(),
-                        compiled: Rc::new(compiled),
+                        weights: grad.map_or(Vec::new(), |(_, ws, _)| {
+                            ws.iter().map(ParamRef::key).collect()
+                        }),
+                        compiled,
                         generation,
-                        dumps: Rc::new(dumps),
+                        dumps,
                     })
                 }
                 Err(failure) => {
@@ -410,28 +423,34 @@ impl JitFunction {
     }
 
     /// The cached entry for `args`, compiling it when missing.
-    fn entry(&self, py: Python<'_>, args: &[Arg]) -> PyResult<(Rc<Compiled>, usize)> {
-        if let Some(hit) = lookup(&self.cache.borrow(), args) {
+    fn entry(&self, py: Python<'_>, args: &[Arg]) -> PyResult<Rc<Entry>> {
+        if let Some(hit) = self.cache.get(args, &[]) {
             *self.explanation.borrow_mut() = None;
             return Ok(hit);
         }
         let entry = self.compile(py, args, None)?;
-        let names = self.param_names(py);
-        let mut cache = self.cache.borrow_mut();
-        let previous = cache.last().map(|e| e.key.as_slice());
+        let previous = self.cache.last();
         *self.explanation.borrow_mut() = Some(anfora_driver::explain(
             &self.name(py),
             &entry.key,
-            previous,
-            names,
+            previous.as_ref().map(|e| e.key.as_slice()),
+            self.param_names(py),
         ));
-        if cache.len() >= MAX_SIGNATURES {
-            cache.remove(0);
-        }
-        let hit = (entry.compiled.clone(), entry.generation);
-        cache.push(entry);
-        Ok(hit)
+        Ok(self.cache.insert(entry))
     }
+}
+
+/// The number of parameters of Python function `func` (after a bound `self`) when all of
+/// them are plain positional-or-keyword ones; `None` otherwise.
+fn arity(func: &Bound<'_, PyAny>, bound: bool) -> Option<usize> {
+    let code = func.getattr("__code__").ok()?;
+    let count = |attr: &str| -> Option<usize> { code.getattr(attr).ok()?.extract().ok() };
+    let flags: u32 = code.getattr("co_flags").ok()?.extract().ok()?;
+    // CO_VARARGS | CO_VARKEYWORDS
+    if count("co_kwonlyargcount")? > 0 || count("co_posonlyargcount")? > 0 || flags & 0x0c != 0 {
+        return None;
+    }
+    count("co_argcount")?.checked_sub(usize::from(bound))
 }
 
 /// A short description of a call argument, for messages.
@@ -485,8 +504,8 @@ impl JitFunction {
         let args = self.positional(py, args, kwargs)?;
         self.check_specs(py, &args)?;
         let args = args_of(&args)?;
-        let (compiled, generation) = self.entry(py, &args)?;
-        run(py, &compiled, generation, args)
+        let entry = self.entry(py, &args)?;
+        run(py, &entry, args)
     }
 
     /// Binding to an instance: `obj.method` is the method compiled with `self` = `obj`. The
@@ -508,7 +527,12 @@ impl JitFunction {
             .map(|s| s.iter().map(|x| x.clone_ref(py)).collect());
         let bound = Bound::new(
             py,
-            JitFunction::new(this.func.clone_ref(py), Some(obj.clone().unbind()), specs),
+            JitFunction::new(
+                py,
+                this.func.clone_ref(py),
+                Some(obj.clone().unbind()),
+                specs,
+            ),
         )?;
         let name: String = this.func.bind(py).getattr("__name__")?.extract()?;
         if let Ok(d) = obj.getattr("__dict__") {
@@ -602,25 +626,20 @@ impl JitFunction {
 
     /// Compiles for `args` (without running) and returns the IR.
     #[pyo3(signature = (*args))]
-    fn lower(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Lowered> {
-        self.check_specs(py, args)?;
-        let args = args_of(args)?;
-        self.entry(py, &args)?;
-        let cache = self.cache.borrow();
-        let e = cache
-            .iter()
-            .find(|e| fits(&e.key, &args))
-            .expect("just compiled");
+    fn lower<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Lowered> {
+        let args = self.positional(py, args, None)?;
+        self.check_specs(py, &args)?;
+        let e = self.entry(py, &args_of(&args)?)?;
         Ok(Lowered {
-            dumps: e.dumps.clone(),
             signature: e.key.iter().map(|a| a.to_string()).collect(),
+            entry: e,
         })
     }
 
     /// How many signatures are compiled.
     #[getter]
     fn cache_size(&self) -> usize {
-        self.cache.borrow().len()
+        self.cache.len()
     }
 
     #[getter]
@@ -670,13 +689,13 @@ pub fn jit(
     if let Ok(j) = func.cast::<JitFunction>() {
         return Ok(j.clone().unbind());
     }
-    Py::new(py, JitFunction::new(func.clone().unbind(), None, specs))
+    Py::new(py, JitFunction::new(py, func.clone().unbind(), None, specs))
 }
 
 /// The IR of one compiled signature: `f.lower(*args)`.
 #[pyclass(module = "anfora", name = "Lowered", unsendable)]
 pub struct Lowered {
-    dumps: Rc<Dumps>,
+    entry: Rc<Entry>,
     signature: Vec<String>,
 }
 
@@ -684,17 +703,17 @@ pub struct Lowered {
 impl Lowered {
     /// The optimized graphs as `.ir` text, with the abstract of every node.
     fn ir(&self) -> String {
-        self.dumps.ir.clone()
+        self.entry.dumps.ir.clone()
     }
 
     /// The optimized graphs in Graphviz format.
     fn dot(&self) -> String {
-        self.dumps.dot.clone()
+        self.entry.dumps.dot.clone()
     }
 
     /// The linear program the executor runs.
     fn program(&self) -> String {
-        self.dumps.program.clone()
+        self.entry.dumps.program.clone()
     }
 
     #[getter]
@@ -703,20 +722,13 @@ impl Lowered {
     }
 }
 
-struct GradEntry {
-    key: Vec<Abs>,
-    weights: Vec<u64>,
-    compiled: Rc<Compiled>,
-    generation: usize,
-}
-
 /// The gradient of a compiled function: `f.grad`, `anfora.grad(f)`,
 /// `anfora.value_and_grad(f)`.
 #[pyclass(module = "anfora", name = "GradFunction", unsendable)]
 pub struct GradFunction {
     of: Py<JitFunction>,
     spec: GradSpec,
-    cache: RefCell<Vec<GradEntry>>,
+    cache: Cache,
 }
 
 impl GradFunction {
@@ -724,7 +736,7 @@ impl GradFunction {
         GradFunction {
             of,
             spec,
-            cache: RefCell::new(Vec::new()),
+            cache: Cache::default(),
         }
     }
 }
@@ -850,32 +862,15 @@ impl GradFunction {
             .map(|p| p.bind(py).borrow().inner.clone())
             .collect();
         let keys: Vec<u64> = refs.iter().map(|r| r.key()).collect();
-        let hit = {
-            let cache = self.cache.borrow();
-            cache
-                .iter()
-                .find(|e| e.weights == keys && fits(&e.key, &args))
-                .map(|e| (e.compiled.clone(), e.generation))
+        let entry = match self.cache.get(&args, &keys) {
+            Some(hit) => hit,
+            None => self.cache.insert(of.compile(
+                py,
+                &args,
+                Some((&argnums, &refs, self.spec.value)),
+            )?),
         };
-        let (compiled, generation) = match hit {
-            Some(h) => h,
-            None => {
-                let entry = of.compile(py, &args, Some((&argnums, &refs, self.spec.value)))?;
-                let h = (entry.compiled.clone(), entry.generation);
-                let mut cache = self.cache.borrow_mut();
-                if cache.len() >= MAX_SIGNATURES {
-                    cache.remove(0);
-                }
-                cache.push(GradEntry {
-                    key: entry.key,
-                    weights: keys,
-                    compiled: entry.compiled,
-                    generation: entry.generation,
-                });
-                h
-            }
-        };
-        let result = run(py, &compiled, generation, args)?;
+        let result = run(py, &entry, args)?;
         // The wrapper returns (value, grads) for value_and_grad, and grads are
         // (inputs, weights) when there are weights; inputs is a tuple (argnums is one).
         let (value, grads) = if self.spec.value {

@@ -160,12 +160,7 @@ impl Parameter {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = copy;
-        let a = to_numpy(py, &self.inner.get())?;
-        match dtype {
-            Some(d) => a.call_method1("astype", (d,)),
-            None => Ok(a),
-        }
+        array(py, &self.inner.get(), dtype, copy)
     }
 
     fn __repr__(&self) -> String {
@@ -229,6 +224,22 @@ pub fn to_numpy<'py>(py: Python<'py>, t: &RTensor) -> PyResult<Bound<'py, PyAny>
         DType::Bool => numpy::PyArray1::from_slice(py, t.as_bool_slice().unwrap_or(&[])).into_any(),
     };
     flat.call_method1("reshape", (PyTuple::new(py, shape)?,))
+}
+
+/// numpy's `__array__` protocol: a copy, converted to `dtype` if given (a copy is always
+/// made, so `copy` changes nothing).
+fn array<'py>(
+    py: Python<'py>,
+    t: &RTensor,
+    dtype: Option<&Bound<'py, PyAny>>,
+    copy: Option<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let _ = copy;
+    let a = to_numpy(py, t)?;
+    match dtype {
+        Some(d) => a.call_method1("astype", (d,)),
+        None => Ok(a),
+    }
 }
 
 /// Converts `obj` to a tensor: a Tensor, Parameter, numpy array, or nested lists/tuples of
@@ -386,6 +397,14 @@ pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
     })
 }
 
+impl Tensor {
+    /// `float(t)` / `int(t)` as compiled code computes them (one element, Python's rules).
+    fn convert(&self, p: Prim) -> PyResult<Value> {
+        let t = Value::Tensor(self.inner.clone());
+        anfora_vm::ops::call_prim(p, &[t], &mut std::io::sink()).map_err(vm_error)
+    }
+}
+
 fn binary(p: Prim, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Value> {
     let (a, b) = (to_value(a)?, to_value(b)?);
     anfora_vm::ops::call_prim(p, &[a, b], &mut std::io::sink()).map_err(vm_error)
@@ -439,12 +458,7 @@ impl Tensor {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = copy;
-        let a = to_numpy(py, &self.inner)?;
-        match dtype {
-            Some(d) => a.call_method1("astype", (d,)),
-            None => Ok(a),
-        }
+        array(py, &self.inner, dtype, copy)
     }
 
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -511,26 +525,14 @@ impl Tensor {
     }
 
     fn __float__(&self) -> PyResult<f64> {
-        let v = anfora_vm::ops::call_prim(
-            Prim::FloatType,
-            &[Value::Tensor(self.inner.clone())],
-            &mut std::io::sink(),
-        )
-        .map_err(vm_error)?;
-        match v {
+        match self.convert(Prim::FloatType)? {
             Value::Float(f) => Ok(f),
             _ => Err(PyTypeError::new_err("float() of a tensor")),
         }
     }
 
     fn __int__(&self) -> PyResult<i64> {
-        let v = anfora_vm::ops::call_prim(
-            Prim::IntType,
-            &[Value::Tensor(self.inner.clone())],
-            &mut std::io::sink(),
-        )
-        .map_err(vm_error)?;
-        match v {
+        match self.convert(Prim::IntType)? {
             Value::Int(i) => Ok(i),
             _ => Err(PyTypeError::new_err("int() of a tensor")),
         }
