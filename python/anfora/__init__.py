@@ -14,6 +14,7 @@ run by a compiled executor.
 """
 
 import inspect as _inspect
+import os as _os
 
 from . import _anfora
 from ._anfora import (
@@ -102,25 +103,137 @@ def jit(fn=None):
     return f
 
 
-def grad(fn, argnums=0, weights=None):
-    """The gradient of `fn` (a scalar function) with respect to the arguments in `argnums`
-    (an int, a tuple of ints, or None) and the Parameters in `weights`. With weights the
-    result is `(argument gradients, weight gradients)`."""
-    return jit(fn)._grad_transform(argnums, weights, False)
+def grad(fn, argnums=0, weights=None, sens_param=False):
+    """The gradient of `fn` with respect to the arguments in `argnums` (an int, a tuple of
+    ints, None for no argument, or `...` for every argument) and the Parameters in `weights`.
+    With weights the result is `(argument gradients, weight gradients)`. `fn` returns a
+    scalar, or with `sens_param=True` anything: the gradient function then takes the output's
+    sensitivity (shaped like the output) as an extra last argument."""
+    return jit(fn)._grad_transform(argnums, weights, False, sens_param)
 
 
-def value_and_grad(fn, argnums=0, weights=None):
+def value_and_grad(fn, argnums=0, weights=None, sens_param=False):
     """Like `grad`, returning `(fn(*args), gradients)`."""
-    return jit(fn)._grad_transform(argnums, weights, True)
+    return jit(fn)._grad_transform(argnums, weights, True, sens_param)
 
 
 grad.__anfora_prim__ = "grad"
 value_and_grad.__anfora_prim__ = "value_and_grad"
 
 
+class GradOperation:
+    """MindSpore's gradient transform: `GradOperation(get_all, get_by_list, sens_param)(fn)`
+    or `(fn, weights)` returns the gradient function of `fn`:
+
+    - by default, the gradient with respect to the first argument;
+    - `get_all=True`: a tuple, one gradient per argument;
+    - `get_by_list=True`: the gradients of the Parameters in `weights` (a tuple); with
+      `get_all` as well, `(argument gradients, weight gradients)`;
+    - `sens_param=True`: the gradient function takes the output's sensitivity as its last
+      argument instead of differentiating a scalar.
+
+    It works in Python and inside compiled code (a Cell's `construct`)."""
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        self.get_all = bool(get_all)
+        self.get_by_list = bool(get_by_list)
+        self.sens_param = bool(sens_param)
+        # `...` is every argument.
+        self.argnums = ... if self.get_all else (None if self.get_by_list else 0)
+
+    def __call__(self, fn, weights=None):
+        # One straight line, so that it also compiles inside a Cell's construct, where `fn`
+        # and `weights` are passed in.
+        return grad(fn, self.argnums, weights, self.sens_param)
+
+    def __repr__(self):
+        return (
+            f"GradOperation(get_all={self.get_all}, get_by_list={self.get_by_list}, "
+            f"sens_param={self.sens_param})"
+        )
+
+
 def parameters_of(obj):
     """The Parameters an object holds, as `[(path, Parameter)]` in attribute order."""
     return _anfora.parameters_of(obj)
+
+
+def _named_parameters(obj):
+    """`[(name, Parameter or Tensor)]` of a Cell or object, a dict, or a list of pairs."""
+    if isinstance(obj, dict):
+        return list(obj.items())
+    if isinstance(obj, (list, tuple)):
+        pairs = list(obj)
+        if all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+            return pairs
+        raise TypeError("save_checkpoint takes a Cell (or any object holding Parameters), a dict or a list of (name, Parameter) pairs")
+    return parameters_of(obj)
+
+
+def save_checkpoint(obj, path, metadata=None):
+    """Saves the Parameters of `obj` (a Cell or any object holding Parameters, found by
+    attribute path as `parameters_and_names` does; or a dict / list of (name, value) pairs of
+    Parameters and Tensors) to a safetensors file at `path`, with optional string metadata.
+    The file is written next to `path` first and renamed, so a failed save leaves the old
+    checkpoint intact."""
+    tensors = []
+    for name, value in _named_parameters(obj):
+        if isinstance(value, Parameter):
+            value = value.value
+        elif not isinstance(value, Tensor):
+            value = tensor(value)
+        tensors.append((str(name), value))
+    meta = None if metadata is None else {str(k): str(v) for k, v in metadata.items()}
+    _anfora.save_safetensors(_os.fspath(path), tensors, meta)
+
+
+def load_checkpoint(path, net=None, strict=False):
+    """The tensors of a checkpoint file as a dict `{name: Tensor}` (in the order they were
+    saved). With `net`, they are also loaded into its Parameters (see `load_param_into_net`)."""
+    tensors, _ = _anfora.load_safetensors(_os.fspath(path))
+    params = dict(tensors)
+    if net is not None:
+        load_param_into_net(net, params, strict=strict)
+    return params
+
+
+def load_checkpoint_metadata(path):
+    """The string metadata saved with a checkpoint."""
+    return _anfora.load_safetensors(_os.fspath(path))[1]
+
+
+def load_param_into_net(net, parameter_dict, strict=False):
+    """Sets each Parameter of `net` (by attribute path) from `parameter_dict`. Every shape and
+    dtype is checked before any Parameter changes, so a mismatch leaves the network as it was.
+    Returns `(parameters not loaded, checkpoint names not used)`; with `strict=True` either
+    being non-empty is a ValueError."""
+    params = parameters_of(net)
+    names = {name for name, _ in params}
+    updates = []
+    for name, p in params:
+        if name not in parameter_dict:
+            continue
+        value = parameter_dict[name]
+        if isinstance(value, Parameter):
+            value = value.value
+        elif not isinstance(value, Tensor):
+            value = tensor(value)
+        if tuple(value.shape) != tuple(p.shape) or value.dtype != p.dtype:
+            raise ValueError(
+                f"checkpoint entry '{name}' is a {value.dtype.name} tensor of shape {tuple(value.shape)}, "
+                f"but the Parameter is {p.dtype.name} of shape {tuple(p.shape)}; nothing was loaded"
+            )
+        updates.append((p, value))
+    not_loaded = [name for name, _ in params if name not in parameter_dict]
+    unused = [name for name in parameter_dict if name not in names]
+    if strict and (not_loaded or unused):
+        raise ValueError(
+            f"checkpoint does not match the network: Parameters missing from it {not_loaded}, "
+            f"entries the network does not have {unused}; nothing was loaded"
+        )
+    for p, value in updates:
+        p.set_data(value)
+    return not_loaded, unused
 
 
 from . import nn  # noqa: E402  (uses grad/value_and_grad above)
@@ -129,6 +242,7 @@ __all__ = [
     "CompileError",
     "Function",
     "GradFunction",
+    "GradOperation",
     "Lowered",
     "Parameter",
     "Tensor",
@@ -141,10 +255,14 @@ __all__ = [
     "int32",
     "int64",
     "jit",
+    "load_checkpoint",
+    "load_checkpoint_metadata",
+    "load_param_into_net",
     "mutable",
     "nn",
     "ops",
     "parameters_of",
+    "save_checkpoint",
     "set_context",
     "tensor",
     "value_and_grad",

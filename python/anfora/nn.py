@@ -11,8 +11,10 @@ from . import ops, value_and_grad
 __all__ = [
     "Cell",
     "Dense",
+    "Adam",
     "Flatten",
     "MSELoss",
+    "Momentum",
     "ParameterTuple",
     "ReLU",
     "SGD",
@@ -177,6 +179,65 @@ class SGD(Cell):
     def construct(self, gradients):
         for p, g in zip(self.parameters, gradients):
             ops.sgd(p, g, self.learning_rate)
+        return True
+
+
+def _slots(params, what):
+    """Zero-initialized optimizer state, one Parameter per parameter (not trained)."""
+    import numpy as _np
+
+    return ParameterTuple(
+        Parameter(_np.zeros(p.shape, p.dtype.name), name=f"{what}.{p.name}", requires_grad=False)
+        for p in params
+    )
+
+
+class Momentum(Cell):
+    """SGD with momentum (`ops.apply_momentum`, in place): `accum = momentum * accum + grad`,
+    then `param -= learning_rate * accum`, or with `use_nesterov`
+    `param -= learning_rate * (grad + momentum * accum)`. `weight_decay` adds
+    `weight_decay * param` to each gradient first."""
+
+    def __init__(self, params, learning_rate, momentum, weight_decay=0.0, use_nesterov=False):
+        self.parameters = ParameterTuple(params)
+        self.learning_rate = float(learning_rate)
+        self.momentum = float(momentum)
+        self.weight_decay = float(weight_decay)
+        self.use_nesterov = bool(use_nesterov)
+        self.moments = _slots(self.parameters, "moments")
+
+    def construct(self, gradients):
+        for p, accum, g in zip(self.parameters, self.moments, gradients):
+            if self.weight_decay != 0.0:
+                g = g + self.weight_decay * p
+            ops.apply_momentum(p, accum, self.learning_rate, g, self.momentum, self.use_nesterov)
+        return True
+
+
+class Adam(Cell):
+    """Adam (`ops.adam`, in place) with bias correction; the step count is a Parameter too, so
+    a training step stays one compiled call and the state can be checkpointed.
+    `weight_decay` adds `weight_decay * param` to each gradient (L2, not AdamW)."""
+
+    def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0):
+        import numpy as _np
+
+        self.parameters = ParameterTuple(params)
+        self.learning_rate = float(learning_rate)
+        self.beta1 = float(beta1)
+        self.beta2 = float(beta2)
+        self.eps = float(eps)
+        self.weight_decay = float(weight_decay)
+        self.moment1 = _slots(self.parameters, "moment1")
+        self.moment2 = _slots(self.parameters, "moment2")
+        self.step = Parameter(_np.zeros((), "float64"), name="step", requires_grad=False)
+
+    def construct(self, gradients):
+        ops.assign_add(self.step, 1.0)
+        for p, m, v, g in zip(self.parameters, self.moment1, self.moment2, gradients):
+            if self.weight_decay != 0.0:
+                g = g + self.weight_decay * p
+            ops.adam(p, m, v, g, self.step, self.learning_rate, self.beta1, self.beta2, self.eps)
         return True
 
 

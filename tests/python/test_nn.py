@@ -66,3 +66,55 @@ def test_classifier_training_reduces_the_cross_entropy():
 def test_parameter_tuple_holds_only_parameters():
     with pytest.raises(TypeError, match="ParameterTuple holds Parameters"):
         nn.ParameterTuple([1.0])
+
+
+def _numpy_steps(opt, kw, X, Y, W, B, steps):
+    """The same Dense + MSE training steps as the optimizers' documented updates, in numpy."""
+    params = [W.copy(), B.copy()]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    for step in range(1, steps + 1):
+        d = 2 * (X @ params[0] + params[1] - Y) / Y.size
+        grads = [X.T @ d, d.sum(0)]
+        for i in range(2):
+            g = grads[i] + kw.get("weight_decay", 0.0) * params[i]
+            if opt == "momentum":
+                m[i] = kw["momentum"] * m[i] + g
+                mom = g + kw["momentum"] * m[i] if kw.get("use_nesterov") else m[i]
+                params[i] = params[i] - kw["learning_rate"] * mom
+            else:
+                m[i] = 0.9 * m[i] + 0.1 * g
+                v[i] = 0.999 * v[i] + 0.001 * g * g
+                mh, vh = m[i] / (1 - 0.9**step), v[i] / (1 - 0.999**step)
+                params[i] = params[i] - kw["learning_rate"] * mh / (np.sqrt(vh) + 1e-8)
+    return params
+
+
+@pytest.mark.parametrize(
+    "opt, kw",
+    [
+        ("momentum", dict(learning_rate=0.1, momentum=0.9)),
+        ("momentum", dict(learning_rate=0.1, momentum=0.9, use_nesterov=True, weight_decay=0.01)),
+        ("adam", dict(learning_rate=0.01)),
+        ("adam", dict(learning_rate=0.01, weight_decay=0.1)),
+    ],
+)
+def test_momentum_and_adam_steps_match_numpy(opt, kw):
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(8, 3)), rng.normal(size=(8, 2))
+    net = nn.Dense(3, 2, dtype="float64")
+    W, B = net.weight.numpy().copy(), net.bias.numpy().copy()
+    optimizer = (nn.Momentum if opt == "momentum" else nn.Adam)(net.trainable_params(), **kw)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), optimizer)
+    for _ in range(3):
+        step(t(X), t(Y))
+    W3, B3 = _numpy_steps(opt, kw, X, Y, W, B, 3)
+    np.testing.assert_allclose(net.weight.numpy(), W3, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(net.bias.numpy(), B3, rtol=1e-12, atol=1e-15)
+    # The optimizer's state is made of (untrained) Parameters too.
+    names = [n for n, _ in optimizer.parameters_and_names()]
+    if opt == "adam":
+        assert names[-1] == "step" and float(optimizer.step.value) == 3.0
+        assert "moment1.0" in names and "moment2.1" in names
+    else:
+        assert "moments.1" in names

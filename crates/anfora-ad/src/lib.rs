@@ -19,6 +19,7 @@
 //! The result is ordinary IR that inference specializes and the optimizer cleans up. Effects
 //! stay in the forward graphs (they run once); the auto-monad stage threads them afterwards.
 
+mod inline;
 mod jvp;
 mod lift;
 mod rules;
@@ -88,6 +89,7 @@ pub fn expand(m: &mut Module, roots: &[GraphId]) -> Result<bool, Vec<Diagnostic>
     if !jvp_errors.is_empty() {
         return Err(jvp_errors);
     }
+    inline::inline_function_arguments(m, roots);
     let (mut graphs, mut pending) = grad_calls(m, roots);
     let mut t = Transform::new(m);
     let mut errors = Vec::new();
@@ -584,6 +586,8 @@ impl<'a> Transform<'a> {
         } else {
             match self.const_arg(ins[2]) {
                 Some(Const::None) => (vec![], false),
+                // `argnums=...`: every argument (GradOperation's get_all).
+                Some(Const::Ellipsis) => ((0..nparams as i64).collect(), false),
                 Some(Const::Int(i)) => (vec![i], true),
                 Some(Const::Tuple(items)) => (
                     items
@@ -631,6 +635,16 @@ impl<'a> Transform<'a> {
                 }
             }
         };
+        // With sens_param the wrapper takes the output sensitivity as an extra last argument.
+        let sens = match ins
+            .get(4)
+            .filter(|_| p != Prim::Vjp)
+            .map(|&x| self.const_arg(x))
+        {
+            None | Some(Some(Const::Bool(false))) => false,
+            Some(Some(Const::Bool(true))) => true,
+            _ => return Err(bad("sens_param must be a constant bool".into())),
+        };
         let ws = weights.clone().unwrap_or_default();
         let lifted = lift(self.m, fg, &ws, &mut self.names);
         let jf = self.j_graph(lifted.graph);
@@ -668,7 +682,9 @@ impl<'a> Transform<'a> {
             let pp: Vec<NodeId> = (0..primals.len())
                 .map(|i| self.m.add_param(vg, &format!("primal{i}"), span))
                 .collect();
+            let yv = self.m.add_param(vg, "out", span);
             let ct = self.m.add_param(vg, "cotangent", span);
+            let ct = self.prim(vg, Prim::SensCheck, &[ct, yv], span);
             let ds = self.apply(vg, vec![bpp, ct], span);
             let outs: Vec<NodeId> = (pp.iter().enumerate())
                 .map(|(i, &pi)| self.dense_item(vg, ds, k + i as i64, pi, span))
@@ -678,6 +694,7 @@ impl<'a> Transform<'a> {
             let vc = self.m.value(Const::Graph(vg));
             let mut pins = vec![vc, bp];
             pins.extend(&primals);
+            pins.push(y);
             let vjp_fn = self.prim(h, Prim::Partial, &pins, span);
             let result = self.prim(h, Prim::MakeTuple, &[y, vjp_fn], span);
             replace_call(self.m, h, n, mark, result, all);
@@ -690,7 +707,11 @@ impl<'a> Transform<'a> {
             GraphKind::Function,
             span,
         );
-        self.m.graphs[wg].signature = f_src.signature.clone();
+        // With a sensitivity parameter the wrapper's signature is f's plus one positional
+        // argument, which plain positional binding covers.
+        if !sens {
+            self.m.graphs[wg].signature = f_src.signature.clone();
+        }
         let params: Vec<NodeId> = f_src
             .params
             .iter()
@@ -701,7 +722,12 @@ impl<'a> Transform<'a> {
             })
             .collect();
         let (y, bp) = self.call_j(wg, j_call(&params), span);
-        let seed = self.prim(wg, Prim::SensOnes, &[y], span);
+        let seed = if sens {
+            let d = self.m.add_param(wg, "sens", span);
+            self.prim(wg, Prim::SensCheck, &[d, y], span)
+        } else {
+            self.prim(wg, Prim::SensOnes, &[y], span)
+        };
         let ds = self.apply(wg, vec![bp, seed], span);
         let input_grads: Vec<NodeId> = (argnums.iter())
             .map(|&i| self.dense_item(wg, ds, k + i as i64, params[i], span))

@@ -108,7 +108,8 @@ pub fn backward(
             }
         }
         Neg => g[0] = Some(op!(Neg, d)),
-        Pos | CheckBound | Depend => {
+        // The check is on the primal; sensitivities pass through to the cotangent.
+        Pos | CheckBound | Depend | SensCheck => {
             if need(0) {
                 g[0] = Some(d);
             }

@@ -18,6 +18,7 @@ const MACHINERY: &[Prim] = &[
     Prim::BroadcastLike,
     Prim::FillZeros,
     Prim::SensOnes,
+    Prim::SensCheck,
     Prim::GradTupleAt,
     Prim::GradItem,
     Prim::GradHead,

@@ -790,13 +790,15 @@ pub fn compile_graph(
 
 /// A graph computing the gradient of function graph `g` (parsed and resolved) at its
 /// arguments: `grad(g, argnums, weights)(*params)` when `value` is false, `value_and_grad`
-/// when it is true. With `weights`, the result is `(input gradients, weight gradients)`.
+/// when it is true. With `weights`, the result is `(input gradients, weight gradients)`. With
+/// `sens`, the entry takes the output's sensitivity as an extra last argument.
 pub fn grad_entry(
     module: &mut anfora_ir::Module,
     g: GraphId,
     argnums: &[usize],
     weights: &[anfora_ir::ParamRef],
     value: bool,
+    sens: bool,
 ) -> GraphId {
     let (name, function, span) = {
         let graph = module.graph(g);
@@ -808,19 +810,23 @@ pub fn grad_entry(
         anfora_ir::GraphKind::Function,
         span,
     );
-    let params: Vec<NodeId> = (module.graph(g).params.clone().iter())
+    let mut params: Vec<NodeId> = (module.graph(g).params.clone().iter())
         .map(|&q| {
             let p = module.node(q).clone();
             module.add_param(w, p.name.as_deref().unwrap_or("x"), p.span)
         })
         .collect();
+    if sens {
+        params.push(module.add_param(w, "sens", span));
+    }
     let argnums = Const::tuple(argnums.iter().map(|&i| Const::Int(i as i64)).collect());
     let weights = if weights.is_empty() {
         Const::None
     } else {
         Const::tuple(weights.iter().cloned().map(Const::Ref).collect())
     };
-    let inputs = [Const::Graph(g), argnums, weights].map(|c| module.value_at(c, span));
+    let inputs =
+        [Const::Graph(g), argnums, weights, Const::Bool(sens)].map(|c| module.value_at(c, span));
     let prim = if value {
         anfora_ir::Prim::ValueAndGrad
     } else {

@@ -75,6 +75,9 @@ pub struct HostFunction {
     pub source: String,
     /// The line of the file its source starts on.
     pub first_line: u32,
+    /// The file's line before the source (shown above a diagnostic on the first line; empty
+    /// when unknown).
+    pub line_before: String,
     /// Where its global names are looked up.
     pub scope: ScopeId,
     /// The name in messages and dumps (`Net.forward`).
@@ -203,7 +206,7 @@ impl Frontend {
             return *f;
         }
         let f = self
-            .parse_function_source(&h.file, &h.source, h.first_line)
+            .parse_function_source(&h.file, &h.source, h.first_line, &h.line_before)
             .map(|def| {
                 let qualname = Arc::from(h.qualname.as_str());
                 let bound = h.bound_self.map(Const::HostObject);
@@ -215,25 +218,42 @@ impl Frontend {
 
     /// Parses the source of one function (Python's `inspect.getsource` of it, decorators
     /// included, indented as in its file) that starts on line `first_line` of file `name`.
-    /// Diagnostics point into the real file. The function's own decorators are not compiled:
-    /// Python already applied them.
+    /// Diagnostics point into the real file; `line_before` is the file's line before the
+    /// source, shown as context. The function's own decorators are not compiled: Python
+    /// already applied them.
     pub fn parse_function_source(
         &mut self,
         name: &str,
         source: &str,
         first_line: u32,
+        line_before: &str,
     ) -> Option<Rc<ast::FunctionDef>> {
         // An indented function (a method, a nested def) parses as the body of an `if`
-        // placed on the line before, so that columns stay those of the file.
+        // placed on the line before, so that columns stay those of the file. Diagnostics show
+        // the file's real line there: both lines are padded to one length, so that byte
+        // offsets agree.
         let indented = source.starts_with([' ', '\t']);
-        let (text, offset) = if indented {
-            (format!("if 1:\n{source}"), first_line.saturating_sub(2))
+        let (parsed, shown, offset) = if indented {
+            let header = "if 1:";
+            let before = line_before.trim_end_matches(['\r', '\n']);
+            let width = header.len().max(before.len());
+            (
+                format!("{header:<width$}\n{source}"),
+                format!("{before:<width$}\n{source}"),
+                first_line.saturating_sub(2),
+            )
         } else {
-            (source.to_string(), first_line.saturating_sub(1))
+            (
+                source.to_string(),
+                source.to_string(),
+                first_line.saturating_sub(1),
+            )
         };
-        let file = self.module.sources.add(SourceFile::new(name, text, offset));
-        let text = self.module.sources.file(file).text.clone();
-        py_ast::parse_function(&text, file, &mut self.diags)
+        let file = self
+            .module
+            .sources
+            .add(SourceFile::new(name, shown, offset));
+        py_ast::parse_function(&parsed, file, &mut self.diags)
     }
 
     /// Names of a function's parameters.

@@ -816,6 +816,8 @@ impl Lowerer<'_> {
         self.write(cur, &index, zero);
         let base = self.cur_name();
         let header = self.new_named_block(GraphKind::LoopHeader, &base, false, span);
+        let header_graph = self.blocks[header].graph;
+        self.fe.module.graphs[header_graph].iterates = seqs.clone();
         self.jump(cur, header, span);
         self.set_cur(Some(header));
         let i = self.read(header, &index);

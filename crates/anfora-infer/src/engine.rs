@@ -28,6 +28,8 @@ use anfora_ir::codes::{JOIN as JOIN_ERROR, NO_FIXPOINT, SHAPE as SHAPE_ERROR};
 
 /// Most specializations of one function for one parent context.
 const MAX_POLY: usize = 8;
+/// The longest tuple a `for` loop is unrolled over (see `Engine::unrolls`).
+const MAX_UNROLL: usize = 64;
 /// Largest set of possible functions kept before it becomes `Any`.
 const MAX_FUNCS: usize = 4;
 /// Bound on re-evaluations (a safety net: the lattice is finite).
@@ -829,7 +831,8 @@ impl<'m> Engine<'m> {
         };
         let graph = self.module.graph(h);
         let kind = graph.kind;
-        let recursive = self.is_recursive_call(c, h, pc);
+        let unroll = self.unrolls(c, h, pc);
+        let recursive = !unroll && self.is_recursive_call(c, h, pc);
         // A recursive call whose broadened arguments are those of an existing specialization
         // (the entry called with values known only at run time) calls it: one specialization.
         let existing = if recursive && !self.generic.contains(&(h, pc)) {
@@ -841,11 +844,13 @@ impl<'m> Engine<'m> {
         // A signature specialized before keeps its specialization when the caller is
         // re-evaluated after the limit was reached.
         let known = || self.keys.contains_key(&Key::Poly(h, pc, args.clone()));
-        let mono = matches!(kind, GraphKind::Join | GraphKind::LoopHeader)
+        let mono = (matches!(kind, GraphKind::Join | GraphKind::LoopHeader) && !unroll)
             || !direct
             || recursive
             || self.generic.contains(&(h, pc))
-            || (self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_POLY && !known());
+            || (!unroll
+                && self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_POLY
+                && !known());
         let target = if let Some(x) = existing {
             x
         } else if mono {
@@ -878,6 +883,25 @@ impl<'m> Engine<'m> {
             self.evaluate(target);
         }
         self.ctx(target).result.clone()
+    }
+
+    /// Whether a call of loop header `h` is specialized per iteration (unrolled): the loop
+    /// walks short tuples (or lists) whose items differ in type, such as a network's
+    /// Parameters, layers or gradients. A loop would join those types into unknowns; each
+    /// iteration sees its own items instead. The trip count is the tuple's length, known here.
+    fn unrolls(&mut self, c: CtxId, h: GraphId, pc: Option<CtxId>) -> bool {
+        let seqs = self.module.graph(h).iterates.clone();
+        if seqs.is_empty() || self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_UNROLL {
+            return false;
+        }
+        let from = pc.unwrap_or(c);
+        seqs.iter().any(|&s| match self.operand(from, s) {
+            Abs::Tuple(items) | Abs::List(items) if items.len() <= MAX_UNROLL => {
+                let first = items.first().map(Abs::broaden);
+                items.iter().any(|x| Some(x.broaden()) != first)
+            }
+            _ => false,
+        })
     }
 
     /// Whether calling graph `h` (with parent context `pc`) from context `c` is a recursive

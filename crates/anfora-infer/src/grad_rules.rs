@@ -79,6 +79,49 @@ fn sens_ones(y: &Abs) -> Abs {
     }
 }
 
+/// Whether a user-given sensitivity `d` fits the output `y` (dimensions and values only known
+/// at run time pass here and are checked by the VM).
+fn sens_check(d: &Abs, y: &Abs) -> Result<(), String> {
+    let describe = |a: &Abs| match a {
+        Abs::Tensor(t) => format!(
+            "a {} tensor of shape {}",
+            t.dtype.name(),
+            crate::abs::shape_text(&t.shape, "?", ", ")
+        ),
+        a => a.to_string(),
+    };
+    match (d, y) {
+        // Unknown yet (Bottom: a recursion's first round).
+        (Abs::Any | Abs::Bottom, _) | (_, Abs::Any | Abs::Bottom) => Ok(()),
+        (Abs::Tensor(dt), Abs::Tensor(yt)) => {
+            let shapes_fit = dt.shape.len() == yt.shape.len()
+                && (dt.shape.iter().zip(&yt.shape))
+                    .all(|(a, b)| a.is_none() || b.is_none() || a == b);
+            if dt.dtype != yt.dtype || !shapes_fit {
+                return Err(format!(
+                    "expected {} like the output, got {}",
+                    describe(y),
+                    describe(d)
+                ));
+            }
+            Ok(())
+        }
+        (Abs::Float(_) | Abs::Int(_), Abs::Float(_) | Abs::Int(_) | Abs::Bool(_)) => Ok(()),
+        (Abs::Tuple(ds), Abs::Tuple(ys)) | (Abs::List(ds), Abs::List(ys))
+            if ds.len() == ys.len() =>
+        {
+            ds.iter()
+                .zip(ys.iter())
+                .try_for_each(|(d, y)| sens_check(d, y))
+        }
+        _ => Err(format!(
+            "expected {} like the output, got {}",
+            describe(y),
+            describe(d)
+        )),
+    }
+}
+
 fn grad_add(a: &Abs, b: &Abs) -> Rule {
     Ok(match (a, b) {
         (Abs::None, x) | (x, Abs::None) => x.clone(),
@@ -193,6 +236,10 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
         },
         Prim::FillZeros => fill_zeros(&args[0], &args[1]),
         Prim::SensOnes => sens_ones(&args[0]),
+        Prim::SensCheck => {
+            sens_check(&args[0], &args[1]).map_err(RuleError)?;
+            args[0].clone()
+        }
         Prim::GradTupleAt => grad_tuple_at(&args[0], &args[1], &args[2])?,
         Prim::IndexGrad => index_grad(&args[0], &args[1], &args[2])?,
         // One gradient per argument, shaped like it.

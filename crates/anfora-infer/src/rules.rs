@@ -45,6 +45,7 @@ pub fn op_label(p: Prim) -> String {
         Prim::GetItem | Prim::TupleGetItem => return "index".into(),
         Prim::InplaceAdd => return "add".into(),
         Prim::InplaceMul => return "mul".into(),
+        Prim::SensCheck => return "the output sensitivity".into(),
         _ => {}
     }
     if let Some(op) = tensor_op(p) {
@@ -1403,6 +1404,7 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::BroadcastLike
         | Prim::FillZeros
         | Prim::SensOnes
+        | Prim::SensCheck
         | Prim::GradTupleAt
         | Prim::IndexGrad
         | Prim::CustomGrad

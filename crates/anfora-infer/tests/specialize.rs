@@ -2,7 +2,7 @@
 
 mod common;
 
-use anfora_driver::repr;
+use anfora_driver::{Arg, repr};
 use anfora_ir::{GraphKind, Prim};
 use anfora_vm::Value;
 use common::*;
@@ -106,6 +106,35 @@ fn loops_with_a_constant_trip_count_are_not_unrolled() {
     assert_eq!(
         repr(&run(src, "f", vec![zeros(&[2])])),
         "array([100., 100.], dtype=float32)"
+    );
+}
+
+#[test]
+fn a_loop_over_a_tuple_of_different_types_is_unrolled() {
+    // Items of different shapes (or dtypes, or kinds) would join into unknown sizes; each
+    // iteration gets its own specialization instead, so every value keeps its type.
+    let src = "import anfora\nfrom anfora import ops\n\ndef f(x):\n    items = (x, ops.ones((2, 3)), 2.5)\n    out = ()\n    for v, w in zip(items, (1.0, 2.0, 3.0)):\n        y = v * w\n        out = out + (y,)\n    return out\n";
+    let i = infer(src, "f", &[zeros(&[4])]);
+    assert_eq!(
+        i.result().to_string(),
+        "<Tuple[<Tensor[Float32], (4,)>, <Tensor[Float32], (2, 3), value=[[2. 2. 2.] [2. 2. 2.]]>, <Float64, 7.5>]>",
+        "{}",
+        i.ir()
+    );
+    assert!(i.prim_calls(Prim::Switch).is_empty(), "{}", i.ir());
+    assert_eq!(
+        repr(&run(src, "f", vec![zeros(&[4])])),
+        "(array([0., 0., 0., 0.], dtype=float32), array([[2., 2., 2.],\n       [2., 2., 2.]], dtype=float32), 7.5)"
+    );
+    // Parameters of different shapes, read and written in the loop (an optimizer's update).
+    let src = "import anfora\nfrom anfora import ops\n\nw = anfora.Parameter(ops.ones((2, 2)), name='w')\nb = anfora.Parameter(ops.ones((2,)), name='b')\n\ndef f(gs):\n    for p, g in zip((w, b), gs):\n        ops.assign(p, p * 0.5 + g)\n    return w, b\n";
+    let gs = Arg::from(Value::tuple(vec![
+        tensor_value("[[1.0, 2.0], [3.0, 4.0]]"),
+        tensor_value("[1.0, 1.0]"),
+    ]));
+    assert_eq!(
+        repr(&run(src, "f", vec![gs])),
+        "(array([[1.5, 2.5],\n       [3.5, 4.5]], dtype=float32), array([1.5, 1.5], dtype=float32))"
     );
 }
 

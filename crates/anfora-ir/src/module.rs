@@ -104,6 +104,9 @@ pub struct Graph {
     pub span: Span,
     /// Python-level signature of a function graph (names and defaults for keyword binding).
     pub signature: Option<Signature>,
+    /// For the header of a `for` loop: the sequences it iterates (nodes of the enclosing
+    /// graph). Inference unrolls a loop over a short tuple whose items differ in type.
+    pub iterates: Vec<NodeId>,
 }
 
 /// Graphs, nodes and the sources they came from.
@@ -137,6 +140,7 @@ impl Module {
             order: Vec::new(),
             span,
             signature: None,
+            iterates: Vec::new(),
         })
     }
 

@@ -194,9 +194,11 @@ prims! {
     Dropout => "Dropout",
 
     // ---- automatic differentiation ---------------------------------------------------
-    /// `anfora.grad(fn, argnums=0, weights=None)`: expanded by the grad stage.
+    /// `anfora.grad(fn, argnums=0, weights=None, sens_param=False)`: expanded by the grad
+    /// stage. `argnums=...` means every argument; with `sens_param` the gradient function takes
+    /// the output's sensitivity as an extra last argument.
     Grad => "grad",
-    /// `anfora.value_and_grad(fn, argnums=0, weights=None)`: expanded by the grad stage.
+    /// `anfora.value_and_grad(fn, argnums=0, weights=None, sens_param=False)`: as `grad`.
     ValueAndGrad => "value_and_grad",
     /// `anfora.vjp(fn, *primals)`: expanded by the grad stage.
     Vjp => "vjp",
@@ -215,6 +217,9 @@ prims! {
     FillZeros => "FillZeros",
     /// `SensOnes(y)`: ones shaped like `y` (the default output sensitivity).
     SensOnes => "SensOnes",
+    /// `SensCheck(d, y)`: `d`, after checking that a sensitivity given by the user (a `vjp`
+    /// cotangent, a `sens_param` argument) has the structure, shape and dtype of the output `y`.
+    SensCheck => "SensCheck",
     /// `GradTupleAt(t, i, d)`: a tuple as long as `t`, `None` everywhere but `d` at `i`.
     GradTupleAt => "GradTupleAt",
     /// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads.
@@ -642,10 +647,12 @@ fn build_signature(p: Prim) -> Signature {
             req("fn"),
             opt("argnums", Const::Int(0)),
             opt("weights", Const::None),
+            opt("sens_param", Const::Bool(false)),
         ]),
         Vjp => Signature::new(&name, vec![req("fn")], true, vec![]),
         Jvp => fixed(vec![req("fn"), req("primals"), req("tangents")]),
         StopGradient | SensOnes => fixed(vec![req("x")]),
+        SensCheck => fixed(vec![req("d"), req("y")]),
         GradAdd => fixed(vec![req("a"), req("b")]),
         SumToShape | BroadcastLike | FillZeros => fixed(vec![req("d"), req("x")]),
         GradTupleAt => fixed(vec![req("t"), req("i"), req("d")]),

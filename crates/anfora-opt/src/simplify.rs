@@ -52,6 +52,18 @@ pub fn run(p: &mut Program) -> bool {
 pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let mut repl: HashMap<NodeId, NodeId> = HashMap::new();
     let mut rewritten = false;
+    // Depends whose completion a state records (`UpdateState(u, Depend(x, s))`, an inlined
+    // call's result) or that a caller waits for (a graph's output): they order the states,
+    // whatever their value.
+    let mut ordering: std::collections::HashSet<NodeId> = std::collections::HashSet::new();
+    for g in p.graphs() {
+        ordering.extend(p.module.graph(g).output);
+        for n in p.module.graph_nodes(g) {
+            if p.module.callee_prim(n) == Some(Prim::UpdateState) {
+                ordering.extend(p.module.inputs(n).get(2).copied());
+            }
+        }
+    }
     for g in p.graphs() {
         for n in p.module.graph_nodes(g) {
             let inputs = p.module.inputs(n).to_vec();
@@ -93,8 +105,9 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                         _ => None,
                     }
                 }
-                // A constant is the same whenever it is used.
-                Prim::Depend => p.module.constant(args[0]).is_some().then_some(args[0]),
+                // A constant is the same whenever it is used (unless a state waits for it).
+                Prim::Depend => (p.module.constant(args[0]).is_some() && !ordering.contains(&n))
+                    .then_some(args[0]),
                 Prim::Unpack => match (p.abs(args[0]), const_int(p, args[1])) {
                     (Abs::Tuple(items), Some(k)) if items.len() as i64 == k => Some(args[0]),
                     _ => None,

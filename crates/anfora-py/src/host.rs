@@ -57,7 +57,7 @@ impl Host {
             .getattr("__qualname__")
             .and_then(|q| q.extract())
             .unwrap_or_else(|_| "<function>".into());
-        let source = (|| -> PyResult<(String, u32, String)> {
+        let source = (|| -> PyResult<(String, u32, String, String)> {
             let inspect = py.import("inspect")?;
             let (lines, first): (Vec<String>, u32) =
                 inspect.call_method1("getsourcelines", (func,))?.extract()?;
@@ -68,9 +68,16 @@ impl Host {
                     .getattr("co_filename")?
                     .extract()?,
             };
-            Ok((lines.concat(), first.max(1), file))
+            let before: String = if first > 1 {
+                py.import("linecache")?
+                    .call_method1("getline", (file.as_str(), first - 1))?
+                    .extract()?
+            } else {
+                String::new()
+            };
+            Ok((lines.concat(), first.max(1), file, before))
         })();
-        let (source, first_line, file) = source.map_err(|e| {
+        let (source, first_line, file, line_before) = source.map_err(|e| {
             format!(
                 "cannot read the source of '{qualname}' ({}); anfora compiles functions from their source file",
                 e.value(py)
@@ -84,6 +91,7 @@ impl Host {
             file,
             source,
             first_line,
+            line_before,
             scope,
             qualname,
             bound_self: self_id,

@@ -158,8 +158,7 @@ impl Cache {
 
 /// Which gradients a [`GradFunction`] computes.
 struct GradSpec {
-    /// Argument positions; `None`: every float tensor argument.
-    argnums: Option<Vec<usize>>,
+    argnums: Argnums,
     /// Whether `argnums` was a single int (the result is then one gradient, not a tuple).
     single: bool,
     /// Parameters to differentiate with respect to: given, or (for a bound method's `.grad`)
@@ -167,6 +166,25 @@ struct GradSpec {
     weights: Weights,
     /// `value_and_grad`: the result is `(value, gradients)`.
     value: bool,
+    /// The call's last argument is the output's sensitivity (GradOperation's `sens_param`).
+    sens: bool,
+}
+
+/// Which arguments a gradient is taken with respect to.
+enum Argnums {
+    /// Every float tensor argument (`f.grad`).
+    FloatTensors,
+    /// Every argument (`argnums=...`, GradOperation's `get_all`).
+    All,
+    Given(Vec<usize>),
+}
+
+/// What a gradient entry computes (see `anfora_driver::grad_entry`).
+struct GradCall<'a> {
+    argnums: &'a [usize],
+    weights: &'a [ParamRef],
+    value: bool,
+    sens: bool,
 }
 
 enum Weights {
@@ -330,12 +348,7 @@ impl JitFunction {
     }
 
     /// Compiles the function (or, with `grad`, its gradient) for `args`.
-    fn compile(
-        &self,
-        py: Python<'_>,
-        args: &[Arg],
-        grad: Option<(&[usize], &[ParamRef], bool)>,
-    ) -> PyResult<Entry> {
+    fn compile(&self, py: Python<'_>, args: &[Arg], grad: Option<GradCall<'_>>) -> PyResult<Entry> {
         let func = self.func.bind(py).clone();
         let bound = self.bound.as_ref().map(|b| b.bind(py).clone());
         let qualname = self.name(py);
@@ -369,7 +382,12 @@ impl JitFunction {
                             Some(args),
                             &mut observe,
                         ),
-                        Some((argnums, weights, value)) => {
+                        Some(GradCall {
+                            argnums,
+                            weights,
+                            value,
+                            sens,
+                        }) => {
                             let g = fe.parse_function(f, &mut resolver);
                             if fe.has_errors() {
                                 Err(Failure::Compile(fe.diagnostics().to_vec()))
@@ -380,6 +398,7 @@ impl JitFunction {
                                     argnums,
                                     weights,
                                     value,
+                                    sens,
                                 );
                                 anfora_driver::compile_graph(
                                     fe,
@@ -398,8 +417,8 @@ impl JitFunction {
                     c.context.dumps += 1;
                     Ok(Entry {
                         key: args.iter().map(Arg::abstract_value).collect(),
-                        weights: grad.map_or(Vec::new(), |(_, ws, _)| {
-                            ws.iter().map(ParamRef::key).collect()
+                        weights: grad.map_or(Vec::new(), |g| {
+                            g.weights.iter().map(ParamRef::key).collect()
                         }),
                         compiled,
                         generation,
@@ -559,10 +578,11 @@ impl JitFunction {
             GradFunction::new(
                 slf.clone().unbind(),
                 GradSpec {
-                    argnums: None,
+                    argnums: Argnums::FloatTensors,
                     single: false,
                     weights,
                     value: false,
+                    sens: false,
                 },
             ),
         )?;
@@ -570,26 +590,28 @@ impl JitFunction {
         Ok(g)
     }
 
-    /// `grad` / `value_and_grad` with explicit `argnums` and `weights`.
-    #[pyo3(signature = (argnums=None, weights=None, value=false))]
+    /// `grad` / `value_and_grad` with explicit `argnums` (None: no argument, `...`: every
+    /// argument, an int or a tuple of ints) and `weights`; with `sens`, the gradient function
+    /// takes the output's sensitivity as its last argument.
+    #[pyo3(signature = (argnums, weights=None, value=false, sens=false))]
     fn _grad_transform(
         slf: &Bound<'_, Self>,
-        argnums: Option<&Bound<'_, PyAny>>,
+        argnums: &Bound<'_, PyAny>,
         weights: Option<&Bound<'_, PyAny>>,
         value: bool,
+        sens: bool,
     ) -> PyResult<GradFunction> {
-        let (argnums, single) = match argnums {
-            None => (None, false),
-            Some(a) if a.is_none() => (Some(vec![]), false),
-            Some(a) => match a.extract::<usize>() {
-                Ok(i) => (Some(vec![i]), true),
-                Err(_) => (
-                    Some(a.extract::<Vec<usize>>().map_err(|_| {
-                        PyTypeError::new_err("argnums must be None, an int or a tuple of ints")
-                    })?),
-                    false,
-                ),
-            },
+        let (argnums, single) = if argnums.is_none() {
+            (Argnums::Given(vec![]), false)
+        } else if argnums.is(pyo3::types::PyEllipsis::get(slf.py())) {
+            (Argnums::All, false)
+        } else if let Ok(i) = argnums.extract::<usize>() {
+            (Argnums::Given(vec![i]), true)
+        } else {
+            let a = argnums.extract::<Vec<usize>>().map_err(|_| {
+                PyTypeError::new_err("argnums must be None, ..., an int or a tuple of ints")
+            })?;
+            (Argnums::Given(a), false)
         };
         let weights = match weights {
             None => Weights::None,
@@ -615,6 +637,7 @@ impl JitFunction {
                 single,
                 weights,
                 value,
+                sens,
             },
         ))
     }
@@ -823,12 +846,27 @@ impl GradFunction {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let of = self.of.bind(py).borrow();
-        let args = of.positional(py, args, kwargs)?;
+        // With sens_param the last positional argument is the sensitivity, not the function's.
+        let (args, sens) = if self.spec.sens {
+            let n = args.len();
+            if n == 0 {
+                return Err(PyTypeError::new_err(format!(
+                    "{}: the gradient function takes the output sensitivity as its last \
+                     argument (sens_param=True), and none was given",
+                    of.name(py)
+                )));
+            }
+            (args.get_slice(0, n - 1), Some(args.get_item(n - 1)?))
+        } else {
+            (args.clone(), None)
+        };
+        let args = of.positional(py, &args, kwargs)?;
         of.check_specs(py, &args)?;
-        let args = args_of(&args)?;
+        let mut args = args_of(&args)?;
         let argnums: Vec<usize> = match &self.spec.argnums {
-            Some(a) => a.clone(),
-            None => (args.iter().enumerate())
+            Argnums::Given(a) => a.clone(),
+            Argnums::All => (0..args.len()).collect(),
+            Argnums::FloatTensors => (args.iter().enumerate())
                 .filter(|(_, a)| matches!(&a.value, Value::Tensor(t) if t.dtype().is_float()))
                 .map(|(i, _)| i)
                 .collect(),
@@ -862,12 +900,20 @@ impl GradFunction {
             .map(|p| p.bind(py).borrow().inner.clone())
             .collect();
         let keys: Vec<u64> = refs.iter().map(|r| r.key()).collect();
+        if let Some(s) = sens {
+            args.push(to_arg(&s)?);
+        }
         let entry = match self.cache.get(&args, &keys) {
             Some(hit) => hit,
             None => self.cache.insert(of.compile(
                 py,
                 &args,
-                Some((&argnums, &refs, self.spec.value)),
+                Some(GradCall {
+                    argnums: &argnums,
+                    weights: &refs,
+                    value: self.spec.value,
+                    sens: self.spec.sens,
+                }),
             )?),
         };
         let result = run(py, &entry, args)?;
@@ -881,7 +927,7 @@ impl GradFunction {
         };
         let unwrap_inputs = |inputs: Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
             let t = inputs.cast::<PyTuple>()?;
-            let auto_single = self.spec.argnums.is_none() && t.len() == 1;
+            let auto_single = matches!(self.spec.argnums, Argnums::FloatTensors) && t.len() == 1;
             if self.spec.single || auto_single {
                 t.get_item(0)
             } else {
@@ -899,6 +945,13 @@ impl GradFunction {
             };
             if matches!(self.spec.weights, Weights::OfSelf) {
                 accumulate(py, &params, &wgrads)?;
+            }
+            // `argnums=None` asks for the weights' gradients only (as in compiled code).
+            if matches!(&self.spec.argnums, Argnums::Given(a) if a.is_empty()) {
+                return Ok(match value {
+                    Some(v) => PyTuple::new(py, [v, wgrads])?.into_any(),
+                    None => wgrads,
+                });
             }
             let inputs = if argnums.is_empty() {
                 inputs

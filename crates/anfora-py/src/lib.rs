@@ -3,6 +3,7 @@
 //! hands the compiler a function's source; the compiler calls back into Python only to
 //! resolve names (globals, closure cells, attributes of `self`).
 
+mod checkpoint;
 mod host;
 mod jit;
 mod tensor;
@@ -71,6 +72,8 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jit::call_op, m)?)?;
     m.add_function(wrap_pyfunction!(jit::op_names, m)?)?;
     m.add_function(wrap_pyfunction!(jit::py_parameters_of, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint::save_safetensors, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint::load_safetensors, m)?)?;
     // Kernels run on rayon's pool with the calling thread as one of its workers.
     anfora_tensor::run_kernels_on_this_thread();
     Ok(())

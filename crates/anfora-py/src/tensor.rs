@@ -277,6 +277,9 @@ pub fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if obj.is_none() {
         return Ok(Value::None);
     }
+    if obj.is(pyo3::types::PyEllipsis::get(obj.py())) {
+        return Ok(Value::Ellipsis);
+    }
     if let Ok(b) = obj.cast::<PyBool>() {
         return Ok(Value::Bool(b.is_true()));
     }

@@ -189,6 +189,44 @@ pub fn sens_ones(y: &Value) -> OpResult {
     })
 }
 
+/// `SensCheck(d, y)`: a user-given sensitivity must have the structure, shape and dtype of the
+/// output (for dimensions inference could not check).
+fn sens_check(d: &Value, y: &Value) -> Result<(), crate::pynum::PyErr> {
+    let describe = |v: &Value| match v {
+        Value::Tensor(t) => format!(
+            "a {} tensor of shape {}",
+            t.dtype().name(),
+            anfora_tensor::tuple_repr(t.shape())
+        ),
+        v => format!("'{}'", v.type_name()),
+    };
+    let fits = match (d, y) {
+        (Value::Tensor(a), Value::Tensor(b)) => a.dtype() == b.dtype() && a.shape() == b.shape(),
+        (Value::Float(_) | Value::Int(_), Value::Float(_) | Value::Int(_) | Value::Bool(_)) => true,
+        _ => match (items(d), items(y)) {
+            (Some(ds), Some(ys)) if ds.len() == ys.len() => {
+                for (d, y) in ds.iter().zip(ys) {
+                    sens_check(d, y)?;
+                }
+                true
+            }
+            _ => false,
+        },
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err((
+            "ValueError",
+            format!(
+                "the output sensitivity: expected {} like the output, got {}",
+                describe(y),
+                describe(d)
+            ),
+        ))
+    }
+}
+
 fn index_in(i: &Value, n: usize) -> Result<usize, crate::pynum::PyErr> {
     let i = int_arg(i)?;
     let j = if i < 0 { i + n as i64 } else { i };
@@ -498,6 +536,10 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
         Prim::BroadcastLike => broadcast_like(&args[0], &args[1]),
         Prim::FillZeros => fill_zeros(&args[0], &args[1]),
         Prim::SensOnes => sens_ones(&args[0]),
+        Prim::SensCheck => {
+            sens_check(&args[0], &args[1])?;
+            Ok(args[0].clone())
+        }
         Prim::GradTupleAt => grad_tuple_at(&args[0], &args[1], &args[2]),
         Prim::GradItem => grad_item(&args[0], &args[1]),
         Prim::GradHead => grad_head(&args[0], &args[1]),

@@ -1637,8 +1637,10 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         SetSeed | Uniform | Normal | Randint | Bernoulli | Dropout => crate::state::random(p, args),
         Custom(id) => crate::state::custom(id, args),
         Grad | ValueAndGrad | Vjp | Jvp | StopGradient | GradAdd | SumToShape | BroadcastLike
-        | FillZeros | SensOnes | GradTupleAt | GradItem | GradHead | GradPad | IndexGrad
-        | CustomGrad | MatMulGrad | ReduceGrad | TransposeGrad => crate::grad_ops::call(p, args),
+        | FillZeros | SensOnes | SensCheck | GradTupleAt | GradItem | GradHead | GradPad
+        | IndexGrad | CustomGrad | MatMulGrad | ReduceGrad | TransposeGrad => {
+            crate::grad_ops::call(p, args)
+        }
     }
 }
 

@@ -1,0 +1,194 @@
+//! Checkpoints: named tensors in a safetensors file (the format Hugging Face and others read),
+//! with string metadata. Saving writes a temporary file next to the target and renames it, so
+//! an interrupted save never leaves a truncated checkpoint behind.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use anfora_tensor::{DType, Tensor};
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use safetensors::tensor::{Dtype, SafeTensors, View};
+
+use crate::tensor::Tensor as PyTensor;
+
+/// The metadata entry holding the names in the order they were saved in.
+const ORDER_KEY: &str = "anfora.order";
+
+/// One tensor's little-endian bytes, as the format stores them.
+struct Entry {
+    dtype: Dtype,
+    shape: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+impl View for &Entry {
+    fn dtype(&self) -> Dtype {
+        self.dtype
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn data(&self) -> Cow<'_, [u8]> {
+        Cow::Borrowed(&self.bytes)
+    }
+    fn data_len(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+fn entry(t: &Tensor) -> Entry {
+    fn le<T: Copy, const N: usize>(xs: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        xs.iter().flat_map(|&x| f(x)).collect()
+    }
+    let (dtype, bytes) = match t.dtype() {
+        DType::Bool => (
+            Dtype::BOOL,
+            le(t.as_bool_slice().expect("bool data"), |b| [b as u8]),
+        ),
+        DType::I32 => (
+            Dtype::I32,
+            le(t.as_i32_slice().expect("i32 data"), i32::to_le_bytes),
+        ),
+        DType::I64 => (
+            Dtype::I64,
+            le(t.as_i64_slice().expect("i64 data"), i64::to_le_bytes),
+        ),
+        DType::F32 => (
+            Dtype::F32,
+            le(t.as_f32_slice().expect("f32 data"), f32::to_le_bytes),
+        ),
+        DType::F64 => (
+            Dtype::F64,
+            le(t.as_f64_slice().expect("f64 data"), f64::to_le_bytes),
+        ),
+    };
+    Entry {
+        dtype,
+        shape: t.shape().to_vec(),
+        bytes,
+    }
+}
+
+fn tensor_of(name: &str, dtype: Dtype, shape: &[usize], data: &[u8]) -> PyResult<Tensor> {
+    fn chunks<const N: usize, T>(data: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+        data.chunks_exact(N)
+            .map(|c| f(c.try_into().expect("chunks of N bytes")))
+            .collect()
+    }
+    let t = match dtype {
+        Dtype::BOOL => {
+            if let Some(b) = data.iter().find(|&&b| b > 1) {
+                return Err(PyValueError::new_err(format!(
+                    "checkpoint tensor '{name}': a bool holds the byte {b} (only 0 and 1 are booleans)"
+                )));
+            }
+            Tensor::from_bool(data.iter().map(|&b| b == 1).collect(), shape)
+        }
+        Dtype::I32 => Tensor::from_i32(chunks(data, i32::from_le_bytes), shape),
+        Dtype::I64 => Tensor::from_i64(chunks(data, i64::from_le_bytes), shape),
+        Dtype::F32 => Tensor::from_f32(chunks(data, f32::from_le_bytes), shape),
+        Dtype::F64 => Tensor::from_f64(chunks(data, f64::from_le_bytes), shape),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "checkpoint tensor '{name}' has dtype {other:?}, which anfora does not support (bool, int32, int64, float32 and float64 are)"
+            )));
+        }
+    };
+    t.map_err(|e| PyValueError::new_err(format!("checkpoint tensor '{name}': {}", e.message)))
+}
+
+fn temporary_next_to(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".tmp{}", std::process::id()));
+    path.with_file_name(name)
+}
+
+fn os_error(what: &str, path: &Path, e: std::io::Error) -> PyErr {
+    PyOSError::new_err(format!("{what} {}: {e}", path.display()))
+}
+
+/// `save_safetensors(path, [(name, Tensor)], metadata)`.
+#[pyfunction]
+#[pyo3(signature = (path, tensors, metadata=None))]
+pub fn save_safetensors(
+    path: PathBuf,
+    tensors: Vec<(String, PyRef<'_, PyTensor>)>,
+    metadata: Option<HashMap<String, String>>,
+) -> PyResult<()> {
+    let mut seen = std::collections::HashSet::new();
+    for (name, _) in &tensors {
+        if !seen.insert(name.as_str()) {
+            return Err(PyValueError::new_err(format!(
+                "two tensors are named '{name}' in one checkpoint"
+            )));
+        }
+        if name.contains('\n') || name.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "checkpoint tensor names must be non-empty single lines, not {name:?}"
+            )));
+        }
+    }
+    // The format indexes tensors by name; the order they were given in is kept in metadata.
+    let mut metadata = metadata.unwrap_or_default();
+    let order: Vec<&str> = tensors.iter().map(|(n, _)| n.as_str()).collect();
+    metadata.insert(ORDER_KEY.to_string(), order.join("\n"));
+    let entries: Vec<(String, Entry)> = tensors
+        .iter()
+        .map(|(n, t)| (n.clone(), entry(&t.inner)))
+        .collect();
+    let bytes = safetensors::tensor::serialize(entries.iter().map(|(n, e)| (n, e)), Some(metadata))
+        .map_err(|e| PyValueError::new_err(format!("cannot write the checkpoint: {e}")))?;
+    let tmp = temporary_next_to(&path);
+    std::fs::write(&tmp, bytes).map_err(|e| os_error("cannot write", &tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        os_error("cannot replace", &path, e)
+    })
+}
+
+/// Named tensors in their saved order, and the file's string metadata.
+type Loaded = (Vec<(String, PyTensor)>, HashMap<String, String>);
+
+/// `load_safetensors(path) -> ([(name, Tensor)], metadata)`, in the order they were saved.
+#[pyfunction]
+pub fn load_safetensors(path: PathBuf) -> PyResult<Loaded> {
+    let bytes = std::fs::read(&path).map_err(|e| os_error("cannot read", &path, e))?;
+    let bad = |e: safetensors::SafeTensorError| {
+        PyValueError::new_err(format!(
+            "{} is not a valid safetensors checkpoint: {e}",
+            path.display()
+        ))
+    };
+    let (_, meta) = SafeTensors::read_metadata(&bytes).map_err(bad)?;
+    let file = SafeTensors::deserialize(&bytes).map_err(bad)?;
+    let mut metadata = meta.metadata().clone().unwrap_or_default();
+    let order = metadata.remove(ORDER_KEY);
+    let mut named: HashMap<String, PyTensor> = HashMap::new();
+    let mut names = Vec::new();
+    for (name, view) in file.tensors() {
+        let t = tensor_of(&name, view.dtype(), view.shape(), view.data())?;
+        names.push(name.clone());
+        named.insert(name, PyTensor { inner: t });
+    }
+    // The order they were saved in, if this file records it (and it names every tensor).
+    if let Some(order) = order {
+        let listed: Vec<String> = order.split('\n').map(str::to_string).collect();
+        let mut sorted_listed = listed.clone();
+        sorted_listed.sort();
+        let mut sorted_names = names.clone();
+        sorted_names.sort();
+        if sorted_listed == sorted_names {
+            names = listed;
+        }
+    }
+    let tensors = names
+        .into_iter()
+        .map(|n| {
+            let t = named.remove(&n).expect("every name has its tensor");
+            (n, t)
+        })
+        .collect();
+    Ok((tensors, metadata))
+}
