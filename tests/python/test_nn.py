@@ -118,3 +118,58 @@ def test_momentum_and_adam_steps_match_numpy(opt, kw):
         assert "moment1.0" in names and "moment2.1" in names
     else:
         assert "moments.1" in names
+
+
+class Counter(nn.Cell):
+    def __init__(self):
+        self.count = anfora.Parameter(np.zeros((), np.float32), name="count")
+        self.w = anfora.Parameter(np.ones(2, np.float32), name="w")
+        self.rate = 0.5
+
+    def construct(self, x):
+        self.count += 1.0
+        self.w = self.w * self.rate + x
+        self.w *= 2.0
+        self.w -= 1.0
+        return self.w + 0.0
+
+
+def test_assigning_parameter_attributes_writes_them_in_order():
+    c = Counter()
+    x = t(np.array([1.0, 2.0], np.float32))
+    # w = ((w * 0.5 + x) * 2) - 1, count += 1, in statement order
+    np.testing.assert_array_equal(np.asarray(c(x)), [2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(c(x)), [3.0, 7.0])
+    assert float(c.count.value) == 2.0
+    np.testing.assert_array_equal(c.w.numpy(), [3.0, 7.0])
+    assert isinstance(c.w, anfora.Parameter)  # still the same Parameter object
+
+
+def test_assigning_other_attributes_is_a_compile_error():
+    class Bad(nn.Cell):
+        def __init__(self):
+            self.rate = 0.5
+            self.w = anfora.Parameter(np.ones(2, np.float32), name="w")
+
+        def construct(self, x):
+            self.rate = 0.1
+            self.w = anfora.ops.ones((3,))
+            return x
+
+    with pytest.raises(anfora.CompileError) as e:
+        Bad()(t(np.ones(2, np.float32)))
+    text = " ".join(str(e.value).replace("│", " ").split())
+    assert "writes a Parameter, but argument 1 is <Float64, 0.5>" in text
+    assert "self.rate = 0.1" in text
+    assert "could not broadcast a value of shape (3,) into Parameter 'w' of shape (2,)" in text
+
+    class Tupled(nn.Cell):
+        def __init__(self):
+            self.w = anfora.Parameter(np.ones(2, np.float32), name="w")
+
+        def construct(self, x):
+            a, self.w = x, x
+            return a
+
+    with pytest.raises(anfora.CompileError, match="assignment to an attribute inside a tuple"):
+        Tupled()(t(np.ones(2, np.float32)))

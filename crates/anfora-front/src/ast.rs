@@ -211,6 +211,15 @@ pub enum StmtKind {
         op: BinOp,
         value: Expr,
     },
+    /// `obj.attr = value` (`op` None) or `obj.attr op= value`: a write of the Parameter the
+    /// attribute holds (`self.weight = w` on a Cell updates the Parameter in place).
+    AttrAssign {
+        object: Expr,
+        attr: Name,
+        target_span: Span,
+        op: Option<BinOp>,
+        value: Expr,
+    },
     /// `x: T` without a value: declares a local.
     Declare(Name),
     For {

@@ -629,6 +629,13 @@ impl Lowerer<'_> {
                 let r = self.prim(prim, &[cur, v], s.span);
                 self.assign(&Target::Name(target.clone(), *target_span), r);
             }
+            StmtKind::AttrAssign {
+                object,
+                attr,
+                target_span,
+                op,
+                value,
+            } => self.attr_assign(object, attr, *target_span, *op, value, s.span),
             StmtKind::Declare(_) | StmtKind::Pass | StmtKind::Import(_) | StmtKind::MainGuard => {}
             StmtKind::For { target, iter, body } => self.for_stmt(target, iter, body, s.span),
             StmtKind::While { test, body } => self.while_stmt(test, body, s.span),
@@ -1169,6 +1176,49 @@ impl Lowerer<'_> {
                 self.prim(Prim::MakeTuple, &nodes, e.span)
             }
             _ => self.value(e),
+        }
+    }
+
+    /// `obj.attr = value` writes the Parameter the attribute holds (`Assign`); `+=` and `-=`
+    /// are `AssignAdd`/`AssignSub`, other operators read, compute and `Assign`. Python's order:
+    /// the value first for `=`, the object and its attribute first for `op=`. Whether the
+    /// attribute is a Parameter is checked by inference (the write's rule).
+    fn attr_assign(
+        &mut self,
+        object: &Expr,
+        attr: &Name,
+        target_span: Span,
+        op: Option<BinOp>,
+        value: &Expr,
+        span: Span,
+    ) {
+        let target = |l: &mut Self| {
+            let n = l.value(object);
+            let s = l.konst(Const::Str(attr.clone()));
+            l.prim(Prim::GetAttr, &[n, s], target_span)
+        };
+        match op {
+            None => {
+                let v = self.value(value);
+                let t = target(self);
+                self.prim(Prim::Assign, &[t, v], span);
+            }
+            Some(BinOp::Add) | Some(BinOp::Sub) => {
+                let t = target(self);
+                let v = self.value(value);
+                let prim = if op == Some(BinOp::Add) {
+                    Prim::AssignAdd
+                } else {
+                    Prim::AssignSub
+                };
+                self.prim(prim, &[t, v], span);
+            }
+            Some(other) => {
+                let t = target(self);
+                let v = self.value(value);
+                let r = self.prim(bin_prim(other), &[t, v], span);
+                self.prim(Prim::Assign, &[t, r], span);
+            }
         }
     }
 

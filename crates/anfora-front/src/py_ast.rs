@@ -408,12 +408,18 @@ impl Converter<'_> {
             ra::Stmt::TypeAlias(_) => StmtKind::Invalid,
             ra::Stmt::Assign(a) => {
                 let value = self.expr(&a.value);
+                if let [ra::Expr::Attribute(at)] = a.targets.as_slice() {
+                    return self.attr_assign(at, None, value, s);
+                }
                 let targets = a.targets.iter().map(|t| self.target(t)).collect();
                 StmtKind::Assign { targets, value }
             }
             ra::Stmt::AugAssign(a) => {
                 let value = self.expr(&a.value);
                 match a.target.as_ref() {
+                    ra::Expr::Attribute(at) => {
+                        return self.attr_assign(at, Some(bin_op(a.op)), value, s);
+                    }
                     ra::Expr::Name(n) => StmtKind::AugAssign {
                         target: Arc::from(n.id.as_str()),
                         target_span: self.span(n.range),
@@ -629,6 +635,28 @@ impl Converter<'_> {
         StmtKind::If { test, body, orelse }
     }
 
+    /// `obj.attr = value` / `obj.attr op= value`.
+    fn attr_assign(
+        &mut self,
+        at: &ra::ExprAttribute,
+        op: Option<BinOp>,
+        value: Expr,
+        s: &ra::Stmt,
+    ) -> Stmt {
+        let object = self.expr(&at.value);
+        let kind = StmtKind::AttrAssign {
+            object,
+            attr: Arc::from(at.attr.as_str()),
+            target_span: self.span(at.range),
+            op,
+            value,
+        };
+        Stmt {
+            kind,
+            span: self.span(s.range()),
+        }
+    }
+
     fn item_assign(&mut self, target: &ra::Expr) {
         let (what, hint) = match target {
             ra::Expr::Subscript(_) => (
@@ -636,8 +664,8 @@ impl Converter<'_> {
                 "values are immutable in compiled code: build a new tuple or tensor instead (e.g. with ops.where)",
             ),
             ra::Expr::Attribute(_) => (
-                "assignment to an attribute",
-                "attributes cannot be set in compiled code; return the new value instead",
+                "assignment to an attribute inside a tuple or chain",
+                "assign Parameter attributes one at a time: `self.w = w`",
             ),
             _ => (
                 "this assignment target",

@@ -105,6 +105,7 @@ impl ScopeInfo {
                     }
                 }
                 StmtKind::Return(_)
+                | StmtKind::AttrAssign { .. }
                 | StmtKind::Assert { .. }
                 | StmtKind::Expr(_)
                 | StmtKind::Pass

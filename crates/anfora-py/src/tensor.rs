@@ -134,6 +134,17 @@ impl Parameter {
         dtype_object(self.inner.dtype())
     }
 
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.shape().len()
+    }
+
+    /// The number of elements.
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.shape().iter().product()
+    }
+
     /// Replaces the value; the dtype and shape must stay the same.
     fn set_data(&self, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let t = to_tensor(data, Some(self.inner.dtype()))?;

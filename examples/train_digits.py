@@ -1,0 +1,125 @@
+"""Trains classifiers on scikit-learn's bundled digits dataset (1797 8x8 images, no download)
+with anfora: an MLP and, when the convolution layers are available, a LeNet-style CNN. Each
+training step (forward, loss, gradient and optimizer update) is one compiled call.
+
+    python examples/train_digits.py [--epochs N] [--model mlp|lenet|both] [--seed S]
+"""
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+import anfora
+from anfora import nn
+
+
+def load_digits(seed):
+    from sklearn.datasets import load_digits as sk_load_digits
+
+    digits = sk_load_digits()
+    x = (digits.images / 16.0).astype(np.float32)  # (1797, 8, 8) in [0, 1]
+    y = digits.target.astype(np.int64)
+    order = np.random.default_rng(seed).permutation(len(x))
+    x, y = x[order], y[order]
+    n_test = len(x) // 5
+    return (x[n_test:], y[n_test:]), (x[:n_test], y[:n_test])
+
+
+def one_hot(y, classes=10):
+    out = np.zeros((len(y), classes), np.float32)
+    out[np.arange(len(y)), y] = 1.0
+    return out
+
+
+def mlp(seed):
+    return nn.SequentialCell(
+        nn.Flatten(),
+        nn.Dense(64, 128, seed=seed),
+        nn.ReLU(),
+        nn.Dense(128, 10, seed=seed + 1),
+    )
+
+
+def lenet(seed):
+    return nn.SequentialCell(
+        nn.Conv2d(1, 8, 3, pad_mode="same", seed=seed),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, pad_mode="same", seed=seed + 1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Dense(16 * 2 * 2, 64, seed=seed + 2),
+        nn.ReLU(),
+        nn.Dense(64, 10, seed=seed + 3),
+    )
+
+
+def progress(epoch, epochs, done, total, loss, width=24):
+    filled = width * done // total
+    bar = "#" * filled + "." * (width - filled)
+    sys.stdout.write(f"\r  epoch {epoch:2d}/{epochs} [{bar}] {done:3d}/{total} loss {loss:.4f}")
+    sys.stdout.flush()
+
+
+def accuracy(net, x, y):
+    logits = np.asarray(net(anfora.tensor(x)))
+    return float((logits.argmax(axis=1) == y).mean())
+
+
+def train(name, net, data, epochs, batch, seed):
+    (x_train, y_train), (x_test, y_test) = data
+    loss_net = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits())
+    optimizer = nn.Adam(net.trainable_params(), learning_rate=3e-3)
+    step = nn.TrainOneStepCell(loss_net, optimizer)
+    rng = np.random.default_rng(seed)
+    batches = len(x_train) // batch  # the last partial batch is dropped: one compiled shape
+    print(f"{name}: {sum(p.size for p in net.trainable_params())} parameters, "
+          f"{len(x_train)} training and {len(x_test)} test images, batch {batch}")
+    for epoch in range(1, epochs + 1):
+        start = time.perf_counter()
+        order = rng.permutation(len(x_train))
+        total = 0.0
+        for i in range(batches):
+            idx = order[i * batch:(i + 1) * batch]
+            loss = float(step(anfora.tensor(x_train[idx]), anfora.tensor(one_hot(y_train[idx]))))
+            total += loss
+            progress(epoch, epochs, i + 1, batches, total / (i + 1))
+        seconds = time.perf_counter() - start
+        sys.stdout.write(f"  {seconds * 1000:.0f} ms/epoch  test accuracy {accuracy(net, x_test, y_test):.3f}\n")
+    acc = accuracy(net, x_test, y_test)
+    print(f"{name}: test accuracy {acc:.3f}")
+    return acc
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--model", choices=["mlp", "lenet", "both"], default="both")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--min-accuracy", type=float, default=0.95,
+                        help="exit with status 1 if a model ends below this test accuracy")
+    args = parser.parse_args(argv)
+    data = load_digits(args.seed)
+    models = ["mlp", "lenet"] if args.model == "both" else [args.model]
+    if "lenet" in models and not hasattr(nn, "Conv2d"):
+        print("lenet: skipped (this build of anfora has no convolution layers)")
+        models.remove("lenet")
+    x_train, x_test = data[0][0], data[1][0]
+    ok = True
+    for name in models:
+        net = mlp(args.seed) if name == "mlp" else lenet(args.seed)
+        if name == "lenet":  # NCHW images
+            model_data = ((x_train[:, None], data[0][1]), (x_test[:, None], data[1][1]))
+        else:
+            model_data = data
+        acc = train(name, net, model_data, args.epochs, args.batch, args.seed)
+        ok &= acc >= args.min_accuracy
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
