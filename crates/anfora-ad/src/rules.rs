@@ -23,6 +23,12 @@ impl Emit<'_> {
     }
 }
 
+/// `x.shape`.
+fn shape_of(e: &mut Emit, x: NodeId) -> NodeId {
+    let name = e.konst(Const::str("shape"));
+    e.op(Prim::GetAttr, &[x, name])
+}
+
 /// The sensitivities of the arguments, or `None` when `p` has no backward rule.
 pub fn backward(
     e: &mut Emit,
@@ -209,6 +215,41 @@ pub fn backward(
             g[0] = Some(op!(Reshape, d, shape));
         }
         Transpose => g[0] = Some(op!(TransposeGrad, d, x[1])),
+        // Convolution is bilinear in (x, weight); each backward kernel is bilinear in its two
+        // tensors too, and their adjoints are the other two kernels.
+        Conv2D => {
+            let spec = &x[2..6];
+            if need(0) {
+                let shape = shape_of(e, x[0]);
+                g[0] = Some(e.op(Conv2DBackpropInput, &[&[d, x[1], shape], spec].concat()));
+            }
+            if need(1) {
+                let shape = shape_of(e, x[1]);
+                g[1] = Some(e.op(Conv2DBackpropFilter, &[&[d, x[0], shape], spec].concat()));
+            }
+        }
+        Conv2DBackpropInput => {
+            // out = dx(d0, w): <D, dx> = <conv(D, w), d0> = <w, dW(d0, D)>.
+            let spec = &x[3..7];
+            if need(0) {
+                g[0] = Some(e.op(Conv2D, &[&[d, x[1]], spec].concat()));
+            }
+            if need(1) {
+                let shape = shape_of(e, x[1]);
+                g[1] = Some(e.op(Conv2DBackpropFilter, &[&[x[0], d, shape], spec].concat()));
+            }
+        }
+        Conv2DBackpropFilter => {
+            // out = dW(d0, x): <D, dW> = <conv(x, D), d0> = <x, dx(d0, D)>.
+            let spec = &x[3..7];
+            if need(0) {
+                g[0] = Some(e.op(Conv2D, &[&[x[1], d], spec].concat()));
+            }
+            if need(1) {
+                let shape = shape_of(e, x[1]);
+                g[1] = Some(e.op(Conv2DBackpropInput, &[&[x[0], d, shape], spec].concat()));
+            }
+        }
         // float(x): the gradient of x in its own kind (none for ints).
         FloatType if n == 1 => g[0] = Some(op!(SumToShape, d, x[0])),
         // max(a, b) is a when a >= b (the first wins ties), min(a, b) when a <= b.

@@ -11,6 +11,7 @@ pub mod abs;
 mod effect_rules;
 pub mod engine;
 mod grad_rules;
+mod nn_rules;
 pub mod rules;
 pub mod specialize;
 

@@ -847,3 +847,95 @@ fn recursion_whose_argument_types_grow_converges() {
     );
     assert!(i.functions_named("r").len() <= 3, "{}", i.ir());
 }
+
+// ---- neural-network operations --------------------------------------------------------------
+
+#[test]
+fn conv2d_shapes_that_do_not_fit() {
+    let call = |args: &str| {
+        format!(
+            "from anfora import ops\n\ndef f(x, w):\n    y = x + 1.0\n    return ops.conv2d({args})\n"
+        )
+    };
+    let (ch, wide) = (call("y, w"), call("y, w, padding=1, dilation=3"));
+    let strided_same = call("y, w, stride=2, padding='same'");
+    let bad_string = call("y, w, padding='full'");
+    let bad_groups = call("y, w, groups=2");
+    expect(
+        "f",
+        vec![
+            (
+                ch.as_str(),
+                vec![zeros(&[2, 3, 8, 8]), zeros(&[4, 4, 3, 3])],
+                (
+                    "E0301",
+                    "conv2d: input has 3 channels but weight expects 4 (groups=1)",
+                    5,
+                    12,
+                ),
+            ),
+            (
+                ch.as_str(),
+                vec![zeros(&[3, 8]), zeros(&[4, 3, 3, 3])],
+                (
+                    "E0301",
+                    "conv2d: expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape \
+                     (3, 8)",
+                    5,
+                    12,
+                ),
+            ),
+            (
+                ch.as_str(),
+                vec![zeros(&[1, 3, 8, 8]), zeros(&[4, 3, 3])],
+                (
+                    "E0301",
+                    "conv2d: expected a 4-D weight (out_channels, in_channels / groups, kH, kW), \
+                     got shape (4, 3, 3)",
+                    5,
+                    12,
+                ),
+            ),
+            (
+                wide.as_str(),
+                vec![zeros(&[1, 3, 4, 4]), zeros(&[4, 3, 3, 3])],
+                (
+                    "E0301",
+                    "conv2d: the padded input (6, 6) is smaller than the dilated kernel (7, 7)",
+                    5,
+                    12,
+                ),
+            ),
+            (
+                strided_same.as_str(),
+                vec![zeros(&[1, 3, 8, 8]), zeros(&[4, 3, 3, 3])],
+                (
+                    "E0301",
+                    "conv2d: padding='same' is not supported for strided convolutions",
+                    5,
+                    12,
+                ),
+            ),
+            (
+                bad_string.as_str(),
+                vec![zeros(&[1, 3, 8, 8]), zeros(&[4, 3, 3, 3])],
+                (
+                    "E0301",
+                    "conv2d: invalid padding string 'full', should be one of {'valid', 'same'}",
+                    5,
+                    12,
+                ),
+            ),
+            (
+                bad_groups.as_str(),
+                vec![zeros(&[1, 4, 8, 8]), zeros(&[3, 2, 3, 3])],
+                (
+                    "E0301",
+                    "conv2d: out_channels (3) must be divisible by groups (2)",
+                    5,
+                    12,
+                ),
+            ),
+        ],
+    );
+}

@@ -165,6 +165,18 @@ prims! {
     Reshape => "Reshape",
     Transpose => "Transpose",
 
+    // ---- neural-network operations (anfora.ops) ---------------------------------------
+    /// `ops.conv2d(x, weight, stride=1, padding=0, dilation=1, groups=1)`: 2-D convolution
+    /// (cross-correlation) of an (N, C, H, W) or (C, H, W) float input with an
+    /// (O, C/groups, KH, KW) weight.
+    Conv2D => "Conv2D",
+    /// `Conv2DBackpropInput(d, weight, input_shape, stride, padding, dilation, groups)`: the
+    /// gradient of `Conv2D` with respect to its input (a transposed convolution of `d`).
+    Conv2DBackpropInput => "Conv2DBackpropInput",
+    /// `Conv2DBackpropFilter(d, x, weight_shape, stride, padding, dilation, groups)`: the
+    /// gradient of `Conv2D` with respect to its weight.
+    Conv2DBackpropFilter => "Conv2DBackpropFilter",
+
     // ---- side effects ----------------------------------------------------------------
     /// `Load(param, u)`: the value of a Parameter in memory state `u`.
     Load => "Load",
@@ -307,6 +319,7 @@ const OPS: &[(&str, Prim)] = &[
     ("prod", Prim::ReduceProd),
     ("reshape", Prim::Reshape),
     ("transpose", Prim::Transpose),
+    ("conv2d", Prim::Conv2D),
     ("zeros", Prim::Zeros),
     ("ones", Prim::Ones),
     ("full", Prim::Full),
@@ -586,6 +599,32 @@ fn build_signature(p: Prim) -> Signature {
         ]),
         Reshape => fixed(vec![req("x"), req("shape")]),
         Transpose => fixed(vec![req("x"), opt("axes", Const::None)]),
+        Conv2D => fixed(vec![
+            req("x"),
+            req("weight"),
+            opt("stride", Const::Int(1)),
+            opt("padding", Const::Int(0)),
+            opt("dilation", Const::Int(1)),
+            opt("groups", Const::Int(1)),
+        ]),
+        Conv2DBackpropInput => fixed(vec![
+            req("d"),
+            req("weight"),
+            req("input_shape"),
+            req("stride"),
+            req("padding"),
+            req("dilation"),
+            req("groups"),
+        ]),
+        Conv2DBackpropFilter => fixed(vec![
+            req("d"),
+            req("x"),
+            req("weight_shape"),
+            req("stride"),
+            req("padding"),
+            req("dilation"),
+            req("groups"),
+        ]),
         Load => fixed(vec![req("param"), req("u")]),
         UpdateState => variadic(vec![]),
         Depend => Signature::new(&name, vec![req("value")], true, vec![]),

@@ -38,6 +38,7 @@ pub mod fused;
 mod kernels;
 mod math;
 mod matmul;
+mod nn;
 mod promote;
 pub mod random;
 mod reduce;
@@ -48,6 +49,7 @@ mod tests;
 
 use element::{Element, with_storage};
 pub use fused::{FusedKernel, FusedOp};
+pub use nn::{Conv2dSpec, Padding2d, conv2d_output_shape, nn_float_dtype};
 pub use promote::{
     binary_result_dtype, binary_scalar_result_dtype, promote_types, unary_result_dtype,
 };
@@ -505,6 +507,35 @@ impl Tensor {
             Element::into_storage(out)
         });
         Ok(Tensor::from_storage(storage, shape.to_vec()))
+    }
+
+    // ----- neural-network kernels ------------------------------------------------------------
+    /// `ops.conv2d`: the 2-D convolution (cross-correlation, as in PyTorch) of `x` (N, C, H, W)
+    /// or unbatched (C, H, W) with `w` (O, C/groups, KH, KW), both float32 or both float64.
+    /// Errors: TypeError for other or mixed dtypes, ValueError for ranks, channels, groups and
+    /// sizes that do not fit (see [`conv2d_output_shape`]).
+    pub fn conv2d(x: &Tensor, w: &Tensor, spec: &Conv2dSpec) -> Result<Tensor> {
+        nn::conv2d(x, w, spec)
+    }
+    /// The gradient of [`Tensor::conv2d`] with respect to its input of shape `input_shape`,
+    /// for the output sensitivity `d` (the transposed convolution of `d` with `w`).
+    pub fn conv2d_backprop_input(
+        d: &Tensor,
+        w: &Tensor,
+        input_shape: &[usize],
+        spec: &Conv2dSpec,
+    ) -> Result<Tensor> {
+        nn::conv2d_backprop_input(d, w, input_shape, spec)
+    }
+    /// The gradient of [`Tensor::conv2d`] with respect to its weight of shape `weight_shape`,
+    /// for the input `x` and the output sensitivity `d`.
+    pub fn conv2d_backprop_filter(
+        d: &Tensor,
+        x: &Tensor,
+        weight_shape: &[usize],
+        spec: &Conv2dSpec,
+    ) -> Result<Tensor> {
+        nn::conv2d_backprop_filter(d, x, weight_shape, spec)
     }
 
     // ----- scatter -----------------------------------------------------------------------

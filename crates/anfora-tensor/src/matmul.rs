@@ -14,7 +14,7 @@ const SIGNATURE: &str = "(n?,k),(k,m?)->(n?,m?)";
 const PARALLEL_FLOPS: usize = 1 << 18;
 
 /// One matrix product `dst (m×n) = lhs (m×k) · rhs (k×n)`, all row-major and contiguous.
-trait MatElem: Element {
+pub(crate) trait MatElem: Element {
     fn matmul(dst: &mut [Self], lhs: &[Self], rhs: &[Self], m: usize, k: usize, n: usize);
     fn zero() -> Self;
 }
@@ -48,14 +48,14 @@ impl_loop_matmul!(bool, false, |acc, a, b| *acc | (a & b));
 /// How a matrix operand is read: its row and column strides (a transposed operand is the
 /// stored matrix read with its strides swapped, never copied).
 #[derive(Clone, Copy)]
-struct Layout {
+pub(crate) struct Layout {
     row: isize,
     col: isize,
 }
 
 impl Layout {
     /// A stored `rows×cols` row-major matrix, read as itself or as its transpose.
-    fn of(cols: usize, transposed: bool) -> Layout {
+    pub(crate) fn of(cols: usize, transposed: bool) -> Layout {
         if transposed {
             Layout {
                 row: 1,
@@ -71,7 +71,7 @@ impl Layout {
 }
 
 /// `dst (m×n) += lhs · rhs` with the operands read through `Layout`s.
-trait GemmElem: MatElem {
+pub(crate) trait GemmElem: MatElem {
     #[allow(clippy::too_many_arguments)]
     fn gemm_into(
         dst: &mut [Self],
@@ -82,6 +82,23 @@ trait GemmElem: MatElem {
         m: usize,
         k: usize,
         n: usize,
+    ) {
+        let parallel = m.saturating_mul(n).saturating_mul(k) >= PARALLEL_FLOPS;
+        Self::gemm_with(dst, lhs, l, rhs, r, (m, k, n), true, parallel);
+    }
+
+    /// `dst = lhs · rhs` (or `dst += lhs · rhs` when `accumulate`), on gemm's threads when
+    /// `parallel` (the nn kernels run one product per thread instead).
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_with(
+        dst: &mut [Self],
+        lhs: &[Self],
+        l: Layout,
+        rhs: &[Self],
+        r: Layout,
+        dims: (usize, usize, usize),
+        accumulate: bool,
+        parallel: bool,
     );
 }
 
@@ -99,28 +116,34 @@ macro_rules! impl_gemm_elem {
         }
 
         impl GemmElem for $t {
-            fn gemm_into(
+            fn gemm_with(
                 dst: &mut [Self],
                 lhs: &[Self],
                 l: Layout,
                 rhs: &[Self],
                 r: Layout,
-                m: usize,
-                k: usize,
-                n: usize,
+                (m, k, n): (usize, usize, usize),
+                accumulate: bool,
+                parallel: bool,
             ) {
                 assert!(dst.len() == m * n && lhs.len() == m * k && rhs.len() == k * n);
-                if k == 0 || dst.is_empty() {
+                if dst.is_empty() {
                     return;
                 }
-                let parallelism = if m.saturating_mul(n).saturating_mul(k) >= PARALLEL_FLOPS {
+                if k == 0 {
+                    if !accumulate {
+                        dst.fill(0.0);
+                    }
+                    return;
+                }
+                let parallelism = if parallel {
                     Parallelism::Rayon(0)
                 } else {
                     Parallelism::None
                 };
                 // gemm adds the products to `dst` (`alpha = 1`, `read_dst`), which holds zeros or
                 // the accumulator: as in numpy, sums start from +0.0, so a product of -0.0 alone
-                // gives +0.0.
+                // gives +0.0. Without `accumulate`, `dst` is overwritten.
                 // SAFETY: `lhs` holds an m×k matrix and `rhs` a k×n one (asserted above), stored
                 // row-major as themselves or as their transposes; `Layout::of` gives the strides
                 // that read exactly those elements, so every access stays inside the slices.
@@ -133,7 +156,7 @@ macro_rules! impl_gemm_elem {
                         dst.as_mut_ptr(),
                         1,
                         n as isize,
-                        true,
+                        accumulate,
                         lhs.as_ptr(),
                         l.col,
                         l.row,

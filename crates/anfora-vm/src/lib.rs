@@ -4,6 +4,7 @@
 
 pub mod grad_ops;
 mod machine;
+pub mod nn_ops;
 pub mod ops;
 pub mod pynum;
 pub mod state;

@@ -12,6 +12,7 @@ mod fused;
 mod math;
 mod matmul;
 mod memory;
+mod nn;
 // Expected values are numpy's output, digits and all.
 #[allow(clippy::approx_constant)]
 mod print;

@@ -1,0 +1,230 @@
+//! Gradients of the neural-network operations checked element by element against central
+//! finite differences in float64, and the compiled engine against the reference VM.
+
+use anfora_driver::{Arg, Engine, Failure, Session, repr};
+use anfora_tensor::{DType, Tensor};
+use anfora_vm::{Options, Value};
+
+const HEADER: &str = "import anfora\nfrom anfora import ops, grad, value_and_grad, vjp\n\n";
+
+fn session(src: &str, engine: Engine) -> Session {
+    let mut s = Session::load("m.py", src, Options::default());
+    s.engine = engine;
+    s
+}
+
+fn call(s: &mut Session, entry: &str, args: &[Value]) -> Value {
+    let args = args.iter().cloned().map(Arg::from).collect();
+    s.call(entry, args, &mut std::io::sink())
+        .unwrap_or_else(|f| panic!("{entry}: {}", s.render(&f)))
+}
+
+/// Deterministic float64 values in [-1, 1).
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn tensor(shape: &[usize], seed: u64) -> Value {
+    let n = shape.iter().product();
+    Value::Tensor(Tensor::from_f64(values(n, seed), shape).unwrap())
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Float(f) => vec![*f],
+        Value::Tensor(t) => t.to_f64_vec(),
+        Value::Tuple(xs) => xs.iter().flat_map(floats).collect(),
+        other => panic!("not numbers: {}", repr(other)),
+    }
+}
+
+/// Checks `grad(f, argnums=all)` at `args` (float64 tensors) against central differences of
+/// `f` (a scalar) in every element, and the compiled engine against the reference VM.
+fn check(body: &str, args: &[Value]) {
+    check_with(body, args, 1e-6);
+}
+
+fn check_with(body: &str, args: &[Value], tol: f64) {
+    let n = args.len();
+    let params: Vec<String> = (0..n).map(|i| format!("a{i}")).collect();
+    let p = params.join(", ");
+    let argnums: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    let src = format!(
+        "{HEADER}{body}\n\ndef value({p}):\n    return f({p})\n\ndef gradient({p}):\n    return grad(f, argnums=({},))({p})\n",
+        argnums.join(", ")
+    );
+    let mut compiled = session(&src, Engine::Compiled);
+    let mut reference = session(&src, Engine::Reference);
+    let g = floats(&call(&mut compiled, "gradient", args));
+    let r = floats(&call(&mut reference, "gradient", args));
+    assert_eq!(g, r, "the engines disagree\n{src}");
+    let h = 1e-6;
+    let mut k = 0;
+    for i in 0..n {
+        let Value::Tensor(t) = &args[i] else {
+            panic!("tensor arguments")
+        };
+        let base = t.to_f64_vec();
+        for j in 0..base.len() {
+            let at = |delta: f64| {
+                let mut v = base.clone();
+                v[j] += delta;
+                let mut xs = args.to_vec();
+                xs[i] = Value::Tensor(Tensor::from_f64(v, t.shape()).unwrap());
+                xs
+            };
+            let fp = floats(&call(&mut compiled, "value", &at(h)));
+            let fm = floats(&call(&mut compiled, "value", &at(-h)));
+            assert_eq!(fp.len(), 1, "f must return a scalar\n{src}");
+            let fd = (fp[0] - fm[0]) / (2.0 * h);
+            assert!(
+                (g[k] - fd).abs() <= tol * fd.abs().max(1.0),
+                "d/da{i}[{j}]: grad {} vs finite difference {fd}\n{src}",
+                g[k]
+            );
+            k += 1;
+        }
+    }
+    assert_eq!(k, g.len(), "one gradient per element\n{src}");
+}
+
+// ---- conv2d ---------------------------------------------------------------------------------
+
+#[test]
+fn conv2d_gradients_of_input_and_weight() {
+    for (call, xs, ws) in [
+        ("ops.conv2d(x, w)", &[2, 2, 5, 4][..], [3, 2, 3, 2]),
+        (
+            "ops.conv2d(x, w, stride=(2, 1), padding=1)",
+            &[1, 2, 6, 5],
+            [2, 2, 3, 3],
+        ),
+        (
+            "ops.conv2d(x, w, padding=(2, 0), dilation=(2, 1))",
+            &[2, 1, 5, 6],
+            [2, 1, 2, 3],
+        ),
+        ("ops.conv2d(x, w, groups=2)", &[1, 4, 4, 4], [4, 2, 2, 2]),
+        (
+            "ops.conv2d(x, w, padding='same', dilation=2)",
+            &[1, 2, 5, 5],
+            [1, 2, 2, 3],
+        ),
+        (
+            "ops.conv2d(x, w, padding='valid')",
+            &[2, 3, 4],
+            [2, 2, 2, 3],
+        ),
+    ] {
+        // tanh makes the loss non-linear in the output, so every sensitivity differs.
+        let body = format!("def f(x, w):\n    return ops.sum(ops.tanh({call}) * 0.7)");
+        check(&body, &[tensor(xs, 1), tensor(&ws, 2)]);
+    }
+}
+
+#[test]
+fn conv2d_second_order() {
+    // The inner gradient is a backward kernel; differentiating it runs the adjoint rules of
+    // Conv2DBackpropFilter and Conv2DBackpropInput.
+    let body = "def inner(x, w):\n    return ops.sum(ops.tanh(ops.conv2d(x, w, stride=2, padding=1)))\n\ndef f(x, w):\n    gx, gw = grad(inner, argnums=(0, 1))(x, w)\n    return ops.sum(ops.sin(gw)) + ops.sum(gx * gx)";
+    check_with(
+        body,
+        &[tensor(&[1, 2, 5, 5], 3), tensor(&[2, 2, 3, 3], 4)],
+        1e-5,
+    );
+}
+
+#[test]
+fn conv2d_errors_at_compile_and_run_time() {
+    // Shapes known at compile time: a compile error at the call.
+    let src = format!("{HEADER}def main(x, w):\n    y = x * 2.0\n    return ops.conv2d(y, w)\n");
+    let mut s = session(&src, Engine::Compiled);
+    let args = vec![
+        Arg::from(tensor(&[1, 3, 5, 5], 1)),
+        Arg::from(tensor(&[2, 4, 3, 3], 2)),
+    ];
+    match s.call("main", args, &mut std::io::sink()) {
+        Err(f @ Failure::Compile(_)) => {
+            let text = s.render(&f);
+            assert!(
+                text.contains("E0301")
+                    && text
+                        .contains("conv2d: input has 3 channels but weight expects 4 (groups=1)")
+                    && text.contains("m.py:6:12"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+    // A stride known only at run time: the kernel's ValueError, on both engines.
+    let src = format!("{HEADER}def main(x, w, s):\n    return ops.conv2d(x, w, stride=s)\n");
+    for engine in [Engine::Compiled, Engine::Reference] {
+        let mut s = session(&src, engine);
+        let args = vec![
+            Arg::from(tensor(&[1, 1, 5, 5], 1)),
+            Arg::from(tensor(&[1, 1, 3, 3], 2)),
+            Arg::mutable(Value::Int(0)),
+        ];
+        match s.call("main", args, &mut std::io::sink()) {
+            Err(Failure::Runtime(e)) => assert_eq!(
+                e.headline(),
+                "ValueError: conv2d: stride must be positive, got (0, 0)",
+                "{engine:?}"
+            ),
+            other => panic!("{engine:?}: expected a ValueError, got {other:?}"),
+        }
+    }
+    // Arguments of the wrong type raise TypeError.
+    let src = format!("{HEADER}def main(x, w):\n    return ops.conv2d(x, w, padding=1.5)\n");
+    for engine in [Engine::Compiled, Engine::Reference] {
+        let mut s = session(&src, engine);
+        let args = vec![
+            Arg::from(tensor(&[1, 1, 5, 5], 1)),
+            Arg::from(tensor(&[1, 1, 3, 3], 2)),
+        ];
+        match s.call("main", args, &mut std::io::sink()) {
+            Err(Failure::Runtime(e)) => assert_eq!(
+                e.headline(),
+                "TypeError: conv2d() argument 'padding' must be an int or a tuple of 2 ints, not float",
+                "{engine:?}"
+            ),
+            other => panic!("{engine:?}: expected a TypeError, got {other:?}"),
+        }
+    }
+    // A float32 convolution stays float32; an int64 one is refused at compile time.
+    let src = format!("{HEADER}def main(x, w):\n    return ops.conv2d(x, w)\n");
+    let mut s = session(&src, Engine::Compiled);
+    let x = Tensor::ones(&[1, 1, 3, 3], DType::F32).unwrap();
+    let w = Tensor::ones(&[1, 1, 2, 2], DType::F32).unwrap();
+    let y = call(
+        &mut s,
+        "main",
+        &[Value::Tensor(x), Value::Tensor(w.clone())],
+    );
+    assert_eq!(
+        repr(&y),
+        "array([[[[4., 4.],\n         [4., 4.]]]], dtype=float32)"
+    );
+    let xi = Tensor::ones(&[1, 1, 3, 3], DType::I64).unwrap();
+    let args = vec![Arg::from(Value::Tensor(xi)), Arg::from(Value::Tensor(w))];
+    match s.call("main", args, &mut std::io::sink()) {
+        Err(f @ Failure::Compile(_)) => {
+            let text = s.render(&f);
+            assert!(
+                text.contains("conv2d: expected float32 or float64 tensors, got int64"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+}

@@ -1,0 +1,141 @@
+//! Inference rules of the neural-network primitives. Shapes, dtypes and hyper-parameters known
+//! at compile time are checked with the tensor library's and the VM's own functions, so a
+//! convolution that cannot run is a compile error with the message it would raise; a
+//! hyper-parameter of the wrong type is left to raise its TypeError at run time.
+
+use anfora_ir::Prim;
+use anfora_tensor::{DType, TensorError, conv2d_output_shape, nn_float_dtype};
+use anfora_vm::nn_ops::{NnArg, conv2d_spec};
+
+use crate::abs::{Abs, TensorAbs, shape_text};
+use crate::rules::{RuleError, shape_arg, tensor_abs};
+
+type Rule = Result<Abs, RuleError>;
+
+fn err(msg: impl Into<String>) -> RuleError {
+    RuleError(msg.into())
+}
+
+fn from_tensor_error(e: TensorError) -> RuleError {
+    RuleError(e.message)
+}
+
+/// A hyper-parameter as the VM sees it, `None` when its value is not known.
+pub(crate) fn nn_arg(a: &Abs) -> Option<NnArg> {
+    Some(match a {
+        Abs::Int(Some(i)) => NnArg::Int(*i),
+        Abs::Bool(Some(b)) => NnArg::Int(i64::from(*b)),
+        Abs::Str(Some(s)) => NnArg::Str(s.to_string()),
+        Abs::None => NnArg::None,
+        Abs::Tuple(items) | Abs::List(items) => {
+            let mut ints = Vec::with_capacity(items.len());
+            for item in items.iter() {
+                match item {
+                    Abs::Int(Some(i)) => ints.push(*i),
+                    Abs::Bool(Some(b)) => ints.push(i64::from(*b)),
+                    Abs::Int(None) | Abs::Bool(None) | Abs::Any => return None,
+                    _ => return Some(NnArg::Other("tuple")),
+                }
+            }
+            NnArg::Ints(ints)
+        }
+        Abs::Float(_) => NnArg::Other("float"),
+        Abs::Tensor(_) => NnArg::Other("Tensor"),
+        _ => return None,
+    })
+}
+
+/// The operands' common float dtype, or the compile error numpy's kernels would raise.
+fn float_dtype(op: &str, ts: &[&TensorAbs]) -> Result<DType, RuleError> {
+    let dtypes: Vec<DType> = ts.iter().map(|t| t.dtype).collect();
+    nn_float_dtype(op, &dtypes).map_err(from_tensor_error)
+}
+
+/// What a checked hyper-parameter set gives inference: a spec, nothing known, or a TypeError
+/// left for run time.
+enum Checked<T> {
+    Known(T),
+    Unknown,
+    RaisesAtRunTime,
+}
+
+fn conv_spec(op: &str, args: &[Abs]) -> Result<Checked<anfora_tensor::Conv2dSpec>, RuleError> {
+    let parts: Option<Vec<NnArg>> = args.iter().map(nn_arg).collect();
+    let Some(parts) = parts else {
+        return Ok(Checked::Unknown);
+    };
+    match conv2d_spec(op, &parts[0], &parts[1], &parts[2], &parts[3]) {
+        Ok(spec) => Ok(Checked::Known(spec)),
+        Err(("TypeError", _)) => Ok(Checked::RaisesAtRunTime),
+        Err((_, msg)) => Err(err(msg)),
+    }
+}
+
+fn conv2d(args: &[Abs]) -> Rule {
+    let (x, w) = match (&args[0], &args[1]) {
+        (Abs::Tensor(x), Abs::Tensor(w)) => (x, w),
+        (Abs::Any, _) | (_, Abs::Any) => return Ok(Abs::Any),
+        _ => return Ok(Abs::Bottom),
+    };
+    let dtype = float_dtype("conv2d", &[x, w])?;
+    if !matches!(x.shape.len(), 3 | 4) {
+        return Err(err(format!(
+            "conv2d: expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape {}",
+            shape_text(&x.shape, "?", ", ")
+        )));
+    }
+    if w.shape.len() != 4 {
+        return Err(err(format!(
+            "conv2d: expected a 4-D weight (out_channels, in_channels / groups, kH, kW), got \
+             shape {}",
+            shape_text(&w.shape, "?", ", ")
+        )));
+    }
+    let spec = match conv_spec("conv2d", &args[2..6])? {
+        Checked::Known(spec) => Some(spec),
+        Checked::Unknown => None,
+        Checked::RaisesAtRunTime => return Ok(Abs::Bottom),
+    };
+    if let (Some(xs), Some(ws), Some(spec)) = (x.known_shape(), w.known_shape(), spec) {
+        let shape = conv2d_output_shape(&xs, &ws, &spec).map_err(from_tensor_error)?;
+        return Ok(tensor_abs(dtype, shape.into_iter().map(Some).collect()));
+    }
+    // Some size is unknown: the batch and the output channels are still known.
+    let mut shape = vec![w.shape[0], None, None];
+    if x.shape.len() == 4 {
+        shape.insert(0, x.shape[0]);
+    }
+    Ok(tensor_abs(dtype, shape))
+}
+
+/// A backward kernel: a tensor of the sensitivity's dtype and the shape it is given.
+fn backward(args: &[Abs]) -> Rule {
+    match (&args[0], &args[1]) {
+        (Abs::Tensor(d), Abs::Tensor(_)) => Ok(match shape_arg(&args[2]) {
+            Some(shape) => tensor_abs(d.dtype, shape),
+            None => Abs::Any,
+        }),
+        (Abs::Any, _) | (_, Abs::Any) => Ok(Abs::Any),
+        _ => Ok(Abs::Bottom),
+    }
+}
+
+pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
+    match p {
+        Prim::Conv2D => conv2d(args),
+        Prim::Conv2DBackpropInput | Prim::Conv2DBackpropFilter => backward(args),
+        other => Err(err(format!(
+            "{} is not a neural-network primitive",
+            other.name()
+        ))),
+    }
+}
+
+/// Whether an nn primitive can raise at run time: not when its tensors are float tensors of
+/// known shapes (inference checked them) and its other arguments are known (and checked).
+pub(crate) fn may_raise(args: &[Abs]) -> bool {
+    !args.iter().all(|a| match a {
+        Abs::Tensor(t) => t.dtype.is_float() && t.known_shape().is_some(),
+        other => crate::rules::to_value(other).is_some(),
+    })
+}

@@ -1,0 +1,667 @@
+//! Neural-network kernels on float tensors: 2-D convolution and its two backward products.
+//!
+//! Convolution lowers each (sample, group) to one matrix product: the input patches are laid
+//! out as the columns of a matrix (`im2col`: row `(c, ki, kj)`, column `(oy, ox)`), so the
+//! output is `W_g (O_g × C_g·KH·KW) · cols (C_g·KH·KW × OH·OW)`, computed by the crate's gemm.
+//! The gradient of the input is `W_gᵀ · d` scattered back into the image (`col2im`, which adds
+//! where windows overlap), the gradient of the weight `Σ_n d · colsᵀ`. Large batches are split
+//! over threads, each with its own column buffer (and, for the weight, its own partial sum),
+//! allocated once per call.
+
+use rayon::prelude::*;
+
+use crate::alloc::{self, try_filled};
+use crate::matmul::{GemmElem, Layout};
+use crate::shape::tuple_repr;
+use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
+
+/// Products at least this large (multiply-adds) are worth spreading over threads.
+const PARALLEL_WORK: usize = 1 << 18;
+
+/// The element types the nn kernels run on.
+pub(crate) trait Float:
+    GemmElem
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::AddAssign
+{
+}
+impl Float for f32 {}
+impl Float for f64 {}
+
+/// The zero padding of a 2-D convolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding2d {
+    /// No padding.
+    Valid,
+    /// The output has the input's size (stride 1 only): `dilation·(k-1)` zeros per axis, half
+    /// before (rounded down) and the rest after, as PyTorch pads.
+    Same,
+    /// Zeros before and after along the height (`h`) and width (`w`).
+    Explicit { h: [usize; 2], w: [usize; 2] },
+}
+
+/// The hyper-parameters of a 2-D convolution (`ops.conv2d`'s keyword arguments).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2dSpec {
+    pub stride: [usize; 2],
+    pub padding: Padding2d,
+    pub dilation: [usize; 2],
+    pub groups: usize,
+}
+
+impl Default for Conv2dSpec {
+    fn default() -> Self {
+        Conv2dSpec {
+            stride: [1, 1],
+            padding: Padding2d::Explicit {
+                h: [0, 0],
+                w: [0, 0],
+            },
+            dilation: [1, 1],
+            groups: 1,
+        }
+    }
+}
+
+/// A convolution's sizes, checked: `x` is (N, C, H, W) (N = 1 for an unbatched input), the
+/// weight (O, C/groups, KH, KW), the output (N, O, OH, OW).
+#[derive(Clone, Copy, Debug)]
+struct Conv {
+    batched: bool,
+    n: usize,
+    c: usize,
+    h: usize,
+    w: usize,
+    o: usize,
+    kh: usize,
+    kw: usize,
+    oh: usize,
+    ow: usize,
+    sh: usize,
+    sw: usize,
+    dh: usize,
+    dw: usize,
+    /// Zeros before the first row and column.
+    pt: usize,
+    pl: usize,
+    groups: usize,
+    /// Channels per group of the input and of the output.
+    cg: usize,
+    og: usize,
+}
+
+fn value_error(op: &str, msg: impl std::fmt::Display) -> TensorError {
+    TensorError::new(ErrorKind::Value, format!("{op}: {msg}"))
+}
+
+/// The common float dtype of the operands of an nn kernel: a TypeError for other dtypes or
+/// operands of two dtypes (PyTorch's rule: no implicit promotion).
+pub fn nn_float_dtype(op: &str, dtypes: &[DType]) -> Result<DType> {
+    let first = dtypes[0];
+    if let Some(bad) = dtypes.iter().find(|d| !d.is_float()) {
+        return Err(TensorError::new(
+            ErrorKind::Type,
+            format!("{op}: expected float32 or float64 tensors, got {bad}"),
+        ));
+    }
+    if let Some(other) = dtypes.iter().find(|&&d| d != first) {
+        return Err(TensorError::new(
+            ErrorKind::Type,
+            format!("{op}: the tensors must have one dtype, got {first} and {other}"),
+        ));
+    }
+    Ok(first)
+}
+
+/// `(before, after)` zeros along one axis for `same` padding.
+fn same_padding(k: usize, d: usize) -> [usize; 2] {
+    let total = d * (k - 1);
+    [total / 2, total - total / 2]
+}
+
+/// The output length along one axis, or `None` when the dilated kernel does not fit.
+fn out_len(len: usize, pad: [usize; 2], k: usize, s: usize, d: usize) -> Option<usize> {
+    let padded = len + pad[0] + pad[1];
+    let eff = d * (k - 1) + 1;
+    (eff <= padded).then(|| (padded - eff) / s + 1)
+}
+
+/// Whether the padded length and the dilated kernel of one axis fit in `isize` (every index
+/// the kernels compute is at most the padded length).
+fn fits(len: usize, pad: [usize; 2], k: usize, d: usize) -> bool {
+    let max = isize::MAX as usize;
+    len.checked_add(pad[0])
+        .and_then(|p| p.checked_add(pad[1]))
+        .is_some_and(|p| p <= max)
+        && d.checked_mul(k - 1).is_some_and(|e| e < max)
+}
+
+fn conv_geometry(op: &str, x: &[usize], w: &[usize], spec: &Conv2dSpec) -> Result<Conv> {
+    let (batched, n, c, h, wd) = match *x {
+        [n, c, h, w] => (true, n, c, h, w),
+        [c, h, w] => (false, 1, c, h, w),
+        _ => {
+            return Err(value_error(
+                op,
+                format!(
+                    "expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape {}",
+                    tuple_repr(x)
+                ),
+            ));
+        }
+    };
+    let &[o, wc, kh, kw] = w else {
+        return Err(value_error(
+            op,
+            format!(
+                "expected a 4-D weight (out_channels, in_channels / groups, kH, kW), got shape {}",
+                tuple_repr(w)
+            ),
+        ));
+    };
+    let Conv2dSpec {
+        stride: [sh, sw],
+        padding,
+        dilation: [dh, dw],
+        groups,
+    } = *spec;
+    if groups == 0 {
+        return Err(value_error(op, "groups must be a positive integer"));
+    }
+    if sh == 0 || sw == 0 {
+        return Err(value_error(
+            op,
+            format!("stride must be positive, got ({sh}, {sw})"),
+        ));
+    }
+    if dh == 0 || dw == 0 {
+        return Err(value_error(
+            op,
+            format!("dilation must be positive, got ({dh}, {dw})"),
+        ));
+    }
+    if kh == 0 || kw == 0 {
+        return Err(value_error(
+            op,
+            format!("the kernel size must be positive, got ({kh}, {kw})"),
+        ));
+    }
+    if o % groups != 0 {
+        return Err(value_error(
+            op,
+            format!("out_channels ({o}) must be divisible by groups ({groups})"),
+        ));
+    }
+    if wc.checked_mul(groups) != Some(c) {
+        return Err(value_error(
+            op,
+            format!(
+                "input has {c} channels but weight expects {} (groups={groups})",
+                wc.saturating_mul(groups)
+            ),
+        ));
+    }
+    let (ph, pw) = match padding {
+        Padding2d::Valid => ([0, 0], [0, 0]),
+        Padding2d::Same => {
+            if sh != 1 || sw != 1 {
+                return Err(value_error(
+                    op,
+                    "padding='same' is not supported for strided convolutions",
+                ));
+            }
+            (same_padding(kh, dh), same_padding(kw, dw))
+        }
+        Padding2d::Explicit { h, w } => (h, w),
+    };
+    if !fits(h, ph, kh, dh) || !fits(wd, pw, kw, dw) {
+        return Err(value_error(op, "the padding or the dilation is too large"));
+    }
+    let (Some(oh), Some(ow)) = (out_len(h, ph, kh, sh, dh), out_len(wd, pw, kw, sw, dw)) else {
+        return Err(value_error(
+            op,
+            format!(
+                "the padded input ({}, {}) is smaller than the dilated kernel ({}, {})",
+                h + ph[0] + ph[1],
+                wd + pw[0] + pw[1],
+                dh * (kh - 1) + 1,
+                dw * (kw - 1) + 1
+            ),
+        ));
+    };
+    Ok(Conv {
+        batched,
+        n,
+        c,
+        h,
+        w: wd,
+        o,
+        kh,
+        kw,
+        oh,
+        ow,
+        sh,
+        sw,
+        dh,
+        dw,
+        pt: ph[0],
+        pl: pw[0],
+        groups,
+        cg: wc,
+        og: o / groups,
+    })
+}
+
+impl Conv {
+    /// Rows of the column matrix: `C_g·KH·KW`.
+    fn k(&self) -> usize {
+        self.cg * self.kh * self.kw
+    }
+    fn ohw(&self) -> usize {
+        self.oh * self.ow
+    }
+    fn hw(&self) -> usize {
+        self.h * self.w
+    }
+    fn output_shape(&self) -> Vec<usize> {
+        let mut s = vec![self.o, self.oh, self.ow];
+        if self.batched {
+            s.insert(0, self.n);
+        }
+        s
+    }
+    fn input_shape(&self) -> Vec<usize> {
+        let mut s = vec![self.c, self.h, self.w];
+        if self.batched {
+            s.insert(0, self.n);
+        }
+        s
+    }
+    fn weight_shape(&self) -> Vec<usize> {
+        vec![self.o, self.cg, self.kh, self.kw]
+    }
+    /// Multiply-adds of the whole convolution (saturating).
+    fn work(&self) -> usize {
+        self.n
+            .saturating_mul(self.o)
+            .saturating_mul(self.k())
+            .saturating_mul(self.ohw())
+    }
+    /// A 1×1 kernel with unit strides and no padding reads the input itself as its columns.
+    fn pointwise(&self) -> bool {
+        self.kh == 1
+            && self.kw == 1
+            && self.sh == 1
+            && self.sw == 1
+            && self.pt == 0
+            && self.pl == 0
+            && self.oh == self.h
+            && self.ow == self.w
+    }
+    /// How many parallel tasks the batch is split into, and how many samples each takes.
+    fn tasks(&self) -> (usize, usize) {
+        let threads = rayon::current_num_threads().max(1);
+        let tasks = if self.work() >= PARALLEL_WORK && threads > 1 {
+            self.n.min(threads)
+        } else {
+            1
+        };
+        let tasks = tasks.max(1);
+        (tasks, self.n.div_ceil(tasks).max(1))
+    }
+}
+
+/// The output positions `o' < o` whose input index `o'·s + off` lies in `[0, len)`: a range.
+fn valid_range(o: usize, s: usize, off: isize, len: usize) -> (usize, usize) {
+    let s = s as isize;
+    let lo = if off >= 0 { 0 } else { (-off + s - 1) / s };
+    let room = len as isize - off;
+    let hi = if room <= 0 { 0 } else { (room + s - 1) / s };
+    let hi = (hi as usize).min(o);
+    ((lo as usize).min(hi), hi)
+}
+
+/// Lays the patches of one group of one sample (`x`: C_g × H × W) out as the columns of
+/// `cols` (C_g·KH·KW × OH·OW), zeros where a window reads padding.
+fn im2col<T: Float>(x: &[T], g: &Conv, cols: &mut [T]) {
+    let (ohw, hw) = (g.ohw(), g.hw());
+    let zero = T::zero();
+    let mut rows = cols.chunks_exact_mut(ohw);
+    for plane in x.chunks_exact(hw).take(g.cg) {
+        for ki in 0..g.kh {
+            let yoff = (ki * g.dh) as isize - g.pt as isize;
+            let (oy0, oy1) = valid_range(g.oh, g.sh, yoff, g.h);
+            for kj in 0..g.kw {
+                let xoff = (kj * g.dw) as isize - g.pl as isize;
+                let (ox0, ox1) = valid_range(g.ow, g.sw, xoff, g.w);
+                let dst = rows.next().expect("one row per (c, ki, kj)");
+                for (oy, drow) in dst.chunks_exact_mut(g.ow).enumerate() {
+                    if oy < oy0 || oy >= oy1 || ox0 == ox1 {
+                        drow.fill(zero);
+                        continue;
+                    }
+                    let iy = (oy * g.sh) as isize + yoff;
+                    let src = &plane[iy as usize * g.w..(iy as usize + 1) * g.w];
+                    drow[..ox0].fill(zero);
+                    drow[ox1..].fill(zero);
+                    let ix0 = ((ox0 * g.sw) as isize + xoff) as usize;
+                    let run = &mut drow[ox0..ox1];
+                    if g.sw == 1 {
+                        run.copy_from_slice(&src[ix0..ix0 + run.len()]);
+                    } else {
+                        for (j, v) in run.iter_mut().enumerate() {
+                            *v = src[ix0 + j * g.sw];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The adjoint of [`im2col`]: adds every column entry back into the input position it was
+/// read from (`dx`: C_g × H × W); padding positions are dropped.
+fn col2im<T: Float>(cols: &[T], g: &Conv, dx: &mut [T]) {
+    let (ohw, hw) = (g.ohw(), g.hw());
+    let mut rows = cols.chunks_exact(ohw);
+    for plane in dx.chunks_exact_mut(hw).take(g.cg) {
+        for ki in 0..g.kh {
+            let yoff = (ki * g.dh) as isize - g.pt as isize;
+            let (oy0, oy1) = valid_range(g.oh, g.sh, yoff, g.h);
+            for kj in 0..g.kw {
+                let xoff = (kj * g.dw) as isize - g.pl as isize;
+                let (ox0, ox1) = valid_range(g.ow, g.sw, xoff, g.w);
+                let src = rows.next().expect("one row per (c, ki, kj)");
+                if ox0 == ox1 {
+                    continue;
+                }
+                for oy in oy0..oy1 {
+                    let iy = ((oy * g.sh) as isize + yoff) as usize;
+                    let drow = &mut plane[iy * g.w..(iy + 1) * g.w];
+                    let srow = &src[oy * g.ow + ox0..oy * g.ow + ox1];
+                    let ix0 = ((ox0 * g.sw) as isize + xoff) as usize;
+                    if g.sw == 1 {
+                        for (d, &v) in drow[ix0..ix0 + srow.len()].iter_mut().zip(srow) {
+                            *d += v;
+                        }
+                    } else {
+                        for (j, &v) in srow.iter().enumerate() {
+                            drow[ix0 + j * g.sw] += v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One column buffer (C_g·KH·KW × OH·OW) per task; empty for pointwise convolutions.
+fn column_buffers<T: Float>(g: &Conv, tasks: usize) -> Result<Vec<Vec<T>>> {
+    let shape = if g.pointwise() {
+        [0, 0]
+    } else {
+        [g.k(), g.ohw()]
+    };
+    (0..tasks).map(|_| try_filled(&shape, T::zero())).collect()
+}
+
+/// Runs `work(first_sample, part, scratch)` over consecutive parts of `dst` (`per` elements a
+/// sample), in parallel when there is more than one task.
+fn over_batch<T: Float, S: Send>(
+    dst: &mut [T],
+    per: usize,
+    (tasks, chunk): (usize, usize),
+    scratch: &mut [S],
+    work: impl Fn(usize, &mut [T], &mut S) + Sync + Send,
+) {
+    if dst.is_empty() {
+        return;
+    }
+    if tasks <= 1 {
+        work(0, dst, &mut scratch[0]);
+        return;
+    }
+    dst.par_chunks_mut(chunk * per)
+        .zip(scratch.par_iter_mut())
+        .enumerate()
+        .for_each(|(i, (part, s))| work(i * chunk, part, s));
+}
+
+fn conv_forward<T: Float>(x: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
+    let mut out = try_filled(&g.output_shape(), T::zero())?;
+    let (tasks, chunk) = g.tasks();
+    let mut bufs = column_buffers::<T>(g, tasks)?;
+    let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
+    let gemm_threads = tasks == 1 && g.og * k * ohw >= PARALLEL_WORK;
+    over_batch(
+        &mut out,
+        g.o * ohw,
+        (tasks, chunk),
+        &mut bufs,
+        |first, part, cols| {
+            for (i, out_n) in part.chunks_exact_mut(g.o * ohw).enumerate() {
+                let xn = &x[(first + i) * chw..(first + i + 1) * chw];
+                for grp in 0..g.groups {
+                    let xg = &xn[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
+                    let rhs: &[T] = if g.pointwise() {
+                        xg
+                    } else {
+                        im2col(xg, g, cols);
+                        cols
+                    };
+                    T::gemm_with(
+                        &mut out_n[grp * g.og * ohw..(grp + 1) * g.og * ohw],
+                        &w[grp * g.og * k..(grp + 1) * g.og * k],
+                        Layout::of(k, false),
+                        rhs,
+                        Layout::of(ohw, false),
+                        (g.og, k, ohw),
+                        false,
+                        gemm_threads,
+                    );
+                }
+            }
+        },
+    );
+    Ok(out)
+}
+
+fn conv_backprop_input<T: Float>(d: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
+    let mut dx = try_filled(&g.input_shape(), T::zero())?;
+    let (tasks, chunk) = g.tasks();
+    let mut bufs = column_buffers::<T>(g, tasks)?;
+    let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
+    let gemm_threads = tasks == 1 && g.og * k * ohw >= PARALLEL_WORK;
+    over_batch(
+        &mut dx,
+        chw,
+        (tasks, chunk),
+        &mut bufs,
+        |first, part, cols| {
+            for (i, dx_n) in part.chunks_exact_mut(chw).enumerate() {
+                let dn = &d[(first + i) * g.o * ohw..(first + i + 1) * g.o * ohw];
+                for grp in 0..g.groups {
+                    let dxg = &mut dx_n[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
+                    let wg = &w[grp * g.og * k..(grp + 1) * g.og * k];
+                    let dg = &dn[grp * g.og * ohw..(grp + 1) * g.og * ohw];
+                    // The columns' gradient W_gᵀ · d_g (k × OH·OW), the image's gradient itself for
+                    // a pointwise kernel.
+                    let product = |dst: &mut [T]| {
+                        T::gemm_with(
+                            dst,
+                            wg,
+                            Layout::of(k, true),
+                            dg,
+                            Layout::of(ohw, false),
+                            (k, g.og, ohw),
+                            false,
+                            gemm_threads,
+                        )
+                    };
+                    if g.pointwise() {
+                        product(dxg);
+                    } else {
+                        product(cols);
+                        col2im(cols, g, dxg);
+                    }
+                }
+            }
+        },
+    );
+    Ok(dx)
+}
+
+fn conv_backprop_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Vec<T>> {
+    let wshape = g.weight_shape();
+    let mut dw = try_filled(&wshape, T::zero())?;
+    let (tasks, chunk) = g.tasks();
+    let mut bufs = column_buffers::<T>(g, tasks)?;
+    // Each extra task sums into its own weight-shaped buffer; the first writes `dw`.
+    let mut partials: Vec<Vec<T>> = (1..tasks)
+        .map(|_| try_filled(&wshape, T::zero()))
+        .collect::<Result<_>>()?;
+    let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
+    let gemm_threads = tasks == 1 && g.og * k * ohw >= PARALLEL_WORK;
+    let work = |first: usize, count: usize, dw: &mut [T], cols: &mut Vec<T>| {
+        for n in first..(first + count).min(g.n) {
+            let xn = &x[n * chw..(n + 1) * chw];
+            let dn = &d[n * g.o * ohw..(n + 1) * g.o * ohw];
+            for grp in 0..g.groups {
+                let xg = &xn[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
+                let rhs: &[T] = if g.pointwise() {
+                    xg
+                } else {
+                    im2col(xg, g, cols);
+                    cols
+                };
+                // dW_g += d_g (O_g × OH·OW) · colsᵀ (OH·OW × k).
+                T::gemm_with(
+                    &mut dw[grp * g.og * k..(grp + 1) * g.og * k],
+                    &dn[grp * g.og * ohw..(grp + 1) * g.og * ohw],
+                    Layout::of(ohw, false),
+                    rhs,
+                    Layout::of(ohw, true),
+                    (g.og, ohw, k),
+                    true,
+                    gemm_threads,
+                );
+            }
+        }
+    };
+    if dw.is_empty() {
+        return Ok(dw);
+    }
+    if tasks <= 1 {
+        work(0, g.n, &mut dw, &mut bufs[0]);
+        return Ok(dw);
+    }
+    let (first_buf, rest_bufs) = bufs.split_at_mut(1);
+    rayon::join(
+        || work(0, chunk, &mut dw, &mut first_buf[0]),
+        || {
+            partials
+                .par_iter_mut()
+                .zip(rest_bufs.par_iter_mut())
+                .enumerate()
+                .for_each(|(i, (p, cols))| work((i + 1) * chunk, chunk, p, cols));
+        },
+    );
+    for p in &partials {
+        for (a, &b) in dw.iter_mut().zip(p) {
+            *a += b;
+        }
+    }
+    Ok(dw)
+}
+
+/// `ops.conv2d`'s result shape for an input of shape `x` and a weight of shape `w`, or its
+/// ValueError (wrong ranks, channels, groups, a kernel larger than the padded input, ...).
+pub fn conv2d_output_shape(x: &[usize], w: &[usize], spec: &Conv2dSpec) -> Result<Vec<usize>> {
+    Ok(conv_geometry("conv2d", x, w, spec)?.output_shape())
+}
+
+fn check_shape(op: &str, what: &str, got: &[usize], expected: &[usize]) -> Result<()> {
+    if got != expected {
+        return Err(value_error(
+            op,
+            format!(
+                "{what} has shape {}, expected {}",
+                tuple_repr(got),
+                tuple_repr(expected)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the kernel for the operands' float dtype.
+fn dispatch2(
+    a: &Tensor,
+    b: &Tensor,
+    f32_kernel: impl FnOnce(&[f32], &[f32]) -> Result<Vec<f32>>,
+    f64_kernel: impl FnOnce(&[f64], &[f64]) -> Result<Vec<f64>>,
+) -> Result<Storage> {
+    Ok(match (&*a.storage, &*b.storage) {
+        (Storage::F32(x), Storage::F32(y)) => Storage::F32(f32_kernel(x, y)?),
+        (Storage::F64(x), Storage::F64(y)) => Storage::F64(f64_kernel(x, y)?),
+        _ => unreachable!("dtypes checked by nn_float_dtype"),
+    })
+}
+
+pub(crate) fn conv2d(x: &Tensor, w: &Tensor, spec: &Conv2dSpec) -> Result<Tensor> {
+    let op = "conv2d";
+    let dtype = nn_float_dtype(op, &[x.dtype(), w.dtype()])?;
+    let g = conv_geometry(op, x.shape(), w.shape(), spec)?;
+    let shape = g.output_shape();
+    alloc::check_size(&shape, dtype)?;
+    let storage = dispatch2(
+        x,
+        w,
+        |x, w| conv_forward(x, w, &g),
+        |x, w| conv_forward(x, w, &g),
+    )?;
+    Ok(Tensor::from_storage(storage, shape))
+}
+
+pub(crate) fn conv2d_backprop_input(
+    d: &Tensor,
+    w: &Tensor,
+    input_shape: &[usize],
+    spec: &Conv2dSpec,
+) -> Result<Tensor> {
+    let op = "conv2d_backprop_input";
+    let dtype = nn_float_dtype(op, &[d.dtype(), w.dtype()])?;
+    let g = conv_geometry(op, input_shape, w.shape(), spec)?;
+    check_shape(op, "the sensitivity", d.shape(), &g.output_shape())?;
+    alloc::check_size(input_shape, dtype)?;
+    let storage = dispatch2(
+        d,
+        w,
+        |d, w| conv_backprop_input(d, w, &g),
+        |d, w| conv_backprop_input(d, w, &g),
+    )?;
+    Ok(Tensor::from_storage(storage, input_shape.to_vec()))
+}
+
+pub(crate) fn conv2d_backprop_filter(
+    d: &Tensor,
+    x: &Tensor,
+    weight_shape: &[usize],
+    spec: &Conv2dSpec,
+) -> Result<Tensor> {
+    let op = "conv2d_backprop_filter";
+    let dtype = nn_float_dtype(op, &[d.dtype(), x.dtype()])?;
+    let g = conv_geometry(op, x.shape(), weight_shape, spec)?;
+    check_shape(op, "the sensitivity", d.shape(), &g.output_shape())?;
+    alloc::check_size(weight_shape, dtype)?;
+    let storage = dispatch2(
+        d,
+        x,
+        |d, x| conv_backprop_filter(d, x, &g),
+        |d, x| conv_backprop_filter(d, x, &g),
+    )?;
+    Ok(Tensor::from_storage(storage, weight_shape.to_vec()))
+}

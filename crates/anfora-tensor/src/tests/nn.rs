@@ -1,0 +1,535 @@
+//! The nn kernels against direct loops written here (the definitions, summed in another
+//! order, so compared within a rounding tolerance), their adjoint identities, and their errors.
+
+use super::*;
+use crate::{Conv2dSpec, Padding2d, conv2d_output_shape};
+
+/// Deterministic values in [-1, 1).
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+#[track_caller]
+fn assert_close(got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * (1.0 + w.abs()),
+            "element {i}: {g} vs {w}"
+        );
+    }
+}
+
+/// A convolution's configuration for the direct loops.
+#[derive(Clone, Copy, Debug)]
+struct Cfg {
+    x: [usize; 4],
+    w: [usize; 4],
+    stride: [usize; 2],
+    /// Zeros (top, bottom, left, right).
+    pad: [usize; 4],
+    dil: [usize; 2],
+    groups: usize,
+}
+
+impl Cfg {
+    fn spec(&self) -> Conv2dSpec {
+        Conv2dSpec {
+            stride: self.stride,
+            padding: Padding2d::Explicit {
+                h: [self.pad[0], self.pad[1]],
+                w: [self.pad[2], self.pad[3]],
+            },
+            dilation: self.dil,
+            groups: self.groups,
+        }
+    }
+
+    fn out(&self) -> [usize; 4] {
+        let [n, _, h, w] = self.x;
+        let [o, _, kh, kw] = self.w;
+        let oh = (h + self.pad[0] + self.pad[1] - self.dil[0] * (kh - 1) - 1) / self.stride[0] + 1;
+        let ow = (w + self.pad[2] + self.pad[3] - self.dil[1] * (kw - 1) - 1) / self.stride[1] + 1;
+        [n, o, oh, ow]
+    }
+
+    /// Calls `f(x index, w index, out index)` for every product of the convolution.
+    fn each(&self, mut f: impl FnMut(usize, usize, usize)) {
+        let [n, c, h, w] = self.x;
+        let [o, cg, kh, kw] = self.w;
+        let [_, _, oh, ow] = self.out();
+        let og = o / self.groups;
+        for b in 0..n {
+            for oc in 0..o {
+                let g = oc / og;
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        for ci in 0..cg {
+                            for ki in 0..kh {
+                                for kj in 0..kw {
+                                    let iy = (oy * self.stride[0] + ki * self.dil[0]) as isize
+                                        - self.pad[0] as isize;
+                                    let ix = (ox * self.stride[1] + kj * self.dil[1]) as isize
+                                        - self.pad[2] as isize;
+                                    if iy < 0 || ix < 0 || iy >= h as isize || ix >= w as isize {
+                                        continue;
+                                    }
+                                    let xc = g * cg + ci;
+                                    let xi = ((b * c + xc) * h + iy as usize) * w + ix as usize;
+                                    let wi = ((oc * cg + ci) * kh + ki) * kw + kj;
+                                    let yi = ((b * o + oc) * oh + oy) * ow + ox;
+                                    f(xi, wi, yi);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks the forward kernel and both backward kernels against the direct loops, in
+    /// float64 and float32.
+    fn check(&self, seed: u64) {
+        let xv = values(self.x.iter().product(), seed);
+        let wv = values(self.w.iter().product(), seed + 1);
+        let out = self.out();
+        let dv = values(out.iter().product(), seed + 2);
+        let mut y = vec![0.0; dv.len()];
+        let mut dx = vec![0.0; xv.len()];
+        let mut dw = vec![0.0; wv.len()];
+        self.each(|xi, wi, yi| {
+            y[yi] += xv[xi] * wv[wi];
+            dx[xi] += dv[yi] * wv[wi];
+            dw[wi] += dv[yi] * xv[xi];
+        });
+        let spec = self.spec();
+        let (x, w, d) = (f64s(&xv, &self.x), f64s(&wv, &self.w), f64s(&dv, &out));
+        let got = Tensor::conv2d(&x, &w, &spec).unwrap();
+        assert_eq!(got.shape(), &out, "{self:?}");
+        assert_eq!(
+            conv2d_output_shape(&self.x, &self.w, &spec).unwrap(),
+            out.to_vec()
+        );
+        assert_close(&got.to_f64_vec(), &y, 1e-12);
+        let gx = Tensor::conv2d_backprop_input(&d, &w, &self.x, &spec).unwrap();
+        assert_eq!(gx.shape(), &self.x);
+        assert_close(&gx.to_f64_vec(), &dx, 1e-12);
+        let gw = Tensor::conv2d_backprop_filter(&d, &x, &self.w, &spec).unwrap();
+        assert_eq!(gw.shape(), &self.w);
+        assert_close(&gw.to_f64_vec(), &dw, 1e-12);
+        // float32 keeps its dtype and agrees within float32 rounding.
+        let f32_of = |t: &Tensor| t.cast(DType::F32);
+        let got32 = Tensor::conv2d(&f32_of(&x), &f32_of(&w), &spec).unwrap();
+        assert_eq!(got32.dtype(), DType::F32);
+        assert_close(&got32.to_f64_vec(), &y, 1e-4);
+        let gx32 = Tensor::conv2d_backprop_input(&f32_of(&d), &f32_of(&w), &self.x, &spec).unwrap();
+        assert_close(&gx32.to_f64_vec(), &dx, 1e-4);
+        let gw32 =
+            Tensor::conv2d_backprop_filter(&f32_of(&d), &f32_of(&x), &self.w, &spec).unwrap();
+        assert_close(&gw32.to_f64_vec(), &dw, 1e-4);
+    }
+}
+
+#[test]
+fn conv2d_matches_direct_loops() {
+    let cases = [
+        // Plain, non-square input and kernel.
+        Cfg {
+            x: [2, 3, 7, 5],
+            w: [4, 3, 3, 2],
+            stride: [1, 1],
+            pad: [0; 4],
+            dil: [1, 1],
+            groups: 1,
+        },
+        // Strides that leave rows and columns unread, padding on every side.
+        Cfg {
+            x: [2, 2, 9, 8],
+            w: [3, 2, 3, 3],
+            stride: [2, 3],
+            pad: [1, 1, 2, 2],
+            dil: [1, 1],
+            groups: 1,
+        },
+        // Dilation with asymmetric padding.
+        Cfg {
+            x: [1, 2, 10, 9],
+            w: [2, 2, 3, 2],
+            stride: [1, 2],
+            pad: [2, 1, 0, 3],
+            dil: [2, 3],
+            groups: 1,
+        },
+        // Groups, and depthwise.
+        Cfg {
+            x: [2, 4, 6, 6],
+            w: [6, 2, 3, 3],
+            stride: [1, 1],
+            pad: [1, 1, 1, 1],
+            dil: [1, 1],
+            groups: 2,
+        },
+        Cfg {
+            x: [3, 3, 5, 7],
+            w: [6, 1, 2, 3],
+            stride: [2, 1],
+            pad: [0, 0, 1, 1],
+            dil: [1, 2],
+            groups: 3,
+        },
+        // Pointwise (the input is its own column matrix), with groups.
+        Cfg {
+            x: [2, 4, 3, 5],
+            w: [6, 2, 1, 1],
+            stride: [1, 1],
+            pad: [0; 4],
+            dil: [1, 1],
+            groups: 2,
+        },
+        // A 1×1 kernel with a stride is not pointwise.
+        Cfg {
+            x: [1, 2, 5, 5],
+            w: [3, 2, 1, 1],
+            stride: [2, 2],
+            pad: [0; 4],
+            dil: [1, 1],
+            groups: 1,
+        },
+        // Padding wider than the kernel: whole output rows read only zeros.
+        Cfg {
+            x: [1, 1, 2, 3],
+            w: [2, 1, 2, 2],
+            stride: [1, 1],
+            pad: [3, 3, 4, 2],
+            dil: [1, 1],
+            groups: 1,
+        },
+        // Large enough to be split over threads (and the filter's partial sums added).
+        Cfg {
+            x: [9, 4, 16, 15],
+            w: [8, 4, 3, 3],
+            stride: [1, 1],
+            pad: [1, 1, 1, 1],
+            dil: [1, 1],
+            groups: 1,
+        },
+        Cfg {
+            x: [5, 6, 20, 20],
+            w: [12, 3, 5, 5],
+            stride: [2, 2],
+            pad: [2, 2, 2, 2],
+            dil: [1, 1],
+            groups: 2,
+        },
+    ];
+    for (i, cfg) in cases.iter().enumerate() {
+        cfg.check(10 * i as u64);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    #[test]
+    fn conv2d_matches_direct_loops_on_random_configurations(
+        n in 1usize..3, cg in 1usize..3, og in 1usize..3, groups in 1usize..3,
+        h in 1usize..8, w in 1usize..8, kh in 1usize..4, kw in 1usize..4,
+        sh in 1usize..4, sw in 1usize..4, dh in 1usize..3, dw in 1usize..3,
+        pad in proptest::array::uniform4(0usize..3), seed in 0u64..1000,
+    ) {
+        let cfg = Cfg {
+            x: [n, cg * groups, h, w],
+            w: [og * groups, cg, kh, kw],
+            stride: [sh, sw],
+            pad,
+            dil: [dh, dw],
+            groups,
+        };
+        // Only configurations whose dilated kernel fits the padded input.
+        if dh * (kh - 1) < h + pad[0] + pad[1] && dw * (kw - 1) < w + pad[2] + pad[3] {
+            cfg.check(seed);
+        }
+    }
+}
+
+#[test]
+fn conv2d_unbatched_same_and_valid_padding() {
+    let x = f64s(&values(2 * 5 * 6, 3), &[2, 5, 6]);
+    let w = f64s(&values(3 * 2 * 3 * 4, 4), &[3, 2, 3, 4]);
+    let same = Conv2dSpec {
+        padding: Padding2d::Same,
+        dilation: [1, 2],
+        ..Conv2dSpec::default()
+    };
+    // An unbatched input gives an unbatched output equal to the batched one's only sample.
+    let y = Tensor::conv2d(&x, &w, &same).unwrap();
+    assert_eq!(y.shape(), &[3, 5, 6]);
+    let xb = x.reshape(&[1, 2, 5, 6]).unwrap();
+    let yb = Tensor::conv2d(&xb, &w, &same).unwrap();
+    assert_eq!(yb.shape(), &[1, 3, 5, 6]);
+    assert_eq!(y.to_f64_vec(), yb.to_f64_vec());
+    // 'same' pads dilation·(k-1) per axis, the extra one after: (1, 1) rows, (3, 3) columns.
+    let explicit = Conv2dSpec {
+        padding: Padding2d::Explicit {
+            h: [1, 1],
+            w: [3, 3],
+        },
+        dilation: [1, 2],
+        ..Conv2dSpec::default()
+    };
+    assert_eq!(
+        Tensor::conv2d(&x, &w, &explicit).unwrap().to_f64_vec(),
+        y.to_f64_vec()
+    );
+    // An even kernel pads one more after than before.
+    let w2 = f64s(&values(2 * 2 * 2, 5), &[1, 2, 2, 2]);
+    let same2 = Conv2dSpec {
+        padding: Padding2d::Same,
+        ..Conv2dSpec::default()
+    };
+    let after = Conv2dSpec {
+        padding: Padding2d::Explicit {
+            h: [0, 1],
+            w: [0, 1],
+        },
+        ..Conv2dSpec::default()
+    };
+    assert_eq!(
+        Tensor::conv2d(&x, &w2, &same2).unwrap().to_f64_vec(),
+        Tensor::conv2d(&x, &w2, &after).unwrap().to_f64_vec()
+    );
+    let valid = Conv2dSpec {
+        padding: Padding2d::Valid,
+        ..Conv2dSpec::default()
+    };
+    assert_eq!(Tensor::conv2d(&x, &w, &valid).unwrap().shape(), &[3, 3, 3]);
+    // The backward kernels of an unbatched convolution are unbatched too.
+    let d = f64s(&values(3 * 5 * 6, 6), &[3, 5, 6]);
+    let gx = Tensor::conv2d_backprop_input(&d, &w, &[2, 5, 6], &same).unwrap();
+    assert_eq!(gx.shape(), &[2, 5, 6]);
+    let gw = Tensor::conv2d_backprop_filter(&d, &x, &[3, 2, 3, 4], &same).unwrap();
+    assert_eq!(gw.shape(), &[3, 2, 3, 4]);
+}
+
+#[test]
+fn conv2d_of_a_hand_computed_example() {
+    // x = arange(16).reshape(1, 1, 4, 4), w = [[1, 0], [0, -1]], stride 2:
+    // y[i, j] = x[2i, 2j] - x[2i+1, 2j+1] = -5 everywhere.
+    let x = ar(16, DType::F32).reshape(&[1, 1, 4, 4]).unwrap();
+    let w = f32s(&[1.0, 0.0, 0.0, -1.0], &[1, 1, 2, 2]);
+    let spec = Conv2dSpec {
+        stride: [2, 2],
+        ..Conv2dSpec::default()
+    };
+    assert_tensor(
+        &Tensor::conv2d(&x, &w, &spec).unwrap(),
+        &f32s(&[-5.0; 4], &[1, 1, 2, 2]),
+    );
+    // The input's gradient puts each sensitivity at the two taps of its window.
+    let d = f32s(&[1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    assert_tensor(
+        &Tensor::conv2d_backprop_input(&d, &w, &[1, 1, 4, 4], &spec).unwrap(),
+        &f32s(
+            &[
+                1.0, 0.0, 2.0, 0.0, //
+                0.0, -1.0, 0.0, -2.0, //
+                3.0, 0.0, 4.0, 0.0, //
+                0.0, -3.0, 0.0, -4.0,
+            ],
+            &[1, 1, 4, 4],
+        ),
+    );
+    // dW[a, b] = Σ d[i, j] x[2i+a, 2j+b]: 0+4+24+40, 1+6+27+44, 4+12+36+56, 5+14+39+60.
+    assert_tensor(
+        &Tensor::conv2d_backprop_filter(&d, &x, &[1, 1, 2, 2], &spec).unwrap(),
+        &f32s(&[68.0, 78.0, 108.0, 118.0], &[1, 1, 2, 2]),
+    );
+}
+
+#[test]
+fn conv2d_of_empty_tensors() {
+    let spec = Conv2dSpec::default();
+    let x = Tensor::zeros(&[0, 2, 4, 4], DType::F32).unwrap();
+    let w = Tensor::ones(&[3, 2, 3, 3], DType::F32).unwrap();
+    let y = Tensor::conv2d(&x, &w, &spec).unwrap();
+    assert_eq!(y.shape(), &[0, 3, 2, 2]);
+    let gw = Tensor::conv2d_backprop_filter(&y, &x, &[3, 2, 3, 3], &spec).unwrap();
+    assert_tensor(&gw, &Tensor::zeros(&[3, 2, 3, 3], DType::F32).unwrap());
+    // No input channels: the output is zeros.
+    let x = Tensor::ones(&[1, 0, 4, 4], DType::F64).unwrap();
+    let w = Tensor::ones(&[2, 0, 3, 3], DType::F64).unwrap();
+    assert_tensor(
+        &Tensor::conv2d(&x, &w, &spec).unwrap(),
+        &Tensor::zeros(&[1, 2, 2, 2], DType::F64).unwrap(),
+    );
+}
+
+#[test]
+fn conv2d_errors() {
+    let spec = Conv2dSpec::default();
+    let x = Tensor::ones(&[1, 3, 8, 8], DType::F32).unwrap();
+    let w = Tensor::ones(&[4, 4, 3, 3], DType::F32).unwrap();
+    assert_err(
+        Tensor::conv2d(&x, &w, &spec),
+        ErrorKind::Value,
+        "conv2d: input has 3 channels but weight expects 4 (groups=1)",
+    );
+    let w = Tensor::ones(&[4, 1, 3, 3], DType::F32).unwrap();
+    assert_err(
+        Tensor::conv2d(&x, &w, &Conv2dSpec { groups: 3, ..spec }),
+        ErrorKind::Value,
+        "conv2d: out_channels (4) must be divisible by groups (3)",
+    );
+    assert_err(
+        Tensor::conv2d(&Tensor::ones(&[3, 8], DType::F32).unwrap(), &w, &spec),
+        ErrorKind::Value,
+        "conv2d: expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape (3, 8)",
+    );
+    assert_err(
+        Tensor::conv2d(&x, &Tensor::ones(&[4, 3, 3], DType::F32).unwrap(), &spec),
+        ErrorKind::Value,
+        "conv2d: expected a 4-D weight (out_channels, in_channels / groups, kH, kW), got shape \
+         (4, 3, 3)",
+    );
+    let w = Tensor::ones(&[2, 3, 5, 5], DType::F32).unwrap();
+    let small = Tensor::ones(&[1, 3, 4, 9], DType::F32).unwrap();
+    assert_err(
+        Tensor::conv2d(&small, &w, &spec),
+        ErrorKind::Value,
+        "conv2d: the padded input (4, 9) is smaller than the dilated kernel (5, 5)",
+    );
+    assert_err(
+        Tensor::conv2d(
+            &x,
+            &w,
+            &Conv2dSpec {
+                dilation: [2, 1],
+                ..spec
+            },
+        ),
+        ErrorKind::Value,
+        "conv2d: the padded input (8, 8) is smaller than the dilated kernel (9, 5)",
+    );
+    assert_err(
+        Tensor::conv2d(
+            &x,
+            &w,
+            &Conv2dSpec {
+                stride: [2, 1],
+                padding: Padding2d::Same,
+                ..spec
+            },
+        ),
+        ErrorKind::Value,
+        "conv2d: padding='same' is not supported for strided convolutions",
+    );
+    assert_err(
+        Tensor::conv2d(
+            &x,
+            &w,
+            &Conv2dSpec {
+                stride: [0, 1],
+                ..spec
+            },
+        ),
+        ErrorKind::Value,
+        "conv2d: stride must be positive, got (0, 1)",
+    );
+    assert_err(
+        Tensor::conv2d(&x, &w, &Conv2dSpec { groups: 0, ..spec }),
+        ErrorKind::Value,
+        "conv2d: groups must be a positive integer",
+    );
+    assert_err(
+        Tensor::conv2d(&x, &w.cast(DType::F64), &spec),
+        ErrorKind::Type,
+        "conv2d: the tensors must have one dtype, got float32 and float64",
+    );
+    assert_err(
+        Tensor::conv2d(&x.cast(DType::I64), &w, &spec),
+        ErrorKind::Type,
+        "conv2d: expected float32 or float64 tensors, got int64",
+    );
+    // Sizes that overflow are errors, not panics.
+    assert_err(
+        Tensor::conv2d(
+            &x,
+            &w,
+            &Conv2dSpec {
+                padding: Padding2d::Explicit {
+                    h: [usize::MAX, 1],
+                    w: [0, 0],
+                },
+                ..spec
+            },
+        ),
+        ErrorKind::Value,
+        "conv2d: the padding or the dilation is too large",
+    );
+    assert_err(
+        Tensor::conv2d(
+            &x,
+            &w,
+            &Conv2dSpec {
+                dilation: [1, usize::MAX / 2],
+                ..spec
+            },
+        ),
+        ErrorKind::Value,
+        "conv2d: the padding or the dilation is too large",
+    );
+    // The backward kernels check the sensitivity's shape.
+    let d = Tensor::ones(&[1, 2, 3, 3], DType::F32).unwrap();
+    assert_err(
+        Tensor::conv2d_backprop_input(&d, &w, &[1, 3, 8, 8], &spec),
+        ErrorKind::Value,
+        "conv2d_backprop_input: the sensitivity has shape (1, 2, 3, 3), expected (1, 2, 4, 4)",
+    );
+}
+
+/// Timings of the LeNet-sized convolutions (not an assertion): run with
+/// `cargo test -p anfora-tensor --release --lib -- --ignored lenet_timings --nocapture`.
+#[test]
+#[ignore]
+fn lenet_timings() {
+    let spec = Conv2dSpec::default();
+    for (xs, ws) in [
+        ([64, 1, 28, 28], [6, 1, 5, 5]),
+        ([64, 6, 12, 12], [16, 6, 5, 5]),
+    ] {
+        let x = f64s(&values(xs.iter().product(), 1), &xs).cast(DType::F32);
+        let w = f64s(&values(ws.iter().product(), 2), &ws).cast(DType::F32);
+        let y = Tensor::conv2d(&x, &w, &spec).unwrap();
+        let time = |f: &dyn Fn()| {
+            f();
+            let runs = 50;
+            let t = std::time::Instant::now();
+            for _ in 0..runs {
+                f();
+            }
+            t.elapsed().as_secs_f64() * 1e3 / runs as f64
+        };
+        let fwd = time(&|| {
+            Tensor::conv2d(&x, &w, &spec).unwrap();
+        });
+        let bin = time(&|| {
+            Tensor::conv2d_backprop_input(&y, &w, &xs, &spec).unwrap();
+        });
+        let bfi = time(&|| {
+            Tensor::conv2d_backprop_filter(&y, &x, &ws, &spec).unwrap();
+        });
+        println!(
+            "conv2d x{xs:?} w{ws:?}: forward {fwd:.3} ms, input grad {bin:.3} ms, weight grad {bfi:.3} ms"
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! The neural-network primitives: argument checking with Python's exception kinds and the
+//! calls of the tensor library's kernels. Inference reads the same arguments through
+//! [`NnArg`] and [`conv2d_spec`], so a bad argument known at compile time is refused there with
+//! the message it would raise here.
+
+use anfora_ir::Prim;
+use anfora_tensor::{Conv2dSpec, Padding2d, Tensor};
+
+use crate::ops::{OpResult, need_tensor, shape_arg, tensor, type_error, value_error};
+use crate::pynum::PyErr;
+use crate::value::Value;
+
+/// A hyper-parameter of an nn primitive as it was passed: an int, a tuple of ints, a string,
+/// or something else (its type name).
+#[derive(Clone, Debug, PartialEq)]
+pub enum NnArg {
+    Int(i64),
+    Ints(Vec<i64>),
+    Str(String),
+    None,
+    Other(&'static str),
+}
+
+impl NnArg {
+    pub fn of(v: &Value) -> NnArg {
+        match v {
+            Value::None => NnArg::None,
+            Value::Str(s) => NnArg::Str(s.to_string()),
+            Value::Tuple(items) | Value::List(items) => {
+                match items
+                    .iter()
+                    .map(Value::as_index)
+                    .collect::<Option<Vec<_>>>()
+                {
+                    Some(v) => NnArg::Ints(v),
+                    None => NnArg::Other(v.type_name()),
+                }
+            }
+            other => match other.as_index() {
+                Some(i) => NnArg::Int(i),
+                None => NnArg::Other(other.type_name()),
+            },
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            NnArg::Int(_) => "int",
+            NnArg::Ints(_) => "tuple",
+            NnArg::Str(_) => "str",
+            NnArg::None => "NoneType",
+            NnArg::Other(t) => t,
+        }
+    }
+}
+
+fn pair_text(p: [i64; 2]) -> String {
+    format!("({}, {})", p[0], p[1])
+}
+
+/// An int or a pair of ints (one per spatial axis).
+fn pair(op: &str, what: &str, a: &NnArg) -> Result<[i64; 2], PyErr> {
+    match a {
+        NnArg::Int(i) => Ok([*i, *i]),
+        NnArg::Ints(v) if v.len() == 2 => Ok([v[0], v[1]]),
+        NnArg::Ints(v) => Err(value_error(format!(
+            "{op}: {what} must be an int or a tuple of 2 ints, got a tuple of {}",
+            v.len()
+        ))),
+        other => Err(type_error(format!(
+            "{op}() argument '{what}' must be an int or a tuple of 2 ints, not {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A pair of positive ints.
+fn positive_pair(op: &str, what: &str, a: &NnArg) -> Result<[usize; 2], PyErr> {
+    let p = pair(op, what, a)?;
+    if p.iter().any(|&v| v < 1) {
+        return Err(value_error(format!(
+            "{op}: {what} must be positive, got {}",
+            pair_text(p)
+        )));
+    }
+    Ok(p.map(|v| v as usize))
+}
+
+/// A pair of non-negative ints.
+fn padding_pair(op: &str, a: &NnArg) -> Result<[usize; 2], PyErr> {
+    let p = pair(op, "padding", a)?;
+    if p.iter().any(|&v| v < 0) {
+        return Err(value_error(format!(
+            "{op}: padding must be non-negative, got {}",
+            pair_text(p)
+        )));
+    }
+    Ok(p.map(|v| v as usize))
+}
+
+/// The hyper-parameters of `ops.conv2d`: `stride` and `dilation` positive ints or pairs,
+/// `padding` a non-negative int or pair or `'valid'`/`'same'`, `groups` a positive int.
+pub fn conv2d_spec(
+    op: &str,
+    stride: &NnArg,
+    padding: &NnArg,
+    dilation: &NnArg,
+    groups: &NnArg,
+) -> Result<Conv2dSpec, PyErr> {
+    let stride = positive_pair(op, "stride", stride)?;
+    let padding = match padding {
+        NnArg::Str(s) if s == "valid" => Padding2d::Valid,
+        NnArg::Str(s) if s == "same" => Padding2d::Same,
+        NnArg::Str(s) => {
+            return Err(value_error(format!(
+                "{op}: invalid padding string '{s}', should be one of {{'valid', 'same'}}"
+            )));
+        }
+        other => {
+            let [h, w] = padding_pair(op, other)?;
+            Padding2d::Explicit {
+                h: [h, h],
+                w: [w, w],
+            }
+        }
+    };
+    let dilation = positive_pair(op, "dilation", dilation)?;
+    let groups = match groups {
+        NnArg::Int(g) if *g >= 1 => *g as usize,
+        NnArg::Int(g) => {
+            return Err(value_error(format!(
+                "{op}: groups must be a positive integer, got {g}"
+            )));
+        }
+        other => {
+            return Err(type_error(format!(
+                "{op}() argument 'groups' must be an int, not {}",
+                other.type_name()
+            )));
+        }
+    };
+    Ok(Conv2dSpec {
+        stride,
+        padding,
+        dilation,
+        groups,
+    })
+}
+
+/// The spec from the four trailing arguments `stride, padding, dilation, groups`.
+fn spec_of(op: &str, args: &[Value]) -> Result<Conv2dSpec, PyErr> {
+    conv2d_spec(
+        op,
+        &NnArg::of(&args[0]),
+        &NnArg::of(&args[1]),
+        &NnArg::of(&args[2]),
+        &NnArg::of(&args[3]),
+    )
+}
+
+/// The nn primitives, arguments bound to their signatures.
+pub fn call(p: Prim, args: &[Value]) -> OpResult {
+    let op = p.python_name();
+    let op = op.strip_prefix("ops.").unwrap_or(&op);
+    let t = match p {
+        Prim::Conv2D => {
+            let x = need_tensor(&args[0], "ops.conv2d")?;
+            let w = need_tensor(&args[1], "ops.conv2d")?;
+            let spec = spec_of(op, &args[2..6])?;
+            Tensor::conv2d(x, w, &spec)
+        }
+        Prim::Conv2DBackpropInput => {
+            let d = need_tensor(&args[0], op)?;
+            let w = need_tensor(&args[1], op)?;
+            let shape = shape_arg(&args[2])?;
+            let spec = spec_of(op, &args[3..7])?;
+            Tensor::conv2d_backprop_input(d, w, &shape, &spec)
+        }
+        Prim::Conv2DBackpropFilter => {
+            let d = need_tensor(&args[0], op)?;
+            let x = need_tensor(&args[1], op)?;
+            let shape = shape_arg(&args[2])?;
+            let spec = spec_of(op, &args[3..7])?;
+            Tensor::conv2d_backprop_filter(d, x, &shape, &spec)
+        }
+        other => {
+            return Err(type_error(format!(
+                "{} is not a neural-network primitive",
+                other.name()
+            )));
+        }
+    };
+    tensor(t).map(Value::Tensor)
+}
