@@ -9,7 +9,14 @@ from ._anfora import Parameter
 from . import ops, value_and_grad
 
 __all__ = [
+    "AvgPool2d",
+    "BatchNorm2d",
     "Cell",
+    "Conv2d",
+    "Dropout",
+    "GELU",
+    "LayerNorm",
+    "MaxPool2d",
     "Dense",
     "Adam",
     "Flatten",
@@ -26,6 +33,24 @@ __all__ = [
 ]
 
 
+def _cells_in(obj, seen=None):
+    """The Cells an object holds, depth first through attributes, lists, tuples and dicts."""
+    seen = set() if seen is None else seen
+    items = obj.__dict__.values() if hasattr(obj, "__dict__") else ()
+    for v in items:
+        stack = [v]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, (list, tuple)):
+                stack.extend(x)
+            elif isinstance(x, dict):
+                stack.extend(x.values())
+            elif isinstance(x, Cell) and id(x) not in seen:
+                seen.add(id(x))
+                yield x
+                yield from _cells_in(x, seen)
+
+
 class ParameterTuple(tuple):
     """A tuple of Parameters (what `trainable_params()` returns)."""
 
@@ -37,8 +62,25 @@ class ParameterTuple(tuple):
         return super().__new__(cls, params)
 
 
+# Bumped by every `set_train`: a Cell's compiled construct folds `self.training` (and every
+# other attribute) when it compiles, so a mode change recompiles whatever was compiled before.
+_mode_version = [0]
+
+
 class Cell:
-    """A network building block: define `construct`; call the Cell to run it compiled."""
+    """A network building block: define `construct`; call the Cell to run it compiled.
+    `self.training` (True until `set_train(False)`) selects training behaviour (Dropout,
+    BatchNorm)."""
+
+    training = True
+
+    def set_train(self, mode=True):
+        """Sets training mode on this Cell and every Cell it holds; compiled code recompiles."""
+        for cell in [self] + [c for c in _cells_in(self)]:
+            cell.training = bool(mode)
+        _mode_version[0] += 1
+        _anfora.forget_parsed_functions()
+        return self
 
     def construct(self, *args):
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
@@ -56,11 +98,12 @@ class Cell:
     def compiled(self):
         """The compiled `construct` (for `.lower(...)`, `.explain()`, `.grad(...)`), made on
         first use and kept on the instance."""
-        f = self.__dict__.get("_anfora_construct")
-        if f is None:
+        cached = self.__dict__.get("_anfora_construct")
+        if cached is None or cached[0] != _mode_version[0]:
             f = _anfora.jit(type(self).construct).__get__(self, type(self))
-            self.__dict__["_anfora_construct"] = f
-        return f
+            cached = (_mode_version[0], f)
+            self.__dict__["_anfora_construct"] = cached
+        return cached[1]
 
 
 class Dense(Cell):
@@ -137,6 +180,166 @@ class _Named:
     def __init__(self, cells):
         for i, c in enumerate(cells):
             setattr(self, str(i), c)
+
+
+def _pair(v, what):
+    if isinstance(v, int):
+        return (v, v)
+    v = tuple(v)
+    if len(v) != 2 or not all(isinstance(i, int) for i in v):
+        raise TypeError(f"{what} must be an int or a pair of ints, got {v!r}")
+    return v
+
+
+def _uniform(shape, bound, seed, dtype):
+    import numpy as _np
+
+    return _np.random.default_rng(seed).uniform(-bound, bound, shape).astype(dtype)
+
+
+class Conv2d(Cell):
+    """2-D convolution of NCHW input (`ops.conv2d`). `pad_mode` is "same" (output as large as
+    the input; stride 1), "valid" (no padding) or "pad" (`padding` zeros on each side, an int
+    or a pair). The weight (out_channels, in_channels / group, kh, kw) is initialized uniformly
+    in ±1/sqrt(fan_in) (seeded by `seed`); the bias, if any, is zeros."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0,
+                 dilation=1, group=1, has_bias=False, seed=0, dtype="float32"):
+        import numpy as _np
+
+        if in_channels % group or out_channels % group:
+            raise ValueError(f"in_channels ({in_channels}) and out_channels ({out_channels}) must be divisible by group ({group})")
+        if pad_mode not in ("same", "valid", "pad"):
+            raise ValueError(f"pad_mode must be 'same', 'valid' or 'pad', got {pad_mode!r}")
+        kh, kw = _pair(kernel_size, "kernel_size")
+        fan_in = in_channels // group * kh * kw
+        self.weight = Parameter(
+            _uniform((out_channels, in_channels // group, kh, kw), 1.0 / _np.sqrt(fan_in), seed, dtype),
+            name="weight",
+        )
+        self.has_bias = has_bias
+        self.bias = Parameter(_np.zeros(out_channels, dtype), name="bias") if has_bias else None
+        self.stride = _pair(stride, "stride")
+        self.padding = pad_mode if pad_mode != "pad" else _pair(padding, "padding")
+        self.dilation = _pair(dilation, "dilation")
+        self.group = group
+
+    def construct(self, x):
+        y = ops.conv2d(x, self.weight, self.stride, self.padding, self.dilation, self.group)
+        if self.has_bias:
+            y = y + ops.reshape(self.bias, (-1, 1, 1))
+        return y
+
+
+class MaxPool2d(Cell):
+    """Max pooling over `kernel_size` windows of NCHW input, moving by `stride` (default: the
+    kernel size), with `padding` (implicit -inf) on each side."""
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride = self.kernel_size if stride is None else _pair(stride, "stride")
+        self.padding = _pair(padding, "padding")
+
+    def construct(self, x):
+        return ops.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AvgPool2d(Cell):
+    """Average pooling over `kernel_size` windows of NCHW input, moving by `stride` (default:
+    the kernel size); zero `padding` counts in the average (PyTorch's default)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride = self.kernel_size if stride is None else _pair(stride, "stride")
+        self.padding = _pair(padding, "padding")
+
+    def construct(self, x):
+        return ops.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class GELU(Cell):
+    """GELU in MindSpore's default (tanh) form:
+    `0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³)))`."""
+
+    def __init__(self, approximate=True):
+        if not approximate:
+            raise NotImplementedError("GELU(approximate=False) (the erf form) needs ops.gelu, which anfora does not have yet")
+        self.approximate = True
+
+    def construct(self, x):
+        return 0.5 * x * (1.0 + ops.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+
+class Dropout(Cell):
+    """Zeroes each element with probability `p` while training (scaling the rest by 1/(1-p)),
+    the identity in evaluation (`set_train(False)`). The gradient uses the same mask."""
+
+    def __init__(self, p=0.5):
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"Dropout probability must be in [0, 1), got {p}")
+        self.p = float(p)
+
+    def construct(self, x):
+        if self.training and self.p > 0.0:
+            return ops.dropout(x, self.p, True)
+        return x
+
+
+class LayerNorm(Cell):
+    """Normalizes over the last `len(normalized_shape)` axes to zero mean and unit variance,
+    then scales by `gamma` (ones) and shifts by `beta` (zeros)."""
+
+    def __init__(self, normalized_shape, epsilon=1e-5, dtype="float32"):
+        import numpy as _np
+
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(int(d) for d in normalized_shape)
+        self.axes = tuple(range(-len(self.normalized_shape), 0))
+        self.epsilon = float(epsilon)
+        self.gamma = Parameter(_np.ones(self.normalized_shape, dtype), name="gamma")
+        self.beta = Parameter(_np.zeros(self.normalized_shape, dtype), name="beta")
+
+    def construct(self, x):
+        mean = ops.mean(x, axis=self.axes, keepdims=True)
+        d = x - mean
+        var = ops.mean(d * d, axis=self.axes, keepdims=True)
+        return d / ops.sqrt(var + self.epsilon) * self.gamma + self.beta
+
+
+class BatchNorm2d(Cell):
+    """Batch normalization of NCHW input per channel. While training it normalizes by the
+    batch's mean and (biased) variance and updates the moving statistics in the same compiled
+    call: `moving = momentum * moving + (1 - momentum) * batch` (MindSpore's convention; the
+    moving variance takes the unbiased batch variance). In evaluation it uses the moving
+    statistics. `gamma` (ones) and `beta` (zeros) are trained."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, dtype="float32"):
+        import numpy as _np
+
+        self.eps = float(eps)
+        self.momentum = float(momentum)
+        self.affine = bool(affine)
+        self.gamma = Parameter(_np.ones(num_features, dtype), name="gamma", requires_grad=affine)
+        self.beta = Parameter(_np.zeros(num_features, dtype), name="beta", requires_grad=affine)
+        self.moving_mean = Parameter(_np.zeros(num_features, dtype), name="moving_mean", requires_grad=False)
+        self.moving_variance = Parameter(_np.ones(num_features, dtype), name="moving_variance", requires_grad=False)
+
+    def construct(self, x):
+        if self.training:
+            mean = ops.mean(x, axis=(0, 2, 3), keepdims=True)
+            d = x - mean
+            var = ops.mean(d * d, axis=(0, 2, 3), keepdims=True)
+            n = x.shape[0] * x.shape[2] * x.shape[3]
+            unbiased = ops.stop_gradient(ops.reshape(var, (-1,))) * (n / max(n - 1, 1))
+            self.moving_mean = self.moving_mean * self.momentum + ops.stop_gradient(ops.reshape(mean, (-1,))) * (1.0 - self.momentum)
+            self.moving_variance = self.moving_variance * self.momentum + unbiased * (1.0 - self.momentum)
+        else:
+            mean = ops.reshape(self.moving_mean, (1, -1, 1, 1))
+            d = x - mean
+            var = ops.reshape(self.moving_variance, (1, -1, 1, 1))
+        y = d / ops.sqrt(var + self.eps)
+        return y * ops.reshape(self.gamma, (1, -1, 1, 1)) + ops.reshape(self.beta, (1, -1, 1, 1))
 
 
 class MSELoss(Cell):

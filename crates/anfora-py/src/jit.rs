@@ -81,6 +81,15 @@ fn with_compiler<R>(f: impl FnOnce(&mut Compiler) -> R) -> R {
     COMPILER.with(|c| f(&mut c.borrow_mut()))
 }
 
+/// Forgets every parsed function, so that the next compile reads sources, globals and
+/// attributes afresh.
+#[pyfunction]
+pub fn forget_parsed_functions() {
+    // Attributes of `self` and globals are folded when a function is parsed; after a change
+    // the compiler must read them afresh (`Cell.set_train`). Compiled programs keep running.
+    with_compiler(Compiler::reset);
+}
+
 /// `anfora.set_context(save_graphs=0|1|2|3, save_graphs_path=...)`: 1 writes the final IR of
 /// every compile, 2 the IR after every stage, 3 adds a `.dot` graph beside each.
 #[pyfunction]
@@ -711,6 +720,11 @@ pub fn jit(
     }
     if let Ok(j) = func.cast::<JitFunction>() {
         return Ok(j.clone().unbind());
+    }
+    // A bound method (`anfora.grad(net.construct)`): its function, bound to its object.
+    if func.is_instance(&py.import("types")?.getattr("MethodType")?)? {
+        let (f, this) = (func.getattr("__func__")?, func.getattr("__self__")?);
+        return Py::new(py, JitFunction::new(py, f.unbind(), Some(this.unbind()), specs));
     }
     Py::new(py, JitFunction::new(py, func.clone().unbind(), None, specs))
 }

@@ -69,6 +69,7 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(make_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(jit::jit, m)?)?;
     m.add_function(wrap_pyfunction!(jit::set_context, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::forget_parsed_functions, m)?)?;
     m.add_function(wrap_pyfunction!(jit::call_op, m)?)?;
     m.add_function(wrap_pyfunction!(jit::op_names, m)?)?;
     m.add_function(wrap_pyfunction!(jit::py_parameters_of, m)?)?;

@@ -1,0 +1,114 @@
+"""anfora.nn layers against numpy: Conv2d, LayerNorm, BatchNorm2d (training, moving
+statistics, evaluation), GELU, Dropout and training mode; gradients through a convolution
+against central finite differences in float64."""
+
+import numpy as np
+import pytest
+
+import anfora
+from anfora import nn
+
+
+def t(a):
+    return anfora.tensor(np.asarray(a))
+
+
+def conv_ref(x, w, pad, stride=1):
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    kh, kw = w.shape[2:]
+    oh = (x.shape[2] - kh) // stride + 1
+    ow = (x.shape[3] - kw) // stride + 1
+    out = np.zeros((x.shape[0], w.shape[0], oh, ow), x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", patch, w)
+    return out
+
+
+def test_conv2d_layer_matches_numpy():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 3, 7, 6))
+    conv = nn.Conv2d(3, 4, 3, pad_mode="same", has_bias=True, dtype="float64")
+    conv.bias.set_data(np.array([0.5, -1.0, 0.0, 2.0]))
+    want = conv_ref(x, conv.weight.numpy(), 1) + conv.bias.numpy().reshape(1, -1, 1, 1)
+    np.testing.assert_allclose(np.asarray(conv(t(x))), want, rtol=1e-12, atol=1e-12)
+    valid = nn.Conv2d(3, 2, (2, 3), stride=2, pad_mode="valid", dtype="float64", seed=3)
+    np.testing.assert_allclose(np.asarray(valid(t(x))), conv_ref(x, valid.weight.numpy(), 0, 2), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="divisible by group"):
+        nn.Conv2d(3, 4, 3, group=2)
+
+
+def test_gradients_through_a_conv_layer_match_finite_differences():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 2, 5, 5))
+    conv = nn.Conv2d(2, 3, 3, pad_mode="pad", padding=1, dtype="float64", has_bias=True)
+
+    class Loss(nn.Cell):
+        def __init__(self):
+            self.conv = conv
+
+        def construct(self, x):
+            y = self.conv(x)
+            return anfora.ops.sum(y * y)
+
+    loss = Loss()
+    (gw, gb) = anfora.grad(loss.construct, None, (conv.weight, conv.bias))(t(x))
+    w0 = conv.weight.numpy().copy()
+
+    def f(w):
+        y = conv_ref(x, w, 1) + conv.bias.numpy().reshape(1, -1, 1, 1)
+        return np.sum(y * y)
+
+    eps = 1e-6
+    for idx in [(0, 0, 0, 0), (1, 1, 2, 1), (2, 0, 1, 2)]:
+        wp, wm = w0.copy(), w0.copy()
+        wp[idx] += eps
+        wm[idx] -= eps
+        fd = (f(wp) - f(wm)) / (2 * eps)
+        assert abs(np.asarray(gw)[idx] - fd) <= 1e-5 * max(1.0, abs(fd)), (idx, np.asarray(gw)[idx], fd)
+    y = conv_ref(x, w0, 1) + conv.bias.numpy().reshape(1, -1, 1, 1)
+    np.testing.assert_allclose(np.asarray(gb), 2 * y.sum(axis=(0, 2, 3)), rtol=1e-10)
+
+
+def test_layer_norm_and_gelu_match_numpy():
+    x = np.random.default_rng(2).normal(size=(3, 4, 5)).astype(np.float32)
+    ln = nn.LayerNorm((4, 5))
+    ln.gamma.set_data(np.full((4, 5), 2.0, np.float32))
+    m = x.mean(axis=(1, 2), keepdims=True)
+    v = x.var(axis=(1, 2), keepdims=True)
+    np.testing.assert_allclose(np.asarray(ln(t(x))), 2 * (x - m) / np.sqrt(v + 1e-5), rtol=1e-5, atol=1e-6)
+    g = np.asarray(nn.GELU()(t(x)))
+    np.testing.assert_allclose(g, 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))), rtol=1e-5, atol=1e-6)
+
+
+def test_batch_norm_trains_on_batch_statistics_and_evaluates_on_moving_ones():
+    x = np.random.default_rng(3).normal(2.0, 3.0, size=(4, 2, 3, 3)).astype(np.float32)
+    bn = nn.BatchNorm2d(2, momentum=0.9)
+    m = x.mean(axis=(0, 2, 3), keepdims=True)
+    v = x.var(axis=(0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(np.asarray(bn(t(x))), (x - m) / np.sqrt(v + 1e-5), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), 0.1 * m.ravel(), rtol=1e-5)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), 0.9 + 0.1 * x.var(axis=(0, 2, 3), ddof=1), rtol=1e-5)
+    assert [n for n, p in bn.parameters_and_names() if p.requires_grad] == ["gamma", "beta"]
+    bn.set_train(False)
+    mm = bn.moving_mean.numpy().reshape(1, -1, 1, 1)
+    mv = bn.moving_variance.numpy().reshape(1, -1, 1, 1)
+    np.testing.assert_allclose(np.asarray(bn(t(x))), (x - mm) / np.sqrt(mv + 1e-5), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(bn.moving_mean.numpy().reshape(1, -1, 1, 1), mm)  # not updated
+
+
+def test_dropout_in_training_and_evaluation():
+    anfora_net = nn.SequentialCell(nn.Dropout(p=0.25), nn.ReLU())
+    x = np.ones((200, 50), np.float32)
+    y = np.asarray(anfora_net(t(x)))
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
+    assert 0.7 < kept.mean() < 0.8
+    anfora_net.set_train(False)
+    assert not anfora_net.cells[0].training
+    np.testing.assert_array_equal(np.asarray(anfora_net(t(x))), x)
+    anfora_net.set_train(True)
+    assert (np.asarray(anfora_net(t(x))) == 0).any()
+    with pytest.raises(ValueError, match="Dropout probability"):
+        nn.Dropout(p=1.0)
