@@ -228,6 +228,34 @@ pub fn backward(
                 g[1] = Some(e.op(Conv2DBackpropFilter, &[&[d, x[0], shape], spec].concat()));
             }
         }
+        MaxPool2D => {
+            if need(0) {
+                g[0] = Some(e.op(MaxPool2DGrad, &[&[d, x[0]], &x[1..4]].concat()));
+            }
+        }
+        AvgPool2D => {
+            if need(0) {
+                let shape = shape_of(e, x[0]);
+                g[0] = Some(e.op(AvgPool2DGrad, &[&[d, shape], &x[1..4]].concat()));
+            }
+        }
+        // The pooling gradients are linear in their sensitivity; where the maxima are only
+        // changes where x ties, so x gets no gradient.
+        MaxPool2DGrad => {
+            if need(0) {
+                g[0] = Some(e.op(MaxPool2DGradGrad, &[&[d, x[1]], &x[2..5]].concat()));
+            }
+        }
+        MaxPool2DGradGrad => {
+            if need(0) {
+                g[0] = Some(e.op(MaxPool2DGrad, &[&[d, x[1]], &x[2..5]].concat()));
+            }
+        }
+        AvgPool2DGrad => {
+            if need(0) {
+                g[0] = Some(e.op(AvgPool2D, &[&[d], &x[2..5]].concat()));
+            }
+        }
         Conv2DBackpropInput => {
             // out = dx(d0, w): <D, dx> = <conv(D, w), d0> = <w, dW(d0, D)>.
             let spec = &x[3..7];

@@ -228,3 +228,88 @@ fn conv2d_errors_at_compile_and_run_time() {
         other => panic!("expected a compile error, got {other:?}"),
     }
 }
+
+// ---- pooling ----------------------------------------------------------------------------------
+
+#[test]
+fn pooling_gradients() {
+    for (call, xs) in [
+        ("ops.max_pool2d(x, 2)", &[2, 2, 4, 6][..]),
+        (
+            "ops.max_pool2d(x, (3, 2), stride=(2, 1), padding=1)",
+            &[1, 2, 5, 5],
+        ),
+        ("ops.max_pool2d(x, 3, stride=1)", &[2, 5, 5]),
+        ("ops.avg_pool2d(x, 2)", &[2, 2, 4, 6]),
+        (
+            "ops.avg_pool2d(x, (3, 2), stride=(2, 1), padding=1)",
+            &[1, 2, 5, 5],
+        ),
+        (
+            "ops.avg_pool2d(x, kernel_size=3, stride=2, padding=(1, 0))",
+            &[2, 5, 6],
+        ),
+    ] {
+        let body = format!("def f(x):\n    return ops.sum(ops.tanh({call}) * 0.8)");
+        check(&body, &[tensor(xs, 11)]);
+    }
+}
+
+#[test]
+fn pooling_second_order() {
+    for pool in ["max_pool2d", "avg_pool2d"] {
+        let body = format!(
+            "def inner(x):\n    return ops.sum(ops.tanh(ops.{pool}(x, 2, stride=1) * 1.5))\n\ndef f(x):\n    return ops.sum(ops.sin(grad(inner)(x)))"
+        );
+        check_with(&body, &[tensor(&[1, 2, 4, 4], 12)], 1e-5);
+    }
+}
+
+#[test]
+fn a_small_convolutional_network() {
+    // conv -> relu -> max pool -> conv -> mean: gradients of both weights and the input.
+    let body = "def f(x, w1, w2):\n    h = ops.relu(ops.conv2d(x, w1, padding=1))\n    h = ops.max_pool2d(h, 2)\n    h = ops.conv2d(h, w2)\n    return ops.mean(h * h)";
+    check(
+        body,
+        &[
+            tensor(&[2, 1, 6, 6], 21),
+            tensor(&[3, 1, 3, 3], 22),
+            tensor(&[2, 3, 2, 2], 23),
+        ],
+    );
+}
+
+#[test]
+fn pooling_errors_at_compile_time() {
+    let src = format!("{HEADER}def main(x):\n    return ops.max_pool2d(x, 3, padding=2)\n");
+    let mut s = session(&src, Engine::Compiled);
+    match s.call(
+        "main",
+        vec![Arg::from(tensor(&[1, 1, 6, 6], 1))],
+        &mut std::io::sink(),
+    ) {
+        Err(f @ Failure::Compile(_)) => {
+            let text = s.render(&f);
+            assert!(
+                text.contains(
+                    "max_pool2d: padding (2, 2) must be at most half of the kernel size (3, 3)"
+                ) && text.contains("m.py:5:12"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+    // The reference VM raises the same message as a ValueError.
+    let mut s = session(&src, Engine::Reference);
+    match s.call(
+        "main",
+        vec![Arg::from(tensor(&[1, 1, 6, 6], 1))],
+        &mut std::io::sink(),
+    ) {
+        Err(Failure::Runtime(e)) => assert_eq!(
+            e.headline(),
+            "ValueError: max_pool2d: padding (2, 2) must be at most half of the kernel size (3, 3)"
+        ),
+        other => panic!("expected a ValueError, got {other:?}"),
+    }
+}

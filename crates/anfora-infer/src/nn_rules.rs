@@ -4,8 +4,10 @@
 //! hyper-parameter of the wrong type is left to raise its TypeError at run time.
 
 use anfora_ir::Prim;
-use anfora_tensor::{DType, TensorError, conv2d_output_shape, nn_float_dtype};
-use anfora_vm::nn_ops::{NnArg, conv2d_spec};
+use anfora_tensor::{
+    DType, Pool2dSpec, TensorError, conv2d_output_shape, nn_float_dtype, pool2d_output_shape,
+};
+use anfora_vm::nn_ops::{NnArg, conv2d_spec, pool2d_spec};
 
 use crate::abs::{Abs, TensorAbs, shape_text};
 use crate::rules::{RuleError, shape_arg, tensor_abs};
@@ -108,6 +110,46 @@ fn conv2d(args: &[Abs]) -> Rule {
     Ok(tensor_abs(dtype, shape))
 }
 
+fn pool_spec(op: &str, args: &[Abs]) -> Result<Checked<Pool2dSpec>, RuleError> {
+    let parts: Option<Vec<NnArg>> = args.iter().map(nn_arg).collect();
+    let Some(parts) = parts else {
+        return Ok(Checked::Unknown);
+    };
+    match pool2d_spec(op, &parts[0], &parts[1], &parts[2]) {
+        Ok(spec) => Ok(Checked::Known(spec)),
+        Err(("TypeError", _)) => Ok(Checked::RaisesAtRunTime),
+        Err((_, msg)) => Err(err(msg)),
+    }
+}
+
+/// `ops.max_pool2d`/`ops.avg_pool2d` (`op`) of `x` with the hyper-parameters `args`.
+fn pool2d(op: &str, x: &Abs, args: &[Abs]) -> Rule {
+    let x = match x {
+        Abs::Tensor(x) => x,
+        Abs::Any => return Ok(Abs::Any),
+        _ => return Ok(Abs::Bottom),
+    };
+    let dtype = float_dtype(op, &[x])?;
+    if !matches!(x.shape.len(), 3 | 4) {
+        return Err(err(format!(
+            "{op}: expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape {}",
+            shape_text(&x.shape, "?", ", ")
+        )));
+    }
+    let spec = match pool_spec(op, args)? {
+        Checked::Known(spec) => Some(spec),
+        Checked::Unknown => None,
+        Checked::RaisesAtRunTime => return Ok(Abs::Bottom),
+    };
+    if let (Some(xs), Some(spec)) = (x.known_shape(), spec) {
+        let shape = pool2d_output_shape(op, &xs, &spec).map_err(from_tensor_error)?;
+        return Ok(tensor_abs(dtype, shape.into_iter().map(Some).collect()));
+    }
+    let mut shape = x.shape[..x.shape.len() - 2].to_vec();
+    shape.extend([None, None]);
+    Ok(tensor_abs(dtype, shape))
+}
+
 /// A backward kernel: a tensor of the sensitivity's dtype and the shape it is given.
 fn backward(args: &[Abs]) -> Rule {
     match (&args[0], &args[1]) {
@@ -124,6 +166,28 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
     match p {
         Prim::Conv2D => conv2d(args),
         Prim::Conv2DBackpropInput | Prim::Conv2DBackpropFilter => backward(args),
+        Prim::MaxPool2D => pool2d("max_pool2d", &args[0], &args[1..4]),
+        Prim::AvgPool2D => pool2d("avg_pool2d", &args[0], &args[1..4]),
+        // Shaped like the input.
+        Prim::MaxPool2DGrad => match (&args[0], &args[1]) {
+            (Abs::Tensor(d), Abs::Tensor(x)) => Ok(tensor_abs(d.dtype, x.shape.clone())),
+            (Abs::Any, _) | (_, Abs::Any) => Ok(Abs::Any),
+            _ => Ok(Abs::Bottom),
+        },
+        // Shaped like the pooling's output.
+        Prim::MaxPool2DGradGrad => match (&args[0], &args[1]) {
+            (Abs::Tensor(_), x @ Abs::Tensor(_)) => pool2d("max_pool2d", x, &args[2..5]),
+            (Abs::Any, _) | (_, Abs::Any) => Ok(Abs::Any),
+            _ => Ok(Abs::Bottom),
+        },
+        Prim::AvgPool2DGrad => match &args[0] {
+            Abs::Tensor(d) => Ok(match shape_arg(&args[1]) {
+                Some(shape) => tensor_abs(d.dtype, shape),
+                None => Abs::Any,
+            }),
+            Abs::Any => Ok(Abs::Any),
+            _ => Ok(Abs::Bottom),
+        },
         other => Err(err(format!(
             "{} is not a neural-network primitive",
             other.name()

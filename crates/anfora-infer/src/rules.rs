@@ -1372,9 +1372,14 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
             Abs::Any => Abs::Any,
             _ => Abs::Bottom,
         },
-        Prim::Conv2D | Prim::Conv2DBackpropInput | Prim::Conv2DBackpropFilter => {
-            crate::nn_rules::infer(p, args)?
-        }
+        Prim::Conv2D
+        | Prim::Conv2DBackpropInput
+        | Prim::Conv2DBackpropFilter
+        | Prim::MaxPool2D
+        | Prim::AvgPool2D
+        | Prim::MaxPool2DGrad
+        | Prim::MaxPool2DGradGrad
+        | Prim::AvgPool2DGrad => crate::nn_rules::infer(p, args)?,
         Prim::CallKw => Abs::Any,
         Prim::Load
         | Prim::UpdateState
@@ -1458,9 +1463,14 @@ pub fn may_raise(p: Prim, args: &[Abs]) -> bool {
             Abs::Any | Abs::Bottom | Abs::Unbound => false,
             _ => true,
         }),
-        Prim::Conv2D | Prim::Conv2DBackpropInput | Prim::Conv2DBackpropFilter => {
-            crate::nn_rules::may_raise(args)
-        }
+        Prim::Conv2D
+        | Prim::Conv2DBackpropInput
+        | Prim::Conv2DBackpropFilter
+        | Prim::MaxPool2D
+        | Prim::AvgPool2D
+        | Prim::MaxPool2DGrad
+        | Prim::MaxPool2DGradGrad
+        | Prim::AvgPool2DGrad => crate::nn_rules::may_raise(args),
         Prim::Eq | Prim::Ne => !args
             .iter()
             .any(|a| matches!(a, Abs::Tensor(_) | Abs::Tuple(_) | Abs::List(_) | Abs::Any)),

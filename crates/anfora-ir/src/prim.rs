@@ -176,6 +176,21 @@ prims! {
     /// `Conv2DBackpropFilter(d, x, weight_shape, stride, padding, dilation, groups)`: the
     /// gradient of `Conv2D` with respect to its weight.
     Conv2DBackpropFilter => "Conv2DBackpropFilter",
+    /// `ops.max_pool2d(x, kernel_size, stride=None, padding=0)`: the largest element of each
+    /// window (`stride` defaults to the kernel size; `-inf` padding).
+    MaxPool2D => "MaxPool2D",
+    /// `ops.avg_pool2d(x, kernel_size, stride=None, padding=0)`: the mean of each window, the
+    /// zero padding counted.
+    AvgPool2D => "AvgPool2D",
+    /// `MaxPool2DGrad(d, x, kernel_size, stride, padding)`: each window's sensitivity at its
+    /// first largest element of `x`.
+    MaxPool2DGrad => "MaxPool2DGrad",
+    /// `MaxPool2DGradGrad(dd, x, kernel_size, stride, padding)`: `dd` (shaped like `x`) read at
+    /// each window's first largest element (the adjoint of `MaxPool2DGrad` in `d`).
+    MaxPool2DGradGrad => "MaxPool2DGradGrad",
+    /// `AvgPool2DGrad(d, input_shape, kernel_size, stride, padding)`: each window's sensitivity
+    /// shared by its positions.
+    AvgPool2DGrad => "AvgPool2DGrad",
 
     // ---- side effects ----------------------------------------------------------------
     /// `Load(param, u)`: the value of a Parameter in memory state `u`.
@@ -320,6 +335,8 @@ const OPS: &[(&str, Prim)] = &[
     ("reshape", Prim::Reshape),
     ("transpose", Prim::Transpose),
     ("conv2d", Prim::Conv2D),
+    ("max_pool2d", Prim::MaxPool2D),
+    ("avg_pool2d", Prim::AvgPool2D),
     ("zeros", Prim::Zeros),
     ("ones", Prim::Ones),
     ("full", Prim::Full),
@@ -606,6 +623,26 @@ fn build_signature(p: Prim) -> Signature {
             opt("padding", Const::Int(0)),
             opt("dilation", Const::Int(1)),
             opt("groups", Const::Int(1)),
+        ]),
+        MaxPool2D | AvgPool2D => fixed(vec![
+            req("x"),
+            req("kernel_size"),
+            opt("stride", Const::None),
+            opt("padding", Const::Int(0)),
+        ]),
+        MaxPool2DGrad | MaxPool2DGradGrad => fixed(vec![
+            req("d"),
+            req("x"),
+            req("kernel_size"),
+            req("stride"),
+            req("padding"),
+        ]),
+        AvgPool2DGrad => fixed(vec![
+            req("d"),
+            req("input_shape"),
+            req("kernel_size"),
+            req("stride"),
+            req("padding"),
         ]),
         Conv2DBackpropInput => fixed(vec![
             req("d"),

@@ -49,7 +49,9 @@ mod tests;
 
 use element::{Element, with_storage};
 pub use fused::{FusedKernel, FusedOp};
-pub use nn::{Conv2dSpec, Padding2d, conv2d_output_shape, nn_float_dtype};
+pub use nn::{
+    Conv2dSpec, Padding2d, Pool2dSpec, conv2d_output_shape, nn_float_dtype, pool2d_output_shape,
+};
 pub use promote::{
     binary_result_dtype, binary_scalar_result_dtype, promote_types, unary_result_dtype,
 };
@@ -536,6 +538,31 @@ impl Tensor {
         spec: &Conv2dSpec,
     ) -> Result<Tensor> {
         nn::conv2d_backprop_filter(d, x, weight_shape, spec)
+    }
+
+    /// `ops.max_pool2d`: the largest element of each window of an (N, C, H, W) or (C, H, W)
+    /// float tensor; the padding is `-inf` and at most half the kernel (PyTorch's rules).
+    pub fn max_pool2d(x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+        nn::pool2d(nn::PoolKind::Max, x, spec)
+    }
+    /// `ops.avg_pool2d`: the mean of each window, the zero padding counted (PyTorch's
+    /// `count_include_pad=True`): every window divides by the kernel's size.
+    pub fn avg_pool2d(x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+        nn::pool2d(nn::PoolKind::Avg, x, spec)
+    }
+    /// The gradient of [`Tensor::max_pool2d`] of `x`: each window's sensitivity goes to the
+    /// window's first largest element (row-major; a NaN counts as largest).
+    pub fn max_pool2d_grad(d: &Tensor, x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+        nn::max_pool2d_grad(d, x, spec)
+    }
+    /// The adjoint of [`Tensor::max_pool2d_grad`] in its sensitivity: `dd` (shaped like `x`)
+    /// read at each window's first largest element of `x`.
+    pub fn max_pool2d_grad_grad(dd: &Tensor, x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+        nn::max_pool2d_grad_grad(dd, x, spec)
+    }
+    /// The gradient of [`Tensor::avg_pool2d`] of an input of shape `input_shape`.
+    pub fn avg_pool2d_grad(d: &Tensor, input_shape: &[usize], spec: &Pool2dSpec) -> Result<Tensor> {
+        nn::avg_pool2d_grad(d, input_shape, spec)
     }
 
     // ----- scatter -----------------------------------------------------------------------

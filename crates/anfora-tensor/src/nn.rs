@@ -665,3 +665,370 @@ pub(crate) fn conv2d_backprop_filter(
     )?;
     Ok(Tensor::from_storage(storage, weight_shape.to_vec()))
 }
+
+// ---- 2-D pooling ----------------------------------------------------------------------------
+
+/// The hyper-parameters of a 2-D pooling (`ops.max_pool2d`, `ops.avg_pool2d`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pool2dSpec {
+    pub kernel: [usize; 2],
+    pub stride: [usize; 2],
+    /// Implicit padding on both sides of each axis: `-inf` for max pooling, zeros (counted in
+    /// the average) for average pooling.
+    pub padding: [usize; 2],
+}
+
+/// A pooling's sizes, checked: `x` is (planes, H, W) with `planes = N·C` (or `C`).
+#[derive(Clone, Copy, Debug)]
+struct Pool {
+    planes: usize,
+    h: usize,
+    w: usize,
+    kh: usize,
+    kw: usize,
+    sh: usize,
+    sw: usize,
+    ph: usize,
+    pw: usize,
+    oh: usize,
+    ow: usize,
+}
+
+fn pool_geometry(op: &str, x: &[usize], spec: &Pool2dSpec) -> Result<(Pool, Vec<usize>)> {
+    let (lead, h, w) = match *x {
+        [n, c, h, w] => (vec![n, c], h, w),
+        [c, h, w] => (vec![c], h, w),
+        _ => {
+            return Err(value_error(
+                op,
+                format!(
+                    "expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape {}",
+                    tuple_repr(x)
+                ),
+            ));
+        }
+    };
+    let Pool2dSpec {
+        kernel: [kh, kw],
+        stride: [sh, sw],
+        padding: [ph, pw],
+    } = *spec;
+    if kh == 0 || kw == 0 {
+        return Err(value_error(
+            op,
+            format!("kernel_size must be positive, got ({kh}, {kw})"),
+        ));
+    }
+    if sh == 0 || sw == 0 {
+        return Err(value_error(
+            op,
+            format!("stride must be positive, got ({sh}, {sw})"),
+        ));
+    }
+    if ph > kh / 2 || pw > kw / 2 {
+        return Err(value_error(
+            op,
+            format!("padding ({ph}, {pw}) must be at most half of the kernel size ({kh}, {kw})"),
+        ));
+    }
+    // The padding is at most half the kernel, so the padded size cannot overflow unless the
+    // kernel itself is absurd; compare without overflowing anyway.
+    let out = |len: usize, p: usize, k: usize, s: usize| {
+        let padded = len.checked_add(p.checked_mul(2)?)?;
+        (k <= padded).then(|| (padded - k) / s + 1)
+    };
+    let (Some(oh), Some(ow)) = (out(h, ph, kh, sh), out(w, pw, kw, sw)) else {
+        return Err(value_error(
+            op,
+            format!(
+                "the padded input ({}, {}) is smaller than the kernel ({kh}, {kw})",
+                h.saturating_add(2 * ph),
+                w.saturating_add(2 * pw)
+            ),
+        ));
+    };
+    let mut shape = lead.clone();
+    shape.extend([oh, ow]);
+    Ok((
+        Pool {
+            planes: lead.iter().product(),
+            h,
+            w,
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            oh,
+            ow,
+        },
+        shape,
+    ))
+}
+
+impl Pool {
+    /// The input rows (or columns) window `o` covers: `[lo, hi)`, clipped to the input.
+    fn window(o: usize, s: usize, p: usize, k: usize, len: usize) -> (usize, usize) {
+        let start = (o * s) as isize - p as isize;
+        let lo = start.max(0) as usize;
+        let hi = ((start + k as isize).max(0) as usize).min(len);
+        (lo, hi.max(lo))
+    }
+
+    /// Calls `f(plane, out index in the plane, input rows, input columns)` for every window.
+    fn windows(&self, mut f: impl FnMut(usize, (usize, usize), (usize, usize))) {
+        for oy in 0..self.oh {
+            let rows = Pool::window(oy, self.sh, self.ph, self.kh, self.h);
+            for ox in 0..self.ow {
+                let cols = Pool::window(ox, self.sw, self.pw, self.kw, self.w);
+                f(oy * self.ow + ox, rows, cols);
+            }
+        }
+    }
+
+    /// The flat index (in the plane) of the first largest element of a window; a NaN counts
+    /// as larger than everything (the first NaN wins). Windows always hold an element: the
+    /// padding is at most half the kernel.
+    fn argmax<T: Float>(
+        &self,
+        plane: &[T],
+        (y0, y1): (usize, usize),
+        (x0, x1): (usize, usize),
+    ) -> usize {
+        let mut best = y0 * self.w + x0;
+        let mut bv = plane[best];
+        for y in y0..y1 {
+            for x in x0..x1 {
+                let v = plane[y * self.w + x];
+                #[allow(clippy::eq_op)]
+                let v_nan = v != v;
+                #[allow(clippy::eq_op)]
+                if bv != bv {
+                    return best;
+                }
+                if v_nan || v > bv {
+                    best = y * self.w + x;
+                    bv = v;
+                }
+            }
+        }
+        best
+    }
+
+    fn parallel(&self) -> bool {
+        self.planes * self.oh * self.ow * self.kh * self.kw >= PARALLEL_WORK
+            && rayon::current_num_threads() > 1
+    }
+}
+
+/// Runs `f(plane index, out plane, in plane)` over matching planes of `out` (`per_out` a plane)
+/// and `inp` (`per_in` a plane), in parallel when `parallel`.
+fn over_planes<T: Float, U: Float>(
+    out: &mut [T],
+    per_out: usize,
+    inp: &[U],
+    per_in: usize,
+    parallel: bool,
+    f: impl Fn(&mut [T], &[U]) + Sync + Send,
+) {
+    if out.is_empty() || per_out == 0 {
+        return;
+    }
+    if parallel {
+        out.par_chunks_mut(per_out)
+            .zip(inp.par_chunks(per_in.max(1)))
+            .for_each(|(o, i)| f(o, i));
+    } else {
+        for (o, i) in out.chunks_mut(per_out).zip(inp.chunks(per_in.max(1))) {
+            f(o, i);
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PoolKind {
+    Max,
+    Avg,
+}
+
+fn pool_forward<T: Float>(x: &[T], g: &Pool, kind: PoolKind, shape: &[usize]) -> Result<Vec<T>> {
+    let mut out = try_filled(shape, T::zero())?;
+    let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
+    // count_include_pad: every window divides by the kernel's size.
+    let area = T::from_f64((g.kh * g.kw) as f64);
+    over_planes(&mut out, ohw, x, hw, g.parallel(), |o, plane| {
+        g.windows(|i, rows, cols| {
+            o[i] = match kind {
+                PoolKind::Max => plane[g.argmax(plane, rows, cols)],
+                PoolKind::Avg => {
+                    let mut acc = T::zero();
+                    for y in rows.0..rows.1 {
+                        for &v in &plane[y * g.w + cols.0..y * g.w + cols.1] {
+                            acc += v;
+                        }
+                    }
+                    acc / area
+                }
+            };
+        });
+    });
+    Ok(out)
+}
+
+/// The gradient of a pooling with respect to its input: each window's sensitivity goes to its
+/// first maximum (max), or is shared by every position of the window, padding included (avg).
+fn pool_backward<T: Float>(
+    d: &[T],
+    x: Option<&[T]>,
+    g: &Pool,
+    kind: PoolKind,
+    shape: &[usize],
+) -> Result<Vec<T>> {
+    let mut dx = try_filled(shape, T::zero())?;
+    let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
+    let area = T::from_f64((g.kh * g.kw) as f64);
+    // Pairs each input-gradient plane with its sensitivity plane (and input plane).
+    let work = |dxp: &mut [T], dp: &[T], xp: Option<&[T]>| {
+        g.windows(|i, rows, cols| match (kind, xp) {
+            (PoolKind::Max, Some(xp)) => dxp[g.argmax(xp, rows, cols)] += dp[i],
+            _ => {
+                let share = dp[i] / area;
+                for y in rows.0..rows.1 {
+                    for v in &mut dxp[y * g.w + cols.0..y * g.w + cols.1] {
+                        *v += share;
+                    }
+                }
+            }
+        });
+    };
+    if dx.is_empty() {
+        return Ok(dx);
+    }
+    let parallel = g.parallel();
+    match x {
+        Some(x) => {
+            let planes: Vec<(&[T], &[T])> = d.chunks(ohw.max(1)).zip(x.chunks(hw.max(1))).collect();
+            if parallel {
+                dx.par_chunks_mut(hw)
+                    .zip(planes.par_iter())
+                    .for_each(|(dxp, (dp, xp))| work(dxp, dp, Some(xp)));
+            } else {
+                for (dxp, (dp, xp)) in dx.chunks_mut(hw).zip(planes.iter()) {
+                    work(dxp, dp, Some(xp));
+                }
+            }
+        }
+        None => over_planes(&mut dx, hw, d, ohw, parallel, |dxp, dp| work(dxp, dp, None)),
+    }
+    Ok(dx)
+}
+
+/// The gradient of max pooling's gradient with respect to its sensitivity: `dd` (shaped like
+/// the input) read at each window's first maximum.
+fn max_pool_grad_grad<T: Float>(dd: &[T], x: &[T], g: &Pool, shape: &[usize]) -> Result<Vec<T>> {
+    let mut out = try_filled(shape, T::zero())?;
+    let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
+    let planes: Vec<(&[T], &[T])> = dd.chunks(hw.max(1)).zip(x.chunks(hw.max(1))).collect();
+    let work = |op: &mut [T], (ddp, xp): &(&[T], &[T])| {
+        g.windows(|i, rows, cols| op[i] = ddp[g.argmax(xp, rows, cols)]);
+    };
+    if out.is_empty() {
+        return Ok(out);
+    }
+    if g.parallel() {
+        out.par_chunks_mut(ohw)
+            .zip(planes.par_iter())
+            .for_each(|(o, p)| work(o, p));
+    } else {
+        for (o, p) in out.chunks_mut(ohw).zip(planes.iter()) {
+            work(o, p);
+        }
+    }
+    Ok(out)
+}
+
+/// The result shape of `ops.max_pool2d`/`ops.avg_pool2d` (`op`) for an input of shape `x`, or
+/// its ValueError.
+pub fn pool2d_output_shape(op: &str, x: &[usize], spec: &Pool2dSpec) -> Result<Vec<usize>> {
+    Ok(pool_geometry(op, x, spec)?.1)
+}
+
+/// Runs a one-operand kernel for the operand's float dtype.
+fn dispatch1(
+    op: &str,
+    a: &Tensor,
+    f32_kernel: impl FnOnce(&[f32]) -> Result<Vec<f32>>,
+    f64_kernel: impl FnOnce(&[f64]) -> Result<Vec<f64>>,
+) -> Result<Storage> {
+    nn_float_dtype(op, &[a.dtype()])?;
+    Ok(match &*a.storage {
+        Storage::F32(x) => Storage::F32(f32_kernel(x)?),
+        Storage::F64(x) => Storage::F64(f64_kernel(x)?),
+        _ => unreachable!("dtype checked by nn_float_dtype"),
+    })
+}
+
+pub(crate) fn pool2d(kind: PoolKind, x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+    let op = match kind {
+        PoolKind::Max => "max_pool2d",
+        PoolKind::Avg => "avg_pool2d",
+    };
+    nn_float_dtype(op, &[x.dtype()])?;
+    let (g, shape) = pool_geometry(op, x.shape(), spec)?;
+    alloc::check_size(&shape, x.dtype())?;
+    let storage = dispatch1(
+        op,
+        x,
+        |x| pool_forward(x, &g, kind, &shape),
+        |x| pool_forward(x, &g, kind, &shape),
+    )?;
+    Ok(Tensor::from_storage(storage, shape))
+}
+
+pub(crate) fn max_pool2d_grad(d: &Tensor, x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+    let op = "max_pool2d_grad";
+    nn_float_dtype(op, &[d.dtype(), x.dtype()])?;
+    let (g, out) = pool_geometry(op, x.shape(), spec)?;
+    check_shape(op, "the sensitivity", d.shape(), &out)?;
+    let shape = x.shape().to_vec();
+    let storage = dispatch2(
+        d,
+        x,
+        |d, x| pool_backward(d, Some(x), &g, PoolKind::Max, &shape),
+        |d, x| pool_backward(d, Some(x), &g, PoolKind::Max, &shape),
+    )?;
+    Ok(Tensor::from_storage(storage, shape))
+}
+
+pub(crate) fn max_pool2d_grad_grad(dd: &Tensor, x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+    let op = "max_pool2d_grad_grad";
+    nn_float_dtype(op, &[dd.dtype(), x.dtype()])?;
+    let (g, out) = pool_geometry(op, x.shape(), spec)?;
+    check_shape(op, "the sensitivity", dd.shape(), x.shape())?;
+    let storage = dispatch2(
+        dd,
+        x,
+        |dd, x| max_pool_grad_grad(dd, x, &g, &out),
+        |dd, x| max_pool_grad_grad(dd, x, &g, &out),
+    )?;
+    Ok(Tensor::from_storage(storage, out))
+}
+
+pub(crate) fn avg_pool2d_grad(
+    d: &Tensor,
+    input_shape: &[usize],
+    spec: &Pool2dSpec,
+) -> Result<Tensor> {
+    let op = "avg_pool2d_grad";
+    let (g, out) = pool_geometry(op, input_shape, spec)?;
+    check_shape(op, "the sensitivity", d.shape(), &out)?;
+    alloc::check_size(input_shape, d.dtype())?;
+    let storage = dispatch1(
+        op,
+        d,
+        |d| pool_backward(d, None, &g, PoolKind::Avg, input_shape),
+        |d| pool_backward(d, None, &g, PoolKind::Avg, input_shape),
+    )?;
+    Ok(Tensor::from_storage(storage, input_shape.to_vec()))
+}

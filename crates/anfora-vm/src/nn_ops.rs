@@ -4,7 +4,7 @@
 //! the message it would raise here.
 
 use anfora_ir::Prim;
-use anfora_tensor::{Conv2dSpec, Padding2d, Tensor};
+use anfora_tensor::{Conv2dSpec, Padding2d, Pool2dSpec, Tensor};
 
 use crate::ops::{OpResult, need_tensor, shape_arg, tensor, type_error, value_error};
 use crate::pynum::PyErr;
@@ -147,6 +147,36 @@ pub fn conv2d_spec(
     })
 }
 
+/// The hyper-parameters of `ops.max_pool2d`/`ops.avg_pool2d`: `kernel_size` a positive int or
+/// pair, `stride` one too or `None` (the kernel size), `padding` a non-negative int or pair.
+pub fn pool2d_spec(
+    op: &str,
+    kernel: &NnArg,
+    stride: &NnArg,
+    padding: &NnArg,
+) -> Result<Pool2dSpec, PyErr> {
+    let kernel = positive_pair(op, "kernel_size", kernel)?;
+    let stride = match stride {
+        NnArg::None => kernel,
+        other => positive_pair(op, "stride", other)?,
+    };
+    let padding = padding_pair(op, padding)?;
+    Ok(Pool2dSpec {
+        kernel,
+        stride,
+        padding,
+    })
+}
+
+fn pool_spec_of(op: &str, args: &[Value]) -> Result<Pool2dSpec, PyErr> {
+    pool2d_spec(
+        op,
+        &NnArg::of(&args[0]),
+        &NnArg::of(&args[1]),
+        &NnArg::of(&args[2]),
+    )
+}
+
 /// The spec from the four trailing arguments `stride, padding, dilation, groups`.
 fn spec_of(op: &str, args: &[Value]) -> Result<Conv2dSpec, PyErr> {
     conv2d_spec(
@@ -182,6 +212,31 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
             let shape = shape_arg(&args[2])?;
             let spec = spec_of(op, &args[3..7])?;
             Tensor::conv2d_backprop_filter(d, x, &shape, &spec)
+        }
+        Prim::MaxPool2D | Prim::AvgPool2D => {
+            let x = need_tensor(&args[0], &format!("ops.{op}"))?;
+            let spec = pool_spec_of(op, &args[1..4])?;
+            if p == Prim::MaxPool2D {
+                Tensor::max_pool2d(x, &spec)
+            } else {
+                Tensor::avg_pool2d(x, &spec)
+            }
+        }
+        Prim::MaxPool2DGrad | Prim::MaxPool2DGradGrad => {
+            let d = need_tensor(&args[0], op)?;
+            let x = need_tensor(&args[1], op)?;
+            let spec = pool_spec_of(op, &args[2..5])?;
+            if p == Prim::MaxPool2DGrad {
+                Tensor::max_pool2d_grad(d, x, &spec)
+            } else {
+                Tensor::max_pool2d_grad_grad(d, x, &spec)
+            }
+        }
+        Prim::AvgPool2DGrad => {
+            let d = need_tensor(&args[0], op)?;
+            let shape = shape_arg(&args[1])?;
+            let spec = pool_spec_of(op, &args[2..5])?;
+            Tensor::avg_pool2d_grad(d, &shape, &spec)
         }
         other => {
             return Err(type_error(format!(

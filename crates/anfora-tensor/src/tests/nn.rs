@@ -531,5 +531,274 @@ fn lenet_timings() {
         println!(
             "conv2d x{xs:?} w{ws:?}: forward {fwd:.3} ms, input grad {bin:.3} ms, weight grad {bfi:.3} ms"
         );
+        // The 2×2 pooling that follows the convolution in LeNet.
+        let pool = Pool2dSpec {
+            kernel: [2, 2],
+            stride: [2, 2],
+            padding: [0, 0],
+        };
+        let p = Tensor::max_pool2d(&y, &pool).unwrap();
+        let mfwd = time(&|| {
+            Tensor::max_pool2d(&y, &pool).unwrap();
+        });
+        let mbwd = time(&|| {
+            Tensor::max_pool2d_grad(&p, &y, &pool).unwrap();
+        });
+        let afwd = time(&|| {
+            Tensor::avg_pool2d(&y, &pool).unwrap();
+        });
+        let abwd = time(&|| {
+            Tensor::avg_pool2d_grad(&p, y.shape(), &pool).unwrap();
+        });
+        println!(
+            "pool 2x2 of {:?}: max {mfwd:.3} ms, max grad {mbwd:.3} ms, avg {afwd:.3} ms, avg grad {abwd:.3} ms",
+            y.shape()
+        );
     }
+}
+
+// ---- pooling ----------------------------------------------------------------------------------
+
+use crate::Pool2dSpec;
+
+/// Direct loops: for every window of every plane, its valid input positions (row-major).
+fn windows(
+    shape: [usize; 4],
+    spec: &Pool2dSpec,
+    mut f: impl FnMut(usize, usize, &[usize]),
+) -> [usize; 4] {
+    let [n, c, h, w] = shape;
+    let [kh, kw] = spec.kernel;
+    let [sh, sw] = spec.stride;
+    let [ph, pw] = spec.padding;
+    let oh = (h + 2 * ph - kh) / sh + 1;
+    let ow = (w + 2 * pw - kw) / sw + 1;
+    for plane in 0..n * c {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                let mut at = Vec::new();
+                for ki in 0..kh {
+                    for kj in 0..kw {
+                        let iy = (oy * sh + ki) as isize - ph as isize;
+                        let ix = (ox * sw + kj) as isize - pw as isize;
+                        if iy >= 0 && ix >= 0 && (iy as usize) < h && (ix as usize) < w {
+                            at.push(plane * h * w + iy as usize * w + ix as usize);
+                        }
+                    }
+                }
+                f(plane, (plane * oh + oy) * ow + ox, &at);
+            }
+        }
+    }
+    [n, c, oh, ow]
+}
+
+fn check_pools(shape: [usize; 4], spec: Pool2dSpec, xv: &[f64]) {
+    let x = f64s(xv, &shape);
+    // Max: the first largest; its gradient goes there; the gradient's adjoint reads there.
+    let mut y = Vec::new();
+    let mut firsts = Vec::new();
+    let out = windows(shape, &spec, |_, _, at| {
+        let mut best = at[0];
+        for &i in at {
+            if xv[i] > xv[best] {
+                best = i;
+            }
+        }
+        y.push(xv[best]);
+        firsts.push(best);
+    });
+    let d = values(y.len(), 7);
+    let mut dx = vec![0.0; xv.len()];
+    for (k, &i) in firsts.iter().enumerate() {
+        dx[i] += d[k];
+    }
+    let dd = values(xv.len(), 8);
+    let gg: Vec<f64> = firsts.iter().map(|&i| dd[i]).collect();
+    let got = Tensor::max_pool2d(&x, &spec).unwrap();
+    assert_eq!(got.shape(), &out);
+    assert_eq!(got.to_f64_vec(), y, "{shape:?} {spec:?}");
+    let dt = f64s(&d, &out);
+    assert_eq!(
+        Tensor::max_pool2d_grad(&dt, &x, &spec)
+            .unwrap()
+            .to_f64_vec(),
+        dx
+    );
+    assert_eq!(
+        Tensor::max_pool2d_grad_grad(&f64s(&dd, &shape), &x, &spec)
+            .unwrap()
+            .to_f64_vec(),
+        gg
+    );
+    // Average: the padding counts, so every window divides by the kernel's size.
+    let area = (spec.kernel[0] * spec.kernel[1]) as f64;
+    let mut avg = Vec::new();
+    let mut dxa = vec![0.0; xv.len()];
+    windows(shape, &spec, |_, k, at| {
+        avg.push(at.iter().map(|&i| xv[i]).sum::<f64>() / area);
+        for &i in at {
+            dxa[i] += d[k] / area;
+        }
+    });
+    assert_close(
+        &Tensor::avg_pool2d(&x, &spec).unwrap().to_f64_vec(),
+        &avg,
+        1e-15,
+    );
+    assert_close(
+        &Tensor::avg_pool2d_grad(&dt, &shape, &spec)
+            .unwrap()
+            .to_f64_vec(),
+        &dxa,
+        1e-15,
+    );
+    // float32 keeps its dtype.
+    let y32 = Tensor::max_pool2d(&x.cast(DType::F32), &spec).unwrap();
+    assert_eq!(y32.dtype(), DType::F32);
+    assert_close(&y32.to_f64_vec(), &y, 1e-7);
+}
+
+#[test]
+fn pools_match_direct_loops() {
+    let spec = |k: [usize; 2], s: [usize; 2], p: [usize; 2]| Pool2dSpec {
+        kernel: k,
+        stride: s,
+        padding: p,
+    };
+    for (i, (shape, sp)) in [
+        ([2, 3, 6, 6], spec([2, 2], [2, 2], [0, 0])),
+        ([1, 2, 7, 5], spec([3, 2], [2, 1], [1, 1])),
+        ([2, 1, 5, 8], spec([3, 3], [1, 3], [1, 0])),
+        ([1, 1, 4, 4], spec([1, 1], [2, 2], [0, 0])),
+        // Overlapping windows, so gradients add up; large enough for threads.
+        ([4, 8, 32, 30], spec([3, 3], [2, 2], [1, 1])),
+        ([3, 5, 40, 40], spec([4, 2], [3, 2], [2, 1])),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        check_pools(shape, sp, &values(shape.iter().product(), i as u64));
+    }
+    // Ties: the first of equal maxima gets the gradient.
+    let x = [1.0, 3.0, 3.0, 0.0, 3.0, 2.0, 1.0, 3.0, 0.0];
+    check_pools([1, 1, 3, 3], spec([2, 2], [1, 1], [0, 0]), &x);
+    assert_tensor(
+        &Tensor::max_pool2d_grad(
+            &f64s(&[1.0; 4], &[1, 1, 2, 2]),
+            &f64s(&x, &[1, 1, 3, 3]),
+            &spec([2, 2], [1, 1], [0, 0]),
+        )
+        .unwrap(),
+        &f64s(
+            &[0.0, 2.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0],
+            &[1, 1, 3, 3],
+        ),
+    );
+}
+
+#[test]
+fn pools_of_a_hand_computed_example() {
+    // x = arange(16).reshape(4, 4) (unbatched, one channel), 2×2 windows:
+    // stride 2: maxima 5 7 13 15, means 2.5 4.5 10.5 12.5.
+    let x = ar(16, DType::F32).reshape(&[1, 4, 4]).unwrap();
+    let k2 = Pool2dSpec {
+        kernel: [2, 2],
+        stride: [2, 2],
+        padding: [0, 0],
+    };
+    assert_tensor(
+        &Tensor::max_pool2d(&x, &k2).unwrap(),
+        &f32s(&[5.0, 7.0, 13.0, 15.0], &[1, 2, 2]),
+    );
+    assert_tensor(
+        &Tensor::avg_pool2d(&x, &k2).unwrap(),
+        &f32s(&[2.5, 4.5, 10.5, 12.5], &[1, 2, 2]),
+    );
+    // Padding 1 with 2×2 windows and stride 2: windows start at -1, so the corners read
+    // one element and the zeros count in the mean (PyTorch's count_include_pad=True).
+    let p1 = Pool2dSpec {
+        padding: [1, 1],
+        ..k2
+    };
+    assert_tensor(
+        &Tensor::max_pool2d(&x, &p1).unwrap(),
+        &f32s(
+            &[0.0, 2.0, 3.0, 8.0, 10.0, 11.0, 12.0, 14.0, 15.0],
+            &[1, 3, 3],
+        ),
+    );
+    assert_tensor(
+        &Tensor::avg_pool2d(&x, &p1).unwrap(),
+        &f32s(
+            &[0.0, 0.75, 0.75, 3.0, 7.5, 4.5, 3.0, 6.75, 3.75],
+            &[1, 3, 3],
+        ),
+    );
+    // Negative values are not beaten by the -inf padding.
+    let neg = Tensor::binary_scalar(BinaryOp::Sub, &x, Scalar::Int(100), false).unwrap();
+    assert_tensor(
+        &Tensor::max_pool2d(&neg, &p1).unwrap(),
+        &f32s(
+            &[
+                -100.0, -98.0, -97.0, -92.0, -90.0, -89.0, -88.0, -86.0, -85.0,
+            ],
+            &[1, 3, 3],
+        ),
+    );
+}
+
+#[test]
+fn pool_errors() {
+    let x = Tensor::ones(&[1, 2, 4, 4], DType::F32).unwrap();
+    let spec = |k: [usize; 2], s: [usize; 2], p: [usize; 2]| Pool2dSpec {
+        kernel: k,
+        stride: s,
+        padding: p,
+    };
+    assert_err(
+        Tensor::max_pool2d(&x, &spec([3, 3], [1, 1], [2, 1])),
+        ErrorKind::Value,
+        "max_pool2d: padding (2, 1) must be at most half of the kernel size (3, 3)",
+    );
+    assert_err(
+        Tensor::avg_pool2d(&x, &spec([5, 2], [1, 1], [0, 0])),
+        ErrorKind::Value,
+        "avg_pool2d: the padded input (4, 4) is smaller than the kernel (5, 2)",
+    );
+    assert_err(
+        Tensor::avg_pool2d(&x, &spec([2, 2], [0, 1], [0, 0])),
+        ErrorKind::Value,
+        "avg_pool2d: stride must be positive, got (0, 1)",
+    );
+    assert_err(
+        Tensor::max_pool2d(
+            &Tensor::ones(&[4, 4], DType::F32).unwrap(),
+            &spec([2, 2], [2, 2], [0, 0]),
+        ),
+        ErrorKind::Value,
+        "max_pool2d: expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape (4, 4)",
+    );
+    assert_err(
+        Tensor::max_pool2d(&x.cast(DType::I32), &spec([2, 2], [2, 2], [0, 0])),
+        ErrorKind::Type,
+        "max_pool2d: expected float32 or float64 tensors, got int32",
+    );
+    assert_err(
+        Tensor::max_pool2d(&x, &spec([usize::MAX, 2], [1, 1], [usize::MAX / 2, 0])),
+        ErrorKind::Value,
+        &format!(
+            "max_pool2d: the padded input ({}, 4) is smaller than the kernel ({}, 2)",
+            usize::MAX,
+            usize::MAX
+        ),
+    );
+    // Empty batches pool to empty results.
+    let e = Tensor::zeros(&[0, 2, 4, 4], DType::F64).unwrap();
+    assert_eq!(
+        Tensor::max_pool2d(&e, &spec([2, 2], [2, 2], [0, 0]))
+            .unwrap()
+            .shape(),
+        &[0, 2, 2, 2]
+    );
 }
