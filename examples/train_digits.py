@@ -1,5 +1,5 @@
 """Trains classifiers on scikit-learn's bundled digits dataset (1797 8x8 images, no download)
-with anfora: an MLP and, when the convolution layers are available, a LeNet-style CNN. Each
+with anfora: an MLP and a LeNet-style CNN (convolutions and max pooling). Each
 training step (forward, loss, gradient and optimizer update) is one compiled call.
 
     python examples/train_digits.py [--epochs N] [--model mlp|lenet|both] [--seed S]
@@ -105,9 +105,6 @@ def main(argv=None):
     args = parser.parse_args(argv)
     data = load_digits(args.seed)
     models = ["mlp", "lenet"] if args.model == "both" else [args.model]
-    if "lenet" in models and not hasattr(nn, "Conv2d"):
-        print("lenet: skipped (this build of anfora has no convolution layers)")
-        models.remove("lenet")
     x_train, x_test = data[0][0], data[1][0]
     ok = True
     for name in models:

@@ -724,7 +724,10 @@ pub fn jit(
     // A bound method (`anfora.grad(net.construct)`): its function, bound to its object.
     if func.is_instance(&py.import("types")?.getattr("MethodType")?)? {
         let (f, this) = (func.getattr("__func__")?, func.getattr("__self__")?);
-        return Py::new(py, JitFunction::new(py, f.unbind(), Some(this.unbind()), specs));
+        return Py::new(
+            py,
+            JitFunction::new(py, f.unbind(), Some(this.unbind()), specs),
+        );
     }
     Py::new(py, JitFunction::new(py, func.clone().unbind(), None, specs))
 }
