@@ -75,7 +75,7 @@ fn unsupported_statements() {
         ("def f():\n    import math\n", ("E0114", 2, 5)),
         ("import numpy as np\n", ("E0114", 1, 8)),
         ("def f(x):\n    x[0] = 1\n", ("E0118", 2, 5)),
-        ("def f(x):\n    x.a += 1\n", ("E0118", 2, 5)),
+        ("def f(x):\n    a, x.b = 1, 2\n", ("E0118", 2, 8)),
         ("while True:\n    pass\n", ("E0119", 1, 1)),
         ("for i in range(3):\n    pass\n", ("E0119", 1, 1)),
         ("def f():\n    break\n", ("E0123", 2, 5)),
