@@ -158,6 +158,13 @@ def parameters_of(obj):
     return _anfora.parameters_of(obj)
 
 
+def _as_tensor(value):
+    """The tensor a checkpoint stores for a Parameter, Tensor or array-like value."""
+    if isinstance(value, Parameter):
+        return value.value
+    return value if isinstance(value, Tensor) else tensor(value)
+
+
 def _named_parameters(obj):
     """`[(name, Parameter or Tensor)]` of a Cell or object, a dict, or a list of pairs."""
     if isinstance(obj, dict):
@@ -176,13 +183,7 @@ def save_checkpoint(obj, path, metadata=None):
     Parameters and Tensors) to a safetensors file at `path`, with optional string metadata.
     The file is written next to `path` first and renamed, so a failed save leaves the old
     checkpoint intact."""
-    tensors = []
-    for name, value in _named_parameters(obj):
-        if isinstance(value, Parameter):
-            value = value.value
-        elif not isinstance(value, Tensor):
-            value = tensor(value)
-        tensors.append((str(name), value))
+    tensors = [(str(name), _as_tensor(value)) for name, value in _named_parameters(obj)]
     meta = None if metadata is None else {str(k): str(v) for k, v in metadata.items()}
     _anfora.save_safetensors(_os.fspath(path), tensors, meta)
 
@@ -199,7 +200,7 @@ def load_checkpoint(path, net=None, strict=False):
 
 def load_checkpoint_metadata(path):
     """The string metadata saved with a checkpoint."""
-    return _anfora.load_safetensors(_os.fspath(path))[1]
+    return _anfora.load_safetensors_metadata(_os.fspath(path))
 
 
 def load_param_into_net(net, parameter_dict, strict=False):
@@ -213,11 +214,7 @@ def load_param_into_net(net, parameter_dict, strict=False):
     for name, p in params:
         if name not in parameter_dict:
             continue
-        value = parameter_dict[name]
-        if isinstance(value, Parameter):
-            value = value.value
-        elif not isinstance(value, Tensor):
-            value = tensor(value)
+        value = _as_tensor(parameter_dict[name])
         if tuple(value.shape) != tuple(p.shape) or value.dtype != p.dtype:
             raise ValueError(
                 f"checkpoint entry '{name}' is a {value.dtype.name} tensor of shape {tuple(value.shape)}, "

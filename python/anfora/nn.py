@@ -231,27 +231,24 @@ class Conv2d(Cell):
         return y
 
 
-class MaxPool2d(Cell):
-    """Max pooling over `kernel_size` windows of NCHW input, moving by `stride` (default: the
-    kernel size), with `padding` (implicit -inf) on each side."""
-
+class _Pool2d(Cell):
     def __init__(self, kernel_size, stride=None, padding=0):
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.stride = self.kernel_size if stride is None else _pair(stride, "stride")
         self.padding = _pair(padding, "padding")
+
+
+class MaxPool2d(_Pool2d):
+    """Max pooling over `kernel_size` windows of NCHW input, moving by `stride` (default: the
+    kernel size), with `padding` (implicit -inf) on each side."""
 
     def construct(self, x):
         return ops.max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
-class AvgPool2d(Cell):
+class AvgPool2d(_Pool2d):
     """Average pooling over `kernel_size` windows of NCHW input, moving by `stride` (default:
     the kernel size); zero `padding` counts in the average (PyTorch's default)."""
-
-    def __init__(self, kernel_size, stride=None, padding=0):
-        self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.stride = self.kernel_size if stride is None else _pair(stride, "stride")
-        self.padding = _pair(padding, "padding")
 
     def construct(self, x):
         return ops.avg_pool2d(x, self.kernel_size, self.stride, self.padding)

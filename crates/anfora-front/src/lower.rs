@@ -1203,13 +1203,12 @@ impl Lowerer<'_> {
                 let t = target(self);
                 self.prim(Prim::Assign, &[t, v], span);
             }
-            Some(BinOp::Add) | Some(BinOp::Sub) => {
+            Some(op @ (BinOp::Add | BinOp::Sub)) => {
                 let t = target(self);
                 let v = self.value(value);
-                let prim = if op == Some(BinOp::Add) {
-                    Prim::AssignAdd
-                } else {
-                    Prim::AssignSub
+                let prim = match op {
+                    BinOp::Add => Prim::AssignAdd,
+                    _ => Prim::AssignSub,
                 };
                 self.prim(prim, &[t, v], span);
             }

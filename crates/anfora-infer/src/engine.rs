@@ -890,10 +890,12 @@ impl<'m> Engine<'m> {
     /// Parameters, layers or gradients. A loop would join those types into unknowns; each
     /// iteration sees its own items instead. The trip count is the tuple's length, known here.
     fn unrolls(&mut self, c: CtxId, h: GraphId, pc: Option<CtxId>) -> bool {
-        let seqs = self.module.graph(h).iterates.clone();
-        if seqs.is_empty() || self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_UNROLL {
+        if self.module.graph(h).iterates.is_empty()
+            || self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_UNROLL
+        {
             return false;
         }
+        let seqs = self.module.graph(h).iterates.clone();
         let from = pc.unwrap_or(c);
         seqs.iter().any(|&s| match self.operand(from, s) {
             Abs::Tuple(items) | Abs::List(items) if items.len() <= MAX_UNROLL => {

@@ -151,20 +151,49 @@ pub fn save_safetensors(
 /// Named tensors in their saved order, and the file's string metadata.
 type Loaded = (Vec<(String, PyTensor)>, HashMap<String, String>);
 
+/// A checkpoint file read and its index validated.
+struct Opened {
+    bytes: Vec<u8>,
+    /// The names in the order they were saved in, as recorded at save time.
+    order: Option<String>,
+    /// The user's metadata (without the saved order).
+    metadata: HashMap<String, String>,
+}
+
+fn read_checkpoint(path: &Path) -> PyResult<Opened> {
+    let bytes = std::fs::read(path).map_err(|e| os_error("cannot read", path, e))?;
+    let (_, meta) = SafeTensors::read_metadata(&bytes).map_err(|e| invalid(path, e))?;
+    let mut metadata = meta.metadata().clone().unwrap_or_default();
+    let order = metadata.remove(ORDER_KEY);
+    Ok(Opened {
+        bytes,
+        order,
+        metadata,
+    })
+}
+
+fn invalid(path: &Path, e: safetensors::SafeTensorError) -> PyErr {
+    PyValueError::new_err(format!(
+        "{} is not a valid safetensors checkpoint: {e}",
+        path.display()
+    ))
+}
+
+/// `load_safetensors_metadata(path)`: the string metadata, without decoding the tensors.
+#[pyfunction]
+pub fn load_safetensors_metadata(path: PathBuf) -> PyResult<HashMap<String, String>> {
+    Ok(read_checkpoint(&path)?.metadata)
+}
+
 /// `load_safetensors(path) -> ([(name, Tensor)], metadata)`, in the order they were saved.
 #[pyfunction]
 pub fn load_safetensors(path: PathBuf) -> PyResult<Loaded> {
-    let bytes = std::fs::read(&path).map_err(|e| os_error("cannot read", &path, e))?;
-    let bad = |e: safetensors::SafeTensorError| {
-        PyValueError::new_err(format!(
-            "{} is not a valid safetensors checkpoint: {e}",
-            path.display()
-        ))
-    };
-    let (_, meta) = SafeTensors::read_metadata(&bytes).map_err(bad)?;
-    let file = SafeTensors::deserialize(&bytes).map_err(bad)?;
-    let mut metadata = meta.metadata().clone().unwrap_or_default();
-    let order = metadata.remove(ORDER_KEY);
+    let Opened {
+        bytes,
+        order,
+        metadata,
+    } = read_checkpoint(&path)?;
+    let file = SafeTensors::deserialize(&bytes).map_err(|e| invalid(&path, e))?;
     let mut named: HashMap<String, PyTensor> = HashMap::new();
     let mut names = Vec::new();
     for (name, view) in file.tensors() {

@@ -75,6 +75,7 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jit::py_parameters_of, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint::save_safetensors, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint::load_safetensors, m)?)?;
+    m.add_function(wrap_pyfunction!(checkpoint::load_safetensors_metadata, m)?)?;
     // Kernels run on rayon's pool with the calling thread as one of its workers.
     anfora_tensor::run_kernels_on_this_thread();
     Ok(())
