@@ -227,6 +227,27 @@ pub fn backward(
                 g[1] = Some(e.op(Conv2DBackpropFilter, &[&[d, x[0], shape], spec].concat()));
             }
         }
+        // With s = softmax(x): dx = s * (d - sum(d * s)); with l = log_softmax(x):
+        // dx = d - exp(l) * sum(d), the sums over the axis, kept.
+        Softmax => {
+            let keep = e.konst(Const::Bool(true));
+            let ds = op!(Mul, d, out);
+            let total = op!(ReduceSum, ds, x[1], keep);
+            let centered = op!(Sub, d, total);
+            g[0] = Some(op!(Mul, out, centered));
+        }
+        LogSoftmax => {
+            let keep = e.konst(Const::Bool(true));
+            let total = op!(ReduceSum, d, x[1], keep);
+            let s = op!(Exp, out);
+            let t = op!(Mul, s, total);
+            g[0] = Some(op!(Sub, d, t));
+        }
+        // dx = d * exp(x - out), broadcast over the reduced axes.
+        LogSumExp => {
+            let k = e.konst(Const::str("logsumexp"));
+            g[0] = Some(op!(ReduceGrad, k, d, x[0], out, x[1], x[2]));
+        }
         MaxPool2D => {
             if need(0) {
                 g[0] = Some(e.op(MaxPool2DGrad, &[&[d, x[0]], &x[1..4]].concat()));
@@ -305,6 +326,17 @@ pub fn backward(
             }
             // A product's share out / x depends on x and out (away from exact zeros):
             // d(share)/dx = -share / x, d(share)/d(out) = share / out.
+            // A logsumexp's share exp(x - out): d(share)/dx = share, d(share)/d(out) = -share.
+            if matches!(e.m.constant(x[0]), Some(Const::Str(k)) if &**k == "logsumexp") {
+                let dr = op!(Mul, d, out);
+                if need(2) {
+                    g[2] = Some(dr);
+                }
+                if need(3) {
+                    let s = op!(ReduceSum, dr, x[4], x[5]);
+                    g[3] = Some(op!(Neg, s));
+                }
+            }
             if matches!(e.m.constant(x[0]), Some(Const::Str(k)) if &**k == "prod") {
                 let dr = op!(Mul, d, out);
                 if need(2) {

@@ -313,3 +313,54 @@ fn pooling_errors_at_compile_time() {
         other => panic!("expected a ValueError, got {other:?}"),
     }
 }
+
+// ---- softmax family ---------------------------------------------------------------------------
+
+#[test]
+fn softmax_family_gradients() {
+    for call in [
+        "ops.softmax(x)",
+        "ops.softmax(x, axis=0)",
+        "ops.log_softmax(x, axis=1)",
+        "ops.log_softmax(x, -1)",
+        "ops.logsumexp(x)",
+        "ops.logsumexp(x, axis=1)",
+        "ops.logsumexp(x, axis=(0, 2), keepdims=True)",
+    ] {
+        // Weights make every output's sensitivity different.
+        let body = format!(
+            "def f(x):\n    y = {call}\n    return ops.sum(y * ops.sin(ops.reshape(ops.arange(y.size, dtype=anfora.float64), y.shape)))"
+        );
+        check(&body, &[tensor(&[2, 3, 4], 31)]);
+    }
+}
+
+#[test]
+fn softmax_family_second_order() {
+    for call in [
+        "ops.softmax(x, axis=1)",
+        "ops.log_softmax(x, axis=0)",
+        "ops.logsumexp(x, axis=1)",
+    ] {
+        let body = format!(
+            "def inner(x):\n    y = {call}\n    return ops.sum(y * ops.cos(ops.reshape(ops.arange(y.size, dtype=anfora.float64), y.shape)))\n\ndef f(x):\n    return ops.sum(ops.sin(grad(inner)(x)))"
+        );
+        check_with(&body, &[tensor(&[3, 4], 32)], 1e-5);
+    }
+}
+
+#[test]
+fn a_small_classifier_with_cross_entropy() {
+    // conv -> max pool -> dense -> log_softmax -> negative log-likelihood of fixed labels.
+    // (The dense layer is a broadcast product summed: the gradient of `@` is computed by
+    // different gemm calls in the two engines, which may round differently in the last bit.)
+    let body = "def f(x, w, v):\n    h = ops.tanh(ops.conv2d(x, w, padding='same'))\n    h = ops.max_pool2d(h, 2)\n    h = ops.reshape(h, (2, 12))\n    logits = ops.sum(h[:, :, None] * v[None], axis=1)\n    labels = ops.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], dtype=anfora.float64)\n    return -ops.sum(ops.log_softmax(logits) * labels) + ops.mean(ops.logsumexp(logits, axis=1))";
+    check(
+        body,
+        &[
+            tensor(&[2, 1, 4, 4], 41),
+            tensor(&[3, 1, 3, 3], 42),
+            tensor(&[12, 3], 43),
+        ],
+    );
+}

@@ -651,7 +651,7 @@ fn axes_arg(a: &Abs) -> Option<Option<Vec<i64>>> {
     }
 }
 
-fn normalize_axis(axis: i64, ndim: usize) -> Result<usize, RuleError> {
+pub(crate) fn normalize_axis(axis: i64, ndim: usize) -> Result<usize, RuleError> {
     let n = ndim as i64;
     let a = if axis < 0 { axis + n } else { axis };
     if a < 0 || a >= n.max(1) && !(n == 0 && (axis == 0 || axis == -1)) {
@@ -662,7 +662,7 @@ fn normalize_axis(axis: i64, ndim: usize) -> Result<usize, RuleError> {
     Ok(a as usize)
 }
 
-fn reduce(p: Prim, args: &[Abs]) -> Rule {
+pub(crate) fn reduce(p: Prim, args: &[Abs]) -> Rule {
     let t = match &args[0] {
         Abs::Tensor(t) => t.clone(),
         Abs::Any => return Ok(Abs::Any),
@@ -1378,7 +1378,10 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::AvgPool2D
         | Prim::MaxPool2DGrad
         | Prim::MaxPool2DGradGrad
-        | Prim::AvgPool2DGrad => crate::nn_rules::infer(p, args)?,
+        | Prim::AvgPool2DGrad
+        | Prim::Softmax
+        | Prim::LogSoftmax
+        | Prim::LogSumExp => crate::nn_rules::infer(p, args)?,
         Prim::CallKw => Abs::Any,
         Prim::Load
         | Prim::UpdateState
@@ -1468,7 +1471,10 @@ pub fn may_raise(p: Prim, args: &[Abs]) -> bool {
         | Prim::AvgPool2D
         | Prim::MaxPool2DGrad
         | Prim::MaxPool2DGradGrad
-        | Prim::AvgPool2DGrad => crate::nn_rules::may_raise(args),
+        | Prim::AvgPool2DGrad
+        | Prim::Softmax
+        | Prim::LogSoftmax
+        | Prim::LogSumExp => crate::nn_rules::may_raise(args),
         Prim::Eq | Prim::Ne => !args
             .iter()
             .any(|a| matches!(a, Abs::Tensor(_) | Abs::Tuple(_) | Abs::List(_) | Abs::Any)),

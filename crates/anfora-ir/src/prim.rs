@@ -191,6 +191,12 @@ prims! {
     /// `AvgPool2DGrad(d, input_shape, kernel_size, stride, padding)`: each window's sensitivity
     /// shared by its positions.
     AvgPool2DGrad => "AvgPool2DGrad",
+    /// `ops.softmax(x, axis=-1)`.
+    Softmax => "Softmax",
+    /// `ops.log_softmax(x, axis=-1)`.
+    LogSoftmax => "LogSoftmax",
+    /// `ops.logsumexp(x, axis=None, keepdims=False)`.
+    LogSumExp => "LogSumExp",
 
     // ---- side effects ----------------------------------------------------------------
     /// `Load(param, u)`: the value of a Parameter in memory state `u`.
@@ -332,6 +338,9 @@ const OPS: &[(&str, Prim)] = &[
     ("conv2d", Prim::Conv2D),
     ("max_pool2d", Prim::MaxPool2D),
     ("avg_pool2d", Prim::AvgPool2D),
+    ("softmax", Prim::Softmax),
+    ("log_softmax", Prim::LogSoftmax),
+    ("logsumexp", Prim::LogSumExp),
     ("zeros", Prim::Zeros),
     ("ones", Prim::Ones),
     ("full", Prim::Full),
@@ -638,6 +647,12 @@ fn build_signature(p: Prim) -> Signature {
             req("kernel_size"),
             req("stride"),
             req("padding"),
+        ]),
+        Softmax | LogSoftmax => fixed(vec![req("x"), opt("axis", Const::Int(-1))]),
+        LogSumExp => fixed(vec![
+            req("x"),
+            opt("axis", Const::None),
+            opt("keepdims", Const::Bool(false)),
         ]),
         Conv2DBackpropInput => fixed(vec![
             req("d"),

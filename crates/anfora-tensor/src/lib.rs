@@ -565,6 +565,21 @@ impl Tensor {
         nn::avg_pool2d_grad(d, input_shape, spec)
     }
 
+    /// `ops.softmax`: `exp(x - max) / sum(exp(x - max))` along `axis`, for float tensors.
+    pub fn softmax(x: &Tensor, axis: i64) -> Result<Tensor> {
+        nn::softmax(x, axis, false)
+    }
+    /// `ops.log_softmax`: `(x - max) - log(sum(exp(x - max)))` along `axis`.
+    pub fn log_softmax(x: &Tensor, axis: i64) -> Result<Tensor> {
+        nn::softmax(x, axis, true)
+    }
+    /// `ops.logsumexp` (scipy's): `log(sum(exp(x)))` over `axes` (`None`: all), computed as
+    /// `max + log(sum(exp(x - max)))` with an infinite maximum left out; over no elements it is
+    /// `-inf`.
+    pub fn logsumexp(x: &Tensor, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        nn::logsumexp(x, axes, keepdims)
+    }
+
     // ----- scatter -----------------------------------------------------------------------
     /// MindSpore's ScatterUpdate: numpy's `out = x.copy(); out[indices] = updates` along axis 0.
     ///

@@ -6,7 +6,9 @@
 use anfora_ir::Prim;
 use anfora_tensor::{Conv2dSpec, Padding2d, Pool2dSpec, Tensor};
 
-use crate::ops::{OpResult, need_tensor, shape_arg, tensor, type_error, value_error};
+use crate::ops::{
+    OpResult, int_arg, need_tensor, shape_arg, tensor, truth, type_error, value_error,
+};
 use crate::pynum::PyErr;
 use crate::value::Value;
 
@@ -237,6 +239,26 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
             let shape = shape_arg(&args[1])?;
             let spec = pool_spec_of(op, &args[2..5])?;
             Tensor::avg_pool2d_grad(d, &shape, &spec)
+        }
+        Prim::Softmax | Prim::LogSoftmax => {
+            let x = need_tensor(&args[0], &format!("ops.{op}"))?;
+            let axis = int_arg(&args[1])?;
+            if p == Prim::Softmax {
+                Tensor::softmax(x, axis)
+            } else {
+                Tensor::log_softmax(x, axis)
+            }
+        }
+        Prim::LogSumExp => {
+            let x = need_tensor(&args[0], "ops.logsumexp")?;
+            let axes = match &args[1] {
+                Value::None => None,
+                Value::Tuple(items) | Value::List(items) => {
+                    Some(items.iter().map(int_arg).collect::<Result<Vec<_>, _>>()?)
+                }
+                v => Some(vec![int_arg(v)?]),
+            };
+            Tensor::logsumexp(x, axes.as_deref(), truth(&args[2])?)
         }
         other => {
             return Err(type_error(format!(

@@ -1630,7 +1630,9 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
             tensor(t.transpose(axes.as_deref())).map(Value::Tensor)
         }
         Conv2D | Conv2DBackpropInput | Conv2DBackpropFilter | MaxPool2D | AvgPool2D
-        | MaxPool2DGrad | MaxPool2DGradGrad | AvgPool2DGrad => crate::nn_ops::call(p, args),
+        | MaxPool2DGrad | MaxPool2DGradGrad | AvgPool2DGrad | Softmax | LogSoftmax | LogSumExp => {
+            crate::nn_ops::call(p, args)
+        }
         CallKw => Err(("SystemError", "CallKw is executed by the machine".into())),
         Load | UpdateState | Depend => call_prim(p, args, out),
         MakeParameter => crate::state::make_parameter(args),

@@ -802,3 +802,119 @@ fn pool_errors() {
         &[0, 2, 2, 2]
     );
 }
+
+// ---- softmax family ---------------------------------------------------------------------------
+
+/// Direct loops over `axis` of a (outer, n, inner) view: softmax, log_softmax, logsumexp.
+fn softmax_loops(x: &[f64], shape: &[usize], axis: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let (mut s, mut l, mut lse) = (vec![0.0; x.len()], vec![0.0; x.len()], Vec::new());
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let m = (0..n).map(|k| x[at(k)]).fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = (0..n).map(|k| (x[at(k)] - m).exp()).sum();
+            for k in 0..n {
+                s[at(k)] = (x[at(k)] - m).exp() / total;
+                l[at(k)] = x[at(k)] - m - total.ln();
+            }
+            lse.push(m + total.ln());
+        }
+    }
+    (s, l, lse)
+}
+
+#[test]
+fn softmax_family_matches_direct_loops() {
+    let shape = [3, 4, 5];
+    // Large values: without subtracting the maximum, exp would overflow.
+    let xv: Vec<f64> = values(60, 9).iter().map(|v| v * 800.0).collect();
+    let x = f64s(&xv, &shape);
+    for axis in 0..3 {
+        let (s, l, lse) = softmax_loops(&xv, &shape, axis);
+        for a in [axis as i64, axis as i64 - 3] {
+            assert_close(&Tensor::softmax(&x, a).unwrap().to_f64_vec(), &s, 1e-12);
+            assert_close(&Tensor::log_softmax(&x, a).unwrap().to_f64_vec(), &l, 1e-12);
+            let got = Tensor::logsumexp(&x, Some(&[a]), false).unwrap();
+            let mut out_shape = shape.to_vec();
+            out_shape.remove(axis);
+            assert_eq!(got.shape(), out_shape.as_slice());
+            assert_close(&got.to_f64_vec(), &lse, 1e-12);
+            let kept = Tensor::logsumexp(&x, Some(&[a]), true).unwrap();
+            out_shape.insert(axis, 1);
+            assert_eq!(kept.shape(), out_shape.as_slice());
+        }
+    }
+    assert!(
+        Tensor::softmax(&x, 1)
+            .unwrap()
+            .to_f64_vec()
+            .iter()
+            .all(|v| v.is_finite())
+    );
+    // Over every axis, and over two.
+    let all = Tensor::logsumexp(&x, None, false).unwrap();
+    assert_eq!(all.shape(), &[] as &[usize]);
+    let m = xv.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let want = m + xv.iter().map(|v| (v - m).exp()).sum::<f64>().ln();
+    assert_close(&all.to_f64_vec(), &[want], 1e-12);
+    let two = Tensor::logsumexp(&x, Some(&[0, 2]), false).unwrap();
+    assert_eq!(two.shape(), &[4]);
+    let flat = Tensor::logsumexp(
+        &x.transpose(Some(&[1, 0, 2]))
+            .unwrap()
+            .reshape(&[4, 15])
+            .unwrap(),
+        Some(&[1]),
+        false,
+    )
+    .unwrap();
+    assert_close(&two.to_f64_vec(), &flat.to_f64_vec(), 1e-12);
+}
+
+#[test]
+fn softmax_family_hand_computed_and_edge_cases() {
+    // softmax([0, ln 3]) = [1/4, 3/4]; logsumexp = ln 4.
+    let x = f32s(&[0.0, 3f32.ln()], &[2]);
+    assert_close(
+        &Tensor::softmax(&x, -1).unwrap().to_f64_vec(),
+        &[0.25, 0.75],
+        1e-6,
+    );
+    assert_eq!(Tensor::softmax(&x, 0).unwrap().dtype(), DType::F32);
+    assert_close(
+        &Tensor::logsumexp(&x, None, false).unwrap().to_f64_vec(),
+        &[4f64.ln()],
+        1e-6,
+    );
+    // Infinite maxima (scipy's logsumexp): all -inf gives -inf, an inf gives inf.
+    let inf = f64s(&[-INF, -INF, 1.0, INF], &[2, 2]);
+    assert_tensor(
+        &Tensor::logsumexp(&inf, Some(&[1]), false).unwrap(),
+        &f64s(&[-INF, INF], &[2]),
+    );
+    // Empty reductions: logsumexp is -inf, softmax of nothing is nothing.
+    let e = Tensor::zeros(&[2, 0], DType::F64).unwrap();
+    assert_tensor(
+        &Tensor::logsumexp(&e, Some(&[1]), false).unwrap(),
+        &f64s(&[-INF, -INF], &[2]),
+    );
+    assert_eq!(Tensor::softmax(&e, 1).unwrap().shape(), &[2, 0]);
+    assert_err(
+        Tensor::softmax(&x, 1),
+        ErrorKind::Value,
+        "softmax: axis 1 is out of bounds for array of dimension 1",
+    );
+    assert_err(
+        Tensor::logsumexp(&x, Some(&[-2]), false),
+        ErrorKind::Value,
+        "logsumexp: axis -2 is out of bounds for array of dimension 1",
+    );
+    assert_err(
+        Tensor::log_softmax(&i64s(&[1, 2], &[2]), 0),
+        ErrorKind::Type,
+        "log_softmax: expected float32 or float64 tensors, got int64",
+    );
+}
