@@ -442,6 +442,13 @@ pub fn backward(
                 g[0] = Some(op!(GradHead, d, x[1]));
             }
         }
+        // The grad stage runs ops.dropout as DropoutApply(x, DropoutMask(...), p, training):
+        // linear in x, with the forward pass's mask.
+        DropoutApply => {
+            if need(0) {
+                g[0] = Some(op!(DropoutApply, d, x[1], x[2], x[3]));
+            }
+        }
         // A custom primitive with a registered backward rule.
         Custom(id) if anfora_ir::custom::get(id).bprop.is_some() => {
             let k = e.konst(Const::Prim(p));
@@ -463,7 +470,7 @@ pub fn backward(
         | GetAttr | Print | Assert | Raise | Load | UpdateState | MakeParameter | Assign
         | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate | ScatterNdAdd
         | Sgd | ApplyMomentum | Adam | SetSeed | Uniform | Normal | Randint | Bernoulli
-        | SensOnes | StopGradient | Any | All | TensorType => {}
+        | DropoutMask | SensOnes | StopGradient | Any | All | TensorType => {}
         _ => return None,
     }
     Some(g)
@@ -478,7 +485,8 @@ mod tests {
     /// Primitives the grad stage refuses on a gradient's path (E0502), each for a stated
     /// reason. Everything else has a rule, possibly "no gradient flows back".
     const WITHOUT_RULE: &[Prim] = &[
-        // Needs its mask recorded in the forward pass (the kernel library's issue).
+        // Never reaches a rule: the grad stage runs it as DropoutApply(x, DropoutMask(x, p,
+        // training), p, training), whose backward pass reuses the mask.
         Prim::Dropout,
         // A keyword call of a function value: its binding is only known at run time.
         Prim::CallKw,

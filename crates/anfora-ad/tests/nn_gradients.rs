@@ -364,3 +364,73 @@ fn a_small_classifier_with_cross_entropy() {
         ],
     );
 }
+
+// ---- dropout ------------------------------------------------------------------------------------
+
+/// Runs `main(x, d)` of `src` on both engines: they must agree exactly (same seed, same draws).
+fn both_engines(src: &str, args: &[Value]) -> Value {
+    let c = call(&mut session(src, Engine::Compiled), "main", args);
+    let r = call(&mut session(src, Engine::Reference), "main", args);
+    assert_eq!(repr(&c), repr(&r), "the engines disagree\n{src}");
+    assert_eq!(floats(&c), floats(&r), "the engines disagree\n{src}");
+    c
+}
+
+#[test]
+fn dropout_gradient_uses_the_forward_mask() {
+    let src = format!(
+        "{HEADER}def drop(x):\n    return ops.dropout(x, 0.3)\n\ndef main(x, d):\n    anfora.set_seed(7)\n    out, back = vjp(drop, x)\n    return out, back(d)[0]\n"
+    );
+    // No zeros in x: the mask is where the output is not zero.
+    let x = Value::Tensor(
+        Tensor::from_f64(values(200, 51).iter().map(|v| v + 2.0).collect(), &[10, 20]).unwrap(),
+    );
+    let d = tensor(&[10, 20], 52);
+    let r = both_engines(&src, &[x.clone(), d.clone()]);
+    let Value::Tuple(items) = &r else {
+        panic!("a tuple")
+    };
+    let (out, g) = (floats(&items[0]), floats(&items[1]));
+    let (xs, ds) = (floats(&x), floats(&d));
+    let kept = out.iter().filter(|&&o| o != 0.0).count();
+    assert!(kept > 100 && kept < 180, "{kept} of 200 kept at p = 0.3");
+    for i in 0..200 {
+        let mask = if out[i] != 0.0 { 1.0 } else { 0.0 };
+        assert_eq!(out[i], mask * xs[i] / 0.7, "element {i}");
+        assert_eq!(g[i], ds[i] * mask / 0.7, "element {i}");
+    }
+}
+
+#[test]
+fn dropout_gradient_keeps_the_mask_where_x_is_zero() {
+    // Where x is 0 the output says nothing about the mask; the same seed draws the same mask
+    // for a tensor of ones, and the gradient must follow it exactly.
+    let src = format!(
+        "{HEADER}def drop(x):\n    return ops.dropout(x * 1.0, p=0.5, training=True)\n\ndef main(x, d):\n    anfora.set_seed(3)\n    g = grad(lambda x: ops.sum(drop(x) * d))(x)\n    anfora.set_seed(3)\n    mask = ops.dropout(ops.ones_like(x), 0.5) != 0.0\n    return g, ops.where(mask, d / 0.5, 0.0)\n"
+    );
+    let x = Value::Tensor(Tensor::zeros(&[64], DType::F64).unwrap());
+    let d = tensor(&[64], 53);
+    let r = both_engines(&src, &[x, d]);
+    let Value::Tuple(items) = &r else {
+        panic!("a tuple")
+    };
+    let (g, want) = (floats(&items[0]), floats(&items[1]));
+    assert_eq!(g, want);
+    assert!(g.contains(&0.0) && g.iter().any(|&v| v != 0.0));
+}
+
+#[test]
+fn dropout_gradient_when_not_training_and_through_a_network() {
+    // Not training: the identity, and its gradient the sensitivity.
+    let src = format!(
+        "{HEADER}def main(x, d):\n    out, back = vjp(lambda x: ops.dropout(x, 0.5, training=False), x)\n    return back(d)[0] - d\n"
+    );
+    let r = both_engines(&src, &[tensor(&[3, 4], 54), tensor(&[3, 4], 55)]);
+    assert!(floats(&r).iter().all(|&v| v == 0.0));
+    // Second order: the gradient of a gradient through dropout, and dropout inside a loss
+    // with Parameters, agree on both engines under a seed.
+    let src = format!(
+        "{HEADER}W = anfora.Parameter(ops.ones((4, 4), dtype=anfora.float64) * 0.3, name='W')\n\ndef loss(x):\n    h = ops.dropout(ops.tanh(x * W), 0.25)\n    return ops.sum(h * h)\n\ndef main(x, d):\n    anfora.set_seed(11)\n    g1 = grad(loss)(x)\n    g2 = grad(lambda x: ops.sum(grad(loss)(x) * d))(x)\n    gw = grad(loss, argnums=None, weights=(W,))(x)\n    return g1, g2, gw\n"
+    );
+    both_engines(&src, &[tensor(&[4, 4], 56), tensor(&[4, 4], 57)]);
+}

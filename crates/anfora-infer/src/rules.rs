@@ -1403,6 +1403,8 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::Randint
         | Prim::Bernoulli
         | Prim::Dropout
+        | Prim::DropoutMask
+        | Prim::DropoutApply
         | Prim::Custom(_) => crate::effect_rules::infer(p, args)?,
         Prim::Grad
         | Prim::ValueAndGrad

@@ -225,6 +225,14 @@ prims! {
     Randint => "UniformInt",
     Bernoulli => "Bernoulli",
     Dropout => "Dropout",
+    /// `DropoutMask(x, p, training)`: the keep mask `ops.dropout` draws (bool, shaped like `x`;
+    /// all true, drawing nothing, when not training or `p` is 0). The grad stage runs
+    /// `ops.dropout` as `DropoutApply(x, DropoutMask(x, p, training), p, training)` so that
+    /// the backward pass uses the forward pass's mask.
+    DropoutMask => "DropoutMask",
+    /// `DropoutApply(x, mask, p, training)`: `x / (1 - p)` where `mask`, else 0 (`x` itself
+    /// when not training or `p` is 0). Linear in `x`: its gradient is itself applied to `d`.
+    DropoutApply => "DropoutApply",
 
     // ---- automatic differentiation ---------------------------------------------------
     /// `anfora.grad(fn, argnums=0, weights=None)`: expanded by the grad stage.
@@ -436,7 +444,7 @@ impl Prim {
             Print | Assert | Raise | SetSeed | MakeParameter => Effects { io: true, ..none },
             Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate
             | ScatterNdAdd | Sgd | ApplyMomentum | Adam => Effects { mem: true, ..none },
-            Uniform | Normal | Randint | Bernoulli | Dropout => Effects {
+            Uniform | Normal | Randint | Bernoulli | Dropout | DropoutMask => Effects {
                 hidden: true,
                 ..none
             },
@@ -729,6 +737,8 @@ fn build_signature(p: Prim) -> Signature {
             opt("p", Const::Float(0.5)),
             opt("training", Const::Bool(true)),
         ]),
+        DropoutMask => fixed(vec![req("x"), req("p"), req("training")]),
+        DropoutApply => fixed(vec![req("x"), req("mask"), req("p"), req("training")]),
         Grad | ValueAndGrad => fixed(vec![
             req("fn"),
             opt("argnums", Const::Int(0)),

@@ -1638,7 +1638,10 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         MakeParameter => crate::state::make_parameter(args),
         Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate
         | ScatterNdAdd | Sgd | ApplyMomentum | Adam => crate::state::update(p, args),
-        SetSeed | Uniform | Normal | Randint | Bernoulli | Dropout => crate::state::random(p, args),
+        SetSeed | Uniform | Normal | Randint | Bernoulli | Dropout | DropoutMask => {
+            crate::state::random(p, args)
+        }
+        DropoutApply => crate::state::dropout_apply(&args[0], &args[1], &args[2], &args[3]),
         Custom(id) => crate::state::custom(id, args),
         Grad | ValueAndGrad | Vjp | Jvp | StopGradient | GradAdd | SumToShape | BroadcastLike
         | FillZeros | SensOnes | GradTupleAt | GradItem | GradHead | GradPad | IndexGrad
