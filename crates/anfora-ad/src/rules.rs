@@ -23,6 +23,65 @@ impl Emit<'_> {
     }
 }
 
+/// The derivative of `gelu(x, approximate)`: of the exact form `Φ(x) + x·φ(x)`, of the tanh
+/// form `(1 + t)/2 + x/2·(1 - t²)·c·(1 + 3a·x²)` with `t = tanh(c·(x + a·x³))`. A constant
+/// `approximate` (the usual case) emits one of them; otherwise both, blended by it.
+fn gelu_derivative(e: &mut Emit, x: NodeId, approximate: NodeId) -> NodeId {
+    let (c, a) = (0.797_884_560_802_865_4, 0.044_715);
+    let mut f = |v: f64| e.konst(Const::Float(v));
+    let (half, one, inv_sqrt2, inv_sqrt_2pi) = (
+        f(0.5),
+        f(1.0),
+        f(std::f64::consts::FRAC_1_SQRT_2),
+        f(0.398_942_280_401_432_7),
+    );
+    let (kc, ka, k3a) = (f(c), f(a), f(3.0 * a));
+    let exact = |e: &mut Emit| {
+        let z = e.op(Prim::Mul, &[x, inv_sqrt2]);
+        let erf = e.op(Prim::Erf, &[z]);
+        let cdf = e.op(Prim::Add, &[erf, one]);
+        let cdf = e.op(Prim::Mul, &[cdf, half]);
+        let sq = e.op(Prim::Mul, &[x, x]);
+        let sq = e.op(Prim::Mul, &[sq, half]);
+        let nsq = e.op(Prim::Neg, &[sq]);
+        let pdf = e.op(Prim::Exp, &[nsq]);
+        let pdf = e.op(Prim::Mul, &[pdf, inv_sqrt_2pi]);
+        let xp = e.op(Prim::Mul, &[x, pdf]);
+        e.op(Prim::Add, &[cdf, xp])
+    };
+    let tanh_form = |e: &mut Emit| {
+        let sq = e.op(Prim::Mul, &[x, x]);
+        let cube = e.op(Prim::Mul, &[sq, x]);
+        let inner = e.op(Prim::Mul, &[cube, ka]);
+        let inner = e.op(Prim::Add, &[x, inner]);
+        let inner = e.op(Prim::Mul, &[inner, kc]);
+        let t = e.op(Prim::Tanh, &[inner]);
+        let left = e.op(Prim::Add, &[t, one]);
+        let left = e.op(Prim::Mul, &[left, half]);
+        let tt = e.op(Prim::Mul, &[t, t]);
+        let sech2 = e.op(Prim::Sub, &[one, tt]);
+        let du = e.op(Prim::Mul, &[sq, k3a]);
+        let du = e.op(Prim::Add, &[du, one]);
+        let du = e.op(Prim::Mul, &[du, kc]);
+        let right = e.op(Prim::Mul, &[sech2, du]);
+        let right = e.op(Prim::Mul, &[right, x]);
+        let right = e.op(Prim::Mul, &[right, half]);
+        e.op(Prim::Add, &[left, right])
+    };
+    match e.m.constant(approximate) {
+        Some(Const::Bool(false)) => exact(e),
+        Some(Const::Bool(true)) => tanh_form(e),
+        _ => {
+            let ex = exact(e);
+            let th = tanh_form(e);
+            let w = e.op(Prim::Mul, &[th, approximate]);
+            let not = e.op(Prim::Not, &[approximate]);
+            let v = e.op(Prim::Mul, &[ex, not]);
+            e.op(Prim::Add, &[w, v])
+        }
+    }
+}
+
 /// `x.shape`.
 fn shape_of(e: &mut Emit, x: NodeId) -> NodeId {
     let name = e.konst(Const::str("shape"));
@@ -155,6 +214,69 @@ pub fn backward(
             let t = op!(Sub, one, out);
             let t = op!(Mul, out, t);
             g[0] = Some(op!(Mul, d, t));
+        }
+        Log1p => {
+            let one = e.konst(Const::Int(1));
+            let t = op!(Add, x[0], one);
+            g[0] = Some(op!(Div, d, t));
+        }
+        Expm1 => {
+            let one = e.konst(Const::Int(1));
+            let t = op!(Add, out, one);
+            g[0] = Some(op!(Mul, d, t));
+        }
+        Erf => {
+            // 2/√π · exp(-x²)
+            let k = e.konst(Const::Float(std::f64::consts::FRAC_2_SQRT_PI));
+            let sq = op!(Mul, x[0], x[0]);
+            let nsq = op!(Neg, sq);
+            let t = op!(Exp, nsq);
+            let t = op!(Mul, t, k);
+            g[0] = Some(op!(Mul, d, t));
+        }
+        Gelu => {
+            if need(0) {
+                let t = gelu_derivative(e, x[0], x[1]);
+                g[0] = Some(op!(Mul, d, t));
+            }
+        }
+        Silu => {
+            // s + x·s·(1 - s) with s = sigmoid(x)
+            let one = e.konst(Const::Int(1));
+            let s = op!(Sigmoid, x[0]);
+            let c = op!(Sub, one, s);
+            let t = op!(Mul, x[0], c);
+            let t = op!(Add, one, t);
+            let t = op!(Mul, s, t);
+            g[0] = Some(op!(Mul, d, t));
+        }
+        Softplus => {
+            let s = op!(Sigmoid, x[0]);
+            g[0] = Some(op!(Mul, d, s));
+        }
+        Rsqrt => {
+            // -out³ / 2
+            let k = e.konst(Const::Float(-0.5));
+            let c = op!(Mul, out, out);
+            let c = op!(Mul, c, out);
+            let t = op!(Mul, c, k);
+            g[0] = Some(op!(Mul, d, t));
+        }
+        // clip routes the sensitivity to x or to the bound that wins, broadcasting summed back.
+        Clip => {
+            for (i, gi) in g.iter_mut().enumerate().take(3) {
+                if need(i) {
+                    let k = e.konst(Const::Int(i as i64));
+                    let t = op!(ClipGrad, d, x[0], x[1], x[2], k);
+                    *gi = Some(op!(SumToShape, t, x[i]));
+                }
+            }
+        }
+        // Linear in its sensitivity, by a mask that is piecewise constant in the others.
+        ClipGrad => {
+            if need(0) {
+                g[0] = Some(op!(ClipGrad, d, x[1], x[2], x[3], x[4]));
+            }
         }
         Relu => {
             let zero = e.konst(Const::Int(0));
@@ -470,7 +592,7 @@ pub fn backward(
         | GetAttr | Print | Assert | Raise | Load | UpdateState | MakeParameter | Assign
         | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate | ScatterNdAdd
         | Sgd | ApplyMomentum | Adam | SetSeed | Uniform | Normal | Randint | Bernoulli
-        | DropoutMask | SensOnes | StopGradient | Any | All | TensorType => {}
+        | DropoutMask | Sign | SensOnes | StopGradient | Any | All | TensorType => {}
         _ => return None,
     }
     Some(g)

@@ -434,3 +434,94 @@ fn dropout_gradient_when_not_training_and_through_a_network() {
     );
     both_engines(&src, &[tensor(&[4, 4], 56), tensor(&[4, 4], 57)]);
 }
+
+// ---- elementwise activation and special functions ---------------------------------------------
+
+#[test]
+fn activation_gradients() {
+    for call in [
+        "ops.log1p(x * x)",
+        "ops.expm1(x)",
+        "ops.erf(x * 1.5)",
+        "ops.gelu(x * 2.0)",
+        "ops.gelu(x * 2.0, approximate=True)",
+        "ops.gelu(x * 2.0, True)",
+        "ops.silu(x * 2.0)",
+        "ops.softplus(x * 3.0)",
+        "ops.rsqrt(x * x + 0.5)",
+        "ops.sign(x) * x * x",
+        "ops.clip(x, -0.3, 0.4)",
+        "ops.clip(x, min=-0.3)",
+        "ops.clip(x, max=0.2) * x",
+        "ops.clip(x, None, None) * x",
+    ] {
+        let body = format!("def f(x):\n    return ops.sum(ops.sin({call} * 1.3))");
+        check(&body, &[tensor(&[3, 4], 61)]);
+    }
+}
+
+#[test]
+fn clip_gradients_of_tensor_bounds() {
+    // Bounds that are tensors broadcast against x, and bounds that cross (min > max).
+    check(
+        "def f(x, lo, hi):\n    return ops.sum(ops.sin(ops.clip(x, lo, hi) * 1.7))",
+        &[
+            tensor(&[3, 4], 62),
+            Value::Tensor(Tensor::from_f64(vec![-0.5, -0.2, 0.1, -0.8], &[4]).unwrap()),
+            Value::Tensor(Tensor::from_f64(vec![0.6, 0.3, -0.4], &[3, 1]).unwrap()),
+        ],
+    );
+}
+
+#[test]
+fn activation_second_order_and_gelu_with_a_variable_flag() {
+    for call in [
+        "ops.gelu(x)",
+        "ops.gelu(x, approximate=True)",
+        "ops.silu(x) + ops.softplus(x) + ops.erf(x) + ops.expm1(x) + ops.log1p(x * x)",
+        "ops.rsqrt(x * x + 1.0) + ops.clip(x, -0.2, 0.3) * x",
+    ] {
+        let body = format!(
+            "def inner(x):\n    return ops.sum({call})\n\ndef f(x):\n    return ops.sum(ops.sin(grad(inner)(x)))"
+        );
+        check_with(&body, &[tensor(&[2, 3], 63)], 1e-5);
+    }
+    // `approximate` known only at run time: both derivatives, blended by it.
+    let src = format!(
+        "{HEADER}def g(x, a):\n    return ops.sum(ops.gelu(x, approximate=a))\n\ndef main(x, a):\n    return grad(g)(x, a)\n\ndef fixed(x):\n    return grad(g)(x, True), grad(g)(x, False)\n"
+    );
+    let x = tensor(&[5], 64);
+    let mut s = session(&src, Engine::Compiled);
+    let want = floats(&call(&mut s, "fixed", std::slice::from_ref(&x)));
+    for (flag, half) in [(true, &want[..5]), (false, &want[5..])] {
+        let args = vec![Arg::from(x.clone()), Arg::mutable(Value::Bool(flag))];
+        let got = s
+            .call("main", args, &mut std::io::sink())
+            .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+        assert_eq!(floats(&got), half, "approximate={flag}");
+    }
+}
+
+#[test]
+fn activations_of_python_numbers_and_fused_chains() {
+    let src = format!(
+        "{HEADER}def scalars():\n    return ops.log1p(1.0), ops.expm1(0), ops.erf(1.0), ops.gelu(1.0), ops.sign(-3), ops.sign(2.5), ops.clip(5, 0, 3), ops.rsqrt(4)\n\ndef chain(x):\n    return ops.gelu(ops.softplus(x) * 2.0 - 1.0, approximate=True) + ops.log1p(ops.abs(x)) * ops.sign(x) - ops.silu(ops.erf(x))\n"
+    );
+    let mut s = session(&src, Engine::Compiled);
+    assert_eq!(
+        repr(&call(&mut s, "scalars", &[])),
+        "(0.6931471805599453, 0.0, 0.8427007929497149, 0.8413447460685429, -1, 1.0, 3, 0.5)"
+    );
+    // An elementwise chain (fused by the optimizer) agrees with the reference VM bit for bit.
+    for dtype in [DType::F32, DType::F64] {
+        let t = Tensor::from_f64(values(1000, 65), &[1000]).unwrap();
+        let x = Value::Tensor(t.cast(dtype));
+        let c = call(
+            &mut session(&src, Engine::Compiled),
+            "chain",
+            std::slice::from_ref(&x),
+        );
+        let r = call(&mut session(&src, Engine::Reference), "chain", &[x]);
+        assert_eq!(floats(&c), floats(&r), "{dtype:?}");
+    }
+}

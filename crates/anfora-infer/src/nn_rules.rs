@@ -240,3 +240,42 @@ pub(crate) fn may_raise(args: &[Abs]) -> bool {
         other => crate::rules::to_value(other).is_some(),
     })
 }
+
+/// `Clip` (as the VM computes it: `maximum` then `minimum`) and `ClipGrad` (the sensitivity
+/// times the comparisons that route it).
+pub(crate) fn clip(p: Prim, args: &[Abs]) -> Rule {
+    use crate::rules::binary;
+    let (x, lo, hi) = if p == Prim::Clip {
+        (&args[0], &args[1], &args[2])
+    } else {
+        (&args[1], &args[2], &args[3])
+    };
+    if matches!(x, Abs::Any) {
+        return Ok(Abs::Any);
+    }
+    if !matches!(x, Abs::Tensor(_)) && !x.is_number() {
+        // A TypeError at run time.
+        return Ok(Abs::Bottom);
+    }
+    let raised = match lo {
+        Abs::None => x.clone(),
+        lo => binary(Prim::Maximum, x, lo)?,
+    };
+    let clipped = match hi {
+        Abs::None => raised.clone(),
+        hi => binary(Prim::Minimum, &raised, hi)?,
+    };
+    if p == Prim::Clip {
+        return Ok(clipped);
+    }
+    let d = &args[0];
+    let routed = |mask: Rule| -> Rule { binary(Prim::Mul, d, &mask?) };
+    Ok(match (args[4].as_i64(), lo, hi) {
+        (Some(1), Abs::None, _) | (Some(2), _, Abs::None) => Abs::None,
+        (Some(0), Abs::None, Abs::None) => d.clone(),
+        (Some(0 | 1), lo, Abs::None) => routed(binary(Prim::Ge, x, lo))?,
+        (Some(0 | 1), _, hi) => routed(binary(Prim::Le, &raised, hi))?,
+        (Some(2), _, hi) => routed(binary(Prim::Gt, &raised, hi))?,
+        _ => Abs::Any,
+    })
+}

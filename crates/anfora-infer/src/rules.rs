@@ -371,7 +371,11 @@ fn matmul(a: &Abs, b: &Abs) -> Rule {
 fn unary(p: Prim, a: &Abs) -> Rule {
     match a {
         Abs::Tensor(t) => {
-            let op = tensor_unary_op(p).expect("a unary primitive");
+            let op = match p {
+                // Both forms compute in the same dtype.
+                Prim::Gelu => UnaryOp::Gelu,
+                _ => tensor_unary_op(p).expect("a unary primitive"),
+            };
             if op == UnaryOp::Relu && t.dtype == DType::Bool {
                 return Err(err("relu is not supported for boolean tensors"));
             }
@@ -382,8 +386,8 @@ fn unary(p: Prim, a: &Abs) -> Rule {
         x => Ok(match (p, num(x)) {
             (Prim::Neg | Prim::Pos | Prim::Abs, Some(Num::Float)) => Abs::Float(None),
             (Prim::Neg | Prim::Pos | Prim::Abs | Prim::Invert, Some(_)) => Abs::Int(None),
-            (Prim::Relu, Some(Num::Float)) => Abs::Float(None),
-            (Prim::Relu, Some(_)) => Abs::Int(None),
+            (Prim::Relu | Prim::Sign, Some(Num::Float)) => Abs::Float(None),
+            (Prim::Relu | Prim::Sign, Some(_)) => Abs::Int(None),
             (Prim::LogicalNot, _) => Abs::Bool(None),
             (
                 Prim::Exp
@@ -392,7 +396,14 @@ fn unary(p: Prim, a: &Abs) -> Rule {
                 | Prim::Tanh
                 | Prim::Sin
                 | Prim::Cos
-                | Prim::Sigmoid,
+                | Prim::Sigmoid
+                | Prim::Log1p
+                | Prim::Expm1
+                | Prim::Erf
+                | Prim::Gelu
+                | Prim::Silu
+                | Prim::Softplus
+                | Prim::Rsqrt,
                 Some(_),
             ) => Abs::Float(None),
             _ => Abs::Bottom,
@@ -1265,7 +1276,16 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::Cos
         | Prim::Sigmoid
         | Prim::Relu
-        | Prim::LogicalNot => unary(p, &args[0])?,
+        | Prim::LogicalNot
+        | Prim::Log1p
+        | Prim::Expm1
+        | Prim::Erf
+        | Prim::Gelu
+        | Prim::Silu
+        | Prim::Softplus
+        | Prim::Rsqrt
+        | Prim::Sign => unary(p, &args[0])?,
+        Prim::Clip | Prim::ClipGrad => crate::nn_rules::clip(p, args)?,
         Prim::Is | Prim::IsNot => {
             let same = match (&args[0], &args[1]) {
                 (Abs::None, Abs::None) => Some(true),
@@ -1497,7 +1517,18 @@ pub fn may_raise(p: Prim, args: &[Abs]) -> bool {
         | Prim::Tanh
         | Prim::Sin
         | Prim::Cos
-        | Prim::Sigmoid => !(floats || tensors_of(DType::is_float)),
+        | Prim::Sigmoid
+        | Prim::Log1p
+        | Prim::Expm1
+        | Prim::Erf
+        | Prim::Silu
+        | Prim::Softplus
+        | Prim::Rsqrt
+        | Prim::Sign => !(floats || tensors_of(DType::is_float)),
+        Prim::Gelu => !matches!(
+            (&args[0], &args[1]),
+            (Abs::Tensor(t), Abs::Bool(Some(_))) if t.dtype.is_float()
+        ),
         Prim::Truth | Prim::Not => !args.iter().all(|a| {
             matches!(
                 a,

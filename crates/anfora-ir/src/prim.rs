@@ -152,6 +152,21 @@ prims! {
     Cos => "Cos",
     Sigmoid => "Sigmoid",
     Relu => "ReLU",
+    Log1p => "Log1p",
+    Expm1 => "Expm1",
+    Erf => "Erf",
+    /// `ops.gelu(x, approximate=False)`: exact (erf) GELU, or its tanh form.
+    Gelu => "GeLU",
+    Silu => "SiLU",
+    Softplus => "Softplus",
+    Rsqrt => "Rsqrt",
+    Sign => "Sign",
+    /// `ops.clip(x, min=None, max=None)`: numpy's `clip`, `minimum(maximum(x, min), max)` with
+    /// a `None` bound left out.
+    Clip => "Clip",
+    /// `ClipGrad(d, x, min, max, which)`: the sensitivity of `x` (which 0), `min` (1) or `max`
+    /// (2) of `Clip`, before broadcasting is summed back; `None` for a `None` bound.
+    ClipGrad => "ClipGrad",
     Maximum => "Maximum",
     Minimum => "Minimum",
     LogicalNot => "LogicalNot",
@@ -334,6 +349,15 @@ const OPS: &[(&str, Prim)] = &[
     ("cos", Prim::Cos),
     ("sigmoid", Prim::Sigmoid),
     ("relu", Prim::Relu),
+    ("log1p", Prim::Log1p),
+    ("expm1", Prim::Expm1),
+    ("erf", Prim::Erf),
+    ("gelu", Prim::Gelu),
+    ("silu", Prim::Silu),
+    ("softplus", Prim::Softplus),
+    ("rsqrt", Prim::Rsqrt),
+    ("sign", Prim::Sign),
+    ("clip", Prim::Clip),
     ("where", Prim::Where),
     ("cast", Prim::Cast),
     ("sum", Prim::ReduceSum),
@@ -590,7 +614,22 @@ fn build_signature(p: Prim) -> Signature {
         Pow => fixed(vec![req("base"), req("exp")]),
         Divmod => fixed(vec![req("x"), req("y")]),
         Neg | Pos | Invert | Not | Abs | Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Relu
-        | LogicalNot => fixed(vec![req("x")]),
+        | LogicalNot | Log1p | Expm1 | Erf | Silu | Softplus | Rsqrt | Sign => {
+            fixed(vec![req("x")])
+        }
+        Gelu => fixed(vec![req("x"), opt("approximate", Const::Bool(false))]),
+        Clip => fixed(vec![
+            req("x"),
+            opt("min", Const::None),
+            opt("max", Const::None),
+        ]),
+        ClipGrad => fixed(vec![
+            req("d"),
+            req("x"),
+            req("min"),
+            req("max"),
+            req("which"),
+        ]),
         Print => variadic(vec![
             opt("sep", Const::str(" ")),
             opt("end", Const::str("\n")),

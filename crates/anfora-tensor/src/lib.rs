@@ -243,6 +243,24 @@ pub enum UnaryOp {
     Cos,
     Sigmoid,
     Relu,
+    /// `log(1 + x)`, accurate near 0.
+    Log1p,
+    /// `exp(x) - 1`, accurate near 0.
+    Expm1,
+    /// The error function.
+    Erf,
+    /// `x·Φ(x)`, the exact GELU (`Φ` the standard normal distribution function).
+    Gelu,
+    /// GELU's tanh approximation `x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+    GeluTanh,
+    /// `x·sigmoid(x)`.
+    Silu,
+    /// `log(1 + exp(x))`, computed as `max(x, 0) + log1p(exp(-|x|))`.
+    Softplus,
+    /// `1 / sqrt(x)`.
+    Rsqrt,
+    /// numpy's `sign`: -1, 0 or 1 in the input's dtype (NaN stays NaN).
+    Sign,
 }
 
 /// Reductions over axes.

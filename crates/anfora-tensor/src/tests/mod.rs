@@ -12,6 +12,8 @@ mod fused;
 mod math;
 mod matmul;
 mod memory;
+// Expected values are CPython's, digits and all.
+#[allow(clippy::approx_constant)]
 mod nn;
 // Expected values are numpy's output, digits and all.
 #[allow(clippy::approx_constant)]
