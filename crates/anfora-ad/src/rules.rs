@@ -336,6 +336,11 @@ pub fn backward(
             g[0] = Some(op!(Reshape, d, shape));
         }
         Transpose => g[0] = Some(op!(TransposeGrad, d, x[1])),
+        Squeeze | ExpandDims => {
+            let shape = shape_of(e, x[0]);
+            g[0] = Some(op!(Reshape, d, shape));
+        }
+        BroadcastTo => g[0] = Some(op!(SumToShape, d, x[0])),
         // Convolution is bilinear in (x, weight); each backward kernel is bilinear in its two
         // tensors too, and their adjoints are the other two kernels.
         Conv2D => {
@@ -592,7 +597,8 @@ pub fn backward(
         | GetAttr | Print | Assert | Raise | Load | UpdateState | MakeParameter | Assign
         | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate | ScatterNdAdd
         | Sgd | ApplyMomentum | Adam | SetSeed | Uniform | Normal | Randint | Bernoulli
-        | DropoutMask | Sign | SensOnes | StopGradient | Any | All | TensorType => {}
+        | DropoutMask | Sign | ArgMax | ArgMin | OneHot | SensOnes | StopGradient | Any | All
+        | TensorType => {}
         _ => return None,
     }
     Some(g)

@@ -42,6 +42,7 @@ fn tensor(shape: &[usize], seed: u64) -> Value {
 fn floats(v: &Value) -> Vec<f64> {
     match v {
         Value::Float(f) => vec![*f],
+        Value::Int(i) => vec![*i as f64],
         Value::Tensor(t) => t.to_f64_vec(),
         Value::Tuple(xs) => xs.iter().flat_map(floats).collect(),
         other => panic!("not numbers: {}", repr(other)),
@@ -523,5 +524,60 @@ fn activations_of_python_numbers_and_fused_chains() {
         );
         let r = call(&mut session(&src, Engine::Reference), "chain", &[x]);
         assert_eq!(floats(&c), floats(&r), "{dtype:?}");
+    }
+}
+
+// ---- array functions ------------------------------------------------------------------------------
+
+#[test]
+fn array_function_gradients() {
+    for call in [
+        "ops.squeeze(ops.reshape(x, (1, 3, 1, 4)))",
+        "ops.squeeze(ops.reshape(x, (1, 3, 1, 4)), axis=2) * x",
+        "ops.expand_dims(x, (0, 2)) * ops.reshape(x, (3, 1, 4))",
+        "ops.broadcast_to(x, (2, 3, 4)) * ops.reshape(ops.arange(24, dtype=anfora.float64), (2, 3, 4))",
+        "ops.broadcast_to(ops.sum(x, axis=1, keepdims=True), (3, 5))",
+        // No gradient flows through argmax/one_hot: they only select.
+        "x * ops.one_hot(ops.argmax(x, axis=1), 4, dtype=anfora.float64)",
+        "x[0] * ops.cast(ops.argmin(x, axis=0), anfora.float64)",
+    ] {
+        let body = format!("def f(x):\n    return ops.sum(ops.sin({call}))");
+        check(&body, &[tensor(&[3, 4], 71)]);
+    }
+}
+
+#[test]
+fn array_function_values_and_errors() {
+    let src = format!(
+        "{HEADER}def main(x):\n    return ops.argmax(x), ops.argmin(x, axis=1), ops.one_hot(ops.argmax(x, axis=0), 3), ops.squeeze(x[None]).shape, ops.expand_dims(x, -1).shape, ops.broadcast_to(x[0], (2, 4)).shape\n\ndef bad(x):\n    y = x * 2.0\n    return ops.squeeze(y, axis=0)\n"
+    );
+    let x = Value::Tensor(
+        Tensor::from_f64(vec![3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0], &[2, 4]).unwrap(),
+    );
+    let c = both_engines(&src, std::slice::from_ref(&x));
+    assert_eq!(
+        repr(&c),
+        "(array(5), array([1, 2]), array([[0., 1., 0.],\n       [0., 1., 0.],\n       [1., 0., 0.],\n       [0., 1., 0.]], dtype=float32), (2, 4), (2, 4, 1), (2, 4))"
+    );
+    let mut s = session(&src, Engine::Compiled);
+    match s.call("bad", vec![Arg::from(x.clone())], &mut std::io::sink()) {
+        Err(f @ Failure::Compile(_)) => {
+            let text = s.render(&f);
+            assert!(
+                text.contains(
+                    "squeeze: cannot select an axis to squeeze out which has size not equal to one"
+                ) && text.contains("m.py:9:12"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+    let mut s = session(&src, Engine::Reference);
+    match s.call("bad", vec![Arg::from(x)], &mut std::io::sink()) {
+        Err(Failure::Runtime(e)) => assert_eq!(
+            e.headline(),
+            "ValueError: cannot select an axis to squeeze out which has size not equal to one"
+        ),
+        other => panic!("expected a ValueError, got {other:?}"),
     }
 }

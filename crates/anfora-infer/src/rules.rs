@@ -1286,6 +1286,12 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::Rsqrt
         | Prim::Sign => unary(p, &args[0])?,
         Prim::Clip | Prim::ClipGrad => crate::nn_rules::clip(p, args)?,
+        Prim::ArgMax
+        | Prim::ArgMin
+        | Prim::OneHot
+        | Prim::Squeeze
+        | Prim::ExpandDims
+        | Prim::BroadcastTo => crate::array_rules::infer(p, args)?,
         Prim::Is | Prim::IsNot => {
             let same = match (&args[0], &args[1]) {
                 (Abs::None, Abs::None) => Some(true),

@@ -213,6 +213,19 @@ prims! {
     /// `ops.logsumexp(x, axis=None, keepdims=False)`.
     LogSumExp => "LogSumExp",
 
+    /// `ops.argmax(x, axis=None, keepdims=False)`: numpy's, int64.
+    ArgMax => "ArgMax",
+    /// `ops.argmin(x, axis=None, keepdims=False)`: numpy's, int64.
+    ArgMin => "ArgMin",
+    /// `ops.one_hot(indices, depth, dtype=float32)`.
+    OneHot => "OneHot",
+    /// `ops.squeeze(x, axis=None)`: numpy's.
+    Squeeze => "Squeeze",
+    /// `ops.expand_dims(x, axis)`: numpy's.
+    ExpandDims => "ExpandDims",
+    /// `ops.broadcast_to(x, shape)`: numpy's.
+    BroadcastTo => "BroadcastTo",
+
     // ---- side effects ----------------------------------------------------------------
     /// `Load(param, u)`: the value of a Parameter in memory state `u`.
     Load => "Load",
@@ -368,6 +381,12 @@ const OPS: &[(&str, Prim)] = &[
     ("reshape", Prim::Reshape),
     ("transpose", Prim::Transpose),
     ("conv2d", Prim::Conv2D),
+    ("argmax", Prim::ArgMax),
+    ("argmin", Prim::ArgMin),
+    ("one_hot", Prim::OneHot),
+    ("squeeze", Prim::Squeeze),
+    ("expand_dims", Prim::ExpandDims),
+    ("broadcast_to", Prim::BroadcastTo),
     ("max_pool2d", Prim::MaxPool2D),
     ("avg_pool2d", Prim::AvgPool2D),
     ("softmax", Prim::Softmax),
@@ -695,6 +714,19 @@ fn build_signature(p: Prim) -> Signature {
             req("stride"),
             req("padding"),
         ]),
+        ArgMax | ArgMin => fixed(vec![
+            req("x"),
+            opt("axis", Const::None),
+            opt("keepdims", Const::Bool(false)),
+        ]),
+        OneHot => fixed(vec![
+            req("indices"),
+            req("depth"),
+            opt("dtype", Const::None),
+        ]),
+        Squeeze => fixed(vec![req("x"), opt("axis", Const::None)]),
+        ExpandDims => fixed(vec![req("x"), req("axis")]),
+        BroadcastTo => fixed(vec![req("x"), req("shape")]),
         Softmax | LogSoftmax => fixed(vec![req("x"), opt("axis", Const::Int(-1))]),
         LogSumExp => fixed(vec![
             req("x"),

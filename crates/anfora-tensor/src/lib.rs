@@ -30,6 +30,7 @@ use std::fmt;
 use std::sync::Arc;
 
 mod alloc;
+mod array_ops;
 mod construct;
 mod element;
 mod elementwise;
@@ -527,6 +528,34 @@ impl Tensor {
             Element::into_storage(out)
         });
         Ok(Tensor::from_storage(storage, shape.to_vec()))
+    }
+
+    // ----- array functions -----------------------------------------------------------------
+    /// numpy's `argmax`: int64 indices of the first largest element along `axis` (`None`: of
+    /// the flattened tensor); a NaN counts as largest. ValueError for an empty sequence.
+    pub fn argmax(x: &Tensor, axis: Option<i64>, keepdims: bool) -> Result<Tensor> {
+        array_ops::arg_reduce(x, axis, keepdims, true)
+    }
+    /// numpy's `argmin`, as [`Tensor::argmax`].
+    pub fn argmin(x: &Tensor, axis: Option<i64>, keepdims: bool) -> Result<Tensor> {
+        array_ops::arg_reduce(x, axis, keepdims, false)
+    }
+    /// `indices.shape + (depth,)` of `dtype`: 1 at each index, 0 elsewhere (a row of zeros for
+    /// an index outside `[0, depth)`).
+    pub fn one_hot(indices: &Tensor, depth: i64, dtype: DType) -> Result<Tensor> {
+        array_ops::one_hot(indices, depth, dtype)
+    }
+    /// numpy's `squeeze` (`None`: every axis of length 1).
+    pub fn squeeze(&self, axes: Option<&[i64]>) -> Result<Tensor> {
+        array_ops::squeeze(self, axes)
+    }
+    /// numpy's `expand_dims`.
+    pub fn expand_dims(&self, axes: &[i64]) -> Result<Tensor> {
+        array_ops::expand_dims(self, axes)
+    }
+    /// numpy's `broadcast_to`.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        array_ops::broadcast_to(self, shape)
     }
 
     // ----- neural-network kernels ------------------------------------------------------------

@@ -5,6 +5,7 @@ pub(crate) use crate::{
     BinaryOp, DType, ErrorKind, IndexItem, Nested, ReduceOp, Scalar, Tensor, UnaryOp,
 };
 
+mod array;
 mod binary;
 mod construct;
 mod convert;

@@ -1,0 +1,213 @@
+//! Array functions with numpy's semantics and messages: `argmax`/`argmin`, `one_hot`,
+//! `squeeze`, `expand_dims` and `broadcast_to`.
+
+use crate::alloc::{self, try_collect, try_filled};
+use crate::element::{Element, with_storage, with_type};
+use crate::shape::{broadcast_strides, compact_shape, gather, normalize_axis};
+use crate::{DType, ErrorKind, Result, Tensor, TensorError};
+
+fn value_error(msg: impl Into<String>) -> TensorError {
+    TensorError::new(ErrorKind::Value, msg)
+}
+
+/// Whether `v` is a NaN (only floats can be).
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn is_nan<T: Element>(v: T) -> bool {
+    v != v
+}
+
+/// numpy's `argmax`/`argmin`: the index of the first largest (smallest) element along `axis`,
+/// or of the flattened tensor for `None`; a NaN counts as the extreme (the first NaN wins).
+pub(crate) fn arg_reduce(
+    x: &Tensor,
+    axis: Option<i64>,
+    keepdims: bool,
+    largest: bool,
+) -> Result<Tensor> {
+    let name = if largest { "argmax" } else { "argmin" };
+    let shape = x.shape();
+    let (outer, n, inner, out_shape) = match axis {
+        None => (
+            1,
+            x.numel(),
+            1,
+            if keepdims {
+                vec![1; shape.len()]
+            } else {
+                vec![]
+            },
+        ),
+        Some(a) => {
+            let ax = normalize_axis(a, shape.len())?;
+            let mut out = shape.to_vec();
+            if keepdims {
+                out[ax] = 1;
+            } else {
+                out.remove(ax);
+            }
+            (
+                shape[..ax].iter().product(),
+                shape[ax],
+                shape[ax + 1..].iter().product(),
+                out,
+            )
+        }
+    };
+    if n == 0 {
+        return Err(value_error(format!(
+            "attempt to get {name} of an empty sequence"
+        )));
+    }
+    fn run<T: Element>(
+        v: &[T],
+        (outer, n, inner): (usize, usize, usize),
+        largest: bool,
+    ) -> impl Iterator<Item = i64> + '_ {
+        (0..outer).flat_map(move |o| {
+            (0..inner).map(move |i| {
+                let at = |k: usize| v[(o * n + k) * inner + i];
+                let (mut best, mut bv) = (0, at(0));
+                for k in 1..n {
+                    if is_nan(bv) {
+                        break;
+                    }
+                    let val = at(k);
+                    if is_nan(val) || (largest && val > bv) || (!largest && val < bv) {
+                        best = k;
+                        bv = val;
+                    }
+                }
+                best as i64
+            })
+        })
+    }
+    let out = with_storage!(&*x.storage, v => try_collect(&out_shape, run(v, (outer, n, inner), largest))?);
+    Tensor::from_vec(out, &out_shape)
+}
+
+/// `ops.one_hot(indices, depth, dtype)`: `indices.shape + (depth,)`, 1 at each index and 0
+/// elsewhere; an index outside `[0, depth)` gives a row of zeros (as TensorFlow and MindSpore).
+pub(crate) fn one_hot(indices: &Tensor, depth: i64, dtype: DType) -> Result<Tensor> {
+    if !indices.dtype().is_int() {
+        return Err(TensorError::new(
+            ErrorKind::Type,
+            format!(
+                "one_hot: indices must be an integer tensor, got {}",
+                indices.dtype()
+            ),
+        ));
+    }
+    if depth < 0 {
+        return Err(value_error(format!(
+            "one_hot: depth must be non-negative, got {depth}"
+        )));
+    }
+    let depth = depth as usize;
+    let mut shape = indices.shape().to_vec();
+    shape.push(depth);
+    let idx: Vec<i64> = indices
+        .to_scalars()
+        .iter()
+        .map(|s| match s {
+            crate::Scalar::Int(i) => *i,
+            _ => -1,
+        })
+        .collect();
+    let storage = with_type!(dtype, T => {
+        let mut out = try_filled(&shape, T::from_bool(false))?;
+        if depth > 0 {
+            for (row, &i) in out.chunks_exact_mut(depth).zip(&idx) {
+                if (0..depth as i64).contains(&i) {
+                    row[i as usize] = T::from_bool(true);
+                }
+            }
+        }
+        T::into_storage(out)
+    });
+    Ok(Tensor::from_storage(storage, shape))
+}
+
+/// numpy's `squeeze`: removes the given axes (which must have length 1), or every axis of
+/// length 1. Shares the storage.
+pub(crate) fn squeeze(x: &Tensor, axes: Option<&[i64]>) -> Result<Tensor> {
+    let shape = x.shape();
+    let drop: Vec<usize> = match axes {
+        None => (0..shape.len()).filter(|&i| shape[i] == 1).collect(),
+        Some(list) => {
+            let mut v = Vec::new();
+            for &a in list {
+                let a = normalize_axis(a, shape.len())?;
+                if v.contains(&a) {
+                    return Err(value_error("repeated axis"));
+                }
+                if shape[a] != 1 {
+                    return Err(value_error(
+                        "cannot select an axis to squeeze out which has size not equal to one",
+                    ));
+                }
+                v.push(a);
+            }
+            v
+        }
+    };
+    let out: Vec<i64> = (0..shape.len())
+        .filter(|i| !drop.contains(i))
+        .map(|i| shape[i] as i64)
+        .collect();
+    x.reshape(&out)
+}
+
+/// numpy's `expand_dims`: inserts axes of length 1 at the given positions of the result.
+/// Shares the storage.
+pub(crate) fn expand_dims(x: &Tensor, axes: &[i64]) -> Result<Tensor> {
+    let ndim = x.ndim() + axes.len();
+    let mut at = Vec::new();
+    for &a in axes {
+        let a = normalize_axis(a, ndim)?;
+        if at.contains(&a) {
+            return Err(value_error("repeated axis"));
+        }
+        at.push(a);
+    }
+    let mut dims = x.shape().iter();
+    let out: Vec<i64> = (0..ndim)
+        .map(|i| {
+            if at.contains(&i) {
+                1
+            } else {
+                *dims.next().expect("one dimension per kept axis") as i64
+            }
+        })
+        .collect();
+    x.reshape(&out)
+}
+
+/// numpy's `broadcast_to` (a copy: tensors own contiguous storage).
+pub(crate) fn broadcast_to(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let src = x.shape();
+    let fits = src.len() <= shape.len()
+        && src
+            .iter()
+            .rev()
+            .zip(shape.iter().rev())
+            .all(|(&a, &b)| a == b || a == 1);
+    if src.len() > shape.len() {
+        return Err(value_error(
+            "input operand has more dimensions than allowed by the axis remapping",
+        ));
+    }
+    if !fits {
+        return Err(value_error(format!(
+            "operands could not be broadcast together with remapped shapes \
+             [original->remapped]: {}  and requested shape {}",
+            compact_shape(src),
+            compact_shape(shape)
+        )));
+    }
+    alloc::check_size(shape, x.dtype())?;
+    let strides = broadcast_strides(src, shape);
+    let storage =
+        with_storage!(&*x.storage, v => Element::into_storage(gather(v, 0, shape, &strides)?));
+    Ok(Tensor::from_storage(storage, shape.to_vec()))
+}
