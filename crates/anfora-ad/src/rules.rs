@@ -341,6 +341,37 @@ pub fn backward(
             g[0] = Some(op!(Reshape, d, shape));
         }
         BroadcastTo => g[0] = Some(op!(SumToShape, d, x[0])),
+        Concat => {
+            if need(0) {
+                g[0] = Some(op!(ConcatGrad, d, x[0], x[1]));
+            }
+        }
+        Stack => {
+            if need(0) {
+                g[0] = Some(op!(StackGrad, d, x[0], x[1]));
+            }
+        }
+        // The parts' sensitivities (zeros for the unused ones) joined back.
+        Split => {
+            if need(0) {
+                let dense = op!(FillZeros, d, out);
+                let joined = op!(Concat, dense, x[2]);
+                g[0] = Some(op!(SumToShape, joined, x[0]));
+            }
+        }
+        // Linear in d: their adjoints join the tuple sensitivity back.
+        ConcatGrad => {
+            if need(0) {
+                let dense = op!(FillZeros, d, x[1]);
+                g[0] = Some(op!(Concat, dense, x[2]));
+            }
+        }
+        StackGrad => {
+            if need(0) {
+                let dense = op!(FillZeros, d, x[1]);
+                g[0] = Some(op!(Stack, dense, x[2]));
+            }
+        }
         // Convolution is bilinear in (x, weight); each backward kernel is bilinear in its two
         // tensors too, and their adjoints are the other two kernels.
         Conv2D => {

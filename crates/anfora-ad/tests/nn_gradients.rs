@@ -581,3 +581,21 @@ fn array_function_values_and_errors() {
         other => panic!("expected a ValueError, got {other:?}"),
     }
 }
+
+#[test]
+fn concat_stack_and_split_gradients() {
+    let two = [tensor(&[2, 3], 81), tensor(&[2, 2], 82)];
+    for body in [
+        "def f(x, y):\n    return ops.sum(ops.sin(ops.concat((x, y * y), axis=1) * 1.5))",
+        "def f(x, y):\n    return ops.sum(ops.sin(ops.concat([x, x, y], axis=-1)))",
+        "def f(x, y):\n    return ops.sum(ops.sin(ops.stack((x[:, :2], y), axis=1)) * ops.reshape(ops.arange(8, dtype=anfora.float64), (2, 2, 2)))",
+        // Unused parts get zero sensitivities; parts used twice add up.
+        "def f(x, y):\n    a, b, c = ops.split(x, 3, axis=1)\n    p, q = ops.split(y, [1], axis=0)\n    return ops.sum(ops.sin(a * c) + a) + ops.sum(q * q)",
+        "def f(x, y):\n    parts = ops.split(ops.concat((x, y), axis=1), [1, 4], axis=1)\n    return ops.sum(ops.cos(parts[1])) + ops.sum(parts[0] * parts[2][:, :1])",
+    ] {
+        check(body, &two);
+    }
+    // Second order through the joins and the split.
+    let body = "def inner(x, y):\n    a, b = ops.split(ops.concat((x, y), axis=1), [2], axis=1)\n    return ops.sum(ops.sin(ops.stack((a, b[:, :2]), axis=0)))\n\ndef f(x, y):\n    gx, gy = grad(inner, argnums=(0, 1))(x, y)\n    return ops.sum(gx * gx) + ops.sum(ops.sin(gy))";
+    check_with(body, &two, 1e-5);
+}

@@ -3,7 +3,7 @@
 //! as compile errors when the shapes and arguments are known.
 
 use anfora_ir::Prim;
-use anfora_tensor::DType;
+use anfora_tensor::{DType, SplitSpec, promote_types, split_bounds};
 
 use crate::abs::{Abs, TensorAbs, shape_text};
 use crate::rules::{RuleError, dtype_arg, normalize_axis, shape_arg, tensor_abs};
@@ -218,6 +218,142 @@ fn broadcast_to(args: &[Abs]) -> Rule {
     Ok(tensor_abs(x.dtype, shape))
 }
 
+/// The tensors of a tuple or list argument: `Err` with the rule's result when they are not
+/// all known tensors.
+fn tensors(a: &Abs) -> Result<Vec<TensorAbs>, Abs> {
+    let items = match a {
+        Abs::Tuple(items) | Abs::List(items) => items,
+        Abs::Any => return Err(Abs::Any),
+        _ => return Err(Abs::Bottom),
+    };
+    items
+        .iter()
+        .map(|t| match t {
+            Abs::Tensor(t) => Ok((**t).clone()),
+            Abs::Any => Err(Abs::Any),
+            _ => Err(Abs::Bottom),
+        })
+        .collect()
+}
+
+/// `ops.concat` (`stack`: `ops.stack`) of tensors with these abstracts along `axis`.
+fn join(ts: &[TensorAbs], axis: &Abs, stack: bool) -> Rule {
+    let name = if stack { "stack" } else { "concatenate" };
+    let Some(first) = ts.first() else {
+        return Err(err(format!("need at least one array to {name}")));
+    };
+    let dtype = ts
+        .iter()
+        .fold(first.dtype, |d, t| promote_types(d, t.dtype));
+    let Some(axis) = axis.as_i64() else {
+        return Ok(Abs::Any);
+    };
+    let ndim = first.shape.len();
+    if stack {
+        let same = ts.iter().all(|t| {
+            t.shape.len() == ndim
+                && t.shape
+                    .iter()
+                    .zip(&first.shape)
+                    .all(|(a, b)| a.is_none() || b.is_none() || a == b)
+        });
+        if !same {
+            return Err(err("all input arrays must have the same shape"));
+        }
+        let ax = normalize_axis(axis, ndim + 1)?;
+        let mut shape = first.shape.clone();
+        shape.insert(ax, Some(ts.len()));
+        return Ok(tensor_abs(dtype, shape));
+    }
+    if ndim == 0 {
+        return Err(err("zero-dimensional arrays cannot be concatenated"));
+    }
+    let ax = normalize_axis(axis, ndim)?;
+    let mut along = Some(0usize);
+    for (i, t) in ts.iter().enumerate() {
+        if t.shape.len() != ndim {
+            return Err(err(format!(
+                "all the input arrays must have same number of dimensions, but the array at                  index 0 has {ndim} dimension(s) and the array at index {i} has {} dimension(s)",
+                t.shape.len()
+            )));
+        }
+        for d in (0..ndim).filter(|&d| d != ax) {
+            if let (Some(a), Some(b)) = (first.shape[d], t.shape[d])
+                && a != b
+            {
+                return Err(err(format!(
+                    "all the input array dimensions except for the concatenation axis must                      match exactly, but along dimension {d}, the array at index 0 has size {a}                      and the array at index {i} has size {b}"
+                )));
+            }
+        }
+        along = along.zip(t.shape[ax]).and_then(|(a, b)| a.checked_add(b));
+    }
+    let mut shape = first.shape.clone();
+    shape[ax] = along;
+    Ok(tensor_abs(dtype, shape))
+}
+
+fn split(args: &[Abs]) -> Rule {
+    let x = match tensor_of(&args[0]) {
+        Ok(x) => x,
+        Err(r) => return Ok(r),
+    };
+    let spec = match &args[1] {
+        Abs::Tuple(items) | Abs::List(items) => {
+            match items.iter().map(Abs::as_i64).collect::<Option<Vec<_>>>() {
+                Some(ix) => SplitSpec::Indices(ix),
+                None => return Ok(Abs::Any),
+            }
+        }
+        other => match other.as_i64() {
+            Some(n) => SplitSpec::Sections(n),
+            None => return Ok(Abs::Any),
+        },
+    };
+    let Some(axis) = args[2].as_i64() else {
+        return Ok(Abs::Any);
+    };
+    if x.shape.is_empty() {
+        return Err(err("array split does not work on 0-d arrays"));
+    }
+    let ax = normalize_axis(axis, x.shape.len())?;
+    let parts: Vec<Option<usize>> = match x.shape[ax] {
+        Some(len) => match split_bounds(&spec, len) {
+            Ok(bounds) => bounds
+                .into_iter()
+                .map(|(start, stop)| {
+                    let s = anfora_vm::value::Slice {
+                        start,
+                        stop,
+                        step: None,
+                    };
+                    anfora_vm::ops::slice_indices(&s, len as i64)
+                        .ok()
+                        .map(|(_, _, _, count)| count as usize)
+                })
+                .collect(),
+            Err(e) if e.kind == anfora_tensor::ErrorKind::Value => return Err(err(e.message)),
+            // Zero sections: a ZeroDivisionError at run time.
+            Err(_) => return Ok(Abs::Bottom),
+        },
+        None => match spec {
+            SplitSpec::Sections(n) if n > 0 => vec![None; n as usize],
+            SplitSpec::Sections(_) => return Ok(Abs::Bottom),
+            SplitSpec::Indices(ix) => vec![None; ix.len() + 1],
+        },
+    };
+    Ok(Abs::tuple(
+        parts
+            .into_iter()
+            .map(|n| {
+                let mut s = x.shape.clone();
+                s[ax] = n;
+                tensor_abs(x.dtype, s)
+            })
+            .collect(),
+    ))
+}
+
 pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
     match p {
         Prim::ArgMax | Prim::ArgMin => arg_reduce(p, args),
@@ -225,6 +361,20 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
         Prim::Squeeze => squeeze(args),
         Prim::ExpandDims => expand_dims(args),
         Prim::BroadcastTo => broadcast_to(args),
+        Prim::Concat | Prim::Stack => match tensors(&args[0]) {
+            Ok(ts) => join(&ts, &args[1], p == Prim::Stack),
+            Err(r) => Ok(r),
+        },
+        Prim::Split => split(args),
+        // One sensitivity per input, shaped like it.
+        Prim::ConcatGrad | Prim::StackGrad => match tensors(&args[1]) {
+            Ok(ts) => Ok(Abs::tuple(
+                ts.into_iter()
+                    .map(|t| tensor_abs(t.dtype, t.shape))
+                    .collect(),
+            )),
+            Err(r) => Ok(r),
+        },
         other => Err(err(format!("{} is not an array primitive", other.name()))),
     }
 }

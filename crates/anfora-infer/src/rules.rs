@@ -1291,7 +1291,12 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::OneHot
         | Prim::Squeeze
         | Prim::ExpandDims
-        | Prim::BroadcastTo => crate::array_rules::infer(p, args)?,
+        | Prim::BroadcastTo
+        | Prim::Concat
+        | Prim::Stack
+        | Prim::Split
+        | Prim::ConcatGrad
+        | Prim::StackGrad => crate::array_rules::infer(p, args)?,
         Prim::Is | Prim::IsNot => {
             let same = match (&args[0], &args[1]) {
                 (Abs::None, Abs::None) => Some(true),

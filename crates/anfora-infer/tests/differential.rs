@@ -283,6 +283,15 @@ fn every_primitive_has_an_inference_rule() {
                     Abs::Int(Some(3)),
                 ]);
             }
+            if matches!(p, Prim::Concat | Prim::Stack) {
+                args[0] = Abs::tuple(vec![tensor(&[2, 3]), tensor(&[2, 3])]);
+            }
+            if p == Prim::Split {
+                args[1] = Abs::Int(Some(2));
+                let r = infer_prim(p, &args).unwrap_or_else(|e| panic!("{p:?}: {e:?}"));
+                assert!(matches!(r, Abs::Tuple(_)), "{p:?} {args:?} gives {r}");
+                continue;
+            }
             if p == Prim::Conv2D {
                 args[0] = tensor(&[1, 3, 5, 5]);
                 args[1] = tensor(&[2, 3, 3, 3]);

@@ -225,6 +225,16 @@ prims! {
     ExpandDims => "ExpandDims",
     /// `ops.broadcast_to(x, shape)`: numpy's.
     BroadcastTo => "BroadcastTo",
+    /// `ops.concat(tensors, axis=0)`: numpy's `concatenate`.
+    Concat => "Concat",
+    /// `ops.stack(tensors, axis=0)`: numpy's.
+    Stack => "Stack",
+    /// `ops.split(x, indices_or_sections, axis=0)`: numpy's; a tuple of tensors.
+    Split => "Split",
+    /// `ConcatGrad(d, tensors, axis)`: `d` cut back into one sensitivity per tensor.
+    ConcatGrad => "ConcatGrad",
+    /// `StackGrad(d, tensors, axis)`: `d` unstacked into one sensitivity per tensor.
+    StackGrad => "StackGrad",
 
     // ---- side effects ----------------------------------------------------------------
     /// `Load(param, u)`: the value of a Parameter in memory state `u`.
@@ -387,6 +397,9 @@ const OPS: &[(&str, Prim)] = &[
     ("squeeze", Prim::Squeeze),
     ("expand_dims", Prim::ExpandDims),
     ("broadcast_to", Prim::BroadcastTo),
+    ("concat", Prim::Concat),
+    ("stack", Prim::Stack),
+    ("split", Prim::Split),
     ("max_pool2d", Prim::MaxPool2D),
     ("avg_pool2d", Prim::AvgPool2D),
     ("softmax", Prim::Softmax),
@@ -727,6 +740,13 @@ fn build_signature(p: Prim) -> Signature {
         Squeeze => fixed(vec![req("x"), opt("axis", Const::None)]),
         ExpandDims => fixed(vec![req("x"), req("axis")]),
         BroadcastTo => fixed(vec![req("x"), req("shape")]),
+        Concat | Stack => fixed(vec![req("tensors"), opt("axis", Const::Int(0))]),
+        Split => fixed(vec![
+            req("x"),
+            req("indices_or_sections"),
+            opt("axis", Const::Int(0)),
+        ]),
+        ConcatGrad | StackGrad => fixed(vec![req("d"), req("tensors"), req("axis")]),
         Softmax | LogSoftmax => fixed(vec![req("x"), opt("axis", Const::Int(-1))]),
         LogSumExp => fixed(vec![
             req("x"),

@@ -211,3 +211,155 @@ pub(crate) fn broadcast_to(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
         with_storage!(&*x.storage, v => Element::into_storage(gather(v, 0, shape, &strides)?));
     Ok(Tensor::from_storage(storage, shape.to_vec()))
 }
+
+// ---- concat, stack, split -------------------------------------------------------------------------
+
+/// numpy's `concatenate`: the tensors promoted to one dtype, joined along `axis`.
+pub(crate) fn concat(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+    let Some(first) = tensors.first() else {
+        return Err(value_error("need at least one array to concatenate"));
+    };
+    if first.ndim() == 0 {
+        return Err(value_error(
+            "zero-dimensional arrays cannot be concatenated",
+        ));
+    }
+    let ndim = first.ndim();
+    let ax = normalize_axis(axis, ndim)?;
+    let mut along = 0usize;
+    for (i, t) in tensors.iter().enumerate() {
+        if t.ndim() != ndim {
+            return Err(value_error(format!(
+                "all the input arrays must have same number of dimensions, but the array at \
+                 index 0 has {ndim} dimension(s) and the array at index {i} has {} dimension(s)",
+                t.ndim()
+            )));
+        }
+        for d in 0..ndim {
+            if d != ax && t.shape()[d] != first.shape()[d] {
+                return Err(value_error(format!(
+                    "all the input array dimensions except for the concatenation axis must \
+                     match exactly, but along dimension {d}, the array at index 0 has size {} \
+                     and the array at index {i} has size {}",
+                    first.shape()[d],
+                    t.shape()[d]
+                )));
+            }
+        }
+        along = along
+            .checked_add(t.shape()[ax])
+            .ok_or_else(alloc::too_big)?;
+    }
+    let dtype = tensors
+        .iter()
+        .skip(1)
+        .fold(first.dtype(), |d, t| crate::promote_types(d, t.dtype()));
+    let mut shape = first.shape().to_vec();
+    shape[ax] = along;
+    alloc::check_size(&shape, dtype)?;
+    let outer: usize = shape[..ax].iter().product();
+    let inner: usize = shape[ax + 1..].iter().product();
+    let cast: Vec<Tensor> = tensors
+        .iter()
+        .map(|t| t.try_cast(dtype))
+        .collect::<Result<_>>()?;
+    let storage = with_type!(dtype, T => {
+        let parts: Vec<&[T]> = cast
+            .iter()
+            .map(|t| T::slice(&t.storage).expect("cast to the result dtype"))
+            .collect();
+        let blocks: Vec<usize> = cast.iter().map(|t| t.shape()[ax] * inner).collect();
+        let iter = (0..outer).flat_map(|o| {
+            parts
+                .iter()
+                .zip(&blocks)
+                .flat_map(move |(p, &b)| p[o * b..(o + 1) * b].iter().copied())
+        });
+        T::into_storage(try_collect(&shape, iter)?)
+    });
+    Ok(Tensor::from_storage(storage, shape))
+}
+
+/// numpy's `stack`: tensors of one shape joined along a new `axis`.
+pub(crate) fn stack(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+    let Some(first) = tensors.first() else {
+        return Err(value_error("need at least one array to stack"));
+    };
+    if tensors.iter().any(|t| t.shape() != first.shape()) {
+        return Err(value_error("all input arrays must have the same shape"));
+    }
+    let expanded: Vec<Tensor> = tensors
+        .iter()
+        .map(|t| t.expand_dims(&[axis]))
+        .collect::<Result<_>>()?;
+    concat(&expanded, axis)
+}
+
+/// How `ops.split` divides an axis: into `n` equal parts, or at indices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SplitSpec {
+    Sections(i64),
+    Indices(Vec<i64>),
+}
+
+/// The `(start, stop)` slice bounds of each part of numpy's `split` of an axis of length `len`
+/// (before Python's slice clamping, which indexing applies).
+pub fn split_bounds(spec: &SplitSpec, len: usize) -> Result<Vec<(Option<i64>, Option<i64>)>> {
+    Ok(match spec {
+        SplitSpec::Sections(n) => {
+            if *n <= 0 {
+                return Err(TensorError::new(
+                    ErrorKind::ZeroDivision,
+                    "integer modulo by zero",
+                ));
+            }
+            let n = *n as usize;
+            if !len.is_multiple_of(n) {
+                return Err(value_error(
+                    "array split does not result in an equal division",
+                ));
+            }
+            let part = (len / n) as i64;
+            (0..n as i64)
+                .map(|k| (Some(k * part), Some((k + 1) * part)))
+                .collect()
+        }
+        SplitSpec::Indices(ix) => {
+            let mut out = Vec::with_capacity(ix.len() + 1);
+            let mut start = None;
+            for &i in ix {
+                out.push((start, Some(i)));
+                start = Some(i);
+            }
+            out.push((start, None));
+            out
+        }
+    })
+}
+
+/// numpy's `split`: the parts `x[..., a:b, ...]` along `axis`.
+pub(crate) fn split(x: &Tensor, spec: &SplitSpec, axis: i64) -> Result<Vec<Tensor>> {
+    if x.ndim() == 0 {
+        return Err(value_error("array split does not work on 0-d arrays"));
+    }
+    let ax = normalize_axis(axis, x.ndim())?;
+    split_bounds(spec, x.shape()[ax])?
+        .into_iter()
+        .map(|(start, stop)| {
+            let mut items = vec![
+                crate::IndexItem::Slice {
+                    start: None,
+                    stop: None,
+                    step: None,
+                };
+                ax
+            ];
+            items.push(crate::IndexItem::Slice {
+                start,
+                stop,
+                step: None,
+            });
+            x.index(&items)
+        })
+        .collect()
+}

@@ -48,6 +48,7 @@ mod shape;
 #[cfg(test)]
 mod tests;
 
+pub use array_ops::{SplitSpec, split_bounds};
 use element::{Element, with_storage};
 pub use fused::{FusedKernel, FusedOp};
 pub use nn::{
@@ -556,6 +557,19 @@ impl Tensor {
     /// numpy's `broadcast_to`.
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
         array_ops::broadcast_to(self, shape)
+    }
+
+    /// numpy's `concatenate` along `axis` (dtypes promoted).
+    pub fn concat(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+        array_ops::concat(tensors, axis)
+    }
+    /// numpy's `stack` along a new `axis`.
+    pub fn stack(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+        array_ops::stack(tensors, axis)
+    }
+    /// numpy's `split` along `axis`: `n` equal parts, or the parts between indices.
+    pub fn split(&self, spec: &SplitSpec, axis: i64) -> Result<Vec<Tensor>> {
+        array_ops::split(self, spec, axis)
     }
 
     // ----- neural-network kernels ------------------------------------------------------------

@@ -2,7 +2,7 @@
 //! checking with Python's exception kinds and the calls of the tensor library.
 
 use anfora_ir::Prim;
-use anfora_tensor::{DType, Tensor};
+use anfora_tensor::{DType, SplitSpec, Tensor};
 
 use crate::ops::{OpResult, dtype_arg, int_arg, need_tensor, shape_arg, tensor, truth, type_error};
 use crate::pynum::PyErr;
@@ -17,6 +17,82 @@ pub fn axes_arg(v: &Value) -> Result<Option<Vec<i64>>, PyErr> {
         }
         other => Some(vec![int_arg(other)?]),
     })
+}
+
+/// A tuple or list of tensors.
+fn tensors_arg(v: &Value, name: &str) -> Result<Vec<Tensor>, PyErr> {
+    let items = match v {
+        Value::Tuple(items) | Value::List(items) => items,
+        other => {
+            return Err(type_error(format!(
+                "{name}() expects a tuple or list of tensors, got {}",
+                other.type_name()
+            )));
+        }
+    };
+    items
+        .iter()
+        .map(|t| need_tensor(t, name).cloned())
+        .collect()
+}
+
+/// `ops.split`'s second argument: a number of sections or a sequence of indices.
+fn split_spec(v: &Value) -> Result<SplitSpec, PyErr> {
+    Ok(match v {
+        Value::Tuple(items) | Value::List(items) => {
+            SplitSpec::Indices(items.iter().map(int_arg).collect::<Result<_, _>>()?)
+        }
+        other => SplitSpec::Sections(int_arg(other)?),
+    })
+}
+
+/// The sensitivity `d` of a concatenation (`stacked`: of a stack) cut into one sensitivity
+/// per input, each in its input's kind (`SumToShape`: zeros for integers).
+fn unjoin(d: &Value, xs: &Value, axis: &Value, stacked: bool) -> OpResult {
+    let name = if stacked { "StackGrad" } else { "ConcatGrad" };
+    let items = match xs {
+        Value::Tuple(items) | Value::List(items) => items.clone(),
+        other => {
+            return Err(type_error(format!(
+                "{name}: expected a tuple of tensors, got {}",
+                other.type_name()
+            )));
+        }
+    };
+    let axis = int_arg(axis)?;
+    let dt = need_tensor(d, name)?;
+    let spec = if stacked {
+        SplitSpec::Sections(items.len() as i64)
+    } else {
+        let ax = if axis < 0 {
+            axis + dt.ndim() as i64
+        } else {
+            axis
+        };
+        let mut at = 0i64;
+        let mut cuts = Vec::new();
+        for t in items.iter().take(items.len().saturating_sub(1)) {
+            let n = need_tensor(t, name)?
+                .shape()
+                .get(ax as usize)
+                .copied()
+                .unwrap_or(0);
+            at += n as i64;
+            cuts.push(at);
+        }
+        SplitSpec::Indices(cuts)
+    };
+    let parts = tensor(dt.split(&spec, axis))?;
+    let mut out = Vec::with_capacity(parts.len());
+    for (part, x) in parts.into_iter().zip(items.iter()) {
+        let part = if stacked {
+            tensor(part.squeeze(Some(&[axis])))?
+        } else {
+            part
+        };
+        out.push(crate::grad_ops::sum_to_shape(&Value::Tensor(part), x)?);
+    }
+    Ok(Value::tuple(out))
 }
 
 /// The array primitives, arguments bound to their signatures.
@@ -56,6 +132,22 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
             let x = need_tensor(&args[0], &name)?;
             x.broadcast_to(&shape_arg(&args[1])?)
         }
+        Prim::Concat | Prim::Stack => {
+            let ts = tensors_arg(&args[0], &name)?;
+            let axis = int_arg(&args[1])?;
+            if p == Prim::Concat {
+                Tensor::concat(&ts, axis)
+            } else {
+                Tensor::stack(&ts, axis)
+            }
+        }
+        Prim::Split => {
+            let x = need_tensor(&args[0], &name)?;
+            let parts = tensor(x.split(&split_spec(&args[1])?, int_arg(&args[2])?))?;
+            return Ok(Value::tuple(parts.into_iter().map(Value::Tensor).collect()));
+        }
+        Prim::ConcatGrad => return unjoin(&args[0], &args[1], &args[2], false),
+        Prim::StackGrad => return unjoin(&args[0], &args[1], &args[2], true),
         other => {
             return Err(type_error(format!(
                 "{} is not an array primitive",

@@ -1653,9 +1653,8 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         | Softplus | Rsqrt | Sign => math(p, &args[0]),
         Gelu => gelu(&args[0], &args[1]),
         Clip | ClipGrad => crate::nn_ops::call(p, args),
-        ArgMax | ArgMin | OneHot | Squeeze | ExpandDims | BroadcastTo => {
-            crate::array_ops::call(p, args)
-        }
+        ArgMax | ArgMin | OneHot | Squeeze | ExpandDims | BroadcastTo | Concat | Stack | Split
+        | ConcatGrad | StackGrad => crate::array_ops::call(p, args),
         LogicalNot => match &args[0] {
             Value::Tensor(_) => math(p, &args[0]),
             v => Ok(Value::Bool(!truth(v)?)),

@@ -142,3 +142,102 @@ fn squeeze_expand_dims_and_broadcast_to() {
         "input operand has more dimensions than allowed by the axis remapping",
     );
 }
+
+#[test]
+fn concat_stack_and_split() {
+    let a = ar(6, DType::I32).reshape(&[2, 3]).unwrap();
+    let b = f64s(&[0.5, 1.5], &[2, 1]);
+    // Promotion, and joining along the last axis.
+    assert_tensor(
+        &Tensor::concat(&[a.clone(), b.clone()], -1).unwrap(),
+        &f64s(&[0., 1., 2., 0.5, 3., 4., 5., 1.5], &[2, 4]),
+    );
+    assert_tensor(
+        &Tensor::concat(&[a.clone(), a.clone()], 0).unwrap(),
+        &i32s(&[0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5], &[4, 3]),
+    );
+    assert_err(
+        Tensor::concat(&[a.clone(), b.clone()], 0),
+        ErrorKind::Value,
+        "all the input array dimensions except for the concatenation axis must match exactly, \
+         but along dimension 1, the array at index 0 has size 3 and the array at index 1 has \
+         size 1",
+    );
+    assert_err(
+        Tensor::concat(&[a.clone(), i32s(&[1, 2, 3], &[3])], 0),
+        ErrorKind::Value,
+        "all the input arrays must have same number of dimensions, but the array at index 0 \
+         has 2 dimension(s) and the array at index 1 has 1 dimension(s)",
+    );
+    assert_err(
+        Tensor::concat(&[i64s(&[1], &[]), i64s(&[1], &[])], 0),
+        ErrorKind::Value,
+        "zero-dimensional arrays cannot be concatenated",
+    );
+    assert_err(
+        Tensor::concat(&[], 0),
+        ErrorKind::Value,
+        "need at least one array to concatenate",
+    );
+    assert_err(
+        Tensor::concat(std::slice::from_ref(&a), 2),
+        ErrorKind::Value,
+        "axis 2 is out of bounds for array of dimension 2",
+    );
+    // np.stack([arange(3), arange(3)], axis=-1) == [[0, 0], [1, 1], [2, 2]]
+    let r = ar(3, DType::I64);
+    assert_tensor(
+        &Tensor::stack(&[r.clone(), r.clone()], -1).unwrap(),
+        &i64s(&[0, 0, 1, 1, 2, 2], &[3, 2]),
+    );
+    assert_eq!(
+        Tensor::stack(&[a.clone(), a.clone(), a.clone()], 1)
+            .unwrap()
+            .shape(),
+        &[2, 3, 3]
+    );
+    assert_err(
+        Tensor::stack(&[a.clone(), b], 0),
+        ErrorKind::Value,
+        "all input arrays must have the same shape",
+    );
+    assert_err(
+        Tensor::stack(&[], 0),
+        ErrorKind::Value,
+        "need at least one array to stack",
+    );
+    // np.split(arange(6), [2, -1, 10]) == [[0, 1], [2, 3, 4], [5], []];
+    // np.split(arange(6), [4, 2]) == [[0, 1, 2, 3], [], [2, 3, 4, 5]].
+    let six = ar(6, DType::I64);
+    let parts = |spec: SplitSpec| -> Vec<Vec<f64>> {
+        six.split(&spec, 0)
+            .unwrap()
+            .iter()
+            .map(Tensor::to_f64_vec)
+            .collect()
+    };
+    assert_eq!(
+        parts(SplitSpec::Indices(vec![2, -1, 10])),
+        vec![vec![0., 1.], vec![2., 3., 4.], vec![5.], vec![]]
+    );
+    assert_eq!(
+        parts(SplitSpec::Indices(vec![4, 2])),
+        vec![vec![0., 1., 2., 3.], vec![], vec![2., 3., 4., 5.]]
+    );
+    assert_eq!(
+        parts(SplitSpec::Sections(3)),
+        vec![vec![0., 1.], vec![2., 3.], vec![4., 5.]]
+    );
+    let cols = a.split(&SplitSpec::Sections(3), 1).unwrap();
+    assert_tensor(&cols[1], &i32s(&[1, 4], &[2, 1]));
+    assert_err(
+        ar(5, DType::I64).split(&SplitSpec::Sections(2), 0),
+        ErrorKind::Value,
+        "array split does not result in an equal division",
+    );
+    assert_err(
+        six.split(&SplitSpec::Sections(0), 0),
+        ErrorKind::ZeroDivision,
+        "integer modulo by zero",
+    );
+}

@@ -2,7 +2,7 @@
 //! numpy 2.4.6; deliberate deviations are marked where they are tested.
 
 pub(crate) use crate::{
-    BinaryOp, DType, ErrorKind, IndexItem, Nested, ReduceOp, Scalar, Tensor, UnaryOp,
+    BinaryOp, DType, ErrorKind, IndexItem, Nested, ReduceOp, Scalar, SplitSpec, Tensor, UnaryOp,
 };
 
 mod array;
