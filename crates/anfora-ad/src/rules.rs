@@ -359,6 +359,38 @@ pub fn backward(
                 g[0] = Some(op!(SumToShape, joined, x[0]));
             }
         }
+        Take => {
+            if need(0) {
+                let t = op!(TakeGrad, d, x[0], x[1], x[2]);
+                g[0] = Some(op!(SumToShape, t, x[0]));
+            }
+        }
+        Pad => {
+            let inner = op!(PadGrad, d, x[0], x[1]);
+            if need(0) {
+                g[0] = Some(op!(SumToShape, inner, x[0]));
+            }
+            // The padding value's sensitivity: everything outside the interior.
+            if need(2) {
+                let none = e.konst(Const::None);
+                let no = e.konst(Const::Bool(false));
+                let all = op!(ReduceSum, d, none, no);
+                let kept = op!(ReduceSum, inner, none, no);
+                let t = op!(Sub, all, kept);
+                g[2] = Some(op!(SumToShape, t, x[2]));
+            }
+        }
+        TakeGrad => {
+            if need(0) {
+                g[0] = Some(op!(Take, d, x[2], x[3]));
+            }
+        }
+        PadGrad => {
+            if need(0) {
+                let zero = e.konst(Const::Int(0));
+                g[0] = Some(op!(Pad, d, x[2], zero));
+            }
+        }
         // Linear in d: their adjoints join the tuple sensitivity back.
         ConcatGrad => {
             if need(0) {

@@ -599,3 +599,46 @@ fn concat_stack_and_split_gradients() {
     let body = "def inner(x, y):\n    a, b = ops.split(ops.concat((x, y), axis=1), [2], axis=1)\n    return ops.sum(ops.sin(ops.stack((a, b[:, :2]), axis=0)))\n\ndef f(x, y):\n    gx, gy = grad(inner, argnums=(0, 1))(x, y)\n    return ops.sum(gx * gx) + ops.sum(ops.sin(gy))";
     check_with(body, &two, 1e-5);
 }
+
+#[test]
+fn take_and_pad_gradients() {
+    for call in [
+        "ops.take(x, ops.tensor([2, 0, 2, -1]), axis=1)",
+        "ops.take(x, [[5, 0], [5, 11]])",
+        "ops.gather(x, ops.tensor([1, 1]), axis=0) * 2.0",
+        "ops.take(x, 3) * x",
+        "ops.pad(x, 1)",
+        "ops.pad(x, ((0, 2), (1, 0)), value=0.5) * ops.pad(x, ((2, 0), (0, 1)))",
+    ] {
+        let body = format!("def f(x):\n    return ops.sum(ops.sin({call} * 1.3))");
+        check(&body, &[tensor(&[3, 4], 91)]);
+    }
+    // The padding value gets the sensitivity of the border.
+    check(
+        "def f(x, v):\n    return ops.sum(ops.sin(ops.pad(x, (1, 2), value=v[0])))",
+        &[tensor(&[2, 3], 92), tensor(&[1], 93)],
+    );
+    // Second order.
+    let body = "def inner(x):\n    return ops.sum(ops.sin(ops.take(ops.pad(x, 1), ops.tensor([0, 2, 2]), axis=1)))\n\ndef f(x):\n    return ops.sum(ops.cos(grad(inner)(x)))";
+    check_with(body, &[tensor(&[3, 4], 94)], 1e-5);
+}
+
+#[test]
+fn take_errors_at_run_time() {
+    let src = format!("{HEADER}def main(x, i):\n    return ops.take(x, i, axis=0)\n");
+    for engine in [Engine::Compiled, Engine::Reference] {
+        let mut s = session(&src, engine);
+        let args = vec![
+            Arg::from(tensor(&[3, 2], 1)),
+            Arg::from(Value::Tensor(Tensor::from_i64(vec![0, 3], &[2]).unwrap())),
+        ];
+        match s.call("main", args, &mut std::io::sink()) {
+            Err(Failure::Runtime(e)) => assert_eq!(
+                e.headline(),
+                "IndexError: index 3 is out of bounds for axis 0 with size 3",
+                "{engine:?}"
+            ),
+            other => panic!("{engine:?}: expected an IndexError, got {other:?}"),
+        }
+    }
+}

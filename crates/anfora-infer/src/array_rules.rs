@@ -3,7 +3,7 @@
 //! as compile errors when the shapes and arguments are known.
 
 use anfora_ir::Prim;
-use anfora_tensor::{DType, SplitSpec, promote_types, split_bounds};
+use anfora_tensor::{DType, SplitSpec, pad_widths, promote_types, split_bounds};
 
 use crate::abs::{Abs, TensorAbs, shape_text};
 use crate::rules::{RuleError, dtype_arg, normalize_axis, shape_arg, tensor_abs};
@@ -354,6 +354,100 @@ fn split(args: &[Abs]) -> Rule {
     ))
 }
 
+/// The shape of `take`'s indices: a tensor's, an int's (`()`), or a flat tuple's.
+fn index_shape(a: &Abs) -> Option<Vec<Option<usize>>> {
+    match a {
+        Abs::Tensor(t) if t.dtype.is_int() || t.dtype == DType::Bool => Some(t.shape.clone()),
+        Abs::Int(_) | Abs::Bool(_) => Some(vec![]),
+        Abs::Tuple(items) | Abs::List(items)
+            if items
+                .iter()
+                .all(|i| matches!(i, Abs::Int(_) | Abs::Bool(_))) =>
+        {
+            Some(vec![Some(items.len())])
+        }
+        _ => None,
+    }
+}
+
+fn take(args: &[Abs]) -> Rule {
+    let x = match tensor_of(&args[0]) {
+        Ok(x) => x,
+        Err(r) => return Ok(r),
+    };
+    if let Abs::Tensor(t) = &args[1]
+        && t.dtype.is_float()
+    {
+        return Err(err(format!(
+            "Cannot cast array data from dtype('{}') to dtype('int64') according to the rule \
+             'same_kind'",
+            t.dtype
+        )));
+    }
+    let Some(ishape) = index_shape(&args[1]) else {
+        return Ok(Abs::Any);
+    };
+    let shape = match &args[2] {
+        Abs::None => ishape,
+        a => match a.as_i64() {
+            Some(a) => {
+                let ax = normalize_axis(a, x.shape.len())?;
+                let mut s = x.shape[..ax].to_vec();
+                s.extend(ishape);
+                s.extend_from_slice(&x.shape[ax + 1..]);
+                s
+            }
+            None => return Ok(Abs::Any),
+        },
+    };
+    Ok(tensor_abs(x.dtype, shape))
+}
+
+/// `pad_width` as nested ints, `None` when not known.
+fn pad_rows(a: &Abs) -> Option<Vec<Vec<i64>>> {
+    match a {
+        Abs::Tuple(items) | Abs::List(items) => {
+            if let Some(row) = items.iter().map(Abs::as_i64).collect::<Option<Vec<_>>>() {
+                return Some(vec![row]);
+            }
+            items
+                .iter()
+                .map(|r| match r {
+                    Abs::Tuple(r) | Abs::List(r) => r.iter().map(Abs::as_i64).collect(),
+                    other => other.as_i64().map(|i| vec![i]),
+                })
+                .collect()
+        }
+        other => other.as_i64().map(|i| vec![vec![i]]),
+    }
+}
+
+fn pad(args: &[Abs]) -> Rule {
+    let x = match tensor_of(&args[0]) {
+        Ok(x) => x,
+        Err(r) => return Ok(r),
+    };
+    if !(args[2].is_number()
+        || matches!(&args[2], Abs::Tensor(t) if t.numel() == Some(1))
+        || matches!(args[2], Abs::Any))
+    {
+        // A TypeError at run time.
+        return Ok(Abs::Bottom);
+    }
+    let Some(rows) = pad_rows(&args[1]) else {
+        return Ok(Abs::Any);
+    };
+    let widths =
+        pad_widths(&rows, x.shape.len()).map_err(|e| err(format!("pad: {}", e.message)))?;
+    let shape = x
+        .shape
+        .iter()
+        .zip(&widths)
+        .map(|(d, w)| d.and_then(|d| d.checked_add(w[0])?.checked_add(w[1])))
+        .collect();
+    Ok(tensor_abs(x.dtype, shape))
+}
+
 pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
     match p {
         Prim::ArgMax | Prim::ArgMin => arg_reduce(p, args),
@@ -366,6 +460,14 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
             Err(r) => Ok(r),
         },
         Prim::Split => split(args),
+        Prim::Take => take(args),
+        Prim::Pad => pad(args),
+        // Shaped like x, in d's dtype.
+        Prim::TakeGrad | Prim::PadGrad => match (&args[0], &args[1]) {
+            (Abs::Tensor(d), Abs::Tensor(x)) => Ok(tensor_abs(d.dtype, x.shape.clone())),
+            (Abs::Any, _) | (_, Abs::Any) => Ok(Abs::Any),
+            _ => Ok(Abs::Bottom),
+        },
         // One sensitivity per input, shaped like it.
         Prim::ConcatGrad | Prim::StackGrad => match tensors(&args[1]) {
             Ok(ts) => Ok(Abs::tuple(

@@ -1296,7 +1296,11 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::Stack
         | Prim::Split
         | Prim::ConcatGrad
-        | Prim::StackGrad => crate::array_rules::infer(p, args)?,
+        | Prim::StackGrad
+        | Prim::Take
+        | Prim::TakeGrad
+        | Prim::Pad
+        | Prim::PadGrad => crate::array_rules::infer(p, args)?,
         Prim::Is | Prim::IsNot => {
             let same = match (&args[0], &args[1]) {
                 (Abs::None, Abs::None) => Some(true),

@@ -292,6 +292,12 @@ fn every_primitive_has_an_inference_rule() {
                 assert!(matches!(r, Abs::Tuple(_)), "{p:?} {args:?} gives {r}");
                 continue;
             }
+            if p == Prim::Take {
+                args[1] = Abs::tensor(anfora_infer::TensorAbs::new(DType::I64, vec![Some(2)]));
+            }
+            if p == Prim::Pad {
+                args[1] = Abs::Int(Some(1));
+            }
             if p == Prim::Conv2D {
                 args[0] = tensor(&[1, 3, 5, 5]);
                 args[1] = tensor(&[2, 3, 3, 3]);

@@ -235,6 +235,14 @@ prims! {
     ConcatGrad => "ConcatGrad",
     /// `StackGrad(d, tensors, axis)`: `d` unstacked into one sensitivity per tensor.
     StackGrad => "StackGrad",
+    /// `ops.take(x, indices, axis=None)` (also `ops.gather`): numpy's `take`.
+    Take => "Take",
+    /// `TakeGrad(d, x, indices, axis)`: zeros like `x` with `d` added where `take` read.
+    TakeGrad => "TakeGrad",
+    /// `ops.pad(x, pad_width, value=0)`: numpy's `pad` in constant mode.
+    Pad => "Pad",
+    /// `PadGrad(d, x, pad_width)`: the interior of `d`, shaped like `x`.
+    PadGrad => "PadGrad",
 
     // ---- side effects ----------------------------------------------------------------
     /// `Load(param, u)`: the value of a Parameter in memory state `u`.
@@ -400,6 +408,9 @@ const OPS: &[(&str, Prim)] = &[
     ("concat", Prim::Concat),
     ("stack", Prim::Stack),
     ("split", Prim::Split),
+    ("take", Prim::Take),
+    ("gather", Prim::Take),
+    ("pad", Prim::Pad),
     ("max_pool2d", Prim::MaxPool2D),
     ("avg_pool2d", Prim::AvgPool2D),
     ("softmax", Prim::Softmax),
@@ -747,6 +758,14 @@ fn build_signature(p: Prim) -> Signature {
             opt("axis", Const::Int(0)),
         ]),
         ConcatGrad | StackGrad => fixed(vec![req("d"), req("tensors"), req("axis")]),
+        Take => fixed(vec![req("x"), req("indices"), opt("axis", Const::None)]),
+        TakeGrad => fixed(vec![req("d"), req("x"), req("indices"), req("axis")]),
+        Pad => fixed(vec![
+            req("x"),
+            req("pad_width"),
+            opt("value", Const::Int(0)),
+        ]),
+        PadGrad => fixed(vec![req("d"), req("x"), req("pad_width")]),
         Softmax | LogSoftmax => fixed(vec![req("x"), opt("axis", Const::Int(-1))]),
         LogSumExp => fixed(vec![
             req("x"),

@@ -363,3 +363,234 @@ pub(crate) fn split(x: &Tensor, spec: &SplitSpec, axis: i64) -> Result<Vec<Tenso
         })
         .collect()
 }
+
+// ---- take, pad ------------------------------------------------------------------------------------
+
+/// The checked indices of `take` along an axis of length `n` (negative ones wrap).
+fn take_indices(indices: &Tensor, n: usize, axis: usize) -> Result<Vec<usize>> {
+    if !indices.dtype().is_int() && indices.dtype() != DType::Bool {
+        return Err(TensorError::new(
+            ErrorKind::Type,
+            format!(
+                "Cannot cast array data from dtype('{}') to dtype('int64') according to the \
+                 rule 'same_kind'",
+                indices.dtype()
+            ),
+        ));
+    }
+    indices
+        .to_scalars()
+        .into_iter()
+        .map(|s| {
+            let i = match s {
+                crate::Scalar::Int(i) => i,
+                crate::Scalar::Bool(b) => i64::from(b),
+                crate::Scalar::Float(_) => unreachable!("integer indices"),
+            };
+            let j = if i < 0 { i + n as i64 } else { i };
+            if j < 0 || j >= n as i64 {
+                return Err(TensorError::new(
+                    ErrorKind::Index,
+                    format!("index {i} is out of bounds for axis {axis} with size {n}"),
+                ));
+            }
+            Ok(j as usize)
+        })
+        .collect()
+}
+
+/// `(outer, n, inner)` of `x` around `axis` (`None`: the flattened tensor) and the axis.
+fn around(shape: &[usize], axis: Option<i64>) -> Result<(usize, usize, usize, usize)> {
+    match axis {
+        None => Ok((1, shape.iter().product(), 1, 0)),
+        Some(a) => {
+            let ax = normalize_axis(a, shape.len())?;
+            Ok((
+                shape[..ax].iter().product(),
+                shape[ax],
+                shape[ax + 1..].iter().product(),
+                ax,
+            ))
+        }
+    }
+}
+
+/// The result shape of `take`.
+fn take_shape(shape: &[usize], indices: &[usize], axis: Option<usize>) -> Vec<usize> {
+    match axis {
+        None => indices.to_vec(),
+        Some(ax) => {
+            let mut s = shape[..ax].to_vec();
+            s.extend_from_slice(indices);
+            s.extend_from_slice(&shape[ax + 1..]);
+            s
+        }
+    }
+}
+
+/// numpy's `take` (mode 'raise'): the elements of `x` (flattened for `None`) at `indices`
+/// along `axis`.
+pub(crate) fn take(x: &Tensor, indices: &Tensor, axis: Option<i64>) -> Result<Tensor> {
+    let (outer, n, inner, ax) = around(x.shape(), axis)?;
+    let idx = take_indices(indices, n, ax)?;
+    let shape = take_shape(x.shape(), indices.shape(), axis.map(|_| ax));
+    let storage = with_storage!(&*x.storage, v => {
+        let iter = (0..outer).flat_map(|o| {
+            idx.iter()
+                .flat_map(move |&i| v[(o * n + i) * inner..(o * n + i + 1) * inner].iter().copied())
+        });
+        Element::into_storage(try_collect(&shape, iter)?)
+    });
+    Ok(Tensor::from_storage(storage, shape))
+}
+
+/// The gradient of [`take`]: zeros shaped like `x` with `d` added at each index taken (an
+/// index taken twice gets both).
+pub(crate) fn take_grad(
+    d: &Tensor,
+    x_shape: &[usize],
+    indices: &Tensor,
+    axis: Option<i64>,
+) -> Result<Tensor> {
+    let (outer, n, inner, ax) = around(x_shape, axis)?;
+    let idx = take_indices(indices, n, ax)?;
+    let expected = take_shape(x_shape, indices.shape(), axis.map(|_| ax));
+    if d.shape() != expected.as_slice() {
+        return Err(value_error(format!(
+            "take_grad: the sensitivity has shape {}, expected {}",
+            compact_shape(d.shape()),
+            compact_shape(&expected)
+        )));
+    }
+    fn run<T: crate::nn::Float>(
+        dv: &[T],
+        shape: &[usize],
+        idx: &[usize],
+        (outer, n, inner): (usize, usize, usize),
+    ) -> Result<Vec<T>> {
+        let mut out = try_filled(shape, T::zero())?;
+        let k = idx.len();
+        for o in 0..outer {
+            for (j, &i) in idx.iter().enumerate() {
+                let src = &dv[(o * k + j) * inner..(o * k + j + 1) * inner];
+                let dst = &mut out[(o * n + i) * inner..(o * n + i + 1) * inner];
+                for (a, &b) in dst.iter_mut().zip(src) {
+                    *a += b;
+                }
+            }
+        }
+        Ok(out)
+    }
+    let dims = (outer, n, inner);
+    let storage = match &*d.storage {
+        crate::Storage::F32(v) => crate::Storage::F32(run(v, x_shape, &idx, dims)?),
+        crate::Storage::F64(v) => crate::Storage::F64(run(v, x_shape, &idx, dims)?),
+        _ => {
+            return Err(TensorError::new(
+                ErrorKind::Type,
+                format!("take_grad: expected a float sensitivity, got {}", d.dtype()),
+            ));
+        }
+    };
+    Ok(Tensor::from_storage(storage, x_shape.to_vec()))
+}
+
+/// numpy's `pad_width` (an int, `(n,)`, `(before, after)` or one pair per axis, as numpy
+/// broadcasts it to `(ndim, 2)`), checked.
+pub fn pad_widths(width: &[Vec<i64>], ndim: usize) -> Result<Vec<[usize; 2]>> {
+    let rows = width.len();
+    let cols = width.first().map_or(0, Vec::len);
+    if width.iter().any(|r| r.len() != cols) {
+        return Err(value_error(
+            "pad_width must be an int or a (nested) sequence of ints of one shape",
+        ));
+    }
+    if width.iter().flatten().any(|&v| v < 0) {
+        return Err(value_error("index can't contain negative values"));
+    }
+    let fits = (rows == 1 || rows == ndim) && (cols == 1 || cols == 2);
+    if !fits {
+        // Spelled as numpy's broadcast_to does (a flat pad_width is one row).
+        let original = if rows == 1 {
+            format!("({cols},)")
+        } else {
+            format!("({rows},{cols})")
+        };
+        return Err(value_error(format!(
+            "operands could not be broadcast together with remapped shapes \
+             [original->remapped]: {original}  and requested shape ({ndim},2)"
+        )));
+    }
+    Ok((0..ndim)
+        .map(|d| {
+            let r = &width[if rows == 1 { 0 } else { d }];
+            [r[0] as usize, r[if cols == 1 { 0 } else { 1 }] as usize]
+        })
+        .collect())
+}
+
+/// numpy's `pad` in constant mode: `value` (cast to `x`'s dtype) around `x`.
+pub(crate) fn pad(x: &Tensor, widths: &[[usize; 2]], value: crate::Scalar) -> Result<Tensor> {
+    let ndim = x.ndim();
+    let mut shape = Vec::with_capacity(ndim);
+    for (d, w) in widths.iter().enumerate() {
+        let n = x.shape()[d]
+            .checked_add(w[0])
+            .and_then(|n| n.checked_add(w[1]))
+            .ok_or_else(alloc::too_big)?;
+        shape.push(n);
+    }
+    alloc::check_size(&shape, x.dtype())?;
+    let fill = Tensor::scalar(value, x.dtype())?;
+    let storage = with_storage!(&*x.storage, v => {
+        let fill = Element::slice(&fill.storage).expect("the same dtype")[0];
+        let mut out = try_filled(&shape, fill)?;
+        if ndim == 0 {
+            out.copy_from_slice(v);
+        } else if !v.is_empty() {
+            let row = x.shape()[ndim - 1];
+            let ostrides = crate::shape::contiguous_strides(&shape);
+            let lead = &x.shape()[..ndim - 1];
+            let mut at = vec![0usize; lead.len()];
+            for src in v.chunks_exact(row.max(1)) {
+                let mut off = widths[ndim - 1][0];
+                for (d, &i) in at.iter().enumerate() {
+                    off += (i + widths[d][0]) * ostrides[d] as usize;
+                }
+                out[off..off + row].copy_from_slice(src);
+                // The next row of x (an odometer over the leading axes).
+                for d in (0..lead.len()).rev() {
+                    at[d] += 1;
+                    if at[d] < lead[d] {
+                        break;
+                    }
+                    at[d] = 0;
+                }
+            }
+        }
+        Element::into_storage(out)
+    });
+    Ok(Tensor::from_storage(storage, shape))
+}
+
+/// The gradient of [`pad`] with respect to `x`: the interior of `d`.
+pub(crate) fn pad_grad(d: &Tensor, x_shape: &[usize], widths: &[[usize; 2]]) -> Result<Tensor> {
+    let items: Vec<crate::IndexItem> = widths
+        .iter()
+        .zip(x_shape)
+        .map(|(w, &n)| crate::IndexItem::Slice {
+            start: Some(w[0] as i64),
+            stop: Some((w[0] + n) as i64),
+            step: None,
+        })
+        .collect();
+    let out = d.index(&items)?;
+    if out.shape() != x_shape {
+        return Err(value_error(format!(
+            "pad_grad: the sensitivity of shape {} does not hold a padded {}",
+            compact_shape(d.shape()),
+            compact_shape(x_shape)
+        )));
+    }
+    Ok(out)
+}

@@ -48,7 +48,7 @@ mod shape;
 #[cfg(test)]
 mod tests;
 
-pub use array_ops::{SplitSpec, split_bounds};
+pub use array_ops::{SplitSpec, pad_widths, split_bounds};
 use element::{Element, with_storage};
 pub use fused::{FusedKernel, FusedOp};
 pub use nn::{
@@ -570,6 +570,29 @@ impl Tensor {
     /// numpy's `split` along `axis`: `n` equal parts, or the parts between indices.
     pub fn split(&self, spec: &SplitSpec, axis: i64) -> Result<Vec<Tensor>> {
         array_ops::split(self, spec, axis)
+    }
+
+    /// numpy's `take` (mode 'raise'): elements at integer `indices` along `axis` (`None`: of
+    /// the flattened tensor); IndexError for an index out of bounds.
+    pub fn take(x: &Tensor, indices: &Tensor, axis: Option<i64>) -> Result<Tensor> {
+        array_ops::take(x, indices, axis)
+    }
+    /// The gradient of [`Tensor::take`] from `x`'s shape: `d` added at every index taken.
+    pub fn take_grad(
+        d: &Tensor,
+        x_shape: &[usize],
+        indices: &Tensor,
+        axis: Option<i64>,
+    ) -> Result<Tensor> {
+        array_ops::take_grad(d, x_shape, indices, axis)
+    }
+    /// numpy's `pad` in constant mode, with `widths` from [`pad_widths`].
+    pub fn pad(&self, widths: &[[usize; 2]], value: Scalar) -> Result<Tensor> {
+        array_ops::pad(self, widths, value)
+    }
+    /// The gradient of [`Tensor::pad`]: the interior of `d` shaped like `x`.
+    pub fn pad_grad(d: &Tensor, x_shape: &[usize], widths: &[[usize; 2]]) -> Result<Tensor> {
+        array_ops::pad_grad(d, x_shape, widths)
     }
 
     // ----- neural-network kernels ------------------------------------------------------------

@@ -2,7 +2,7 @@
 //! checking with Python's exception kinds and the calls of the tensor library.
 
 use anfora_ir::Prim;
-use anfora_tensor::{DType, SplitSpec, Tensor};
+use anfora_tensor::{DType, SplitSpec, Tensor, pad_widths};
 
 use crate::ops::{OpResult, dtype_arg, int_arg, need_tensor, shape_arg, tensor, truth, type_error};
 use crate::pynum::PyErr;
@@ -95,6 +95,51 @@ fn unjoin(d: &Value, xs: &Value, axis: &Value, stacked: bool) -> OpResult {
     Ok(Value::tuple(out))
 }
 
+/// `take`'s indices: an integer tensor, an int, or nested lists of ints.
+fn indices_arg(v: &Value) -> Result<Tensor, PyErr> {
+    match v {
+        Value::Tensor(t) => Ok(t.clone()),
+        Value::Tuple(_) | Value::List(_) | Value::Int(_) | Value::Bool(_) => crate::ops::call_prim(
+            Prim::MakeTensor,
+            &[v.clone(), Value::None],
+            &mut std::io::sink(),
+        )?
+        .into_tensor()
+        .map_err(|_| type_error("ops.take() expects integer indices")),
+        other => Err(type_error(format!(
+            "ops.take() expects integer indices, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn axis_opt(v: &Value) -> Result<Option<i64>, PyErr> {
+    Ok(match v {
+        Value::None => None,
+        other => Some(int_arg(other)?),
+    })
+}
+
+/// `pad_width` as nested ints (a scalar is one row of one).
+pub fn pad_width_rows(v: &Value) -> Result<Vec<Vec<i64>>, PyErr> {
+    let bad = || type_error("ops.pad() expects pad_width as an int or (nested) tuples of ints");
+    match v {
+        Value::Tuple(items) | Value::List(items) => {
+            if items.iter().all(|i| i.as_index().is_some()) {
+                return Ok(vec![items.iter().map(int_arg).collect::<Result<_, _>>()?]);
+            }
+            items
+                .iter()
+                .map(|row| match row {
+                    Value::Tuple(r) | Value::List(r) => r.iter().map(int_arg).collect(),
+                    other => other.as_index().map(|i| vec![i]).ok_or_else(bad),
+                })
+                .collect()
+        }
+        other => other.as_index().map(|i| vec![vec![i]]).ok_or_else(bad),
+    }
+}
+
 /// The array primitives, arguments bound to their signatures.
 pub fn call(p: Prim, args: &[Value]) -> OpResult {
     let name = p.python_name();
@@ -145,6 +190,37 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
             let x = need_tensor(&args[0], &name)?;
             let parts = tensor(x.split(&split_spec(&args[1])?, int_arg(&args[2])?))?;
             return Ok(Value::tuple(parts.into_iter().map(Value::Tensor).collect()));
+        }
+        Prim::Take => {
+            let x = need_tensor(&args[0], "ops.take")?;
+            Tensor::take(x, &indices_arg(&args[1])?, axis_opt(&args[2])?)
+        }
+        Prim::TakeGrad => {
+            let d = need_tensor(&args[0], "TakeGrad")?;
+            let x = need_tensor(&args[1], "TakeGrad")?;
+            Tensor::take_grad(d, x.shape(), &indices_arg(&args[2])?, axis_opt(&args[3])?)
+        }
+        Prim::Pad | Prim::PadGrad => {
+            let (x, width) = if p == Prim::Pad {
+                (need_tensor(&args[0], "ops.pad")?, &args[1])
+            } else {
+                (need_tensor(&args[1], "PadGrad")?, &args[2])
+            };
+            let widths = tensor(pad_widths(&pad_width_rows(width)?, x.ndim()))?;
+            if p == Prim::Pad {
+                let value = match &args[2] {
+                    Value::Tensor(t) if t.numel() == 1 => tensor(t.item())?,
+                    v => v.as_scalar().ok_or_else(|| {
+                        type_error(format!(
+                            "ops.pad() expects a number as its value, got {}",
+                            v.type_name()
+                        ))
+                    })?,
+                };
+                x.pad(&widths, value)
+            } else {
+                Tensor::pad_grad(need_tensor(&args[0], "PadGrad")?, x.shape(), &widths)
+            }
         }
         Prim::ConcatGrad => return unjoin(&args[0], &args[1], &args[2], false),
         Prim::StackGrad => return unjoin(&args[0], &args[1], &args[2], true),

@@ -1654,7 +1654,9 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         Gelu => gelu(&args[0], &args[1]),
         Clip | ClipGrad => crate::nn_ops::call(p, args),
         ArgMax | ArgMin | OneHot | Squeeze | ExpandDims | BroadcastTo | Concat | Stack | Split
-        | ConcatGrad | StackGrad => crate::array_ops::call(p, args),
+        | ConcatGrad | StackGrad | Take | TakeGrad | Pad | PadGrad => {
+            crate::array_ops::call(p, args)
+        }
         LogicalNot => match &args[0] {
             Value::Tensor(_) => math(p, &args[0]),
             v => Ok(Value::Bool(!truth(v)?)),

@@ -1,6 +1,7 @@
 //! numpy's array functions: expected values and messages from numpy 2.4.
 
 use super::*;
+use crate::pad_widths;
 
 #[test]
 fn argmax_and_argmin() {
@@ -239,5 +240,110 @@ fn concat_stack_and_split() {
         six.split(&SplitSpec::Sections(0), 0),
         ErrorKind::ZeroDivision,
         "integer modulo by zero",
+    );
+}
+
+#[test]
+fn take_follows_numpy() {
+    // a = arange(6).reshape(2, 3)
+    let a = ar(6, DType::I64).reshape(&[2, 3]).unwrap();
+    // np.take(a, [[0, 2]], axis=1) == [[[0, 2]], [[3, 5]]]
+    assert_tensor(
+        &Tensor::take(&a, &i64s(&[0, 2], &[1, 2]), Some(1)).unwrap(),
+        &i64s(&[0, 2, 3, 5], &[2, 1, 2]),
+    );
+    // np.take(a, 4) == 4; np.take(a, [-1, 0]) == [5, 0]
+    assert_tensor(
+        &Tensor::take(&a, &i64s(&[4], &[]), None).unwrap(),
+        &i64s(&[4], &[]),
+    );
+    assert_tensor(
+        &Tensor::take(&a, &i32s(&[-1, 0], &[2]), None).unwrap(),
+        &i64s(&[5, 0], &[2]),
+    );
+    assert_tensor(
+        &Tensor::take(&a, &i64s(&[1, 1, 0], &[3]), Some(0)).unwrap(),
+        &i64s(&[3, 4, 5, 3, 4, 5, 0, 1, 2], &[3, 3]),
+    );
+    assert_err(
+        Tensor::take(&a, &i64s(&[7], &[1]), None),
+        ErrorKind::Index,
+        "index 7 is out of bounds for axis 0 with size 6",
+    );
+    assert_err(
+        Tensor::take(&a, &i64s(&[-4], &[1]), Some(1)),
+        ErrorKind::Index,
+        "index -4 is out of bounds for axis 1 with size 3",
+    );
+    assert_err(
+        Tensor::take(&a, &f64s(&[1.0], &[1]), None),
+        ErrorKind::Type,
+        "Cannot cast array data from dtype('float64') to dtype('int64') according to the rule \
+         'same_kind'",
+    );
+    // The gradient adds the sensitivity at each index read (twice for a repeated index).
+    let d = f64s(&[1., 2., 3., 4., 5., 6., 7., 8., 9.], &[3, 3]);
+    assert_tensor(
+        &Tensor::take_grad(&d, &[2, 3], &i64s(&[1, 1, 0], &[3]), Some(0)).unwrap(),
+        &f64s(&[7., 8., 9., 5., 7., 9.], &[2, 3]),
+    );
+}
+
+#[test]
+fn pad_follows_numpy() {
+    let a = ar(6, DType::I64).reshape(&[2, 3]).unwrap();
+    // np.pad(a, 1, constant_values=9)
+    assert_tensor(
+        &a.pad(&pad_widths(&[vec![1]], 2).unwrap(), Scalar::Int(9))
+            .unwrap(),
+        &i64s(
+            &[9, 9, 9, 9, 9, 9, 0, 1, 2, 9, 9, 3, 4, 5, 9, 9, 9, 9, 9, 9],
+            &[4, 5],
+        ),
+    );
+    // np.pad(a, ((0, 1), (2, 0)))
+    assert_tensor(
+        &a.pad(
+            &pad_widths(&[vec![0, 1], vec![2, 0]], 2).unwrap(),
+            Scalar::Int(0),
+        )
+        .unwrap(),
+        &i64s(&[0, 0, 0, 1, 2, 0, 0, 3, 4, 5, 0, 0, 0, 0, 0], &[3, 5]),
+    );
+    // np.pad(arange(3), 1, constant_values=1.7) == [1, 0, 1, 2, 1] (cast to int).
+    assert_tensor(
+        &ar(3, DType::I64)
+            .pad(&pad_widths(&[vec![1]], 1).unwrap(), Scalar::Float(1.7))
+            .unwrap(),
+        &i64s(&[1, 0, 1, 2, 1], &[5]),
+    );
+    assert_eq!(pad_widths(&[vec![1, 2]], 2).unwrap(), vec![[1, 2], [1, 2]]);
+    assert_eq!(
+        pad_widths(&[vec![1], vec![3]], 2).unwrap(),
+        vec![[1, 1], [3, 3]]
+    );
+    assert_err(
+        pad_widths(&[vec![1, 2, 3]], 2),
+        ErrorKind::Value,
+        "operands could not be broadcast together with remapped shapes [original->remapped]: \
+         (3,)  and requested shape (2,2)",
+    );
+    assert_err(
+        pad_widths(&[vec![1, 2], vec![3, 4], vec![5, 6]], 2),
+        ErrorKind::Value,
+        "operands could not be broadcast together with remapped shapes [original->remapped]: \
+         (3,2)  and requested shape (2,2)",
+    );
+    assert_err(
+        pad_widths(&[vec![-1]], 2),
+        ErrorKind::Value,
+        "index can't contain negative values",
+    );
+    // The gradient is the interior.
+    let widths = pad_widths(&[vec![0, 1], vec![2, 0]], 2).unwrap();
+    let padded = a.cast(DType::F64).pad(&widths, Scalar::Int(0)).unwrap();
+    assert_tensor(
+        &Tensor::pad_grad(&padded, &[2, 3], &widths).unwrap(),
+        &a.cast(DType::F64),
     );
 }
