@@ -359,9 +359,7 @@ impl<'a> Transform<'a> {
             .map(|q| self.m.add_param(jg, &q.name, span))
             .collect();
         let callee = self.m.value(Const::Prim(p));
-        let mut ins = vec![callee];
-        ins.extend(&params);
-        let out = self.apply(jg, ins, span);
+        let (out, rule_prim, rule_args) = self.forward_prim(jg, callee, p, &params, span);
         let bg = self.m.add_graph(
             self.names.fresh(&format!("B{}", p.name())),
             std::sync::Arc::from(p.python_name()),
@@ -369,19 +367,48 @@ impl<'a> Transform<'a> {
             span,
         );
         let d = self.m.add_param(bg, "dout", span);
-        let needs = vec![true; params.len()];
+        let needs = vec![true; rule_args.len()];
         let mut e = rules::Emit {
             m: self.m,
             graph: bg,
             span,
         };
-        let grads = rules::backward(&mut e, p, &params, &needs, out, d);
-        let grads = grads.unwrap_or_else(|| {
+        let grads = rules::backward(&mut e, rule_prim, &rule_args, &needs, out, d);
+        let mut grads = grads.unwrap_or_else(|| {
             self.no_rule(p, span);
             vec![None; params.len()]
         });
+        if rule_prim != p {
+            // Dropout: only x (the first argument of both) gets a gradient.
+            grads.truncate(1);
+            grads.resize(params.len(), None);
+        }
         self.close(jg, bg, out, grads, &params, span);
         jg
+    }
+
+    /// The forward call of primitive `p` (the node `callee`) on `args` in J graph `jg`: its
+    /// value, and the primitive and arguments whose backward rule differentiates it.
+    /// `ops.dropout` runs as `DropoutApply(x, DropoutMask(x, p, training), p, training)`, so
+    /// that the backward pass multiplies by the very mask the forward pass drew; the
+    /// sensitivity of `x` stays the first.
+    fn forward_prim(
+        &mut self,
+        jg: GraphId,
+        callee: NodeId,
+        p: Prim,
+        args: &[NodeId],
+        span: Span,
+    ) -> (NodeId, Prim, Vec<NodeId>) {
+        if p == Prim::Dropout && args.len() == 3 {
+            let mask = self.prim(jg, Prim::DropoutMask, args, span);
+            let applied = vec![args[0], mask, args[1], args[2]];
+            let out = self.prim(jg, Prim::DropoutApply, &applied, span);
+            return (out, Prim::DropoutApply, applied);
+        }
+        let mut ins = vec![callee];
+        ins.extend(args);
+        (self.apply(jg, ins, span), p, args.to_vec())
     }
 
     fn no_rule(&mut self, p: Prim, span: Span) {
@@ -420,12 +447,10 @@ impl<'a> Transform<'a> {
             let args: Vec<NodeId> = ins[1..].iter().map(|&x| self.j_value(g, x, &map)).collect();
             let fwd = match self.m.constant(ins[0]).cloned() {
                 Some(Const::Prim(p)) => {
-                    let mut jins = vec![ins[0]];
-                    jins.extend(&args);
-                    let out = self.apply(jg, jins, span);
+                    let (out, prim, args) = self.forward_prim(jg, ins[0], p, &args, span);
                     backs.push(Back::Prim {
                         node: n,
-                        prim: p,
+                        prim,
                         args,
                         out,
                     });
@@ -489,7 +514,13 @@ impl<'a> Transform<'a> {
                 Back::Prim {
                     prim, args, out, ..
                 } => {
-                    let needs: Vec<bool> = ins[1..].iter().map(|&x| owned(self.m, x)).collect();
+                    let mut needs: Vec<bool> = ins[1..].iter().map(|&x| owned(self.m, x)).collect();
+                    if args.len() != needs.len() {
+                        // ops.dropout's forward (see `forward_prim`): only x, the first
+                        // argument of both calls, gets a sensitivity.
+                        needs.truncate(1);
+                        needs.resize(args.len(), false);
+                    }
                     if !needs.iter().any(|&b| b) {
                         continue;
                     }

@@ -23,6 +23,65 @@ impl Emit<'_> {
     }
 }
 
+/// The derivative of `gelu(x, approximate)`: of the exact form `Φ(x) + x·φ(x)`, of the tanh
+/// form `(1 + t)/2 + x/2·(1 - t²)·c·(1 + 3a·x²)` with `t = tanh(c·(x + a·x³))`. A constant
+/// `approximate` (the usual case) emits one of them; otherwise both, blended by it.
+fn gelu_derivative(e: &mut Emit, x: NodeId, approximate: NodeId) -> NodeId {
+    let (c, a) = (0.797_884_560_802_865_4, 0.044_715);
+    let mut f = |v: f64| e.konst(Const::Float(v));
+    let (half, one, inv_sqrt2, inv_sqrt_2pi) = (
+        f(0.5),
+        f(1.0),
+        f(std::f64::consts::FRAC_1_SQRT_2),
+        f(0.398_942_280_401_432_7),
+    );
+    let (kc, ka, k3a) = (f(c), f(a), f(3.0 * a));
+    let exact = |e: &mut Emit| {
+        let z = e.op(Prim::Mul, &[x, inv_sqrt2]);
+        let erf = e.op(Prim::Erf, &[z]);
+        let cdf = e.op(Prim::Add, &[erf, one]);
+        let cdf = e.op(Prim::Mul, &[cdf, half]);
+        let sq = e.op(Prim::Mul, &[x, x]);
+        let sq = e.op(Prim::Mul, &[sq, half]);
+        let nsq = e.op(Prim::Neg, &[sq]);
+        let pdf = e.op(Prim::Exp, &[nsq]);
+        let pdf = e.op(Prim::Mul, &[pdf, inv_sqrt_2pi]);
+        let xp = e.op(Prim::Mul, &[x, pdf]);
+        e.op(Prim::Add, &[cdf, xp])
+    };
+    let tanh_form = |e: &mut Emit| {
+        let sq = e.op(Prim::Mul, &[x, x]);
+        let cube = e.op(Prim::Mul, &[sq, x]);
+        let inner = e.op(Prim::Mul, &[cube, ka]);
+        let inner = e.op(Prim::Add, &[x, inner]);
+        let inner = e.op(Prim::Mul, &[inner, kc]);
+        let t = e.op(Prim::Tanh, &[inner]);
+        let left = e.op(Prim::Add, &[t, one]);
+        let left = e.op(Prim::Mul, &[left, half]);
+        let tt = e.op(Prim::Mul, &[t, t]);
+        let sech2 = e.op(Prim::Sub, &[one, tt]);
+        let du = e.op(Prim::Mul, &[sq, k3a]);
+        let du = e.op(Prim::Add, &[du, one]);
+        let du = e.op(Prim::Mul, &[du, kc]);
+        let right = e.op(Prim::Mul, &[sech2, du]);
+        let right = e.op(Prim::Mul, &[right, x]);
+        let right = e.op(Prim::Mul, &[right, half]);
+        e.op(Prim::Add, &[left, right])
+    };
+    match e.m.constant(approximate) {
+        Some(Const::Bool(false)) => exact(e),
+        Some(Const::Bool(true)) => tanh_form(e),
+        _ => {
+            let ex = exact(e);
+            let th = tanh_form(e);
+            let w = e.op(Prim::Mul, &[th, approximate]);
+            let not = e.op(Prim::Not, &[approximate]);
+            let v = e.op(Prim::Mul, &[ex, not]);
+            e.op(Prim::Add, &[w, v])
+        }
+    }
+}
+
 /// `x.shape`.
 fn shape_of(e: &mut Emit, x: NodeId) -> NodeId {
     let name = e.konst(Const::str("shape"));
@@ -157,6 +216,69 @@ pub fn backward(
             let t = op!(Mul, out, t);
             g[0] = Some(op!(Mul, d, t));
         }
+        Log1p => {
+            let one = e.konst(Const::Int(1));
+            let t = op!(Add, x[0], one);
+            g[0] = Some(op!(Div, d, t));
+        }
+        Expm1 => {
+            let one = e.konst(Const::Int(1));
+            let t = op!(Add, out, one);
+            g[0] = Some(op!(Mul, d, t));
+        }
+        Erf => {
+            // 2/√π · exp(-x²)
+            let k = e.konst(Const::Float(std::f64::consts::FRAC_2_SQRT_PI));
+            let sq = op!(Mul, x[0], x[0]);
+            let nsq = op!(Neg, sq);
+            let t = op!(Exp, nsq);
+            let t = op!(Mul, t, k);
+            g[0] = Some(op!(Mul, d, t));
+        }
+        Gelu => {
+            if need(0) {
+                let t = gelu_derivative(e, x[0], x[1]);
+                g[0] = Some(op!(Mul, d, t));
+            }
+        }
+        Silu => {
+            // s + x·s·(1 - s) with s = sigmoid(x)
+            let one = e.konst(Const::Int(1));
+            let s = op!(Sigmoid, x[0]);
+            let c = op!(Sub, one, s);
+            let t = op!(Mul, x[0], c);
+            let t = op!(Add, one, t);
+            let t = op!(Mul, s, t);
+            g[0] = Some(op!(Mul, d, t));
+        }
+        Softplus => {
+            let s = op!(Sigmoid, x[0]);
+            g[0] = Some(op!(Mul, d, s));
+        }
+        Rsqrt => {
+            // -out³ / 2
+            let k = e.konst(Const::Float(-0.5));
+            let c = op!(Mul, out, out);
+            let c = op!(Mul, c, out);
+            let t = op!(Mul, c, k);
+            g[0] = Some(op!(Mul, d, t));
+        }
+        // clip routes the sensitivity to x or to the bound that wins, broadcasting summed back.
+        Clip => {
+            for (i, gi) in g.iter_mut().enumerate().take(3) {
+                if need(i) {
+                    let k = e.konst(Const::Int(i as i64));
+                    let t = op!(ClipGrad, d, x[0], x[1], x[2], k);
+                    *gi = Some(op!(SumToShape, t, x[i]));
+                }
+            }
+        }
+        // Linear in its sensitivity, by a mask that is piecewise constant in the others.
+        ClipGrad => {
+            if need(0) {
+                g[0] = Some(op!(ClipGrad, d, x[1], x[2], x[3], x[4]));
+            }
+        }
         Relu => {
             let zero = e.konst(Const::Int(0));
             let pos = op!(Gt, x[0], zero);
@@ -215,6 +337,74 @@ pub fn backward(
             g[0] = Some(op!(Reshape, d, shape));
         }
         Transpose => g[0] = Some(op!(TransposeGrad, d, x[1])),
+        Squeeze | ExpandDims => {
+            let shape = shape_of(e, x[0]);
+            g[0] = Some(op!(Reshape, d, shape));
+        }
+        BroadcastTo => g[0] = Some(op!(SumToShape, d, x[0])),
+        Concat => {
+            if need(0) {
+                g[0] = Some(op!(ConcatGrad, d, x[0], x[1]));
+            }
+        }
+        Stack => {
+            if need(0) {
+                g[0] = Some(op!(StackGrad, d, x[0], x[1]));
+            }
+        }
+        // The parts' sensitivities (zeros for the unused ones) joined back.
+        Split => {
+            if need(0) {
+                let dense = op!(FillZeros, d, out);
+                let joined = op!(Concat, dense, x[2]);
+                g[0] = Some(op!(SumToShape, joined, x[0]));
+            }
+        }
+        Take => {
+            if need(0) {
+                let t = op!(TakeGrad, d, x[0], x[1], x[2]);
+                g[0] = Some(op!(SumToShape, t, x[0]));
+            }
+        }
+        Pad => {
+            let inner = op!(PadGrad, d, x[0], x[1]);
+            if need(0) {
+                g[0] = Some(op!(SumToShape, inner, x[0]));
+            }
+            // The padding value's sensitivity: everything outside the interior.
+            if need(2) {
+                let none = e.konst(Const::None);
+                let no = e.konst(Const::Bool(false));
+                let all = op!(ReduceSum, d, none, no);
+                let kept = op!(ReduceSum, inner, none, no);
+                let t = op!(Sub, all, kept);
+                g[2] = Some(op!(SumToShape, t, x[2]));
+            }
+        }
+        TakeGrad => {
+            if need(0) {
+                g[0] = Some(op!(Take, d, x[2], x[3]));
+            }
+        }
+        PadGrad => {
+            if need(0) {
+                let zero = e.konst(Const::Int(0));
+                g[0] = Some(op!(Pad, d, x[2], zero));
+            }
+        }
+        // Linear in d: their adjoints join the tuple sensitivity back.
+        ConcatGrad => {
+            if need(0) {
+                let dense = op!(FillZeros, d, x[1]);
+                g[0] = Some(op!(Concat, dense, x[2]));
+            }
+        }
+        StackGrad => {
+            if need(0) {
+                let dense = op!(FillZeros, d, x[1]);
+                g[0] = Some(op!(Stack, dense, x[2]));
+            }
+        }
         // Convolution is bilinear in (x, weight); each backward kernel is bilinear in its two
         // tensors too, and their adjoints are the other two kernels.
         Conv2D => {
@@ -227,6 +417,27 @@ pub fn backward(
                 let shape = shape_of(e, x[1]);
                 g[1] = Some(e.op(Conv2DBackpropFilter, &[&[d, x[0], shape], spec].concat()));
             }
+        }
+        // With s = softmax(x): dx = s * (d - sum(d * s)); with l = log_softmax(x):
+        // dx = d - exp(l) * sum(d), the sums over the axis, kept.
+        Softmax => {
+            let keep = e.konst(Const::Bool(true));
+            let ds = op!(Mul, d, out);
+            let total = op!(ReduceSum, ds, x[1], keep);
+            let centered = op!(Sub, d, total);
+            g[0] = Some(op!(Mul, out, centered));
+        }
+        LogSoftmax => {
+            let keep = e.konst(Const::Bool(true));
+            let total = op!(ReduceSum, d, x[1], keep);
+            let s = op!(Exp, out);
+            let t = op!(Mul, s, total);
+            g[0] = Some(op!(Sub, d, t));
+        }
+        // dx = d * exp(x - out), broadcast over the reduced axes.
+        LogSumExp => {
+            let k = e.konst(Const::str("logsumexp"));
+            g[0] = Some(op!(ReduceGrad, k, d, x[0], out, x[1], x[2]));
         }
         MaxPool2D => {
             if need(0) {
@@ -306,6 +517,17 @@ pub fn backward(
             }
             // A product's share out / x depends on x and out (away from exact zeros):
             // d(share)/dx = -share / x, d(share)/d(out) = share / out.
+            // A logsumexp's share exp(x - out): d(share)/dx = share, d(share)/d(out) = -share.
+            if matches!(e.m.constant(x[0]), Some(Const::Str(k)) if &**k == "logsumexp") {
+                let dr = op!(Mul, d, out);
+                if need(2) {
+                    g[2] = Some(dr);
+                }
+                if need(3) {
+                    let s = op!(ReduceSum, dr, x[4], x[5]);
+                    g[3] = Some(op!(Neg, s));
+                }
+            }
             if matches!(e.m.constant(x[0]), Some(Const::Str(k)) if &**k == "prod") {
                 let dr = op!(Mul, d, out);
                 if need(2) {
@@ -411,6 +633,13 @@ pub fn backward(
                 g[0] = Some(op!(GradHead, d, x[1]));
             }
         }
+        // The grad stage runs ops.dropout as DropoutApply(x, DropoutMask(...), p, training):
+        // linear in x, with the forward pass's mask.
+        DropoutApply => {
+            if need(0) {
+                g[0] = Some(op!(DropoutApply, d, x[1], x[2], x[3]));
+            }
+        }
         // A custom primitive with a registered backward rule.
         Custom(id) if anfora_ir::custom::get(id).bprop.is_some() => {
             let k = e.konst(Const::Prim(p));
@@ -432,7 +661,8 @@ pub fn backward(
         | GetAttr | Print | Assert | Raise | Load | UpdateState | MakeParameter | Assign
         | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate | ScatterNdAdd
         | Sgd | ApplyMomentum | Adam | SetSeed | Uniform | Normal | Randint | Bernoulli
-        | SensOnes | StopGradient | Any | All | TensorType => {}
+        | DropoutMask | Sign | ArgMax | ArgMin | OneHot | SensOnes | StopGradient | Any | All
+        | TensorType => {}
         _ => return None,
     }
     Some(g)
@@ -447,7 +677,8 @@ mod tests {
     /// Primitives the grad stage refuses on a gradient's path (E0502), each for a stated
     /// reason. Everything else has a rule, possibly "no gradient flows back".
     const WITHOUT_RULE: &[Prim] = &[
-        // Needs its mask recorded in the forward pass (the kernel library's issue).
+        // Never reaches a rule: the grad stage runs it as DropoutApply(x, DropoutMask(x, p,
+        // training), p, training), whose backward pass reuses the mask.
         Prim::Dropout,
         // A keyword call of a function value: its binding is only known at run time.
         Prim::CallKw,

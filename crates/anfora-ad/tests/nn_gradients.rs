@@ -42,6 +42,7 @@ fn tensor(shape: &[usize], seed: u64) -> Value {
 fn floats(v: &Value) -> Vec<f64> {
     match v {
         Value::Float(f) => vec![*f],
+        Value::Int(i) => vec![*i as f64],
         Value::Tensor(t) => t.to_f64_vec(),
         Value::Tuple(xs) => xs.iter().flat_map(floats).collect(),
         other => panic!("not numbers: {}", repr(other)),
@@ -311,5 +312,333 @@ fn pooling_errors_at_compile_time() {
             "ValueError: max_pool2d: padding (2, 2) must be at most half of the kernel size (3, 3)"
         ),
         other => panic!("expected a ValueError, got {other:?}"),
+    }
+}
+
+// ---- softmax family ---------------------------------------------------------------------------
+
+#[test]
+fn softmax_family_gradients() {
+    for call in [
+        "ops.softmax(x)",
+        "ops.softmax(x, axis=0)",
+        "ops.log_softmax(x, axis=1)",
+        "ops.log_softmax(x, -1)",
+        "ops.logsumexp(x)",
+        "ops.logsumexp(x, axis=1)",
+        "ops.logsumexp(x, axis=(0, 2), keepdims=True)",
+    ] {
+        // Weights make every output's sensitivity different.
+        let body = format!(
+            "def f(x):\n    y = {call}\n    return ops.sum(y * ops.sin(ops.reshape(ops.arange(y.size, dtype=anfora.float64), y.shape)))"
+        );
+        check(&body, &[tensor(&[2, 3, 4], 31)]);
+    }
+}
+
+#[test]
+fn softmax_family_second_order() {
+    for call in [
+        "ops.softmax(x, axis=1)",
+        "ops.log_softmax(x, axis=0)",
+        "ops.logsumexp(x, axis=1)",
+    ] {
+        let body = format!(
+            "def inner(x):\n    y = {call}\n    return ops.sum(y * ops.cos(ops.reshape(ops.arange(y.size, dtype=anfora.float64), y.shape)))\n\ndef f(x):\n    return ops.sum(ops.sin(grad(inner)(x)))"
+        );
+        check_with(&body, &[tensor(&[3, 4], 32)], 1e-5);
+    }
+}
+
+#[test]
+fn a_small_classifier_with_cross_entropy() {
+    // conv -> max pool -> dense -> log_softmax -> negative log-likelihood of fixed labels.
+    // (The dense layer is a broadcast product summed: the gradient of `@` is computed by
+    // different gemm calls in the two engines, which may round differently in the last bit.)
+    let body = "def f(x, w, v):\n    h = ops.tanh(ops.conv2d(x, w, padding='same'))\n    h = ops.max_pool2d(h, 2)\n    h = ops.reshape(h, (2, 12))\n    logits = ops.sum(h[:, :, None] * v[None], axis=1)\n    labels = ops.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]], dtype=anfora.float64)\n    return -ops.sum(ops.log_softmax(logits) * labels) + ops.mean(ops.logsumexp(logits, axis=1))";
+    check(
+        body,
+        &[
+            tensor(&[2, 1, 4, 4], 41),
+            tensor(&[3, 1, 3, 3], 42),
+            tensor(&[12, 3], 43),
+        ],
+    );
+}
+
+// ---- dropout ------------------------------------------------------------------------------------
+
+/// Runs `main(x, d)` of `src` on both engines: they must agree exactly (same seed, same draws).
+fn both_engines(src: &str, args: &[Value]) -> Value {
+    let c = call(&mut session(src, Engine::Compiled), "main", args);
+    let r = call(&mut session(src, Engine::Reference), "main", args);
+    assert_eq!(repr(&c), repr(&r), "the engines disagree\n{src}");
+    assert_eq!(floats(&c), floats(&r), "the engines disagree\n{src}");
+    c
+}
+
+#[test]
+fn dropout_gradient_uses_the_forward_mask() {
+    let src = format!(
+        "{HEADER}def drop(x):\n    return ops.dropout(x, 0.3)\n\ndef main(x, d):\n    anfora.set_seed(7)\n    out, back = vjp(drop, x)\n    return out, back(d)[0]\n"
+    );
+    // No zeros in x: the mask is where the output is not zero.
+    let x = Value::Tensor(
+        Tensor::from_f64(values(200, 51).iter().map(|v| v + 2.0).collect(), &[10, 20]).unwrap(),
+    );
+    let d = tensor(&[10, 20], 52);
+    let r = both_engines(&src, &[x.clone(), d.clone()]);
+    let Value::Tuple(items) = &r else {
+        panic!("a tuple")
+    };
+    let (out, g) = (floats(&items[0]), floats(&items[1]));
+    let (xs, ds) = (floats(&x), floats(&d));
+    let kept = out.iter().filter(|&&o| o != 0.0).count();
+    assert!(kept > 100 && kept < 180, "{kept} of 200 kept at p = 0.3");
+    for i in 0..200 {
+        let mask = if out[i] != 0.0 { 1.0 } else { 0.0 };
+        assert_eq!(out[i], mask * xs[i] / 0.7, "element {i}");
+        assert_eq!(g[i], ds[i] * mask / 0.7, "element {i}");
+    }
+}
+
+#[test]
+fn dropout_gradient_keeps_the_mask_where_x_is_zero() {
+    // Where x is 0 the output says nothing about the mask; the same seed draws the same mask
+    // for a tensor of ones, and the gradient must follow it exactly.
+    let src = format!(
+        "{HEADER}def drop(x):\n    return ops.dropout(x * 1.0, p=0.5, training=True)\n\ndef main(x, d):\n    anfora.set_seed(3)\n    g = grad(lambda x: ops.sum(drop(x) * d))(x)\n    anfora.set_seed(3)\n    mask = ops.dropout(ops.ones_like(x), 0.5) != 0.0\n    return g, ops.where(mask, d / 0.5, 0.0)\n"
+    );
+    let x = Value::Tensor(Tensor::zeros(&[64], DType::F64).unwrap());
+    let d = tensor(&[64], 53);
+    let r = both_engines(&src, &[x, d]);
+    let Value::Tuple(items) = &r else {
+        panic!("a tuple")
+    };
+    let (g, want) = (floats(&items[0]), floats(&items[1]));
+    assert_eq!(g, want);
+    assert!(g.contains(&0.0) && g.iter().any(|&v| v != 0.0));
+}
+
+#[test]
+fn dropout_gradient_when_not_training_and_through_a_network() {
+    // Not training: the identity, and its gradient the sensitivity.
+    let src = format!(
+        "{HEADER}def main(x, d):\n    out, back = vjp(lambda x: ops.dropout(x, 0.5, training=False), x)\n    return back(d)[0] - d\n"
+    );
+    let r = both_engines(&src, &[tensor(&[3, 4], 54), tensor(&[3, 4], 55)]);
+    assert!(floats(&r).iter().all(|&v| v == 0.0));
+    // Second order: the gradient of a gradient through dropout, and dropout inside a loss
+    // with Parameters, agree on both engines under a seed.
+    let src = format!(
+        "{HEADER}W = anfora.Parameter(ops.ones((4, 4), dtype=anfora.float64) * 0.3, name='W')\n\ndef loss(x):\n    h = ops.dropout(ops.tanh(x * W), 0.25)\n    return ops.sum(h * h)\n\ndef main(x, d):\n    anfora.set_seed(11)\n    g1 = grad(loss)(x)\n    g2 = grad(lambda x: ops.sum(grad(loss)(x) * d))(x)\n    gw = grad(loss, argnums=None, weights=(W,))(x)\n    return g1, g2, gw\n"
+    );
+    both_engines(&src, &[tensor(&[4, 4], 56), tensor(&[4, 4], 57)]);
+}
+
+// ---- elementwise activation and special functions ---------------------------------------------
+
+#[test]
+fn activation_gradients() {
+    for call in [
+        "ops.log1p(x * x)",
+        "ops.expm1(x)",
+        "ops.erf(x * 1.5)",
+        "ops.gelu(x * 2.0)",
+        "ops.gelu(x * 2.0, approximate=True)",
+        "ops.gelu(x * 2.0, True)",
+        "ops.silu(x * 2.0)",
+        "ops.softplus(x * 3.0)",
+        "ops.rsqrt(x * x + 0.5)",
+        "ops.sign(x) * x * x",
+        "ops.clip(x, -0.3, 0.4)",
+        "ops.clip(x, min=-0.3)",
+        "ops.clip(x, max=0.2) * x",
+        "ops.clip(x, None, None) * x",
+    ] {
+        let body = format!("def f(x):\n    return ops.sum(ops.sin({call} * 1.3))");
+        check(&body, &[tensor(&[3, 4], 61)]);
+    }
+}
+
+#[test]
+fn clip_gradients_of_tensor_bounds() {
+    // Bounds that are tensors broadcast against x, and bounds that cross (min > max).
+    check(
+        "def f(x, lo, hi):\n    return ops.sum(ops.sin(ops.clip(x, lo, hi) * 1.7))",
+        &[
+            tensor(&[3, 4], 62),
+            Value::Tensor(Tensor::from_f64(vec![-0.5, -0.2, 0.1, -0.8], &[4]).unwrap()),
+            Value::Tensor(Tensor::from_f64(vec![0.6, 0.3, -0.4], &[3, 1]).unwrap()),
+        ],
+    );
+}
+
+#[test]
+fn activation_second_order_and_gelu_with_a_variable_flag() {
+    for call in [
+        "ops.gelu(x)",
+        "ops.gelu(x, approximate=True)",
+        "ops.silu(x) + ops.softplus(x) + ops.erf(x) + ops.expm1(x) + ops.log1p(x * x)",
+        "ops.rsqrt(x * x + 1.0) + ops.clip(x, -0.2, 0.3) * x",
+    ] {
+        let body = format!(
+            "def inner(x):\n    return ops.sum({call})\n\ndef f(x):\n    return ops.sum(ops.sin(grad(inner)(x)))"
+        );
+        check_with(&body, &[tensor(&[2, 3], 63)], 1e-5);
+    }
+    // `approximate` known only at run time: both derivatives, blended by it.
+    let src = format!(
+        "{HEADER}def g(x, a):\n    return ops.sum(ops.gelu(x, approximate=a))\n\ndef main(x, a):\n    return grad(g)(x, a)\n\ndef fixed(x):\n    return grad(g)(x, True), grad(g)(x, False)\n"
+    );
+    let x = tensor(&[5], 64);
+    let mut s = session(&src, Engine::Compiled);
+    let want = floats(&call(&mut s, "fixed", std::slice::from_ref(&x)));
+    for (flag, half) in [(true, &want[..5]), (false, &want[5..])] {
+        let args = vec![Arg::from(x.clone()), Arg::mutable(Value::Bool(flag))];
+        let got = s
+            .call("main", args, &mut std::io::sink())
+            .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+        assert_eq!(floats(&got), half, "approximate={flag}");
+    }
+}
+
+#[test]
+fn activations_of_python_numbers_and_fused_chains() {
+    let src = format!(
+        "{HEADER}def scalars():\n    return ops.log1p(1.0), ops.expm1(0), ops.erf(1.0), ops.gelu(1.0), ops.sign(-3), ops.sign(2.5), ops.clip(5, 0, 3), ops.rsqrt(4)\n\ndef chain(x):\n    return ops.gelu(ops.softplus(x) * 2.0 - 1.0, approximate=True) + ops.log1p(ops.abs(x)) * ops.sign(x) - ops.silu(ops.erf(x))\n"
+    );
+    let mut s = session(&src, Engine::Compiled);
+    assert_eq!(
+        repr(&call(&mut s, "scalars", &[])),
+        "(0.6931471805599453, 0.0, 0.8427007929497149, 0.8413447460685429, -1, 1.0, 3, 0.5)"
+    );
+    // An elementwise chain (fused by the optimizer) agrees with the reference VM bit for bit.
+    for dtype in [DType::F32, DType::F64] {
+        let t = Tensor::from_f64(values(1000, 65), &[1000]).unwrap();
+        let x = Value::Tensor(t.cast(dtype));
+        let c = call(
+            &mut session(&src, Engine::Compiled),
+            "chain",
+            std::slice::from_ref(&x),
+        );
+        let r = call(&mut session(&src, Engine::Reference), "chain", &[x]);
+        assert_eq!(floats(&c), floats(&r), "{dtype:?}");
+    }
+}
+
+// ---- array functions ------------------------------------------------------------------------------
+
+#[test]
+fn array_function_gradients() {
+    for call in [
+        "ops.squeeze(ops.reshape(x, (1, 3, 1, 4)))",
+        "ops.squeeze(ops.reshape(x, (1, 3, 1, 4)), axis=2) * x",
+        "ops.expand_dims(x, (0, 2)) * ops.reshape(x, (3, 1, 4))",
+        "ops.broadcast_to(x, (2, 3, 4)) * ops.reshape(ops.arange(24, dtype=anfora.float64), (2, 3, 4))",
+        "ops.broadcast_to(ops.sum(x, axis=1, keepdims=True), (3, 5))",
+        // No gradient flows through argmax/one_hot: they only select.
+        "x * ops.one_hot(ops.argmax(x, axis=1), 4, dtype=anfora.float64)",
+        "x[0] * ops.cast(ops.argmin(x, axis=0), anfora.float64)",
+    ] {
+        let body = format!("def f(x):\n    return ops.sum(ops.sin({call}))");
+        check(&body, &[tensor(&[3, 4], 71)]);
+    }
+}
+
+#[test]
+fn array_function_values_and_errors() {
+    let src = format!(
+        "{HEADER}def main(x):\n    return ops.argmax(x), ops.argmin(x, axis=1), ops.one_hot(ops.argmax(x, axis=0), 3), ops.squeeze(x[None]).shape, ops.expand_dims(x, -1).shape, ops.broadcast_to(x[0], (2, 4)).shape\n\ndef bad(x):\n    y = x * 2.0\n    return ops.squeeze(y, axis=0)\n"
+    );
+    let x = Value::Tensor(
+        Tensor::from_f64(vec![3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0], &[2, 4]).unwrap(),
+    );
+    let c = both_engines(&src, std::slice::from_ref(&x));
+    assert_eq!(
+        repr(&c),
+        "(array(5), array([1, 2]), array([[0., 1., 0.],\n       [0., 1., 0.],\n       [1., 0., 0.],\n       [0., 1., 0.]], dtype=float32), (2, 4), (2, 4, 1), (2, 4))"
+    );
+    let mut s = session(&src, Engine::Compiled);
+    match s.call("bad", vec![Arg::from(x.clone())], &mut std::io::sink()) {
+        Err(f @ Failure::Compile(_)) => {
+            let text = s.render(&f);
+            assert!(
+                text.contains(
+                    "squeeze: cannot select an axis to squeeze out which has size not equal to one"
+                ) && text.contains("m.py:9:12"),
+                "{text}"
+            );
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+    let mut s = session(&src, Engine::Reference);
+    match s.call("bad", vec![Arg::from(x)], &mut std::io::sink()) {
+        Err(Failure::Runtime(e)) => assert_eq!(
+            e.headline(),
+            "ValueError: cannot select an axis to squeeze out which has size not equal to one"
+        ),
+        other => panic!("expected a ValueError, got {other:?}"),
+    }
+}
+
+#[test]
+fn concat_stack_and_split_gradients() {
+    let two = [tensor(&[2, 3], 81), tensor(&[2, 2], 82)];
+    for body in [
+        "def f(x, y):\n    return ops.sum(ops.sin(ops.concat((x, y * y), axis=1) * 1.5))",
+        "def f(x, y):\n    return ops.sum(ops.sin(ops.concat([x, x, y], axis=-1)))",
+        "def f(x, y):\n    return ops.sum(ops.sin(ops.stack((x[:, :2], y), axis=1)) * ops.reshape(ops.arange(8, dtype=anfora.float64), (2, 2, 2)))",
+        // Unused parts get zero sensitivities; parts used twice add up.
+        "def f(x, y):\n    a, b, c = ops.split(x, 3, axis=1)\n    p, q = ops.split(y, [1], axis=0)\n    return ops.sum(ops.sin(a * c) + a) + ops.sum(q * q)",
+        "def f(x, y):\n    parts = ops.split(ops.concat((x, y), axis=1), [1, 4], axis=1)\n    return ops.sum(ops.cos(parts[1])) + ops.sum(parts[0] * parts[2][:, :1])",
+    ] {
+        check(body, &two);
+    }
+    // Second order through the joins and the split.
+    let body = "def inner(x, y):\n    a, b = ops.split(ops.concat((x, y), axis=1), [2], axis=1)\n    return ops.sum(ops.sin(ops.stack((a, b[:, :2]), axis=0)))\n\ndef f(x, y):\n    gx, gy = grad(inner, argnums=(0, 1))(x, y)\n    return ops.sum(gx * gx) + ops.sum(ops.sin(gy))";
+    check_with(body, &two, 1e-5);
+}
+
+#[test]
+fn take_and_pad_gradients() {
+    for call in [
+        "ops.take(x, ops.tensor([2, 0, 2, -1]), axis=1)",
+        "ops.take(x, [[5, 0], [5, 11]])",
+        "ops.gather(x, ops.tensor([1, 1]), axis=0) * 2.0",
+        "ops.take(x, 3) * x",
+        "ops.pad(x, 1)",
+        "ops.pad(x, ((0, 2), (1, 0)), value=0.5) * ops.pad(x, ((2, 0), (0, 1)))",
+    ] {
+        let body = format!("def f(x):\n    return ops.sum(ops.sin({call} * 1.3))");
+        check(&body, &[tensor(&[3, 4], 91)]);
+    }
+    // The padding value gets the sensitivity of the border.
+    check(
+        "def f(x, v):\n    return ops.sum(ops.sin(ops.pad(x, (1, 2), value=v[0])))",
+        &[tensor(&[2, 3], 92), tensor(&[1], 93)],
+    );
+    // Second order.
+    let body = "def inner(x):\n    return ops.sum(ops.sin(ops.take(ops.pad(x, 1), ops.tensor([0, 2, 2]), axis=1)))\n\ndef f(x):\n    return ops.sum(ops.cos(grad(inner)(x)))";
+    check_with(body, &[tensor(&[3, 4], 94)], 1e-5);
+}
+
+#[test]
+fn take_errors_at_run_time() {
+    let src = format!("{HEADER}def main(x, i):\n    return ops.take(x, i, axis=0)\n");
+    for engine in [Engine::Compiled, Engine::Reference] {
+        let mut s = session(&src, engine);
+        let args = vec![
+            Arg::from(tensor(&[3, 2], 1)),
+            Arg::from(Value::Tensor(Tensor::from_i64(vec![0, 3], &[2]).unwrap())),
+        ];
+        match s.call("main", args, &mut std::io::sink()) {
+            Err(Failure::Runtime(e)) => assert_eq!(
+                e.headline(),
+                "IndexError: index 3 is out of bounds for axis 0 with size 3",
+                "{engine:?}"
+            ),
+            other => panic!("{engine:?}: expected an IndexError, got {other:?}"),
+        }
     }
 }

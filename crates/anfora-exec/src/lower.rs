@@ -19,8 +19,8 @@ use std::sync::Arc;
 use anfora_infer::Abs;
 use anfora_ir::analysis::{Analysis, analyze};
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
-use anfora_tensor::DType;
 use anfora_tensor::fused::{FusedKernel, FusedOp};
+use anfora_tensor::{DType, UnaryOp};
 use anfora_vm::value::{Closure, from_const};
 use anfora_vm::{Value, ops};
 
@@ -742,6 +742,24 @@ fn kernel_ops(n_inputs: u32, steps: &[FusedStep]) -> Option<Vec<FusedOp>> {
     // Kernel value of each step's result.
     let mut value_of: Vec<u32> = (0..n_inputs).collect();
     for step in steps {
+        // gelu's `approximate` picks the kernel function.
+        if step.prim == Prim::Gelu {
+            let [
+                FusedArg::Value(i) | FusedArg::Last(i),
+                FusedArg::Const(Value::Bool(approx)),
+            ] = step.args[..]
+            else {
+                return None;
+            };
+            let op = if approx {
+                UnaryOp::GeluTanh
+            } else {
+                UnaryOp::Gelu
+            };
+            ops.push(FusedOp::Unary(op, *value_of.get(i as usize)?));
+            value_of.push(n_inputs + ops.len() as u32 - 1);
+            continue;
+        }
         let mut args = Vec::with_capacity(step.args.len());
         let mut scalars = 0;
         for a in &step.args {

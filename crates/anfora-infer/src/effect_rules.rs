@@ -184,17 +184,22 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
                 None => Abs::Any,
             }
         }
-        Prim::Bernoulli | Prim::Dropout => match &args[0] {
-            Abs::Tensor(t) if t.dtype.is_float() => tensor_abs(t.dtype, t.shape.clone()),
-            Abs::Tensor(t) => {
-                return Err(err(format!(
-                    "{func}() expects a floating tensor, got {}",
-                    t.dtype
-                )));
+        Prim::Bernoulli | Prim::Dropout | Prim::DropoutMask | Prim::DropoutApply => {
+            match &args[0] {
+                Abs::Tensor(t) if t.dtype.is_float() && p == Prim::DropoutMask => {
+                    tensor_abs(DType::Bool, t.shape.clone())
+                }
+                Abs::Tensor(t) if t.dtype.is_float() => tensor_abs(t.dtype, t.shape.clone()),
+                Abs::Tensor(t) => {
+                    return Err(err(format!(
+                        "{func}() expects a floating tensor, got {}",
+                        t.dtype
+                    )));
+                }
+                Abs::Any => Abs::Any,
+                _ => Abs::Bottom,
             }
-            Abs::Any => Abs::Any,
-            _ => Abs::Bottom,
-        },
+        }
         _ => Abs::Any,
     })
 }

@@ -8,6 +8,7 @@
 //! * [`specialize`]: the specialized graphs.
 
 pub mod abs;
+mod array_rules;
 mod effect_rules;
 pub mod engine;
 mod grad_rules;

@@ -150,6 +150,40 @@ fn pool2d(op: &str, x: &Abs, args: &[Abs]) -> Rule {
     Ok(tensor_abs(dtype, shape))
 }
 
+/// `ops.softmax`/`ops.log_softmax` (`op`): a float tensor's shape, the axis checked.
+fn softmax(op: &str, args: &[Abs]) -> Rule {
+    let x = match &args[0] {
+        Abs::Tensor(x) => x,
+        Abs::Any => return Ok(Abs::Any),
+        _ => return Ok(Abs::Bottom),
+    };
+    let dtype = float_dtype(op, &[x])?;
+    match &args[1] {
+        Abs::Int(Some(a)) => {
+            crate::rules::normalize_axis(*a, x.shape.len())
+                .map_err(|e| err(format!("{op}: {}", e.0)))?;
+        }
+        Abs::Int(None) | Abs::Bool(_) | Abs::Any => {}
+        // Not an int: a TypeError at run time.
+        _ => return Ok(Abs::Bottom),
+    }
+    Ok(tensor_abs(dtype, x.shape.clone()))
+}
+
+/// `ops.logsumexp`: the shape of a sum over the axes, in the float tensor's dtype.
+fn logsumexp(args: &[Abs]) -> Rule {
+    let x = match &args[0] {
+        Abs::Tensor(x) => x,
+        Abs::Any => return Ok(Abs::Any),
+        _ => return Ok(Abs::Bottom),
+    };
+    let dtype = float_dtype("logsumexp", &[x])?;
+    Ok(match crate::rules::reduce(Prim::ReduceSum, args)? {
+        Abs::Tensor(t) => tensor_abs(dtype, t.shape.clone()),
+        other => other,
+    })
+}
+
 /// A backward kernel: a tensor of the sensitivity's dtype and the shape it is given.
 fn backward(args: &[Abs]) -> Rule {
     match (&args[0], &args[1]) {
@@ -166,6 +200,9 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
     match p {
         Prim::Conv2D => conv2d(args),
         Prim::Conv2DBackpropInput | Prim::Conv2DBackpropFilter => backward(args),
+        Prim::Softmax => softmax("softmax", args),
+        Prim::LogSoftmax => softmax("log_softmax", args),
+        Prim::LogSumExp => logsumexp(args),
         Prim::MaxPool2D => pool2d("max_pool2d", &args[0], &args[1..4]),
         Prim::AvgPool2D => pool2d("avg_pool2d", &args[0], &args[1..4]),
         // Shaped like the input.
@@ -201,5 +238,44 @@ pub(crate) fn may_raise(args: &[Abs]) -> bool {
     !args.iter().all(|a| match a {
         Abs::Tensor(t) => t.dtype.is_float() && t.known_shape().is_some(),
         other => crate::rules::to_value(other).is_some(),
+    })
+}
+
+/// `Clip` (as the VM computes it: `maximum` then `minimum`) and `ClipGrad` (the sensitivity
+/// times the comparisons that route it).
+pub(crate) fn clip(p: Prim, args: &[Abs]) -> Rule {
+    use crate::rules::binary;
+    let (x, lo, hi) = if p == Prim::Clip {
+        (&args[0], &args[1], &args[2])
+    } else {
+        (&args[1], &args[2], &args[3])
+    };
+    if matches!(x, Abs::Any) {
+        return Ok(Abs::Any);
+    }
+    if !matches!(x, Abs::Tensor(_)) && !x.is_number() {
+        // A TypeError at run time.
+        return Ok(Abs::Bottom);
+    }
+    let raised = match lo {
+        Abs::None => x.clone(),
+        lo => binary(Prim::Maximum, x, lo)?,
+    };
+    let clipped = match hi {
+        Abs::None => raised.clone(),
+        hi => binary(Prim::Minimum, &raised, hi)?,
+    };
+    if p == Prim::Clip {
+        return Ok(clipped);
+    }
+    let d = &args[0];
+    let routed = |mask: Rule| -> Rule { binary(Prim::Mul, d, &mask?) };
+    Ok(match (args[4].as_i64(), lo, hi) {
+        (Some(1), Abs::None, _) | (Some(2), _, Abs::None) => Abs::None,
+        (Some(0), Abs::None, Abs::None) => d.clone(),
+        (Some(0 | 1), lo, Abs::None) => routed(binary(Prim::Ge, x, lo))?,
+        (Some(0 | 1), _, hi) => routed(binary(Prim::Le, &raised, hi))?,
+        (Some(2), _, hi) => routed(binary(Prim::Gt, &raised, hi))?,
+        _ => Abs::Any,
     })
 }

@@ -372,7 +372,11 @@ fn matmul(a: &Abs, b: &Abs) -> Rule {
 fn unary(p: Prim, a: &Abs) -> Rule {
     match a {
         Abs::Tensor(t) => {
-            let op = tensor_unary_op(p).expect("a unary primitive");
+            let op = match p {
+                // Both forms compute in the same dtype.
+                Prim::Gelu => UnaryOp::Gelu,
+                _ => tensor_unary_op(p).expect("a unary primitive"),
+            };
             if op == UnaryOp::Relu && t.dtype == DType::Bool {
                 return Err(err("relu is not supported for boolean tensors"));
             }
@@ -383,8 +387,8 @@ fn unary(p: Prim, a: &Abs) -> Rule {
         x => Ok(match (p, num(x)) {
             (Prim::Neg | Prim::Pos | Prim::Abs, Some(Num::Float)) => Abs::Float(None),
             (Prim::Neg | Prim::Pos | Prim::Abs | Prim::Invert, Some(_)) => Abs::Int(None),
-            (Prim::Relu, Some(Num::Float)) => Abs::Float(None),
-            (Prim::Relu, Some(_)) => Abs::Int(None),
+            (Prim::Relu | Prim::Sign, Some(Num::Float)) => Abs::Float(None),
+            (Prim::Relu | Prim::Sign, Some(_)) => Abs::Int(None),
             (Prim::LogicalNot, _) => Abs::Bool(None),
             (
                 Prim::Exp
@@ -393,7 +397,14 @@ fn unary(p: Prim, a: &Abs) -> Rule {
                 | Prim::Tanh
                 | Prim::Sin
                 | Prim::Cos
-                | Prim::Sigmoid,
+                | Prim::Sigmoid
+                | Prim::Log1p
+                | Prim::Expm1
+                | Prim::Erf
+                | Prim::Gelu
+                | Prim::Silu
+                | Prim::Softplus
+                | Prim::Rsqrt,
                 Some(_),
             ) => Abs::Float(None),
             _ => Abs::Bottom,
@@ -652,7 +663,7 @@ fn axes_arg(a: &Abs) -> Option<Option<Vec<i64>>> {
     }
 }
 
-fn normalize_axis(axis: i64, ndim: usize) -> Result<usize, RuleError> {
+pub(crate) fn normalize_axis(axis: i64, ndim: usize) -> Result<usize, RuleError> {
     let n = ndim as i64;
     let a = if axis < 0 { axis + n } else { axis };
     if a < 0 || a >= n.max(1) && !(n == 0 && (axis == 0 || axis == -1)) {
@@ -663,7 +674,7 @@ fn normalize_axis(axis: i64, ndim: usize) -> Result<usize, RuleError> {
     Ok(a as usize)
 }
 
-fn reduce(p: Prim, args: &[Abs]) -> Rule {
+pub(crate) fn reduce(p: Prim, args: &[Abs]) -> Rule {
     let t = match &args[0] {
         Abs::Tensor(t) => t.clone(),
         Abs::Any => return Ok(Abs::Any),
@@ -1266,7 +1277,31 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::Cos
         | Prim::Sigmoid
         | Prim::Relu
-        | Prim::LogicalNot => unary(p, &args[0])?,
+        | Prim::LogicalNot
+        | Prim::Log1p
+        | Prim::Expm1
+        | Prim::Erf
+        | Prim::Gelu
+        | Prim::Silu
+        | Prim::Softplus
+        | Prim::Rsqrt
+        | Prim::Sign => unary(p, &args[0])?,
+        Prim::Clip | Prim::ClipGrad => crate::nn_rules::clip(p, args)?,
+        Prim::ArgMax
+        | Prim::ArgMin
+        | Prim::OneHot
+        | Prim::Squeeze
+        | Prim::ExpandDims
+        | Prim::BroadcastTo
+        | Prim::Concat
+        | Prim::Stack
+        | Prim::Split
+        | Prim::ConcatGrad
+        | Prim::StackGrad
+        | Prim::Take
+        | Prim::TakeGrad
+        | Prim::Pad
+        | Prim::PadGrad => crate::array_rules::infer(p, args)?,
         Prim::Is | Prim::IsNot => {
             let same = match (&args[0], &args[1]) {
                 (Abs::None, Abs::None) => Some(true),
@@ -1379,7 +1414,10 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::AvgPool2D
         | Prim::MaxPool2DGrad
         | Prim::MaxPool2DGradGrad
-        | Prim::AvgPool2DGrad => crate::nn_rules::infer(p, args)?,
+        | Prim::AvgPool2DGrad
+        | Prim::Softmax
+        | Prim::LogSoftmax
+        | Prim::LogSumExp => crate::nn_rules::infer(p, args)?,
         Prim::CallKw => Abs::Any,
         Prim::Load
         | Prim::UpdateState
@@ -1401,6 +1439,8 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::Randint
         | Prim::Bernoulli
         | Prim::Dropout
+        | Prim::DropoutMask
+        | Prim::DropoutApply
         | Prim::Custom(_) => crate::effect_rules::infer(p, args)?,
         Prim::Grad
         | Prim::ValueAndGrad
@@ -1470,7 +1510,10 @@ pub fn may_raise(p: Prim, args: &[Abs]) -> bool {
         | Prim::AvgPool2D
         | Prim::MaxPool2DGrad
         | Prim::MaxPool2DGradGrad
-        | Prim::AvgPool2DGrad => crate::nn_rules::may_raise(args),
+        | Prim::AvgPool2DGrad
+        | Prim::Softmax
+        | Prim::LogSoftmax
+        | Prim::LogSumExp => crate::nn_rules::may_raise(args),
         Prim::Eq | Prim::Ne => !args
             .iter()
             .any(|a| matches!(a, Abs::Tensor(_) | Abs::Tuple(_) | Abs::List(_) | Abs::Any)),
@@ -1491,7 +1534,18 @@ pub fn may_raise(p: Prim, args: &[Abs]) -> bool {
         | Prim::Tanh
         | Prim::Sin
         | Prim::Cos
-        | Prim::Sigmoid => !(floats || tensors_of(DType::is_float)),
+        | Prim::Sigmoid
+        | Prim::Log1p
+        | Prim::Expm1
+        | Prim::Erf
+        | Prim::Silu
+        | Prim::Softplus
+        | Prim::Rsqrt
+        | Prim::Sign => !(floats || tensors_of(DType::is_float)),
+        Prim::Gelu => !matches!(
+            (&args[0], &args[1]),
+            (Abs::Tensor(t), Abs::Bool(Some(_))) if t.dtype.is_float()
+        ),
         Prim::Truth | Prim::Not => !args.iter().all(|a| {
             matches!(
                 a,

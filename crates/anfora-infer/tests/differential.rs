@@ -266,6 +266,38 @@ fn every_primitive_has_an_inference_rule() {
                 args[0] = tensor(&[1, 3, 5, 5]);
                 args[1] = Abs::Int(Some(2));
             }
+            if p == Prim::OneHot {
+                args[0] = Abs::tensor(anfora_infer::TensorAbs::new(
+                    DType::I64,
+                    vec![Some(2), Some(3)],
+                ));
+                args[1] = Abs::Int(Some(4));
+            }
+            if p == Prim::ExpandDims {
+                args[1] = Abs::Int(Some(0));
+            }
+            if p == Prim::BroadcastTo {
+                args[1] = Abs::tuple(vec![
+                    Abs::Int(Some(4)),
+                    Abs::Int(Some(2)),
+                    Abs::Int(Some(3)),
+                ]);
+            }
+            if matches!(p, Prim::Concat | Prim::Stack) {
+                args[0] = Abs::tuple(vec![tensor(&[2, 3]), tensor(&[2, 3])]);
+            }
+            if p == Prim::Split {
+                args[1] = Abs::Int(Some(2));
+                let r = infer_prim(p, &args).unwrap_or_else(|e| panic!("{p:?}: {e:?}"));
+                assert!(matches!(r, Abs::Tuple(_)), "{p:?} {args:?} gives {r}");
+                continue;
+            }
+            if p == Prim::Take {
+                args[1] = Abs::tensor(anfora_infer::TensorAbs::new(DType::I64, vec![Some(2)]));
+            }
+            if p == Prim::Pad {
+                args[1] = Abs::Int(Some(1));
+            }
             if p == Prim::Conv2D {
                 args[0] = tensor(&[1, 3, 5, 5]);
                 args[1] = tensor(&[2, 3, 3, 3]);

@@ -152,6 +152,21 @@ prims! {
     Cos => "Cos",
     Sigmoid => "Sigmoid",
     Relu => "ReLU",
+    Log1p => "Log1p",
+    Expm1 => "Expm1",
+    Erf => "Erf",
+    /// `ops.gelu(x, approximate=False)`: exact (erf) GELU, or its tanh form.
+    Gelu => "GeLU",
+    Silu => "SiLU",
+    Softplus => "Softplus",
+    Rsqrt => "Rsqrt",
+    Sign => "Sign",
+    /// `ops.clip(x, min=None, max=None)`: numpy's `clip`, `minimum(maximum(x, min), max)` with
+    /// a `None` bound left out.
+    Clip => "Clip",
+    /// `ClipGrad(d, x, min, max, which)`: the sensitivity of `x` (which 0), `min` (1) or `max`
+    /// (2) of `Clip`, before broadcasting is summed back; `None` for a `None` bound.
+    ClipGrad => "ClipGrad",
     Maximum => "Maximum",
     Minimum => "Minimum",
     LogicalNot => "LogicalNot",
@@ -191,6 +206,43 @@ prims! {
     /// `AvgPool2DGrad(d, input_shape, kernel_size, stride, padding)`: each window's sensitivity
     /// shared by its positions.
     AvgPool2DGrad => "AvgPool2DGrad",
+    /// `ops.softmax(x, axis=-1)`.
+    Softmax => "Softmax",
+    /// `ops.log_softmax(x, axis=-1)`.
+    LogSoftmax => "LogSoftmax",
+    /// `ops.logsumexp(x, axis=None, keepdims=False)`.
+    LogSumExp => "LogSumExp",
+
+    /// `ops.argmax(x, axis=None, keepdims=False)`: numpy's, int64.
+    ArgMax => "ArgMax",
+    /// `ops.argmin(x, axis=None, keepdims=False)`: numpy's, int64.
+    ArgMin => "ArgMin",
+    /// `ops.one_hot(indices, depth, dtype=float32)`.
+    OneHot => "OneHot",
+    /// `ops.squeeze(x, axis=None)`: numpy's.
+    Squeeze => "Squeeze",
+    /// `ops.expand_dims(x, axis)`: numpy's.
+    ExpandDims => "ExpandDims",
+    /// `ops.broadcast_to(x, shape)`: numpy's.
+    BroadcastTo => "BroadcastTo",
+    /// `ops.concat(tensors, axis=0)`: numpy's `concatenate`.
+    Concat => "Concat",
+    /// `ops.stack(tensors, axis=0)`: numpy's.
+    Stack => "Stack",
+    /// `ops.split(x, indices_or_sections, axis=0)`: numpy's; a tuple of tensors.
+    Split => "Split",
+    /// `ConcatGrad(d, tensors, axis)`: `d` cut back into one sensitivity per tensor.
+    ConcatGrad => "ConcatGrad",
+    /// `StackGrad(d, tensors, axis)`: `d` unstacked into one sensitivity per tensor.
+    StackGrad => "StackGrad",
+    /// `ops.take(x, indices, axis=None)` (also `ops.gather`): numpy's `take`.
+    Take => "Take",
+    /// `TakeGrad(d, x, indices, axis)`: zeros like `x` with `d` added where `take` read.
+    TakeGrad => "TakeGrad",
+    /// `ops.pad(x, pad_width, value=0)`: numpy's `pad` in constant mode.
+    Pad => "Pad",
+    /// `PadGrad(d, x, pad_width)`: the interior of `d`, shaped like `x`.
+    PadGrad => "PadGrad",
 
     // ---- side effects ----------------------------------------------------------------
     /// `Load(param, u)`: the value of a Parameter in memory state `u`.
@@ -219,6 +271,14 @@ prims! {
     Randint => "UniformInt",
     Bernoulli => "Bernoulli",
     Dropout => "Dropout",
+    /// `DropoutMask(x, p, training)`: the keep mask `ops.dropout` draws (bool, shaped like `x`;
+    /// all true, drawing nothing, when not training or `p` is 0). The grad stage runs
+    /// `ops.dropout` as `DropoutApply(x, DropoutMask(x, p, training), p, training)` so that
+    /// the backward pass uses the forward pass's mask.
+    DropoutMask => "DropoutMask",
+    /// `DropoutApply(x, mask, p, training)`: `x / (1 - p)` where `mask`, else 0 (`x` itself
+    /// when not training or `p` is 0). Linear in `x`: its gradient is itself applied to `d`.
+    DropoutApply => "DropoutApply",
 
     // ---- automatic differentiation ---------------------------------------------------
     /// `anfora.grad(fn, argnums=0, weights=None, sens_param=False)`: expanded by the grad
@@ -325,6 +385,15 @@ const OPS: &[(&str, Prim)] = &[
     ("cos", Prim::Cos),
     ("sigmoid", Prim::Sigmoid),
     ("relu", Prim::Relu),
+    ("log1p", Prim::Log1p),
+    ("expm1", Prim::Expm1),
+    ("erf", Prim::Erf),
+    ("gelu", Prim::Gelu),
+    ("silu", Prim::Silu),
+    ("softplus", Prim::Softplus),
+    ("rsqrt", Prim::Rsqrt),
+    ("sign", Prim::Sign),
+    ("clip", Prim::Clip),
     ("where", Prim::Where),
     ("cast", Prim::Cast),
     ("sum", Prim::ReduceSum),
@@ -335,8 +404,23 @@ const OPS: &[(&str, Prim)] = &[
     ("reshape", Prim::Reshape),
     ("transpose", Prim::Transpose),
     ("conv2d", Prim::Conv2D),
+    ("argmax", Prim::ArgMax),
+    ("argmin", Prim::ArgMin),
+    ("one_hot", Prim::OneHot),
+    ("squeeze", Prim::Squeeze),
+    ("expand_dims", Prim::ExpandDims),
+    ("broadcast_to", Prim::BroadcastTo),
+    ("concat", Prim::Concat),
+    ("stack", Prim::Stack),
+    ("split", Prim::Split),
+    ("take", Prim::Take),
+    ("gather", Prim::Take),
+    ("pad", Prim::Pad),
     ("max_pool2d", Prim::MaxPool2D),
     ("avg_pool2d", Prim::AvgPool2D),
+    ("softmax", Prim::Softmax),
+    ("log_softmax", Prim::LogSoftmax),
+    ("logsumexp", Prim::LogSumExp),
     ("zeros", Prim::Zeros),
     ("ones", Prim::Ones),
     ("full", Prim::Full),
@@ -432,7 +516,7 @@ impl Prim {
             Print | Assert | Raise | SetSeed | MakeParameter => Effects { io: true, ..none },
             Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate
             | ScatterNdAdd | Sgd | ApplyMomentum | Adam => Effects { mem: true, ..none },
-            Uniform | Normal | Randint | Bernoulli | Dropout => Effects {
+            Uniform | Normal | Randint | Bernoulli | Dropout | DropoutMask => Effects {
                 hidden: true,
                 ..none
             },
@@ -578,7 +662,22 @@ fn build_signature(p: Prim) -> Signature {
         Pow => fixed(vec![req("base"), req("exp")]),
         Divmod => fixed(vec![req("x"), req("y")]),
         Neg | Pos | Invert | Not | Abs | Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Relu
-        | LogicalNot => fixed(vec![req("x")]),
+        | LogicalNot | Log1p | Expm1 | Erf | Silu | Softplus | Rsqrt | Sign => {
+            fixed(vec![req("x")])
+        }
+        Gelu => fixed(vec![req("x"), opt("approximate", Const::Bool(false))]),
+        Clip => fixed(vec![
+            req("x"),
+            opt("min", Const::None),
+            opt("max", Const::None),
+        ]),
+        ClipGrad => fixed(vec![
+            req("d"),
+            req("x"),
+            req("min"),
+            req("max"),
+            req("which"),
+        ]),
         Print => variadic(vec![
             opt("sep", Const::str(" ")),
             opt("end", Const::str("\n")),
@@ -643,6 +742,40 @@ fn build_signature(p: Prim) -> Signature {
             req("kernel_size"),
             req("stride"),
             req("padding"),
+        ]),
+        ArgMax | ArgMin => fixed(vec![
+            req("x"),
+            opt("axis", Const::None),
+            opt("keepdims", Const::Bool(false)),
+        ]),
+        OneHot => fixed(vec![
+            req("indices"),
+            req("depth"),
+            opt("dtype", Const::None),
+        ]),
+        Squeeze => fixed(vec![req("x"), opt("axis", Const::None)]),
+        ExpandDims => fixed(vec![req("x"), req("axis")]),
+        BroadcastTo => fixed(vec![req("x"), req("shape")]),
+        Concat | Stack => fixed(vec![req("tensors"), opt("axis", Const::Int(0))]),
+        Split => fixed(vec![
+            req("x"),
+            req("indices_or_sections"),
+            opt("axis", Const::Int(0)),
+        ]),
+        ConcatGrad | StackGrad => fixed(vec![req("d"), req("tensors"), req("axis")]),
+        Take => fixed(vec![req("x"), req("indices"), opt("axis", Const::None)]),
+        TakeGrad => fixed(vec![req("d"), req("x"), req("indices"), req("axis")]),
+        Pad => fixed(vec![
+            req("x"),
+            req("pad_width"),
+            opt("value", Const::Int(0)),
+        ]),
+        PadGrad => fixed(vec![req("d"), req("x"), req("pad_width")]),
+        Softmax | LogSoftmax => fixed(vec![req("x"), opt("axis", Const::Int(-1))]),
+        LogSumExp => fixed(vec![
+            req("x"),
+            opt("axis", Const::None),
+            opt("keepdims", Const::Bool(false)),
         ]),
         Conv2DBackpropInput => fixed(vec![
             req("d"),
@@ -719,6 +852,8 @@ fn build_signature(p: Prim) -> Signature {
             opt("p", Const::Float(0.5)),
             opt("training", Const::Bool(true)),
         ]),
+        DropoutMask => fixed(vec![req("x"), req("p"), req("training")]),
+        DropoutApply => fixed(vec![req("x"), req("mask"), req("p"), req("training")]),
         Grad | ValueAndGrad => fixed(vec![
             req("fn"),
             opt("argnums", Const::Int(0)),

@@ -21,7 +21,8 @@ const ELEMENTWISE: &[Prim] = &[
     Prim::Maximum, Prim::Minimum, Prim::Eq, Prim::Ne, Prim::Lt, Prim::Le, Prim::Gt, Prim::Ge,
     Prim::Neg, Prim::Pos, Prim::Abs, Prim::Exp, Prim::Log, Prim::Sqrt, Prim::Tanh, Prim::Sin,
     Prim::Cos, Prim::Sigmoid, Prim::Relu, Prim::LogicalNot, Prim::BitAnd, Prim::BitOr,
-    Prim::BitXor, Prim::Invert, Prim::Where,
+    Prim::BitXor, Prim::Invert, Prim::Where, Prim::Log1p, Prim::Expm1, Prim::Erf, Prim::Gelu,
+    Prim::Silu, Prim::Softplus, Prim::Rsqrt, Prim::Sign,
 ];
 
 /// Whether primitive `p` is an elementwise tensor operation the fused kernels implement.

@@ -481,6 +481,7 @@ macro_rules! int_unary_fns {
                     UnaryOp::Abs => sink.apply(PerElement(<$t as Arith>::abs)),
                     UnaryOp::Relu => sink.apply(PerElement(|x: $t| <$t as Arith>::max(x, 0))),
                     UnaryOp::Invert => sink.apply(PerElement(<$t as Bits>::not)),
+                    UnaryOp::Sign => sink.apply(PerElement(<$t>::signum)),
                     _ => unreachable!("{op:?} on integers computes in float64"),
                 }
             }
@@ -505,7 +506,27 @@ macro_rules! float_unary_fns {
                     | UnaryOp::Tanh
                     | UnaryOp::Sin
                     | UnaryOp::Cos
-                    | UnaryOp::Sigmoid => sink.apply(Elementary(op)),
+                    | UnaryOp::Sigmoid
+                    | UnaryOp::Log1p
+                    | UnaryOp::Expm1
+                    | UnaryOp::Erf
+                    | UnaryOp::Gelu
+                    | UnaryOp::GeluTanh
+                    | UnaryOp::Silu
+                    | UnaryOp::Softplus
+                    | UnaryOp::Rsqrt => sink.apply(Elementary(op)),
+                    // numpy's sign: NaN stays NaN, both zeros give +0.
+                    UnaryOp::Sign => sink.apply(PerElement(|x: $t| {
+                        if x > 0.0 {
+                            1.0
+                        } else if x < 0.0 {
+                            -1.0
+                        } else if x == 0.0 {
+                            0.0
+                        } else {
+                            x
+                        }
+                    })),
                     UnaryOp::Invert | UnaryOp::Pos => unreachable!("{op:?} never gets here"),
                 }
             }

@@ -30,6 +30,7 @@ use std::fmt;
 use std::sync::Arc;
 
 mod alloc;
+mod array_ops;
 mod construct;
 mod element;
 mod elementwise;
@@ -47,6 +48,7 @@ mod shape;
 #[cfg(test)]
 mod tests;
 
+pub use array_ops::{SplitSpec, pad_widths, split_bounds};
 use element::{Element, with_storage};
 pub use fused::{FusedKernel, FusedOp};
 pub use nn::{
@@ -243,6 +245,24 @@ pub enum UnaryOp {
     Cos,
     Sigmoid,
     Relu,
+    /// `log(1 + x)`, accurate near 0.
+    Log1p,
+    /// `exp(x) - 1`, accurate near 0.
+    Expm1,
+    /// The error function.
+    Erf,
+    /// `x·Φ(x)`, the exact GELU (`Φ` the standard normal distribution function).
+    Gelu,
+    /// GELU's tanh approximation `x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+    GeluTanh,
+    /// `x·sigmoid(x)`.
+    Silu,
+    /// `log(1 + exp(x))`, computed as `max(x, 0) + log1p(exp(-|x|))`.
+    Softplus,
+    /// `1 / sqrt(x)`.
+    Rsqrt,
+    /// numpy's `sign`: -1, 0 or 1 in the input's dtype (NaN stays NaN).
+    Sign,
 }
 
 /// Reductions over axes.
@@ -511,6 +531,70 @@ impl Tensor {
         Ok(Tensor::from_storage(storage, shape.to_vec()))
     }
 
+    // ----- array functions -----------------------------------------------------------------
+    /// numpy's `argmax`: int64 indices of the first largest element along `axis` (`None`: of
+    /// the flattened tensor); a NaN counts as largest. ValueError for an empty sequence.
+    pub fn argmax(x: &Tensor, axis: Option<i64>, keepdims: bool) -> Result<Tensor> {
+        array_ops::arg_reduce(x, axis, keepdims, true)
+    }
+    /// numpy's `argmin`, as [`Tensor::argmax`].
+    pub fn argmin(x: &Tensor, axis: Option<i64>, keepdims: bool) -> Result<Tensor> {
+        array_ops::arg_reduce(x, axis, keepdims, false)
+    }
+    /// `indices.shape + (depth,)` of `dtype`: 1 at each index, 0 elsewhere (a row of zeros for
+    /// an index outside `[0, depth)`).
+    pub fn one_hot(indices: &Tensor, depth: i64, dtype: DType) -> Result<Tensor> {
+        array_ops::one_hot(indices, depth, dtype)
+    }
+    /// numpy's `squeeze` (`None`: every axis of length 1).
+    pub fn squeeze(&self, axes: Option<&[i64]>) -> Result<Tensor> {
+        array_ops::squeeze(self, axes)
+    }
+    /// numpy's `expand_dims`.
+    pub fn expand_dims(&self, axes: &[i64]) -> Result<Tensor> {
+        array_ops::expand_dims(self, axes)
+    }
+    /// numpy's `broadcast_to`.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        array_ops::broadcast_to(self, shape)
+    }
+
+    /// numpy's `concatenate` along `axis` (dtypes promoted).
+    pub fn concat(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+        array_ops::concat(tensors, axis)
+    }
+    /// numpy's `stack` along a new `axis`.
+    pub fn stack(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+        array_ops::stack(tensors, axis)
+    }
+    /// numpy's `split` along `axis`: `n` equal parts, or the parts between indices.
+    pub fn split(&self, spec: &SplitSpec, axis: i64) -> Result<Vec<Tensor>> {
+        array_ops::split(self, spec, axis)
+    }
+
+    /// numpy's `take` (mode 'raise'): elements at integer `indices` along `axis` (`None`: of
+    /// the flattened tensor); IndexError for an index out of bounds.
+    pub fn take(x: &Tensor, indices: &Tensor, axis: Option<i64>) -> Result<Tensor> {
+        array_ops::take(x, indices, axis)
+    }
+    /// The gradient of [`Tensor::take`] from `x`'s shape: `d` added at every index taken.
+    pub fn take_grad(
+        d: &Tensor,
+        x_shape: &[usize],
+        indices: &Tensor,
+        axis: Option<i64>,
+    ) -> Result<Tensor> {
+        array_ops::take_grad(d, x_shape, indices, axis)
+    }
+    /// numpy's `pad` in constant mode, with `widths` from [`pad_widths`].
+    pub fn pad(&self, widths: &[[usize; 2]], value: Scalar) -> Result<Tensor> {
+        array_ops::pad(self, widths, value)
+    }
+    /// The gradient of [`Tensor::pad`]: the interior of `d` shaped like `x`.
+    pub fn pad_grad(d: &Tensor, x_shape: &[usize], widths: &[[usize; 2]]) -> Result<Tensor> {
+        array_ops::pad_grad(d, x_shape, widths)
+    }
+
     // ----- neural-network kernels ------------------------------------------------------------
     /// `ops.conv2d`: the 2-D convolution (cross-correlation, as in PyTorch) of `x` (N, C, H, W)
     /// or unbatched (C, H, W) with `w` (O, C/groups, KH, KW), both float32 or both float64.
@@ -563,6 +647,21 @@ impl Tensor {
     /// The gradient of [`Tensor::avg_pool2d`] of an input of shape `input_shape`.
     pub fn avg_pool2d_grad(d: &Tensor, input_shape: &[usize], spec: &Pool2dSpec) -> Result<Tensor> {
         nn::avg_pool2d_grad(d, input_shape, spec)
+    }
+
+    /// `ops.softmax`: `exp(x - max) / sum(exp(x - max))` along `axis`, for float tensors.
+    pub fn softmax(x: &Tensor, axis: i64) -> Result<Tensor> {
+        nn::softmax(x, axis, false)
+    }
+    /// `ops.log_softmax`: `(x - max) - log(sum(exp(x - max)))` along `axis`.
+    pub fn log_softmax(x: &Tensor, axis: i64) -> Result<Tensor> {
+        nn::softmax(x, axis, true)
+    }
+    /// `ops.logsumexp` (scipy's): `log(sum(exp(x)))` over `axes` (`None`: all), computed as
+    /// `max + log(sum(exp(x - max)))` with an infinite maximum left out; over no elements it is
+    /// `-inf`.
+    pub fn logsumexp(x: &Tensor, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        nn::logsumexp(x, axes, keepdims)
     }
 
     // ----- scatter -----------------------------------------------------------------------

@@ -469,9 +469,38 @@ impl MathFloat for f32 {
                     |x| f64::from(x).cos() as f32,
                 );
             }
+            UnaryOp::Log1p => map1_into(src, dst, f32::ln_1p),
+            UnaryOp::Expm1 => map1_into(src, dst, f32::exp_m1),
+            UnaryOp::Erf => map1_into(src, dst, libm::erff),
+            // In float64, rounded once.
+            UnaryOp::Gelu => map1_into(src, dst, |x: f32| gelu_f64(f64::from(x)) as f32),
+            UnaryOp::GeluTanh => map1_into(src, dst, gelu_tanh_f32),
+            UnaryOp::Silu => map1_into(src, dst, |x: f32| x * sigmoid_f32(x)),
+            UnaryOp::Softplus => {
+                map1_into(src, dst, |x: f32| x.max(0.0) + exp_f32(-x.abs()).ln_1p())
+            }
+            UnaryOp::Rsqrt => map1_into(src, dst, |x: f32| 1.0 / x.sqrt()),
             _ => unreachable!("{op:?} is not an elementary function"),
         }
     }
+}
+
+/// √(2/π) and the cubic coefficient of GELU's tanh approximation.
+const GELU_C: f64 = 0.797_884_560_802_865_4;
+const GELU_A: f64 = 0.044_715;
+
+/// `x·Φ(x) = x/2·(1 + erf(x/√2))`.
+fn gelu_f64(x: f64) -> f64 {
+    0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2))
+}
+
+fn gelu_tanh_f32(x: f32) -> f32 {
+    let (c, a) = (GELU_C as f32, GELU_A as f32);
+    0.5 * x * (1.0 + tanh_f32(c * (x + a * x * x * x)))
+}
+
+fn gelu_tanh_f64(x: f64) -> f64 {
+    0.5 * x * (1.0 + tanh_f64(GELU_C * (x + GELU_A * x * x * x)))
 }
 
 impl MathFloat for f64 {
@@ -484,6 +513,16 @@ impl MathFloat for f64 {
             UnaryOp::Sigmoid => map1_into(src, dst, sigmoid_f64),
             UnaryOp::Sin => map1_into(src, dst, f64::sin),
             UnaryOp::Cos => map1_into(src, dst, f64::cos),
+            UnaryOp::Log1p => map1_into(src, dst, f64::ln_1p),
+            UnaryOp::Expm1 => map1_into(src, dst, f64::exp_m1),
+            UnaryOp::Erf => map1_into(src, dst, libm::erf),
+            UnaryOp::Gelu => map1_into(src, dst, gelu_f64),
+            UnaryOp::GeluTanh => map1_into(src, dst, gelu_tanh_f64),
+            UnaryOp::Silu => map1_into(src, dst, |x: f64| x * sigmoid_f64(x)),
+            UnaryOp::Softplus => {
+                map1_into(src, dst, |x: f64| x.max(0.0) + exp_f64(-x.abs()).ln_1p())
+            }
+            UnaryOp::Rsqrt => map1_into(src, dst, |x: f64| 1.0 / x.sqrt()),
             _ => unreachable!("{op:?} is not an elementary function"),
         }
     }

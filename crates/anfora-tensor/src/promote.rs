@@ -134,11 +134,22 @@ pub fn unary_result_dtype(op: UnaryOp, a: DType) -> Result<DType> {
             ErrorKind::Type,
             "relu is not supported for boolean tensors",
         )),
-        Neg | Pos | Abs | Invert | Relu => Ok(a),
+        Sign if a == DType::Bool => Err(TensorError::new(
+            ErrorKind::Type,
+            "ufunc 'sign' did not contain a loop with signature matching types \
+             <class 'numpy.dtypes.BoolDType'> -> None",
+        )),
+        Neg | Pos | Abs | Invert | Relu | Sign => Ok(a),
         LogicalNot => Ok(DType::Bool),
         // numpy picks float16 for bool inputs; float16 does not exist here, float64 as for ints.
-        Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid if a.is_float() => Ok(a),
-        Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid => Ok(DType::F64),
+        Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Log1p | Expm1 | Erf | Gelu | GeluTanh
+        | Silu | Softplus | Rsqrt
+            if a.is_float() =>
+        {
+            Ok(a)
+        }
+        Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Log1p | Expm1 | Erf | Gelu | GeluTanh
+        | Silu | Softplus | Rsqrt => Ok(DType::F64),
     }
 }
 

@@ -483,6 +483,14 @@ pub fn reduce_grad(
             let count: usize = axes.iter().map(|&a| xt.shape()[a]).product();
             binary(Prim::Div, &spread, &Value::Float(count.max(1) as f64))?
         }
+        "logsumexp" => {
+            // d out / d x = exp(x - out): the softmax over the reduced axes.
+            let ot = tensor_of(out, "reduce")?;
+            let ok = if keep { ot } else { reshaped(&ot, &kept)? };
+            let diff = binary(Prim::Sub, x, &Value::Tensor(ok))?;
+            let share = crate::ops::call_prim(Prim::Exp, &[diff], &mut std::io::sink())?;
+            binary(Prim::Mul, &share, &spread)?
+        }
         "max" | "min" => {
             // Ties share the sensitivity equally.
             let ot = tensor_of(out, "reduce")?;

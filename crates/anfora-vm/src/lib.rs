@@ -2,6 +2,7 @@
 //! Switch, tuples, primitives, graph calls). It stays as the oracle that compiled execution is
 //! checked against.
 
+pub mod array_ops;
 pub mod grad_ops;
 mod machine;
 pub mod nn_ops;

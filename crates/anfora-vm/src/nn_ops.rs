@@ -6,7 +6,9 @@
 use anfora_ir::Prim;
 use anfora_tensor::{Conv2dSpec, Padding2d, Pool2dSpec, Tensor};
 
-use crate::ops::{OpResult, need_tensor, shape_arg, tensor, type_error, value_error};
+use crate::ops::{
+    OpResult, int_arg, need_tensor, shape_arg, tensor, truth, type_error, value_error,
+};
 use crate::pynum::PyErr;
 use crate::value::Value;
 
@@ -188,11 +190,71 @@ fn spec_of(op: &str, args: &[Value]) -> Result<Conv2dSpec, PyErr> {
     )
 }
 
+/// `ops.clip(x, min, max)`: numpy's `clip`, `minimum(maximum(x, min), max)` with numpy's
+/// broadcasting and promotion; a `None` bound is left out.
+fn clip(x: &Value, lo: &Value, hi: &Value) -> OpResult {
+    if !matches!(x, Value::Tensor(_)) && x.as_scalar().is_none() {
+        return Err(type_error(format!(
+            "ops.clip() expects a Tensor or a number, got {}",
+            x.type_name()
+        )));
+    }
+    let mut v = x.clone();
+    let mut sink = std::io::sink();
+    if !matches!(lo, Value::None) {
+        v = crate::ops::call_prim(Prim::Maximum, &[v, lo.clone()], &mut sink)?;
+    }
+    if !matches!(hi, Value::None) {
+        v = crate::ops::call_prim(Prim::Minimum, &[v, hi.clone()], &mut sink)?;
+    }
+    Ok(v)
+}
+
+/// `ClipGrad(d, x, min, max, which)`: where the sensitivity `d` of `clip(x, min, max)` flows,
+/// to `x` (which 0), `min` (1) or `max` (2). As for `maximum` and `minimum`, a tie goes to
+/// the first operand: `x` at `min`, the clipped value at `max`. `None` for a `None` bound.
+fn clip_grad(d: &Value, x: &Value, lo: &Value, hi: &Value, which: &Value) -> OpResult {
+    let op = |p: Prim, a: &Value, b: &Value| {
+        crate::ops::call_prim(p, &[a.clone(), b.clone()], &mut std::io::sink())
+    };
+    let which = int_arg(which)?;
+    let has_lo = !matches!(lo, Value::None);
+    let has_hi = !matches!(hi, Value::None);
+    let raised = if has_lo {
+        op(Prim::Maximum, x, lo)?
+    } else {
+        x.clone()
+    };
+    let mut g = d.clone();
+    match which {
+        0 => {
+            if has_lo {
+                g = op(Prim::Mul, &g, &op(Prim::Ge, x, lo)?)?;
+            }
+            if has_hi {
+                g = op(Prim::Mul, &g, &op(Prim::Le, &raised, hi)?)?;
+            }
+        }
+        1 if has_lo => {
+            g = op(Prim::Mul, &g, &op(Prim::Lt, x, lo)?)?;
+            if has_hi {
+                g = op(Prim::Mul, &g, &op(Prim::Le, &raised, hi)?)?;
+            }
+        }
+        2 if has_hi => g = op(Prim::Mul, &g, &op(Prim::Gt, &raised, hi)?)?,
+        1 | 2 => return Ok(Value::None),
+        other => return Err(value_error(format!("ClipGrad: no operand {other}"))),
+    }
+    Ok(g)
+}
+
 /// The nn primitives, arguments bound to their signatures.
 pub fn call(p: Prim, args: &[Value]) -> OpResult {
     let op = p.python_name();
     let op = op.strip_prefix("ops.").unwrap_or(&op);
     let t = match p {
+        Prim::Clip => return clip(&args[0], &args[1], &args[2]),
+        Prim::ClipGrad => return clip_grad(&args[0], &args[1], &args[2], &args[3], &args[4]),
         Prim::Conv2D => {
             let x = need_tensor(&args[0], "ops.conv2d")?;
             let w = need_tensor(&args[1], "ops.conv2d")?;
@@ -237,6 +299,26 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
             let shape = shape_arg(&args[1])?;
             let spec = pool_spec_of(op, &args[2..5])?;
             Tensor::avg_pool2d_grad(d, &shape, &spec)
+        }
+        Prim::Softmax | Prim::LogSoftmax => {
+            let x = need_tensor(&args[0], &format!("ops.{op}"))?;
+            let axis = int_arg(&args[1])?;
+            if p == Prim::Softmax {
+                Tensor::softmax(x, axis)
+            } else {
+                Tensor::log_softmax(x, axis)
+            }
+        }
+        Prim::LogSumExp => {
+            let x = need_tensor(&args[0], "ops.logsumexp")?;
+            let axes = match &args[1] {
+                Value::None => None,
+                Value::Tuple(items) | Value::List(items) => {
+                    Some(items.iter().map(int_arg).collect::<Result<Vec<_>, _>>()?)
+                }
+                v => Some(vec![int_arg(v)?]),
+            };
+            Tensor::logsumexp(x, axes.as_deref(), truth(&args[2])?)
         }
         other => {
             return Err(type_error(format!(

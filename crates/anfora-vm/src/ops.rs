@@ -1131,14 +1131,60 @@ pub fn tensor_unary_op(p: Prim) -> Option<UnaryOp> {
         Prim::Relu => UnaryOp::Relu,
         Prim::Abs => UnaryOp::Abs,
         Prim::LogicalNot => UnaryOp::LogicalNot,
+        Prim::Log1p => UnaryOp::Log1p,
+        Prim::Expm1 => UnaryOp::Expm1,
+        Prim::Erf => UnaryOp::Erf,
+        Prim::Silu => UnaryOp::Silu,
+        Prim::Softplus => UnaryOp::Softplus,
+        Prim::Rsqrt => UnaryOp::Rsqrt,
+        Prim::Sign => UnaryOp::Sign,
         _ => return None,
     })
 }
 
 fn math(p: Prim, x: &Value) -> OpResult {
     let op = tensor_unary_op(p).unwrap_or(UnaryOp::LogicalNot);
+    math_op(p, op, x)
+}
+
+/// `ops.gelu(x, approximate)`.
+fn gelu(x: &Value, approximate: &Value) -> OpResult {
+    let op = if truth(approximate)? {
+        UnaryOp::GeluTanh
+    } else {
+        UnaryOp::Gelu
+    };
+    math_op(Prim::Gelu, op, x)
+}
+
+/// The unary function `op` (of primitive `p`) of a tensor or a Python number.
+fn math_op(p: Prim, op: UnaryOp, x: &Value) -> OpResult {
     match x {
         Value::Tensor(t) => tensor(Tensor::unary(op, t)).map(Value::Tensor),
+        Value::Int(_) | Value::Bool(_) if p == Prim::Sign => {
+            Ok(Value::Int(x.as_index().unwrap_or(0).signum()))
+        }
+        // The newer functions of a Python number: the tensor kernel on a float64 scalar.
+        v if !matches!(
+            p,
+            Prim::Exp
+                | Prim::Log
+                | Prim::Sqrt
+                | Prim::Tanh
+                | Prim::Sin
+                | Prim::Cos
+                | Prim::Sigmoid
+                | Prim::Relu
+                | Prim::Abs
+                | Prim::LogicalNot
+        ) && v.as_scalar().is_some() =>
+        {
+            let f = v.as_scalar().map_or(0.0, Scalar::as_f64);
+            let t = tensor(Tensor::scalar(Scalar::Float(f), DType::F64))?;
+            Ok(Value::Float(
+                tensor(Tensor::unary(op, &t))?.get_flat(0).as_f64(),
+            ))
+        }
         Value::Int(_) | Value::Bool(_) if p == Prim::Relu => {
             Ok(Value::Int(x.as_index().unwrap_or(0).max(0)))
         }
@@ -1603,7 +1649,14 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
             "anfora.Tensor cannot be called; use ops.tensor(data)",
         )),
         Zeros | Ones | Full | Arange | MakeTensor | ZerosLike | OnesLike => creation(p, args),
-        Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Relu => math(p, &args[0]),
+        Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Relu | Log1p | Expm1 | Erf | Silu
+        | Softplus | Rsqrt | Sign => math(p, &args[0]),
+        Gelu => gelu(&args[0], &args[1]),
+        Clip | ClipGrad => crate::nn_ops::call(p, args),
+        ArgMax | ArgMin | OneHot | Squeeze | ExpandDims | BroadcastTo | Concat | Stack | Split
+        | ConcatGrad | StackGrad | Take | TakeGrad | Pad | PadGrad => {
+            crate::array_ops::call(p, args)
+        }
         LogicalNot => match &args[0] {
             Value::Tensor(_) => math(p, &args[0]),
             v => Ok(Value::Bool(!truth(v)?)),
@@ -1630,13 +1683,18 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
             tensor(t.transpose(axes.as_deref())).map(Value::Tensor)
         }
         Conv2D | Conv2DBackpropInput | Conv2DBackpropFilter | MaxPool2D | AvgPool2D
-        | MaxPool2DGrad | MaxPool2DGradGrad | AvgPool2DGrad => crate::nn_ops::call(p, args),
+        | MaxPool2DGrad | MaxPool2DGradGrad | AvgPool2DGrad | Softmax | LogSoftmax | LogSumExp => {
+            crate::nn_ops::call(p, args)
+        }
         CallKw => Err(("SystemError", "CallKw is executed by the machine".into())),
         Load | UpdateState | Depend => call_prim(p, args, out),
         MakeParameter => crate::state::make_parameter(args),
         Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd | ScatterNdUpdate
         | ScatterNdAdd | Sgd | ApplyMomentum | Adam => crate::state::update(p, args),
-        SetSeed | Uniform | Normal | Randint | Bernoulli | Dropout => crate::state::random(p, args),
+        SetSeed | Uniform | Normal | Randint | Bernoulli | Dropout | DropoutMask => {
+            crate::state::random(p, args)
+        }
+        DropoutApply => crate::state::dropout_apply(&args[0], &args[1], &args[2], &args[3]),
         Custom(id) => crate::state::custom(id, args),
         Grad | ValueAndGrad | Vjp | Jvp | StopGradient | GradAdd | SumToShape | BroadcastLike
         | FillZeros | SensOnes | SensCheck | GradTupleAt | GradItem | GradHead | GradPad

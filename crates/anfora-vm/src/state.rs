@@ -333,6 +333,54 @@ fn float_dtype(v: &Value, func: &str) -> Result<DType, PyErr> {
     Ok(d)
 }
 
+/// `ops.dropout`'s float tensor and rate, checked.
+fn dropout_args<'a>(x: &'a Value, p: &Value) -> Result<(&'a Tensor, f64), PyErr> {
+    let func = "ops.dropout";
+    let x = need(x, func, "x")?;
+    if !x.dtype().is_float() {
+        return Err(type_error(format!(
+            "{func}() expects a floating tensor, got {}",
+            x.dtype()
+        )));
+    }
+    let rate = float_arg(p, func, "p")?;
+    if !(0.0..=1.0).contains(&rate) {
+        return Err(value_error(format!(
+            "{func}: p must be in [0, 1], got {rate}"
+        )));
+    }
+    Ok((x, rate))
+}
+
+/// `DropoutMask(x, p, training)`: where `ops.dropout` keeps its input (a uniform draw `>= p`),
+/// or everywhere without drawing when it does not drop anything.
+pub fn dropout_mask(x: &Value, p: &Value, training: &Value) -> OpResult {
+    let (x, rate) = dropout_args(x, p)?;
+    if !crate::ops::truth(training)? || rate == 0.0 {
+        return Tensor::ones(x.shape(), DType::Bool)
+            .map(Value::Tensor)
+            .map_err(tensor_err);
+    }
+    let u = with_rng(|g| g.uniform(x.shape(), 0.0, 1.0, x.dtype())).map_err(tensor_err)?;
+    binary(Prim::Ge, &Value::Tensor(u), &Value::Float(rate))
+}
+
+/// `DropoutApply(x, mask, p, training)`: `x / (1 - p)` where `mask` holds, 0 elsewhere; `x`
+/// itself when not training or `p` is 0.
+pub fn dropout_apply(x: &Value, mask: &Value, p: &Value, training: &Value) -> OpResult {
+    let (xt, rate) = dropout_args(x, p)?;
+    if !crate::ops::truth(training)? || rate == 0.0 {
+        return Ok(x.clone());
+    }
+    if rate >= 1.0 {
+        return Tensor::zeros(xt.shape(), xt.dtype())
+            .map(Value::Tensor)
+            .map_err(tensor_err);
+    }
+    let scaled = binary(Prim::Div, x, &Value::Float(1.0 - rate))?;
+    crate::ops::where_(&[mask.clone(), scaled, Value::Float(0.0)])
+}
+
 /// The random primitives (hidden effects: each call draws new values).
 pub fn random(p: Prim, args: &[Value]) -> OpResult {
     let func = p.python_name();
@@ -414,32 +462,10 @@ pub fn random(p: Prim, args: &[Value]) -> OpResult {
             );
         }
         Prim::Dropout => {
-            let x = need(&args[0], &func, "x")?;
-            if !x.dtype().is_float() {
-                return Err(type_error(format!(
-                    "{func}() expects a floating tensor, got {}",
-                    x.dtype()
-                )));
-            }
-            let rate = float_arg(&args[1], &func, "p")?;
-            if !(0.0..=1.0).contains(&rate) {
-                return Err(value_error(format!(
-                    "{func}: p must be in [0, 1], got {rate}"
-                )));
-            }
-            if !crate::ops::truth(&args[2])? || rate == 0.0 {
-                return Ok(args[0].clone());
-            }
-            let u = with_rng(|g| g.uniform(x.shape(), 0.0, 1.0, x.dtype())).map_err(tensor_err)?;
-            let keep = binary(Prim::Ge, &Value::Tensor(u), &Value::Float(rate))?;
-            let zero = Value::Float(0.0);
-            let scaled = if rate < 1.0 {
-                binary(Prim::Div, &args[0], &Value::Float(1.0 - rate))?
-            } else {
-                zero.clone()
-            };
-            return crate::ops::call_prim(Prim::Where, &[keep, scaled, zero], &mut std::io::sink());
+            let mask = dropout_mask(&args[0], &args[1], &args[2])?;
+            return dropout_apply(&args[0], &mask, &args[1], &args[2]);
         }
+        Prim::DropoutMask => return dropout_mask(&args[0], &args[1], &args[2]),
         other => return Err(type_error(format!("{} is not random", other.name()))),
     };
     t.map(Value::Tensor).map_err(tensor_err)

@@ -2,9 +2,10 @@
 //! numpy 2.4.6; deliberate deviations are marked where they are tested.
 
 pub(crate) use crate::{
-    BinaryOp, DType, ErrorKind, IndexItem, Nested, ReduceOp, Scalar, Tensor, UnaryOp,
+    BinaryOp, DType, ErrorKind, IndexItem, Nested, ReduceOp, Scalar, SplitSpec, Tensor, UnaryOp,
 };
 
+mod array;
 mod binary;
 mod construct;
 mod convert;
@@ -12,6 +13,8 @@ mod fused;
 mod math;
 mod matmul;
 mod memory;
+// Expected values are CPython's, digits and all.
+#[allow(clippy::approx_constant)]
 mod nn;
 // Expected values are numpy's output, digits and all.
 #[allow(clippy::approx_constant)]

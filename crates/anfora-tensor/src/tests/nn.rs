@@ -802,3 +802,299 @@ fn pool_errors() {
         &[0, 2, 2, 2]
     );
 }
+
+// ---- softmax family ---------------------------------------------------------------------------
+
+/// Direct loops over `axis` of a (outer, n, inner) view: softmax, log_softmax, logsumexp.
+fn softmax_loops(x: &[f64], shape: &[usize], axis: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let n = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let (mut s, mut l, mut lse) = (vec![0.0; x.len()], vec![0.0; x.len()], Vec::new());
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let m = (0..n).map(|k| x[at(k)]).fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = (0..n).map(|k| (x[at(k)] - m).exp()).sum();
+            for k in 0..n {
+                s[at(k)] = (x[at(k)] - m).exp() / total;
+                l[at(k)] = x[at(k)] - m - total.ln();
+            }
+            lse.push(m + total.ln());
+        }
+    }
+    (s, l, lse)
+}
+
+#[test]
+fn softmax_family_matches_direct_loops() {
+    let shape = [3, 4, 5];
+    // Large values: without subtracting the maximum, exp would overflow.
+    let xv: Vec<f64> = values(60, 9).iter().map(|v| v * 800.0).collect();
+    let x = f64s(&xv, &shape);
+    for axis in 0..3 {
+        let (s, l, lse) = softmax_loops(&xv, &shape, axis);
+        for a in [axis as i64, axis as i64 - 3] {
+            assert_close(&Tensor::softmax(&x, a).unwrap().to_f64_vec(), &s, 1e-12);
+            assert_close(&Tensor::log_softmax(&x, a).unwrap().to_f64_vec(), &l, 1e-12);
+            let got = Tensor::logsumexp(&x, Some(&[a]), false).unwrap();
+            let mut out_shape = shape.to_vec();
+            out_shape.remove(axis);
+            assert_eq!(got.shape(), out_shape.as_slice());
+            assert_close(&got.to_f64_vec(), &lse, 1e-12);
+            let kept = Tensor::logsumexp(&x, Some(&[a]), true).unwrap();
+            out_shape.insert(axis, 1);
+            assert_eq!(kept.shape(), out_shape.as_slice());
+        }
+    }
+    assert!(
+        Tensor::softmax(&x, 1)
+            .unwrap()
+            .to_f64_vec()
+            .iter()
+            .all(|v| v.is_finite())
+    );
+    // Over every axis, and over two.
+    let all = Tensor::logsumexp(&x, None, false).unwrap();
+    assert_eq!(all.shape(), &[] as &[usize]);
+    let m = xv.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let want = m + xv.iter().map(|v| (v - m).exp()).sum::<f64>().ln();
+    assert_close(&all.to_f64_vec(), &[want], 1e-12);
+    let two = Tensor::logsumexp(&x, Some(&[0, 2]), false).unwrap();
+    assert_eq!(two.shape(), &[4]);
+    let flat = Tensor::logsumexp(
+        &x.transpose(Some(&[1, 0, 2]))
+            .unwrap()
+            .reshape(&[4, 15])
+            .unwrap(),
+        Some(&[1]),
+        false,
+    )
+    .unwrap();
+    assert_close(&two.to_f64_vec(), &flat.to_f64_vec(), 1e-12);
+}
+
+#[test]
+fn softmax_family_hand_computed_and_edge_cases() {
+    // softmax([0, ln 3]) = [1/4, 3/4]; logsumexp = ln 4.
+    let x = f32s(&[0.0, 3f32.ln()], &[2]);
+    assert_close(
+        &Tensor::softmax(&x, -1).unwrap().to_f64_vec(),
+        &[0.25, 0.75],
+        1e-6,
+    );
+    assert_eq!(Tensor::softmax(&x, 0).unwrap().dtype(), DType::F32);
+    assert_close(
+        &Tensor::logsumexp(&x, None, false).unwrap().to_f64_vec(),
+        &[4f64.ln()],
+        1e-6,
+    );
+    // Infinite maxima (scipy's logsumexp): all -inf gives -inf, an inf gives inf.
+    let inf = f64s(&[-INF, -INF, 1.0, INF], &[2, 2]);
+    assert_tensor(
+        &Tensor::logsumexp(&inf, Some(&[1]), false).unwrap(),
+        &f64s(&[-INF, INF], &[2]),
+    );
+    // Empty reductions: logsumexp is -inf, softmax of nothing is nothing.
+    let e = Tensor::zeros(&[2, 0], DType::F64).unwrap();
+    assert_tensor(
+        &Tensor::logsumexp(&e, Some(&[1]), false).unwrap(),
+        &f64s(&[-INF, -INF], &[2]),
+    );
+    assert_eq!(Tensor::softmax(&e, 1).unwrap().shape(), &[2, 0]);
+    assert_err(
+        Tensor::softmax(&x, 1),
+        ErrorKind::Value,
+        "softmax: axis 1 is out of bounds for array of dimension 1",
+    );
+    assert_err(
+        Tensor::logsumexp(&x, Some(&[-2]), false),
+        ErrorKind::Value,
+        "logsumexp: axis -2 is out of bounds for array of dimension 1",
+    );
+    assert_err(
+        Tensor::log_softmax(&i64s(&[1, 2], &[2]), 0),
+        ErrorKind::Type,
+        "log_softmax: expected float32 or float64 tensors, got int64",
+    );
+}
+
+// ---- activation and special functions -------------------------------------------------------------
+
+/// Expected values from CPython's `math` module (erf, log1p, expm1, exp) evaluated on the
+/// definitions.
+#[test]
+fn activation_functions_match_their_definitions() {
+    let xs = [-3.0, -1.0, -1e-10, 0.0, 0.5, 1.0, 2.5];
+    let x = f64s(&xs, &[7]);
+    let cases: [(UnaryOp, [f64; 7]); 6] = [
+        (
+            UnaryOp::Erf,
+            [
+                -0.9999779095030014,
+                -0.8427007929497149,
+                -1.1283791670955126e-10,
+                0.0,
+                0.5204998778130465,
+                0.8427007929497149,
+                0.999593047982555,
+            ],
+        ),
+        (
+            UnaryOp::Gelu,
+            [
+                -0.00404969409489031,
+                -0.15865525393145707,
+                -4.9999999996010574e-11,
+                0.0,
+                0.34573123063700656,
+                0.8413447460685429,
+                2.4844758366855597,
+            ],
+        ),
+        (
+            UnaryOp::GeluTanh,
+            [
+                -0.0036373920817729943,
+                -0.15880800939172324,
+                -4.9999999996010574e-11,
+                0.0,
+                0.34571400982514394,
+                0.8411919906082768,
+                2.484915733910001,
+            ],
+        ),
+        (
+            UnaryOp::Expm1,
+            [
+                -0.950212931632136,
+                -0.6321205588285577,
+                -9.999999999500001e-11,
+                0.0,
+                0.6487212707001282,
+                1.718281828459045,
+                11.182493960703473,
+            ],
+        ),
+        (
+            UnaryOp::Silu,
+            [
+                -0.14227761953270035,
+                -0.2689414213699951,
+                -4.9999999997500004e-11,
+                0.0,
+                0.3112296656009273,
+                0.7310585786300049,
+                2.3103545499468914,
+            ],
+        ),
+        (
+            UnaryOp::Softplus,
+            [
+                0.04858735157374206,
+                0.31326168751822286,
+                0.6931471805099453,
+                0.6931471805599453,
+                0.9740769841801067,
+                1.3132616875182228,
+                2.5788897342925496,
+            ],
+        ),
+    ];
+    for (op, want) in cases {
+        let got = Tensor::unary(op, &x).unwrap();
+        assert_eq!(got.dtype(), DType::F64);
+        // Relative to the value: tiny inputs keep their precision.
+        for (g, w) in got.to_f64_vec().iter().zip(want) {
+            assert!(
+                (g - w).abs() <= 4e-16 * w.abs().max(1e-300),
+                "{op:?}: {g} vs {w}"
+            );
+        }
+        let got32 = Tensor::unary(op, &x.cast(DType::F32)).unwrap();
+        assert_eq!(got32.dtype(), DType::F32);
+        for (g, w) in got32.to_f64_vec().iter().zip(want) {
+            // (GELU's tanh form cancels for negative inputs: an absolute error of float32's
+            // tanh remains.)
+            assert!(
+                (g - w).abs() <= 4e-7 * w.abs() + 2e-7,
+                "{op:?} f32: {g} vs {w}"
+            );
+        }
+    }
+    let pos = f64s(&[1e-10, 0.5, 1.0, 2.5], &[4]);
+    assert_close(
+        &Tensor::unary(UnaryOp::Log1p, &pos).unwrap().to_f64_vec(),
+        &[
+            9.9999999995e-11,
+            0.4054651081081644,
+            0.6931471805599453,
+            1.252762968495368,
+        ],
+        1e-16,
+    );
+    assert_close(
+        &Tensor::unary(UnaryOp::Rsqrt, &f64s(&[4.0, 0.25], &[2]))
+            .unwrap()
+            .to_f64_vec(),
+        &[0.5, 2.0],
+        0.0,
+    );
+    // Softplus does not overflow, nor lose small values.
+    let sp = Tensor::unary(UnaryOp::Softplus, &f64s(&[100.0, -100.0, 1000.0], &[3]))
+        .unwrap()
+        .to_f64_vec();
+    assert_eq!((sp[0], sp[2]), (100.0, 1000.0));
+    assert!(
+        (sp[1] - 3.720075976020836e-44).abs() <= 1e-15 * 3.72e-44,
+        "{}",
+        sp[1]
+    );
+    // Integers compute in float64, as numpy's float functions.
+    assert_tensor(
+        &Tensor::unary(UnaryOp::Rsqrt, &i64s(&[4, 1], &[2])).unwrap(),
+        &f64s(&[0.5, 1.0], &[2]),
+    );
+    // A NaN stays NaN everywhere.
+    for op in [
+        UnaryOp::Log1p,
+        UnaryOp::Expm1,
+        UnaryOp::Erf,
+        UnaryOp::Gelu,
+        UnaryOp::GeluTanh,
+        UnaryOp::Silu,
+        UnaryOp::Softplus,
+        UnaryOp::Rsqrt,
+        UnaryOp::Sign,
+    ] {
+        assert!(
+            Tensor::unary(op, &f32s(&[NAN32], &[1]))
+                .unwrap()
+                .to_f64_vec()[0]
+                .is_nan(),
+            "{op:?}"
+        );
+    }
+}
+
+#[test]
+fn sign_follows_numpy() {
+    assert_tensor(
+        &Tensor::unary(UnaryOp::Sign, &f64s(&[-2.5, 0.0, -0.0, 3.0, NAN], &[5])).unwrap(),
+        &f64s(&[-1.0, 0.0, 0.0, 1.0, NAN], &[5]),
+    );
+    assert_tensor(
+        &Tensor::unary(UnaryOp::Sign, &i64s(&[-3, 0, 5], &[3])).unwrap(),
+        &i64s(&[-1, 0, 1], &[3]),
+    );
+    assert_tensor(
+        &Tensor::unary(UnaryOp::Sign, &i32s(&[-3, 7], &[2])).unwrap(),
+        &i32s(&[-1, 1], &[2]),
+    );
+    assert_err(
+        Tensor::unary(UnaryOp::Sign, &bools(&[true], &[1])),
+        ErrorKind::Type,
+        "ufunc 'sign' did not contain a loop with signature matching types <class \
+         'numpy.dtypes.BoolDType'> -> None",
+    );
+}

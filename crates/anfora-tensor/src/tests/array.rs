@@ -1,0 +1,349 @@
+//! numpy's array functions: expected values and messages from numpy 2.4.
+
+use super::*;
+use crate::pad_widths;
+
+#[test]
+fn argmax_and_argmin() {
+    let x = f64s(
+        &[3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0, 9.0],
+        &[3, 4],
+    );
+    assert_tensor(&Tensor::argmax(&x, None, false).unwrap(), &i64s(&[5], &[]));
+    assert_tensor(&Tensor::argmin(&x, None, false).unwrap(), &i64s(&[1], &[]));
+    assert_tensor(
+        &Tensor::argmax(&x, Some(0), false).unwrap(),
+        &i64s(&[1, 1, 2, 2], &[4]),
+    );
+    assert_tensor(
+        &Tensor::argmax(&x, Some(1), false).unwrap(),
+        &i64s(&[2, 1, 3], &[3]),
+    );
+    assert_tensor(
+        &Tensor::argmin(&x, Some(0), false).unwrap(),
+        &i64s(&[0, 0, 1, 0], &[4]),
+    );
+    assert_tensor(
+        &Tensor::argmin(&x, Some(-1), true).unwrap(),
+        &i64s(&[1, 2, 1], &[3, 1]),
+    );
+    assert_tensor(
+        &Tensor::argmax(&x, None, true).unwrap(),
+        &i64s(&[5], &[1, 1]),
+    );
+    // The first NaN wins both; bools compare False < True; ints keep exact order.
+    let y = f64s(&[1.0, NAN, 3.0, NAN], &[4]);
+    assert_tensor(&Tensor::argmax(&y, None, false).unwrap(), &i64s(&[1], &[]));
+    assert_tensor(&Tensor::argmin(&y, None, false).unwrap(), &i64s(&[1], &[]));
+    let b = bools(&[false, true, true], &[3]);
+    assert_tensor(&Tensor::argmax(&b, None, false).unwrap(), &i64s(&[1], &[]));
+    assert_tensor(&Tensor::argmin(&b, None, false).unwrap(), &i64s(&[0], &[]));
+    let big = i64s(&[i64::MAX - 1, i64::MAX, i64::MIN], &[3]);
+    assert_tensor(
+        &Tensor::argmax(&big, Some(0), false).unwrap(),
+        &i64s(&[1], &[]),
+    );
+    // Empty sequences.
+    assert_err(
+        Tensor::argmax(&Tensor::zeros(&[0, 3], DType::F32).unwrap(), Some(0), false),
+        ErrorKind::Value,
+        "attempt to get argmax of an empty sequence",
+    );
+    assert_eq!(
+        Tensor::argmax(&Tensor::zeros(&[0, 3], DType::F32).unwrap(), Some(1), false)
+            .unwrap()
+            .shape(),
+        &[0]
+    );
+    assert_err(
+        Tensor::argmin(&x, Some(2), false),
+        ErrorKind::Value,
+        "axis 2 is out of bounds for array of dimension 2",
+    );
+}
+
+#[test]
+fn one_hot_rows() {
+    let idx = i64s(&[0, 2, -1, 3, 1, 5], &[2, 3]);
+    let got = Tensor::one_hot(&idx, 4, DType::F32).unwrap();
+    assert_eq!(got.shape(), &[2, 3, 4]);
+    // Indices outside [0, depth) give rows of zeros.
+    assert_tensor(
+        &got,
+        &f32s(
+            &[
+                1., 0., 0., 0., 0., 0., 1., 0., 0., 0., 0., 0., //
+                0., 0., 0., 1., 0., 1., 0., 0., 0., 0., 0., 0.,
+            ],
+            &[2, 3, 4],
+        ),
+    );
+    assert_tensor(
+        &Tensor::one_hot(&i32s(&[1], &[1]), 2, DType::Bool).unwrap(),
+        &bools(&[false, true], &[1, 2]),
+    );
+    assert_eq!(
+        Tensor::one_hot(&i64s(&[1, 2], &[2]), 0, DType::I64)
+            .unwrap()
+            .shape(),
+        &[2, 0]
+    );
+    assert_err(
+        Tensor::one_hot(&f32s(&[1.0], &[1]), 2, DType::F32),
+        ErrorKind::Type,
+        "one_hot: indices must be an integer tensor, got float32",
+    );
+    assert_err(
+        Tensor::one_hot(&i64s(&[1], &[1]), -2, DType::F32),
+        ErrorKind::Value,
+        "one_hot: depth must be non-negative, got -2",
+    );
+}
+
+#[test]
+fn squeeze_expand_dims_and_broadcast_to() {
+    let x = ar(6, DType::F32).reshape(&[1, 3, 1, 2]).unwrap();
+    assert_eq!(x.squeeze(None).unwrap().shape(), &[3, 2]);
+    assert_eq!(x.squeeze(Some(&[0, -2])).unwrap().shape(), &[3, 2]);
+    assert_eq!(x.squeeze(Some(&[2])).unwrap().shape(), &[1, 3, 2]);
+    assert!(x.squeeze(None).unwrap().shares_storage(&x));
+    assert_err(
+        x.squeeze(Some(&[1])),
+        ErrorKind::Value,
+        "cannot select an axis to squeeze out which has size not equal to one",
+    );
+    assert_err(x.squeeze(Some(&[0, 0])), ErrorKind::Value, "repeated axis");
+    let y = ar(6, DType::I64).reshape(&[3, 2]).unwrap();
+    assert_eq!(y.expand_dims(&[0, 3]).unwrap().shape(), &[1, 3, 2, 1]);
+    assert_eq!(y.expand_dims(&[-1]).unwrap().shape(), &[3, 2, 1]);
+    assert_err(
+        y.expand_dims(&[3]),
+        ErrorKind::Value,
+        "axis 3 is out of bounds for array of dimension 3",
+    );
+    assert_err(y.expand_dims(&[1, -3]), ErrorKind::Value, "repeated axis");
+    let row = i64s(&[1, 2, 3], &[3]);
+    assert_tensor(
+        &row.broadcast_to(&[2, 3]).unwrap(),
+        &i64s(&[1, 2, 3, 1, 2, 3], &[2, 3]),
+    );
+    assert_tensor(
+        &i64s(&[1, 2], &[2, 1]).broadcast_to(&[2, 2]).unwrap(),
+        &i64s(&[1, 1, 2, 2], &[2, 2]),
+    );
+    assert_err(
+        row.broadcast_to(&[2, 4]),
+        ErrorKind::Value,
+        "operands could not be broadcast together with remapped shapes [original->remapped]: \
+         (3,)  and requested shape (2,4)",
+    );
+    assert_err(
+        y.broadcast_to(&[3]),
+        ErrorKind::Value,
+        "input operand has more dimensions than allowed by the axis remapping",
+    );
+}
+
+#[test]
+fn concat_stack_and_split() {
+    let a = ar(6, DType::I32).reshape(&[2, 3]).unwrap();
+    let b = f64s(&[0.5, 1.5], &[2, 1]);
+    // Promotion, and joining along the last axis.
+    assert_tensor(
+        &Tensor::concat(&[a.clone(), b.clone()], -1).unwrap(),
+        &f64s(&[0., 1., 2., 0.5, 3., 4., 5., 1.5], &[2, 4]),
+    );
+    assert_tensor(
+        &Tensor::concat(&[a.clone(), a.clone()], 0).unwrap(),
+        &i32s(&[0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5], &[4, 3]),
+    );
+    assert_err(
+        Tensor::concat(&[a.clone(), b.clone()], 0),
+        ErrorKind::Value,
+        "all the input array dimensions except for the concatenation axis must match exactly, \
+         but along dimension 1, the array at index 0 has size 3 and the array at index 1 has \
+         size 1",
+    );
+    assert_err(
+        Tensor::concat(&[a.clone(), i32s(&[1, 2, 3], &[3])], 0),
+        ErrorKind::Value,
+        "all the input arrays must have same number of dimensions, but the array at index 0 \
+         has 2 dimension(s) and the array at index 1 has 1 dimension(s)",
+    );
+    assert_err(
+        Tensor::concat(&[i64s(&[1], &[]), i64s(&[1], &[])], 0),
+        ErrorKind::Value,
+        "zero-dimensional arrays cannot be concatenated",
+    );
+    assert_err(
+        Tensor::concat(&[], 0),
+        ErrorKind::Value,
+        "need at least one array to concatenate",
+    );
+    assert_err(
+        Tensor::concat(std::slice::from_ref(&a), 2),
+        ErrorKind::Value,
+        "axis 2 is out of bounds for array of dimension 2",
+    );
+    // np.stack([arange(3), arange(3)], axis=-1) == [[0, 0], [1, 1], [2, 2]]
+    let r = ar(3, DType::I64);
+    assert_tensor(
+        &Tensor::stack(&[r.clone(), r.clone()], -1).unwrap(),
+        &i64s(&[0, 0, 1, 1, 2, 2], &[3, 2]),
+    );
+    assert_eq!(
+        Tensor::stack(&[a.clone(), a.clone(), a.clone()], 1)
+            .unwrap()
+            .shape(),
+        &[2, 3, 3]
+    );
+    assert_err(
+        Tensor::stack(&[a.clone(), b], 0),
+        ErrorKind::Value,
+        "all input arrays must have the same shape",
+    );
+    assert_err(
+        Tensor::stack(&[], 0),
+        ErrorKind::Value,
+        "need at least one array to stack",
+    );
+    // np.split(arange(6), [2, -1, 10]) == [[0, 1], [2, 3, 4], [5], []];
+    // np.split(arange(6), [4, 2]) == [[0, 1, 2, 3], [], [2, 3, 4, 5]].
+    let six = ar(6, DType::I64);
+    let parts = |spec: SplitSpec| -> Vec<Vec<f64>> {
+        six.split(&spec, 0)
+            .unwrap()
+            .iter()
+            .map(Tensor::to_f64_vec)
+            .collect()
+    };
+    assert_eq!(
+        parts(SplitSpec::Indices(vec![2, -1, 10])),
+        vec![vec![0., 1.], vec![2., 3., 4.], vec![5.], vec![]]
+    );
+    assert_eq!(
+        parts(SplitSpec::Indices(vec![4, 2])),
+        vec![vec![0., 1., 2., 3.], vec![], vec![2., 3., 4., 5.]]
+    );
+    assert_eq!(
+        parts(SplitSpec::Sections(3)),
+        vec![vec![0., 1.], vec![2., 3.], vec![4., 5.]]
+    );
+    let cols = a.split(&SplitSpec::Sections(3), 1).unwrap();
+    assert_tensor(&cols[1], &i32s(&[1, 4], &[2, 1]));
+    assert_err(
+        ar(5, DType::I64).split(&SplitSpec::Sections(2), 0),
+        ErrorKind::Value,
+        "array split does not result in an equal division",
+    );
+    assert_err(
+        six.split(&SplitSpec::Sections(0), 0),
+        ErrorKind::ZeroDivision,
+        "integer modulo by zero",
+    );
+}
+
+#[test]
+fn take_follows_numpy() {
+    // a = arange(6).reshape(2, 3)
+    let a = ar(6, DType::I64).reshape(&[2, 3]).unwrap();
+    // np.take(a, [[0, 2]], axis=1) == [[[0, 2]], [[3, 5]]]
+    assert_tensor(
+        &Tensor::take(&a, &i64s(&[0, 2], &[1, 2]), Some(1)).unwrap(),
+        &i64s(&[0, 2, 3, 5], &[2, 1, 2]),
+    );
+    // np.take(a, 4) == 4; np.take(a, [-1, 0]) == [5, 0]
+    assert_tensor(
+        &Tensor::take(&a, &i64s(&[4], &[]), None).unwrap(),
+        &i64s(&[4], &[]),
+    );
+    assert_tensor(
+        &Tensor::take(&a, &i32s(&[-1, 0], &[2]), None).unwrap(),
+        &i64s(&[5, 0], &[2]),
+    );
+    assert_tensor(
+        &Tensor::take(&a, &i64s(&[1, 1, 0], &[3]), Some(0)).unwrap(),
+        &i64s(&[3, 4, 5, 3, 4, 5, 0, 1, 2], &[3, 3]),
+    );
+    assert_err(
+        Tensor::take(&a, &i64s(&[7], &[1]), None),
+        ErrorKind::Index,
+        "index 7 is out of bounds for axis 0 with size 6",
+    );
+    assert_err(
+        Tensor::take(&a, &i64s(&[-4], &[1]), Some(1)),
+        ErrorKind::Index,
+        "index -4 is out of bounds for axis 1 with size 3",
+    );
+    assert_err(
+        Tensor::take(&a, &f64s(&[1.0], &[1]), None),
+        ErrorKind::Type,
+        "Cannot cast array data from dtype('float64') to dtype('int64') according to the rule \
+         'same_kind'",
+    );
+    // The gradient adds the sensitivity at each index read (twice for a repeated index).
+    let d = f64s(&[1., 2., 3., 4., 5., 6., 7., 8., 9.], &[3, 3]);
+    assert_tensor(
+        &Tensor::take_grad(&d, &[2, 3], &i64s(&[1, 1, 0], &[3]), Some(0)).unwrap(),
+        &f64s(&[7., 8., 9., 5., 7., 9.], &[2, 3]),
+    );
+}
+
+#[test]
+fn pad_follows_numpy() {
+    let a = ar(6, DType::I64).reshape(&[2, 3]).unwrap();
+    // np.pad(a, 1, constant_values=9)
+    assert_tensor(
+        &a.pad(&pad_widths(&[vec![1]], 2).unwrap(), Scalar::Int(9))
+            .unwrap(),
+        &i64s(
+            &[9, 9, 9, 9, 9, 9, 0, 1, 2, 9, 9, 3, 4, 5, 9, 9, 9, 9, 9, 9],
+            &[4, 5],
+        ),
+    );
+    // np.pad(a, ((0, 1), (2, 0)))
+    assert_tensor(
+        &a.pad(
+            &pad_widths(&[vec![0, 1], vec![2, 0]], 2).unwrap(),
+            Scalar::Int(0),
+        )
+        .unwrap(),
+        &i64s(&[0, 0, 0, 1, 2, 0, 0, 3, 4, 5, 0, 0, 0, 0, 0], &[3, 5]),
+    );
+    // np.pad(arange(3), 1, constant_values=1.7) == [1, 0, 1, 2, 1] (cast to int).
+    assert_tensor(
+        &ar(3, DType::I64)
+            .pad(&pad_widths(&[vec![1]], 1).unwrap(), Scalar::Float(1.7))
+            .unwrap(),
+        &i64s(&[1, 0, 1, 2, 1], &[5]),
+    );
+    assert_eq!(pad_widths(&[vec![1, 2]], 2).unwrap(), vec![[1, 2], [1, 2]]);
+    assert_eq!(
+        pad_widths(&[vec![1], vec![3]], 2).unwrap(),
+        vec![[1, 1], [3, 3]]
+    );
+    assert_err(
+        pad_widths(&[vec![1, 2, 3]], 2),
+        ErrorKind::Value,
+        "operands could not be broadcast together with remapped shapes [original->remapped]: \
+         (3,)  and requested shape (2,2)",
+    );
+    assert_err(
+        pad_widths(&[vec![1, 2], vec![3, 4], vec![5, 6]], 2),
+        ErrorKind::Value,
+        "operands could not be broadcast together with remapped shapes [original->remapped]: \
+         (3,2)  and requested shape (2,2)",
+    );
+    assert_err(
+        pad_widths(&[vec![-1]], 2),
+        ErrorKind::Value,
+        "index can't contain negative values",
+    );
+    // The gradient is the interior.
+    let widths = pad_widths(&[vec![0, 1], vec![2, 0]], 2).unwrap();
+    let padded = a.cast(DType::F64).pad(&widths, Scalar::Int(0)).unwrap();
+    assert_tensor(
+        &Tensor::pad_grad(&padded, &[2, 3], &widths).unwrap(),
+        &a.cast(DType::F64),
+    );
+}
