@@ -27,12 +27,6 @@ def load_digits(seed):
     return (x[n_test:], y[n_test:]), (x[:n_test], y[:n_test])
 
 
-def one_hot(y, classes=10):
-    out = np.zeros((len(y), classes), np.float32)
-    out[np.arange(len(y)), y] = 1.0
-    return out
-
-
 def mlp(seed):
     return nn.SequentialCell(
         nn.Flatten(),
@@ -71,7 +65,7 @@ def accuracy(net, x, y):
 
 def train(name, net, data, epochs, batch, seed):
     (x_train, y_train), (x_test, y_test) = data
-    loss_net = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits())
+    loss_net = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
     optimizer = nn.Adam(net.trainable_params(), learning_rate=3e-3)
     step = nn.TrainOneStepCell(loss_net, optimizer)
     rng = np.random.default_rng(seed)
@@ -84,7 +78,7 @@ def train(name, net, data, epochs, batch, seed):
         total = 0.0
         for i in range(batches):
             idx = order[i * batch:(i + 1) * batch]
-            loss = float(step(anfora.tensor(x_train[idx]), anfora.tensor(one_hot(y_train[idx]))))
+            loss = float(step(anfora.tensor(x_train[idx]), anfora.tensor(y_train[idx])))
             total += loss
             progress(epoch, epochs, i + 1, batches, total / (i + 1))
         seconds = time.perf_counter() - start

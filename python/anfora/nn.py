@@ -255,16 +255,15 @@ class AvgPool2d(_Pool2d):
 
 
 class GELU(Cell):
-    """GELU in MindSpore's default (tanh) form:
-    `0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³)))`."""
+    """GELU. `approximate=True` (MindSpore's default) is the tanh form
+    `0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³)))`; `approximate=False` the exact
+    `0.5 x (1 + erf(x / sqrt(2)))`."""
 
     def __init__(self, approximate=True):
-        if not approximate:
-            raise NotImplementedError("GELU(approximate=False) (the erf form) needs ops.gelu, which anfora does not have yet")
-        self.approximate = True
+        self.approximate = bool(approximate)
 
     def construct(self, x):
-        return 0.5 * x * (1.0 + ops.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+        return ops.gelu(x, approximate=self.approximate)
 
 
 class Dropout(Cell):
@@ -348,14 +347,27 @@ class MSELoss(Cell):
 
 
 class SoftmaxCrossEntropyWithLogits(Cell):
-    """Mean softmax cross-entropy of logits (N, C) against one-hot (or probability) labels,
-    computed stably (logits shifted by their row maximum)."""
+    """Softmax cross-entropy of logits (N, C), `-sum(labels * log_softmax(logits), -1)`, as
+    MindSpore defines it: with `sparse=False` the labels are one-hot (or probability) rows of
+    logits' shape; with `sparse=True` they are class indices (N,) of an integer dtype. The
+    per-example losses are reduced by `reduction`: 'none' (MindSpore's default), 'mean' or
+    'sum'."""
+
+    def __init__(self, sparse=False, reduction="none"):
+        if reduction not in ("none", "mean", "sum"):
+            raise ValueError(f"reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+        self.sparse = bool(sparse)
+        self.reduction = reduction
 
     def construct(self, logits, labels):
-        shift = ops.stop_gradient(ops.max(logits, axis=-1, keepdims=True))
-        z = logits - shift
-        lse = ops.log(ops.sum(ops.exp(z), axis=-1, keepdims=True))
-        return ops.mean(ops.sum((lse - z) * labels, axis=-1))
+        if self.sparse:
+            labels = ops.one_hot(labels, logits.shape[-1], dtype=logits.dtype)
+        loss = -ops.sum(labels * ops.log_softmax(logits, -1), axis=-1)
+        if self.reduction == "mean":
+            return ops.mean(loss)
+        if self.reduction == "sum":
+            return ops.sum(loss)
+        return loss
 
 
 class WithLossCell(Cell):

@@ -2,11 +2,13 @@
 statistics, evaluation), GELU, Dropout and training mode; gradients through a convolution
 against central finite differences in float64."""
 
+import math
+
 import numpy as np
 import pytest
 
 import anfora
-from anfora import nn
+from anfora import nn, ops
 
 
 def t(a):
@@ -112,3 +114,45 @@ def test_dropout_in_training_and_evaluation():
     assert (np.asarray(anfora_net(t(x))) == 0).any()
     with pytest.raises(ValueError, match="Dropout probability"):
         nn.Dropout(p=1.0)
+
+
+def test_gelu_exact_form_matches_erf():
+    x = np.linspace(-6, 6, 49)
+    expected = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x])
+    np.testing.assert_allclose(np.asarray(nn.GELU(approximate=False)(t(x))), expected, rtol=1e-13, atol=1e-15)
+    tanh_form = np.asarray(nn.GELU(approximate=True)(t(x)))
+    assert 0 < np.abs(tanh_form - expected).max() < 1e-3  # a different function, close to it
+
+
+class _Scale(nn.Cell):
+    def __init__(self, n):
+        self.w = anfora.Parameter(np.ones(n, np.float32), name="w")
+
+    def construct(self, x):
+        return x * self.w
+
+
+class _SumLoss(nn.Cell):
+    def construct(self, y, label):
+        return ops.sum(y)
+
+
+def test_training_step_through_dropout_uses_the_forward_mask():
+    # loss = sum(dropout(x * w)) with x = 1 is sum_ij m_ij w_j / (1 - p) for the mask m, and the
+    # gradient of w_j is sum_i m_ij / (1 - p); so sum_j grad_j w_j equals the loss exactly when
+    # the backward pass used the forward's mask (a redrawn mask would miss by ~sqrt(n)).
+    net = nn.SequentialCell(_Scale(64), nn.Dropout(p=0.5))
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, _SumLoss()), nn.SGD(net.trainable_params(), 0.01))
+    x = np.ones((32, 64), np.float32)
+    w = net.trainable_params()[0]
+    losses = []
+    for _ in range(3):
+        before = w.numpy().astype(np.float64)
+        loss = float(step(t(x), t(np.zeros(1, np.float32))))
+        grad = (before - w.numpy()) / 0.01
+        assert np.dot(grad, before) == pytest.approx(loss, rel=1e-4)
+        assert 0.3 * 2 * x.size * before.min() < loss
+        losses.append(loss)
+    assert len(set(losses)) == 3  # a new mask every step
+    net.set_train(False)
+    np.testing.assert_allclose(np.asarray(net(t(x))), x * w.numpy(), rtol=0)

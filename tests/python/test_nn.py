@@ -50,7 +50,7 @@ def test_classifier_training_reduces_the_cross_entropy():
     x = (centers[labels] + rng.standard_normal((96, 4))).astype(np.float32)
     onehot = np.eye(3, dtype=np.float32)[labels]
     net = nn.SequentialCell(nn.Dense(4, 16, seed=6), nn.ReLU(), nn.Dense(16, 3, seed=7))
-    loss_fn = nn.SoftmaxCrossEntropyWithLogits()
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(reduction="mean")
     logits = net(t(x)).numpy().astype(np.float64)
     z = logits - logits.max(1, keepdims=True)
     expected = np.mean(np.log(np.exp(z).sum(1)) - (z * onehot).sum(1))
@@ -173,3 +173,24 @@ def test_assigning_other_attributes_is_a_compile_error():
 
     with pytest.raises(anfora.CompileError, match="assignment to an attribute inside a tuple"):
         Tupled()(t(np.ones(2, np.float32)))
+
+
+def test_softmax_cross_entropy_forms_and_reductions():
+    rng = np.random.default_rng(11)
+    logits = rng.normal(size=(5, 4)) * 10  # float64: exact comparisons
+    labels = rng.integers(0, 4, 5)
+    onehot = np.eye(4)[labels]
+    z = logits - logits.max(1, keepdims=True)
+    per_example = np.log(np.exp(z).sum(1)) - z[np.arange(5), labels]
+    dense = nn.SoftmaxCrossEntropyWithLogits()
+    np.testing.assert_allclose(np.asarray(dense(t(logits), t(onehot))), per_example, rtol=1e-12)
+    sparse = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="sum")
+    assert float(sparse(t(logits), t(labels))) == pytest.approx(per_example.sum(), rel=1e-12)
+    mean = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    assert float(mean(t(logits), t(labels.astype(np.int32)))) == pytest.approx(per_example.mean(), rel=1e-12)
+    # d mean / d logits = (softmax - onehot) / N
+    g = anfora.grad(mean.compiled())(t(logits), t(labels))
+    softmax = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(g), (softmax - onehot) / 5, rtol=1e-10, atol=1e-15)
+    with pytest.raises(ValueError, match="reduction must be"):
+        nn.SoftmaxCrossEntropyWithLogits(reduction="avg")
