@@ -6,9 +6,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use anfora_benches::{
-    loop_with_branches, straight_line_50, w1_mlp_grad, w4_ctrl, w4_input, w4_line50,
-};
+use anfora_benches::{W1_MLP, loop_with_branches, straight_line_50, w4_ctrl, w4_input, w4_line50};
 use anfora_driver::{Arg, Session};
 use anfora_vm::{Options, Value};
 
@@ -76,10 +74,10 @@ fn mlp_value_and_grad(b: divan::Bencher) {
         ))
     };
     let args = [tensor(&[128, 784]), tensor(&[128, 10])];
-    b.with_inputs(|| Session::load("bench.py", &w1_mlp_grad(), Options::default()))
+    b.with_inputs(|| Session::load("bench.py", W1_MLP, Options::default()))
         .bench_local_values(|mut s| {
             let c = s
-                .compile_pipeline("step", Some(&args), &mut |_| {})
+                .compile_pipeline("grads", Some(&args), &mut |_| {})
                 .unwrap_or_else(|f| panic!("{}", s.render(&f)));
             divan::black_box(c);
         });

@@ -101,49 +101,39 @@ pub const W3_XY1: &str = "def f(x, y):\n    return x * y + 1\n";
 /// W5: `tanh(x*1.5+0.3)*sigmoid(x) - x/3`.
 pub const W5_CHAIN: &str = "from anfora import ops\n\ndef w5(x):\n    return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x / 3\n";
 
-/// W1's model: the 784-512-512-10 ReLU MLP's Parameters (`PARAMS`) and its softmax
-/// cross-entropy `loss(x, y)` for one-hot labels `y`, written with `exp`, `log`, `max`, `sum`.
-const W1_MLP_LOSS: &str = "\
-import anfora
-from anfora import ops, value_and_grad
+/// W1: the 784-512-512-10 ReLU MLP's training step (`step(x, y)`, returning the loss) and
+/// its loss with gradients (`grads(x, y)`), for one-hot labels `y`. The Python benchmark
+/// (`benches/python/bench_anfora.py`) runs the same file.
+pub const W1_MLP: &str = include_str!("../workloads/w1_mlp.py");
 
-W1 = anfora.Parameter(ops.uniform((784, 512), -0.05, 0.05), name='W1')
-b1 = anfora.Parameter(ops.zeros((512,)), name='b1')
-W2 = anfora.Parameter(ops.uniform((512, 512), -0.05, 0.05), name='W2')
-b2 = anfora.Parameter(ops.zeros((512,)), name='b2')
-W3 = anfora.Parameter(ops.uniform((512, 10), -0.05, 0.05), name='W3')
-b3 = anfora.Parameter(ops.zeros((10,)), name='b3')
-PARAMS = (W1, b1, W2, b2, W3, b3)
+/// W2: LeNet-5's training step (`step(x, y)`, returning the loss) on 28x28 images, for
+/// one-hot labels `y`. The Python benchmark runs the same file.
+pub const W2_LENET: &str = include_str!("../workloads/w2_lenet.py");
 
-def loss(x, y):
-    h = ops.relu(x @ W1 + b1)
-    h = ops.relu(h @ W2 + b2)
-    logits = h @ W3 + b3
-    z = logits - ops.stop_gradient(ops.max(logits, axis=1, keepdims=True))
-    lse = ops.log(ops.sum(ops.exp(z), axis=1, keepdims=True))
-    return -ops.mean(ops.sum((z - lse) * y, axis=1))
-";
-
-/// W1's loss and its gradient with respect to the six Parameters: `step(x, y)` returns
-/// `(loss, grads)`.
-pub fn w1_mlp_grad() -> String {
-    format!(
-        "{W1_MLP_LOSS}\ndef step(x, y):\n    return value_and_grad(loss, argnums=None, weights=PARAMS)(x, y)\n"
-    )
-}
-
-/// W1: one training step (batch 128): the loss, its gradient and SGD on every weight
-/// (learning rate 0.01); `step(x, y)` returns the loss.
-pub fn w1_mlp_step() -> String {
-    format!(
-        "{W1_MLP_LOSS}
-def step(x, y):
-    l, grads = value_and_grad(loss, argnums=None, weights=PARAMS)(x, y)
-    for p, g in zip(PARAMS, grads):
-        ops.sgd(p, g, 0.01)
-    return l
-"
-    )
+/// A session of a training workload (`W1_MLP`, `W2_LENET`) whose `step` has run three
+/// times on `batch`, and a closure running one more step (what the benchmarks time).
+pub fn training_step(
+    src: &str,
+    batch: (anfora_tensor::Tensor, anfora_tensor::Tensor),
+) -> impl FnMut() -> anfora_vm::Value {
+    use anfora_driver::{Arg, Session};
+    use anfora_vm::Value;
+    let (x, y) = batch;
+    let args = move || {
+        vec![
+            Arg::from(Value::Tensor(x.clone())),
+            Arg::from(Value::Tensor(y.clone())),
+        ]
+    };
+    let mut s = Session::load("bench.py", src, anfora_vm::Options::default());
+    for _ in 0..3 {
+        s.call("step", args(), &mut std::io::sink())
+            .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+    }
+    move || {
+        s.call("step", args(), &mut std::io::sink())
+            .unwrap_or_else(|f| panic!("{}", s.render(&f)))
+    }
 }
 
 /// The W1 batch: 128 inputs of 784 values in [0, 1) and their one-hot labels (10 classes).
@@ -165,6 +155,24 @@ pub fn w1_batch() -> (anfora_tensor::Tensor, anfora_tensor::Tensor) {
         })
         .collect();
     let y = anfora_tensor::Tensor::from_f32(labels, &[128, 10]).expect("labels");
+    (x, y)
+}
+
+/// The W2 batch: 64 images (1x28x28) of values in [-1, 1] and their one-hot labels.
+pub fn w2_batch() -> (anfora_tensor::Tensor, anfora_tensor::Tensor) {
+    let x = vector(64 * 28 * 28, 1.0)
+        .reshape(&[64, 1, 28, 28])
+        .expect("a batch");
+    let labels: Vec<f32> = (0..64 * 10)
+        .map(|i| {
+            if (i / 10 * 3) % 10 == i % 10 {
+                1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let y = anfora_tensor::Tensor::from_f32(labels, &[64, 10]).expect("labels");
     (x, y)
 }
 
@@ -216,6 +224,31 @@ mod tests {
             )
             .unwrap();
         assert_eq!(anfora_driver::repr(&v), "1000000");
+    }
+
+    /// The training workloads run, and repeated steps on one batch lower its loss (starting
+    /// near ln 10, the loss of an untrained classifier of 10 classes).
+    #[test]
+    fn training_workloads_learn() {
+        for (src, batch) in [(W1_MLP, w1_batch()), (W2_LENET, w2_batch())] {
+            let mut step = training_step(src, batch);
+            let loss = |v: anfora_vm::Value| match &v {
+                anfora_vm::Value::Tensor(t) => t.to_f64_vec()[0],
+                other => panic!("a loss tensor, got {other:?}"),
+            };
+            let later = (0..5).map(|_| loss(step())).last().unwrap();
+            let mut fresh = training_step(
+                src,
+                if src == W1_MLP {
+                    w1_batch()
+                } else {
+                    w2_batch()
+                },
+            );
+            let first = loss(fresh());
+            assert!(first > 1.0 && first < 4.0, "initial loss {first}");
+            assert!(later < first, "{later} !< {first}");
+        }
     }
 
     /// The W4 functions compute what numpy computes for them (checked in float64 against

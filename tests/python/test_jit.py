@@ -198,3 +198,44 @@ def test_parameters_are_updated_in_place_by_compiled_code():
     assert float(updates(p, x)) == 3.0
     assert float(updates(p, x)) == 6.0
     np.testing.assert_array_equal(p.numpy(), np.full(3, 2.0))
+
+
+@anfora.jit
+def _iterate_sin(x, n):
+    i = 0
+    while i < n:
+        x = ops.sin(x) * 1.0001
+        i += 1
+    return x
+
+
+def test_other_python_threads_run_while_compiled_code_runs():
+    import threading
+
+    x = anfora.tensor(np.ones(1 << 18, np.float32))
+    expected = np.ones(1 << 18, np.float32)
+    for _ in range(30):
+        expected = np.sin(expected) * np.float32(1.0001)
+    _iterate_sin(x, anfora.mutable(1))  # compiled before the measured call
+    count = 0
+    stop = threading.Event()
+
+    def spin():
+        nonlocal count
+        while not stop.is_set():
+            count += 1
+
+    th = threading.Thread(target=spin)
+    th.start()
+    try:
+        while count == 0:
+            pass
+        before = count
+        y = _iterate_sin(x, anfora.mutable(30))
+        during = count - before
+    finally:
+        stop.set()
+        th.join()
+    # Holding the GIL through the call would leave the other thread no bytecode at all.
+    assert during > 0
+    np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-5)

@@ -30,6 +30,35 @@ def test_non_contiguous_arrays_convert_by_value():
     np.testing.assert_array_equal(anfora.tensor(a[:, ::2]).numpy(), a[:, ::2])
 
 
+def test_numpy_views_share_the_buffer_read_only_and_outlive_the_tensor():
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    x = anfora.tensor(a)
+    a[0, 0] = 100.0  # the tensor took a copy: it does not see later writes to `a`
+    v = x.numpy()
+    assert not v.flags.writeable and v[0, 0] == 0.0
+    assert np.shares_memory(v, np.asarray(x))  # both view the tensor's buffer
+    with pytest.raises(ValueError, match="read-only"):
+        v[0, 0] = 1.0
+    c = np.array(x)  # copy=True: a writable copy
+    assert c.flags.writeable and not np.shares_memory(c, v)
+    c[0, 0] = 7.0
+    assert x.numpy()[0, 0] == 0.0
+    f = np.asarray(x, dtype=np.float32)
+    assert f.dtype == np.float32 and f.flags.writeable
+    del x
+    anfora.tensor(np.zeros((256, 256)))  # buffers are recycled: the view must keep its own
+    np.testing.assert_array_equal(v, np.arange(12.0).reshape(3, 4))
+    # A Parameter's view is a snapshot of its value when taken.
+    p = anfora.Parameter(np.ones(3, np.float32))
+    before = p.numpy()
+    p.set_data(np.zeros(3, np.float32))
+    np.testing.assert_array_equal(before, 1.0)
+    np.testing.assert_array_equal(p.numpy(), 0.0)
+    for e in (np.zeros((0, 3), np.int32), np.float32(2.5), np.array([True, False])):
+        np.testing.assert_array_equal(anfora.tensor(e).numpy(), e)
+        assert anfora.tensor(e).numpy().dtype == e.dtype
+
+
 def test_lists_become_float32_like_ops_tensor_and_dtype_is_honoured():
     x = anfora.tensor([[1.5, 2.0], [3.0, 4.0]])
     assert x.dtype == anfora.float32

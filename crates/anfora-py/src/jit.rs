@@ -247,6 +247,25 @@ fn flush_output(py: Python<'_>, out: &[u8]) -> PyResult<()> {
     Ok(())
 }
 
+/// A computation that touches no Python object, run with the GIL released (and its result).
+///
+/// `Python::detach` asks for `Send` (its stand-in for "holds nothing of Python's") while
+/// compiled programs share `Rc`s. The closure runs on this same thread before `detach`
+/// returns, and the `Rc`s it reaches belong to this thread's compiler and to the calling
+/// `Function`, which Python code on other threads cannot use (the class is `unsendable`), so
+/// no `Rc` is touched from two threads.
+struct NotPython<F>(F);
+
+// SAFETY: see above: the value never leaves the calling thread.
+unsafe impl<F> Send for NotPython<F> {}
+
+impl<R, F: FnOnce() -> R> NotPython<F> {
+    fn run(self) -> R {
+        (self.0)()
+    }
+}
+
+
 /// Runs a compiled program and converts its result (or its exception) for Python.
 fn run<'py>(py: Python<'py>, entry: &Entry, args: Vec<Arg>) -> PyResult<Bound<'py, PyAny>> {
     let values: Vec<Value> = args.into_iter().map(|a| a.value).collect();
@@ -255,7 +274,10 @@ fn run<'py>(py: Python<'py>, entry: &Entry, args: Vec<Arg>) -> PyResult<Bound<'p
         .as_ref()
         .expect("compiled entries are lowered");
     let mut out = Vec::new();
-    let result = program.call(values, &mut out, &Options::default());
+    // Other Python threads run while the program does (it never touches Python objects:
+    // printed text is buffered and written afterwards).
+    let work = NotPython(|| program.call(values, &mut out, &Options::default()));
+    let result = py.detach(move || NotPython(work.run())).0;
     flush_output(py, &out)?;
     match result {
         Ok(v) => from_value(py, &v),

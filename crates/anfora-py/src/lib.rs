@@ -50,6 +50,7 @@ fn make_tensor(data: &Bound<'_, PyAny>, dtype: Option<&PyDType>) -> PyResult<Ten
 fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<Tensor>()?;
+    m.add_class::<tensor::TensorBuffer>()?;
     m.add_class::<PyDType>()?;
     m.add_class::<Parameter>()?;
     m.add_class::<Mutable>()?;

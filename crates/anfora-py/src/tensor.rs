@@ -224,32 +224,56 @@ fn from_numpy(a: &Bound<'_, PyUntypedArray>) -> PyResult<RTensor> {
     t.map_err(|e| py_error(e.kind.python_name(), e.message))
 }
 
-/// A numpy array with the tensor's values (a copy).
+/// Keeps a tensor's buffer alive while numpy arrays view it (their `base`).
+#[pyclass(module = "anfora", name = "_TensorBuffer", frozen)]
+pub struct TensorBuffer(#[allow(dead_code)] RTensor);
+
+/// A read-only numpy array viewing the tensor's buffer (no copy). Tensors are immutable and
+/// the kernels write into a buffer only when nothing else holds it, which the view's owner
+/// (a `TensorBuffer` holding a clone of the tensor) rules out for as long as the view lives.
 pub fn to_numpy<'py>(py: Python<'py>, t: &RTensor) -> PyResult<Bound<'py, PyAny>> {
-    let shape = t.shape().to_vec();
-    let flat: Bound<'py, PyAny> = match t.dtype() {
-        DType::F32 => numpy::PyArray1::from_slice(py, t.as_f32_slice().unwrap_or(&[])).into_any(),
-        DType::F64 => numpy::PyArray1::from_slice(py, t.as_f64_slice().unwrap_or(&[])).into_any(),
-        DType::I32 => numpy::PyArray1::from_slice(py, t.as_i32_slice().unwrap_or(&[])).into_any(),
-        DType::I64 => numpy::PyArray1::from_slice(py, t.as_i64_slice().unwrap_or(&[])).into_any(),
-        DType::Bool => numpy::PyArray1::from_slice(py, t.as_bool_slice().unwrap_or(&[])).into_any(),
-    };
-    flat.call_method1("reshape", (PyTuple::new(py, shape)?,))
+    fn view<'py, T: numpy::Element>(
+        data: Option<&[T]>,
+        shape: &[usize],
+        owner: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let data = data.unwrap_or(&[]);
+        let v = numpy::ndarray::ArrayViewD::from_shape(numpy::ndarray::IxDyn(shape), data)
+            .map_err(|e| PyRuntimeError::new_err(format!("tensor layout: {e}")))?;
+        // SAFETY: `owner` keeps the buffer alive and unwritten (see above); the array is
+        // made read-only, so numpy never writes into it either.
+        let a = unsafe { PyArrayDyn::borrow_from_array(&v, owner) };
+        unsafe { (*a.as_array_ptr()).fields.flags &= !numpy::npyffi::flags::NPY_ARRAY_WRITEABLE };
+        Ok(a.into_any())
+    }
+    let owner = Bound::new(py, TensorBuffer(t.clone()))?.into_any();
+    let shape = t.shape();
+    match t.dtype() {
+        DType::F32 => view(t.as_f32_slice(), shape, owner),
+        DType::F64 => view(t.as_f64_slice(), shape, owner),
+        DType::I32 => view(t.as_i32_slice(), shape, owner),
+        DType::I64 => view(t.as_i64_slice(), shape, owner),
+        DType::Bool => view(t.as_bool_slice(), shape, owner),
+    }
 }
 
-/// numpy's `__array__` protocol: a copy, converted to `dtype` if given (a copy is always
-/// made, so `copy` changes nothing).
+/// numpy's `__array__` protocol: the read-only view of `to_numpy` unless `copy=True` or a
+/// different `dtype` asks for a (writable) copy.
 fn array<'py>(
     py: Python<'py>,
     t: &RTensor,
     dtype: Option<&Bound<'py, PyAny>>,
     copy: Option<bool>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let _ = copy;
     let a = to_numpy(py, t)?;
-    match dtype {
-        Some(d) => a.call_method1("astype", (d,)),
-        None => Ok(a),
+    match (dtype, copy) {
+        (Some(d), _) => {
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("copy", copy == Some(true))?;
+            a.call_method("astype", (d,), Some(&kw))
+        }
+        (None, Some(true)) => a.call_method0("copy"),
+        (None, _) => Ok(a),
     }
 }
 
