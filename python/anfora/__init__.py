@@ -30,6 +30,7 @@ from ._anfora import (
     int64,
     mutable,
     set_context,
+    set_seed,
     tensor,
 )
 from ._anfora import Function
@@ -260,6 +261,7 @@ __all__ = [
     "ops",
     "parameters_of",
     "save_checkpoint",
+    "set_seed",
     "set_context",
     "tensor",
     "value_and_grad",

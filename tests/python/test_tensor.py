@@ -172,3 +172,28 @@ def test_import_anfora_does_not_import_numpy():
     code = "import sys, anfora; print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_eager_methods_operators_and_parameters_follow_compiled_semantics():
+    x = anfora.tensor(np.arange(6, dtype=np.int64).reshape(2, 3))
+    assert x.sum().item() == 15 and x.sum(axis=0).tolist() == [3, 5, 7]
+    assert x.reshape(3, 2).shape == (3, 2) and x.reshape((6,)).shape == (6,)
+    assert x.astype("float32").dtype == anfora.float32
+    assert (x & 3).tolist() == [[0, 1, 2], [3, 0, 1]] and (x << 1).tolist() == [[0, 2, 4], [6, 8, 10]]
+    assert 4 in x and 9 not in x
+    with pytest.raises(AttributeError, match="'anfora.Tensor' object has no attribute 'nope'"):
+        x.nope
+    assert anfora.float32 == "float32" and anfora.bool_ == "bool_" and anfora.int32 != "int64"
+    assert str(anfora.float64) == "float64" and repr(anfora.float64) == "anfora.float64"
+    assert len({anfora.float32, anfora.float32, anfora.int64}) == 2
+    p = anfora.Parameter(np.array([1.0, 2.0], np.float32), name="p")
+    assert (p + 1).tolist() == [2.0, 3.0] and (2 * p).tolist() == [2.0, 4.0] and (-p).tolist() == [-1.0, -2.0]
+    assert str(p) == "[1. 2.]" and p.sum().item() == 3.0
+    p.assign_add(anfora.tensor(np.array([1.0, 1.0], np.float32)))
+    p.assign_sub(0.5)
+    np.testing.assert_array_equal(p.numpy(), [1.5, 2.5])
+    p.assign(7)
+    np.testing.assert_array_equal(p.numpy(), [7.0, 7.0])
+    assert p.numpy().dtype == np.float32
+    with pytest.raises(ValueError):
+        p.assign(anfora.tensor(np.ones(3, np.float32)))

@@ -265,7 +265,6 @@ impl<R, F: FnOnce() -> R> NotPython<F> {
     }
 }
 
-
 /// Runs a compiled program and converts its result (or its exception) for Python.
 fn run<'py>(py: Python<'py>, entry: &Entry, args: Vec<Arg>) -> PyResult<Bound<'py, PyAny>> {
     let values: Vec<Value> = args.into_iter().map(|a| a.value).collect();

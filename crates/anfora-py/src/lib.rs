@@ -46,6 +46,19 @@ fn make_tensor(data: &Bound<'_, PyAny>, dtype: Option<&PyDType>) -> PyResult<Ten
     })
 }
 
+/// `anfora.set_seed(seed)`: restarts this thread's random generator (the one eager and
+/// compiled random operations draw from), as the compiled `anfora.set_seed` does.
+#[pyfunction]
+fn set_seed(seed: i64) -> PyResult<()> {
+    if seed < 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "set_seed: the seed must be non-negative",
+        ));
+    }
+    anfora_vm::state::set_seed(seed as u64);
+    Ok(())
+}
+
 #[pymodule]
 fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -68,6 +81,7 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add(attr_name(d), dtype_object(d))?;
     }
     m.add_function(wrap_pyfunction!(make_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(set_seed, m)?)?;
     m.add_function(wrap_pyfunction!(jit::jit, m)?)?;
     m.add_function(wrap_pyfunction!(jit::set_context, m)?)?;
     m.add_function(wrap_pyfunction!(jit::forget_parsed_functions, m)?)?;

@@ -28,6 +28,13 @@ pub fn py_error(kind: &str, message: String) -> PyErr {
         "KeyError" => pyo3::exceptions::PyKeyError::new_err(message),
         "AttributeError" => pyo3::exceptions::PyAttributeError::new_err(message),
         "NotImplementedError" => pyo3::exceptions::PyNotImplementedError::new_err(message),
+        "UnboundLocalError" => pyo3::exceptions::PyUnboundLocalError::new_err(message),
+        "NameError" => pyo3::exceptions::PyNameError::new_err(message),
+        "StopIteration" => pyo3::exceptions::PyStopIteration::new_err(message),
+        "LookupError" => pyo3::exceptions::PyLookupError::new_err(message),
+        "ArithmeticError" => pyo3::exceptions::PyArithmeticError::new_err(message),
+        "OSError" => pyo3::exceptions::PyOSError::new_err(message),
+        "SystemError" => pyo3::exceptions::PySystemError::new_err(message),
         _ => PyRuntimeError::new_err(format!("{kind}: {message}")),
     }
 }
@@ -44,7 +51,7 @@ pub struct Tensor {
 }
 
 /// A tensor element type: `anfora.float32`, `anfora.int64`, ...
-#[pyclass(module = "anfora", name = "dtype", frozen, eq, hash)]
+#[pyclass(module = "anfora", name = "dtype", frozen)]
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct PyDType {
     pub inner: DType,
@@ -54,6 +61,34 @@ pub struct PyDType {
 impl PyDType {
     fn __repr__(&self) -> String {
         format!("anfora.{}", attr_name(self.inner))
+    }
+
+    /// Equal to the same dtype, or to its name (`"float32"`) or attribute name (`"bool_"`),
+    /// as in compiled code.
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        if let Ok(d) = other.cast::<PyDType>() {
+            return d.get().inner == self.inner;
+        }
+        match other.extract::<String>() {
+            Ok(name) => name == self.inner.name() || name == attr_name(self.inner),
+            Err(_) => false,
+        }
+    }
+
+    fn __ne__(&self, other: &Bound<'_, PyAny>) -> bool {
+        !self.__eq__(other)
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.inner.name().hash(&mut h);
+        h.finish()
+    }
+
+    /// numpy's name, as `str()` of a dtype is in compiled code.
+    fn __str__(&self) -> &'static str {
+        self.inner.name()
     }
 
     /// numpy's name for it (`float32`).
@@ -85,6 +120,178 @@ pub fn dtype_object(d: DType) -> PyDType {
     PyDType { inner: d }
 }
 
+/// The numeric operators, shared by `Tensor` and `Parameter` (which computes on its current
+/// value): each runs the VM's primitive, so eager results are the compiled ones. Wraps the
+/// class's `#[pymethods]` block (a class has one).
+macro_rules! tensor_pymethods {
+    (impl $ty:ident { $($body:tt)* }) => {
+        #[pymethods]
+        impl $ty {
+            $($body)*
+
+            fn __add__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Add, slf.as_any(), o)?)
+            }
+            fn __radd__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Add, o, slf.as_any())?)
+            }
+            fn __sub__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Sub, slf.as_any(), o)?)
+            }
+            fn __rsub__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Sub, o, slf.as_any())?)
+            }
+            fn __mul__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Mul, slf.as_any(), o)?)
+            }
+            fn __rmul__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Mul, o, slf.as_any())?)
+            }
+            fn __truediv__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Div, slf.as_any(), o)?)
+            }
+            fn __rtruediv__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Div, o, slf.as_any())?)
+            }
+            fn __floordiv__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::FloorDiv, slf.as_any(), o)?)
+            }
+            fn __rfloordiv__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::FloorDiv, o, slf.as_any())?)
+            }
+            fn __mod__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Mod, slf.as_any(), o)?)
+            }
+            fn __rmod__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::Mod, o, slf.as_any())?)
+            }
+            fn __matmul__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::MatMul, slf.as_any(), o)?)
+            }
+            fn __rmatmul__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::MatMul, o, slf.as_any())?)
+            }
+            fn __and__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::BitAnd, slf.as_any(), o)?)
+            }
+            fn __rand__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::BitAnd, o, slf.as_any())?)
+            }
+            fn __or__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::BitOr, slf.as_any(), o)?)
+            }
+            fn __ror__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::BitOr, o, slf.as_any())?)
+            }
+            fn __xor__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::BitXor, slf.as_any(), o)?)
+            }
+            fn __rxor__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::BitXor, o, slf.as_any())?)
+            }
+            fn __lshift__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::LShift, slf.as_any(), o)?)
+            }
+            fn __rlshift__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::LShift, o, slf.as_any())?)
+            }
+            fn __rshift__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::RShift, slf.as_any(), o)?)
+            }
+            fn __rrshift__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &binary(Prim::RShift, o, slf.as_any())?)
+            }
+            fn __pow__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>, modulo: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                no_modulus(modulo)?;
+                from_value(slf.py(), &binary(Prim::Pow, slf.as_any(), o)?)
+            }
+            fn __rpow__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>, modulo: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                no_modulus(modulo)?;
+                from_value(slf.py(), &binary(Prim::Pow, o, slf.as_any())?)
+            }
+            fn __neg__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &unary(Prim::Neg, slf.as_any())?)
+            }
+            fn __pos__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &unary(Prim::Pos, slf.as_any())?)
+            }
+            fn __abs__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &unary(Prim::Abs, slf.as_any())?)
+            }
+            fn __invert__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+                from_value(slf.py(), &unary(Prim::Invert, slf.as_any())?)
+            }
+        }
+    };
+}
+
+fn no_modulus(modulo: &Bound<'_, PyAny>) -> PyResult<()> {
+    if modulo.is_none() {
+        Ok(())
+    } else {
+        Err(PyTypeError::new_err(
+            "pow() with a modulus is not supported for tensors",
+        ))
+    }
+}
+
+/// A tensor method bound to its tensor (`t.sum`), run by the VM as compiled code runs it.
+#[pyclass(module = "anfora", name = "TensorMethod", frozen)]
+pub struct TensorMethod {
+    tensor: RTensor,
+    method: anfora_vm::value::Method,
+}
+
+#[pymethods]
+impl TensorMethod {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, pyo3::types::PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let args = args
+            .iter()
+            .map(|a| to_value(&a).map(loaded))
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut kw = Vec::new();
+        for (k, v) in kwargs.into_iter().flatten() {
+            kw.push((k.extract::<String>()?, loaded(to_value(&v)?)));
+        }
+        let v =
+            anfora_vm::ops::call_method(self.method, &self.tensor, args, kw).map_err(vm_error)?;
+        from_value(py, &v)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<bound method Tensor.{}>", self.method.name())
+    }
+}
+
+/// The attribute `name` of a tensor that its class does not define: a method the VM
+/// implements for compiled code (`sum`, `mean`, `max`, `min`, `prod`, `reshape`,
+/// `transpose`, `astype`, `item`).
+fn tensor_method(t: &RTensor, name: &str, class: &str) -> PyResult<TensorMethod> {
+    match anfora_vm::value::Method::from_name(name) {
+        Some(method) => Ok(TensorMethod {
+            tensor: t.clone(),
+            method,
+        }),
+        None => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "'{class}' object has no attribute '{name}'"
+        ))),
+    }
+}
+
+/// A Parameter operand computes with its current value.
+fn loaded(v: Value) -> Value {
+    match &v {
+        Value::Ref(p) => Value::Tensor(p.get()),
+        _ => v,
+    }
+}
+
 /// A trainable tensor, held by reference: compiled code reads it with `Load` and updates it
 /// in place through the side-effect chain. `grad` accumulates gradients from `.grad` calls.
 #[pyclass(module = "anfora", name = "Parameter")]
@@ -94,7 +301,7 @@ pub struct Parameter {
     pub grad: Option<Py<Tensor>>,
 }
 
-#[pymethods]
+tensor_pymethods! {
 impl Parameter {
     #[new]
     #[pyo3(signature = (data, name=None, requires_grad=true))]
@@ -160,6 +367,26 @@ impl Parameter {
         Ok(())
     }
 
+    /// `p.assign(v)`: writes `v` (broadcast and cast to the Parameter's shape and dtype).
+    fn assign<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &write(Prim::Assign, slf, value)?)
+    }
+
+    /// `p.assign_add(v)`: `p += v` in place.
+    fn assign_add<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &write(Prim::AssignAdd, slf, value)?)
+    }
+
+    /// `p.assign_sub(v)`: `p -= v` in place.
+    fn assign_sub<'py>(slf: &Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        from_value(slf.py(), &write(Prim::AssignSub, slf, value)?)
+    }
+
+    /// The methods of its value (`p.sum()`, `p.reshape(...)`), on the current value.
+    fn __getattr__(&self, name: &str) -> PyResult<TensorMethod> {
+        tensor_method(&self.inner.get(), name, "anfora.Parameter")
+    }
+
     fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_numpy(py, &self.inner.get())
     }
@@ -174,6 +401,11 @@ impl Parameter {
         array(py, &self.inner.get(), dtype, copy)
     }
 
+    /// `str()` of its current value, as `print(p)` shows it in compiled code.
+    fn __str__(&self) -> String {
+        self.inner.get().to_str()
+    }
+
     fn __repr__(&self) -> String {
         let body = self.inner.get().repr();
         format!(
@@ -182,6 +414,7 @@ impl Parameter {
             body.replace('\n', "\n ")
         )
     }
+}
 }
 
 fn dtype_of_numpy(name: &str) -> Option<DType> {
@@ -443,17 +676,27 @@ impl Tensor {
     }
 }
 
+/// An eager Parameter write (`Assign`, `AssignAdd`, `AssignSub`), as `anfora.ops.assign`.
+fn write(p: Prim, param: &Bound<'_, Parameter>, value: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let args = vec![
+        Value::Ref(param.borrow().inner.clone()),
+        loaded(to_value(value)?),
+    ];
+    let bound = anfora_vm::bind_prim(p, args, None).map_err(vm_error)?;
+    anfora_vm::ops::call_prim(p, &bound, &mut std::io::sink()).map_err(vm_error)
+}
+
 fn binary(p: Prim, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Value> {
-    let (a, b) = (to_value(a)?, to_value(b)?);
+    let (a, b) = (loaded(to_value(a)?), loaded(to_value(b)?));
     anfora_vm::ops::call_prim(p, &[a, b], &mut std::io::sink()).map_err(vm_error)
 }
 
 fn unary(p: Prim, a: &Bound<'_, PyAny>) -> PyResult<Value> {
-    let a = to_value(a)?;
+    let a = loaded(to_value(a)?);
     anfora_vm::ops::call_prim(p, &[a], &mut std::io::sink()).map_err(vm_error)
 }
 
-#[pymethods]
+tensor_pymethods! {
 impl Tensor {
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
@@ -503,37 +746,8 @@ impl Tensor {
         to_numpy(py, &self.inner)?.call_method0("tolist")
     }
 
-    /// The single element as a Python number.
-    fn item<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let s = self
-            .inner
-            .item()
-            .map_err(|e| py_error(e.kind.python_name(), e.message))?;
-        Ok(match s {
-            anfora_tensor::Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
-            anfora_tensor::Scalar::Int(i) => i.into_pyobject(py)?.into_any(),
-            anfora_tensor::Scalar::Float(f) => f.into_pyobject(py)?.into_any(),
-        })
-    }
 
-    fn astype(&self, dtype: &PyDType) -> Tensor {
-        Tensor {
-            inner: self.inner.cast(dtype.inner),
-        }
-    }
 
-    fn reshape(&self, shape: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-        let shape: Vec<i64> = if let Ok(i) = shape.extract::<i64>() {
-            vec![i]
-        } else {
-            shape.extract()?
-        };
-        let t = self
-            .inner
-            .reshape(&shape)
-            .map_err(|e| py_error(e.kind.python_name(), e.message))?;
-        Ok(Tensor { inner: t })
-    }
 
     fn __repr__(&self) -> String {
         let r = self.inner.repr();
@@ -576,146 +790,6 @@ impl Tensor {
         }
     }
 
-    fn __add__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Add, slf.as_any(), other)?)
-    }
-
-    fn __radd__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Add, other, slf.as_any())?)
-    }
-
-    fn __sub__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Sub, slf.as_any(), other)?)
-    }
-
-    fn __rsub__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Sub, other, slf.as_any())?)
-    }
-
-    fn __mul__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Mul, slf.as_any(), other)?)
-    }
-
-    fn __rmul__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Mul, other, slf.as_any())?)
-    }
-
-    fn __truediv__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Div, slf.as_any(), other)?)
-    }
-
-    fn __rtruediv__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Div, other, slf.as_any())?)
-    }
-
-    fn __floordiv__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::FloorDiv, slf.as_any(), other)?)
-    }
-
-    fn __rfloordiv__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::FloorDiv, other, slf.as_any())?)
-    }
-
-    fn __mod__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Mod, slf.as_any(), other)?)
-    }
-
-    fn __rmod__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::Mod, other, slf.as_any())?)
-    }
-
-    fn __matmul__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::MatMul, slf.as_any(), other)?)
-    }
-
-    fn __rmatmul__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &binary(Prim::MatMul, other, slf.as_any())?)
-    }
-
-    fn __pow__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-        modulo: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        if !modulo.is_none() {
-            return Err(PyTypeError::new_err(
-                "pow() with a modulus is not supported for tensors",
-            ));
-        }
-        from_value(slf.py(), &binary(Prim::Pow, slf.as_any(), other)?)
-    }
-
-    fn __rpow__<'py>(
-        slf: &Bound<'py, Self>,
-        other: &Bound<'py, PyAny>,
-        modulo: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        if !modulo.is_none() {
-            return Err(PyTypeError::new_err(
-                "pow() with a modulus is not supported for tensors",
-            ));
-        }
-        from_value(slf.py(), &binary(Prim::Pow, other, slf.as_any())?)
-    }
-
-    fn __neg__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &unary(Prim::Neg, slf.as_any())?)
-    }
-
-    fn __pos__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &unary(Prim::Pos, slf.as_any())?)
-    }
-
-    fn __abs__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &unary(Prim::Abs, slf.as_any())?)
-    }
-
-    fn __invert__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        from_value(slf.py(), &unary(Prim::Invert, slf.as_any())?)
-    }
-
     fn __richcmp__<'py>(
         slf: &Bound<'py, Self>,
         other: &Bound<'py, PyAny>,
@@ -733,13 +807,26 @@ impl Tensor {
         from_value(slf.py(), &binary(p, slf.as_any(), other)?)
     }
 
+    fn __getattr__(&self, name: &str) -> PyResult<TensorMethod> {
+        tensor_method(&self.inner, name, "anfora.Tensor")
+    }
+
+    /// `item in t`: any element equal to it (numpy's `(t == item).any()`).
+    fn __contains__(slf: &Bound<'_, Self>, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match binary(Prim::In, item, slf.as_any())? {
+            Value::Bool(b) => Ok(b),
+            other => Err(PyTypeError::new_err(format!("'in' gave {}", other.type_name()))),
+        }
+    }
+
     fn __getitem__<'py>(
         slf: &Bound<'py, Self>,
         index: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let idx = to_value(index)?;
+        let idx = loaded(to_value(index)?);
         let v = anfora_vm::ops::getitem(&Value::Tensor(slf.get().inner.clone()), &idx)
             .map_err(vm_error)?;
         from_value(slf.py(), &v)
     }
+}
 }
