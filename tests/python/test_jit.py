@@ -239,3 +239,43 @@ def test_other_python_threads_run_while_compiled_code_runs():
     # Holding the GIL through the call would leave the other thread no bytecode at all.
     assert during > 0
     np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-5)
+
+
+def test_one_compiled_function_serves_several_threads():
+    import threading
+
+    from anfora import nn
+
+    x = anfora.tensor(np.linspace(-1, 1, 4096).astype(np.float32))
+    expected = np.asarray(_iterate_sin(x, anfora.mutable(20))).copy()
+    grad = anfora.grad(_sum_of_squares)
+    gexpected = np.asarray(grad(x)).copy()
+    net = nn.SequentialCell(nn.Dense(4, 3, seed=1), nn.Dropout(0.5))
+    data = anfora.tensor(np.ones((2, 4), np.float32))
+    net.set_train(False)
+    evaluated = np.asarray(net(data)).copy()
+    signatures = _iterate_sin.cache_size
+    failures = []
+
+    def work():
+        try:
+            for _ in range(10):
+                np.testing.assert_array_equal(np.asarray(_iterate_sin(x, anfora.mutable(20))), expected)
+                np.testing.assert_array_equal(np.asarray(grad(x)), gexpected)
+                # set_train(False) happened on the main thread: no dropout here either.
+                np.testing.assert_array_equal(np.asarray(net(data)), evaluated)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            failures.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not failures, failures[0]
+    assert _iterate_sin.cache_size == signatures  # each thread keeps its own compiled signatures
+    net.set_train(True)
+
+
+def _sum_of_squares(x):
+    return ops.sum(x * x)

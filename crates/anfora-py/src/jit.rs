@@ -27,13 +27,27 @@ pyo3::create_exception!(
     "A function could not be compiled; the message lists every problem with its file:line:col."
 );
 
-/// Dump settings (`anfora.set_context`).
+/// Dump settings (`anfora.set_context`), for every thread.
 #[derive(Clone, Default)]
 struct Context {
     save_graphs: u8,
     save_graphs_path: Option<PathBuf>,
     dumps: u32,
 }
+
+static CONTEXT: std::sync::Mutex<Context> = std::sync::Mutex::new(Context {
+    save_graphs: 0,
+    save_graphs_path: None,
+    dumps: 0,
+});
+
+fn shared_context() -> std::sync::MutexGuard<'static, Context> {
+    CONTEXT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Bumped by `forget_parsed_functions`; each thread's compiler starts afresh when it sees a
+/// new value (its parsed functions folded attributes and globals that may have changed).
+static FORGET_EPOCH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The compiler of one thread: the frontend holding every graph compiled so far and the
 /// Python objects they refer to. A compile that fails while parsing or resolving leaves
@@ -45,7 +59,8 @@ struct Compiler {
     generation: usize,
     /// The sources of earlier generations.
     old_sources: Vec<SourceMap>,
-    context: Context,
+    /// The `FORGET_EPOCH` this compiler's parsed functions belong to.
+    epoch: usize,
 }
 
 impl Compiler {
@@ -55,7 +70,7 @@ impl Compiler {
             host: Host::default(),
             generation: 0,
             old_sources: Vec::new(),
-            context: Context::default(),
+            epoch: FORGET_EPOCH.load(std::sync::atomic::Ordering::Acquire),
         }
     }
 
@@ -78,7 +93,15 @@ thread_local! {
 }
 
 fn with_compiler<R>(f: impl FnOnce(&mut Compiler) -> R) -> R {
-    COMPILER.with(|c| f(&mut c.borrow_mut()))
+    COMPILER.with(|c| {
+        let mut c = c.borrow_mut();
+        let epoch = FORGET_EPOCH.load(std::sync::atomic::Ordering::Acquire);
+        if c.epoch != epoch {
+            c.reset();
+            c.epoch = epoch;
+        }
+        f(&mut c)
+    })
 }
 
 /// Forgets every parsed function, so that the next compile reads sources, globals and
@@ -86,8 +109,9 @@ fn with_compiler<R>(f: impl FnOnce(&mut Compiler) -> R) -> R {
 #[pyfunction]
 pub fn forget_parsed_functions() {
     // Attributes of `self` and globals are folded when a function is parsed; after a change
-    // the compiler must read them afresh (`Cell.set_train`). Compiled programs keep running.
-    with_compiler(Compiler::reset);
+    // every thread's compiler must read them afresh (`Cell.set_train`). Compiled programs
+    // keep running.
+    FORGET_EPOCH.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
 }
 
 /// `anfora.set_context(save_graphs=0|1|2|3, save_graphs_path=...)`: 1 writes the final IR of
@@ -102,19 +126,18 @@ pub fn set_context(save_graphs: Option<u8>, save_graphs_path: Option<PathBuf>) -
             "save_graphs must be 0, 1, 2 or 3, not {level}"
         )));
     }
-    with_compiler(|c| {
-        if let Some(level) = save_graphs {
-            c.context.save_graphs = level;
-        }
-        if let Some(p) = save_graphs_path {
-            c.context.save_graphs_path = Some(p);
-        }
-    });
+    let mut c = shared_context();
+    if let Some(level) = save_graphs {
+        c.save_graphs = level;
+    }
+    if let Some(p) = save_graphs_path {
+        c.save_graphs_path = Some(p);
+    }
     Ok(())
 }
 
 /// The IR texts of one compile.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Dumps {
     /// The optimized graphs, with the abstract of every node.
     ir: String,
@@ -133,26 +156,73 @@ struct Entry {
     dumps: Dumps,
 }
 
-/// The compiled signatures of one function, or of one of its gradients: at most
-/// `MAX_SIGNATURES`, the oldest dropped first.
+/// The compiled signatures of one function, or of one of its gradients, per Python thread:
+/// at most `MAX_SIGNATURES` each, the oldest dropped first.
+///
+/// Compiled programs share `Rc`s with the compiler of the thread that made them (a
+/// thread-local), so each thread compiles and keeps its own entries, and only that thread
+/// ever touches them; a function called from several threads compiles once in each.
 #[derive(Default)]
-struct Cache(RefCell<Vec<Rc<Entry>>>);
+// Boxed: `local` hands out references that must not move when the vector grows.
+#[allow(clippy::vec_box)]
+struct Cache(std::sync::Mutex<Vec<Box<ThreadEntries>>>);
+
+/// One thread's entries, touched only by that thread (see [`Cache`]).
+struct ThreadEntries {
+    thread: std::thread::ThreadId,
+    entries: std::mem::ManuallyDrop<RefCell<Vec<Rc<Entry>>>>,
+}
+
+// SAFETY: the entries are reached only from their own thread (`Cache::local`) and, when the
+// cache is dropped on another thread, leaked instead of dropped (`Drop` below).
+unsafe impl Send for ThreadEntries {}
+unsafe impl Sync for ThreadEntries {}
+
+impl Drop for ThreadEntries {
+    fn drop(&mut self) {
+        if std::thread::current().id() == self.thread {
+            // SAFETY: dropped once, here, on the owning thread.
+            unsafe { std::mem::ManuallyDrop::drop(&mut self.entries) };
+        }
+        // Otherwise leaked: their `Rc`s may be shared with that thread's compiler.
+    }
+}
 
 impl Cache {
+    /// This thread's entries.
+    fn local(&self) -> &RefCell<Vec<Rc<Entry>>> {
+        let me = std::thread::current().id();
+        let mut threads = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let i = match threads.iter().position(|t| t.thread == me) {
+            Some(i) => i,
+            None => {
+                threads.push(Box::new(ThreadEntries {
+                    thread: me,
+                    entries: Default::default(),
+                }));
+                threads.len() - 1
+            }
+        };
+        let ptr: *const RefCell<Vec<Rc<Entry>>> = &*threads[i].entries;
+        // SAFETY: boxes are never removed before the cache is dropped and do not move when
+        // the vector grows, and only this thread uses its entries.
+        unsafe { &*ptr }
+    }
+
     fn get(&self, args: &[Arg], weights: &[u64]) -> Option<Rc<Entry>> {
-        (self.0.borrow().iter())
+        (self.local().borrow().iter())
             .find(|e| e.weights == weights && fits(&e.key, args))
             .cloned()
     }
 
     /// The entry compiled last.
     fn last(&self) -> Option<Rc<Entry>> {
-        self.0.borrow().last().cloned()
+        self.local().borrow().last().cloned()
     }
 
     fn insert(&self, entry: Entry) -> Rc<Entry> {
         let entry = Rc::new(entry);
-        let mut entries = self.0.borrow_mut();
+        let mut entries = self.local().borrow_mut();
         if entries.len() >= MAX_SIGNATURES {
             entries.remove(0);
         }
@@ -161,7 +231,7 @@ impl Cache {
     }
 
     fn len(&self) -> usize {
-        self.0.borrow().len()
+        self.local().borrow().len()
     }
 }
 
@@ -204,7 +274,7 @@ enum Weights {
 }
 
 /// A function (or method) compiled on its first call for each argument signature.
-#[pyclass(module = "anfora", name = "Function", unsendable)]
+#[pyclass(module = "anfora", name = "Function")]
 pub struct JitFunction {
     pub func: Py<PyAny>,
     pub bound: Option<Py<PyAny>>,
@@ -214,8 +284,8 @@ pub struct JitFunction {
     /// positional-or-keyword ones: a call passing that many needs no binding.
     arity: Option<usize>,
     cache: Cache,
-    explanation: RefCell<Option<String>>,
-    grad: RefCell<Option<Py<GradFunction>>>,
+    explanation: std::sync::Mutex<Option<String>>,
+    grad: std::sync::Mutex<Option<Py<GradFunction>>>,
 }
 
 /// Most signatures kept per function; the least recently compiled is dropped beyond.
@@ -251,9 +321,9 @@ fn flush_output(py: Python<'_>, out: &[u8]) -> PyResult<()> {
 ///
 /// `Python::detach` asks for `Send` (its stand-in for "holds nothing of Python's") while
 /// compiled programs share `Rc`s. The closure runs on this same thread before `detach`
-/// returns, and the `Rc`s it reaches belong to this thread's compiler and to the calling
-/// `Function`, which Python code on other threads cannot use (the class is `unsendable`), so
-/// no `Rc` is touched from two threads.
+/// returns, and the `Rc`s it reaches belong to this thread's compiler and to this thread's
+/// entries of the function's cache (each thread compiles its own; see [`Cache`]), so no `Rc`
+/// is touched from two threads.
 struct NotPython<F>(F);
 
 // SAFETY: see above: the value never leaves the calling thread.
@@ -303,8 +373,8 @@ impl JitFunction {
             specs,
             arity,
             cache: Cache::default(),
-            explanation: RefCell::new(None),
-            grad: RefCell::new(None),
+            explanation: Default::default(),
+            grad: Default::default(),
         }
     }
 
@@ -384,7 +454,7 @@ impl JitFunction {
         let qualname = self.name(py);
         with_compiler(|c| {
             let generation = c.generation;
-            let context = c.context.clone();
+            let context = shared_context().clone();
             let mut dumps = Dumps::default();
             let result = {
                 let Compiler { fe, host, .. } = c;
@@ -444,7 +514,7 @@ impl JitFunction {
             };
             match result {
                 Ok(compiled) => {
-                    c.context.dumps += 1;
+                    shared_context().dumps += 1;
                     Ok(Entry {
                         key: args.iter().map(Arg::abstract_value).collect(),
                         weights: grad.map_or(Vec::new(), |g| {
@@ -474,12 +544,12 @@ impl JitFunction {
     /// The cached entry for `args`, compiling it when missing.
     fn entry(&self, py: Python<'_>, args: &[Arg]) -> PyResult<Rc<Entry>> {
         if let Some(hit) = self.cache.get(args, &[]) {
-            *self.explanation.borrow_mut() = None;
+            *self.explanation.lock().unwrap_or_else(|e| e.into_inner()) = None;
             return Ok(hit);
         }
         let entry = self.compile(py, args, None)?;
         let previous = self.cache.last();
-        *self.explanation.borrow_mut() = Some(anfora_driver::explain(
+        *self.explanation.lock().unwrap_or_else(|e| e.into_inner()) = Some(anfora_driver::explain(
             &self.name(py),
             &entry.key,
             previous.as_ref().map(|e| e.key.as_slice()),
@@ -595,7 +665,13 @@ impl JitFunction {
     #[getter]
     fn grad(slf: &Bound<'_, Self>) -> PyResult<Py<GradFunction>> {
         let py = slf.py();
-        if let Some(g) = slf.borrow().grad.borrow().as_ref() {
+        if let Some(g) = slf
+            .borrow()
+            .grad
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
             return Ok(g.clone_ref(py));
         }
         let weights = if slf.borrow().bound.is_some() {
@@ -616,7 +692,7 @@ impl JitFunction {
                 },
             ),
         )?;
-        *slf.borrow().grad.borrow_mut() = Some(g.clone_ref(py));
+        *slf.borrow().grad.lock().unwrap_or_else(|e| e.into_inner()) = Some(g.clone_ref(py));
         Ok(g)
     }
 
@@ -674,7 +750,10 @@ impl JitFunction {
 
     /// Why the last call compiled, or None if it used a cached compile.
     fn explain(&self) -> Option<String> {
-        self.explanation.borrow().clone()
+        self.explanation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Compiles for `args` (without running) and returns the IR.
@@ -685,7 +764,7 @@ impl JitFunction {
         let e = self.entry(py, &args_of(&args)?)?;
         Ok(Lowered {
             signature: e.key.iter().map(|a| a.to_string()).collect(),
-            entry: e,
+            dumps: e.dumps.clone(),
         })
     }
 
@@ -754,9 +833,9 @@ pub fn jit(
 }
 
 /// The IR of one compiled signature: `f.lower(*args)`.
-#[pyclass(module = "anfora", name = "Lowered", unsendable)]
+#[pyclass(module = "anfora", name = "Lowered")]
 pub struct Lowered {
-    entry: Rc<Entry>,
+    dumps: Dumps,
     signature: Vec<String>,
 }
 
@@ -764,17 +843,17 @@ pub struct Lowered {
 impl Lowered {
     /// The optimized graphs as `.ir` text, with the abstract of every node.
     fn ir(&self) -> String {
-        self.entry.dumps.ir.clone()
+        self.dumps.ir.clone()
     }
 
     /// The optimized graphs in Graphviz format.
     fn dot(&self) -> String {
-        self.entry.dumps.dot.clone()
+        self.dumps.dot.clone()
     }
 
     /// The linear program the executor runs.
     fn program(&self) -> String {
-        self.entry.dumps.program.clone()
+        self.dumps.program.clone()
     }
 
     #[getter]
@@ -785,7 +864,7 @@ impl Lowered {
 
 /// The gradient of a compiled function: `f.grad`, `anfora.grad(f)`,
 /// `anfora.value_and_grad(f)`.
-#[pyclass(module = "anfora", name = "GradFunction", unsendable)]
+#[pyclass(module = "anfora", name = "GradFunction")]
 pub struct GradFunction {
     of: Py<JitFunction>,
     spec: GradSpec,
