@@ -99,7 +99,7 @@ def test_results_are_tensors_never_numpy_scalars():
     x = ops.tensor([1.5, 2.5])
     for r in (x.sum(), x[0], x.max(), ops.tensor(2) + 1, 1 + ops.tensor(2.0), x.mean()):
         assert isinstance(r, af.Tensor) and r.shape == ()
-    assert repr(x.sum()) == "array(4., dtype=float32)"
+    assert repr(x.sum()) == "Tensor(4., dtype=float32)"
     assert str(x[1]) == "2.5"
     assert isinstance(x.sum().item(), float) and isinstance(ops.arange(3).sum().item(), int)
     rows = list(ops.arange(6).reshape(2, 3))
@@ -199,7 +199,7 @@ def test_comparisons_and_bitwise_return_tensors():
 
 
 def test_repr_and_str_follow_numpy():
-    assert repr(ops.tensor([1.0, 2.0])) == "array([1., 2.], dtype=float32)"
+    assert repr(ops.tensor([1.0, 2.0])) == "Tensor([1., 2.], dtype=float32)"
     assert str(ops.arange(2000)) == "[   0    1    2 ... 1997 1998 1999]"
 
 
@@ -221,7 +221,7 @@ def test_runner_on_two_corpus_files():
     assert rec["stdout"] == "checking 5\npositive\nchecking -1\n"
     rec = out[files[2]]
     assert rec["error"] is None
-    assert rec["result"] == "array([1., 2., 3.], dtype=float32)"
+    assert rec["result"] == "Tensor([1., 2., 3.], dtype=float32)"
     assert rec["stdout"].startswith("x: [1. 2. 3.] float32 k: 2\n")
 
 

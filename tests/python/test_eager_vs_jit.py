@@ -20,21 +20,9 @@ PROGRAMS = sorted(f for f in os.listdir(CORPUS) if f.endswith(".py"))
 _modules = itertools.count()
 
 # Known disagreements (strict xfails: fixing one makes its test fail until it is taken off).
-_REPR = ("repr() of a tensor inside compiled code is the VM's numpy form `array(...)` (what the "
-         "oracle defines); outside it the package's `Tensor(...)`")
 _GLOBAL_TUPLE = ("compiled code refuses a global tuple holding functions (E0209); eager Python "
                  "runs it")
 KNOWN = {
-    "tensor_01_creation.py": _REPR,
-    "tensor_02_creation_dtype.py": _REPR,
-    "tensor_12_scalar_conversion.py": _REPR,
-    "tensor_16_in_tuples.py": _REPR,
-    "tensor_20_print_dtypes.py": _REPR,
-    "tensor_21_large.py": _REPR,
-    "tensor_22_print_nd.py": _REPR,
-    "tensor_23_ops_on_scalars.py": _REPR,
-    "tensor_29_unary.py": _REPR,
-    "tensor_30_like_full.py": _REPR,
     "closure_07_hof_select.py": _GLOBAL_TUPLE,
     "tuple_07_functions.py": _GLOBAL_TUPLE,
     "closure_08_lambdas.py": "a module-level lambda cannot be compiled from its source line (E0203)",

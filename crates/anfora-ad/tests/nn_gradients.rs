@@ -214,7 +214,7 @@ fn conv2d_errors_at_compile_and_run_time() {
     );
     assert_eq!(
         repr(&y),
-        "array([[[[4., 4.],\n         [4., 4.]]]], dtype=float32)"
+        "Tensor([[[[4., 4.],\n          [4., 4.]]]], dtype=float32)"
     );
     let xi = Tensor::ones(&[1, 1, 3, 3], DType::I64).unwrap();
     let args = vec![Arg::from(Value::Tensor(xi)), Arg::from(Value::Tensor(w))];
@@ -557,7 +557,7 @@ fn array_function_values_and_errors() {
     let c = both_engines(&src, std::slice::from_ref(&x));
     assert_eq!(
         repr(&c),
-        "(array(5), array([1, 2]), array([[0., 1., 0.],\n       [0., 1., 0.],\n       [1., 0., 0.],\n       [0., 1., 0.]], dtype=float32), (2, 4), (2, 4, 1), (2, 4))"
+        "(Tensor(5), Tensor([1, 2]), Tensor([[0., 1., 0.],\n        [0., 1., 0.],\n        [1., 0., 0.],\n        [0., 1., 0.]], dtype=float32), (2, 4), (2, 4, 1), (2, 4))"
     );
     let mut s = session(&src, Engine::Compiled);
     match s.call("bad", vec![Arg::from(x.clone())], &mut std::io::sink()) {

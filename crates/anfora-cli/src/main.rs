@@ -343,7 +343,7 @@ mod tests {
         let args = parse_args(&["mutable(2.5)".into(), " mutable([1, 2]) ".into()]).unwrap();
         assert_eq!(repr(&args[0].value), "2.5");
         assert!(args[0].mutable && args[1].mutable);
-        assert_eq!(repr(&args[1].value), "array([1, 2])");
+        assert_eq!(repr(&args[1].value), "Tensor([1, 2])");
         assert_eq!(
             parse_args(&["x".into()]).unwrap_err(),
             "argument `x`: not a Python literal (numbers, strings, True/False/None, tuples, lists)"

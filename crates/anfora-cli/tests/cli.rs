@@ -41,7 +41,7 @@ fn run_prints_output_then_the_repr_of_the_result() {
     let out = stdout(&o);
     assert!(out.starts_with("step 0 mean True\n"), "{out}");
     assert!(
-        out.ends_with("(array([ 1.,  8., 27.], dtype=float32), (2,), anfora.float32)\n"),
+        out.ends_with("(Tensor([ 1.,  8., 27.], dtype=float32), (2,), anfora.float32)\n"),
         "{out}"
     );
 }
@@ -64,7 +64,7 @@ fn arguments_are_python_literals_and_lists_become_tensors() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
-        "(-1.5, (1, 'x'), array([[2, 4],\n       [6, 8]]), 'hi')\n"
+        "(-1.5, (1, 'x'), Tensor([[2, 4],\n        [6, 8]]), 'hi')\n"
     );
     let o = anfora(&[
         "run",
@@ -76,7 +76,7 @@ fn arguments_are_python_literals_and_lists_become_tensors() {
         "3",
         "[1.5]",
     ]);
-    assert_eq!(stdout(&o), "(3, 3, array([3.], dtype=float32), None)\n");
+    assert_eq!(stdout(&o), "(3, 3, Tensor([3.], dtype=float32), None)\n");
 }
 
 #[test]

@@ -899,15 +899,15 @@ mod tests {
         );
         assert_eq!(
             repr(&literal_value("[[1, 2], [3, 4]]").unwrap()),
-            "array([[1, 2],\n       [3, 4]])"
+            "Tensor([[1, 2],\n        [3, 4]])"
         );
         assert_eq!(
             repr(&literal_value("[1.5, 2]").unwrap()),
-            "array([1.5, 2. ], dtype=float32)"
+            "Tensor([1.5, 2. ], dtype=float32)"
         );
         assert_eq!(
             repr(&literal_value("([True], 3)").unwrap()),
-            "(array([ True]), 3)"
+            "(Tensor([ True]), 3)"
         );
         assert!(literal_value("['a']").unwrap_err().contains("only numbers"));
         assert!(
@@ -936,7 +936,7 @@ mod tests {
         let v = s
             .run("main", vec![], &mut std::io::sink())
             .unwrap_or_else(|f| panic!("{}", s.render(&f)));
-        assert_eq!(repr(&v), "(anfora.int32, 3, anfora.float64, array([0.]))");
+        assert_eq!(repr(&v), "(anfora.int32, 3, anfora.float64, Tensor([0.]))");
         let mut s = Session::load(
             "m.py",
             "from anfora import nothing\n\ndef main():\n    return 1\n",

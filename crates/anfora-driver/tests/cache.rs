@@ -23,7 +23,7 @@ fn a_new_signature_compiles_and_says_why() {
     let mut s = Session::load("m.py", SRC, Options::default());
     assert_eq!(
         call(&mut s, "f", vec![tensor(2).into(), Value::Int(3).into()]),
-        "array([3., 3.], dtype=float32)"
+        "Tensor([3., 3.], dtype=float32)"
     );
     assert_eq!(
         s.last_explanation(),
@@ -39,7 +39,7 @@ fn a_new_signature_compiles_and_says_why() {
     // A different Python number is a different constant.
     assert_eq!(
         call(&mut s, "f", vec![tensor(2).into(), Value::Int(4).into()]),
-        "array([4., 4.], dtype=float32)"
+        "Tensor([4., 4.], dtype=float32)"
     );
     assert_eq!(
         s.last_explanation(),

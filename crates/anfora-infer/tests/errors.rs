@@ -799,7 +799,7 @@ fn values_of_different_kinds_join_to_a_dynamic_value() {
     );
     assert_eq!(
         anfora_driver::repr(&run(src, "f", vec![zeros(&[2]), mint(0)])),
-        "array([0., 0.], dtype=float32)"
+        "Tensor([0., 0.], dtype=float32)"
     );
     // Branches that give an int and a tensor, or None and a tensor.
     let src = "from anfora import ops\n\ndef f(c):\n    y = None\n    if c:\n        y = ops.ones(2)\n    return y\n";

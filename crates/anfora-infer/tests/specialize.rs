@@ -35,11 +35,11 @@ fn an_if_on_a_constant_keeps_only_the_branch_taken() {
     // Both run as Python does.
     assert_eq!(
         repr(&run(BRANCHES, "f", vec![zeros(&[2]), boolean(false)])),
-        "array([0., 0.], dtype=float32)"
+        "Tensor([0., 0.], dtype=float32)"
     );
     assert_eq!(
         repr(&run(BRANCHES, "f", vec![zeros(&[2]), boolean(true)])),
-        "array([1., 1.], dtype=float32)"
+        "Tensor([1., 1.], dtype=float32)"
     );
 }
 
@@ -57,7 +57,7 @@ fn a_data_dependent_if_stays_control_flow() {
     assert_eq!(i.prim_calls(Prim::Switch).len(), 1, "{}", i.ir());
     assert_eq!(
         repr(&run(BRANCHES, "f", vec![zeros(&[2]), mbool(false)])),
-        "array([0., 0.], dtype=float32)"
+        "Tensor([0., 0.], dtype=float32)"
     );
 }
 
@@ -105,7 +105,7 @@ fn loops_with_a_constant_trip_count_are_not_unrolled() {
     let src = "def f(x):\n    for i in range(100):\n        x = x + 1.0\n    return x\n";
     assert_eq!(
         repr(&run(src, "f", vec![zeros(&[2])])),
-        "array([100., 100.], dtype=float32)"
+        "Tensor([100., 100.], dtype=float32)"
     );
 }
 
@@ -124,7 +124,7 @@ fn a_loop_over_a_tuple_of_different_types_is_unrolled() {
     assert!(i.prim_calls(Prim::Switch).is_empty(), "{}", i.ir());
     assert_eq!(
         repr(&run(src, "f", vec![zeros(&[4])])),
-        "(array([0., 0., 0., 0.], dtype=float32), array([[2., 2., 2.],\n       [2., 2., 2.]], dtype=float32), 7.5)"
+        "(Tensor([0., 0., 0., 0.], dtype=float32), Tensor([[2., 2., 2.],\n        [2., 2., 2.]], dtype=float32), 7.5)"
     );
     // Parameters of different shapes, read and written in the loop (an optimizer's update).
     let src = "import anfora\nfrom anfora import ops\n\nw = anfora.Parameter(ops.ones((2, 2)), name='w')\nb = anfora.Parameter(ops.ones((2,)), name='b')\n\ndef f(gs):\n    for p, g in zip((w, b), gs):\n        ops.assign(p, p * 0.5 + g)\n    return w, b\n";
@@ -134,7 +134,7 @@ fn a_loop_over_a_tuple_of_different_types_is_unrolled() {
     ]));
     assert_eq!(
         repr(&run(src, "f", vec![gs])),
-        "(array([[1.5, 2.5],\n       [3.5, 4.5]], dtype=float32), array([1.5, 1.5], dtype=float32))"
+        "(Tensor([[1.5, 2.5],\n        [3.5, 4.5]], dtype=float32), Tensor([1.5, 1.5], dtype=float32))"
     );
 }
 
@@ -320,7 +320,7 @@ fn sizes_known_only_at_run_time_are_dynamic() {
     assert_eq!(i.result().to_string(), "<Tensor[Float32], (-1, 3)>");
     assert_eq!(
         repr(&run(src, "f", vec![zeros(&[5, 3]), mint(4)])),
-        "array([[0., 0., 0.]], dtype=float32)"
+        "Tensor([[0., 0., 0.]], dtype=float32)"
     );
     // Even with a constant trip count (the loop is not unrolled).
     let i = infer(src, "f", &[zeros(&[5, 3]), int(2)]);
@@ -331,7 +331,7 @@ fn sizes_known_only_at_run_time_are_dynamic() {
     assert_eq!(i.result().to_string(), "<Tensor[Float32], (-1, 3)>");
     assert_eq!(
         repr(&run(src, "r", vec![zeros(&[5, 3]), mint(4)])),
-        "array([[0., 0., 0.]], dtype=float32)"
+        "Tensor([[0., 0., 0.]], dtype=float32)"
     );
     // An `if` whose branches give a known and an unknown size joins to the unknown one.
     let src = "def f(x, k, c):\n    if c:\n        y = x.reshape((k, 3))\n    else:\n        y = x.reshape((2, 3))\n    return y\n";
@@ -350,6 +350,6 @@ fn closures_and_function_values() {
     );
     assert_eq!(
         repr(&run(src, "main", vec![zeros(&[2])])),
-        "(array([0., 0.], dtype=float32), array([0., 0.], dtype=float32), array([0., 0.], dtype=float32), array([1., 1.], dtype=float32))"
+        "(Tensor([0., 0.], dtype=float32), Tensor([0., 0.], dtype=float32), Tensor([0., 0.], dtype=float32), Tensor([1., 1.], dtype=float32))"
     );
 }

@@ -132,7 +132,7 @@ def main(x):
 ";
     assert_eq!(
         both(src, vec![ones(2)]).1,
-        "(array([7., 7.], dtype=float32), array([3., 3.], dtype=float32))"
+        "(Tensor([7., 7.], dtype=float32), Tensor([3., 3.], dtype=float32))"
     );
     // Its rule gives the result's dtype and shape to the rest of the program.
     let ir = dump(src, "infer", vec![ones(2)]);
@@ -191,7 +191,7 @@ def main(x, n):
     let (_, out) = both(src, vec![ones(2), Value::Int(3)]);
     assert_eq!(
         out,
-        "(array([0., 0.], dtype=float32), array([0., 0.], dtype=float32), array([1., 1.], dtype=float32), array([6., 6.], dtype=float32))"
+        "(Tensor([0., 0.], dtype=float32), Tensor([0., 0.], dtype=float32), Tensor([1., 1.], dtype=float32), Tensor([6., 6.], dtype=float32))"
     );
     let ir = dump(src, "auto_monad", vec![ones(2), Value::Int(3)]);
     assert!(ir.contains("fetch_add(%para.w, %para1_x, "), "{ir}");
@@ -236,7 +236,7 @@ def main(x):
     assert_eq!(ir.matches("= tick(").count(), 2, "{ir}");
     // Consecutive calls see consecutive counts, in evaluation order.
     let (_, out) = run(src, Engine::Compiled, vec![ones(1)]);
-    assert_eq!(out, "array([-1.], dtype=float32)");
+    assert_eq!(out, "Tensor([-1.], dtype=float32)");
 }
 
 #[test]

@@ -81,7 +81,7 @@ subgraph @main(%para1_x) {
         both(ORDER, vec![Value::Float(3.0)]),
         (
             "a [4. 4.]\n".to_string(),
-            "(array([4., 4.], dtype=float32), array([9., 9.], dtype=float32))".to_string()
+            "(Tensor([4., 4.], dtype=float32), Tensor([9., 9.], dtype=float32))".to_string()
         )
     );
 }
@@ -111,7 +111,7 @@ def main(n):
     assert!(ir.contains("call @↵main(I64(0), UMonad[U])"), "{ir}");
     // A long loop runs in constant space (the back edge is still a tail call).
     let (_, r) = both(src, vec![Value::Int(20000)]);
-    assert_eq!(r, "array(20000., dtype=float32)");
+    assert_eq!(r, "Tensor(20000., dtype=float32)");
 }
 
 const RANDOM: &str = "\
@@ -137,14 +137,14 @@ fn random_primitives_draw_new_values_and_a_seed_reproduces_them() {
     let again = both(RANDOM, vec![Value::Int(2)]).1;
     assert_eq!(first, again, "the same seed gives the same draws");
     // Two identical calls are not merged, and each loop iteration draws anew.
-    assert!(first.starts_with("(array(False), "), "{first}");
+    assert!(first.starts_with("(Tensor(False), "), "{first}");
     let ir = dump(RANDOM, "optimize", vec![Value::Int(2)]);
     assert_eq!(ir.matches("= UniformReal(").count(), 2, "{ir}");
-    let parts: Vec<&str> = first.split("array(").collect();
+    let parts: Vec<&str> = first.split("Tensor(").collect();
     assert_ne!(parts[1], parts[2], "loop iterations draw different values");
     assert!(
         first.contains(
-            "array([1., 1., 1.], dtype=float32), array([1., 1., 1., 1.], dtype=float32))"
+            "Tensor([1., 1., 1.], dtype=float32), Tensor([1., 1., 1., 1.], dtype=float32))"
         ),
         "{first}"
     );
@@ -187,10 +187,10 @@ def main():
 ";
     let (_, r) = both(src, vec![]);
     assert!(
-        r.ends_with("array(1.3333334, dtype=float32), array(0., dtype=float32))"),
+        r.ends_with("Tensor(1.3333334, dtype=float32), Tensor(0., dtype=float32))"),
         "{r}"
     );
-    let kept: i64 = r[7..r.find(')').unwrap()].parse().unwrap();
+    let kept: i64 = r["(Tensor(".len()..r.find(')').unwrap()].parse().unwrap();
     assert!((700..800).contains(&kept), "{r}");
 }
 
@@ -274,7 +274,7 @@ def main(i):
         "IndexError: index 5 is out of bounds for axis 0 with size 3"
     );
     let (_, r) = both(src, vec![Value::Int(-1)]);
-    assert_eq!(r, "array([0., 0., 1.], dtype=float32)");
+    assert_eq!(r, "Tensor([0., 0., 1.], dtype=float32)");
 }
 
 #[test]

@@ -248,7 +248,7 @@ mod tests {
     fn a_chain_becomes_one_fused_graph() {
         let (mut b, main) = chain();
         let before = b.run(main, vec![x()]);
-        assert_eq!(before.0, Ok("array([-3.,  3.], dtype=float32)".into()));
+        assert_eq!(before.0, Ok("Tensor([-3.,  3.], dtype=float32)".into()));
         assert!(b.apply(main, super::run));
         assert_eq!(
             fused_graphs(&b, main),

@@ -750,12 +750,7 @@ impl Tensor {
 
 
     fn __repr__(&self) -> String {
-        let r = self.inner.repr();
-        // numpy's `array(` is six wide; continuation lines align under the first element.
-        match r.strip_prefix("array(") {
-            Some(rest) => format!("Tensor({}", rest.replace("\n      ", "\n       ")),
-            None => format!("Tensor({r})"),
-        }
+        self.inner.tensor_repr()
     }
 
     fn __str__(&self) -> String {

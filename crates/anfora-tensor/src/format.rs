@@ -477,13 +477,16 @@ fn array2string(t: &Tensor, separator: &'static str, prefix_len: usize, width: u
     layout.render(0, 0, &" ".repeat(prefix_len + 1), width)
 }
 
-pub(crate) fn repr(t: &Tensor) -> String {
-    const PREFIX: &str = "array(";
+/// numpy's `repr` of an array whose class is called `class` (`array` for an ndarray; numpy
+/// names a subclass by its type, so `class = "Tensor"` is the repr of a subclass `Tensor`).
+pub(crate) fn repr(t: &Tensor, class: &str) -> String {
+    let prefix = format!("{class}(");
+    let prefix = prefix.as_str();
     let body = if t.numel() == 0 {
         "[]".to_string()
     } else {
         // The closing `)` is reserved on the last line.
-        array2string(t, ", ", PREFIX.len(), LINEWIDTH - 1)
+        array2string(t, ", ", prefix.len(), LINEWIDTH - 1)
     };
     let mut extras = Vec::new();
     if (t.numel() == 0 && t.shape() != [0]) || t.numel() > THRESHOLD {
@@ -494,13 +497,13 @@ pub(crate) fn repr(t: &Tensor) -> String {
         extras.push(format!("dtype={}", t.dtype().name()));
     }
     if extras.is_empty() {
-        return format!("{PREFIX}{body})");
+        return format!("{prefix}{body})");
     }
-    let head = format!("{PREFIX}{body},");
+    let head = format!("{prefix}{body},");
     let tail = extras.join(", ") + ")";
     let last_line = head.len() - head.rfind('\n').map_or(0, |p| p + 1);
     let spacer = if last_line + tail.len() + 1 > LINEWIDTH {
-        format!("\n{}", " ".repeat(PREFIX.len()))
+        format!("\n{}", " ".repeat(prefix.len()))
     } else {
         " ".to_string()
     };

@@ -736,7 +736,12 @@ impl Tensor {
     // ----- printing ----------------------------------------------------------------------
     /// `repr(np_array)`, byte for byte.
     pub fn repr(&self) -> String {
-        format::repr(self)
+        format::repr(self, "array")
+    }
+    /// The repr of an anfora tensor, `Tensor([1., 2.], dtype=float32)`: numpy's repr of an
+    /// ndarray subclass named `Tensor` (the wrapping accounts for the longer prefix).
+    pub fn tensor_repr(&self) -> String {
+        format::repr(self, "Tensor")
     }
     /// `str(np_array)`, byte for byte.
     pub fn to_str(&self) -> String {

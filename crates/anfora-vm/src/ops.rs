@@ -1988,10 +1988,10 @@ mod tests {
             &mut sink,
         )
         .unwrap();
-        assert_eq!(repr(&t), "array([1, 2])");
+        assert_eq!(repr(&t), "Tensor([1, 2])");
         assert_eq!(
             repr(&binary(Prim::Mul, &t, &Value::Float(2.5)).unwrap()),
-            "array([2.5, 5. ])"
+            "Tensor([2.5, 5. ])"
         );
         assert_eq!(repr(&getattr(&t, "shape").unwrap()), "(2,)");
         assert_eq!(repr(&getattr(&t, "dtype").unwrap()), "anfora.int64");
@@ -2025,6 +2025,6 @@ mod tests {
             vec![("axis".into(), int(0))],
         )
         .unwrap();
-        assert_eq!(repr(&sum), "array(3)");
+        assert_eq!(repr(&sum), "Tensor(3)");
     }
 }

@@ -385,8 +385,8 @@ fn prim_repr(p: Prim) -> String {
 pub fn repr(v: &Value) -> String {
     match v {
         Value::Str(s) => str_repr(s),
-        Value::Tensor(t) => t.repr(),
-        Value::Ref(p) => p.get().repr(),
+        Value::Tensor(t) => t.tensor_repr(),
+        Value::Ref(p) => p.get().tensor_repr(),
         Value::DType(d) => match d {
             DType::Bool => "anfora.bool_".into(),
             d => format!("anfora.{}", d.name()),

@@ -20,6 +20,13 @@ import numpy as np
 _NAMES = ("bool", "int32", "int64", "float32", "float64")
 
 
+class _Named(np.ndarray):
+    """Only a name: numpy's repr of a view of this class reads `Tensor(...)`."""
+
+
+_Named.__name__ = _Named.__qualname__ = "Tensor"
+
+
 class DType:
     """An anfora dtype. ``str`` -> ``"float32"``, ``repr`` -> ``"anfora.float32"``."""
 
@@ -168,7 +175,9 @@ class Tensor:
 
     # -- printing ------------------------------------------------------
     def __repr__(self):
-        return repr(self._a)
+        # numpy names a subclass by its type: `Tensor([1., 2.], dtype=float32)`, wrapped for
+        # the longer prefix exactly as numpy wraps it.
+        return repr(self._a.view(_Named))
 
     def __str__(self):
         return str(self._a)

@@ -101,7 +101,7 @@ def main(x):
     let (o, v) = run_values(src, "main", &args);
     assert_eq!(
         o,
-        ok("", "((1, array([0.1, 0.1])), (1, array([0.1, 0.1])))")
+        ok("", "((1, Tensor([0.1, 0.1])), (1, Tensor([0.1, 0.1])))")
     );
     let tensor_of = |v: &Value, i: usize| -> Vec<f64> {
         let Value::Tuple(outer) = v else {

@@ -41,7 +41,13 @@ def main(x, y):
         "{}",
         ir.text
     );
-    expect(src, "main", &args, "array([5.5 , 5.75], dtype=float32)", "");
+    expect(
+        src,
+        "main",
+        &args,
+        "Tensor([5.5 , 5.75], dtype=float32)",
+        "",
+    );
 }
 
 #[test]
@@ -95,7 +101,7 @@ def main(x, k):
         src,
         "main",
         &args,
-        "array([1.5, 0. ], dtype=float32)",
+        "Tensor([1.5, 0. ], dtype=float32)",
         "[ 3. -5.]\n",
     );
 }
@@ -126,7 +132,7 @@ def main(x, y):
         "{}",
         ir.text
     );
-    expect(src, "main", &args, "array([0, 4])", "");
+    expect(src, "main", &args, "Tensor([0, 4])", "");
     expect_error(
         src,
         "main",
@@ -158,7 +164,7 @@ def main(x, k):
         src,
         "main",
         &args,
-        "array([-0.5,  0.5,  0.5], dtype=float32)",
+        "Tensor([-0.5,  0.5,  0.5], dtype=float32)",
         "",
     );
 }
@@ -180,7 +186,7 @@ def main(x, y):
         ir.text
     );
     assert_eq!(ir.entry().count(Prim::Pow), 1, "{}", ir.text);
-    expect(src, "main", &ints, "array([ 8, 54])", "");
+    expect(src, "main", &ints, "Tensor([ 8, 54])", "");
     let o = run_both(src, "main", &[m(lit("[1, 2]")), m(lit("[2, -1]"))]);
     assert!(
         matches!(&o.result, Err(e) if e.starts_with("ValueError")),
@@ -195,7 +201,13 @@ def main(x, y):
         "{}",
         ir.text
     );
-    expect(src, "main", &floats, "array([ 8., 54.], dtype=float32)", "");
+    expect(
+        src,
+        "main",
+        &floats,
+        "Tensor([ 8., 54.], dtype=float32)",
+        "",
+    );
 }
 
 #[test]
@@ -220,7 +232,7 @@ def main(x):
         "x is passed once:\n{}",
         ir.text
     );
-    expect(src, "main", &args, "array([1., 3.], dtype=float32)", "");
+    expect(src, "main", &args, "Tensor([1., 3.], dtype=float32)", "");
 }
 
 #[test]
@@ -256,8 +268,8 @@ def main(x, flag):
     assert_eq!(
         outs,
         vec![
-            ok("", "array([ 2., -6.], dtype=float32)"),
-            ok("", "array([  9., -15.], dtype=float32)")
+            ok("", "Tensor([ 2., -6.], dtype=float32)"),
+            ok("", "Tensor([  9., -15.], dtype=float32)")
         ]
     );
 }
@@ -275,5 +287,5 @@ fn a_chain_of_squares_fuses_in_linear_time() {
     let p = pipeline(&src, "main", &args);
     let ir = p.first("fuse");
     assert_eq!(fused_prims(ir), vec![vec![Prim::Mul; 60]], "{}", ir.text);
-    expect(&src, "main", &args, "array([1., 1.], dtype=float32)", "");
+    expect(&src, "main", &args, "Tensor([1., 1.], dtype=float32)", "");
 }

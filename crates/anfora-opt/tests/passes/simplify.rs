@@ -171,7 +171,7 @@ def main(i, f, t):
         src,
         "main",
         &args,
-        "(5, -0.0, array([ 1.5, -0. ], dtype=float32))",
+        "(5, -0.0, Tensor([ 1.5, -0. ], dtype=float32))",
         "",
     );
 }
@@ -205,7 +205,7 @@ def main(f, i, t):
         src,
         "main",
         &args,
-        "(0.0, 0.0, 3, 3.0, 3.0, array([1.5, 2.5]))",
+        "(0.0, 0.0, 3, 3.0, 3.0, Tensor([1.5, 2.5]))",
         "",
     );
 }

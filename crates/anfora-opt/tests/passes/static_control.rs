@@ -197,7 +197,7 @@ def main(x):
     let ir = static_program(
         src,
         &[m(lit("[1.0, -3.0]"))],
-        "array([0., 1.], dtype=float32)",
+        "Tensor([0., 1.], dtype=float32)",
     );
     assert_eq!(ir.fused().len(), 1, "{}", ir.text);
     assert_eq!(ir.fused()[0].calls.len(), 6, "{}", ir.text);
