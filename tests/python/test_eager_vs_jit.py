@@ -20,11 +20,7 @@ PROGRAMS = sorted(f for f in os.listdir(CORPUS) if f.endswith(".py"))
 _modules = itertools.count()
 
 # Known disagreements (strict xfails: fixing one makes its test fail until it is taken off).
-_GLOBAL_TUPLE = ("compiled code refuses a global tuple holding functions (E0209); eager Python "
-                 "runs it")
 KNOWN = {
-    "closure_07_hof_select.py": _GLOBAL_TUPLE,
-    "tuple_07_functions.py": _GLOBAL_TUPLE,
     "closure_08_lambdas.py": "a module-level lambda cannot be compiled from its source line (E0203)",
 }
 

@@ -153,3 +153,23 @@ def test_grad_argnums_out_of_range_and_typed_arity():
 
     with pytest.raises(TypeError, match="too many positional arguments"):
         typed(t(np.ones(2)), t(np.ones(2)))
+
+
+_SELF_HOLDING = [1.0]
+_SELF_HOLDING.append(_SELF_HOLDING)
+
+
+def _reads_self_holding(x):
+    return x + _SELF_HOLDING[0]
+
+
+def test_a_list_holding_itself_is_an_error_not_a_crash():
+    f = anfora.jit(lambda_free_identity)
+    with pytest.raises(ValueError, match="nested more than 100 deep"):
+        f(_SELF_HOLDING)
+    with pytest.raises(anfora.CompileError, match="cannot use"):
+        anfora.jit(_reads_self_holding)(1.0)
+
+
+def lambda_free_identity(x):
+    return x

@@ -58,8 +58,15 @@ pub enum Resolved {
     /// A function compiled from its source text on first use (the Python package's
     /// functions and methods).
     Source(Box<HostFunction>),
+    /// A host tuple or list holding functions (or other values that are not plain
+    /// constants), each item resolved in turn; a constant tuple or list of them.
+    Tuple(Vec<Resolved>),
+    List(Vec<Resolved>),
     /// A value compiled code cannot use; becomes an error with this message and hint.
-    Refused { message: String, hint: String },
+    Refused {
+        message: String,
+        hint: String,
+    },
     /// Not a global: builtins are tried next.
     Unknown,
 }

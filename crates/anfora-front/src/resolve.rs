@@ -240,6 +240,16 @@ fn resolved_const(fe: &mut Frontend, r: Resolved, span: Span) -> Const {
         },
         Resolved::Namespace(ns) => Const::Namespace(namespace_name(ns).into()),
         Resolved::Object(id) => Const::HostObject(id),
+        Resolved::Tuple(items) => Const::Tuple(
+            (items.into_iter())
+                .map(|r| resolved_const(fe, r, span))
+                .collect(),
+        ),
+        Resolved::List(items) => Const::List(
+            (items.into_iter())
+                .map(|r| resolved_const(fe, r, span))
+                .collect(),
+        ),
         Resolved::Refused { message, hint } => {
             fe.diags.push(
                 Diagnostic::error(codes::HOST_VALUE, message, span)

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use anfora_front::{HostFunction, Namespace, Resolved, Resolver, ScopeId};
 use anfora_ir::{Const, Prim};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyModule};
+use pyo3::types::{PyDict, PyList, PyModule, PyTuple};
 
 use crate::jit::JitFunction;
 use crate::tensor::to_value;
@@ -132,6 +132,10 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 impl PyResolver<'_, '_> {
     /// What a Python object found under `what` (for messages: "global 'x'") stands for.
     fn convert(&mut self, obj: &Bound<'_, PyAny>, what: &str) -> Resolved {
+        self.convert_nested(obj, what, 0)
+    }
+
+    fn convert_nested(&mut self, obj: &Bound<'_, PyAny>, what: &str, depth: usize) -> Resolved {
         let py = self.py;
         if let Ok(m) = obj.cast::<PyModule>() {
             let name = m.name().map(|n| n.to_string()).unwrap_or_default();
@@ -199,6 +203,27 @@ impl PyResolver<'_, '_> {
                 Some(c) => Resolved::Value(c),
                 None => refused(what, &type_name(obj)),
             },
+            // A tuple or list holding functions: each item resolved as a global would be.
+            Err(_) if obj.is_instance_of::<PyTuple>() || obj.is_instance_of::<PyList>() => {
+                if depth >= crate::tensor::MAX_NESTING {
+                    return refused(what, "deeply nested tuple or list");
+                }
+                let mut items = Vec::new();
+                for (i, item) in obj.try_iter().into_iter().flatten().enumerate() {
+                    let Ok(item) = item else {
+                        return refused(what, &type_name(obj));
+                    };
+                    match self.convert_nested(&item, &format!("item {i} of {what}"), depth + 1) {
+                        r @ Resolved::Refused { .. } => return r,
+                        r => items.push(r),
+                    }
+                }
+                if obj.is_instance_of::<PyTuple>() {
+                    Resolved::Tuple(items)
+                } else {
+                    Resolved::List(items)
+                }
+            }
             // Instances of user classes (Cells, configuration objects) resolve their
             // attributes when compiled code reads them.
             Err(_) if obj.hasattr("__dict__").unwrap_or(false) => {

@@ -539,6 +539,14 @@ pub fn to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<RTens
 
 /// The VM value of a Python object passed to compiled code or an eager op.
 pub fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    to_value_nested(obj, 0)
+}
+
+/// Deepest nesting of tuples and lists passed to compiled code (a list holding itself would
+/// otherwise recurse without end).
+pub const MAX_NESTING: usize = 100;
+
+fn to_value_nested(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if let Ok(t) = obj.cast::<Tensor>() {
         return Ok(Value::Tensor(t.get().inner.clone()));
     }
@@ -565,17 +573,22 @@ pub fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::Str(s.to_str()?.into()));
     }
+    if (obj.is_instance_of::<PyTuple>() || obj.is_instance_of::<PyList>()) && depth >= MAX_NESTING {
+        return Err(PyValueError::new_err(format!(
+            "tuples and lists nested more than {MAX_NESTING} deep (does a list hold itself?)"
+        )));
+    }
     if let Ok(t) = obj.cast::<PyTuple>() {
         let items = t
             .iter()
-            .map(|x| to_value(&x))
+            .map(|x| to_value_nested(&x, depth + 1))
             .collect::<PyResult<Vec<_>>>()?;
         return Ok(Value::tuple(items));
     }
     if let Ok(l) = obj.cast::<PyList>() {
         let items = l
             .iter()
-            .map(|x| to_value(&x))
+            .map(|x| to_value_nested(&x, depth + 1))
             .collect::<PyResult<Vec<_>>>()?;
         return Ok(Value::List(Rc::from(items)));
     }
