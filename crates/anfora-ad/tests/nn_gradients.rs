@@ -642,3 +642,54 @@ fn take_errors_at_run_time() {
         }
     }
 }
+
+/// The messages of the compile errors (E0301) of every diagnostic of `entry`.
+fn compile_errors(src: &str, entry: &str, args: &[Value]) -> Vec<String> {
+    let mut s = session(src, Engine::Compiled);
+    let args = args.iter().cloned().map(Arg::from).collect();
+    match s.call(entry, args, &mut std::io::sink()) {
+        Err(Failure::Compile(ds)) => ds.into_iter().map(|d| d.message).collect(),
+        other => panic!("{entry}: expected a compile error, got {other:?}"),
+    }
+}
+
+/// The exception line of `entry` on the reference VM.
+fn runtime_error(src: &str, entry: &str, args: &[Value]) -> String {
+    let mut s = session(src, Engine::Reference);
+    let args = args.iter().cloned().map(Arg::from).collect();
+    match s.call(entry, args, &mut std::io::sink()) {
+        Err(Failure::Runtime(e)) => e.headline(),
+        other => panic!("{entry}: expected a runtime error, got {other:?}"),
+    }
+}
+
+#[test]
+fn concat_errors_read_the_same_at_compile_and_run_time() {
+    let src = format!(
+        "{HEADER}def ranks(x):\n    return ops.concat([x, x[0]])\n\ndef sizes(x):\n    return ops.concat((x, x.T), axis=1)\n"
+    );
+    let x = tensor(&[2, 3], 7);
+    for (entry, msg) in [
+        (
+            "ranks",
+            "all the input arrays must have same number of dimensions, but the array at index 0 \
+             has 2 dimension(s) and the array at index 1 has 1 dimension(s)",
+        ),
+        (
+            "sizes",
+            "all the input array dimensions except for the concatenation axis must match \
+             exactly, but along dimension 0, the array at index 0 has size 2 and the array at \
+             index 1 has size 3",
+        ),
+    ] {
+        let args = std::slice::from_ref(&x);
+        assert_eq!(
+            compile_errors(&src, entry, args),
+            vec![format!("concat: {msg}")]
+        );
+        assert_eq!(
+            runtime_error(&src, entry, args),
+            format!("ValueError: {msg}")
+        );
+    }
+}
