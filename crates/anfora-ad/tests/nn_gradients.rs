@@ -693,3 +693,34 @@ fn concat_errors_read_the_same_at_compile_and_run_time() {
         );
     }
 }
+
+#[test]
+fn split_by_a_negative_number_of_sections_is_numpy_s_value_error() {
+    let src = format!(
+        "{HEADER}def neg(x):\n    return ops.split(x, -2, axis=1)\n\ndef uneven(x):\n    return ops.split(x, -4, axis=1)\n\ndef zero(x):\n    return ops.split(x, 0, axis=1)\n"
+    );
+    let x = tensor(&[2, 6], 3);
+    let args = std::slice::from_ref(&x);
+    assert_eq!(
+        compile_errors(&src, "neg", args),
+        vec!["split: number sections must be larger than 0.".to_string()]
+    );
+    assert_eq!(
+        runtime_error(&src, "neg", args),
+        "ValueError: number sections must be larger than 0."
+    );
+    assert_eq!(
+        runtime_error(&src, "uneven", args),
+        "ValueError: array split does not result in an equal division"
+    );
+    // Zero sections stay a ZeroDivisionError, raised at run time by both engines.
+    for engine in [Engine::Compiled, Engine::Reference] {
+        let mut s = session(&src, engine);
+        match s.call("zero", vec![Arg::from(x.clone())], &mut std::io::sink()) {
+            Err(Failure::Runtime(e)) => {
+                assert_eq!(e.headline(), "ZeroDivisionError: integer modulo by zero")
+            }
+            other => panic!("{engine:?}: expected a ZeroDivisionError, got {other:?}"),
+        }
+    }
+}
