@@ -724,3 +724,16 @@ fn split_by_a_negative_number_of_sections_is_numpy_s_value_error() {
         }
     }
 }
+
+#[test]
+fn take_of_an_empty_list_takes_nothing() {
+    // numpy: np.take(x, []) is an empty int64-indexed take, not a float index error.
+    let src = format!(
+        "{HEADER}def main(x):\n    return ops.take(x, []), ops.take(x, [], axis=1), ops.gather(x, [[]], axis=0).shape\n"
+    );
+    let c = both_engines(&src, &[tensor(&[2, 3], 5)]);
+    assert_eq!(
+        repr(&c),
+        "(array([], dtype=float64), array([], shape=(2, 0), dtype=float64), (1, 0, 3))"
+    );
+}
