@@ -737,3 +737,25 @@ fn take_of_an_empty_list_takes_nothing() {
         "(array([], dtype=float64), array([], shape=(2, 0), dtype=float64), (1, 0, 3))"
     );
 }
+
+#[test]
+fn concat_of_a_tuple_grown_in_a_loop() {
+    // While inference runs, the loop's tuple is first what the exit path gives, `()`: an
+    // error of that first round (concat of no arrays) must not be reported.
+    let src = format!(
+        "{HEADER}def main(n):\n    rows = ()\n    for k in range(n):\n        rows = rows + (ops.full((1, 2), k * 1.0),)\n    return ops.concat(rows), ops.stack(rows, axis=1).shape\n\ndef empty():\n    rows = ()\n    return ops.concat(rows)\n"
+    );
+    let c = both_engines(&src, &[Value::Int(3)]);
+    assert_eq!(
+        repr(&c),
+        "(array([[0., 0.],\n       [1., 1.],\n       [2., 2.]], dtype=float32), (1, 3, 2))"
+    );
+    let mut s = session(&src, Engine::Compiled);
+    let c = call(&mut s, "main", &[Value::Int(4)]);
+    assert_eq!(floats(&c)[6..8], [3.0, 3.0]);
+    // A concatenation of what is always the empty tuple is still refused when compiling.
+    assert_eq!(
+        compile_errors(&src, "empty", &[]),
+        vec!["concat: need at least one array to concatenate".to_string()]
+    );
+}
