@@ -7,7 +7,9 @@ libm (which anfora's Rust side and CPython's `math` use) differs from them too.
 A corpus program should therefore not print such results at full precision.
 
 This script runs each program normally and then with every result of
-`ops.exp/log/tanh/sin/cos/sigmoid` and of float tensor `**` nudged by up to
+`ops.exp/log/tanh/sin/cos/sigmoid`, of the special functions built on them or on
+libm (`log1p/expm1/erf/gelu/silu/softplus`), of the softmax family
+(`softmax/log_softmax/logsumexp`) and of float tensor `**` nudged by up to
 2 ULPs (several random seeds; inf/nan/0 and short-mantissa values such as
 exp(0) = 1 or 1.5 ** 2 = 2.25 are left alone). Programs whose JSON record
 changes are listed.
@@ -26,7 +28,9 @@ import run_cpython as R  # noqa: E402  (puts tests/oracle on sys.path)
 import anfora  # noqa: E402
 from anfora import _core, ops  # noqa: E402
 
-MATH = ("exp", "log", "tanh", "sin", "cos", "sigmoid")
+MATH = ("exp", "log", "tanh", "sin", "cos", "sigmoid",
+        "log1p", "expm1", "erf", "gelu", "silu", "softplus",
+        "softmax", "log_softmax", "logsumexp")
 _state = {"rng": None}
 
 

@@ -1,7 +1,9 @@
 """Tests of the anfora oracle's semantics (run: .venv/bin/python -m pytest tests/oracle)."""
 
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 
@@ -240,3 +242,393 @@ def test_corpus_output_does_not_depend_on_last_ulp_of_transcendentals():
          os.path.join(ROOT, "tests", "corpus")],
         env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout
+
+
+# -- activation and special functions ------------------------------------------------------
+def test_special_functions_against_math():
+    v = [-3.0, -0.5, 0.0, 1e-10, 0.75, 4.0]
+    x = ops.tensor(v, dtype="float64")
+    cases = [
+        (ops.log1p, math.log1p, [a for a in v if a > -1]),
+        (ops.expm1, math.expm1, v),
+        (ops.erf, math.erf, v),
+        (ops.silu, lambda a: a / (1 + math.exp(-a)), v),
+        (ops.softplus, lambda a: math.log1p(math.exp(a)), v),
+        (ops.gelu, lambda a: 0.5 * a * (1 + math.erf(a / math.sqrt(2))), v),
+        (lambda t: ops.gelu(t, approximate=True),
+         lambda a: 0.5 * a * (1 + math.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))), v),
+        (ops.rsqrt, lambda a: 1 / math.sqrt(a), [a for a in v if a > 0]),
+    ]
+    for op, ref, vals in cases:
+        got = op(ops.tensor(vals, dtype="float64"))
+        assert dt(got) == "float64" and got.shape == (len(vals),)
+        np.testing.assert_allclose(got._a, [ref(a) for a in vals], rtol=1e-13, atol=1e-300)
+        for a in vals:  # Python numbers give Python floats
+            r = op(a)
+            assert type(r) is float and math.isclose(r, ref(a), rel_tol=1e-13, abs_tol=1e-300)
+    assert x.shape == (6,)
+
+
+def test_special_functions_dtypes():
+    f32 = ops.tensor([0.5, 2.0])
+    for op in (ops.log1p, ops.expm1, ops.erf, ops.gelu, ops.silu, ops.softplus, ops.rsqrt):
+        assert dt(op(f32)) == "float32"
+        assert dt(op(ops.tensor([1, 2]))) == "float64"
+        assert dt(op(ops.tensor([1, 2], dtype="int32"))) == "float64"
+        assert dt(op(ops.tensor([True, False]))) == "float64"  # not numpy's float16
+        assert type(op(1)) is float and type(op(True)) is float
+        with pytest.raises(TypeError, match=r"^ops\.\w+\(\) expects a Tensor or a number, got str$"):
+            op("a")
+    assert dt(ops.gelu(f32, approximate=True)) == "float32"
+    # float32 results: float64 rounded once for erf and exact gelu
+    e = ops.erf(f32)._a
+    assert e.dtype == np.float32
+    np.testing.assert_array_equal(e, np.array([math.erf(0.5), math.erf(2.0)], dtype=np.float32))
+    np.testing.assert_array_equal(
+        ops.gelu(f32)._a,
+        np.array([0.5 * a * (1 + math.erf(a / math.sqrt(2))) for a in (0.5, 2.0)],
+                 dtype=np.float32))
+    assert ops.log1p(ops.tensor([True]))._a[0] == math.log(2)
+
+
+def test_special_functions_edges():
+    big = ops.tensor([-1000.0, 1000.0, float("inf"), float("-inf"), float("nan")], dtype="float64")
+    sp = ops.softplus(big)._a
+    assert sp[0] == 0.0 and sp[1] == 1000.0 and sp[2] == math.inf and sp[3] == 0.0
+    assert math.isnan(sp[4])
+    tiny = ops.softplus(ops.tensor([-50.0], dtype="float64"))._a[0]
+    assert math.isclose(tiny, math.exp(-50.0), rel_tol=1e-15)  # small values are kept
+    assert ops.log1p(-1.0) == -math.inf and math.isnan(ops.log1p(-2.0))
+    assert ops.expm1(1e-300) == 1e-300 and ops.expm1(-math.inf) == -1.0
+    assert ops.erf(math.inf) == 1.0 and ops.erf(-0.0) == 0.0
+    assert ops.rsqrt(0.0) == math.inf and math.isnan(ops.rsqrt(-1.0))
+    assert ops.silu(-1000.0) == 0.0 and ops.gelu(-40.0) == 0.0
+    s = ops.silu(ops.tensor([1000.0]))
+    assert s._a[0] == 1000.0 and dt(s) == "float32"
+
+
+def test_sign():
+    assert str(ops.sign(ops.tensor([-2.5, -0.0, 0.0, 3.0, float("nan")]))) == "[-1.  0.  0.  1. nan]"
+    assert not np.signbit(ops.sign(ops.tensor([-0.0]))._a[0])
+    i = ops.sign(ops.tensor([-7, 0, 9], dtype="int32"))
+    assert dt(i) == "int32" and str(i) == "[-1  0  1]"
+    assert dt(ops.sign(ops.tensor([-7]))) == "int64"
+    assert ops.sign(-5) == -1 and type(ops.sign(5)) is int and ops.sign(True) == 1
+    assert ops.sign(0) == 0 and ops.sign(False) == 0
+    assert ops.sign(-2.5) == -1.0 and type(ops.sign(2.5)) is float and math.isnan(ops.sign(math.nan))
+    with pytest.raises(TypeError, match=r"ufunc 'sign' did not contain a loop"):
+        ops.sign(ops.tensor([True]))
+    with pytest.raises(TypeError, match=r"^ops\.sign\(\) expects a Tensor or a number, got str$"):
+        ops.sign("x")
+
+
+def test_clip():
+    x = ops.tensor([-2.0, 0.5, 3.0, float("nan")])
+    assert str(ops.clip(x, 0.0, 1.0)) == str(np.clip(x._a, 0.0, 1.0))
+    assert dt(ops.clip(x, 0, 1)) == "float32"
+    assert str(ops.clip(x, min=0)) == "[0.  0.5 3.  nan]" and str(ops.clip(x, max=1)) == "[-2.   0.5  1.   nan]"
+    assert ops.clip(x) is x
+    i = ops.arange(5)
+    assert dt(ops.clip(i, 1, 3)) == "int64" and str(ops.clip(i, 1, 3)) == "[1 1 2 3 3]"
+    c = ops.clip(i, 0.5, 2)
+    assert dt(c) == "float64" and str(c) == "[0.5 1.  2.  2.  2. ]"
+    assert str(ops.clip(i, 3, 1)) == "[1 1 1 1 1]"  # min > max gives max
+    lo = ops.tensor([[0], [2]])
+    assert str(ops.clip(i, lo, 3)) == str(np.clip(i._a, lo._a, 3))  # broadcasting
+    assert ops.clip(5, 0, 3) == 3 and type(ops.clip(5, 0, 3)) is int
+    assert ops.clip(5, None, 3.5) == 3.5 and ops.clip(-1, 0.5) == 0.5
+    with pytest.raises(TypeError, match=r"^ops\.clip\(\) expects a Tensor or a number, got str$"):
+        ops.clip("a", 0, 1)
+
+
+# -- softmax family --------------------------------------------------------------------------
+def test_softmax_log_softmax_values():
+    a = np.array([[1.0, 2.0, 3.0], [1000.0, 1000.0, 999.0]])
+    x = ops.tensor(a.tolist(), dtype="float64")
+    for axis in (-1, 0, 1):
+        z = a - a.max(axis=axis, keepdims=True)
+        e = np.exp(z)
+        ref = e / e.sum(axis=axis, keepdims=True)
+        np.testing.assert_allclose(ops.softmax(x, axis)._a, ref, rtol=1e-14)
+        log_ref = z - np.log(e.sum(axis=axis, keepdims=True))  # no underflow to log(0)
+        np.testing.assert_allclose(ops.log_softmax(x, axis=axis)._a, log_ref, rtol=1e-14)
+        np.testing.assert_allclose(np.exp(log_ref), ref, rtol=1e-14)
+    assert dt(ops.softmax(ops.tensor([1.0, 2.0]))) == "float32"
+    s = ops.softmax(ops.tensor([[1.0, float("inf")], [-math.inf, -math.inf], [0.0, -math.inf]]))
+    assert str(s) == "[[nan nan]\n [nan nan]\n [ 1.  0.]]"
+    empty = ops.softmax(ops.zeros((0, 3)))
+    assert empty.shape == (0, 3) and dt(empty) == "float32"
+
+
+def test_logsumexp_values():
+    a = np.array([[1.0, 2.0, 3.0], [1000.0, 1000.0, 999.0]])
+    x = ops.tensor(a.tolist(), dtype="float64")
+
+    def ref(axis, keepdims=False):
+        m = a.max(axis=axis, keepdims=True)
+        r = np.log(np.exp(a - m).sum(axis=axis, keepdims=True)) + m
+        return r if keepdims else np.squeeze(r, axis=axis)
+
+    np.testing.assert_allclose(ops.logsumexp(x)._a, ref(None), rtol=1e-14)
+    for axis in (0, 1, -1, (0, 1), [1]):
+        ax = tuple(axis) if isinstance(axis, list) else axis
+        np.testing.assert_allclose(ops.logsumexp(x, axis)._a, ref(ax), rtol=1e-14)
+        np.testing.assert_allclose(ops.logsumexp(x, axis, keepdims=True)._a,
+                                   ref(ax, True), rtol=1e-14)
+    assert ops.logsumexp(x, keepdims=True).shape == (1, 1)
+    inf = float("inf")
+    r = ops.logsumexp(ops.tensor([[-inf, -inf], [inf, 0.0], [inf, -inf], [float("nan"), 0.0]]), 1)
+    assert str(r) == "[-inf  inf  inf  nan]"
+    assert str(ops.logsumexp(ops.zeros((0, 2)), 0)) == "[-inf -inf]"
+    assert str(ops.logsumexp(ops.zeros(0))) == "-inf"
+    assert ops.logsumexp(ops.zeros((2, 0)), 0).shape == (0,)
+
+
+def test_softmax_family_errors():
+    x = ops.ones((2, 3))
+    with pytest.raises(TypeError, match=r"^softmax: expected float32 or float64 tensors, got int64$"):
+        ops.softmax(ops.arange(3))
+    with pytest.raises(TypeError, match=r"^log_softmax: expected float32 or float64 tensors, got bool$"):
+        ops.log_softmax(ops.tensor([True]))
+    with pytest.raises(ValueError, match=r"^softmax: axis 2 is out of bounds for array of dimension 2$"):
+        ops.softmax(x, 2)
+    with pytest.raises(ValueError, match=r"^logsumexp: axis -3 is out of bounds"):
+        ops.logsumexp(x, (0, -3))
+    with pytest.raises(ValueError, match=r"^duplicate value in 'axis'$"):
+        ops.logsumexp(x, (1, -1))
+    with pytest.raises(TypeError, match=r"^ops\.softmax\(\) expects a Tensor, got float$"):
+        ops.softmax(1.5)
+    with pytest.raises(TypeError, match=r"^'float' object cannot be interpreted as an integer$"):
+        ops.log_softmax(x, 1.0)
+    with pytest.raises(TypeError, match=r"^'NoneType' object cannot be interpreted as an integer$"):
+        ops.softmax(ops.arange(3), None)  # the axis is read before the dtype is checked
+
+
+def test_dropout_deterministic_cases():
+    x = ops.tensor([1.0, -2.0])
+    assert ops.dropout(x, 0.5, training=False) is x and ops.dropout(x, 0.0) is x
+    z = ops.dropout(ops.tensor([1.0, 2.0], dtype="float64"), p=1)
+    assert str(z) == "[0. 0.]" and dt(z) == "float64"
+    with pytest.raises(ValueError, match=r"^ops\.dropout: p must be in \[0, 1\], got 1\.5$"):
+        ops.dropout(x, 1.5)
+    with pytest.raises(ValueError, match=r"got -1$"):
+        ops.dropout(x, -1)
+    with pytest.raises(TypeError, match=r"^ops\.dropout\(\) expects a floating tensor, got int64$"):
+        ops.dropout(ops.arange(2), 0.5, False)
+    with pytest.raises(TypeError, match=r"^ops\.dropout\(\) expects a Tensor as x, got int$"):
+        ops.dropout(1)
+    with pytest.raises(NotImplementedError):
+        ops.dropout(x, 0.5)
+
+
+# -- array functions -------------------------------------------------------------------------------
+def test_argmax_argmin():
+    a = np.array([[3.0, 1.0, 3.0], [np.nan, 0.0, np.nan], [-1.0, -1.0, 5.0]])
+    x = ops.tensor(a.tolist())
+    for axis in (None, 0, 1, -1):
+        for keep in (False, True):
+            for op, ref in ((ops.argmax, np.argmax), (ops.argmin, np.argmin)):
+                got = op(x, axis, keep)
+                assert dt(got) == "int64"
+                np.testing.assert_array_equal(got._a, ref(a, axis=axis, keepdims=keep))
+                assert got.shape == np.shape(ref(a, axis=axis, keepdims=keep))
+    assert ops.argmax(x).shape == () and ops.argmax(x).item() == 3  # the first NaN
+    assert ops.argmin(ops.tensor([2, 1, 1])).item() == 1  # the first minimum
+    assert ops.argmax(ops.tensor([False, True, True])).item() == 1
+    assert ops.argmax(ops.tensor(7)).item() == 0
+    assert ops.argmax(ops.zeros((0, 3)), axis=1).shape == (0,)
+    with pytest.raises(ValueError, match=r"^attempt to get argmax of an empty sequence$"):
+        ops.argmax(ops.zeros(0))
+    with pytest.raises(ValueError, match=r"^attempt to get argmin of an empty sequence$"):
+        ops.argmin(ops.zeros((3, 0)), axis=1)
+    with pytest.raises(ValueError, match=r"^axis 2 is out of bounds for array of dimension 2$"):
+        ops.argmax(x, 2)
+    with pytest.raises(TypeError, match=r"^'tuple' object cannot be interpreted as an integer$"):
+        ops.argmax(x, (0, 1))
+    with pytest.raises(TypeError, match=r"^ops\.argmin\(\) expects a Tensor, got list$"):
+        ops.argmin([1, 2])
+
+
+def test_one_hot():
+    h = ops.one_hot(ops.tensor([0, 2, 3, -1]), 3)
+    assert dt(h) == "float32" and h.shape == (4, 3)
+    np.testing.assert_array_equal(h._a, [[1, 0, 0], [0, 0, 1], [0, 0, 0], [0, 0, 0]])
+    m = ops.one_hot(ops.tensor([[1], [0]], dtype="int32"), depth=2, dtype="int64")
+    assert dt(m) == "int64" and m.shape == (2, 1, 2) and m._a.tolist() == [[[0, 1]], [[1, 0]]]
+    assert dt(ops.one_hot(ops.tensor([0]), 2, af.bool_)) == "bool"
+    assert ops.one_hot(ops.tensor([1, 2]), 0).shape == (2, 0)
+    assert ops.one_hot(ops.tensor(1), 3).shape == (3,)
+    with pytest.raises(TypeError, match=r"^one_hot: indices must be an integer tensor, got float32$"):
+        ops.one_hot(ops.tensor([1.0]), 2)
+    with pytest.raises(TypeError, match=r"got bool$"):
+        ops.one_hot(ops.tensor([True]), 2)
+    with pytest.raises(ValueError, match=r"^one_hot: depth must be non-negative, got -1$"):
+        ops.one_hot(ops.tensor([1]), -1)
+
+
+def test_squeeze_expand_dims_broadcast_to():
+    x = ops.zeros((1, 3, 1))
+    assert ops.squeeze(x).shape == (3,) and ops.squeeze(x, 0).shape == (3, 1)
+    assert ops.squeeze(x, (0, -1)).shape == (3,) and ops.squeeze(x, axis=[2]).shape == (1, 3)
+    assert ops.squeeze(ops.ones((1, 1))).shape == ()
+    with pytest.raises(ValueError, match=r"^cannot select an axis to squeeze out which has size not equal to one$"):
+        ops.squeeze(x, 1)
+    with pytest.raises(ValueError, match=r"^repeated axis$"):
+        ops.squeeze(x, (0, -3))
+    with pytest.raises(ValueError, match=r"^axis 3 is out of bounds for array of dimension 3$"):
+        ops.squeeze(x, 3)
+    y = ops.arange(6).reshape(2, 3)
+    for axis in (0, 1, 2, -1, (0, 3), (-1, 0)):
+        e = ops.expand_dims(y, axis)
+        assert e.shape == np.expand_dims(y._a, axis).shape and dt(e) == "int64"
+    with pytest.raises(ValueError, match=r"^axis 3 is out of bounds for array of dimension 3$"):
+        ops.expand_dims(y, 3)
+    with pytest.raises(ValueError, match=r"^repeated axis$"):
+        ops.expand_dims(y, (1, 1))
+    with pytest.raises(TypeError, match=r"^ops\.expand_dims\(\) needs an axis, not None$"):
+        ops.expand_dims(y, None)
+    b = ops.broadcast_to(ops.tensor([1.5, 2.5]), (3, 2))
+    assert dt(b) == "float32" and b._a.tolist() == [[1.5, 2.5]] * 3
+    assert ops.broadcast_to(ops.tensor(4), 3)._a.tolist() == [4, 4, 4]
+    assert ops.broadcast_to(ops.ones((3, 1)), [2, 3, 4]).shape == (2, 3, 4)
+    assert ops.broadcast_to(ops.ones((1, 2)), (0, 2)).shape == (0, 2)
+    with pytest.raises(ValueError, match=re.escape(
+            "operands could not be broadcast together with remapped shapes "
+            "[original->remapped]: (3,)  and requested shape (2,4)")):
+        ops.broadcast_to(ops.ones(3), (2, 4))
+    with pytest.raises(ValueError, match=r"^input operand has more dimensions than allowed by the axis remapping$"):
+        ops.broadcast_to(ops.ones((2, 2)), 2)
+    with pytest.raises(ValueError, match=r"^negative dimensions are not allowed$"):
+        ops.broadcast_to(ops.ones(2), (-1, 2))
+
+
+def test_concat_stack():
+    a, b = ops.arange(6).reshape(2, 3), ops.tensor([[0.5, 1.5, 2.5]])
+    c = ops.concat((a, b))
+    assert dt(c) == "float64" and c._a.tolist() == np.concatenate([a._a, b._a]).tolist()
+    assert ops.concat([a, a], axis=1).shape == (2, 6) and ops.concat([a, a], -1).shape == (2, 6)
+    assert dt(ops.concat([ops.tensor([True]), ops.tensor([2], dtype="int32")])) == "int32"
+    assert dt(ops.concat([ops.tensor([1], dtype="int32"), ops.tensor([1.0])])) == "float64"
+    assert ops.concat([ops.zeros((0, 3)), a]).shape == (2, 3)
+    assert ops.concat([a]).shape == (2, 3)
+    s = ops.stack([a, a, a], axis=1)
+    assert s.shape == (2, 3, 3) and s._a.tolist() == np.stack([a._a] * 3, axis=1).tolist()
+    assert ops.stack((ops.tensor(1), ops.tensor(2.5))).shape == (2,)
+    assert ops.stack([a, a], axis=-1).shape == (2, 3, 2)
+    assert dt(ops.stack([ops.tensor([1]), ops.tensor([True])])) == "int64"
+    with pytest.raises(ValueError, match=r"^need at least one array to concatenate$"):
+        ops.concat([])
+    with pytest.raises(ValueError, match=r"^need at least one array to stack$"):
+        ops.stack(())
+    with pytest.raises(ValueError, match=r"^zero-dimensional arrays cannot be concatenated$"):
+        ops.concat([ops.tensor(1), ops.tensor(2)])
+    with pytest.raises(ValueError, match=r"^all the input arrays must have same number of dimensions, "
+                       r"but the array at index 0 has 2 dimension\(s\) and the array at index 1 "
+                       r"has 1 dimension\(s\)$"):
+        ops.concat([a, ops.arange(3)])
+    with pytest.raises(ValueError, match=r"^all the input array dimensions except for the concatenation "
+                       r"axis must match exactly, but along dimension 1, the array at index 0 has "
+                       r"size 3 and the array at index 1 has size 2$"):
+        ops.concat([a, ops.zeros((1, 2))])
+    with pytest.raises(ValueError, match=r"^axis 2 is out of bounds for array of dimension 2$"):
+        ops.concat([a, a], 2)
+    with pytest.raises(ValueError, match=r"^all input arrays must have the same shape$"):
+        ops.stack([a, b])
+    with pytest.raises(ValueError, match=r"^axis 3 is out of bounds for array of dimension 3$"):
+        ops.stack([a, a], 3)
+    with pytest.raises(TypeError, match=r"^ops\.concat\(\) expects a tuple or list of tensors, got Tensor$"):
+        ops.concat(a)
+    with pytest.raises(TypeError, match=r"^ops\.stack\(\) expects a Tensor, got int$"):
+        ops.stack([a, 1])
+
+
+def test_split():
+    x = ops.arange(12).reshape(3, 4)
+    parts = ops.split(x, 2, axis=1)
+    assert type(parts) is tuple and len(parts) == 2
+    assert [p._a.tolist() for p in parts] == [p.tolist() for p in np.split(x._a, 2, axis=1)]
+    for spec in ((1, 3), [2], (-1,), (3, 1), (0, 10), ()):
+        got = ops.split(x, spec, 1)
+        ref = np.split(x._a, list(spec), axis=1)
+        assert [p._a.tolist() for p in got] == [p.tolist() for p in ref]
+        assert [p.shape for p in got] == [p.shape for p in ref]
+    assert len(ops.split(x, 3)) == 3 and ops.split(x, 1)[0].shape == (3, 4)
+    assert ops.split(ops.zeros((0, 2)), 3)[2].shape == (0, 2)
+    with pytest.raises(ValueError, match=r"^array split does not result in an equal division$"):
+        ops.split(x, 2)
+    with pytest.raises(ValueError, match=r"^array split does not result in an equal division$"):
+        ops.split(x, -5, axis=1)
+    with pytest.raises(ValueError, match=r"^number sections must be larger than 0\.$"):
+        ops.split(x, -2, axis=1)
+    with pytest.raises(ZeroDivisionError, match=r"^integer modulo by zero$"):
+        ops.split(x, 0)
+    with pytest.raises(ValueError, match=r"^array split does not work on 0-d arrays$"):
+        ops.split(ops.tensor(1.0), 1)
+    with pytest.raises(ValueError, match=r"^axis -3 is out of bounds for array of dimension 2$"):
+        ops.split(x, 1, -3)
+
+
+def test_take():
+    x = ops.arange(12).reshape(3, 4) * 1.5
+    assert ops.take(x, [0, -1, 5])._a.tolist() == np.take(x._a, [0, -1, 5]).tolist()
+    t = ops.take(x, ops.tensor([[2, 0], [1, 1]], dtype="int32"), axis=0)
+    assert t.shape == (2, 2, 4) and t._a.tolist() == np.take(x._a, [[2, 0], [1, 1]], axis=0).tolist()
+    assert ops.take(x, 1, axis=1)._a.tolist() == [1.5, 7.5, 13.5]
+    assert ops.take(x, -1).shape == () and ops.take(x, -1).item() == 16.5
+    assert ops.gather(x, [True, False], -1)._a.tolist() == np.take(x._a, [1, 0], -1).tolist()
+    assert ops.take(x, [], axis=1).shape == (3, 0) and ops.take(x, []).shape == (0,)
+    assert dt(x) == "float64" and dt(ops.take(ops.ones(2), [1])) == "float32" and dt(ops.take(ops.arange(3), [1])) == "int64"
+    assert ops.take(ops.zeros((0, 2)), [1], axis=1).shape == (0, 1)
+    with pytest.raises(IndexError, match=r"^index 12 is out of bounds for axis 0 with size 12$"):
+        ops.take(x, 12)
+    with pytest.raises(IndexError, match=r"^index -4 is out of bounds for axis 0 with size 3$"):
+        ops.take(x, [0, -4, 7], axis=0)
+    with pytest.raises(IndexError, match=r"^index 4 is out of bounds for axis 1 with size 4$"):
+        ops.take(x, ops.tensor([[1, 4]]), axis=-1)
+    with pytest.raises(IndexError):
+        ops.take(ops.zeros(0), 0)
+    with pytest.raises(TypeError, match=r"^Cannot cast array data from dtype\('float32'\) to "
+                       r"dtype\('int64'\) according to the rule 'same_kind'$"):
+        ops.take(x, ops.tensor([1.0]))
+    with pytest.raises(TypeError, match=r"^ops\.take\(\) expects integer indices, got float$"):
+        ops.take(x, 1.0)
+    with pytest.raises(ValueError, match=r"^axis 2 is out of bounds for array of dimension 2$"):
+        ops.take(x, 0, axis=2)
+
+
+def test_pad():
+    x = ops.arange(6).reshape(2, 3)
+    for width in (1, (2,), (1, 2), ((1, 0), (0, 2)), [[0, 1], [2, 0]], ((1,), (2,))):
+        got = ops.pad(x, width)
+        ref = np.pad(x._a, width)
+        assert got._a.tolist() == ref.tolist() and dt(got) == "int64"
+    assert ops.pad(x, 1, 7)._a.tolist() == np.pad(x._a, 1, constant_values=7).tolist()
+    assert ops.pad(x, (0, 1), value=2.9)._a.tolist() == np.pad(x._a, (0, 1), constant_values=2).tolist()
+    f = ops.pad(ops.tensor([1.0]), 1, value=ops.tensor([0.25]))
+    assert dt(f) == "float32" and f._a.tolist() == [0.25, 1.0, 0.25]
+    assert ops.pad(ops.tensor([True]), 1, 2)._a.tolist() == [True, True, True]
+    assert str(ops.pad(ops.tensor([1.0]), 1, float("nan"))) == "[nan  1. nan]"
+    assert ops.pad(ops.tensor(5), 3)._a.tolist() == 5
+    assert ops.pad(ops.zeros((0, 2)), 1).shape == (2, 4)
+    msg = ("operands could not be broadcast together with remapped shapes "
+           "[original->remapped]: %s  and requested shape (2,2)")
+    with pytest.raises(ValueError, match=re.escape(msg % "(3,)")):
+        ops.pad(x, (1, 2, 3))
+    with pytest.raises(ValueError, match=re.escape(msg % "(3,2)")):
+        ops.pad(x, ((1, 2), (1, 2), (1, 2)))
+    with pytest.raises(ValueError, match=r"^index can't contain negative values$"):
+        ops.pad(x, ((1, 0), (0, -1)))
+    with pytest.raises(ValueError, match=r"^pad_width must be an int or a \(nested\) sequence of ints of one shape$"):
+        ops.pad(x, ((1, 2), 3))
+    with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects pad_width as an int or \(nested\) tuples of ints$"):
+        ops.pad(x, 1.5)
+    with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects a number as its value, got str$"):
+        ops.pad(x, 1, "a")
+    with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects a number as its value, got Tensor$"):
+        ops.pad(x, 1, ops.tensor([1, 2]))
+    with pytest.raises(ValueError, match=r"^cannot convert float NaN to integer$"):
+        ops.pad(x, 1, float("nan"))
+    with pytest.raises(OverflowError, match=r"^cannot convert float infinity to integer$"):
+        ops.pad(x, 1, float("-inf"))
+    with pytest.raises(OverflowError, match=r"^Python integer 2147483648 out of bounds for int32$"):
+        ops.pad(ops.tensor([1], dtype="int32"), 1, 2 ** 31)

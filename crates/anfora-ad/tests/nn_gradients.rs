@@ -642,3 +642,120 @@ fn take_errors_at_run_time() {
         }
     }
 }
+
+/// The messages of the compile errors (E0301) of every diagnostic of `entry`.
+fn compile_errors(src: &str, entry: &str, args: &[Value]) -> Vec<String> {
+    let mut s = session(src, Engine::Compiled);
+    let args = args.iter().cloned().map(Arg::from).collect();
+    match s.call(entry, args, &mut std::io::sink()) {
+        Err(Failure::Compile(ds)) => ds.into_iter().map(|d| d.message).collect(),
+        other => panic!("{entry}: expected a compile error, got {other:?}"),
+    }
+}
+
+/// The exception line of `entry` on the reference VM.
+fn runtime_error(src: &str, entry: &str, args: &[Value]) -> String {
+    let mut s = session(src, Engine::Reference);
+    let args = args.iter().cloned().map(Arg::from).collect();
+    match s.call(entry, args, &mut std::io::sink()) {
+        Err(Failure::Runtime(e)) => e.headline(),
+        other => panic!("{entry}: expected a runtime error, got {other:?}"),
+    }
+}
+
+#[test]
+fn concat_errors_read_the_same_at_compile_and_run_time() {
+    let src = format!(
+        "{HEADER}def ranks(x):\n    return ops.concat([x, x[0]])\n\ndef sizes(x):\n    return ops.concat((x, x.T), axis=1)\n"
+    );
+    let x = tensor(&[2, 3], 7);
+    for (entry, msg) in [
+        (
+            "ranks",
+            "all the input arrays must have same number of dimensions, but the array at index 0 \
+             has 2 dimension(s) and the array at index 1 has 1 dimension(s)",
+        ),
+        (
+            "sizes",
+            "all the input array dimensions except for the concatenation axis must match \
+             exactly, but along dimension 0, the array at index 0 has size 2 and the array at \
+             index 1 has size 3",
+        ),
+    ] {
+        let args = std::slice::from_ref(&x);
+        assert_eq!(
+            compile_errors(&src, entry, args),
+            vec![format!("concat: {msg}")]
+        );
+        assert_eq!(
+            runtime_error(&src, entry, args),
+            format!("ValueError: {msg}")
+        );
+    }
+}
+
+#[test]
+fn split_by_a_negative_number_of_sections_is_numpy_s_value_error() {
+    let src = format!(
+        "{HEADER}def neg(x):\n    return ops.split(x, -2, axis=1)\n\ndef uneven(x):\n    return ops.split(x, -4, axis=1)\n\ndef zero(x):\n    return ops.split(x, 0, axis=1)\n"
+    );
+    let x = tensor(&[2, 6], 3);
+    let args = std::slice::from_ref(&x);
+    assert_eq!(
+        compile_errors(&src, "neg", args),
+        vec!["split: number sections must be larger than 0.".to_string()]
+    );
+    assert_eq!(
+        runtime_error(&src, "neg", args),
+        "ValueError: number sections must be larger than 0."
+    );
+    assert_eq!(
+        runtime_error(&src, "uneven", args),
+        "ValueError: array split does not result in an equal division"
+    );
+    // Zero sections stay a ZeroDivisionError, raised at run time by both engines.
+    for engine in [Engine::Compiled, Engine::Reference] {
+        let mut s = session(&src, engine);
+        match s.call("zero", vec![Arg::from(x.clone())], &mut std::io::sink()) {
+            Err(Failure::Runtime(e)) => {
+                assert_eq!(e.headline(), "ZeroDivisionError: integer modulo by zero")
+            }
+            other => panic!("{engine:?}: expected a ZeroDivisionError, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn take_of_an_empty_list_takes_nothing() {
+    // numpy: np.take(x, []) is an empty int64-indexed take, not a float index error.
+    let src = format!(
+        "{HEADER}def main(x):\n    return ops.take(x, []), ops.take(x, [], axis=1), ops.gather(x, [[]], axis=0).shape\n"
+    );
+    let c = both_engines(&src, &[tensor(&[2, 3], 5)]);
+    assert_eq!(
+        repr(&c),
+        "(array([], dtype=float64), array([], shape=(2, 0), dtype=float64), (1, 0, 3))"
+    );
+}
+
+#[test]
+fn concat_of_a_tuple_grown_in_a_loop() {
+    // While inference runs, the loop's tuple is first what the exit path gives, `()`: an
+    // error of that first round (concat of no arrays) must not be reported.
+    let src = format!(
+        "{HEADER}def main(n):\n    rows = ()\n    for k in range(n):\n        rows = rows + (ops.full((1, 2), k * 1.0),)\n    return ops.concat(rows), ops.stack(rows, axis=1).shape\n\ndef empty():\n    rows = ()\n    return ops.concat(rows)\n"
+    );
+    let c = both_engines(&src, &[Value::Int(3)]);
+    assert_eq!(
+        repr(&c),
+        "(array([[0., 0.],\n       [1., 1.],\n       [2., 2.]], dtype=float32), (1, 3, 2))"
+    );
+    let mut s = session(&src, Engine::Compiled);
+    let c = call(&mut s, "main", &[Value::Int(4)]);
+    assert_eq!(floats(&c)[6..8], [3.0, 3.0]);
+    // A concatenation of what is always the empty tuple is still refused when compiling.
+    assert_eq!(
+        compile_errors(&src, "empty", &[]),
+        vec!["concat: need at least one array to concatenate".to_string()]
+    );
+}

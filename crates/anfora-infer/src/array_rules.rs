@@ -273,7 +273,8 @@ fn join(ts: &[TensorAbs], axis: &Abs, stack: bool) -> Rule {
     for (i, t) in ts.iter().enumerate() {
         if t.shape.len() != ndim {
             return Err(err(format!(
-                "all the input arrays must have same number of dimensions, but the array at                  index 0 has {ndim} dimension(s) and the array at index {i} has {} dimension(s)",
+                "all the input arrays must have same number of dimensions, but the array at \
+                 index 0 has {ndim} dimension(s) and the array at index {i} has {} dimension(s)",
                 t.shape.len()
             )));
         }
@@ -282,7 +283,9 @@ fn join(ts: &[TensorAbs], axis: &Abs, stack: bool) -> Rule {
                 && a != b
             {
                 return Err(err(format!(
-                    "all the input array dimensions except for the concatenation axis must                      match exactly, but along dimension {d}, the array at index 0 has size {a}                      and the array at index {i} has size {b}"
+                    "all the input array dimensions except for the concatenation axis must \
+                     match exactly, but along dimension {d}, the array at index 0 has size {a} \
+                     and the array at index {i} has size {b}"
                 )));
             }
         }

@@ -65,6 +65,9 @@ pub struct Ctx {
     incoming: Vec<((CtxId, NodeId), Vec<ArgSource>)>,
     /// For each call of several functions in the last evaluation: what each one gave.
     results: HashMap<NodeId, Vec<(Func, Abs)>>,
+    /// The E0301 errors of the last evaluation, in node order: the call node, the operation
+    /// and the message (reported once the analysis is done, see `Engine::report_shape_errors`).
+    shape_errors: Vec<(NodeId, String, String)>,
 }
 
 /// Where a phi's value came from: the value, the node that computed it and the kind of block
@@ -199,8 +202,32 @@ impl<'m> Engine<'m> {
         let out = self.ctxs[root.0 as usize].result.clone();
         self.escape(&out);
         self.drain();
+        self.report_shape_errors(root);
         self.check_joins(root);
         root
+    }
+
+    /// E0301 for the operations that fail on their final arguments. While the analysis runs,
+    /// the value a loop or a recursion carries is first only what its exit path gives (the
+    /// recursive call's result is still `Bottom`): a tuple grown in a loop is `()` in the
+    /// first round and of unknown length later. An error found in an earlier round may not
+    /// exist in the program, so each context keeps the errors of its latest evaluation only,
+    /// and those of the contexts the program keeps are reported here.
+    fn report_shape_errors(&mut self, root: CtxId) {
+        for c in self.live(root) {
+            for (n, operation, msg) in self.ctx(c).shape_errors.clone() {
+                let span = self.module.node(n).span;
+                self.report(
+                    c,
+                    Diagnostic::error(SHAPE_ERROR, rules::shape_message(&operation, &msg), span)
+                        .with_label("here")
+                        .with_hint(
+                            "tensor shapes and dtypes are checked when compiling, before the \
+                             program runs",
+                        ),
+                );
+            }
+        }
     }
 
     /// The contexts the specialized program keeps: those reached from the root by calls, their
@@ -351,6 +378,7 @@ impl<'m> Engine<'m> {
             origin: None,
             incoming: Vec::new(),
             results: HashMap::new(),
+            shape_errors: Vec::new(),
         });
         self.keys.insert(key, id);
         if let Some(p) = parent {
@@ -460,6 +488,7 @@ impl<'m> Engine<'m> {
         let old_values = std::mem::replace(&mut self.ctx_mut(c).values, values);
         self.ctx_mut(c).calls.clear();
         self.ctx_mut(c).results.clear();
+        self.ctx_mut(c).shape_errors.clear();
         for n in self.module.graph_nodes(g) {
             let a = self.eval_apply(c, n);
             self.ctx_mut(c).values.insert(n, a);
@@ -677,10 +706,7 @@ impl<'m> Engine<'m> {
             }
             Func::Method(m, t) => match rules::method(*m, t, &args) {
                 Ok(r) => r,
-                Err(RuleError(msg)) => {
-                    self.shape_error(c, n, m.name(), &msg);
-                    Abs::Any
-                }
+                Err(RuleError(msg)) => self.shape_error(c, n, m.name(), &msg),
             },
         }
     }
@@ -692,10 +718,7 @@ impl<'m> Engine<'m> {
         } else {
             match rules::infer_prim(p, &args) {
                 Ok(r) => r,
-                Err(RuleError(msg)) => {
-                    self.shape_error(c, n, &rules::op_label(p), &msg);
-                    Abs::Any
-                }
+                Err(RuleError(msg)) => self.shape_error(c, n, &rules::op_label(p), &msg),
             }
         };
         if passes_values(p) && contains_any(&r) {
@@ -706,17 +729,16 @@ impl<'m> Engine<'m> {
         r
     }
 
-    /// E0301 at call node `n`: `operation: message`.
-    fn shape_error(&mut self, c: CtxId, n: NodeId, operation: &str, msg: &str) {
-        let span = self.module.node(n).span;
-        self.report(
-            c,
-            Diagnostic::error(SHAPE_ERROR, rules::shape_message(operation, msg), span)
-                .with_label("here")
-                .with_hint(
-                    "tensor shapes and dtypes are checked when compiling, before the program runs",
-                ),
-        );
+    /// E0301 at call node `n`: `operation: message`, if the operation still fails once the
+    /// analysis is done. The failing operation gives no value (`Bottom`, as an operation that
+    /// always raises): an unknown value (`Any`) would flow on into the loop or recursion that
+    /// led here and could make the operation's own arguments unknown in the next round, hiding
+    /// the error.
+    fn shape_error(&mut self, c: CtxId, n: NodeId, operation: &str, msg: &str) -> Abs {
+        self.ctx_mut(c)
+            .shape_errors
+            .push((n, operation.to_string(), msg.to_string()));
+        Abs::Bottom
     }
 
     fn switch(&mut self, args: &[Abs]) -> Abs {
@@ -787,10 +809,7 @@ impl<'m> Engine<'m> {
                         match bind_method(*m, &positional, &names, &kw) {
                             Some(bound) => match rules::method(*m, t, &bound) {
                                 Ok(r) => r,
-                                Err(RuleError(msg)) => {
-                                    self.shape_error(c, n, m.name(), &msg);
-                                    Abs::Any
-                                }
+                                Err(RuleError(msg)) => self.shape_error(c, n, m.name(), &msg),
                             },
                             // TypeError at run time.
                             None => Abs::Bottom,

@@ -307,18 +307,23 @@ pub enum SplitSpec {
 pub fn split_bounds(spec: &SplitSpec, len: usize) -> Result<Vec<(Option<i64>, Option<i64>)>> {
     Ok(match spec {
         SplitSpec::Sections(n) => {
-            if *n <= 0 {
+            // numpy computes `len % n` first (Python's modulo: zero exactly when `n` divides
+            // `len`, whatever its sign), and refuses a negative `n` after that.
+            if *n == 0 {
                 return Err(TensorError::new(
                     ErrorKind::ZeroDivision,
                     "integer modulo by zero",
                 ));
             }
-            let n = *n as usize;
-            if !len.is_multiple_of(n) {
+            if !(len as u64).is_multiple_of(n.unsigned_abs()) {
                 return Err(value_error(
                     "array split does not result in an equal division",
                 ));
             }
+            if *n < 0 {
+                return Err(value_error("number sections must be larger than 0."));
+            }
+            let n = *n as usize;
             let part = (len / n) as i64;
             (0..n as i64)
                 .map(|k| (Some(k * part), Some((k + 1) * part)))

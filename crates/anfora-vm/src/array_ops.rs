@@ -99,13 +99,20 @@ fn unjoin(d: &Value, xs: &Value, axis: &Value, stacked: bool) -> OpResult {
 fn indices_arg(v: &Value) -> Result<Tensor, PyErr> {
     match v {
         Value::Tensor(t) => Ok(t.clone()),
-        Value::Tuple(_) | Value::List(_) | Value::Int(_) | Value::Bool(_) => crate::ops::call_prim(
-            Prim::MakeTensor,
-            &[v.clone(), Value::None],
-            &mut std::io::sink(),
-        )?
-        .into_tensor()
-        .map_err(|_| type_error("ops.take() expects integer indices")),
+        Value::Tuple(_) | Value::List(_) | Value::Int(_) | Value::Bool(_) => {
+            let t = crate::ops::call_prim(
+                Prim::MakeTensor,
+                &[v.clone(), Value::None],
+                &mut std::io::sink(),
+            )?
+            .into_tensor()
+            .map_err(|_| type_error("ops.take() expects integer indices"))?;
+            // `[]` holds no number: numpy's take reads it as no indices, not as floats.
+            if t.numel() == 0 && t.dtype().is_float() {
+                return tensor(t.try_cast(DType::I64));
+            }
+            Ok(t)
+        }
         other => Err(type_error(format!(
             "ops.take() expects integer indices, got {}",
             other.type_name()

@@ -4,8 +4,14 @@ Elementwise ops follow the Python operators exactly (``add(a, b)`` is
 ``a + b``), so two Python scalars give a Python scalar. Math functions on a
 Python scalar compute in float64 with IEEE results (no exceptions). Reductions,
 shape ops, ``where``, ``cast`` and ``matmul`` require Tensor inputs.
+
+The activation and special functions (``log1p`` ... ``sign``, ``clip``), the
+softmax family and ``dropout`` are below; numpy's array functions (``argmax``,
+``one_hot``, ``squeeze`` ... ``take``, ``pad``) are in ``_array.py``.
 """
 
+import decimal
+import math
 import operator
 
 import numpy as np
@@ -20,6 +26,10 @@ __all__ = [
     "exp", "log", "sqrt", "tanh", "sin", "cos", "sigmoid", "relu",
     "where", "cast", "matmul", "sum", "mean", "max", "min", "prod",
     "reshape", "transpose",
+    "log1p", "expm1", "erf", "gelu", "silu", "softplus", "rsqrt", "sign", "clip",
+    "softmax", "log_softmax", "logsumexp", "dropout",
+    "argmax", "argmin", "one_hot", "squeeze", "expand_dims", "broadcast_to",
+    "concat", "stack", "split", "take", "gather", "pad",
     "assign", "assign_add", "assign_sub", "scatter_update", "scatter_add",
     "scatter_nd_update", "scatter_nd_add", "sgd", "apply_momentum", "adam", "depend",
 ]
@@ -27,6 +37,10 @@ __all__ = [
 from ._state import (  # noqa: E402
     adam, apply_momentum, assign, assign_add, assign_sub, depend, scatter_add,
     scatter_nd_add, scatter_nd_update, scatter_update, sgd,
+)
+from ._array import (  # noqa: E402
+    argmax, argmin, broadcast_to, concat, expand_dims, gather, int_arg, normalize_axis,
+    one_hot, pad, split, squeeze, stack, take,
 )
 
 _abs = abs
@@ -329,3 +343,210 @@ def transpose(x, axes=None):
     if axes is None:
         return x.transpose()
     return x.transpose(tuple(axes))
+
+
+# -- activation and special functions ---------------------------------------------
+# Elementwise like ``exp``, but as anfora defines them: float tensors keep their
+# dtype, int and bool tensors compute in float64 (numpy would give float16 for
+# bools), and a Python number is computed as a float64 0-d tensor and returned as
+# a Python float. Other arguments: TypeError "ops.<name>() expects a Tensor or a
+# number, got <type>".
+def _in_float(a):
+    return a if a.dtype.kind == "f" else a.astype(np.float64)
+
+
+def _special(name, kernel):
+    def fn(x):
+        if isinstance(x, Tensor):
+            with quiet():
+                return wrap(kernel(_in_float(x._a)))
+        if is_scalar(x):
+            with quiet():
+                return float(kernel(np.array(float(x), dtype=np.float64)))
+        raise TypeError(
+            "ops." + name + "() expects a Tensor or a number, got " + type(x).__name__
+        )
+
+    fn.__name__ = name
+    return fn
+
+
+_erf64 = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _erf(a):
+    """libm's erf, element by element in float64 (float32 rounded once)."""
+    if a.size == 0:
+        return a.copy()
+    return _erf64(a.astype(np.float64)).astype(a.dtype)
+
+
+def _gelu_exact(a):
+    """x/2 * (1 + erf(x/sqrt(2))), always computed in float64 and rounded once."""
+    x = a.astype(np.float64)
+    if x.size == 0:
+        return a.copy()
+    return (0.5 * x * (1.0 + _erf64(x / math.sqrt(2.0)))).astype(a.dtype)
+
+
+_GELU_C = 0.7978845608028654  # sqrt(2/pi)
+_GELU_A = 0.044715
+
+
+def _gelu_tanh(a):
+    """PyTorch's tanh form, in the tensor's own float dtype, in this order:
+    0.5*x * (1 + tanh(c * (x + a*x*x*x)))."""
+    t = a.dtype.type
+    c, k = t(_GELU_C), t(_GELU_A)
+    inner = c * (a + k * a * a * a)
+    return t(0.5) * a * (t(1.0) + np.tanh(inner))
+
+
+def _softplus(a):
+    """max(x, 0) + log1p(exp(-|x|)): no overflow, small values kept."""
+    return np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))
+
+
+log1p = _special("log1p", np.log1p)
+expm1 = _special("expm1", np.expm1)
+erf = _special("erf", _erf)
+silu = _special("silu", lambda a: a * _sigmoid(a))
+softplus = _special("softplus", _softplus)
+rsqrt = _special("rsqrt", lambda a: 1 / np.sqrt(a))
+_gelu_exact_fn = _special("gelu", _gelu_exact)
+_gelu_tanh_fn = _special("gelu", _gelu_tanh)
+
+
+def gelu(x, approximate=False):
+    """x * Phi(x) (erf form), or with ``approximate`` true PyTorch's tanh form."""
+    if approximate:
+        return _gelu_tanh_fn(x)
+    return _gelu_exact_fn(x)
+
+
+def sign(x):
+    """numpy's sign: -1, 0 or 1 in the input's dtype (both zeros give +0, NaN stays
+    NaN); a TypeError for bool tensors. A Python bool or int gives an int, a float a
+    float."""
+    if isinstance(x, Tensor):
+        if x._a.dtype == np.bool_:
+            raise TypeError(
+                "ufunc 'sign' did not contain a loop with signature matching types "
+                "<class 'numpy.dtypes.BoolDType'> -> None"
+            )
+        with quiet():
+            return wrap(np.sign(x._a))
+    if isinstance(x, (bool, int)) and is_scalar(x):
+        return (x > 0) - (x < 0)
+    if isinstance(x, float):
+        with quiet():
+            return float(np.sign(np.float64(x)))
+    raise TypeError("ops.sign() expects a Tensor or a number, got " + type(x).__name__)
+
+
+def clip(x, min=None, max=None):  # noqa: A002 - anfora's keyword names
+    """numpy's clip as ``minimum(maximum(x, min), max)`` with ``ops.maximum`` and
+    ``ops.minimum`` (broadcasting, promotion, Python numbers as Python's max/min);
+    a ``None`` bound is left out (both ``None``: ``x`` itself)."""
+    if not isinstance(x, Tensor) and not is_scalar(x):
+        raise TypeError("ops.clip() expects a Tensor or a number, got " + type(x).__name__)
+    v = x
+    if min is not None:
+        v = maximum(v, min)
+    if max is not None:
+        v = minimum(v, max)
+    return v
+
+
+# -- softmax, log_softmax, logsumexp -----------------------------------------------
+# Tensors only; arguments read first (ints for axes), then the dtype must be float
+# (TypeError "<op>: expected float32 or float64 tensors, got <dtype>") and the axes
+# in range (numpy's ValueError with the op's name in front).
+def _nn_float(op, a):
+    if a.dtype.kind != "f":
+        raise TypeError("%s: expected float32 or float64 tensors, got %s" % (op, a.dtype.name))
+
+
+def _softmax(op, x, axis, log):
+    a = _require_tensor(op, x)
+    axis = int_arg(axis)
+    _nn_float(op, a)
+    ax = normalize_axis(axis, a.ndim, op + ": ")
+    if a.size == 0:
+        return wrap(a.copy())
+    with quiet():
+        m = np.max(a, axis=ax, keepdims=True)
+        z = a - m
+        e = np.exp(z)
+        s = np.sum(e, axis=ax, keepdims=True)
+        return wrap(z - np.log(s) if log else e / s)
+
+
+def softmax(x, axis=-1):
+    """exp(x - max) / sum(exp(x - max)) along ``axis`` (a row holding inf, or only
+    -inf, is NaN)."""
+    return _softmax("softmax", x, axis, False)
+
+
+def log_softmax(x, axis=-1):
+    """(x - max) - log(sum(exp(x - max))) along ``axis``."""
+    return _softmax("log_softmax", x, axis, True)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """scipy's logsumexp: max + log(sum(exp(x - max))) over ``axis`` (an int, a
+    tuple/list of ints, or None for all), an infinite maximum not subtracted; a
+    reduction over no elements is -inf."""
+    a = _require_tensor("logsumexp", x)
+    if axis is None:
+        axes = None
+    elif isinstance(axis, (tuple, list)):
+        axes = [int_arg(v) for v in axis]
+    else:
+        axes = [int_arg(axis)]
+    keep = bool(keepdims)
+    _nn_float("logsumexp", a)
+    if axes is not None:
+        norm = [normalize_axis(v, a.ndim, "logsumexp: ") for v in axes]
+        if len(set(norm)) != len(norm):
+            raise ValueError("duplicate value in 'axis'")
+        axes = tuple(norm)
+    with quiet():
+        if a.size == 0:
+            return wrap(np.log(np.sum(a, axis=axes, keepdims=keep)))
+        m = np.max(a, axis=axes, keepdims=True)
+        m = np.where((m - m) == 0, m, np.zeros((), dtype=a.dtype))
+        lse = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=keep))
+        return wrap(lse + m.reshape(lse.shape))
+
+
+# -- dropout -----------------------------------------------------------------------
+def _rust_float(f):
+    """A float as Rust's Display writes it (2.0 -> "2", 1e20 without exponent)."""
+    if f != f:
+        return "NaN"
+    if f in (float("inf"), float("-inf")):
+        return "inf" if f > 0 else "-inf"
+    text = format(decimal.Decimal(repr(f)), "f")
+    return text[:-2] if text.endswith(".0") else text
+
+
+def dropout(x, p=0.5, training=True):
+    """anfora's dropout where it is deterministic: ``x`` itself when not training or
+    ``p`` is 0, zeros (x's dtype) for ``p`` 1. Random masks (0 < p < 1 while
+    training) are not reproduced: corpus programs do not use them."""
+    if not isinstance(x, Tensor):
+        raise TypeError("ops.dropout() expects a Tensor as x, got " + type(x).__name__)
+    a = x._a
+    if a.dtype.kind != "f":
+        raise TypeError("ops.dropout() expects a floating tensor, got " + a.dtype.name)
+    if not is_scalar(p):
+        raise TypeError("ops.dropout() expects a number as p, got " + type(p).__name__)
+    rate = float(p)
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError("ops.dropout: p must be in [0, 1], got " + _rust_float(rate))
+    if not training or rate == 0.0:
+        return x
+    if rate >= 1.0:
+        return wrap(np.zeros_like(a))
+    raise NotImplementedError("the oracle does not reproduce anfora's random dropout masks")

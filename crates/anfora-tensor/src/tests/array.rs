@@ -241,6 +241,18 @@ fn concat_stack_and_split() {
         ErrorKind::ZeroDivision,
         "integer modulo by zero",
     );
+    // numpy: np.split(np.arange(6), -2) passes `6 % -2 == 0`, then refuses the sign;
+    // np.split(np.arange(6), -4) fails the division first (6 % -4 == -2).
+    assert_err(
+        six.split(&SplitSpec::Sections(-2), 0),
+        ErrorKind::Value,
+        "number sections must be larger than 0.",
+    );
+    assert_err(
+        six.split(&SplitSpec::Sections(-4), 0),
+        ErrorKind::Value,
+        "array split does not result in an equal division",
+    );
 }
 
 #[test]
