@@ -734,7 +734,7 @@ fn take_of_an_empty_list_takes_nothing() {
     let c = both_engines(&src, &[tensor(&[2, 3], 5)]);
     assert_eq!(
         repr(&c),
-        "(array([], dtype=float64), array([], shape=(2, 0), dtype=float64), (1, 0, 3))"
+        "(Tensor([], dtype=float64), Tensor([], shape=(2, 0), dtype=float64), (1, 0, 3))"
     );
 }
 
@@ -748,7 +748,7 @@ fn concat_of_a_tuple_grown_in_a_loop() {
     let c = both_engines(&src, &[Value::Int(3)]);
     assert_eq!(
         repr(&c),
-        "(array([[0., 0.],\n       [1., 1.],\n       [2., 2.]], dtype=float32), (1, 3, 2))"
+        "(Tensor([[0., 0.],\n        [1., 1.],\n        [2., 2.]], dtype=float32), (1, 3, 2))"
     );
     let mut s = session(&src, Engine::Compiled);
     let c = call(&mut s, "main", &[Value::Int(4)]);
