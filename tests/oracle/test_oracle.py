@@ -138,8 +138,18 @@ def test_math_on_tensors_keeps_numpy_dtypes():
     assert dt(ops.relu(ops.tensor([-1, 2]))) == "int64"
     assert dt(ops.relu(ops.tensor([-1.0]))) == "float32"
     assert dt(ops.sigmoid(ops.tensor([0.0]))) == "float32"
-    with pytest.raises(TypeError):
-        ops.exp(ops.tensor([True]))  # numpy gives float16: not an anfora dtype
+    e = ops.exp(ops.tensor([True, False]))  # numpy gives float16; anfora computes in float64
+    assert dt(e) == "float64" and e._a.tolist() == [np.e, 1.0]
+
+
+def test_bool_operators_that_numpy_gives_int8_are_int64():
+    b = ops.tensor([True, False])
+    t = ops.tensor([True, True])
+    for r, values in ((b % t, [0, 0]), (b ** b, [1, 1]), (b << b, [2, 0]), (b >> t, [0, 0]), (t // t, [1, 1]),
+                      (b ** True, [1, 0]), (True << b, [2, 1])):
+        assert dt(r) == "int64" and r._a.tolist() == values
+    with pytest.raises(ZeroDivisionError):
+        b // b
 
 
 def test_tensor_only_ops_reject_scalars():

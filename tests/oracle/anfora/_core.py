@@ -8,8 +8,9 @@ Deliberate deviations from numpy (anfora's semantics):
   * integer/bool ``//`` and ``%`` with a zero divisor raise
     ``ZeroDivisionError("integer division or modulo by zero")``;
   * only the dtypes bool, int32, int64, float32 and float64 exist: an operation
-    whose numpy result has another dtype (e.g. ``bool // bool`` -> int8,
-    ``exp(bool)`` -> float16) raises ``TypeError``.
+    whose numpy result has another dtype raises ``TypeError``, except the two
+    documented cases: ``bool // % ** << >> bool`` (numpy's int8) is int64, and
+    math functions of bool tensors (numpy's float16) compute in float64.
 """
 
 import operator
@@ -136,6 +137,13 @@ def _check_int_divisor(a, b):
             raise ZeroDivisionError("integer division or modulo by zero")
 
 
+def _widen(x):
+    """A bool operand as int64 (arrays) or int (Python bools)."""
+    if isinstance(x, np.ndarray) and x.dtype == np.bool_:
+        return x.astype(np.int64)
+    return int(x) if type(x) is bool else x
+
+
 def _binary(fn, name, reflected=False):
     def method(self, other):
         o = _operand(other)
@@ -145,7 +153,11 @@ def _binary(fn, name, reflected=False):
         if name in ("floordiv", "mod"):
             _check_int_divisor(a, b)
         with quiet():
-            return wrap(fn(a, b))
+            r = fn(a, b)
+            if np.asarray(r).dtype == np.int8:
+                # bool // % ** << >> bool: numpy's int8 is anfora's int64.
+                r = fn(_widen(a), _widen(b))
+            return wrap(r)
 
     method.__name__ = "__" + ("r" if reflected else "") + name + "__"
     return method

@@ -249,8 +249,9 @@ def logical_not(a):
 def _math(name, ufunc):
     def fn(x):
         if isinstance(x, Tensor):
+            a = x._a.astype(np.float64) if x._a.dtype == np.bool_ else x._a  # not float16
             with quiet():
-                return wrap(ufunc(x._a))
+                return wrap(ufunc(a))
         if is_scalar(x):
             with quiet():
                 return float(ufunc(np.float64(x)))
