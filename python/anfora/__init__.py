@@ -121,6 +121,8 @@ def value_and_grad(fn, argnums=0, weights=None, sens_param=False):
 grad.__anfora_prim__ = "grad"
 value_and_grad.__anfora_prim__ = "value_and_grad"
 
+from ._transforms import jvp, vjp  # noqa: E402  (use jit and grad above)
+
 
 class GradOperation:
     """MindSpore's gradient transform: `GradOperation(get_all, get_by_list, sens_param)(fn)`
@@ -253,6 +255,7 @@ __all__ = [
     "int32",
     "int64",
     "jit",
+    "jvp",
     "load_checkpoint",
     "load_checkpoint_metadata",
     "load_param_into_net",
@@ -265,4 +268,5 @@ __all__ = [
     "set_context",
     "tensor",
     "value_and_grad",
+    "vjp",
 ]

@@ -184,3 +184,28 @@ def test_grad_operation_inside_a_cell_differentiates_a_method_passed_to_it():
     (gx,), (gw,) = Net()(t(x), t(s))
     np.testing.assert_allclose(gx.numpy(), s * 2 * x * w.numpy())
     np.testing.assert_allclose(gw.numpy(), s * x * x)
+
+
+def _host_f(x, y):
+    return ops.sin(x) * y + x * x
+
+
+def test_vjp_and_jvp_from_python_match_the_derivatives():
+    x = np.array([0.1, -0.7, 1.3])
+    y = np.array([2.0, 3.0, -1.0])
+    out, pullback = anfora.vjp(_host_f, anfora.tensor(x), anfora.tensor(y))
+    np.testing.assert_allclose(np.asarray(out), np.sin(x) * y + x * x, rtol=1e-14)
+    ct = np.array([1.0, -2.0, 0.5])
+    dx, dy = pullback(anfora.tensor(ct))
+    np.testing.assert_allclose(np.asarray(dx), ct * (np.cos(x) * y + 2 * x), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(dy), ct * np.sin(x), rtol=1e-14)
+    tx, ty = np.array([1.0, 0.0, 2.0]), np.array([0.5, 0.5, 0.5])
+    value, tangent = anfora.jvp(_host_f, (anfora.tensor(x), anfora.tensor(y)), (anfora.tensor(tx), anfora.tensor(ty)))
+    np.testing.assert_allclose(np.asarray(value), np.sin(x) * y + x * x, rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(tangent), (np.cos(x) * y + 2 * x) * tx + np.sin(x) * ty, rtol=1e-14)
+    # Both agree: <pullback(ct), t> == <ct, jvp(t)>.
+    assert np.dot(ct, np.asarray(tangent)) == pytest.approx(np.dot(np.asarray(dx), tx) + np.dot(np.asarray(dy), ty), rel=1e-12)
+    with pytest.raises(ValueError, match="2 primals but 1 tangents"):
+        anfora.jvp(_host_f, (anfora.tensor(x), anfora.tensor(y)), (anfora.tensor(tx),))
+    with pytest.raises(anfora.CompileError, match="shape"):
+        pullback(anfora.tensor(np.ones(4)))
