@@ -76,44 +76,12 @@ def line50_source(c):
 
 
 def ctrl_source(c):
-    return f"""from anfora import ops
-
-def branch_a(x):
-    x = x * {0.9 + c!r}
-    x = x + 0.1
-    x = ops.sin(x)
-    x = x * x
-    x = x - 0.2
-    x = ops.cos(x)
-    x = x * 1.1
-    x = x + 0.05
-    x = ops.tanh(x)
-    x = x - 0.3
-    return x
-
-def branch_b(x):
-    x = x * {1.2 + c!r}
-    x = x - 0.1
-    x = ops.cos(x)
-    x = x * 0.5
-    x = x + 0.3
-    x = ops.sin(x)
-    x = x * 0.8
-    x = ops.exp(x)
-    x = ops.tanh(x)
-    x = x + 0.1
-    return x
-
-def ctrl(x):
-    i = 0
-    while i < {wd.CTRL_ITERS}:
-        if ops.sum(x) > 0:
-            x = branch_a(x)
-        else:
-            x = branch_b(x)
-        i += 1
-    return x
-"""
+    """benches/workloads/w4_ctrl.py (which the Rust benchmarks also run), each branch's first
+    constant moved by c."""
+    with open(os.path.join(REPO, "benches", "workloads", "w4_ctrl.py")) as f:
+        src = f.read()
+    src = src.replace("    x = x * 0.9\n", f"    x = x * {0.9 + c!r}\n", 1)
+    return src.replace("    x = x * 1.2\n", f"    x = x * {1.2 + c!r}\n", 1)
 
 
 SOURCES = {"ctrl": ctrl_source, "line50": line50_source}

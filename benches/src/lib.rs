@@ -48,50 +48,20 @@ pub fn w4_line50(c: f64) -> String {
     src
 }
 
-/// The peers' W4 `ctrl`: 10 iterations of `if sum(x) > 0: branch_a (10 ops) else: branch_b
-/// (10 ops)` on a float32 vector, as real Python control flow.
+/// The peers' W4 `ctrl` (`benches/workloads/w4_ctrl.py`): 10 iterations of `if sum(x) > 0:
+/// branch_a (10 ops) else: branch_b (10 ops)` on a float32 vector, as real Python control
+/// flow; `c` is added to each branch's first constant.
 pub fn w4_ctrl(c: f64) -> String {
-    format!(
-        "from anfora import ops
-
-def branch_a(x):
-    x = x * {a:?}
-    x = x + 0.1
-    x = ops.sin(x)
-    x = x * x
-    x = x - 0.2
-    x = ops.cos(x)
-    x = x * 1.1
-    x = x + 0.05
-    x = ops.tanh(x)
-    x = x - 0.3
-    return x
-
-def branch_b(x):
-    x = x * {b:?}
-    x = x - 0.1
-    x = ops.cos(x)
-    x = x * 0.5
-    x = x + 0.3
-    x = ops.sin(x)
-    x = x * 0.8
-    x = ops.exp(x)
-    x = ops.tanh(x)
-    x = x + 0.1
-    return x
-
-def ctrl(x):
-    i = 0
-    while i < 10:
-        if x.sum() > 0:
-            x = branch_a(x)
-        else:
-            x = branch_b(x)
-        i += 1
-    return x
-",
-        a = 0.9 + c,
-        b = 1.2 + c
+    const SRC: &str = include_str!("../workloads/w4_ctrl.py");
+    SRC.replacen(
+        "    x = x * 0.9\n",
+        &format!("    x = x * {:?}\n", 0.9 + c),
+        1,
+    )
+    .replacen(
+        "    x = x * 1.2\n",
+        &format!("    x = x * {:?}\n", 1.2 + c),
+        1,
     )
 }
 
@@ -212,6 +182,9 @@ mod tests {
                 .unwrap_or_else(|f| panic!("{}", s.render(&f)));
             assert!(matches!(v, anfora_vm::Value::Float(_)));
         }
+        // The perturbation reaches both branches' first constants.
+        let moved = w4_ctrl(0.5);
+        assert!(moved.contains("    x = x * 1.4\n") && moved.contains("    x = x * 1.7\n"));
         let lines = straight_line_50().lines().count();
         assert_eq!(lines, 52, "def + 50 statements + return");
         let mut s =
