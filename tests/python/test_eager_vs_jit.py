@@ -20,9 +20,7 @@ PROGRAMS = sorted(f for f in os.listdir(CORPUS) if f.endswith(".py"))
 _modules = itertools.count()
 
 # Known disagreements (strict xfails: fixing one makes its test fail until it is taken off).
-KNOWN = {
-    "closure_08_lambdas.py": "a module-level lambda cannot be compiled from its source line (E0203)",
-}
+KNOWN = {}
 
 
 def _args(source):

@@ -279,3 +279,26 @@ def test_one_compiled_function_serves_several_threads():
 
 def _sum_of_squares(x):
     return ops.sum(x * x)
+
+
+SQUARE = lambda x: x * x  # noqa: E731 - lambdas compile from their source line too
+PAIR = (lambda a: a + 1, lambda b: (b,
+                                    b * 2))
+
+
+class _WithLambda:
+    f = staticmethod(lambda x: ops.sin(x) * 2)
+
+
+BAD_LAMBDA = lambda s: s + {}  # noqa: E731
+
+
+def test_lambdas_compile_from_their_source():
+    assert anfora.jit(SQUARE)(3.0) == 9.0
+    assert anfora.jit(PAIR[1])(4) == (4, 8)
+    np.testing.assert_allclose(np.asarray(anfora.jit(_WithLambda.f)(anfora.tensor(np.array([0.5])))), [2 * np.sin(0.5)])
+    assert float(anfora.grad(SQUARE)(anfora.tensor(3.0))) == 6.0
+    with pytest.raises(anfora.CompileError) as e:
+        anfora.jit(BAD_LAMBDA)(1)
+    line = next(i for i, l in enumerate(open(__file__), 1) if l.startswith("BAD_LAMBDA ="))
+    assert f"test_jit.py:{line}:28" in str(e.value) and "dict displays" in str(e.value)

@@ -91,6 +91,9 @@ pub struct HostFunction {
     pub qualname: String,
     /// A bound method's `self` (a host object id).
     pub bound_self: Option<u64>,
+    /// For a lambda: where its body starts (file line, byte column); `source` is then the
+    /// whole statement holding it.
+    pub lambda_body: Option<(u32, u32)>,
 }
 
 /// Supplies the values of global names, and of attributes of host objects.
@@ -212,13 +215,11 @@ impl Frontend {
         if let Some(f) = self.host_functions.get(&h.key) {
             return *f;
         }
-        let f = self
-            .parse_function_source(&h.file, &h.source, h.first_line, &h.line_before)
-            .map(|def| {
-                let qualname = Arc::from(h.qualname.as_str());
-                let bound = h.bound_self.map(Const::HostObject);
-                self.register(def, h.scope, qualname, bound)
-            });
+        let f = self.parse_host_source(h).map(|def| {
+            let qualname = Arc::from(h.qualname.as_str());
+            let bound = h.bound_self.map(Const::HostObject);
+            self.register(def, h.scope, qualname, bound)
+        });
         self.host_functions.insert(h.key, f);
         f
     }
@@ -235,10 +236,35 @@ impl Frontend {
         first_line: u32,
         line_before: &str,
     ) -> Option<Rc<ast::FunctionDef>> {
-        // An indented function (a method, a nested def) parses as the body of an `if`
-        // placed on the line before, so that columns stay those of the file. Diagnostics show
-        // the file's real line there: both lines are padded to one length, so that byte
-        // offsets agree.
+        let (parsed, file, _) = self.add_host_source(name, source, first_line, line_before);
+        py_ast::parse_function(&parsed, file, &mut self.diags)
+    }
+
+    /// A host function's definition: its `def`, or the lambda its `lambda_body` points at.
+    fn parse_host_source(&mut self, h: &HostFunction) -> Option<Rc<ast::FunctionDef>> {
+        let Some((line, col)) = h.lambda_body else {
+            return self.parse_function_source(&h.file, &h.source, h.first_line, &h.line_before);
+        };
+        let (parsed, file, offset) =
+            self.add_host_source(&h.file, &h.source, h.first_line, &h.line_before);
+        // The byte of `parsed` at the file's (line, col).
+        let row = line.saturating_sub(offset + 1) as usize;
+        let start: usize = parsed.split_inclusive('\n').take(row).map(str::len).sum();
+        py_ast::parse_lambda(&parsed, file, start + col as usize, &mut self.diags)
+    }
+
+    /// Registers a host source with the source map; returns the text to parse (an indented
+    /// source becomes the body of an `if 1:` on the line before, so that columns stay those
+    /// of the file), its file id and its line offset.
+    fn add_host_source(
+        &mut self,
+        name: &str,
+        source: &str,
+        first_line: u32,
+        line_before: &str,
+    ) -> (String, FileId, u32) {
+        // Diagnostics show the file's real line in place of the `if 1:`: both lines are
+        // padded to one length, so that byte offsets agree.
         let indented = source.starts_with([' ', '\t']);
         let (parsed, shown, offset) = if indented {
             let header = "if 1:";
@@ -260,7 +286,7 @@ impl Frontend {
             .module
             .sources
             .add(SourceFile::new(name, shown, offset));
-        py_ast::parse_function(&parsed, file, &mut self.diags)
+        (parsed, file, offset)
     }
 
     /// Names of a function's parameters.

@@ -45,6 +45,73 @@ pub fn parse_module(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Mo
     }
 }
 
+/// Parses the statement(s) of `text` and converts the lambda whose body starts at byte
+/// `body_start` (a module-level `f = lambda x: ...`, or a lambda inside any expression) as a
+/// function definition.
+pub fn parse_lambda(
+    text: &str,
+    file: FileId,
+    body_start: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Rc<FunctionDef>> {
+    use ra::visitor::{Visitor, walk_expr};
+
+    struct Find<'a> {
+        at: ruff_text_size::TextSize,
+        found: Option<&'a ra::Expr>,
+    }
+    impl<'a> Visitor<'a> for Find<'a> {
+        fn visit_expr(&mut self, e: &'a ra::Expr) {
+            if self.found.is_some() {
+                return;
+            }
+            if let ra::Expr::Lambda(l) = e
+                && l.body.range().start() == self.at
+            {
+                self.found = Some(e);
+                return;
+            }
+            stacker::maybe_grow(64 * 1024, 4 << 20, || walk_expr(self, e));
+        }
+    }
+
+    let parsed = parse_unchecked(text, options());
+    let mut cx = Converter::new(file, text, diags);
+    cx.syntax_errors(&parsed);
+    if cx.diags.iter().any(|d| d.code == codes::SYNTAX) {
+        return None;
+    }
+    let body = match parsed.into_syntax() {
+        ra::Mod::Module(m) => m.body,
+        ra::Mod::Expression(_) => Default::default(),
+    };
+    let at = u32::try_from(body_start).unwrap_or(u32::MAX);
+    let mut find = Find {
+        at: ruff_text_size::TextSize::new(at),
+        found: None,
+    };
+    for stmt in &body {
+        find.visit_stmt(stmt);
+    }
+    let def = match find.found.map(|e| cx.expr(e).kind) {
+        Some(ExprKind::Lambda(def)) => Some(def),
+        _ => {
+            cx.error(
+                codes::BAD_CALL,
+                "cannot find this lambda in its source",
+                TextRange::default(),
+                "the lambda's line",
+            )
+            .hint = Some("define the function with `def`".into());
+            None
+        }
+    };
+    if cx.too_deep {
+        stacker::grow(1 << 30, move || drop(body));
+    }
+    def
+}
+
 /// Parses the source of one function, as `Frontend::parse_function_source` lays it out (the
 /// `def` alone, or as the body of an `if`), and converts it without its decorators, which
 /// Python has already applied. `None` after a syntax error or when the source holds no `def`.
@@ -77,10 +144,7 @@ pub fn parse_function(
                 range,
                 "not a `def`",
             )
-            .hint = Some(
-                "define the function with `def` (a lambda's source is the whole line it is on)"
-                    .into(),
-            );
+            .hint = Some("define the function with `def` or `lambda`".into());
             None
         }
     };

@@ -27,6 +27,7 @@ fn method(source: &str, line: u32, name: &str, obj: u64, key: u64) -> HostFuncti
         scope: ScopeId(0),
         qualname: format!("Net.{name}"),
         bound_self: Some(obj),
+        lambda_body: None,
     }
 }
 
@@ -163,6 +164,7 @@ fn a_source_without_a_def_is_an_error_and_parsed_once() {
         scope: ScopeId(0),
         qualname: "<lambda>".into(),
         bound_self: None,
+        lambda_body: None,
     };
     assert!(fe.host_function(&h).is_none());
     assert!(

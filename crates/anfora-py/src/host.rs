@@ -83,6 +83,7 @@ impl Host {
                 e.value(py)
             )
         })?;
+        let lambda_body = lambda_body(func).map_err(|e| e.to_string())?;
         let scope = self.scope_of(func).map_err(|e| e.to_string())?;
         let func_id = self.object_id(func);
         let self_id = bound_self.map(|o| self.object_id(o));
@@ -95,6 +96,7 @@ impl Host {
             scope,
             qualname,
             bound_self: self_id,
+            lambda_body,
         })
     }
 
@@ -114,6 +116,32 @@ impl Host {
         self.scopes.push(Scope { globals, closure });
         Ok(ScopeId(self.scopes.len() as u32 - 1))
     }
+}
+
+/// Where a lambda's body starts, (line, byte column), from its code object's positions: the
+/// earliest start of an instruction with a non-empty span (the instruction spanning the whole
+/// body starts there; `RESUME` and the implicit return have empty spans at column 0). `None`
+/// for a function defined with `def`.
+fn lambda_body(func: &Bound<'_, PyAny>) -> PyResult<Option<(u32, u32)>> {
+    let name: String = func.getattr("__name__")?.extract()?;
+    if name != "<lambda>" {
+        return Ok(None);
+    }
+    let mut start: Option<(u32, u32)> = None;
+    for pos in func
+        .getattr("__code__")?
+        .call_method0("co_positions")?
+        .try_iter()?
+    {
+        let (line, end_line, col, end_col): (Option<u32>, Option<u32>, Option<u32>, Option<u32>) =
+            pos?.extract()?;
+        if let (Some(line), Some(col)) = (line, col)
+            && (end_line, end_col) != (Some(line), Some(col))
+        {
+            start = Some(start.map_or((line, col), |s| s.min((line, col))));
+        }
+    }
+    Ok(start)
 }
 
 /// A [`Resolver`] over the host's Python objects, while the GIL is held.
