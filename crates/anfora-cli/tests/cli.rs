@@ -369,3 +369,21 @@ fn timings_and_compile_explanations_go_to_stderr() {
     assert_eq!(stderr(&o), "");
     assert_eq!(stdout(&o), "4\n");
 }
+
+/// `examples/train_mlp.py` (issue 6's W1 example) trains from the CLI: three epochs of four
+/// compiled steps each, a progress line per epoch, and the loss falls.
+#[test]
+fn the_mlp_example_trains_from_the_cli() {
+    let o = anfora(&["run", "examples/train_mlp.py", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let losses: Vec<f64> = out
+        .lines()
+        .filter(|l| l.starts_with("epoch "))
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(losses.len(), 3, "{out}");
+    assert!(losses[0] > losses[1] && losses[1] > losses[2], "{out}");
+    assert!(out.contains("epoch 3 [####################] loss"), "{out}");
+    assert!(out.ends_with("True\n"), "{out}");
+}
