@@ -506,6 +506,17 @@ pub fn backward(
             }
         }
         // Second order: the backward kernels are linear in their sensitivity.
+        ReduceGrad if matches!(e.m.constant(x[0]), Some(Const::Str(k)) if &**k == "prod_pairs") => {
+            // The product's second-derivative kernel (below) is linear in its x-shaped v with
+            // a symmetric matrix, so it is its own adjoint in v. A third derivative of a
+            // product has no rule (E0502).
+            if need(2) || need(3) {
+                return None;
+            }
+            if need(1) {
+                g[1] = Some(op!(ReduceGrad, x[0], d, x[2], x[3], x[4], x[5]));
+            }
+        }
         ReduceGrad => {
             // ReduceGrad(k, d, x, out, axis, keepdims) = broadcast(d) * share: its adjoint in d
             // sums dd * share back over the axes (x and out only choose the share).
@@ -515,8 +526,6 @@ pub fn backward(
                 let t = op!(Mul, d, share);
                 g[1] = Some(op!(ReduceSum, t, x[4], x[5]));
             }
-            // A product's share out / x depends on x and out (away from exact zeros):
-            // d(share)/dx = -share / x, d(share)/d(out) = share / out.
             // A logsumexp's share exp(x - out): d(share)/dx = share, d(share)/d(out) = -share.
             if matches!(e.m.constant(x[0]), Some(Const::Str(k)) if &**k == "logsumexp") {
                 let dr = op!(Mul, d, out);
@@ -528,16 +537,15 @@ pub fn backward(
                     g[3] = Some(op!(Neg, s));
                 }
             }
-            if matches!(e.m.constant(x[0]), Some(Const::Str(k)) if &**k == "prod") {
-                let dr = op!(Mul, d, out);
-                if need(2) {
-                    let q = op!(Div, dr, x[2]);
-                    g[2] = Some(op!(Neg, q));
-                }
-                if need(3) {
-                    let s = op!(ReduceSum, dr, x[4], x[5]);
-                    g[3] = Some(op!(Div, s, x[3]));
-                }
+            // A product's share (the product of the other elements) is computed from x alone:
+            // its adjoint in x is the "prod_pairs" kernel applied to dd * broadcast(d), exact at
+            // zeros too.
+            if matches!(e.m.constant(x[0]), Some(Const::Str(k)) if &**k == "prod") && need(2) {
+                let sum = e.konst(Const::str("sum"));
+                let spread = op!(ReduceGrad, sum, x[1], x[2], x[3], x[4], x[5]);
+                let v = op!(Mul, d, spread);
+                let pairs = e.konst(Const::str("prod_pairs"));
+                g[2] = Some(op!(ReduceGrad, pairs, v, x[2], x[3], x[4], x[5]));
             }
         }
         MatMulGrad => {

@@ -193,6 +193,49 @@ fn second_order_of_matmul_reductions_and_transposes() {
     }
 }
 
+/// The second derivative of a product is exact at zeros too (one, two or three zeros in a
+/// group): the gradient of a combination of first derivatives against finite differences.
+#[test]
+fn second_order_of_prod_through_exact_zeros() {
+    let src = "def v(a, b, c):
+    i = ops.arange(4, dtype=anfora.float64)
+    return (i == 0) * a + (i == 1) * b + (i == 2) * c + (i == 3) * 2.0
+
+def g(a, b, c):
+    m = ops.reshape(ops.concat((v(a, b, c), v(b, c, a) * c), 0), (2, 4))
+    return ops.sum(ops.prod(m, axis=1)) + ops.prod(v(a, b, c), keepdims=True)[0]
+
+def f(a, b, c):
+    ga, gb, gc = grad(g, argnums=(0, 1, 2))(a, b, c)
+    return ga + 2.0 * gb + 3.0 * gc";
+    for at in [
+        [0.4, 0.7, 1.3],
+        [0.0, 0.7, 1.3],
+        [0.0, 0.0, 1.3],
+        [0.7, 0.0, 0.0],
+        [0.0, 0.0, 0.0],
+    ] {
+        check(src, &at);
+    }
+}
+
+/// A third derivative of a product has no rule: a compile error, not a wrong number.
+#[test]
+fn third_order_of_prod_is_refused() {
+    let src = "import anfora\nfrom anfora import ops, grad\n\ndef g(x):\n    return ops.prod(ops.arange(3, dtype=anfora.float64) * x + x)\n\ndef main(x):\n    return grad(grad(grad(g)))(x)\n";
+    let mut s = session(src, Engine::Compiled);
+    let err = s
+        .call(
+            "main",
+            vec![Arg::from(Value::Float(0.5))],
+            &mut std::io::sink(),
+        )
+        .map(|v| repr(&v))
+        .map_err(|f| s.render(&f));
+    let message = err.expect_err("a third derivative of prod has no rule");
+    assert!(message.contains("E0502"), "{message}");
+}
+
 #[test]
 fn broadcasting_is_summed_back() {
     check(

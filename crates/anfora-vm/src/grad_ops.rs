@@ -446,11 +446,17 @@ pub fn reduce_grad(
         .map(|(i, &n)| if axes.contains(&i) { 1 } else { n })
         .collect();
     let keep = crate::ops::truth(keepdims)?;
-    let dk = if keep { dt } else { reshaped(&dt, &kept)? };
-    let spread = broadcast_like(&Value::Tensor(dk), x)?;
     let kind = match kind {
         Value::Str(s) => s.to_string(),
         _ => String::new(),
+    };
+    // "prod_pairs" takes a sensitivity shaped like x (see below); the others one shaped like
+    // the reduction's result.
+    let spread = if kind == "prod_pairs" {
+        broadcast_like(&Value::Tensor(dt), x)?
+    } else {
+        let dk = if keep { dt } else { reshaped(&dt, &kept)? };
+        broadcast_like(&Value::Tensor(dk), x)?
     };
     // A comparison as 0/1 in x's dtype, and a reduction over the axes that keeps them.
     let ax: Vec<i64> = axes.iter().map(|&a| a as i64).collect();
@@ -478,6 +484,43 @@ pub fn reduce_grad(
             let at_zero = crate::ops::where_(&[one_zero, at_zero, zero.clone()])?;
             let partial = crate::ops::where_(&[no_zero, quotient, at_zero])?;
             binary(Prim::Mul, &partial, &spread)?
+        }
+        "prod_pairs" => {
+            // The second derivative of a product: g_j = sum over i != j of v_i * P(-i,-j), the
+            // product of the group without elements i and j (v is x-shaped). With the zeros
+            // of a group counted (Z) and S the product of its other elements:
+            //   Z = 0: g = S/x * (sum(v/x) - v/x);
+            //   Z = 1: at the zero, S * sum(v/x over the others); elsewhere v_zero * S/x;
+            //   Z = 2: at each zero, the other zero's v times S; elsewhere 0;
+            //   Z > 2: 0.
+            let v = &spread;
+            let zero = Value::Float(0.0);
+            let one = Value::Float(1.0);
+            let zeros = as_float(crate::ops::compare(Prim::Eq, x, &zero))?;
+            let nonzero = binary(Prim::Sub, &one, &zeros)?;
+            let count = reduce_kept(ReduceOp::Sum, &zeros)?;
+            let safe = binary(Prim::Add, x, &zeros)?;
+            let s_prod = reduce_kept(ReduceOp::Prod, &safe)?;
+            let s_over_x = binary(Prim::Div, &s_prod, &safe)?;
+            let v_over_x = binary(Prim::Div, v, &safe)?;
+            let v_over_x_others = binary(Prim::Mul, &v_over_x, &nonzero)?;
+            let sum_others = reduce_kept(ReduceOp::Sum, &v_over_x_others)?;
+            let v_at_zeros = reduce_kept(ReduceOp::Sum, &binary(Prim::Mul, v, &zeros)?)?;
+            // Z = 0 (safe is x there).
+            let diff = binary(Prim::Sub, &sum_others, &v_over_x)?;
+            let g0 = binary(Prim::Mul, &s_over_x, &diff)?;
+            // Z = 1.
+            let at_zero = binary(Prim::Mul, &s_prod, &sum_others)?;
+            let elsewhere = binary(Prim::Mul, &v_at_zeros, &s_over_x)?;
+            let g1 = crate::ops::where_(&[zeros.clone(), at_zero, elsewhere])?;
+            // Z = 2.
+            let other_zero = binary(Prim::Sub, &v_at_zeros, v)?;
+            let at_zeros = binary(Prim::Mul, &other_zero, &s_prod)?;
+            let g2 = crate::ops::where_(&[zeros.clone(), at_zeros, zero.clone()])?;
+            let is = |k: f64| crate::ops::compare(Prim::Eq, &count, &Value::Float(k));
+            let g = crate::ops::where_(&[is(2.0)?, g2, zero.clone()])?;
+            let g = crate::ops::where_(&[is(1.0)?, g1, g])?;
+            crate::ops::where_(&[is(0.0)?, g0, g])?
         }
         "mean" => {
             let count: usize = axes.iter().map(|&a| xt.shape()[a]).product();
