@@ -102,35 +102,30 @@ if len(sys.argv) == 3 and sys.argv[1] == "--cold":
     sys.exit(0)
 
 
+def training_step(R, workload, file, params, batch, warmup, reps):
+    """A training workload of benches/workloads (the file the Rust benchmark runs too), started
+    from the peers' weights and batch: its first call (compile included) and its steps."""
+    module = load(os.path.join(REPO, "benches", "workloads", file), "anfora_bench_" + workload)
+    for p, value in zip(module.PARAMS, params):
+        p.set_data(value)
+    x, y = batch
+    x, y = anfora.tensor(x), anfora.tensor(one_hot(y))
+    step = anfora.jit(module.step)
+    st, loss0 = timed_once(lambda: float(step(x, y)))
+    R.add(workload, "jit step: compile+first call", st)
+    R.add(workload, "jit(value_and_grad+SGD), in place", measure(lambda: float(step(x, y)), warmup=warmup, reps=reps),
+          check=loss0, note="check=loss of step 1")
+
+
 def main():
     R = Recorder("anfora")
     only = set(os.environ.get("BENCH_ONLY", "W1,W2,W3,W4,W5,W6").split(","))
 
-    # -------------------------------------------------------------- W1 MLP train step
+    # -------------------------------------------------------------- W1 and W2 train steps
     if "W1" in only:
-        w1 = load(os.path.join(REPO, "benches", "workloads", "w1_mlp.py"), "anfora_bench_w1")
-        for p, value in zip(w1.PARAMS, mlp_params()):
-            p.set_data(value)
-        x, y = mlp_batch(MLP_BATCH)
-        x, y = anfora.tensor(x), anfora.tensor(one_hot(y))
-        step = anfora.jit(w1.step)
-        st, loss0 = timed_once(lambda: float(step(x, y)))
-        R.add("W1", "jit step: compile+first call", st)
-        R.add("W1", "jit(value_and_grad+SGD), in place", measure(lambda: float(step(x, y)), warmup=10, reps=50),
-              check=loss0, note="check=loss of step 1")
-
-    # -------------------------------------------------------------- W2 LeNet train step
+        training_step(R, "W1", "w1_mlp.py", mlp_params(), mlp_batch(MLP_BATCH), warmup=10, reps=50)
     if "W2" in only:
-        w2 = load(os.path.join(REPO, "benches", "workloads", "w2_lenet.py"), "anfora_bench_w2")
-        for p, value in zip(w2.PARAMS, lenet_params()):
-            p.set_data(value)
-        cx, cy = lenet_batch(CNN_BATCH)
-        cx, cy = anfora.tensor(cx), anfora.tensor(one_hot(cy))
-        step2 = anfora.jit(w2.step)
-        st, closs0 = timed_once(lambda: float(step2(cx, cy)))
-        R.add("W2", "jit step: compile+first call", st)
-        R.add("W2", "jit(value_and_grad+SGD), in place", measure(lambda: float(step2(cx, cy)), warmup=5, reps=30),
-              check=closs0, note="check=loss of step 1")
+        training_step(R, "W2", "w2_lenet.py", lenet_params(), lenet_batch(CNN_BATCH), warmup=5, reps=30)
 
     # -------------------------------------------------------------- W3 dispatch
     if "W3" in only:

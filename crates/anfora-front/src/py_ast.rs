@@ -21,8 +21,14 @@ fn options() -> ParseOptions {
     ParseOptions::from(Mode::Module).with_target_version(ra::PythonVersion::PY311)
 }
 
-/// Parses a whole file; syntax errors and unsupported constructs go to `diags`.
-pub fn parse_module(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Module {
+/// Parses `text` as a module and hands its statements to `convert` (not called after a
+/// syntax error, which gives `None`); syntax errors and what `convert` reports go to `diags`.
+fn convert_statements<R>(
+    text: &str,
+    file: FileId,
+    diags: &mut Vec<Diagnostic>,
+    convert: impl FnOnce(&mut Converter<'_>, &[ra::Stmt]) -> Option<R>,
+) -> Option<R> {
     let parsed = parse_unchecked(text, options());
     let mut cx = Converter::new(file, text, diags);
     cx.syntax_errors(&parsed);
@@ -31,17 +37,25 @@ pub fn parse_module(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Mo
         ra::Mod::Expression(_) => Default::default(),
     };
     let converted = if cx.diags.iter().any(|d| d.code == codes::SYNTAX) {
-        Vec::new()
+        None
     } else {
-        body.iter().map(|s| cx.module_stmt(s)).collect()
+        convert(&mut cx, &body)
     };
     if cx.too_deep {
         // ruff's tree is dropped recursively; give a pathological one a large stack.
         stacker::grow(1 << 30, move || drop(body));
     }
+    converted
+}
+
+/// Parses a whole file; syntax errors and unsupported constructs go to `diags`.
+pub fn parse_module(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Module {
+    let body = convert_statements(text, file, diags, |cx, body| {
+        Some(body.iter().map(|s| cx.module_stmt(s)).collect())
+    });
     Module {
         file,
-        body: converted,
+        body: body.unwrap_or_default(),
     }
 }
 
@@ -75,41 +89,29 @@ pub fn parse_lambda(
         }
     }
 
-    let parsed = parse_unchecked(text, options());
-    let mut cx = Converter::new(file, text, diags);
-    cx.syntax_errors(&parsed);
-    if cx.diags.iter().any(|d| d.code == codes::SYNTAX) {
-        return None;
-    }
-    let body = match parsed.into_syntax() {
-        ra::Mod::Module(m) => m.body,
-        ra::Mod::Expression(_) => Default::default(),
-    };
-    let at = u32::try_from(body_start).unwrap_or(u32::MAX);
-    let mut find = Find {
-        at: ruff_text_size::TextSize::new(at),
-        found: None,
-    };
-    for stmt in &body {
-        find.visit_stmt(stmt);
-    }
-    let def = match find.found.map(|e| cx.expr(e).kind) {
-        Some(ExprKind::Lambda(def)) => Some(def),
-        _ => {
-            cx.error(
-                codes::BAD_CALL,
-                "cannot find this lambda in its source",
-                TextRange::default(),
-                "the lambda's line",
-            )
-            .hint = Some("define the function with `def`".into());
-            None
+    convert_statements(text, file, diags, |cx, body| {
+        let at = u32::try_from(body_start).unwrap_or(u32::MAX);
+        let mut find = Find {
+            at: ruff_text_size::TextSize::new(at),
+            found: None,
+        };
+        for stmt in body {
+            find.visit_stmt(stmt);
         }
-    };
-    if cx.too_deep {
-        stacker::grow(1 << 30, move || drop(body));
-    }
-    def
+        match find.found.map(|e| cx.expr(e).kind) {
+            Some(ExprKind::Lambda(def)) => Some(def),
+            _ => {
+                cx.error(
+                    codes::BAD_CALL,
+                    "cannot find this lambda in its source",
+                    TextRange::default(),
+                    "the lambda's line",
+                )
+                .hint = Some("define the function with `def`".into());
+                None
+            }
+        }
+    })
 }
 
 /// Parses the source of one function, as `Frontend::parse_function_source` lays it out (the
@@ -120,38 +122,26 @@ pub fn parse_function(
     file: FileId,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Rc<FunctionDef>> {
-    let parsed = parse_unchecked(text, options());
-    let mut cx = Converter::new(file, text, diags);
-    cx.syntax_errors(&parsed);
-    if cx.diags.iter().any(|d| d.code == codes::SYNTAX) {
-        return None;
-    }
-    let body = match parsed.into_syntax() {
-        ra::Mod::Module(m) => m.body,
-        ra::Mod::Expression(_) => Default::default(),
-    };
-    let mut stmts = &body[..];
-    if let [ra::Stmt::If(i)] = stmts {
-        stmts = &i.body;
-    }
-    let def = match stmts.first() {
-        Some(ra::Stmt::FunctionDef(f)) => cx.function_def(f, false),
-        other => {
-            let range = other.map_or(TextRange::default(), |s| s.range());
-            cx.error(
-                codes::BAD_CALL,
-                "only functions defined with `def` can be compiled from their source",
-                range,
-                "not a `def`",
-            )
-            .hint = Some("define the function with `def` or `lambda`".into());
-            None
+    convert_statements(text, file, diags, |cx, body| {
+        let mut stmts = body;
+        if let [ra::Stmt::If(i)] = stmts {
+            stmts = &i.body;
         }
-    };
-    if cx.too_deep {
-        stacker::grow(1 << 30, move || drop(body));
-    }
-    def.map(Rc::new)
+        match stmts.first() {
+            Some(ra::Stmt::FunctionDef(f)) => cx.function_def(f, false).map(Rc::new),
+            other => {
+                let range = other.map_or(TextRange::default(), |s| s.range());
+                cx.error(
+                    codes::BAD_CALL,
+                    "only functions defined with `def` can be compiled from their source",
+                    range,
+                    "not a `def`",
+                )
+                .hint = Some("define the function with `def` or `lambda`".into());
+                None
+            }
+        }
+    })
 }
 
 impl<'a> Converter<'a> {

@@ -312,6 +312,11 @@ impl Conv {
         let tasks = tasks.max(1);
         (tasks, self.n.div_ceil(tasks).max(1))
     }
+    /// Whether each group's product runs on the thread pool itself: only when the batch is
+    /// one task and a product is large enough.
+    fn gemm_threads(&self, tasks: usize) -> bool {
+        tasks == 1 && self.og * self.k() * self.ohw() >= PARALLEL_WORK
+    }
 }
 
 /// The output positions `o' < o` whose input index `o'·s + off` lies in `[0, len)`: a range.
@@ -322,6 +327,17 @@ fn valid_range(o: usize, s: usize, off: isize, len: usize) -> (usize, usize) {
     let hi = if room <= 0 { 0 } else { (room + s - 1) / s };
     let hi = (hi as usize).min(o);
     ((lo as usize).min(hi), hi)
+}
+
+/// The columns of one group of one sample: laid out in `cols` by `im2col`, or the input
+/// itself for a pointwise kernel.
+fn columns<'a, T: Float>(xg: &'a [T], g: &Conv, cols: &'a mut [T]) -> &'a [T] {
+    if g.pointwise() {
+        xg
+    } else {
+        im2col(xg, g, cols);
+        cols
+    }
 }
 
 /// Lays the patches of one group of one sample (`x`: C_g × H × W) out as the columns of
@@ -435,7 +451,7 @@ fn conv_forward<T: Float>(x: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
     let (tasks, chunk) = g.tasks();
     let mut bufs = column_buffers::<T>(g, tasks)?;
     let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
-    let gemm_threads = tasks == 1 && g.og * k * ohw >= PARALLEL_WORK;
+    let gemm_threads = g.gemm_threads(tasks);
     over_batch(
         &mut out,
         g.o * ohw,
@@ -446,12 +462,7 @@ fn conv_forward<T: Float>(x: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
                 let xn = &x[(first + i) * chw..(first + i + 1) * chw];
                 for grp in 0..g.groups {
                     let xg = &xn[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
-                    let rhs: &[T] = if g.pointwise() {
-                        xg
-                    } else {
-                        im2col(xg, g, cols);
-                        cols
-                    };
+                    let rhs = columns(xg, g, cols);
                     T::gemm_with(
                         &mut out_n[grp * g.og * ohw..(grp + 1) * g.og * ohw],
                         &w[grp * g.og * k..(grp + 1) * g.og * k],
@@ -474,7 +485,7 @@ fn conv_backprop_input<T: Float>(d: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
     let (tasks, chunk) = g.tasks();
     let mut bufs = column_buffers::<T>(g, tasks)?;
     let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
-    let gemm_threads = tasks == 1 && g.og * k * ohw >= PARALLEL_WORK;
+    let gemm_threads = g.gemm_threads(tasks);
     over_batch(
         &mut dx,
         chw,
@@ -524,19 +535,14 @@ fn conv_backprop_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Vec<T>> 
         .map(|_| try_filled(&wshape, T::zero()))
         .collect::<Result<_>>()?;
     let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
-    let gemm_threads = tasks == 1 && g.og * k * ohw >= PARALLEL_WORK;
+    let gemm_threads = g.gemm_threads(tasks);
     let work = |first: usize, count: usize, dw: &mut [T], cols: &mut Vec<T>| {
         for n in first..(first + count).min(g.n) {
             let xn = &x[n * chw..(n + 1) * chw];
             let dn = &d[n * g.o * ohw..(n + 1) * g.o * ohw];
             for grp in 0..g.groups {
                 let xg = &xn[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
-                let rhs: &[T] = if g.pointwise() {
-                    xg
-                } else {
-                    im2col(xg, g, cols);
-                    cols
-                };
+                let rhs = columns(xg, g, cols);
                 // dW_g += d_g (O_g × OH·OW) · colsᵀ (OH·OW × k).
                 T::gemm_with(
                     &mut dw[grp * g.og * k..(grp + 1) * g.og * k],
