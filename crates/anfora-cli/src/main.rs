@@ -45,6 +45,9 @@ enum Command {
         /// Print the time of each compile stage and of the run on stderr.
         #[arg(long)]
         timings: bool,
+        /// The device to compile for: `cpu`, or `cuda:N` when a backend for it is registered.
+        #[arg(long, default_value = "cpu")]
+        device: String,
         /// Arguments: ints, floats, True/False/None, strings, tuples; lists become tensors;
         /// `mutable(x)` compiles for any value of x's type and shape instead of its value.
         #[arg(allow_hyphen_values = true)]
@@ -70,6 +73,8 @@ enum Command {
     },
     /// List every unsupported construct and compile error in FILE.
     Check { file: PathBuf },
+    /// List the devices that have a backend, and what each runs on.
+    Devices,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -125,6 +130,7 @@ struct RunFlags {
     engine: EngineArg,
     explain_compile: bool,
     timings: bool,
+    device: String,
 }
 
 fn ms(d: std::time::Duration) -> String {
@@ -137,7 +143,11 @@ fn run(file: PathBuf, entry: String, flags: RunFlags, args: Vec<String>) -> Resu
         engine,
         explain_compile,
         timings,
+        device,
     } = flags;
+    let device = anfora_tensor::Device::parse(&device)
+        .map_err(|e| Exit(2, format!("error: {}\n", e.message)))?;
+    anfora_vm::kernels::set_default_device(device).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let text = read_source(&file)?;
     let args = parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let mut session = Session::load(&file.display().to_string(), &text, Options { max_depth });
@@ -277,6 +287,7 @@ fn execute(cli: Cli) -> u8 {
             engine,
             explain_compile,
             timings,
+            device,
             args,
         } => run(
             file,
@@ -286,6 +297,7 @@ fn execute(cli: Cli) -> u8 {
                 engine,
                 explain_compile,
                 timings,
+                device,
             },
             args,
         ),
@@ -298,6 +310,14 @@ fn execute(cli: Cli) -> u8 {
             args,
         } => dump(file, entry, format, stage, output, args),
         Command::Check { file } => check(file),
+        Command::Devices => {
+            for d in anfora_tensor::device::devices() {
+                if let Ok(b) = anfora_tensor::device::backend(d) {
+                    println!("{d}\t{}", b.describe());
+                }
+            }
+            Ok(())
+        }
     };
     match result {
         Ok(()) => 0,

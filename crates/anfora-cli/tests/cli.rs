@@ -387,3 +387,30 @@ fn the_mlp_example_trains_from_the_cli() {
     assert!(out.contains("epoch 3 [####################] loss"), "{out}");
     assert!(out.ends_with("True\n"), "{out}");
 }
+
+#[test]
+fn devices_lists_the_cpu_and_run_refuses_a_device_without_a_backend() {
+    let o = anfora(&["devices"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("cpu\tcpu: "), "{out}");
+    assert!(out.contains(" threads, SIMD "), "{out}");
+
+    let src = temp("device.py", "def main(x):\n    return x * 2\n");
+    let file = src.to_str().unwrap();
+    let o = anfora(&["run", file, "--device", "cpu", "21"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "42\n");
+    let o = anfora(&["run", file, "--device", "cuda:1", "21"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: no backend is registered for device 'cuda:1' (available: cpu)\n"
+    );
+    let o = anfora(&["run", file, "--device", "npu", "21"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: unknown device 'npu': expected 'cpu', 'cuda' or 'cuda:N' (N a device index)\n"
+    );
+}

@@ -770,7 +770,8 @@ pub fn compile_graph(
         program: None,
     });
     let start = Instant::now();
-    let program = anfora_exec::lower(&fe.module, spec.entry, &spec.abstracts)
+    let device = anfora_vm::kernels::default_device();
+    let program = anfora_exec::lower(&fe.module, spec.entry, &spec.abstracts, device)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     timings.push(("lower".to_string(), start.elapsed()));
     observe(StageView {

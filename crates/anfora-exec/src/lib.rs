@@ -5,7 +5,6 @@
 //! crate is what `anfora run` uses. See [`lower`] for how graphs map to units and labels.
 
 mod cfg;
-mod inplace;
 mod liveness;
 mod lower;
 mod peephole;
@@ -30,6 +29,8 @@ pub struct Program {
     pub consts: Vec<Value>,
     pub kernels: Vec<FusedProgram>,
     unit_of_graph: HashMap<GraphId, u32>,
+    /// The device the program was compiled for (its kernels are that device's).
+    pub device: anfora_tensor::Device,
     /// Register storage reused by the next call.
     machine: RefCell<Machine>,
 }
@@ -40,12 +41,14 @@ impl Program {
         consts: Vec<Value>,
         kernels: Vec<FusedProgram>,
         unit_of_graph: HashMap<GraphId, u32>,
+        device: anfora_tensor::Device,
     ) -> Program {
         Program {
             units,
             consts,
             kernels,
             unit_of_graph,
+            device,
             machine: RefCell::new(Machine::default()),
         }
     }
@@ -111,9 +114,10 @@ impl Program {
                     .collect();
                 let _ = writeln!(
                     out,
-                    "  v{} = {}({})",
+                    "  v{} = {}{}({})",
                     kernel.n_inputs as usize + i,
                     step.prim.name(),
+                    program::kernel_tag(step.kernel.as_ref()),
                     args.join(", ")
                 );
             }

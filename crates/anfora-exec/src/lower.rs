@@ -20,7 +20,8 @@ use anfora_infer::Abs;
 use anfora_ir::analysis::{Analysis, analyze};
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
 use anfora_tensor::fused::{FusedKernel, FusedOp};
-use anfora_tensor::{DType, UnaryOp};
+use anfora_tensor::{DType, Device, UnaryOp};
+use anfora_vm::kernels::{self, Kernel, KernelKey};
 use anfora_vm::value::{Closure, from_const};
 use anfora_vm::{Value, ops};
 
@@ -53,18 +54,21 @@ enum Use {
     Value,
 }
 
-/// Lowers `entry` and every graph it reaches; `abstracts` are the node abstracts from
-/// inference (fused kernels are built for the tensor dtypes they give).
+/// Lowers `entry` and every graph it reaches, for `device`; `abstracts` are the node abstracts
+/// from inference (fused kernels are built for the tensor dtypes they give, and each primitive
+/// call on tensors finds its kernel in the registry by the dtype they give).
 pub fn lower(
     module: &Module,
     entry: GraphId,
     abstracts: &HashMap<NodeId, Abs>,
+    device: Device,
 ) -> Result<Program, LowerError> {
     let a = analyze(module, &[entry]);
     let mut cx = Lowering {
         m: module,
         a: &a,
         abstracts,
+        device,
         uses: HashMap::new(),
         switches: HashSet::new(),
         kernels: HashMap::new(),
@@ -105,6 +109,7 @@ pub fn lower(
         cx.consts,
         cx.kernel_list,
         unit_of_graph,
+        device,
     ))
 }
 
@@ -112,6 +117,7 @@ struct Lowering<'a> {
     m: &'a Module,
     a: &'a Analysis,
     abstracts: &'a HashMap<NodeId, Abs>,
+    device: Device,
     uses: HashMap<GraphId, Vec<Use>>,
     /// Switch nodes lowered as conditional branches.
     switches: HashSet<NodeId>,
@@ -245,7 +251,8 @@ impl Lowering<'_> {
                 });
             }
             index.insert(n, n_inputs + steps.len() as u32);
-            steps.push(FusedStep { prim, args });
+            let kernel = self.resolve(prim, &self.m.inputs(n)[1..]).ok()?;
+            steps.push(FusedStep { prim, args, kernel });
         }
         let output = *index.get(&graph.output?)?;
         mark_last_reads(&mut steps);
@@ -257,7 +264,10 @@ impl Lowering<'_> {
                 _ => None,
             })
             .collect();
-        let kernel = dtypes.and_then(|d| {
+        // The one-pass kernel is the CPU backend's: it stands in for the steps only when each of
+        // them would run the CPU backend's own kernel.
+        let own = self.device == Device::CPU && steps.iter().all(|s| s.kernel.is_none());
+        let kernel = dtypes.filter(|_| own).and_then(|d| {
             let last = n_inputs + steps.len() as u32 - 1;
             if output != last {
                 return None;
@@ -591,9 +601,10 @@ impl Lowering<'_> {
         let dst = e.regs[&n];
         let at = e.site(self.m, n);
         if let Some(p) = self.m.callee_prim(n) {
+            let kernel = self.resolve(p, &inputs[1..])?;
             let args = self.operands(e, &inputs[1..])?;
             let instr = match (BinOp::from_prim(p), p, &*args) {
-                (Some(op), _, &[a, b]) => Instr::Bin { dst, op, a, b, at },
+                (Some(op), _, &[a, b]) if kernel.is_none() => Instr::Bin { dst, op, a, b, at },
                 (_, Prim::CallKw, _) => Instr::CallValue {
                     dst,
                     callee: self.constant(Value::Prim(Prim::CallKw)),
@@ -604,6 +615,7 @@ impl Lowering<'_> {
                     dst,
                     prim: p,
                     args,
+                    kernel,
                     at,
                 },
             };
@@ -644,6 +656,41 @@ impl Lowering<'_> {
             at,
         });
         Ok(())
+    }
+
+    /// The dtype of a node's value when it is a tensor (or a Parameter's tensor).
+    fn tensor_dtype(&self, n: NodeId) -> Option<DType> {
+        match &self.m.node(n).kind {
+            NodeKind::Value(Const::Tensor(t)) => Some(t.dtype()),
+            _ => match self.abstracts.get(&n)? {
+                Abs::Tensor(t) => Some(t.dtype),
+                Abs::Ref(r) => Some(r.dtype),
+                _ => None,
+            },
+        }
+    }
+
+    /// The kernel a call of `p` with arguments `args` runs: `None` for the CPU backend's own
+    /// (and for calls with no tensor argument), else the one registered for this device and
+    /// the call's dispatch dtype; an error when the device has none.
+    fn resolve(&self, p: Prim, args: &[NodeId]) -> Result<Option<Kernel>, LowerError> {
+        if !kernels::has_kernels(p) {
+            return Ok(None);
+        }
+        let dtypes: Vec<Option<DType>> = args.iter().map(|&a| self.tensor_dtype(a)).collect();
+        let Some(dtype) = kernels::dispatch_dtype(p, &dtypes) else {
+            return Ok(None);
+        };
+        let key = KernelKey {
+            prim: p,
+            device: self.device,
+            dtype,
+        };
+        match kernels::find(key) {
+            Some(k) if k.is_builtin() => Ok(None),
+            Some(k) => Ok(Some(k)),
+            None => err(format!("no kernel is registered for {key}")),
+        }
     }
 
     fn operands(&mut self, e: &mut Emitter, ns: &[NodeId]) -> Result<Box<[Opnd]>, LowerError> {
@@ -688,6 +735,7 @@ impl Lowering<'_> {
                     dst,
                     prim,
                     args,
+                    kernel: None,
                     at: 0,
                 });
                 Ok(Opnd::Reg(dst))

@@ -13,6 +13,7 @@ use anfora_ir::{GraphId, Prim, Signature, Span};
 use anfora_tensor::DType;
 use anfora_tensor::fused::FusedKernel;
 use anfora_vm::Value;
+use anfora_vm::kernels::Kernel;
 
 /// Register index inside a frame.
 pub type Reg = u32;
@@ -111,11 +112,13 @@ pub enum Instr {
         b: Opnd,
         at: u32,
     },
-    /// `dst = prim(args...)` (arguments already bound).
+    /// `dst = prim(args...)` (arguments already bound). `kernel` is the registered kernel
+    /// when it is not the CPU backend's own (which runs when it is `None`).
     Prim {
         dst: Reg,
         prim: Prim,
         args: Box<[Opnd]>,
+        kernel: Option<Kernel>,
         at: u32,
     },
     /// `dst = fused kernel(args...)`: a chain of elementwise ops in one pass.
@@ -337,6 +340,9 @@ pub struct Unit {
 pub struct FusedStep {
     pub prim: Prim,
     pub args: Vec<FusedArg>,
+    /// The registered kernel when it is not the CPU backend's own (then the chain has no
+    /// one-pass kernel and this step calls it).
+    pub kernel: Option<Kernel>,
 }
 
 #[derive(Clone, Debug)]
@@ -394,6 +400,11 @@ fn list(os: &[Opnd], consts: &[Value]) -> String {
         .join(", ")
 }
 
+/// `[name]` for a kernel other than the CPU backend's own, shown after the primitive.
+pub(crate) fn kernel_tag(kernel: Option<&Kernel>) -> String {
+    kernel.map_or(String::new(), |k| format!("[{}]", k.name()))
+}
+
 fn regs(rs: &[Reg]) -> String {
     rs.iter()
         .map(|r| format!("r{r}"))
@@ -409,8 +420,17 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
             format!("r{dst} = {}({}, {})", op.prim().name(), c(a), c(b))
         }
         Instr::Prim {
-            dst, prim, args, ..
-        } => format!("r{dst} = {}({})", prim.name(), list(args, consts)),
+            dst,
+            prim,
+            args,
+            kernel,
+            ..
+        } => format!(
+            "r{dst} = {}{}({})",
+            prim.name(),
+            kernel_tag(kernel.as_ref()),
+            list(args, consts)
+        ),
         Instr::Fused {
             dst, kernel, args, ..
         } => format!(

@@ -167,7 +167,10 @@ fn run_kernel(
                 FusedArg::Const(v) => v.clone(),
             });
         }
-        let v = crate::inplace::prim(step.prim, &mut args, out)?;
+        let v = match &step.kernel {
+            Some(k) => k.call(&mut args, out)?,
+            None => anfora_vm::inplace::prim(step.prim, &mut args, out)?,
+        };
         args.clear();
         vals.push(v);
     }
@@ -459,7 +462,7 @@ impl Program {
                         None => {
                             let x = load(&mut m.regs, consts, base, *a);
                             let y = load(&mut m.regs, consts, base, *b);
-                            match crate::inplace::binary(op.prim(), x, y) {
+                            match anfora_vm::inplace::binary(op.prim(), x, y) {
                                 Ok(v) => v,
                                 Err(e) => fail!(e, *at),
                             }
@@ -471,10 +474,14 @@ impl Program {
                     dst,
                     prim,
                     args,
+                    kernel,
                     at,
                 } => {
                     let mut vals = args!(args);
-                    let r = crate::inplace::prim(*prim, &mut vals, out);
+                    let r = match kernel {
+                        None => anfora_vm::inplace::prim(*prim, &mut vals, out),
+                        Some(k) => k.call(&mut vals, out),
+                    };
                     vals.clear();
                     m.scratch = vals;
                     match r {
@@ -595,7 +602,7 @@ impl Program {
                                 _ => {
                                     let x = load(&mut m.regs, consts, base, *cond);
                                     let y = load(&mut m.regs, consts, base, *b);
-                                    match crate::inplace::binary(op.prim(), x, y) {
+                                    match anfora_vm::inplace::binary(op.prim(), x, y) {
                                         Ok(Value::Bool(t)) => Ok(t),
                                         Ok(v) => ops::truth(&v),
                                         Err(e) => fail!(e, *cmp_at),

@@ -114,11 +114,21 @@ pub fn forget_parsed_functions() {
     FORGET_EPOCH.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
 }
 
-/// `anfora.set_context(save_graphs=0|1|2|3, save_graphs_path=...)`: 1 writes the final IR of
-/// every compile, 2 the IR after every stage, 3 adds a `.dot` graph beside each.
+/// `anfora.set_context(save_graphs=0|1|2|3, save_graphs_path=..., device=...)`: 1 writes the
+/// final IR of every compile, 2 the IR after every stage, 3 adds a `.dot` graph beside each;
+/// `device` ("cpu", "cuda:N") is where functions compiled from then on run.
 #[pyfunction]
-#[pyo3(signature = (save_graphs=None, save_graphs_path=None))]
-pub fn set_context(save_graphs: Option<u8>, save_graphs_path: Option<PathBuf>) -> PyResult<()> {
+#[pyo3(signature = (save_graphs=None, save_graphs_path=None, device=None))]
+pub fn set_context(
+    save_graphs: Option<u8>,
+    save_graphs_path: Option<PathBuf>,
+    device: Option<&str>,
+) -> PyResult<()> {
+    if let Some(name) = device {
+        let d = anfora_tensor::Device::parse(name).map_err(|e| PyValueError::new_err(e.message))?;
+        anfora_vm::kernels::set_default_device(d)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    }
     if let Some(level) = save_graphs
         && level > 3
     {
@@ -134,6 +144,22 @@ pub fn set_context(save_graphs: Option<u8>, save_graphs_path: Option<PathBuf>) -
         c.save_graphs_path = Some(p);
     }
     Ok(())
+}
+
+/// `anfora.devices()`: the devices that have a backend, each as `(name, description)`.
+#[pyfunction]
+pub fn devices() -> Vec<(String, String)> {
+    anfora_tensor::device::devices()
+        .into_iter()
+        .filter_map(|d| anfora_tensor::device::backend(d).ok())
+        .map(|b| (b.device().to_string(), b.describe()))
+        .collect()
+}
+
+/// `anfora.get_device()`: the device functions compiled now run on.
+#[pyfunction]
+pub fn get_device() -> String {
+    anfora_vm::kernels::default_device().to_string()
 }
 
 /// The IR texts of one compile.
@@ -154,6 +180,12 @@ struct Entry {
     compiled: Compiled,
     generation: usize,
     dumps: Dumps,
+}
+
+impl Entry {
+    fn device(&self) -> anfora_tensor::Device {
+        (self.compiled.program.as_ref()).map_or(anfora_tensor::Device::CPU, |p| p.device)
+    }
 }
 
 /// The compiled signatures of one function, or of one of its gradients, per Python thread:
@@ -209,9 +241,11 @@ impl Cache {
         unsafe { &*ptr }
     }
 
+    /// The entry for these arguments compiled for the current device.
     fn get(&self, args: &[Arg], weights: &[u64]) -> Option<Rc<Entry>> {
+        let device = anfora_vm::kernels::default_device();
         (self.local().borrow().iter())
-            .find(|e| e.weights == weights && fits(&e.key, args))
+            .find(|e| e.weights == weights && e.device() == device && fits(&e.key, args))
             .cloned()
     }
 

@@ -84,6 +84,8 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_seed, m)?)?;
     m.add_function(wrap_pyfunction!(jit::jit, m)?)?;
     m.add_function(wrap_pyfunction!(jit::set_context, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::devices, m)?)?;
+    m.add_function(wrap_pyfunction!(jit::get_device, m)?)?;
     m.add_function(wrap_pyfunction!(jit::forget_parsed_functions, m)?)?;
     m.add_function(wrap_pyfunction!(jit::call_op, m)?)?;
     m.add_function(wrap_pyfunction!(jit::op_names, m)?)?;

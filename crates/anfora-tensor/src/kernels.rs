@@ -31,6 +31,20 @@ fn arch() -> pulp::Arch {
     *ARCH.get_or_init(pulp::Arch::new)
 }
 
+/// The instruction set the kernels run with, as [`dispatch`] picks it.
+pub(crate) fn simd_name() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if pulp::x86::V4::try_new().is_some() {
+            return "AVX-512";
+        }
+        if pulp::x86::V3::try_new().is_some() {
+            return "AVX2+FMA";
+        }
+    }
+    "baseline"
+}
+
 /// Runs `op` compiled for the best instruction set of this machine.
 #[inline(always)]
 pub(crate) fn dispatch<Op: pulp::WithSimd>(op: Op) -> Op::Output {

@@ -32,6 +32,7 @@ use std::sync::Arc;
 mod alloc;
 mod array_ops;
 mod construct;
+pub mod device;
 mod element;
 mod elementwise;
 mod format;
@@ -49,6 +50,7 @@ mod shape;
 mod tests;
 
 pub use array_ops::{SplitSpec, pad_widths, split_bounds};
+pub use device::{Backend, CpuBackend, Device, DeviceKind};
 use element::{Element, with_storage};
 pub use fused::{FusedKernel, FusedOp};
 pub use nn::{

@@ -4,6 +4,8 @@
 
 pub mod array_ops;
 pub mod grad_ops;
+pub mod inplace;
+pub mod kernels;
 mod machine;
 pub mod nn_ops;
 pub mod ops;

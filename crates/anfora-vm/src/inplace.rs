@@ -5,10 +5,10 @@
 
 use std::io::Write;
 
+use crate::Value;
+use crate::ops::{self, OpResult, tensor_err};
 use anfora_ir::Prim;
 use anfora_tensor::{BinaryOp, Tensor};
-use anfora_vm::Value;
-use anfora_vm::ops::{self, OpResult, tensor_err};
 
 /// `x op y` for a binary operator or comparison.
 pub fn binary(p: Prim, x: Value, y: Value) -> OpResult {

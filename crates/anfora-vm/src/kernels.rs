@@ -1,0 +1,302 @@
+//! The kernel registry: how a primitive finds the code that runs it.
+//!
+//! Kernels are keyed by (primitive, device, dtype). The dtype is the dispatch dtype of a call:
+//! that of its first tensor argument (for `Where`, the first after the condition); a call with
+//! no tensor argument is plain Python and has no kernel. The lower stage resolves each
+//! primitive call once, for the device the program is compiled for, and the instruction keeps
+//! the kernel it found: a run never looks anything up.
+//!
+//! The CPU backend's kernels (this crate's `ops`, which call `anfora-tensor`) are registered
+//! for every tensor primitive and dtype when the registry is first used. Registering a kernel
+//! under a key replaces what was there, for programs compiled afterwards: that is how a custom
+//! CPU kernel is installed, and how a new device ([`anfora_tensor::device::register_backend`])
+//! gets its kernels. The reference VM does not use the registry: it stays the oracle of the
+//! built-in semantics, against which a registered kernel can be checked.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use anfora_ir::Prim;
+use anfora_tensor::DType;
+use anfora_tensor::device::{self, Device, DeviceKind};
+
+use crate::Value;
+use crate::ops::OpResult;
+
+/// A kernel's code: it receives the call's arguments (already bound; a tensor may be moved out
+/// and its buffer reused) and returns the result or a Python exception.
+pub type KernelFn = dyn Fn(&mut [Value], &mut dyn Write) -> OpResult + Send + Sync;
+
+/// A registered kernel.
+#[derive(Clone)]
+pub struct Kernel {
+    name: Arc<str>,
+    builtin: bool,
+    run: Arc<KernelFn>,
+}
+
+impl Kernel {
+    /// A kernel named `name` (shown in program dumps).
+    pub fn new(
+        name: &str,
+        run: impl Fn(&mut [Value], &mut dyn Write) -> OpResult + Send + Sync + 'static,
+    ) -> Kernel {
+        Kernel {
+            name: name.into(),
+            builtin: false,
+            run: Arc::new(run),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether this is the CPU backend's own kernel (which fused kernels may stand in for).
+    pub fn is_builtin(&self) -> bool {
+        self.builtin
+    }
+
+    #[inline]
+    pub fn call(&self, args: &mut [Value], out: &mut dyn Write) -> OpResult {
+        (self.run)(args, out)
+    }
+}
+
+impl fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Kernel({})", self.name)
+    }
+}
+
+/// What a kernel is registered under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelKey {
+    pub prim: Prim,
+    pub device: Device,
+    pub dtype: DType,
+}
+
+impl fmt::Display for KernelKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} on {} for {}",
+            self.prim.name(),
+            self.device,
+            self.dtype
+        )
+    }
+}
+
+/// Why a registration was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KernelError {
+    #[error("{0}")]
+    NoBackend(String),
+    #[error("the backend of {device} does not support {dtype}")]
+    Unsupported { device: Device, dtype: DType },
+    #[error(
+        "{0} has no kernels: only primitives that compute on tensors dispatch by device and dtype"
+    )]
+    NotATensorPrimitive(&'static str),
+}
+
+/// Every dtype, in the order kernels are registered.
+pub const DTYPES: [DType; 5] = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
+
+/// Whether calls of `p` on tensors dispatch to a kernel. The match is exhaustive so that every
+/// new primitive decides.
+pub fn has_kernels(p: Prim) -> bool {
+    use Prim::*;
+    match p {
+        // Operators and functions that compute on tensors when given one.
+        Add | Sub | Mul | Div | FloorDiv | Mod | Pow | MatMul | LShift | RShift | BitAnd
+        | BitOr | BitXor | InplaceAdd | InplaceMul | Neg | Pos | Invert | Eq | Ne | Lt | Le
+        | Gt | Ge | GetItem | Abs | Divmod => true,
+        // Tensor primitives.
+        ZerosLike | OnesLike | Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Relu | Log1p
+        | Expm1 | Erf | Gelu | Silu | Softplus | Rsqrt | Sign | Clip | ClipGrad | Maximum
+        | Minimum | LogicalNot | Where | Cast | ReduceSum | ReduceMean | ReduceMax | ReduceMin
+        | ReduceProd | Reshape | Transpose | Conv2D | Conv2DBackpropInput
+        | Conv2DBackpropFilter | MaxPool2D | AvgPool2D | MaxPool2DGrad | MaxPool2DGradGrad
+        | AvgPool2DGrad | Softmax | LogSoftmax | LogSumExp | ArgMax | ArgMin | OneHot | Squeeze
+        | ExpandDims | BroadcastTo | Concat | Stack | Split | ConcatGrad | StackGrad | Take
+        | TakeGrad | Pad | PadGrad | DropoutApply | SumToShape | BroadcastLike | IndexGrad
+        | MatMulGrad | Gemm | ReduceGrad | TransposeGrad => true,
+        // Structure, Python builtins, tensor creation from Python values, effects and state
+        // (their kernels are the state machinery's), and the grad stage's markers.
+        Switch | Partial | MakeTuple | MakeList | TupleGetItem | MakeSlice | Truth | CallKw
+        | GetAttr | CheckBound | Unpack | Raise | Assert | Enumerate | Zip | IterLen | Not | Is
+        | IsNot | In | NotIn | Print | Len | Min | Max | IntType | FloatType | BoolType
+        | StrType | TupleType | ListType | Repr | Range | IsInstance | Sum | Any | All
+        | TensorType | Zeros | Ones | Full | Arange | MakeTensor | Load | UpdateState | Depend
+        | MakeParameter | Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd
+        | ScatterNdUpdate | ScatterNdAdd | Sgd | ApplyMomentum | Adam | SetSeed | Uniform
+        | Normal | Randint | Bernoulli | Dropout | DropoutMask | Grad | ValueAndGrad | Vjp
+        | Jvp | StopGradient | GradAdd | FillZeros | SensOnes | SensCheck | GradTupleAt
+        | GradItem | GradHead | GradPad | CustomGrad | Custom(_) => false,
+    }
+}
+
+/// The dispatch dtype of a call of `p` whose arguments have these dtypes (`None` for an
+/// argument that is not a tensor).
+pub fn dispatch_dtype(p: Prim, arg_dtypes: &[Option<DType>]) -> Option<DType> {
+    let skip = usize::from(p == Prim::Where);
+    arg_dtypes.iter().skip(skip).flatten().next().copied()
+}
+
+type Table = HashMap<KernelKey, Kernel>;
+
+fn table() -> &'static RwLock<Table> {
+    static TABLE: OnceLock<RwLock<Table>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = Table::new();
+        for &p in Prim::ALL.iter().filter(|&&p| has_kernels(p)) {
+            let kernel = Kernel {
+                name: "cpu".into(),
+                builtin: true,
+                run: Arc::new(move |args: &mut [Value], out: &mut dyn Write| {
+                    crate::inplace::prim(p, args, out)
+                }),
+            };
+            for dtype in DTYPES {
+                let key = KernelKey {
+                    prim: p,
+                    device: Device::CPU,
+                    dtype,
+                };
+                t.insert(key, kernel.clone());
+            }
+        }
+        RwLock::new(t)
+    })
+}
+
+/// Registers `kernel` under `key` for programs compiled from now on; returns the kernel it
+/// replaces (to restore it later with another call).
+pub fn register(key: KernelKey, kernel: Kernel) -> Result<Option<Kernel>, KernelError> {
+    if !has_kernels(key.prim) {
+        return Err(KernelError::NotATensorPrimitive(key.prim.name()));
+    }
+    let backend = device::backend(key.device).map_err(|e| KernelError::NoBackend(e.message))?;
+    if !backend.supports(key.dtype) {
+        return Err(KernelError::Unsupported {
+            device: key.device,
+            dtype: key.dtype,
+        });
+    }
+    let mut t = table().write().unwrap_or_else(|e| e.into_inner());
+    Ok(t.insert(key, kernel))
+}
+
+/// The kernel registered under `key`.
+pub fn find(key: KernelKey) -> Option<Kernel> {
+    let t = table().read().unwrap_or_else(|e| e.into_inner());
+    t.get(&key).cloned()
+}
+
+/// The keys registered for `device`, sorted by primitive name and dtype.
+pub fn registered(device: Device) -> Vec<KernelKey> {
+    let t = table().read().unwrap_or_else(|e| e.into_inner());
+    let mut keys: Vec<KernelKey> = t.keys().filter(|k| k.device == device).copied().collect();
+    keys.sort_by(|a, b| (a.prim.name(), a.dtype).cmp(&(b.prim.name(), b.dtype)));
+    keys
+}
+
+/// The default device, packed as `kind << 32 | index` (read on every cached call, so no lock).
+static CURRENT: AtomicU64 = AtomicU64::new(0);
+
+fn pack(d: Device) -> u64 {
+    let kind: u64 = match d.kind {
+        DeviceKind::Cpu => 0,
+        DeviceKind::Cuda => 1,
+    };
+    kind << 32 | u64::from(d.index)
+}
+
+/// The device programs are compiled for (process-wide, as MindSpore's `device_target`).
+pub fn default_device() -> Device {
+    let v = CURRENT.load(Ordering::Acquire);
+    let kind = match v >> 32 {
+        0 => DeviceKind::Cpu,
+        _ => DeviceKind::Cuda,
+    };
+    Device {
+        kind,
+        index: v as u32,
+    }
+}
+
+/// Sets the device programs are compiled for; an error when it has no backend. Programs
+/// already compiled keep their device.
+pub fn set_default_device(device: Device) -> Result<(), KernelError> {
+    device::backend(device).map_err(|e| KernelError::NoBackend(e.message))?;
+    CURRENT.store(pack(device), Ordering::Release);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anfora_tensor::Tensor;
+
+    #[test]
+    fn every_tensor_primitive_has_a_cpu_kernel_for_every_dtype() {
+        let keys = registered(Device::CPU);
+        let n = Prim::ALL.iter().filter(|&&p| has_kernels(p)).count();
+        assert_eq!(keys.len(), n * DTYPES.len());
+        let k = find(KernelKey {
+            prim: Prim::Tanh,
+            device: Device::CPU,
+            dtype: DType::F32,
+        })
+        .unwrap();
+        assert!(k.is_builtin());
+        let x = Tensor::from_f32(vec![0.5, -1.0], &[2]).unwrap();
+        let mut args = [Value::Tensor(x.clone())];
+        let got = k.call(&mut args, &mut std::io::sink()).unwrap();
+        let want = Tensor::unary(anfora_tensor::UnaryOp::Tanh, &x).unwrap();
+        assert!(got.into_tensor().unwrap().same_as(&want));
+    }
+
+    #[test]
+    fn registration_is_refused_for_non_tensor_primitives_and_unknown_devices() {
+        let k = Kernel::new("mine", |_, _| Ok(Value::None));
+        let key = KernelKey {
+            prim: Prim::Print,
+            device: Device::CPU,
+            dtype: DType::F32,
+        };
+        assert_eq!(
+            register(key, k.clone()).unwrap_err().to_string(),
+            "Print has no kernels: only primitives that compute on tensors dispatch by device and dtype"
+        );
+        let cuda = Device::parse("cuda:1").unwrap();
+        let key = KernelKey {
+            prim: Prim::Exp,
+            device: cuda,
+            dtype: DType::F32,
+        };
+        assert_eq!(
+            register(key, k).unwrap_err().to_string(),
+            "no backend is registered for device 'cuda:1' (available: cpu)"
+        );
+        assert!(set_default_device(cuda).is_err());
+        assert_eq!(default_device(), Device::CPU);
+    }
+
+    #[test]
+    fn dispatch_dtype_is_the_first_tensor_argument_after_where_s_condition() {
+        use DType::*;
+        assert_eq!(dispatch_dtype(Prim::Add, &[None, Some(F64)]), Some(F64));
+        assert_eq!(dispatch_dtype(Prim::Add, &[None, None]), None);
+        assert_eq!(
+            dispatch_dtype(Prim::Where, &[Some(Bool), Some(I32), Some(F32)]),
+            Some(I32)
+        );
+    }
+}
