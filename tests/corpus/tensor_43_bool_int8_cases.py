@@ -1,5 +1,5 @@
 # Bool operands whose numpy result is int8 give int64, and math of bools computes in float64
-# (anfora has neither int8 nor float16).
+# (anfora has no int8, and numpy's float16 for them would lose precision).
 from anfora import ops
 
 

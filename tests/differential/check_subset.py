@@ -24,7 +24,7 @@ TENSOR_METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "
 # Methods of Parameters (the update primitives).
 PARAMETER_METHODS = {"assign", "assign_add", "assign_sub"}
 TENSOR_ATTRS = {"shape", "dtype", "ndim", "size", "T"}
-ANFORA_ATTRS = {"ops", "Tensor", "float32", "float64", "int32", "int64", "bool_",
+ANFORA_ATTRS = {"ops", "Tensor", "float16", "float32", "float64", "int32", "int64", "bool_",
                 "Parameter", "set_seed"}
 FORBIDDEN = {
     ast.ClassDef: "class", ast.Try: "try", ast.Raise: "raise", ast.With: "with",

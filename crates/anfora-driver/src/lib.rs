@@ -337,7 +337,7 @@ impl Session {
                 self.frontend.push_diagnostic(
                     Diagnostic::error(codes::IMPORT, format!("cannot import `{module}`"), span)
                         .with_label("not part of anfora")
-                        .with_hint("anfora provides `ops`, `Tensor` and the dtypes float32, float64, int32, int64, bool_"),
+                        .with_hint("anfora provides `ops`, `Tensor` and the dtypes float16, bfloat16, float32, float64, int32, int64, bool_"),
                 );
                 return;
             }

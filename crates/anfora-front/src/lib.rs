@@ -137,7 +137,7 @@ pub fn namespace_attr(ns: Namespace, attr: &str) -> Option<Resolved> {
 pub fn namespace_names(ns: Namespace) -> Vec<&'static str> {
     match ns {
         Namespace::Anfora => [
-            "ops", "Tensor", "float32", "float64", "int32", "int64", "bool_",
+            "ops", "Tensor", "float16", "bfloat16", "float32", "float64", "int32", "int64", "bool_",
         ]
         .into_iter()
         .chain(Prim::anfora_function_names())

@@ -406,6 +406,8 @@ fn dtype_name(d: DType) -> &'static str {
         DType::I64 => "Int64",
         DType::F32 => "Float32",
         DType::F64 => "Float64",
+        DType::F16 => "Float16",
+        DType::BF16 => "BFloat16",
     }
 }
 

@@ -841,7 +841,7 @@ fn creation(p: Prim, args: &[Abs]) -> Rule {
                 Abs::Tensor(t) if t.shape.is_empty() => match t.dtype {
                     DType::Bool => DType::Bool,
                     DType::I32 | DType::I64 => DType::I64,
-                    DType::F32 | DType::F64 => DType::F32,
+                    DType::F32 | DType::F64 | DType::F16 | DType::BF16 => DType::F32,
                 },
                 Abs::Any => return Ok(Abs::Any),
                 // ops.full() fill_value must be a number: TypeError at run time.
@@ -925,7 +925,7 @@ fn nested_data(a: &Abs) -> Nested {
             Some(match t.dtype {
                 DType::Bool => Num::Bool,
                 DType::I32 | DType::I64 => Num::Int,
-                DType::F32 | DType::F64 => Num::Float,
+                DType::F32 | DType::F64 | DType::F16 | DType::BF16 => Num::Float,
             }),
         ),
         Abs::Tuple(items) | Abs::List(items) => {

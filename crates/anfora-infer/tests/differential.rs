@@ -14,7 +14,15 @@ use anfora_tensor::{DType, Tensor};
 use anfora_vm::Value;
 use common::*;
 
-const DTYPES: [DType; 5] = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
+const DTYPES: [DType; 7] = [
+    DType::Bool,
+    DType::I32,
+    DType::I64,
+    DType::F32,
+    DType::F64,
+    DType::F16,
+    DType::BF16,
+];
 
 /// A tensor of `dtype` and `shape` holding 1, 2, 3, ... (alternating True/False for bools).
 fn t(dtype: DType, shape: &[usize]) -> Value {
@@ -25,6 +33,10 @@ fn t(dtype: DType, shape: &[usize]) -> Value {
         DType::I64 => Tensor::from_i64((1..=n as i64).collect(), shape),
         DType::F32 => Tensor::from_f32((1..=n).map(|i| i as f32 * 0.5).collect(), shape),
         DType::F64 => Tensor::from_f64((1..=n).map(|i| i as f64 * 0.5).collect(), shape),
+        DType::F16 | DType::BF16 => {
+            Tensor::from_f64((1..=n).map(|i| i as f64 * 0.5).collect(), shape)
+                .and_then(|t| t.try_cast(dtype))
+        }
     };
     Value::Tensor(tensor.expect("a small tensor"))
 }

@@ -63,6 +63,14 @@ fn entry(t: &Tensor) -> Entry {
             Dtype::F64,
             le(t.as_f64_slice().expect("f64 data"), f64::to_le_bytes),
         ),
+        DType::F16 => (
+            Dtype::F16,
+            le(t.as_half_bits().expect("f16 data"), u16::to_le_bytes),
+        ),
+        DType::BF16 => (
+            Dtype::BF16,
+            le(t.as_half_bits().expect("bf16 data"), u16::to_le_bytes),
+        ),
     };
     Entry {
         dtype,
@@ -90,9 +98,13 @@ fn tensor_of(name: &str, dtype: Dtype, shape: &[usize], data: &[u8]) -> PyResult
         Dtype::I64 => Tensor::from_i64(chunks(data, i64::from_le_bytes), shape),
         Dtype::F32 => Tensor::from_f32(chunks(data, f32::from_le_bytes), shape),
         Dtype::F64 => Tensor::from_f64(chunks(data, f64::from_le_bytes), shape),
+        Dtype::F16 => Tensor::from_half_bits(&chunks(data, u16::from_le_bytes), shape, DType::F16),
+        Dtype::BF16 => {
+            Tensor::from_half_bits(&chunks(data, u16::from_le_bytes), shape, DType::BF16)
+        }
         other => {
             return Err(PyValueError::new_err(format!(
-                "checkpoint tensor '{name}' has dtype {other:?}, which anfora does not support (bool, int32, int64, float32 and float64 are)"
+                "checkpoint tensor '{name}' has dtype {other:?}, which anfora does not support (bool, int32, int64, float16, bfloat16, float32 and float64 are)"
             )));
         }
     };

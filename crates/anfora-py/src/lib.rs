@@ -77,6 +77,8 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
         anfora_tensor::DType::I32,
         anfora_tensor::DType::I64,
         anfora_tensor::DType::Bool,
+        anfora_tensor::DType::F16,
+        anfora_tensor::DType::BF16,
     ] {
         m.add(attr_name(d), dtype_object(d))?;
     }

@@ -312,6 +312,9 @@ macro_rules! with_storage {
             $crate::Storage::I64($v) => $body,
             $crate::Storage::F32($v) => $body,
             $crate::Storage::F64($v) => $body,
+            $crate::Storage::F16(_) | $crate::Storage::BF16(_) => {
+                unreachable!("half-precision tensors reach kernels as float32")
+            }
         }
     };
 }
@@ -340,6 +343,9 @@ macro_rules! with_type {
             $crate::DType::F64 => {
                 type $t = f64;
                 $body
+            }
+            $crate::DType::F16 | $crate::DType::BF16 => {
+                unreachable!("half-precision tensors reach kernels as float32")
             }
         }
     };

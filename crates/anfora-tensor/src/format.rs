@@ -97,7 +97,74 @@ trait PrintFloat: Copy + PartialOrd + Display + LowerExp + std::ops::Div<Output 
     fn is_sign_negative(self) -> bool;
     fn abs(self) -> Self;
     fn to_f64(self) -> f64;
+    /// The shortest digits that round-trip in this type, in Rust's `{:e}` form.
+    fn shortest_sci(self) -> String {
+        format!("{self:e}")
+    }
 }
+
+/// A float16 or bfloat16 value (held exactly as f32) for printing: exact digits are the f32's,
+/// the shortest round-tripping digits are searched in the half type.
+macro_rules! half_print {
+    ($name:ident, $half:ty, $cutoff:expr) => {
+        #[derive(Clone, Copy, PartialEq, PartialOrd)]
+        struct $name(f32);
+
+        impl Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                Display::fmt(&self.0, f)
+            }
+        }
+        impl LowerExp for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                LowerExp::fmt(&self.0, f)
+            }
+        }
+        impl std::ops::Div for $name {
+            type Output = Self;
+            fn div(self, rhs: Self) -> Self {
+                $name(self.0 / rhs.0)
+            }
+        }
+        impl PrintFloat for $name {
+            const EXP_CUTOFF: Self = $name($cutoff);
+            const SMALL: Self = $name(0.0001);
+            const RATIO: Self = $name(1000.0);
+            const STR_CUTOFF: f64 = $cutoff;
+            const EXACT_DIGITS: usize = 120;
+            fn is_finite(self) -> bool {
+                self.0.is_finite()
+            }
+            fn is_nan(self) -> bool {
+                self.0.is_nan()
+            }
+            fn is_sign_negative(self) -> bool {
+                self.0.is_sign_negative()
+            }
+            fn abs(self) -> Self {
+                $name(self.0.abs())
+            }
+            fn to_f64(self) -> f64 {
+                f64::from(self.0)
+            }
+            fn shortest_sci(self) -> String {
+                // The nearest p-digit decimal round-trips when any p-digit decimal does.
+                for p in 0..9 {
+                    let s = format!("{:.p$e}", self.0);
+                    if s.parse::<f32>()
+                        .is_ok_and(|v| <$half>::from_f32(v).to_f32() == self.0)
+                    {
+                        return s;
+                    }
+                }
+                format!("{:e}", self.0)
+            }
+        }
+    };
+}
+// numpy's cutoffs are `10**finfo.precision`: 3 digits for float16, 2 for bfloat16.
+half_print!(F16Print, ::half::f16, 1e3);
+half_print!(BF16Print, ::half::bf16, 1e2);
 
 macro_rules! impl_print_float {
     ($t:ty, $cutoff:expr, $str_cutoff:expr, $exact:expr) => {
@@ -131,7 +198,7 @@ impl_print_float!(f64, 1e8, 1e16, 780);
 /// The shortest digits that round-trip, as numpy's Dragon4 picks them.
 fn shortest<T: PrintFloat>(x: T) -> Digits {
     let x = x.abs();
-    let mut d = Digits::from_sci(&format!("{x:e}"));
+    let mut d = Digits::from_sci(&x.shortest_sci());
     // When two shortest candidates are equally near the exact value, Rust takes the upper one and
     // numpy the even one. That tie needs the exact value to be the midpoint `…d5`, so check for it
     // only when Rust's last digit is odd.
@@ -325,6 +392,8 @@ enum ElemFormat {
     Int { width: usize },
     F32(FloatFormat),
     F64(FloatFormat),
+    F16(FloatFormat),
+    BF16(FloatFormat),
 }
 
 impl ElemFormat {
@@ -349,6 +418,18 @@ impl ElemFormat {
             },
             Storage::F32(v) => ElemFormat::F32(FloatFormat::fit(&pick(v, shown))),
             Storage::F64(v) => ElemFormat::F64(FloatFormat::fit(&pick(v, shown))),
+            Storage::F16(v) => ElemFormat::F16(FloatFormat::fit(
+                &shown
+                    .iter()
+                    .map(|&i| F16Print(v[i].to_f32()))
+                    .collect::<Vec<_>>(),
+            )),
+            Storage::BF16(v) => ElemFormat::BF16(FloatFormat::fit(
+                &shown
+                    .iter()
+                    .map(|&i| BF16Print(v[i].to_f32()))
+                    .collect::<Vec<_>>(),
+            )),
         }
     }
 
@@ -363,6 +444,8 @@ impl ElemFormat {
             (ElemFormat::Int { width }, Storage::I64(v)) => format!("{:>width$}", v[i]),
             (ElemFormat::F32(f), Storage::F32(v)) => f.format(v[i]),
             (ElemFormat::F64(f), Storage::F64(v)) => f.format(v[i]),
+            (ElemFormat::F16(f), Storage::F16(v)) => f.format(F16Print(v[i].to_f32())),
+            (ElemFormat::BF16(f), Storage::BF16(v)) => f.format(BF16Print(v[i].to_f32())),
             _ => unreachable!("formatter fitted to this storage"),
         }
     }
@@ -518,6 +601,8 @@ pub(crate) fn to_str(t: &Tensor) -> String {
             Storage::I64(v) => v[0].to_string(),
             Storage::F32(v) => float_scalar_str(v[0]),
             Storage::F64(v) => float_scalar_str(v[0]),
+            Storage::F16(v) => float_scalar_str(F16Print(v[0].to_f32())),
+            Storage::BF16(v) => float_scalar_str(BF16Print(v[0].to_f32())),
         };
     }
     if t.numel() == 0 {

@@ -77,6 +77,9 @@ impl Const {
             Storage::I64(v) => Const::I64(v[0]),
             Storage::F32(v) => Const::F32(v[0]),
             Storage::F64(v) => Const::F64(v[0]),
+            Storage::F16(_) | Storage::BF16(_) => {
+                unreachable!("fused kernels are never built for half-precision tensors")
+            }
         }
     }
 
@@ -99,6 +102,9 @@ impl Const {
                 DType::I64 => Const::I64(v.cast()),
                 DType::F32 => Const::F32(v.cast()),
                 DType::F64 => Const::F64(v.cast()),
+                DType::F16 | DType::BF16 => {
+                    unreachable!("fused kernels are never built for half-precision tensors")
+                }
             }
         }
         match self {
@@ -209,6 +215,10 @@ impl FusedKernel {
         };
         if ops.is_empty() {
             return Err(invalid("a fused program needs at least one op"));
+        }
+        if let Some(d) = input_dtypes.iter().find(|d| d.is_half()) {
+            // Half-precision operands compute op by op, each widened to float32.
+            return Err(invalid(format!("fused kernels do not take {d} inputs")));
         }
         for (i, &op) in ops.iter().enumerate() {
             k.lower(n_in + i, op)?;

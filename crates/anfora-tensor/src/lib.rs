@@ -1,6 +1,7 @@
 //! anfora's tensor: an immutable n-d array with numpy semantics.
 //!
-//! Contiguous row-major storage shared behind an `Arc`, five dtypes, numpy broadcasting and type
+//! Contiguous row-major storage shared behind an `Arc`, five compute dtypes plus float16 and
+//! bfloat16 storage (computed in float32, see [`half`]), numpy broadcasting and type
 //! promotion (NEP 50 "weak" Python scalars), `gemm`-backed matmul, reductions,
 //! reshape/transpose, basic indexing, and printing that matches numpy's `repr`/`str` exactly.
 //!
@@ -37,6 +38,7 @@ mod element;
 mod elementwise;
 mod format;
 pub mod fused;
+pub mod half;
 mod kernels;
 mod math;
 mod matmul;
@@ -62,7 +64,8 @@ pub use promote::{
 pub use reduce::reduce_result_dtype;
 pub use shape::{broadcast_shapes, broadcast_shapes_n, resolve_reshape, tuple_repr};
 
-/// Element types.
+/// Element types. `F16` and `BF16` are storage types: their tensors compute in float32 (see
+/// [`half`](crate::half)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     Bool,
@@ -70,6 +73,8 @@ pub enum DType {
     I64,
     F32,
     F64,
+    F16,
+    BF16,
 }
 
 impl DType {
@@ -81,6 +86,8 @@ impl DType {
             DType::I64 => "int64",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
         }
     }
 
@@ -92,12 +99,19 @@ impl DType {
             "int64" => DType::I64,
             "float32" => DType::F32,
             "float64" => DType::F64,
+            "float16" => DType::F16,
+            "bfloat16" => DType::BF16,
             _ => return None,
         })
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
+        matches!(self, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+    }
+
+    /// float16 or bfloat16: stored in 16 bits, computed in float32.
+    pub fn is_half(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16)
     }
 
     pub fn is_int(self) -> bool {
@@ -107,6 +121,7 @@ impl DType {
     pub fn size_of(self) -> usize {
         match self {
             DType::Bool => 1,
+            DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
         }
@@ -304,6 +319,17 @@ enum Storage {
     I64(Vec<i64>),
     F32(Vec<f32>),
     F64(Vec<f64>),
+    /// Half-precision storage: kernels never see it (they get float32 copies, see `half`).
+    F16(Vec<::half::f16>),
+    BF16(Vec<::half::bf16>),
+}
+
+fn storage_len(storage: &Storage) -> usize {
+    match storage {
+        Storage::F16(v) => v.len(),
+        Storage::BF16(v) => v.len(),
+        s => with_storage!(s, v => v.len()),
+    }
 }
 
 fn storage_dtype(storage: &Storage) -> DType {
@@ -313,6 +339,8 @@ fn storage_dtype(storage: &Storage) -> DType {
         Storage::I64(_) => DType::I64,
         Storage::F32(_) => DType::F32,
         Storage::F64(_) => DType::F64,
+        Storage::F16(_) => DType::F16,
+        Storage::BF16(_) => DType::BF16,
     }
 }
 
@@ -348,18 +376,26 @@ impl Tensor {
     }
     /// A 0-d tensor holding `value` converted to `dtype`.
     pub fn scalar(value: Scalar, dtype: DType) -> Result<Tensor> {
+        if dtype.is_half() {
+            return construct::scalar(value, DType::F64)?.try_cast(dtype);
+        }
         construct::scalar(value, dtype)
     }
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
+        if dtype.is_half() {
+            alloc::checked_numel_of(shape, dtype)?;
+            let v = promote::convert_scalar(value, dtype)?;
+            return construct::full(shape, v, DType::F32)?.try_cast(dtype);
+        }
         construct::full(shape, value, dtype)
     }
     /// Fails only when the tensor is too large (ValueError on overflow, else MemoryError).
     pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
-        construct::full(shape, Scalar::Bool(false), dtype)
+        Tensor::full(shape, Scalar::Bool(false), dtype)
     }
     /// Fails only when the tensor is too large (ValueError on overflow, else MemoryError).
     pub fn ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
-        construct::full(shape, Scalar::Bool(true), dtype)
+        Tensor::full(shape, Scalar::Bool(true), dtype)
     }
     /// numpy's `arange`; dtype defaults to int64 for integer arguments, float32 otherwise.
     pub fn arange(
@@ -368,11 +404,17 @@ impl Tensor {
         step: Scalar,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        if let Some(h) = dtype.filter(|d| d.is_half()) {
+            return construct::arange(start, stop, step, Some(DType::F64))?.try_cast(h);
+        }
         construct::arange(start, stop, step, dtype)
     }
     /// Builds a tensor from a nested list literal. Default dtype: bool if all elements are bool,
     /// int64 if all are int/bool, float32 otherwise. Ragged lists are a ValueError.
     pub fn from_nested(data: &Nested, dtype: Option<DType>) -> Result<Tensor> {
+        if let Some(h) = dtype.filter(|d| d.is_half()) {
+            return construct::from_nested(data, Some(DType::F64))?.try_cast(h);
+        }
         construct::from_nested(data, dtype)
     }
 
@@ -393,6 +435,9 @@ impl Tensor {
     // ----- elementwise -------------------------------------------------------------------
     /// Tensor-tensor op with numpy broadcasting and promotion.
     pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        if a.is_half() || b.is_half() {
+            return half::via_f32(&[a, b], |w| elementwise::binary(op, &w[0], &w[1]));
+        }
         elementwise::binary(op, a, b)
     }
     /// Tensor-scalar op; the Python scalar is "weak" (NEP 50). `scalar_first` means `s op t`.
@@ -402,14 +447,25 @@ impl Tensor {
         s: Scalar,
         scalar_first: bool,
     ) -> Result<Tensor> {
+        if t.is_half() {
+            return half::via_f32(&[t], |w| {
+                elementwise::binary_scalar(op, &w[0], s, scalar_first)
+            });
+        }
         elementwise::binary_scalar(op, t, s, scalar_first)
     }
     pub fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
+        if a.is_half() {
+            return half::via_f32(&[a], |w| elementwise::unary(op, &w[0]));
+        }
         elementwise::unary(op, a)
     }
     /// `binary`, reusing `a`'s buffer when it is uniquely owned and already has the result's
     /// shape and dtype (no allocation); otherwise exactly `binary`.
     pub fn binary_owned(op: BinaryOp, a: Tensor, b: &Tensor) -> Result<Tensor> {
+        if a.is_half() || b.is_half() {
+            return Tensor::binary(op, &a, b);
+        }
         elementwise::binary_in_place(op, a, b, true)
     }
     /// `binary_scalar`, reusing `t`'s buffer when it is uniquely owned and already has the
@@ -420,16 +476,27 @@ impl Tensor {
         s: Scalar,
         scalar_first: bool,
     ) -> Result<Tensor> {
+        if t.is_half() {
+            return Tensor::binary_scalar(op, &t, s, scalar_first);
+        }
         let st = Tensor::scalar(s, promote::weak_scalar_dtype(op, t.dtype(), s))?;
         elementwise::binary_in_place(op, t, &st, !scalar_first)
     }
     /// `unary`, reusing `a`'s buffer when it is uniquely owned and the result has its dtype (no
     /// allocation); otherwise exactly `unary`.
     pub fn unary_owned(op: UnaryOp, a: Tensor) -> Result<Tensor> {
+        if a.is_half() {
+            return Tensor::unary(op, &a);
+        }
         elementwise::unary_in_place(op, a)
     }
     /// `where(cond, x, y)` with broadcasting; `cond` is converted to bool.
     pub fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+        if cond.is_half() || x.is_half() || y.is_half() {
+            // The condition is only tested: its dtype does not decide the result's.
+            let c = cond.widen();
+            return half::via_f32(&[x, y], |w| elementwise::where_(&c, &w[0], &w[1]));
+        }
         elementwise::where_(cond, x, y)
     }
     /// numpy's `astype`. A cast to the same dtype shares the storage.
@@ -449,6 +516,9 @@ impl Tensor {
         self.cast_copy(dtype)
     }
     fn cast_copy(&self, dtype: DType) -> Result<Tensor> {
+        if self.is_half() || dtype.is_half() {
+            return half::cast(self, dtype);
+        }
         Ok(Tensor {
             shape: self.shape.clone(),
             storage: Arc::new(elementwise::cast_storage(
@@ -462,6 +532,9 @@ impl Tensor {
     // ----- linear algebra, reductions, shapes --------------------------------------------
     /// numpy `matmul` semantics (1-d promotion, batch broadcasting).
     pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        if a.is_half() || b.is_half() {
+            return half::via_f32(&[a, b], |w| matmul::matmul(&w[0], &w[1]));
+        }
         matmul::matmul(a, b)
     }
     /// `op(a) @ op(b) + c` for 2-d float matrices of one dtype: `op` transposes when asked
@@ -474,6 +547,12 @@ impl Tensor {
         transpose_a: bool,
         transpose_b: bool,
     ) -> Result<Tensor> {
+        if a.is_half() || b.is_half() || c.as_ref().is_some_and(Tensor::is_half) {
+            let c = c.map(|c| c.widen());
+            let r = matmul::gemm(&a.widen(), &b.widen(), c, transpose_a, transpose_b)?;
+            let dtypes = [a.dtype(), b.dtype()];
+            return r.try_cast(half::stored_dtype(r.dtype(), dtypes));
+        }
         matmul::gemm(a, b, c, transpose_a, transpose_b)
     }
     /// `axes = None` reduces everything. Negative axes count from the end.
@@ -483,6 +562,9 @@ impl Tensor {
         axes: Option<&[i64]>,
         keepdims: bool,
     ) -> Result<Tensor> {
+        if a.is_half() {
+            return half::via_f32(&[a], |w| reduce::reduce(op, &w[0], axes, keepdims));
+        }
         reduce::reduce(op, a, axes, keepdims)
     }
     /// One dimension may be -1.
@@ -514,6 +596,9 @@ impl Tensor {
     /// The gradient of basic indexing: zeros of `shape` holding `self` where `x[items]` reads
     /// (basic indices never read a position twice). `self` has the shape of that view.
     pub fn index_scatter(&self, shape: &[usize], items: &[IndexItem]) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| w[0].index_scatter(shape, items));
+        }
         let (offset, view, strides) = shape::index_view(shape, items)?;
         if self.shape() != view.as_slice() {
             return Err(TensorError::new(
@@ -537,46 +622,73 @@ impl Tensor {
     /// numpy's `argmax`: int64 indices of the first largest element along `axis` (`None`: of
     /// the flattened tensor); a NaN counts as largest. ValueError for an empty sequence.
     pub fn argmax(x: &Tensor, axis: Option<i64>, keepdims: bool) -> Result<Tensor> {
-        array_ops::arg_reduce(x, axis, keepdims, true)
+        array_ops::arg_reduce(&x.widen(), axis, keepdims, true)
     }
     /// numpy's `argmin`, as [`Tensor::argmax`].
     pub fn argmin(x: &Tensor, axis: Option<i64>, keepdims: bool) -> Result<Tensor> {
-        array_ops::arg_reduce(x, axis, keepdims, false)
+        array_ops::arg_reduce(&x.widen(), axis, keepdims, false)
     }
     /// `indices.shape + (depth,)` of `dtype`: 1 at each index, 0 elsewhere (a row of zeros for
     /// an index outside `[0, depth)`).
     pub fn one_hot(indices: &Tensor, depth: i64, dtype: DType) -> Result<Tensor> {
+        if dtype.is_half() || indices.is_half() {
+            return array_ops::one_hot(&indices.widen(), depth, DType::F32)?.try_cast(dtype);
+        }
         array_ops::one_hot(indices, depth, dtype)
     }
     /// numpy's `squeeze` (`None`: every axis of length 1).
     pub fn squeeze(&self, axes: Option<&[i64]>) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| array_ops::squeeze(&w[0], axes));
+        }
         array_ops::squeeze(self, axes)
     }
     /// numpy's `expand_dims`.
     pub fn expand_dims(&self, axes: &[i64]) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| array_ops::expand_dims(&w[0], axes));
+        }
         array_ops::expand_dims(self, axes)
     }
     /// numpy's `broadcast_to`.
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| array_ops::broadcast_to(&w[0], shape));
+        }
         array_ops::broadcast_to(self, shape)
     }
 
     /// numpy's `concatenate` along `axis` (dtypes promoted).
     pub fn concat(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+        if tensors.iter().any(Tensor::is_half) {
+            let all: Vec<&Tensor> = tensors.iter().collect();
+            return half::via_f32(&all, |w| array_ops::concat(w, axis));
+        }
         array_ops::concat(tensors, axis)
     }
     /// numpy's `stack` along a new `axis`.
     pub fn stack(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+        if tensors.iter().any(Tensor::is_half) {
+            let all: Vec<&Tensor> = tensors.iter().collect();
+            return half::via_f32(&all, |w| array_ops::stack(w, axis));
+        }
         array_ops::stack(tensors, axis)
     }
     /// numpy's `split` along `axis`: `n` equal parts, or the parts between indices.
     pub fn split(&self, spec: &SplitSpec, axis: i64) -> Result<Vec<Tensor>> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| array_ops::split(&w[0], spec, axis));
+        }
         array_ops::split(self, spec, axis)
     }
 
     /// numpy's `take` (mode 'raise'): elements at integer `indices` along `axis` (`None`: of
     /// the flattened tensor); IndexError for an index out of bounds.
     pub fn take(x: &Tensor, indices: &Tensor, axis: Option<i64>) -> Result<Tensor> {
+        if x.is_half() || indices.is_half() {
+            let i = indices.widen();
+            return half::via_f32(&[x], |w| array_ops::take(&w[0], &i, axis));
+        }
         array_ops::take(x, indices, axis)
     }
     /// The gradient of [`Tensor::take`] from `x`'s shape: `d` added at every index taken.
@@ -586,14 +698,26 @@ impl Tensor {
         indices: &Tensor,
         axis: Option<i64>,
     ) -> Result<Tensor> {
+        if d.is_half() || indices.is_half() {
+            let i = indices.widen();
+            return half::via_f32(&[d], |w| array_ops::take_grad(&w[0], x_shape, &i, axis));
+        }
         array_ops::take_grad(d, x_shape, indices, axis)
     }
     /// numpy's `pad` in constant mode, with `widths` from [`pad_widths`].
     pub fn pad(&self, widths: &[[usize; 2]], value: Scalar) -> Result<Tensor> {
+        if self.is_half() {
+            // numpy stores the fill value in the array's dtype: round it there first.
+            let value = promote::convert_scalar(value, self.dtype())?;
+            return half::via_f32(&[self], |w| array_ops::pad(&w[0], widths, value));
+        }
         array_ops::pad(self, widths, value)
     }
     /// The gradient of [`Tensor::pad`]: the interior of `d` shaped like `x`.
     pub fn pad_grad(d: &Tensor, x_shape: &[usize], widths: &[[usize; 2]]) -> Result<Tensor> {
+        if d.is_half() {
+            return half::via_f32(&[d], |w| array_ops::pad_grad(&w[0], x_shape, widths));
+        }
         array_ops::pad_grad(d, x_shape, widths)
     }
 
@@ -603,6 +727,9 @@ impl Tensor {
     /// Errors: TypeError for other or mixed dtypes, ValueError for ranks, channels, groups and
     /// sizes that do not fit (see [`conv2d_output_shape`]).
     pub fn conv2d(x: &Tensor, w: &Tensor, spec: &Conv2dSpec) -> Result<Tensor> {
+        if x.is_half() || w.is_half() {
+            return half::via_f32(&[x, w], |t| nn::conv2d(&t[0], &t[1], spec));
+        }
         nn::conv2d(x, w, spec)
     }
     /// The gradient of [`Tensor::conv2d`] with respect to its input of shape `input_shape`,
@@ -613,6 +740,11 @@ impl Tensor {
         input_shape: &[usize],
         spec: &Conv2dSpec,
     ) -> Result<Tensor> {
+        if d.is_half() || w.is_half() {
+            return half::via_f32(&[d, w], |t| {
+                nn::conv2d_backprop_input(&t[0], &t[1], input_shape, spec)
+            });
+        }
         nn::conv2d_backprop_input(d, w, input_shape, spec)
     }
     /// The gradient of [`Tensor::conv2d`] with respect to its weight of shape `weight_shape`,
@@ -623,46 +755,75 @@ impl Tensor {
         weight_shape: &[usize],
         spec: &Conv2dSpec,
     ) -> Result<Tensor> {
+        if d.is_half() || x.is_half() {
+            return half::via_f32(&[d, x], |t| {
+                nn::conv2d_backprop_filter(&t[0], &t[1], weight_shape, spec)
+            });
+        }
         nn::conv2d_backprop_filter(d, x, weight_shape, spec)
     }
 
     /// `ops.max_pool2d`: the largest element of each window of an (N, C, H, W) or (C, H, W)
     /// float tensor; the padding is `-inf` and at most half the kernel (PyTorch's rules).
     pub fn max_pool2d(x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+        if x.is_half() {
+            return half::via_f32(&[x], |t| nn::pool2d(nn::PoolKind::Max, &t[0], spec));
+        }
         nn::pool2d(nn::PoolKind::Max, x, spec)
     }
     /// `ops.avg_pool2d`: the mean of each window, the zero padding counted (PyTorch's
     /// `count_include_pad=True`): every window divides by the kernel's size.
     pub fn avg_pool2d(x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+        if x.is_half() {
+            return half::via_f32(&[x], |t| nn::pool2d(nn::PoolKind::Avg, &t[0], spec));
+        }
         nn::pool2d(nn::PoolKind::Avg, x, spec)
     }
     /// The gradient of [`Tensor::max_pool2d`] of `x`: each window's sensitivity goes to the
     /// window's first largest element (row-major; a NaN counts as largest).
     pub fn max_pool2d_grad(d: &Tensor, x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+        if d.is_half() || x.is_half() {
+            return half::via_f32(&[d, x], |t| nn::max_pool2d_grad(&t[0], &t[1], spec));
+        }
         nn::max_pool2d_grad(d, x, spec)
     }
     /// The adjoint of [`Tensor::max_pool2d_grad`] in its sensitivity: `dd` (shaped like `x`)
     /// read at each window's first largest element of `x`.
     pub fn max_pool2d_grad_grad(dd: &Tensor, x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+        if dd.is_half() || x.is_half() {
+            return half::via_f32(&[dd, x], |t| nn::max_pool2d_grad_grad(&t[0], &t[1], spec));
+        }
         nn::max_pool2d_grad_grad(dd, x, spec)
     }
     /// The gradient of [`Tensor::avg_pool2d`] of an input of shape `input_shape`.
     pub fn avg_pool2d_grad(d: &Tensor, input_shape: &[usize], spec: &Pool2dSpec) -> Result<Tensor> {
+        if d.is_half() {
+            return half::via_f32(&[d], |t| nn::avg_pool2d_grad(&t[0], input_shape, spec));
+        }
         nn::avg_pool2d_grad(d, input_shape, spec)
     }
 
     /// `ops.softmax`: `exp(x - max) / sum(exp(x - max))` along `axis`, for float tensors.
     pub fn softmax(x: &Tensor, axis: i64) -> Result<Tensor> {
+        if x.is_half() {
+            return half::via_f32(&[x], |t| nn::softmax(&t[0], axis, false));
+        }
         nn::softmax(x, axis, false)
     }
     /// `ops.log_softmax`: `(x - max) - log(sum(exp(x - max)))` along `axis`.
     pub fn log_softmax(x: &Tensor, axis: i64) -> Result<Tensor> {
+        if x.is_half() {
+            return half::via_f32(&[x], |t| nn::softmax(&t[0], axis, true));
+        }
         nn::softmax(x, axis, true)
     }
     /// `ops.logsumexp` (scipy's): `log(sum(exp(x)))` over `axes` (`None`: all), computed as
     /// `max + log(sum(exp(x - max)))` with an infinite maximum left out; over no elements it is
     /// `-inf`.
     pub fn logsumexp(x: &Tensor, axes: Option<&[i64]>, keepdims: bool) -> Result<Tensor> {
+        if x.is_half() {
+            return half::via_f32(&[x], |t| nn::logsumexp(&t[0], axes, keepdims));
+        }
         nn::logsumexp(x, axes, keepdims)
     }
 
@@ -676,11 +837,17 @@ impl Tensor {
     /// TypeError for other index dtypes or an unsafe cast, ValueError for a 0-d `x` or a shape
     /// mismatch, IndexError for an index out of range.
     pub fn scatter_update(&self, indices: &Tensor, updates: &Tensor) -> Result<Tensor> {
+        if self.is_half() || updates.is_half() || indices.is_half() {
+            return half::scatter(scatter::ScatterOp::Update, self, indices, updates);
+        }
         scatter::scatter(scatter::ScatterOp::Update, self, indices, updates)
     }
     /// MindSpore's ScatterAdd: [`Tensor::scatter_update`] with `np.add.at` semantics, so
     /// duplicate indices accumulate (ints wrap). A TypeError for bool tensors.
     pub fn scatter_add(&self, indices: &Tensor, updates: &Tensor) -> Result<Tensor> {
+        if self.is_half() || updates.is_half() || indices.is_half() {
+            return half::scatter(scatter::ScatterOp::Add, self, indices, updates);
+        }
         scatter::scatter(scatter::ScatterOp::Add, self, indices, updates)
     }
     /// MindSpore's ScatterNdUpdate: `indices` (int32 or int64) has shape `(..., K)` with
@@ -688,11 +855,17 @@ impl Tensor {
     /// matching slice of `updates`, whose shape is `indices.shape[:-1] + x.shape[K:]`. Last write
     /// wins; dtype, index and error rules as [`Tensor::scatter_update`].
     pub fn scatter_nd_update(&self, indices: &Tensor, updates: &Tensor) -> Result<Tensor> {
+        if self.is_half() || updates.is_half() || indices.is_half() {
+            return half::scatter(scatter::ScatterOp::NdUpdate, self, indices, updates);
+        }
         scatter::scatter(scatter::ScatterOp::NdUpdate, self, indices, updates)
     }
     /// MindSpore's ScatterNdAdd: [`Tensor::scatter_nd_update`], accumulating (ints wrap). A
     /// TypeError for bool tensors.
     pub fn scatter_nd_add(&self, indices: &Tensor, updates: &Tensor) -> Result<Tensor> {
+        if self.is_half() || updates.is_half() || indices.is_half() {
+            return half::scatter(scatter::ScatterOp::NdAdd, self, indices, updates);
+        }
         scatter::scatter(scatter::ScatterOp::NdAdd, self, indices, updates)
     }
 
@@ -709,12 +882,18 @@ impl Tensor {
     }
     /// Element `i` of the flattened tensor.
     pub fn get_flat(&self, i: usize) -> Scalar {
+        if let Some(v) = half::values_f64(&self.storage) {
+            return Scalar::Float(v[i]);
+        }
         with_storage!(&*self.storage, v => v[i].to_scalar())
     }
     /// numpy's `bool(a)`: one element required.
     pub fn truth(&self) -> Result<bool> {
         match self.numel() {
-            1 => Ok(with_storage!(&*self.storage, v => !v[0].is_zero())),
+            1 => Ok(match half::values_f64(&self.storage) {
+                Some(v) => v[0] != 0.0,
+                None => with_storage!(&*self.storage, v => !v[0].is_zero()),
+            }),
             0 => Err(TensorError::new(
                 ErrorKind::Value,
                 "The truth value of an empty array is ambiguous. Use `array.size > 0` to check \
@@ -731,6 +910,11 @@ impl Tensor {
     pub fn same_as(&self, other: &Tensor) -> bool {
         fn same<T: Element>(a: &[T], b: &Storage) -> bool {
             T::slice(b).is_some_and(|b| a.iter().zip(b).all(|(&x, &y)| x.same(y)))
+        }
+        if self.is_half() || other.is_half() {
+            return self.shape == other.shape
+                && self.dtype() == other.dtype()
+                && self.as_half_bits() == other.as_half_bits();
         }
         self.shape == other.shape && with_storage!(&*self.storage, v => same(v, &other.storage))
     }
@@ -757,7 +941,7 @@ impl Tensor {
     /// does when `storage` came from the `alloc` helpers.
     fn from_storage(storage: Storage, shape: Vec<usize>) -> Tensor {
         debug_assert_eq!(
-            Ok(with_storage!(&storage, v => v.len())),
+            Ok(storage_len(&storage)),
             alloc::checked_numel_of(&shape, storage_dtype(&storage))
         );
         Tensor {
@@ -783,6 +967,9 @@ impl Tensor {
 
     /// A contiguous copy of the strided view `(offset, shape, strides)` of this tensor.
     fn gather(&self, offset: isize, shape: Vec<usize>, strides: &[isize]) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| w[0].gather(offset, shape, strides));
+        }
         let storage = with_storage!(&*self.storage, v => {
             Element::into_storage(shape::gather(v, offset, &shape, strides)?)
         });
@@ -807,11 +994,17 @@ impl Tensor {
 
     /// All elements converted to f64 (bools as 0/1), in row-major order.
     pub fn to_f64_vec(&self) -> Vec<f64> {
+        if let Some(v) = half::values_f64(&self.storage) {
+            return v;
+        }
         with_storage!(&*self.storage, v => v.iter().map(|&x| x.to_f64()).collect())
     }
 
     /// All elements as Python scalars, in row-major order.
     pub fn to_scalars(&self) -> Vec<Scalar> {
+        if let Some(v) = half::values_f64(&self.storage) {
+            return v.into_iter().map(Scalar::Float).collect();
+        }
         with_storage!(&*self.storage, v => v.iter().map(|&x| x.to_scalar()).collect())
     }
 
@@ -824,7 +1017,11 @@ impl Tensor {
     /// The address of the first element of the storage (to check buffer reuse; never
     /// dereference it).
     pub fn as_ptr_addr(&self) -> usize {
-        with_storage!(&*self.storage, v => v.as_ptr() as usize)
+        match &*self.storage {
+            Storage::F16(v) => v.as_ptr() as usize,
+            Storage::BF16(v) => v.as_ptr() as usize,
+            s => with_storage!(s, v => v.as_ptr() as usize),
+        }
     }
 
     /// Whether two tensors share the same storage allocation (cheap clones and reshapes do).

@@ -1,4 +1,4 @@
-//! Type promotion (numpy's table restricted to our five dtypes, NEP 50 weak Python scalars) and
+//! Type promotion (numpy's table restricted to our dtypes, NEP 50 weak Python scalars) and
 //! conversion of Python scalars into a dtype.
 
 use crate::element::TWO_POW_63;
@@ -12,6 +12,9 @@ pub fn promote_types(a: DType, b: DType) -> DType {
         (Bool, x) | (x, Bool) => x,
         (I32, I64) | (I64, I32) => I64,
         (F32, F64) | (F64, F32) => F64,
+        // A half dtype with float32, or the two half dtypes (ml_dtypes' rule), is float32;
+        // with float64 or an integer it is float64 (below), as numpy's float16.
+        (F16 | BF16, F32) | (F32, F16 | BF16) | (F16, BF16) | (BF16, F16) => F32,
         // int32/int64 with float32 need 53 mantissa bits, and int64 with float64 is float64.
         _ => F64,
     }
@@ -198,5 +201,9 @@ pub(crate) fn convert_scalar(value: Scalar, dtype: DType) -> Result<Scalar> {
         (Scalar::Float(f), DType::I32 | DType::I64) => Scalar::Int(float_to_int(f, dtype)?),
         (_, DType::F32) => Scalar::Float(f64::from(value.as_f64() as f32)),
         (_, DType::F64) => Scalar::Float(value.as_f64()),
+        (_, DType::F16 | DType::BF16) => {
+            let t = crate::Tensor::scalar(Scalar::Float(value.as_f64()), DType::F64)?;
+            Scalar::Float(crate::half::cast(&t, dtype)?.to_f64_vec()[0])
+        }
     })
 }

@@ -106,7 +106,15 @@ pub enum KernelError {
 }
 
 /// Every dtype, in the order kernels are registered.
-pub const DTYPES: [DType; 5] = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
+pub const DTYPES: [DType; 7] = [
+    DType::Bool,
+    DType::I32,
+    DType::I64,
+    DType::F32,
+    DType::F64,
+    DType::F16,
+    DType::BF16,
+];
 
 /// Whether calls of `p` on tensors dispatch to a kernel. The match is exhaustive so that every
 /// new primitive decides.

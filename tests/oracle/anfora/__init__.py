@@ -2,7 +2,7 @@
 that the differential corpus (tests/corpus) uses. It *defines* the semantics
 the compiler must reproduce; see _core.py and ops.py for the details."""
 
-from ._core import DType, Tensor, bool_, float32, float64, int32, int64
+from ._core import DType, Tensor, bool_, float16, float32, float64, int32, int64
 from . import ops
 from ._state import Parameter, set_seed
 
@@ -10,6 +10,7 @@ __all__ = [
     "DType",
     "Tensor",
     "bool_",
+    "float16",
     "float32",
     "float64",
     "int32",

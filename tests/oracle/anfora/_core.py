@@ -7,10 +7,12 @@ numpy scalars -- and numpy does the arithmetic (NEP 50 for Python scalars).
 Deliberate deviations from numpy (anfora's semantics):
   * integer/bool ``//`` and ``%`` with a zero divisor raise
     ``ZeroDivisionError("integer division or modulo by zero")``;
-  * only the dtypes bool, int32, int64, float32 and float64 exist: an operation
+  * only the dtypes bool, int32, int64, float16, float32 and float64 exist (float16
+    computes in float32 and rounds once, as numpy's float16 loops do): an operation
     whose numpy result has another dtype raises ``TypeError``, except the two
     documented cases: ``bool // % ** << >> bool`` (numpy's int8) is int64, and
     math functions of bool tensors (numpy's float16) compute in float64.
+    (bfloat16, which numpy lacks, is tested in tests/python.)
 """
 
 import operator
@@ -18,7 +20,7 @@ import warnings
 
 import numpy as np
 
-_NAMES = ("bool", "int32", "int64", "float32", "float64")
+_NAMES = ("bool", "int32", "int64", "float16", "float32", "float64")
 
 
 class _Named(np.ndarray):
@@ -59,6 +61,7 @@ class DType:
         return hash(self.name)
 
 
+float16 = DType("float16", "float16")
 float32 = DType("float32", "float32")
 float64 = DType("float64", "float64")
 int32 = DType("int32", "int32")
@@ -66,6 +69,7 @@ int64 = DType("int64", "int64")
 bool_ = DType("bool", "bool_")
 
 _BY_NAME = {
+    "float16": float16,
     "float32": float32,
     "float64": float64,
     "int32": int32,

@@ -56,6 +56,9 @@ fn fresh(t: &Tensor) -> Tensor {
         DType::I64 => Tensor::from_i64(t.as_i64_slice().unwrap().to_vec(), shape),
         DType::F32 => Tensor::from_f32(t.as_f32_slice().unwrap().to_vec(), shape),
         DType::F64 => Tensor::from_f64(t.as_f64_slice().unwrap().to_vec(), shape),
+        DType::F16 | DType::BF16 => {
+            Tensor::from_half_bits(t.as_half_bits().unwrap(), shape, t.dtype())
+        }
     }
     .unwrap()
 }
@@ -187,6 +190,7 @@ fn tensor_of(dtype: DType, shape: Vec<usize>) -> BoxedStrategy<Tensor> {
         )
         .prop_map(move |v| Tensor::from_f64(v, &shape).unwrap())
         .boxed(),
+        DType::F16 | DType::BF16 => unreachable!("fused kernels take no half inputs"),
     }
 }
 

@@ -10,6 +10,7 @@ mod binary;
 mod construct;
 mod convert;
 mod fused;
+mod half;
 mod math;
 mod matmul;
 mod memory;
