@@ -3,7 +3,7 @@
 
 use crate::alloc::{self, try_collect, try_filled};
 use crate::element::{Element, with_storage, with_type};
-use crate::shape::{broadcast_strides, compact_shape, gather, normalize_axis};
+use crate::shape::{compact_shape, normalize_axis};
 use crate::{DType, ErrorKind, Result, Tensor, TensorError};
 
 fn value_error(msg: impl Into<String>) -> TensorError {
@@ -82,7 +82,8 @@ pub(crate) fn arg_reduce(
             })
         })
     }
-    let out = with_storage!(&*x.storage, v => try_collect(&out_shape, run(v, (outer, n, inner), largest))?);
+    let out =
+        with_storage!(x.data(), v => try_collect(&out_shape, run(v, (outer, n, inner), largest))?);
     Tensor::from_vec(out, &out_shape)
 }
 
@@ -183,7 +184,7 @@ pub(crate) fn expand_dims(x: &Tensor, axes: &[i64]) -> Result<Tensor> {
     x.reshape(&out)
 }
 
-/// numpy's `broadcast_to` (a copy: tensors own contiguous storage).
+/// numpy's `broadcast_to`: a view (stretched axes have stride 0), as numpy's.
 pub(crate) fn broadcast_to(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
     let src = x.shape();
     let fits = src.len() <= shape.len()
@@ -206,10 +207,18 @@ pub(crate) fn broadcast_to(x: &Tensor, shape: &[usize]) -> Result<Tensor> {
         )));
     }
     alloc::check_size(shape, x.dtype())?;
-    let strides = broadcast_strides(src, shape);
-    let storage =
-        with_storage!(&*x.storage, v => Element::into_storage(gather(v, 0, shape, &strides)?));
-    Ok(Tensor::from_storage(storage, shape.to_vec()))
+    let own = x.strides();
+    let pad = shape.len() - src.len();
+    let strides = (0..shape.len())
+        .map(|i| {
+            if i < pad || src[i - pad] == 1 {
+                0
+            } else {
+                own[i - pad]
+            }
+        })
+        .collect();
+    x.view_of(x.offset(), shape.to_vec(), strides)
 }
 
 // ---- concat, stack, split -------------------------------------------------------------------------
@@ -266,7 +275,7 @@ pub(crate) fn concat(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
     let storage = with_type!(dtype, T => {
         let parts: Vec<&[T]> = cast
             .iter()
-            .map(|t| T::slice(&t.storage).expect("cast to the result dtype"))
+            .map(|t| T::slice(t.data()).expect("cast to the result dtype"))
             .collect();
         let blocks: Vec<usize> = cast.iter().map(|t| t.shape()[ax] * inner).collect();
         let iter = (0..outer).flat_map(|o| {
@@ -439,7 +448,7 @@ pub(crate) fn take(x: &Tensor, indices: &Tensor, axis: Option<i64>) -> Result<Te
     let (outer, n, inner, ax) = around(x.shape(), axis)?;
     let idx = take_indices(indices, n, ax)?;
     let shape = take_shape(x.shape(), indices.shape(), axis.map(|_| ax));
-    let storage = with_storage!(&*x.storage, v => {
+    let storage = with_storage!(x.data(), v => {
         let iter = (0..outer).flat_map(|o| {
             idx.iter()
                 .flat_map(move |&i| v[(o * n + i) * inner..(o * n + i + 1) * inner].iter().copied())
@@ -487,7 +496,7 @@ pub(crate) fn take_grad(
         Ok(out)
     }
     let dims = (outer, n, inner);
-    let storage = match &*d.storage {
+    let storage = match d.data() {
         crate::Storage::F32(v) => crate::Storage::F32(run(v, x_shape, &idx, dims)?),
         crate::Storage::F64(v) => crate::Storage::F64(run(v, x_shape, &idx, dims)?),
         _ => {
@@ -547,8 +556,8 @@ pub(crate) fn pad(x: &Tensor, widths: &[[usize; 2]], value: crate::Scalar) -> Re
     }
     alloc::check_size(&shape, x.dtype())?;
     let fill = Tensor::scalar(value, x.dtype())?;
-    let storage = with_storage!(&*x.storage, v => {
-        let fill = Element::slice(&fill.storage).expect("the same dtype")[0];
+    let storage = with_storage!(x.data(), v => {
+        let fill = Element::slice(fill.data()).expect("the same dtype")[0];
         let mut out = try_filled(&shape, fill)?;
         if ndim == 0 {
             out.copy_from_slice(v);

@@ -315,6 +315,7 @@ macro_rules! with_storage {
             $crate::Storage::F16(_) | $crate::Storage::BF16(_) => {
                 unreachable!("half-precision tensors reach kernels as float32")
             }
+            $crate::Storage::View(_) => unreachable!("views are read through Tensor::data"),
         }
     };
 }

@@ -6,7 +6,6 @@
 //! functions through the loops of [`crate::kernels`], so they give the same bits.
 
 use std::mem::MaybeUninit;
-use std::sync::Arc;
 
 use crate::alloc;
 use crate::element::{Element, with_storage, with_type};
@@ -545,7 +544,7 @@ struct Operand<'a, T> {
 
 fn operand<'a, T: Element>(t: &'a Tensor) -> Operand<'a, T> {
     Operand {
-        data: T::slice(&t.storage).expect("operand was cast to the compute dtype"),
+        data: T::slice(t.data()).expect("operand was cast to the compute dtype"),
         shape: &t.shape,
     }
 }
@@ -620,7 +619,7 @@ pub(crate) fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let b = b.try_cast(compute)?;
     // Every element of `b` is read when the output is non-empty, so scanning it is exact.
     if !out.contains(&0) {
-        check_int_operands(op, &b.storage)?;
+        check_int_operands(op, b.data())?;
     }
     let storage = with_type!(compute, T => T::visit_binary(op, Map2Sink {
         a: operand::<T>(&a),
@@ -675,8 +674,8 @@ pub(crate) fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
         UnaryOp::Pos => return Ok(a.clone()),
         // Abs of bool is the identity (and tensors are immutable, so the storage is shared).
         UnaryOp::Abs if dtype == DType::Bool => return Ok(a.clone()),
-        UnaryOp::LogicalNot => with_storage!(&*a.storage, v => unary_storage(op, v, &a.shape)?),
-        _ => with_storage!(&*a.try_cast(dtype)?.storage, v => unary_storage(op, v, &a.shape)?),
+        UnaryOp::LogicalNot => with_storage!(a.data(), v => unary_storage(op, v, &a.shape)?),
+        _ => with_storage!(a.try_cast(dtype)?.data(), v => unary_storage(op, v, &a.shape)?),
     };
     Ok(Tensor::from_storage(storage, a.shape.to_vec()))
 }
@@ -687,9 +686,9 @@ pub(crate) fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     // Refuse an oversized result before copying the operands.
     alloc::check_size(&out, dtype)?;
     let cond = cond.try_cast(DType::Bool)?;
-    let c = bool::slice(&cond.storage).expect("cast to bool");
+    let c = bool::slice(cond.data()).expect("cast to bool");
     let (x, y) = (x.try_cast(dtype)?, y.try_cast(dtype)?);
-    let storage = with_storage!(&*x.storage, xv => {
+    let storage = with_storage!(x.data(), xv => {
         let yv = operand(&y).data;
         Element::into_storage(map3(
             (c, &cond.shape),
@@ -813,7 +812,7 @@ pub(crate) fn binary_in_place(
     };
     let dtype = target.dtype();
     let (compute, result) = binary_types(op, promote_types(dtype, other.dtype()))?;
-    if compute != dtype || result != dtype || Arc::get_mut(&mut target.storage).is_none() {
+    if compute != dtype || result != dtype || target.storage_mut().is_none() {
         return fallback(&target);
     }
     let out = if target_left {
@@ -827,12 +826,12 @@ pub(crate) fn binary_in_place(
     let other = other.try_cast(compute)?;
     if !out.contains(&0) {
         let rhs = if target_left { &other } else { &target };
-        check_int_operands(op, &rhs.storage)?;
+        check_int_operands(op, rhs.data())?;
     }
     let n = out.iter().product::<usize>();
     let broadcast =
         (other.numel() != n && other.numel() != 1).then(|| BroadcastRead::new(&other.shape, &out));
-    let storage = Arc::get_mut(&mut target.storage).expect("checked unique above");
+    let storage = target.storage_mut().expect("checked unique above");
     with_type!(compute, T => {
         let data = T::vec_mut(storage).expect("the target has the compute dtype");
         T::visit_binary(op, InPlaceSink {
@@ -871,7 +870,7 @@ pub(crate) fn unary_in_place(op: UnaryOp, mut a: Tensor) -> Result<Tensor> {
     if dtype != a.dtype() {
         return unary(op, &a);
     }
-    let Some(storage) = Arc::get_mut(&mut a.storage) else {
+    let Some(storage) = a.storage_mut() else {
         return unary(op, &a);
     };
     match storage {
@@ -880,7 +879,7 @@ pub(crate) fn unary_in_place(op: UnaryOp, mut a: Tensor) -> Result<Tensor> {
         Storage::I64(v) => unary_in_place_typed(op, v),
         Storage::F32(v) => unary_in_place_typed(op, v),
         Storage::F64(v) => unary_in_place_typed(op, v),
-        Storage::F16(_) | Storage::BF16(_) => return unary(op, &a),
+        Storage::F16(_) | Storage::BF16(_) | Storage::View(_) => return unary(op, &a),
     }
     Ok(a)
 }

@@ -406,7 +406,7 @@ impl ElemFormat {
             let (lo, hi) = values.fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
             lo.to_string().len().max(hi.to_string().len())
         }
-        match &*t.storage {
+        match t.data() {
             Storage::Bool(_) => ElemFormat::Bool {
                 pad_true: t.ndim() > 0,
             },
@@ -430,6 +430,7 @@ impl ElemFormat {
                     .map(|&i| BF16Print(v[i].to_f32()))
                     .collect::<Vec<_>>(),
             )),
+            Storage::View(_) => unreachable!("data() is never a view"),
         }
     }
 
@@ -508,7 +509,7 @@ impl<'a> Layout<'a> {
 
     fn render(&self, axis: usize, offset: usize, indent: &str, width: usize) -> String {
         if axis == self.t.ndim() {
-            return self.fmt.format(&self.t.storage, offset);
+            return self.fmt.format(self.t.data(), offset);
         }
         let next_indent = format!("{indent} ");
         let next_width = width.saturating_sub(1);
@@ -595,7 +596,7 @@ pub(crate) fn repr(t: &Tensor, class: &str) -> String {
 
 pub(crate) fn to_str(t: &Tensor) -> String {
     if t.ndim() == 0 {
-        return match &*t.storage {
+        return match t.data() {
             Storage::Bool(v) => if v[0] { "True" } else { "False" }.to_string(),
             Storage::I32(v) => v[0].to_string(),
             Storage::I64(v) => v[0].to_string(),
@@ -603,6 +604,7 @@ pub(crate) fn to_str(t: &Tensor) -> String {
             Storage::F64(v) => float_scalar_str(v[0]),
             Storage::F16(v) => float_scalar_str(F16Print(v[0].to_f32())),
             Storage::BF16(v) => float_scalar_str(BF16Print(v[0].to_f32())),
+            Storage::View(_) => unreachable!("data() is never a view"),
         };
     }
     if t.numel() == 0 {

@@ -24,7 +24,7 @@
 //! already refuses the program.
 
 use std::mem::MaybeUninit;
-use std::sync::Arc;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::element::{Element, with_storage, with_type};
@@ -80,6 +80,7 @@ impl Const {
             Storage::F16(_) | Storage::BF16(_) => {
                 unreachable!("fused kernels are never built for half-precision tensors")
             }
+            Storage::View(_) => unreachable!("data() is never a view"),
         }
     }
 
@@ -395,7 +396,7 @@ impl FusedKernel {
                     };
                     let weak = weak_scalar_dtype(b, dt, s);
                     let t = Tensor::scalar(s, weak)?;
-                    Ok((Slot::Const(Const::first(&t.storage)), weak, None))
+                    Ok((Slot::Const(Const::first(t.data())), weak, None))
                 }
             }
         };
@@ -735,7 +736,7 @@ impl FusedKernel {
                 } else if t.numel() == n {
                     InputMode::Full
                 } else if t.numel() == 1 {
-                    InputMode::Splat(Const::first(&t.storage))
+                    InputMode::Splat(Const::first(t.data()))
                 } else {
                     regs.push(t.dtype());
                     InputMode::Gather(regs.len() - 1, BroadcastRead::new(t.shape(), &shape))
@@ -891,7 +892,7 @@ impl FusedKernel {
         // computes (the hardware prefetcher loses the stream between the steps).
         for (i, mode) in plan.inputs.iter().enumerate() {
             if matches!(mode, InputMode::Full) {
-                with_storage!(&*inputs[i].storage, v => {
+                with_storage!(inputs[i].data(), v => {
                     let next = &v[(start + len).min(v.len())..(start + 2 * len).min(v.len())];
                     prefetch(next.as_ptr() as usize, std::mem::size_of_val(next), false)
                 });
@@ -901,7 +902,7 @@ impl FusedKernel {
             if let InputMode::Gather(r, read) = mode {
                 let o = regs.offsets[*r];
                 with_storage!(&mut regs.bufs[*r], v => {
-                    gather(read, &inputs[i].storage, start, &mut v[o..o + len])
+                    gather(read, inputs[i].data(), start, &mut v[o..o + len])
                 });
             }
         }
@@ -916,7 +917,7 @@ impl FusedKernel {
             let mut args = [Const::Bool(false).val(); 3];
             for (a, arg) in args.iter_mut().zip(&step.args[..step.n_args]) {
                 *a = match *arg {
-                    Arg::Input(i) => with_storage!(&*inputs[i].storage, v => {
+                    Arg::Input(i) => with_storage!(inputs[i].data(), v => {
                         Element::any_val(Val::Slice(&v[start..start + len]))
                     }),
                     Arg::Reg(r) => regs.val(r, len),
@@ -1062,7 +1063,7 @@ impl FusedKernel {
             })
             .flatten();
         drop(refs);
-        let Some(i) = candidate.filter(|&i| Arc::get_mut(&mut inputs[i].storage).is_some()) else {
+        let Some(i) = candidate.filter(|&i| inputs[i].storage_mut().is_some()) else {
             return self.run(&inputs.iter().collect::<Vec<_>>());
         };
         let refs: Vec<&Tensor> = inputs.iter().collect();
@@ -1071,7 +1072,7 @@ impl FusedKernel {
         };
         drop(refs);
         with_type!(dtype, T => {
-            let storage = Arc::get_mut(&mut inputs[i].storage).expect("checked unique");
+            let storage = inputs[i].storage_mut().expect("checked unique");
             let mut v = std::mem::take(T::vec_mut(storage).expect("input of the output dtype"));
             let refs: Vec<&Tensor> = inputs.iter().collect();
             self.execute(&plan, &refs, Target::Reused(&mut v))

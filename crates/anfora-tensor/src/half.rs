@@ -19,12 +19,12 @@ impl Tensor {
     /// Whether this tensor is float16 or bfloat16.
     #[inline]
     pub fn is_half(&self) -> bool {
-        matches!(*self.storage, Storage::F16(_) | Storage::BF16(_))
+        self.dtype().is_half()
     }
 
     /// float16 or bfloat16 values as float32 (exact); other tensors as they are.
     pub fn widen(&self) -> Tensor {
-        let v: Vec<f32> = match &*self.storage {
+        let v: Vec<f32> = match self.data() {
             Storage::F16(v) => v.iter().map(|x| x.to_f32()).collect(),
             Storage::BF16(v) => v.iter().map(|x| x.to_f32()).collect(),
             _ => return self.clone(),
@@ -192,7 +192,7 @@ impl Tensor {
     /// The bits of a float16 or bfloat16 tensor's elements, in row-major order (no copy).
     pub fn as_half_bits(&self) -> Option<&[u16]> {
         use ::half::slice::HalfFloatSliceExt;
-        match &*self.storage {
+        match self.data() {
             Storage::F16(v) => Some(v.reinterpret_cast()),
             Storage::BF16(v) => Some(v.reinterpret_cast()),
             _ => None,

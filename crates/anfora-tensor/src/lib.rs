@@ -1,6 +1,9 @@
 //! anfora's tensor: an immutable n-d array with numpy semantics.
 //!
-//! Contiguous row-major storage shared behind an `Arc`, five compute dtypes plus float16 and
+//! Row-major storage shared behind an `Arc`, or a strided view of another tensor's storage
+//! (`transpose`, basic indexing and `broadcast_to` copy nothing; 2-D products read views in
+//! place through their strides, other kernels read a view's elements gathered once, on first
+//! use), five compute dtypes plus float16 and
 //! bfloat16 storage (computed in float32, see [`half`]), numpy broadcasting and type
 //! promotion (NEP 50 "weak" Python scalars), `gemm`-backed matmul, reductions,
 //! reshape/transpose, basic indexing, and printing that matches numpy's `repr`/`str` exactly.
@@ -322,12 +325,16 @@ enum Storage {
     /// Half-precision storage: kernels never see it (they get float32 copies, see `half`).
     F16(Vec<::half::f16>),
     BF16(Vec<::half::bf16>),
+    /// A strided view of another storage (never itself a view). Readers get the gathered
+    /// elements (`Tensor::data`), so kernels never meet this variant.
+    View(View),
 }
 
 fn storage_len(storage: &Storage) -> usize {
     match storage {
         Storage::F16(v) => v.len(),
         Storage::BF16(v) => v.len(),
+        Storage::View(_) => unreachable!("the length of a view's base is asked"),
         s => with_storage!(s, v => v.len()),
     }
 }
@@ -341,14 +348,32 @@ fn storage_dtype(storage: &Storage) -> DType {
         Storage::F64(_) => DType::F64,
         Storage::F16(_) => DType::F16,
         Storage::BF16(_) => DType::BF16,
+        Storage::View(v) => storage_dtype(&v.base),
     }
 }
 
-/// An immutable, contiguous, row-major n-d array. Cloning is cheap (shared storage).
+/// An immutable n-d array. Cloning is cheap (shared storage). It is either contiguous
+/// (row-major over all of `storage`) or a strided view of `storage` made by `transpose`, basic
+/// indexing or `broadcast_to` without copying: kernels that take strides read the view
+/// directly (2-D products), every other reader gets its row-major elements, gathered once on
+/// first read and kept with the view.
 #[derive(Clone)]
 pub struct Tensor {
     shape: Arc<[usize]>,
+    /// The elements, or a `Storage::View` of another tensor's (a view lives in the storage
+    /// slot, so a tensor stays three words and a register value four).
     storage: Arc<Storage>,
+}
+
+/// Where a view's elements are: the element at multi-index `i` is `base[offset + Σ i_k ·
+/// strides_k]`.
+#[derive(Clone, Debug)]
+struct View {
+    base: Arc<Storage>,
+    offset: isize,
+    strides: Box<[isize]>,
+    /// The elements in row-major order, gathered on first read.
+    dense: std::sync::OnceLock<Arc<Storage>>,
 }
 
 impl fmt::Debug for Tensor {
@@ -521,11 +546,7 @@ impl Tensor {
         }
         Ok(Tensor {
             shape: self.shape.clone(),
-            storage: Arc::new(elementwise::cast_storage(
-                &self.storage,
-                &self.shape,
-                dtype,
-            )?),
+            storage: Arc::new(elementwise::cast_storage(self.data(), &self.shape, dtype)?),
         })
     }
 
@@ -534,6 +555,15 @@ impl Tensor {
     pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         if a.is_half() || b.is_half() {
             return half::via_f32(&[a, b], |w| matmul::matmul(&w[0], &w[1]));
+        }
+        // A product of float matrices of one dtype reads views (`x.T`, `x[::2]`) in place.
+        if (a.is_view() || b.is_view())
+            && let (&[_, k], &[k2, _]) = (a.shape(), b.shape())
+            && k == k2
+            && a.dtype() == b.dtype()
+            && matches!(a.dtype(), DType::F32 | DType::F64)
+        {
+            return matmul::gemm(a, b, None, false, false);
         }
         matmul::matmul(a, b)
     }
@@ -573,7 +603,7 @@ impl Tensor {
         alloc::checked_numel_of(&shape, self.dtype())?;
         Ok(Tensor {
             shape: shape.into(),
-            storage: self.storage.clone(),
+            storage: self.dense(),
         })
     }
     /// `None` reverses the axes.
@@ -582,15 +612,16 @@ impl Tensor {
         if perm.iter().enumerate().all(|(i, &p)| i == p) {
             return Ok(self.clone());
         }
-        let strides = shape::contiguous_strides(&self.shape);
+        let strides = self.strides();
         let new_shape: Vec<usize> = perm.iter().map(|&p| self.shape[p]).collect();
         let new_strides: Vec<isize> = perm.iter().map(|&p| strides[p]).collect();
-        self.gather(0, new_shape, &new_strides)
+        self.view_of(self.offset(), new_shape, new_strides)
     }
-    /// numpy basic indexing.
+    /// numpy basic indexing (a view, as numpy's).
     pub fn index(&self, items: &[IndexItem]) -> Result<Tensor> {
-        let (offset, new_shape, strides) = shape::index_view(&self.shape, items)?;
-        self.gather(offset, new_shape, &strides)
+        let (offset, new_shape, strides) =
+            shape::index_view_strided(&self.shape, &self.strides(), items)?;
+        self.view_of(self.offset() + offset, new_shape, strides)
     }
 
     /// The gradient of basic indexing: zeros of `shape` holding `self` where `x[items]` reads
@@ -610,7 +641,7 @@ impl Tensor {
                 ),
             ));
         }
-        let storage = with_storage!(&*self.storage, v => {
+        let storage = with_storage!(self.data(), v => {
             let mut out = alloc::try_filled(shape, Element::from_bool(false))?;
             shape::scatter_view(&mut out, offset, &view, &strides, v);
             Element::into_storage(out)
@@ -882,17 +913,17 @@ impl Tensor {
     }
     /// Element `i` of the flattened tensor.
     pub fn get_flat(&self, i: usize) -> Scalar {
-        if let Some(v) = half::values_f64(&self.storage) {
+        if let Some(v) = half::values_f64(self.data()) {
             return Scalar::Float(v[i]);
         }
-        with_storage!(&*self.storage, v => v[i].to_scalar())
+        with_storage!(self.data(), v => v[i].to_scalar())
     }
     /// numpy's `bool(a)`: one element required.
     pub fn truth(&self) -> Result<bool> {
         match self.numel() {
-            1 => Ok(match half::values_f64(&self.storage) {
+            1 => Ok(match half::values_f64(self.data()) {
                 Some(v) => v[0] != 0.0,
-                None => with_storage!(&*self.storage, v => !v[0].is_zero()),
+                None => with_storage!(self.data(), v => !v[0].is_zero()),
             }),
             0 => Err(TensorError::new(
                 ErrorKind::Value,
@@ -916,7 +947,7 @@ impl Tensor {
                 && self.dtype() == other.dtype()
                 && self.as_half_bits() == other.as_half_bits();
         }
-        self.shape == other.shape && with_storage!(&*self.storage, v => same(v, &other.storage))
+        self.shape == other.shape && with_storage!(self.data(), v => same(v, other.data()))
     }
 
     // ----- printing ----------------------------------------------------------------------
@@ -965,59 +996,187 @@ impl Tensor {
         Ok(Tensor::from_storage(T::into_storage(data), shape.to_vec()))
     }
 
-    /// A contiguous copy of the strided view `(offset, shape, strides)` of this tensor.
-    fn gather(&self, offset: isize, shape: Vec<usize>, strides: &[isize]) -> Result<Tensor> {
-        if self.is_half() {
-            return half::via_f32(&[self], |w| w[0].gather(offset, shape, strides));
-        }
-        let storage = with_storage!(&*self.storage, v => {
-            Element::into_storage(shape::gather(v, offset, &shape, strides)?)
-        });
-        Ok(Tensor::from_storage(storage, shape))
-    }
-
     pub fn as_bool_slice(&self) -> Option<&[bool]> {
-        bool::slice(&self.storage)
+        bool::slice(self.data())
     }
     pub fn as_i32_slice(&self) -> Option<&[i32]> {
-        i32::slice(&self.storage)
+        i32::slice(self.data())
     }
     pub fn as_i64_slice(&self) -> Option<&[i64]> {
-        i64::slice(&self.storage)
+        i64::slice(self.data())
     }
     pub fn as_f32_slice(&self) -> Option<&[f32]> {
-        f32::slice(&self.storage)
+        f32::slice(self.data())
     }
     pub fn as_f64_slice(&self) -> Option<&[f64]> {
-        f64::slice(&self.storage)
+        f64::slice(self.data())
     }
 
     /// All elements converted to f64 (bools as 0/1), in row-major order.
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        if let Some(v) = half::values_f64(&self.storage) {
+        if let Some(v) = half::values_f64(self.data()) {
             return v;
         }
-        with_storage!(&*self.storage, v => v.iter().map(|&x| x.to_f64()).collect())
+        with_storage!(self.data(), v => v.iter().map(|&x| x.to_f64()).collect())
     }
 
     /// All elements as Python scalars, in row-major order.
     pub fn to_scalars(&self) -> Vec<Scalar> {
-        if let Some(v) = half::values_f64(&self.storage) {
+        if let Some(v) = half::values_f64(self.data()) {
             return v.into_iter().map(Scalar::Float).collect();
         }
-        with_storage!(&*self.storage, v => v.iter().map(|&x| x.to_scalar()).collect())
+        with_storage!(self.data(), v => v.iter().map(|&x| x.to_scalar()).collect())
     }
 
-    /// Whether the storage is uniquely owned (no other Tensor shares it), so that the `_owned`
-    /// ops and `FusedKernel::run_owned` can write into it.
+    /// Whether the storage is uniquely owned (no other Tensor shares it) and not a view, so
+    /// that the `_owned` ops and `FusedKernel::run_owned` can write into it.
     pub fn is_unique(&self) -> bool {
-        Arc::strong_count(&self.storage) == 1 && Arc::weak_count(&self.storage) == 0
+        self.view().is_none()
+            && Arc::strong_count(&self.storage) == 1
+            && Arc::weak_count(&self.storage) == 0
+    }
+
+    /// The storage to write into: `None` unless uniquely owned and not a view.
+    fn storage_mut(&mut self) -> Option<&mut Storage> {
+        if self.view().is_some() {
+            return None;
+        }
+        Arc::get_mut(&mut self.storage)
+    }
+
+    fn view(&self) -> Option<&View> {
+        match &*self.storage {
+            Storage::View(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The storage the elements are in (a view's base).
+    fn base(&self) -> &Arc<Storage> {
+        self.view().map_or(&self.storage, |v| &v.base)
+    }
+
+    /// Whether this tensor is a strided view (its elements are not its storage in order).
+    pub fn is_view(&self) -> bool {
+        self.view().is_some()
+    }
+
+    /// The same elements, contiguous (a view's are gathered once and kept).
+    pub fn contiguous(&self) -> Tensor {
+        Tensor {
+            shape: self.shape.clone(),
+            storage: self.dense(),
+        }
+    }
+
+    /// The elements in row-major order.
+    #[inline]
+    fn data(&self) -> &Storage {
+        match &*self.storage {
+            Storage::View(v) => v.dense.get_or_init(|| Arc::new(self.gather_view(v))),
+            s => s,
+        }
+    }
+
+    /// [`Tensor::data`] as a shared storage.
+    fn dense(&self) -> Arc<Storage> {
+        match &*self.storage {
+            Storage::View(v) => v
+                .dense
+                .get_or_init(|| Arc::new(self.gather_view(v)))
+                .clone(),
+            _ => self.storage.clone(),
+        }
+    }
+
+    fn gather_view(&self, v: &View) -> Storage {
+        fn pick<T: Copy>(src: &[T], offset: isize, shape: &[usize], strides: &[isize]) -> Vec<T> {
+            let n: usize = shape.iter().product();
+            let mut out = Vec::with_capacity(n);
+            shape::for_each_row(shape, [strides], [offset], |[o], len, [s]| {
+                out.extend((0..len).map(|j| src[(o + j as isize * s) as usize]));
+            });
+            out
+        }
+        let (o, sh, st) = (v.offset, &self.shape[..], &v.strides[..]);
+        match &*v.base {
+            Storage::F16(x) => Storage::F16(pick(x, o, sh, st)),
+            Storage::BF16(x) => Storage::BF16(pick(x, o, sh, st)),
+            s => with_storage!(s, x => Element::into_storage(
+                shape::gather(x, o, sh, st).expect("the view's size was checked when it was made")
+            )),
+        }
+    }
+
+    /// Whether a view's elements have been gathered (tests check that kernels reading strides
+    /// did not).
+    #[cfg(test)]
+    pub(crate) fn is_gathered(&self) -> bool {
+        self.view().is_some_and(|v| v.dense.get().is_some())
+    }
+
+    /// This tensor's strides over its storage, in elements.
+    fn strides(&self) -> std::borrow::Cow<'_, [isize]> {
+        match self.view() {
+            None => std::borrow::Cow::Owned(shape::contiguous_strides(&self.shape)),
+            Some(v) => std::borrow::Cow::Borrowed(&v.strides),
+        }
+    }
+
+    /// The storage itself (a view's elements are somewhere in it: see `matrix_layout`).
+    pub(crate) fn raw_storage(&self) -> &Storage {
+        self.base()
+    }
+
+    /// Where this tensor's first element is in its storage.
+    fn offset(&self) -> isize {
+        self.view().map_or(0, |v| v.offset)
+    }
+
+    /// The 2-D strides and storage offset to read this matrix in place, when it is one (a
+    /// view with non-negative strides, or contiguous).
+    pub(crate) fn matrix_layout(&self) -> Option<(isize, isize, isize)> {
+        match (self.view(), &self.shape[..]) {
+            (None, &[_, c]) => Some((0, c as isize, 1)),
+            (Some(v), &[_, _]) if v.strides.iter().all(|&s| s >= 0) => {
+                Some((v.offset, v.strides[0], v.strides[1]))
+            }
+            _ => None,
+        }
+    }
+
+    /// A view of this tensor's storage with `shape` and `strides` from `offset` (contiguous
+    /// again when that is what it reads).
+    fn view_of(&self, offset: isize, shape: Vec<usize>, strides: Vec<isize>) -> Result<Tensor> {
+        let n = alloc::checked_numel_of(&shape, self.dtype())?;
+        let base = self.base();
+        let dense = offset == 0
+            && n == storage_len(base)
+            && shape::contiguous_strides(&shape)
+                .iter()
+                .zip(&strides)
+                .zip(&shape)
+                .all(|((a, b), &d)| d <= 1 || a == b);
+        let storage = if dense {
+            base.clone()
+        } else {
+            Arc::new(Storage::View(View {
+                base: base.clone(),
+                offset,
+                strides: strides.into(),
+                dense: std::sync::OnceLock::new(),
+            }))
+        };
+        Ok(Tensor {
+            shape: shape.into(),
+            storage,
+        })
     }
 
     /// The address of the first element of the storage (to check buffer reuse; never
     /// dereference it).
     pub fn as_ptr_addr(&self) -> usize {
-        match &*self.storage {
+        match self.data() {
             Storage::F16(v) => v.as_ptr() as usize,
             Storage::BF16(v) => v.as_ptr() as usize,
             s => with_storage!(s, v => v.as_ptr() as usize),
@@ -1026,7 +1185,7 @@ impl Tensor {
 
     /// Whether two tensors share the same storage allocation (cheap clones and reshapes do).
     pub fn shares_storage(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.storage, &other.storage)
+        Arc::ptr_eq(self.base(), other.base())
     }
 }
 

@@ -6,7 +6,6 @@ use crate::promote::promote_types;
 use crate::shape::{broadcast_n, broadcast_strides, compact_shape, for_each_row, gather};
 use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
 use gemm::Parallelism;
-use std::sync::Arc;
 
 const SIGNATURE: &str = "(n?,k),(k,m?)->(n?,m?)";
 
@@ -70,6 +69,19 @@ impl Layout {
     }
 }
 
+impl Layout {
+    /// Whether a `rows×cols` matrix read with this layout stays inside `len` elements (the
+    /// strides are non-negative).
+    fn reads(self, len: usize, rows: usize, cols: usize) -> bool {
+        if self.row < 0 || self.col < 0 {
+            return false;
+        }
+        rows == 0
+            || cols == 0
+            || (rows - 1) * (self.row as usize) + (cols - 1) * (self.col as usize) < len
+    }
+}
+
 /// `dst (m×n) += lhs · rhs` with the operands read through `Layout`s.
 pub(crate) trait GemmElem: MatElem {
     #[allow(clippy::too_many_arguments)]
@@ -126,7 +138,7 @@ macro_rules! impl_gemm_elem {
                 accumulate: bool,
                 parallel: bool,
             ) {
-                assert!(dst.len() == m * n && lhs.len() == m * k && rhs.len() == k * n);
+                assert!(dst.len() == m * n && l.reads(lhs.len(), m, k) && r.reads(rhs.len(), k, n));
                 if dst.is_empty() {
                     return;
                 }
@@ -144,9 +156,9 @@ macro_rules! impl_gemm_elem {
                 // gemm adds the products to `dst` (`alpha = 1`, `read_dst`), which holds zeros or
                 // the accumulator: as in numpy, sums start from +0.0, so a product of -0.0 alone
                 // gives +0.0. Without `accumulate`, `dst` is overwritten.
-                // SAFETY: `lhs` holds an m×k matrix and `rhs` a k×n one (asserted above), stored
-                // row-major as themselves or as their transposes; `Layout::of` gives the strides
-                // that read exactly those elements, so every access stays inside the slices.
+                // SAFETY: `lhs` holds an m×k matrix and `rhs` a k×n one read through their
+                // layouts' non-negative strides, and the last element each reads is inside its
+                // slice (asserted above), so every access stays inside the slices.
                 // `dst` is a unique borrow of m×n elements written with row stride n.
                 unsafe {
                     gemm::gemm(
@@ -178,6 +190,29 @@ macro_rules! impl_gemm_elem {
 impl_gemm_elem!(f32);
 impl_gemm_elem!(f64);
 
+/// `t` itself when gemm can read it in place (contiguous, or a view with non-negative strides),
+/// else its contiguous copy.
+fn in_place(t: &Tensor) -> Tensor {
+    if t.matrix_layout().is_some() {
+        t.clone()
+    } else {
+        t.contiguous()
+    }
+}
+
+/// The elements of matrix `t` from its first one, and the layout that reads it (or its
+/// transpose) there.
+fn operand<T: GemmElem>(t: &Tensor, transposed: bool) -> (&[T], Layout) {
+    let (offset, row, col) = t.matrix_layout().expect("in_place checked");
+    let base = T::slice(t.raw_storage()).expect("dtype checked");
+    let layout = if transposed {
+        Layout { row: col, col: row }
+    } else {
+        Layout { row, col }
+    };
+    (&base[offset as usize..], layout)
+}
+
 fn gemm_error(message: String) -> TensorError {
     TensorError::new(ErrorKind::Value, format!("gemm: {message}"))
 }
@@ -189,11 +224,11 @@ fn accumulator<T: GemmElem>(c: Option<Tensor>, shape: &[usize]) -> Result<Vec<T>
         return try_filled(shape, T::zero());
     };
     if c.shape[..] == shape[..]
-        && let Some(v) = Arc::get_mut(&mut c.storage).and_then(T::vec_mut)
+        && let Some(v) = c.storage_mut().and_then(T::vec_mut)
     {
         return Ok(std::mem::take(v));
     }
-    let src = T::slice(&c.storage).expect("gemm: the accumulator has the operands' dtype");
+    let src = T::slice(c.data()).expect("gemm: the accumulator has the operands' dtype");
     gather(src, 0, shape, &broadcast_strides(&c.shape, shape))
 }
 
@@ -236,25 +271,24 @@ pub(crate) fn gemm(
     }
     let shape = vec![m, n];
     alloc::check_size(&shape, dtype)?;
-    let (la, lb) = (Layout::of(ac, transpose_a), Layout::of(bc, transpose_b));
     let dims = (m, k, n);
+    // Views (transposes, slices) are read through their strides, without a copy.
+    let (a, b) = (in_place(a), in_place(b));
     fn run<T: GemmElem>(
-        (a, la): (&Tensor, Layout),
-        (b, lb): (&Tensor, Layout),
+        a: (&Tensor, bool),
+        b: (&Tensor, bool),
         c: Option<Tensor>,
         (m, k, n): (usize, usize, usize),
     ) -> Result<Storage> {
         let mut dst = accumulator::<T>(c, &[m, n])?;
-        let (x, y) = (
-            T::slice(&a.storage).expect("dtype checked"),
-            T::slice(&b.storage).expect("dtype checked"),
-        );
+        let (x, la) = operand::<T>(a.0, a.1);
+        let (y, lb) = operand::<T>(b.0, b.1);
         T::gemm_into(&mut dst, x, la, y, lb, m, k, n);
         Ok(T::into_storage(dst))
     }
     let storage = match dtype {
-        DType::F32 => run::<f32>((a, la), (b, lb), c, dims)?,
-        DType::F64 => run::<f64>((a, la), (b, lb), c, dims)?,
+        DType::F32 => run::<f32>((&a, transpose_a), (&b, transpose_b), c, dims)?,
+        DType::F64 => run::<f64>((&a, transpose_a), (&b, transpose_b), c, dims)?,
         _ => unreachable!("checked float"),
     };
     Ok(Tensor::from_storage(storage, shape))
@@ -372,7 +406,7 @@ pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         n,
     };
     let (a, b) = (a.try_cast(dtype)?, b.try_cast(dtype)?);
-    let storage = match (&*a.storage, &*b.storage) {
+    let storage = match (a.data(), b.data()) {
         (Storage::Bool(x), Storage::Bool(y)) => Storage::Bool(plan.run(x, y)?),
         (Storage::I32(x), Storage::I32(y)) => Storage::I32(plan.run(x, y)?),
         (Storage::I64(x), Storage::I64(y)) => Storage::I64(plan.run(x, y)?),

@@ -610,7 +610,7 @@ fn dispatch2(
     f32_kernel: impl FnOnce(&[f32], &[f32]) -> Result<Vec<f32>>,
     f64_kernel: impl FnOnce(&[f64], &[f64]) -> Result<Vec<f64>>,
 ) -> Result<Storage> {
-    Ok(match (&*a.storage, &*b.storage) {
+    Ok(match (a.data(), b.data()) {
         (Storage::F32(x), Storage::F32(y)) => Storage::F32(f32_kernel(x, y)?),
         (Storage::F64(x), Storage::F64(y)) => Storage::F64(f64_kernel(x, y)?),
         _ => unreachable!("dtypes checked by nn_float_dtype"),
@@ -968,7 +968,7 @@ fn dispatch1(
     f64_kernel: impl FnOnce(&[f64]) -> Result<Vec<f64>>,
 ) -> Result<Storage> {
     nn_float_dtype(op, &[a.dtype()])?;
-    Ok(match &*a.storage {
+    Ok(match a.data() {
         Storage::F32(x) => Storage::F32(f32_kernel(x)?),
         Storage::F64(x) => Storage::F64(f64_kernel(x)?),
         _ => unreachable!("dtype checked by nn_float_dtype"),

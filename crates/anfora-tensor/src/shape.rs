@@ -306,6 +306,16 @@ pub(crate) fn index_view(
     shape: &[usize],
     items: &[IndexItem],
 ) -> Result<(isize, Vec<usize>, Vec<isize>)> {
+    index_view_strided(shape, &contiguous_strides(shape), items)
+}
+
+/// [`index_view`] of a tensor laid out with `in_strides`: the offset is relative to the
+/// tensor's first element.
+pub(crate) fn index_view_strided(
+    shape: &[usize],
+    in_strides: &[isize],
+    items: &[IndexItem],
+) -> Result<(isize, Vec<usize>, Vec<isize>)> {
     let ndim = shape.len();
     let mut consumed = 0;
     let mut seen_ellipsis = false;
@@ -331,7 +341,6 @@ pub(crate) fn index_view(
         ));
     }
 
-    let in_strides = contiguous_strides(shape);
     let mut offset = 0isize;
     let mut out_shape = Vec::new();
     let mut out_strides = Vec::new();

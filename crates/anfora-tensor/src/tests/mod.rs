@@ -27,6 +27,7 @@ mod scatter;
 mod shape;
 #[allow(clippy::approx_constant)]
 mod unary;
+mod views;
 
 pub(crate) const NAN: f64 = f64::NAN;
 pub(crate) const INF: f64 = f64::INFINITY;
