@@ -48,7 +48,7 @@ mod shape;
 #[cfg(test)]
 mod tests;
 
-pub use array_ops::{SplitSpec, pad_widths, split_bounds};
+pub use array_ops::{PadMode, SplitSpec, pad_widths, split_bounds};
 use element::{Element, with_storage};
 pub use fused::{FusedKernel, FusedOp};
 pub use nn::{
@@ -586,13 +586,21 @@ impl Tensor {
     ) -> Result<Tensor> {
         array_ops::take_grad(d, x_shape, indices, axis)
     }
-    /// numpy's `pad` in constant mode, with `widths` from [`pad_widths`].
-    pub fn pad(&self, widths: &[[usize; 2]], value: Scalar) -> Result<Tensor> {
-        array_ops::pad(self, widths, value)
+    /// numpy's `pad` with `widths` from [`pad_widths`]: `value` (cast to the dtype) around
+    /// the tensor in the constant mode, copies of its elements in the others.
+    pub fn pad(&self, widths: &[[usize; 2]], mode: PadMode, value: Scalar) -> Result<Tensor> {
+        array_ops::pad(self, widths, mode, value)
     }
-    /// The gradient of [`Tensor::pad`]: the interior of `d` shaped like `x`.
-    pub fn pad_grad(d: &Tensor, x_shape: &[usize], widths: &[[usize; 2]]) -> Result<Tensor> {
-        array_ops::pad_grad(d, x_shape, widths)
+    /// The gradient of [`Tensor::pad`] (its adjoint in `x`), shaped like `x`: the interior of
+    /// `d` in the constant mode; in the others, every element of `d` added into the element
+    /// it copies.
+    pub fn pad_grad(
+        d: &Tensor,
+        x_shape: &[usize],
+        widths: &[[usize; 2]],
+        mode: PadMode,
+    ) -> Result<Tensor> {
+        array_ops::pad_grad(d, x_shape, widths, mode)
     }
 
     // ----- neural-network kernels ------------------------------------------------------------
