@@ -23,13 +23,16 @@ __all__ = [
     "MSELoss",
     "Momentum",
     "ParameterTuple",
+    "ReflectionPad2d",
     "ReLU",
+    "ReplicationPad2d",
     "SGD",
     "SequentialCell",
     "SoftmaxCrossEntropyWithLogits",
     "Tanh",
     "TrainOneStepCell",
     "WithLossCell",
+    "ZeroPad2d",
 ]
 
 
@@ -252,6 +255,45 @@ class AvgPool2d(_Pool2d):
 
     def construct(self, x):
         return ops.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+def _padding4(v):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (v, v, v, v)
+    v = tuple(v)
+    if len(v) != 4 or not all(isinstance(i, int) and not isinstance(i, bool) for i in v):
+        raise TypeError(f"padding must be an int or 4 ints (left, right, top, bottom), got {v!r}")
+    return v
+
+
+class _Pad2d(Cell):
+    def __init__(self, padding):
+        self.padding = _padding4(padding)
+
+
+class ReflectionPad2d(_Pad2d):
+    """Pads the last two axes of (N, C, H, W) or (C, H, W) input with their reflection
+    (`ops.reflection_pad2d`): `padding` an int or (left, right, top, bottom), each less than
+    the size of its axis."""
+
+    def construct(self, x):
+        return ops.reflection_pad2d(x, self.padding)
+
+
+class ReplicationPad2d(_Pad2d):
+    """Pads the last two axes of (N, C, H, W) or (C, H, W) input with copies of their edge
+    elements (`ops.replication_pad2d`): `padding` an int or (left, right, top, bottom)."""
+
+    def construct(self, x):
+        return ops.replication_pad2d(x, self.padding)
+
+
+class ZeroPad2d(_Pad2d):
+    """Pads the last two axes of (N, C, H, W) or (C, H, W) input with zeros
+    (`ops.zero_pad2d`): `padding` an int or (left, right, top, bottom)."""
+
+    def construct(self, x):
+        return ops.zero_pad2d(x, self.padding)
 
 
 class GELU(Cell):

@@ -41,7 +41,7 @@ def running_lse(chunks):
 def depth(x, n):
     if n == 0:
         return x
-    return depth(ops.pad(x, 1, value=n), n - 1)
+    return depth(ops.pad(x, 1, constant_values=n), n - 1)
 
 
 def main():

@@ -1,10 +1,10 @@
-# ValueError: ops.pad's value is converted to the tensor's dtype, and NaN has no
-# integer value.
+# ValueError: ops.pad's constant_values is converted to the tensor's dtype, and NaN
+# has no integer value.
 from anfora import ops
 
 
 def frame(x, v):
-    return ops.pad(x, 1, value=v)
+    return ops.pad(x, 1, constant_values=v)
 
 
 def main():

@@ -20,7 +20,8 @@ BUILTINS = {
     "any", "all",
 }
 TYPE_NAMES = {"int", "float", "bool", "str", "tuple", "list"}
-TENSOR_METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "astype", "item"}
+TENSOR_METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "permute", "astype",
+                  "item"}
 # Methods of Parameters (the update primitives).
 PARAMETER_METHODS = {"assign", "assign_add", "assign_sub"}
 TENSOR_ATTRS = {"shape", "dtype", "ndim", "size", "T"}

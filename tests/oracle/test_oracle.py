@@ -612,12 +612,12 @@ def test_pad():
         got = ops.pad(x, width)
         ref = np.pad(x._a, width)
         assert got._a.tolist() == ref.tolist() and dt(got) == "int64"
-    assert ops.pad(x, 1, 7)._a.tolist() == np.pad(x._a, 1, constant_values=7).tolist()
-    assert ops.pad(x, (0, 1), value=2.9)._a.tolist() == np.pad(x._a, (0, 1), constant_values=2).tolist()
-    f = ops.pad(ops.tensor([1.0]), 1, value=ops.tensor([0.25]))
+    assert ops.pad(x, 1, "constant", 7)._a.tolist() == np.pad(x._a, 1, constant_values=7).tolist()
+    assert ops.pad(x, (0, 1), constant_values=2.9)._a.tolist() == np.pad(x._a, (0, 1), constant_values=2).tolist()
+    f = ops.pad(ops.tensor([1.0]), 1, constant_values=ops.tensor([0.25]))
     assert dt(f) == "float32" and f._a.tolist() == [0.25, 1.0, 0.25]
-    assert ops.pad(ops.tensor([True]), 1, 2)._a.tolist() == [True, True, True]
-    assert str(ops.pad(ops.tensor([1.0]), 1, float("nan"))) == "[nan  1. nan]"
+    assert ops.pad(ops.tensor([True]), 1, constant_values=2)._a.tolist() == [True, True, True]
+    assert str(ops.pad(ops.tensor([1.0]), 1, constant_values=float("nan"))) == "[nan  1. nan]"
     assert ops.pad(ops.tensor(5), 3)._a.tolist() == 5
     assert ops.pad(ops.zeros((0, 2)), 1).shape == (2, 4)
     msg = ("operands could not be broadcast together with remapped shapes "
@@ -632,13 +632,110 @@ def test_pad():
         ops.pad(x, ((1, 2), 3))
     with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects pad_width as an int or \(nested\) tuples of ints$"):
         ops.pad(x, 1.5)
-    with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects a number as its value, got str$"):
-        ops.pad(x, 1, "a")
-    with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects a number as its value, got Tensor$"):
-        ops.pad(x, 1, ops.tensor([1, 2]))
+    with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects a number as its constant_values, got str$"):
+        ops.pad(x, 1, constant_values="a")
+    with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects a number as its constant_values, got Tensor$"):
+        ops.pad(x, 1, "constant", ops.tensor([1, 2]))
     with pytest.raises(ValueError, match=r"^cannot convert float NaN to integer$"):
-        ops.pad(x, 1, float("nan"))
+        ops.pad(x, 1, constant_values=float("nan"))
     with pytest.raises(OverflowError, match=r"^cannot convert float infinity to integer$"):
-        ops.pad(x, 1, float("-inf"))
+        ops.pad(x, 1, constant_values=float("-inf"))
     with pytest.raises(OverflowError, match=r"^Python integer 2147483648 out of bounds for int32$"):
-        ops.pad(ops.tensor([1], dtype="int32"), 1, 2 ** 31)
+        ops.pad(ops.tensor([1], dtype="int32"), 1, constant_values=2 ** 31)
+
+
+def test_pad_modes():
+    x = ops.arange(6).reshape(2, 3)
+    for mode in ("constant", "edge", "reflect", "symmetric"):
+        for width in (1, (2,), (1, 2), ((1, 0), (0, 2)), ((7, 5), (9, 4)), 0):
+            got = ops.pad(x, width, mode)
+            assert got._a.tolist() == np.pad(x._a, width, mode).tolist() and dt(got) == "int64"
+            assert ops.pad(x, width, mode=mode)._a.tolist() == got._a.tolist()
+        f = ops.tensor([1.5, -2.5, 4.0])
+        assert dt(ops.pad(f, 4, mode)) == "float32"
+        assert ops.pad(f, (5, 8), mode)._a.tolist() == np.pad(f._a, (5, 8), mode).tolist()
+        assert ops.pad(ops.tensor(5), 3, mode)._a.tolist() == 5
+        assert ops.pad(ops.zeros((0, 2)), ((0, 0), (1, 2)), mode).shape == (0, 5)
+        b = ops.tensor([True, False])
+        assert ops.pad(b, 3, mode)._a.tolist() == np.pad(b._a, 3, mode).tolist()
+    # A single element reflects onto itself (numpy's legacy: as 'edge').
+    assert ops.pad(ops.tensor([[5], [6]]), ((0, 0), (2, 1)), "reflect")._a.tolist() == [[5] * 4, [6] * 4]
+    # None is "not given": 0 in the constant mode, accepted by the others.
+    assert ops.pad(x, 1, "edge", None)._a.tolist() == np.pad(x._a, 1, "edge").tolist()
+    assert ops.pad(x, 1, constant_values=None)._a.tolist() == np.pad(x._a, 1).tolist()
+    with pytest.raises(ValueError, match=r"^mode 'foo' is not supported$"):
+        ops.pad(x, 1, "foo")
+    with pytest.raises(ValueError, match=r"^mode '3' is not supported$"):
+        ops.pad(x, 1, 3)
+    with pytest.raises(ValueError, match=r"^mode 'wrap' is not supported by ops\.pad \(its modes are "
+                       r"'constant', 'edge', 'reflect' and 'symmetric'\)$"):
+        ops.pad(x, 1, mode="wrap")
+    for mode in ("edge", "reflect", "symmetric"):
+        with pytest.raises(ValueError, match=r"^unsupported keyword arguments for mode '%s': "
+                           r"\{'constant_values'\}$" % mode):
+            ops.pad(x, 1, mode, 0)
+        with pytest.raises(ValueError, match=r"^can't extend empty axis 1 using modes other than "
+                           r"'constant' or 'empty'$"):
+            ops.pad(ops.zeros((2, 0)), ((1, 1), (0, 1)), mode)
+    # The widths are checked before the mode, the mode before constant_values.
+    with pytest.raises(ValueError, match=r"^index can't contain negative values$"):
+        ops.pad(x, -1, "foo")
+    with pytest.raises(ValueError, match=r"^mode 'foo' is not supported$"):
+        ops.pad(x, 1, "foo", 1)
+
+
+def test_pad2d():
+    x = ops.arange(24).reshape(1, 2, 3, 4)
+    for fn, mode in ((ops.reflection_pad2d, "reflect"), (ops.replication_pad2d, "edge"),
+                     (ops.zero_pad2d, "constant")):
+        for padding, hw in ((1, ((1, 1), (1, 1))), ((2, 0, 1, 2), ((1, 2), (2, 0))),
+                            ([0, 3, 2, 0], ((2, 0), (0, 3)))):
+            got = fn(x, padding)
+            assert got._a.tolist() == np.pad(x._a, ((0, 0), (0, 0)) + hw, mode).tolist()
+            assert fn(x[0], padding)._a.tolist() == np.pad(x._a[0], ((0, 0),) + hw, mode).tolist()
+    assert ops.replication_pad2d(x, 5).shape == (1, 2, 13, 14)
+    assert ops.zero_pad2d(ops.zeros((1, 0, 2)), 1).shape == (1, 2, 4)
+    with pytest.raises(ValueError, match=r"^reflection_pad2d: padding \(0, 4\) of the width must be "
+                       r"less than its size 4 \(axis 3 of shape \(1, 2, 3, 4\)\)$"):
+        ops.reflection_pad2d(x, (0, 4, 0, 0))
+    with pytest.raises(ValueError, match=r"^reflection_pad2d: padding \(3, 3\) of the height must be "
+                       r"less than its size 3 \(axis 1 of shape \(2, 3, 4\)\)$"):
+        ops.reflection_pad2d(x[0], 3)
+    with pytest.raises(ValueError, match=r"^replication_pad2d: expected a 4-D input \(N, C, H, W\) or "
+                       r"a 3-D one \(C, H, W\), got shape \(3, 4\)$"):
+        ops.replication_pad2d(x[0, 0], 1)
+    with pytest.raises(ValueError, match=r"^zero_pad2d: padding must be an int or 4 ints \(left, right, "
+                       r"top, bottom\), got 2$"):
+        ops.zero_pad2d(x, (1, 2))
+    with pytest.raises(ValueError, match=r"^zero_pad2d: padding must be non-negative, got \(1, -1, 0, 0\)$"):
+        ops.zero_pad2d(x, (1, -1, 0, 0))
+    with pytest.raises(TypeError, match=r"^ops\.zero_pad2d\(\) expects padding as an int or a tuple of 4 "
+                       r"ints \(left, right, top, bottom\), got float$"):
+        ops.zero_pad2d(x, 1.5)
+    with pytest.raises(ValueError, match=r"^can't extend empty axis 2 using modes other than 'constant' "
+                       r"or 'empty'$"):
+        ops.replication_pad2d(ops.zeros((1, 1, 0, 2)), 1)
+
+
+def test_permute_unsqueeze_index_select():
+    x = ops.arange(24).reshape(2, 3, 4)
+    assert ops.permute(x, (2, 0, 1))._a.tolist() == x._a.transpose(2, 0, 1).tolist()
+    assert x.permute(1, 2, 0)._a.tolist() == x._a.transpose(1, 2, 0).tolist()
+    assert x.permute([0, 2, 1]).shape == (2, 4, 3)
+    assert ops.unsqueeze(x, -1).shape == (2, 3, 4, 1) and ops.unsqueeze is ops.expand_dims
+    idx = ops.tensor([3, 0, -1], dtype="int32")
+    assert ops.index_select(x, 2, idx)._a.tolist() == np.take(x._a, [3, 0, -1], axis=2).tolist()
+    assert ops.index_select(x, 0, ops.tensor([], dtype="int64")).shape == (0, 3, 4)
+    with pytest.raises(TypeError, match=r"^ops\.permute\(\) needs axes, not None$"):
+        ops.permute(x, None)
+    with pytest.raises(TypeError, match=r"^permute\(\) needs the axes$"):
+        x.permute()
+    with pytest.raises(TypeError, match=r"^ops\.index_select\(\) expects an int32 or int64 index, got bool$"):
+        ops.index_select(x, 0, ops.tensor([True]))
+    with pytest.raises(TypeError, match=r"^ops\.index_select\(\) expects index as a 1-D int32 or int64 "
+                       r"tensor, got list$"):
+        ops.index_select(x, 0, [1])
+    with pytest.raises(ValueError, match=r"^ops\.index_select\(\) expects a 1-D index, got shape \(\)$"):
+        ops.index_select(x, 0, ops.tensor(1))
+    with pytest.raises(IndexError, match=r"^index 3 is out of bounds for axis 1 with size 3$"):
+        ops.index_select(x, 1, ops.tensor([3]))

@@ -156,3 +156,67 @@ def test_training_step_through_dropout_uses_the_forward_mask():
     assert len(set(losses)) == 3  # a new mask every step
     net.set_train(False)
     np.testing.assert_allclose(np.asarray(net(t(x))), x * w.numpy(), rtol=0)
+
+
+def test_padding_layers_match_numpy_and_compile():
+    x = np.arange(2 * 3 * 3 * 4, dtype=np.float32).reshape(2, 3, 3, 4)
+    cases = [
+        (nn.ReflectionPad2d((1, 3, 2, 0)), "reflect", ((2, 0), (1, 3))),
+        (nn.ReflectionPad2d(2), "reflect", ((2, 2), (2, 2))),
+        (nn.ReplicationPad2d((0, 5, 4, 1)), "edge", ((4, 1), (0, 5))),
+        (nn.ZeroPad2d([1, 0, 0, 2]), "constant", ((0, 2), (1, 0))),
+    ]
+    for layer, mode, hw in cases:
+        want = np.pad(x, ((0, 0), (0, 0)) + hw, mode)
+        got = layer(t(x))
+        assert got.dtype == anfora.float32
+        np.testing.assert_array_equal(np.asarray(got), want)
+        # (C, H, W) input too, and the op the layer calls, eagerly.
+        np.testing.assert_array_equal(np.asarray(layer(t(x[0]))), np.pad(x[0], ((0, 0),) + hw, mode))
+    assert nn.ZeroPad2d(1).padding == (1, 1, 1, 1)
+    with pytest.raises(TypeError, match="padding must be an int or 4 ints"):
+        nn.ReflectionPad2d((1, 2))
+    # PyTorch's limit: a compile error in the layer (shapes are known), a ValueError eagerly.
+    msg = r"padding \(3, 3\) of the height must be less than its size 3"
+    with pytest.raises(anfora.CompileError, match=msg):
+        nn.ReflectionPad2d(3)(t(np.zeros((1, 1, 3, 5), np.float32)))
+    with pytest.raises(ValueError, match=msg):
+        ops.reflection_pad2d(t(np.zeros((1, 1, 3, 5), np.float32)), 3)
+
+
+def test_gradients_through_padding_layers_match_finite_differences():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(1, 2, 3, 4))
+    w = rng.normal(size=(3, 2, 1, 1))
+
+    for layer, mode, hw in [
+        (nn.ReflectionPad2d((2, 1, 1, 2)), "reflect", ((1, 2), (2, 1))),
+        (nn.ReplicationPad2d(3), "edge", ((3, 3), (3, 3))),
+        (nn.ZeroPad2d((0, 1, 2, 0)), "constant", ((2, 0), (0, 1))),
+    ]:
+        conv = nn.Conv2d(2, 3, 1, pad_mode="valid", dtype="float64")
+        conv.weight.set_data(w)
+
+        class Net(nn.Cell):
+            def __init__(self):
+                self.pad = layer
+                self.conv = conv
+
+            def construct(self, x):
+                y = self.conv(self.pad(x))
+                return ops.sum(ops.sin(y))
+
+        def f(xv):
+            p = np.pad(xv, ((0, 0), (0, 0)) + hw, mode)
+            return np.sum(np.sin(np.einsum("nchw,oc->nohw", p, w[:, :, 0, 0])))
+
+        net = Net()
+        gx = np.asarray(anfora.grad(net.construct)(t(x)))
+        eps = 1e-6
+        fd = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            xp, xm = x.copy(), x.copy()
+            xp[idx] += eps
+            xm[idx] -= eps
+            fd[idx] = (f(xp) - f(xm)) / (2 * eps)
+        np.testing.assert_allclose(gx, fd, rtol=1e-6, atol=1e-8)

@@ -199,3 +199,57 @@ def test_eager_methods_operators_and_parameters_follow_compiled_semantics():
     assert p.numpy().dtype == np.float32
     with pytest.raises(ValueError):
         p.assign(anfora.tensor(np.ones(3, np.float32)))
+
+
+def test_pad_modes_and_aliases_match_numpy_eagerly_and_compiled():
+    a = np.arange(12, dtype=np.int64).reshape(3, 4)
+    for mode in ("constant", "edge", "reflect", "symmetric"):
+        for width in (1, (2, 7), ((1, 0), (9, 3))):
+            want = np.pad(a, width, mode)
+            np.testing.assert_array_equal(np.asarray(ops.pad(t(a), width, mode)), want)
+            np.testing.assert_array_equal(np.asarray(ops.pad(t(a), width, mode=mode)), want)
+    np.testing.assert_array_equal(
+        np.asarray(ops.pad(t(a), 2, constant_values=-5)), np.pad(a, 2, constant_values=-5)
+    )
+
+    @anfora.jit
+    def framed(x, mode):
+        return ops.pad(x, ((2, 3), (5, 1)), mode)
+
+    for mode in ("edge", "reflect", "symmetric"):
+        np.testing.assert_array_equal(np.asarray(framed(t(a), mode)), np.pad(a, ((2, 3), (5, 1)), mode))
+    x = np.arange(24).reshape(2, 3, 4)
+    np.testing.assert_array_equal(np.asarray(ops.permute(t(x), (2, 0, 1))), x.transpose(2, 0, 1))
+    np.testing.assert_array_equal(np.asarray(t(x).permute(1, 2, 0)), x.transpose(1, 2, 0))
+    np.testing.assert_array_equal(np.asarray(t(x).permute((0, 2, 1))), x.transpose(0, 2, 1))
+    assert ops.unsqueeze(t(x), 1).shape == (2, 1, 3, 4)
+    idx = np.array([2, 0, 2], dtype=np.int32)
+    np.testing.assert_array_equal(np.asarray(ops.index_select(t(x), 1, t(idx))), np.take(x, idx, axis=1))
+
+
+def test_pad_and_alias_errors_are_numpy_s():
+    a = t(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"^mode 'foo' is not supported$"):
+        ops.pad(a, 1, "foo")
+    with pytest.raises(ValueError, match=r"^unsupported keyword arguments for mode 'edge': \{'constant_values'\}$"):
+        ops.pad(a, 1, "edge", constant_values=0)
+    with pytest.raises(ValueError, match=r"^can't extend empty axis 0 using modes other than 'constant' or 'empty'$"):
+        ops.pad(t(np.zeros((0, 3))), 1, "reflect")
+    with pytest.raises(TypeError, match=r"^ops\.index_select\(\) expects an int32 or int64 index, got float64$"):
+        ops.index_select(a, 0, t(np.array([0.0])))
+    with pytest.raises(ValueError, match=r"^ops\.index_select\(\) expects a 1-D index, got shape \(1, 1\)$"):
+        ops.index_select(a, 0, t(np.array([[0]])))
+    with pytest.raises(TypeError, match="required positional argument: 'axes'"):
+        ops.permute(a)
+    with pytest.raises(TypeError, match=r"^permute\(\) needs the axes$"):
+        a.permute()
+
+    @anfora.jit
+    def chosen(x):
+        mode = "edge"
+        if ops.sum(x) > 0:
+            mode = "reflect"
+        return ops.pad(x, 1, mode)
+
+    with pytest.raises(anfora.CompileError, match="E0304"):
+        chosen(a)

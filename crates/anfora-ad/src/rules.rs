@@ -336,7 +336,7 @@ pub fn backward(
             let shape = op!(GetAttr, x[0], name);
             g[0] = Some(op!(Reshape, d, shape));
         }
-        Transpose => g[0] = Some(op!(TransposeGrad, d, x[1])),
+        Transpose | Permute => g[0] = Some(op!(TransposeGrad, d, x[1])),
         Squeeze | ExpandDims => {
             let shape = shape_of(e, x[0]);
             g[0] = Some(op!(Reshape, d, shape));
@@ -367,18 +367,39 @@ pub fn backward(
             }
         }
         Pad => {
-            let inner = op!(PadGrad, d, x[0], x[1]);
+            let inner = op!(PadGrad, d, x[0], x[1], x[2]);
             if need(0) {
                 g[0] = Some(op!(SumToShape, inner, x[0]));
             }
-            // The padding value's sensitivity: everything outside the interior.
-            if need(2) {
+            // The padding value's sensitivity: everything outside the interior (in the other
+            // modes every element of `d` flows back into `x`, so this is zero, and
+            // `constant_values` is None there anyway).
+            if need(3) {
                 let none = e.konst(Const::None);
                 let no = e.konst(Const::Bool(false));
                 let all = op!(ReduceSum, d, none, no);
                 let kept = op!(ReduceSum, inner, none, no);
                 let t = op!(Sub, all, kept);
-                g[2] = Some(op!(SumToShape, t, x[2]));
+                g[3] = Some(op!(SumToShape, t, x[3]));
+            }
+        }
+        // Each 2-D padding is a pad of its mode.
+        ReflectionPad2D | ReplicationPad2D | ZeroPad2D => {
+            if need(0) {
+                let mode = match p {
+                    ReflectionPad2D => "reflect",
+                    ReplicationPad2D => "edge",
+                    _ => "constant",
+                };
+                let mode = e.konst(Const::str(mode));
+                let t = op!(Pad2DGrad, d, x[0], x[1], mode);
+                g[0] = Some(op!(SumToShape, t, x[0]));
+            }
+        }
+        IndexSelect => {
+            if need(0) {
+                let t = op!(TakeGrad, d, x[0], x[2], x[1]);
+                g[0] = Some(op!(SumToShape, t, x[0]));
             }
         }
         TakeGrad => {
@@ -386,10 +407,38 @@ pub fn backward(
                 g[0] = Some(op!(Take, d, x[2], x[3]));
             }
         }
+        // Linear in d: the adjoint of the adjoint is the pad itself (zeros around in the
+        // constant mode).
         PadGrad => {
             if need(0) {
-                let zero = e.konst(Const::Int(0));
-                g[0] = Some(op!(Pad, d, x[2], zero));
+                let none = e.konst(Const::None);
+                g[0] = Some(op!(Pad, d, x[2], x[3], none));
+            }
+        }
+        // Linear in d: its adjoint is the 2-D padding of its mode.
+        Pad2DGrad => {
+            if need(0) {
+                let forward = match e.m.constant(x[3]) {
+                    Some(Const::Str(m)) if &**m == "reflect" => Some(ReflectionPad2D),
+                    Some(Const::Str(m)) if &**m == "edge" => Some(ReplicationPad2D),
+                    Some(Const::Str(m)) if &**m == "constant" => Some(ZeroPad2D),
+                    _ => None,
+                };
+                g[0] = Some(match forward {
+                    Some(f) => op!(f, d, x[2]),
+                    // The rule above always gives the mode as a constant; a mode known only
+                    // at run time chooses the padding then.
+                    None => {
+                        let (r, ed) = (e.konst(Const::str("reflect")), e.konst(Const::str("edge")));
+                        let is_reflect = op!(Eq, x[3], r);
+                        let is_edge = op!(Eq, x[3], ed);
+                        let [kr, ke, kz] = [ReflectionPad2D, ReplicationPad2D, ZeroPad2D]
+                            .map(|f| e.konst(Const::Prim(f)));
+                        let other = op!(Switch, is_edge, ke, kz);
+                        let f = op!(Switch, is_reflect, kr, other);
+                        e.m.apply(e.graph, vec![f, d, x[2]], e.span)
+                    }
+                });
             }
         }
         // Linear in d: their adjoints join the tuple sensitivity back.

@@ -608,19 +608,189 @@ fn take_and_pad_gradients() {
         "ops.gather(x, ops.tensor([1, 1]), axis=0) * 2.0",
         "ops.take(x, 3) * x",
         "ops.pad(x, 1)",
-        "ops.pad(x, ((0, 2), (1, 0)), value=0.5) * ops.pad(x, ((2, 0), (0, 1)))",
+        "ops.pad(x, ((0, 2), (1, 0)), constant_values=0.5) * ops.pad(x, ((2, 0), (0, 1)))",
     ] {
         let body = format!("def f(x):\n    return ops.sum(ops.sin({call} * 1.3))");
         check(&body, &[tensor(&[3, 4], 91)]);
     }
     // The padding value gets the sensitivity of the border.
     check(
-        "def f(x, v):\n    return ops.sum(ops.sin(ops.pad(x, (1, 2), value=v[0])))",
+        "def f(x, v):\n    return ops.sum(ops.sin(ops.pad(x, (1, 2), constant_values=v[0])))",
         &[tensor(&[2, 3], 92), tensor(&[1], 93)],
     );
     // Second order.
     let body = "def inner(x):\n    return ops.sum(ops.sin(ops.take(ops.pad(x, 1), ops.tensor([0, 2, 2]), axis=1)))\n\ndef f(x):\n    return ops.sum(ops.cos(grad(inner)(x)))";
     check_with(body, &[tensor(&[3, 4], 94)], 1e-5);
+}
+
+/// Pads of every mode, widths within and beyond the axis (x is 3 x 4), a single-element axis
+/// reflected, and a non-uniform sensitivity (sin of the padded tensor times a ramp).
+const PAD_CALLS: &[&str] = &[
+    "ops.pad(x, ((1, 2), (3, 1)), 'reflect')",
+    "ops.pad(x, ((2, 5), (7, 4)), 'reflect')",
+    "ops.pad(x[:, :1], ((1, 1), (3, 2)), 'reflect')",
+    "ops.pad(x, ((2, 1), (0, 3)), 'symmetric')",
+    "ops.pad(x, ((4, 6), (9, 5)), mode='symmetric')",
+    "ops.pad(x, 2, 'edge')",
+    "ops.pad(x, ((0, 3), (5, 1)), mode='edge')",
+    "ops.pad(x, ((1, 2), (3, 1)), 'constant')",
+    "ops.pad(ops.pad(x, 1, 'reflect'), (0, 2), 'edge')",
+];
+
+fn ramp(call: &str) -> String {
+    format!(
+        "def f(x):\n    y = {call}\n    w = ops.reshape(ops.arange(y.size, dtype=anfora.float64), y.shape)\n    return ops.sum(ops.sin(y * 1.3) * w)"
+    )
+}
+
+#[test]
+fn pad_mode_gradients() {
+    for call in PAD_CALLS {
+        check(&ramp(call), &[tensor(&[3, 4], 95)]);
+    }
+}
+
+#[test]
+fn pad_mode_second_order() {
+    // The gradient of the gradient goes through PadGrad's own rule: pad in the same mode.
+    for call in PAD_CALLS {
+        let body = format!(
+            "def inner(x):\n    y = {call}\n    return ops.sum(ops.sin(y) * ops.reshape(ops.arange(y.size, dtype=anfora.float64), y.shape))\n\ndef f(x):\n    return ops.sum(ops.cos(grad(inner)(x)))"
+        );
+        check_with(&body, &[tensor(&[3, 4], 96)], 1e-5);
+    }
+}
+
+#[test]
+fn pad2d_gradients_first_and_second_order() {
+    for call in [
+        "ops.reflection_pad2d(x, (1, 2, 2, 1))",
+        "ops.reflection_pad2d(x, 1)",
+        "ops.replication_pad2d(x, (3, 0, 1, 4))",
+        "ops.replication_pad2d(x, [2, 2, 0, 1])",
+        "ops.zero_pad2d(x, (1, 0, 2, 1))",
+        "ops.zero_pad2d(x[0], 2)",
+        "ops.reflection_pad2d(x[0], (2, 0, 0, 2))",
+    ] {
+        check(&ramp(call), &[tensor(&[2, 2, 3, 4], 97)]);
+        let body = format!(
+            "def inner(x):\n    y = {call}\n    return ops.sum(ops.sin(y) * ops.reshape(ops.arange(y.size, dtype=anfora.float64), y.shape))\n\ndef f(x):\n    return ops.sum(ops.cos(grad(inner)(x)))"
+        );
+        check_with(&body, &[tensor(&[2, 2, 3, 4], 98)], 1e-5);
+    }
+}
+
+#[test]
+fn alias_gradients() {
+    for call in [
+        "ops.permute(x, (1, 0))",
+        "ops.permute(ops.unsqueeze(x, 1), (2, 0, 1))",
+        "ops.unsqueeze(x, -1) * ops.unsqueeze(x, 1)",
+        "ops.index_select(x, 1, ops.tensor([3, 0, 3, 1]))",
+        "ops.index_select(x, 0, ops.tensor([2, 2], dtype='int32'))",
+        "ops.index_select(x, -1, ops.tensor([-1, 0]))",
+    ] {
+        check(&ramp(call), &[tensor(&[3, 4], 99)]);
+    }
+    let body = "def inner(x):\n    return ops.sum(ops.sin(ops.index_select(ops.permute(x, (1, 0)), 0, ops.tensor([1, 1, 3]))))\n\ndef f(x):\n    return ops.sum(ops.cos(grad(inner)(x)))";
+    check_with(body, &[tensor(&[3, 4], 100)], 1e-5);
+}
+
+#[test]
+fn pad_mode_errors_at_compile_and_run_time() {
+    let src = format!(
+        "{HEADER}def unknown(x):\n    return ops.pad(x, 1, 'wrapped')\n\ndef numpy_only(x):\n    return ops.pad(x, 1, mode='wrap')\n\ndef values(x):\n    return ops.pad(x, 1, 'edge', 0)\n\ndef empty(x):\n    return ops.pad(x[:0], (1, 0), 'reflect')\n\ndef too_wide(x):\n    return ops.reflection_pad2d(x, (0, 4, 0, 0))\n\ndef index(x):\n    return ops.index_select(x, 0, ops.tensor([[0, 1]]))\n"
+    );
+    let x = tensor(&[1, 3, 4], 3);
+    let args = std::slice::from_ref(&x);
+    for (entry, op, msg) in [
+        (
+            "unknown",
+            "pad",
+            "mode 'wrapped' is not supported".to_string(),
+        ),
+        (
+            "numpy_only",
+            "pad",
+            "mode 'wrap' is not supported by ops.pad (its modes are 'constant', 'edge', \
+             'reflect' and 'symmetric')"
+                .to_string(),
+        ),
+        (
+            "values",
+            "pad",
+            "unsupported keyword arguments for mode 'edge': {'constant_values'}".to_string(),
+        ),
+        (
+            "empty",
+            "pad",
+            "can't extend empty axis 0 using modes other than 'constant' or 'empty'".to_string(),
+        ),
+        (
+            "index",
+            "index_select",
+            "ops.index_select() expects a 1-D index, got shape (1, 2)".to_string(),
+        ),
+    ] {
+        assert_eq!(
+            compile_errors(&src, entry, args),
+            vec![format!("{op}: {msg}")],
+            "{entry}"
+        );
+        assert_eq!(
+            runtime_error(&src, entry, args),
+            format!("ValueError: {msg}"),
+            "{entry}"
+        );
+    }
+    let msg = "reflection_pad2d: padding (0, 4) of the width must be less than its size 4 \
+               (axis 2 of shape (1, 3, 4))";
+    assert_eq!(
+        compile_errors(&src, "too_wide", args),
+        vec![msg.to_string()]
+    );
+    assert_eq!(
+        runtime_error(&src, "too_wide", args),
+        format!("ValueError: {msg}")
+    );
+}
+
+#[test]
+fn pad_mode_known_only_at_run_time_is_refused() {
+    // E0304: the mode must be a constant when compiling; the reference VM runs it.
+    let src = format!(
+        "{HEADER}def choose(x):\n    m = 'edge'\n    if ops.sum(x) > 0:\n        m = 'reflect'\n    return ops.pad(x, 1, m)\n"
+    );
+    let x = tensor(&[2, 3], 4);
+    let mut s = session(&src, Engine::Compiled);
+    match s.call("choose", vec![Arg::from(x.clone())], &mut std::io::sink()) {
+        Err(Failure::Compile(ds)) => {
+            assert_eq!(ds.len(), 1, "{ds:?}");
+            assert_eq!(ds[0].code, "E0304");
+            assert_eq!(
+                ds[0].message,
+                "pad: the mode must be known at compile time (a constant such as 'reflect'), \
+                 got a str computed at run time"
+            );
+        }
+        other => panic!("expected E0304, got {other:?}"),
+    }
+    let mut r = session(&src, Engine::Reference);
+    let v = call(&mut r, "choose", std::slice::from_ref(&x));
+    assert_eq!(floats(&v).len(), 20);
+    // A str argument is a constant: each mode compiles its own version, on both engines.
+    let given = format!("{HEADER}def main(x, m):\n    return ops.pad(x, ((1, 2), (2, 0)), m)\n");
+    let mut seen = Vec::new();
+    for mode in ["reflect", "symmetric", "edge", "constant"] {
+        let v = floats(&both_engines(&given, &[x.clone(), Value::str(mode)]));
+        assert!(!seen.contains(&v), "{mode}");
+        seen.push(v);
+    }
+    let mut s = session(&given, Engine::Compiled);
+    let a = call(&mut s, "main", &[x.clone(), Value::str("reflect")]);
+    let b = call(&mut s, "main", &[x.clone(), Value::str("edge")]);
+    assert_eq!(floats(&a), seen[0]);
+    assert_eq!(floats(&b), seen[2]);
 }
 
 #[test]

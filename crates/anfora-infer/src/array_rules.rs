@@ -3,10 +3,11 @@
 //! as compile errors when the shapes and arguments are known.
 
 use anfora_ir::Prim;
-use anfora_tensor::{DType, SplitSpec, pad_widths, promote_types, split_bounds};
+use anfora_tensor::{DType, PadMode, SplitSpec, pad_widths, promote_types, split_bounds};
+use anfora_vm::array_ops::{pad_mode, pad2d_mode, pad2d_widths};
 
 use crate::abs::{Abs, TensorAbs, shape_text};
-use crate::rules::{RuleError, dtype_arg, normalize_axis, shape_arg, tensor_abs};
+use crate::rules::{RuleError, dtype_arg, normalize_axis, shape_arg, tensor_abs, to_value};
 
 type Rule = Result<Abs, RuleError>;
 
@@ -425,29 +426,141 @@ fn pad_rows(a: &Abs) -> Option<Vec<Vec<i64>>> {
     }
 }
 
+/// numpy's refusal to extend an empty axis in the modes other than 'constant'.
+fn extends_empty_axis(
+    shape: &[Option<usize>],
+    widths: &[[usize; 2]],
+    mode: PadMode,
+) -> Result<(), RuleError> {
+    if mode == PadMode::Constant {
+        return Ok(());
+    }
+    match (0..shape.len()).find(|&d| shape[d] == Some(0) && widths[d] != [0, 0]) {
+        Some(axis) => Err(err(format!(
+            "can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn padded(x: &TensorAbs, widths: &[[usize; 2]]) -> Abs {
+    let shape = x
+        .shape
+        .iter()
+        .zip(widths)
+        .map(|(d, w)| d.and_then(|d| d.checked_add(w[0])?.checked_add(w[1])))
+        .collect();
+    tensor_abs(x.dtype, shape)
+}
+
+/// `ops.pad(x, pad_width, mode, constant_values)`: the errors in the order the VM checks
+/// (widths, mode, `constant_values`, an empty axis). The mode is a constant by now (the
+/// engine refuses one known only at run time, E0304).
 fn pad(args: &[Abs]) -> Rule {
     let x = match tensor_of(&args[0]) {
         Ok(x) => x,
         Err(r) => return Ok(r),
     };
-    if !(args[2].is_number()
-        || matches!(&args[2], Abs::Tensor(t) if t.numel() == Some(1))
-        || matches!(args[2], Abs::Any))
-    {
+    // Widths known only at run time keep the rank.
+    let widths = match pad_rows(&args[1]) {
+        Some(rows) => {
+            Some(pad_widths(&rows, x.shape.len()).map_err(|e| err(format!("pad: {}", e.message)))?)
+        }
+        None => None,
+    };
+    let mode = match to_value(&args[2]) {
+        Some(v) => Some(pad_mode(&v).map_err(|e| err(format!("pad: {}", e.1)))?),
+        None => None,
+    };
+    match (mode, &args[3]) {
+        (_, Abs::None | Abs::Any) => {}
+        (Some(PadMode::Constant) | None, v) => {
+            if !(v.is_number() || matches!(v, Abs::Tensor(t) if t.numel() == Some(1))) {
+                // A TypeError at run time.
+                return Ok(Abs::Bottom);
+            }
+        }
+        (Some(mode), _) => {
+            return Err(err(format!(
+                "pad: unsupported keyword arguments for mode '{}': {{'constant_values'}}",
+                mode.name()
+            )));
+        }
+    }
+    let Some(widths) = widths else {
+        return Ok(tensor_abs(x.dtype, vec![None; x.shape.len()]));
+    };
+    if let Some(mode) = mode {
+        extends_empty_axis(&x.shape, &widths, mode).map_err(|e| err(format!("pad: {}", e.0)))?;
+    }
+    Ok(padded(x, &widths))
+}
+
+/// `ops.reflection_pad2d`, `ops.replication_pad2d` and `ops.zero_pad2d`, checked by the VM's
+/// own function (an unknown size passes the reflection check).
+fn pad2d(p: Prim, args: &[Abs]) -> Rule {
+    let x = match tensor_of(&args[0]) {
+        Ok(x) => x,
+        Err(r) => return Ok(r),
+    };
+    let mode = pad2d_mode(p).expect("a 2-D padding");
+    let Some(padding) = to_value(&args[1]) else {
+        if !matches!(x.shape.len(), 3 | 4) {
+            // Refused at run time, whatever the padding.
+            return Ok(Abs::Bottom);
+        }
+        let mut shape = x.shape.clone();
+        let n = shape.len();
+        shape[n - 2] = None;
+        shape[n - 1] = None;
+        return Ok(tensor_abs(x.dtype, shape));
+    };
+    let sizes: Vec<usize> = x.shape.iter().map(|d| d.unwrap_or(usize::MAX)).collect();
+    let widths = match pad2d_widths(&sizes, &padding, mode) {
+        Ok(w) => w,
+        // The message names the shape: with a size known only at run time, the error is
+        // raised then (it does not depend on that size, which passes the reflection check).
+        Err((kind, msg)) if kind != "TypeError" && x.shape.iter().all(Option::is_some) => {
+            return Err(err(msg));
+        }
+        Err(_) => return Ok(Abs::Bottom),
+    };
+    extends_empty_axis(&x.shape, &widths, mode)?;
+    Ok(padded(x, &widths))
+}
+
+/// `ops.index_select(x, axis, index)`: `take` along `axis` of a 1-D int32 or int64 index.
+fn index_select(args: &[Abs]) -> Rule {
+    let x = match tensor_of(&args[0]) {
+        Ok(x) => x,
+        Err(r) => return Ok(r),
+    };
+    let index = match &args[2] {
+        Abs::Tensor(t) => t,
+        Abs::Any => return Ok(Abs::Any),
         // A TypeError at run time.
+        _ => return Ok(Abs::Bottom),
+    };
+    if !matches!(index.dtype, DType::I32 | DType::I64) {
         return Ok(Abs::Bottom);
     }
-    let Some(rows) = pad_rows(&args[1]) else {
-        return Ok(Abs::Any);
+    if index.shape.len() != 1 {
+        return Err(err(format!(
+            "ops.index_select() expects a 1-D index, got shape {}",
+            crate::abs::shape_text(&index.shape, "?", ", ")
+        )));
+    }
+    let axis = match &args[1] {
+        Abs::Int(Some(a)) => *a,
+        Abs::Bool(Some(b)) => i64::from(*b),
+        Abs::Int(None) | Abs::Bool(None) | Abs::Any => {
+            return Ok(tensor_abs(x.dtype, vec![None; x.shape.len()]));
+        }
+        _ => return Ok(Abs::Bottom),
     };
-    let widths =
-        pad_widths(&rows, x.shape.len()).map_err(|e| err(format!("pad: {}", e.message)))?;
-    let shape = x
-        .shape
-        .iter()
-        .zip(&widths)
-        .map(|(d, w)| d.and_then(|d| d.checked_add(w[0])?.checked_add(w[1])))
-        .collect();
+    let ax = normalize_axis(axis, x.shape.len())?;
+    let mut shape = x.shape.clone();
+    shape[ax] = index.shape[0];
     Ok(tensor_abs(x.dtype, shape))
 }
 
@@ -465,8 +578,10 @@ pub(crate) fn infer(p: Prim, args: &[Abs]) -> Rule {
         Prim::Split => split(args),
         Prim::Take => take(args),
         Prim::Pad => pad(args),
+        Prim::ReflectionPad2D | Prim::ReplicationPad2D | Prim::ZeroPad2D => pad2d(p, args),
+        Prim::IndexSelect => index_select(args),
         // Shaped like x, in d's dtype.
-        Prim::TakeGrad | Prim::PadGrad => match (&args[0], &args[1]) {
+        Prim::TakeGrad | Prim::PadGrad | Prim::Pad2DGrad => match (&args[0], &args[1]) {
             (Abs::Tensor(d), Abs::Tensor(x)) => Ok(tensor_abs(d.dtype, x.shape.clone())),
             (Abs::Any, _) | (_, Abs::Any) => Ok(Abs::Any),
             _ => Ok(Abs::Bottom),

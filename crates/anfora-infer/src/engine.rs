@@ -24,7 +24,7 @@ use crate::abs::{Abs, CtxId, Func, JoinError};
 use crate::rules::{self, RuleError};
 use anfora_vm::value::Method;
 
-use anfora_ir::codes::{JOIN as JOIN_ERROR, NO_FIXPOINT, SHAPE as SHAPE_ERROR};
+use anfora_ir::codes::{JOIN as JOIN_ERROR, NO_FIXPOINT, NOT_CONSTANT, SHAPE as SHAPE_ERROR};
 
 /// Most specializations of one function for one parent context.
 const MAX_POLY: usize = 8;
@@ -66,8 +66,9 @@ pub struct Ctx {
     /// For each call of several functions in the last evaluation: what each one gave.
     results: HashMap<NodeId, Vec<(Func, Abs)>>,
     /// The E0301 errors of the last evaluation, in node order: the call node, the operation
-    /// and the message (reported once the analysis is done, see `Engine::report_shape_errors`).
-    shape_errors: Vec<(NodeId, String, String)>,
+    /// and the message (reported once the analysis is done, see `Engine::report_shape_errors`);
+    /// with `true` last, an E0304 (an argument that must be a constant is not).
+    shape_errors: Vec<(NodeId, String, String, bool)>,
 }
 
 /// Where a phi's value came from: the value, the node that computed it and the kind of block
@@ -215,17 +216,27 @@ impl<'m> Engine<'m> {
     /// and those of the contexts the program keeps are reported here.
     fn report_shape_errors(&mut self, root: CtxId) {
         for c in self.live(root) {
-            for (n, operation, msg) in self.ctx(c).shape_errors.clone() {
+            for (n, operation, msg, constant) in self.ctx(c).shape_errors.clone() {
                 let span = self.module.node(n).span;
-                self.report(
-                    c,
-                    Diagnostic::error(SHAPE_ERROR, rules::shape_message(&operation, &msg), span)
+                let message = rules::shape_message(&operation, &msg);
+                let d = if constant {
+                    Diagnostic::error(NOT_CONSTANT, message, span)
+                        .with_label("not known at compile time")
+                        .with_hint(
+                            "write the value as a literal (or a module-level constant) at the \
+                             call, or pass it as an argument that is a compile-time constant; a \
+                             value chosen at run time (by a branch on a tensor, or as the \
+                             variable of a loop over several strings) is not",
+                        )
+                } else {
+                    Diagnostic::error(SHAPE_ERROR, message, span)
                         .with_label("here")
                         .with_hint(
                             "tensor shapes and dtypes are checked when compiling, before the \
                              program runs",
-                        ),
-                );
+                        )
+                };
+                self.report(c, d);
             }
         }
     }
@@ -713,6 +724,11 @@ impl<'m> Engine<'m> {
 
     /// Calls primitive `p` with arguments bound to its signature.
     fn call_prim(&mut self, c: CtxId, n: NodeId, p: Prim, args: Vec<Abs>) -> Abs {
+        if let Some(msg) = rules::not_constant(p, &args) {
+            let operation = rules::op_label(p);
+            self.ctx_mut(c).shape_errors.push((n, operation, msg, true));
+            return Abs::Bottom;
+        }
         let r = if p == Prim::Switch {
             self.switch(&args)
         } else {
@@ -737,7 +753,7 @@ impl<'m> Engine<'m> {
     fn shape_error(&mut self, c: CtxId, n: NodeId, operation: &str, msg: &str) -> Abs {
         self.ctx_mut(c)
             .shape_errors
-            .push((n, operation.to_string(), msg.to_string()));
+            .push((n, operation.to_string(), msg.to_string(), false));
         Abs::Bottom
     }
 
@@ -1260,7 +1276,7 @@ fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> O
                 _ => None,
             };
         }
-        Method::Reshape | Method::Transpose | Method::Item => {
+        Method::Reshape | Method::Transpose | Method::Permute | Method::Item => {
             return names.is_empty().then(|| positional.to_vec());
         }
     };

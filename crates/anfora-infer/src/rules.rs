@@ -63,6 +63,33 @@ pub fn op_label(p: Prim) -> String {
     name.strip_prefix("ops.").unwrap_or(&name).to_string()
 }
 
+/// The arguments of primitives that must be known at compile time: (position, name).
+fn constant_args(p: Prim) -> &'static [(usize, &'static str)] {
+    match p {
+        Prim::Pad => &[(2, "mode")],
+        Prim::PadGrad | Prim::Pad2DGrad => &[(3, "mode")],
+        _ => &[],
+    }
+}
+
+/// The message of E0304 when an argument of `p` that must be known at compile time is not.
+pub fn not_constant(p: Prim, args: &[Abs]) -> Option<String> {
+    constant_args(p).iter().find_map(|&(i, name)| {
+        let a = args.get(i)?;
+        if matches!(a, Abs::Bottom) || to_value(a).is_some() {
+            return None;
+        }
+        let what = match a {
+            Abs::Str(None) => "a str computed at run time".to_string(),
+            Abs::Any => "a value known only at run time".to_string(),
+            other => format!("{other} (known only at run time)"),
+        };
+        Some(format!(
+            "the {name} must be known at compile time (a constant such as 'reflect'), got {what}"
+        ))
+    })
+}
+
 /// `operation: message`, unless the message already starts with the operation's name (numpy's
 /// matmul messages do).
 pub fn shape_message(operation: &str, msg: &str) -> String {
@@ -1054,7 +1081,9 @@ pub fn method(m: Method, t: &Arc<TensorAbs>, args: &[Abs]) -> Rule {
             };
             reshape(t, &spec)
         }
-        Method::Transpose => {
+        // permute() needs the axes: a TypeError at run time.
+        Method::Permute if matches!(args, [] | [Abs::None]) => Ok(Abs::Bottom),
+        Method::Transpose | Method::Permute => {
             let axes = match args {
                 [] | [Abs::None] => Abs::None,
                 [one @ (Abs::Tuple(_) | Abs::List(_))] => one.clone(),
@@ -1301,7 +1330,12 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         | Prim::Take
         | Prim::TakeGrad
         | Prim::Pad
-        | Prim::PadGrad => crate::array_rules::infer(p, args)?,
+        | Prim::PadGrad
+        | Prim::ReflectionPad2D
+        | Prim::ReplicationPad2D
+        | Prim::ZeroPad2D
+        | Prim::Pad2DGrad
+        | Prim::IndexSelect => crate::array_rules::infer(p, args)?,
         Prim::Is | Prim::IsNot => {
             let same = match (&args[0], &args[1]) {
                 (Abs::None, Abs::None) => Some(true),
@@ -1405,6 +1439,13 @@ fn infer_types(p: Prim, args: &[Abs]) -> Rule {
         Prim::Transpose => match &args[0] {
             Abs::Tensor(t) => transpose(t, &args[1])?,
             Abs::Any => Abs::Any,
+            _ => Abs::Bottom,
+        },
+        // Transpose with the axes required: None is a TypeError at run time.
+        Prim::Permute => match (&args[0], &args[1]) {
+            (Abs::Tensor(_), Abs::None) => Abs::Bottom,
+            (Abs::Tensor(t), axes) => transpose(t, axes)?,
+            (Abs::Any, _) => Abs::Any,
             _ => Abs::Bottom,
         },
         Prim::Conv2D

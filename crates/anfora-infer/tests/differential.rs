@@ -310,6 +310,20 @@ fn every_primitive_has_an_inference_rule() {
             if p == Prim::Pad {
                 args[1] = Abs::Int(Some(1));
             }
+            if matches!(
+                p,
+                Prim::ReflectionPad2D | Prim::ReplicationPad2D | Prim::ZeroPad2D
+            ) {
+                args[0] = tensor(&[1, 3, 5, 5]);
+                args[1] = Abs::Int(Some(2));
+            }
+            if p == Prim::Permute {
+                args[1] = Abs::tuple(vec![Abs::Int(Some(1)), Abs::Int(Some(0))]);
+            }
+            if p == Prim::IndexSelect {
+                args[1] = Abs::Int(Some(1));
+                args[2] = Abs::tensor(anfora_infer::TensorAbs::new(DType::I64, vec![Some(2)]));
+            }
             if p == Prim::Conv2D {
                 args[0] = tensor(&[1, 3, 5, 5]);
                 args[1] = tensor(&[2, 3, 3, 3]);
@@ -574,6 +588,94 @@ fn reshape_and_transpose() {
         false,
     );
     r.assert_ok("reshape and transpose");
+}
+
+#[test]
+fn pads_and_aliases() {
+    let mut r = Report::default();
+    let exprs = [
+        "ops.pad(x, ((1, 2), (3, 0)), 'reflect')",
+        "ops.pad(x, 7, 'reflect')",
+        "ops.pad(x, (2, 9), mode='symmetric')",
+        "ops.pad(x, 3, 'edge')",
+        "ops.pad(x, 1, 'constant', 5)",
+        "ops.pad(x, 1, constant_values=ops.tensor([2]))",
+        "ops.pad(x, 1)",
+        "ops.pad(x, 1, 'edge', 0)",
+        "ops.pad(x, 1, 'edge', None)",
+        "ops.pad(x, 1, 'wrap')",
+        "ops.pad(x, 1, 'nothing')",
+        "ops.pad(x, 1, 3)",
+        "ops.pad(x, 1, 'constant', 'a')",
+        "ops.pad(x[:0], (0, 1), 'reflect')",
+        "ops.pad(x[:0], ((0, 0), (1, 2)), 'symmetric')",
+        "ops.pad(x[:0], ((0, 1), (0, 0)), 'edge')",
+        "ops.pad(x[:0], ((0, 1), (0, 0)))",
+        "ops.zero_pad2d(ops.reshape(x, (1, 2, 3)), (1, 2, 0, 1))",
+        "ops.reflection_pad2d(ops.reshape(x, (1, 1, 2, 3)), (2, 1, 1, 0))",
+        "ops.reflection_pad2d(ops.reshape(x, (1, 1, 2, 3)), (3, 0, 0, 0))",
+        "ops.reflection_pad2d(ops.reshape(x, (1, 2, 3)), 2)",
+        "ops.reflection_pad2d(x, 1)",
+        "ops.replication_pad2d(ops.reshape(x, (1, 2, 3)), [4, 0, 5, 1])",
+        "ops.replication_pad2d(ops.reshape(x, (1, 2, 3))[:, :0], 1)",
+        "ops.replication_pad2d(ops.reshape(x, (1, 2, 3)), (1, 2))",
+        "ops.replication_pad2d(ops.reshape(x, (1, 2, 3)), (1, -2, 0, 0))",
+        "ops.zero_pad2d(ops.reshape(x, (1, 2, 3)), 1.5)",
+        "ops.permute(x, (1, 0))",
+        "ops.permute(x, (0, 0))",
+        "ops.permute(x, None)",
+        "x.permute(1, 0)",
+        "x.permute((1, 0))",
+        "x.permute()",
+        "ops.unsqueeze(x, 1)",
+        "ops.unsqueeze(x, (0, 3))",
+        "ops.index_select(x, 1, ops.tensor([2, 0, 2, 2]))",
+        "ops.index_select(x, 0, ops.tensor([1], dtype='int32'))",
+        "ops.index_select(x, -1, ops.tensor([], dtype='int64'))",
+        "ops.index_select(x, 0, ops.tensor([[1]]))",
+        "ops.index_select(x, 0, ops.tensor([1.0]))",
+        "ops.index_select(x, 0, [1])",
+        "ops.index_select(x, 0, ops.tensor([5]))",
+        "ops.index_select(x, 2, ops.tensor([0]))",
+    ];
+    for expr in exprs {
+        let src = format!("from anfora import ops\n\ndef f(x):\n    return {expr}\n");
+        for &d in &DTYPES {
+            r.check(&src, vec![ta(d, &[2, 3])], true);
+        }
+    }
+    // Widths and paddings known only at run time.
+    for expr in [
+        "ops.pad(x, ((a, 0), (0, a)), 'reflect')",
+        "ops.pad(x[:0], a, 'edge')",
+        "ops.reflection_pad2d(ops.reshape(x, (1, 2, 3)), (0, 0, a, 0))",
+        "ops.zero_pad2d(ops.reshape(x, (1, 2, 3)), a)",
+    ] {
+        let src = format!("from anfora import ops\n\ndef f(x, a):\n    return {expr}\n");
+        for a in [0, 1, 2, 5] {
+            r.check(
+                &src,
+                vec![ta(DType::F32, &[2, 3]), Arg::mutable(Value::Int(a))],
+                false,
+            );
+        }
+    }
+    // Sizes known only at run time (a mutable tensor argument keeps only its rank).
+    for expr in [
+        "ops.reflection_pad2d(x, (3, 0, 1, 1))",
+        "ops.reflection_pad2d(x, (0, 0, 1, 1))",
+        "ops.replication_pad2d(x, 2)",
+        "ops.zero_pad2d(x[0], (1, 2))",
+        "ops.pad(x, ((0, 0), (1, 2), (3, 0)), 'symmetric')",
+        "ops.index_select(x, 2, ops.tensor([0, 0, 1]))",
+    ] {
+        let src = format!("from anfora import ops\n\ndef f(x):\n    return {expr}\n");
+        for shape in [[1, 2, 3], [2, 3, 1], [0, 4, 4]] {
+            r.check(&src, vec![Arg::mutable(t(DType::F64, &shape))], false);
+        }
+    }
+    r.assert_ok("pads and aliases");
+    assert!(r.compile_errors > 0);
 }
 
 // ---- creation, casts, where ------------------------------------------------------------------

@@ -848,6 +848,81 @@ fn recursion_whose_argument_types_grow_converges() {
     assert!(i.functions_named("r").len() <= 3, "{}", i.ir());
 }
 
+// ---- E0304: arguments that must be known at compile time -------------------------------------
+
+#[test]
+fn a_pad_mode_known_only_at_run_time() {
+    let src = "from anfora import ops\n\ndef f(x, flag):\n    mode = 'edge'\n    if flag:\n        mode = 'reflect'\n    return ops.pad(x, 1, mode)\n";
+    let mflag = Arg::mutable(anfora_vm::Value::Bool(true));
+    let ((code, msg, line, col), text) = one(src, "f", &[zeros(&[2, 3]), mflag]);
+    assert_eq!(code, "E0304");
+    assert_eq!(
+        msg,
+        "pad: the mode must be known at compile time (a constant such as 'reflect'), got a str \
+         computed at run time"
+    );
+    assert_eq!((line, col), (7, 12));
+    assert_eq!(
+        text,
+        "  × error[E0304]: pad: the mode must be known at compile time (a constant such as 'reflect'), got
+  │ a str computed at run time
+   ╭─[model.py:7:12]
+ 6 │         mode = 'reflect'
+ 7 │     return ops.pad(x, 1, mode)
+   ·            ─────────┬─────────
+   ·                     ╰── not known at compile time
+   ╰────
+  help: write the value as a literal (or a module-level constant) at the call, or pass it as an
+        argument that is a compile-time constant; a value chosen at run time (by a branch on a
+        tensor, or as the variable of a loop over several strings) is not
+
+error: could not compile: 1 error
+"
+    );
+    // A constant flag decides the branch, and each mode compiles.
+    for flag in [true, false] {
+        let i = infer(
+            src,
+            "f",
+            &[zeros(&[2, 3]), Arg::from(anfora_vm::Value::Bool(flag))],
+        );
+        assert_eq!(
+            i.result().to_string(),
+            "<Tensor[Float32], (4, 5)>",
+            "{}",
+            i.ir()
+        );
+    }
+    // Through a keyword, a value known only at run time and the mode of a function value.
+    expect(
+        "f",
+        vec![
+            (
+                "from anfora import ops\n\ndef f(x, m):\n    return ops.pad(x, 2, mode=m)\n",
+                vec![zeros(&[3]), Arg::mutable(anfora_vm::Value::str("edge"))],
+                (
+                    "E0304",
+                    "pad: the mode must be known at compile time (a constant such as \
+                     'reflect'), got a str computed at run time",
+                    4,
+                    12,
+                ),
+            ),
+            (
+                "from anfora import ops\n\ndef f(x, n):\n    p = ops.pad\n    return p(x, 2, ('edge', 'reflect')[n])\n",
+                vec![zeros(&[3]), mint(1)],
+                (
+                    "E0304",
+                    "pad: the mode must be known at compile time (a constant such as \
+                     'reflect'), got a str computed at run time",
+                    5,
+                    12,
+                ),
+            ),
+        ],
+    );
+}
+
 // ---- neural-network operations --------------------------------------------------------------
 
 #[test]

@@ -74,6 +74,10 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (NO_FIXPOINT, "type inference did not converge"),
     (
+        NOT_CONSTANT,
+        "an argument that must be known at compile time (ops.pad's mode) is not",
+    ),
+    (
         EFFECT_KW_CALL,
         "keyword call of an effectful function known only at run time",
     ),
@@ -123,6 +127,7 @@ pub const OBJECT_VALUE: &str = "E0210";
 pub const SHAPE: &str = "E0301";
 pub const JOIN: &str = "E0302";
 pub const NO_FIXPOINT: &str = "E0303";
+pub const NOT_CONSTANT: &str = "E0304";
 // Auto-monad (anfora-monad).
 pub const EFFECT_KW_CALL: &str = "E0401";
 // Automatic differentiation (anfora-ad).

@@ -239,10 +239,29 @@ prims! {
     Take => "Take",
     /// `TakeGrad(d, x, indices, axis)`: zeros like `x` with `d` added where `take` read.
     TakeGrad => "TakeGrad",
-    /// `ops.pad(x, pad_width, value=0)`: numpy's `pad` in constant mode.
+    /// `ops.pad(x, pad_width, mode='constant', constant_values=None)`: numpy's `pad` in its
+    /// modes 'constant' (`constant_values`, `None` meaning not given: 0), 'edge', 'reflect'
+    /// and 'symmetric'. The mode must be known at compile time.
     Pad => "Pad",
-    /// `PadGrad(d, x, pad_width)`: the interior of `d`, shaped like `x`.
+    /// `PadGrad(d, x, pad_width, mode)`: the adjoint of `Pad` in `x` (the interior of `d` in
+    /// the constant mode; each element of `d` added into the element it copies in the others).
     PadGrad => "PadGrad",
+    /// `ops.reflection_pad2d(x, padding)`: PyTorch's `ReflectionPad2d` of (N, C, H, W) or
+    /// (C, H, W) input, `padding` an int or `(left, right, top, bottom)`, each less than the
+    /// size of its axis.
+    ReflectionPad2D => "ReflectionPad2D",
+    /// `ops.replication_pad2d(x, padding)`: PyTorch's `ReplicationPad2d` (numpy's 'edge').
+    ReplicationPad2D => "ReplicationPad2D",
+    /// `ops.zero_pad2d(x, padding)`: PyTorch's `ZeroPad2d`.
+    ZeroPad2D => "ZeroPad2D",
+    /// `Pad2DGrad(d, x, padding, mode)`: the adjoint in `x` of the 2-D padding of `mode`
+    /// ('reflect', 'edge' or 'constant').
+    Pad2DGrad => "Pad2DGrad",
+    /// `ops.permute(x, axes)`: `ops.transpose` with the axes required (PyTorch, MindSpore).
+    Permute => "Permute",
+    /// `ops.index_select(x, axis, index)`: MindSpore's, `ops.take(x, index, axis)` for a 1-D
+    /// int32 or int64 `index`.
+    IndexSelect => "IndexSelect",
 
     // ---- side effects ----------------------------------------------------------------
     /// `Load(param, u)`: the value of a Parameter in memory state `u`.
@@ -403,19 +422,25 @@ const OPS: &[(&str, Prim)] = &[
     ("prod", Prim::ReduceProd),
     ("reshape", Prim::Reshape),
     ("transpose", Prim::Transpose),
+    ("permute", Prim::Permute),
     ("conv2d", Prim::Conv2D),
     ("argmax", Prim::ArgMax),
     ("argmin", Prim::ArgMin),
     ("one_hot", Prim::OneHot),
     ("squeeze", Prim::Squeeze),
     ("expand_dims", Prim::ExpandDims),
+    ("unsqueeze", Prim::ExpandDims),
     ("broadcast_to", Prim::BroadcastTo),
     ("concat", Prim::Concat),
     ("stack", Prim::Stack),
     ("split", Prim::Split),
     ("take", Prim::Take),
     ("gather", Prim::Take),
+    ("index_select", Prim::IndexSelect),
     ("pad", Prim::Pad),
+    ("reflection_pad2d", Prim::ReflectionPad2D),
+    ("replication_pad2d", Prim::ReplicationPad2D),
+    ("zero_pad2d", Prim::ZeroPad2D),
     ("max_pool2d", Prim::MaxPool2D),
     ("avg_pool2d", Prim::AvgPool2D),
     ("softmax", Prim::Softmax),
@@ -768,9 +793,14 @@ fn build_signature(p: Prim) -> Signature {
         Pad => fixed(vec![
             req("x"),
             req("pad_width"),
-            opt("value", Const::Int(0)),
+            opt("mode", Const::str("constant")),
+            opt("constant_values", Const::None),
         ]),
-        PadGrad => fixed(vec![req("d"), req("x"), req("pad_width")]),
+        PadGrad => fixed(vec![req("d"), req("x"), req("pad_width"), req("mode")]),
+        ReflectionPad2D | ReplicationPad2D | ZeroPad2D => fixed(vec![req("x"), req("padding")]),
+        Pad2DGrad => fixed(vec![req("d"), req("x"), req("padding"), req("mode")]),
+        Permute => fixed(vec![req("x"), req("axes")]),
+        IndexSelect => fixed(vec![req("x"), req("axis"), req("index")]),
         Softmax | LogSoftmax => fixed(vec![req("x"), opt("axis", Const::Int(-1))]),
         LogSumExp => fixed(vec![
             req("x"),

@@ -271,7 +271,7 @@ impl TensorMethod {
 
 /// The attribute `name` of a tensor that its class does not define: a method the VM
 /// implements for compiled code (`sum`, `mean`, `max`, `min`, `prod`, `reshape`,
-/// `transpose`, `astype`, `item`).
+/// `transpose`, `permute`, `astype`, `item`).
 fn tensor_method(t: &RTensor, name: &str, class: &str) -> PyResult<TensorMethod> {
     match anfora_vm::value::Method::from_name(name) {
         Some(method) => Ok(TensorMethod {

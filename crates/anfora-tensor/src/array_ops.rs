@@ -543,8 +543,219 @@ pub fn pad_widths(width: &[Vec<i64>], ndim: usize) -> Result<Vec<[usize; 2]>> {
         .collect())
 }
 
+/// The modes of numpy's `pad` that anfora implements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PadMode {
+    /// A value around the tensor.
+    Constant,
+    /// The edge element repeated (numpy's 'edge', PyTorch's replication padding).
+    Edge,
+    /// The tensor mirrored about its edge elements, which are not repeated (`d c b | a b c d |
+    /// c b a`); widths beyond the axis reflect again, as numpy does.
+    Reflect,
+    /// The tensor mirrored with its edge elements repeated (`c b a | a b c d | d c b`).
+    Symmetric,
+}
+
+impl PadMode {
+    /// The mode numpy names `name`, if anfora implements it.
+    pub fn from_name(name: &str) -> Option<PadMode> {
+        Some(match name {
+            "constant" => PadMode::Constant,
+            "edge" => PadMode::Edge,
+            "reflect" => PadMode::Reflect,
+            "symmetric" => PadMode::Symmetric,
+            _ => return None,
+        })
+    }
+
+    /// numpy's name of the mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            PadMode::Constant => "constant",
+            PadMode::Edge => "edge",
+            PadMode::Reflect => "reflect",
+            PadMode::Symmetric => "symmetric",
+        }
+    }
+
+    /// The index of the element of an axis of length `n > 0` that position `i` of the padded
+    /// axis copies, `i` counted from the first element of the tensor (negative in the padding
+    /// before it, `n` or more in the padding after it). Not for the constant mode.
+    fn source(self, i: i64, n: usize) -> usize {
+        let n = n as i64;
+        let j = match self {
+            PadMode::Constant | PadMode::Edge => i.clamp(0, n - 1),
+            // A single element reflects onto itself (numpy extends it as 'edge' does).
+            PadMode::Reflect if n == 1 => 0,
+            PadMode::Reflect => {
+                // Mirroring about both ends repeats with period 2(n - 1).
+                let m = i.rem_euclid(2 * (n - 1));
+                if m < n { m } else { 2 * (n - 1) - m }
+            }
+            PadMode::Symmetric => {
+                let m = i.rem_euclid(2 * n);
+                if m < n { m } else { 2 * n - 1 - m }
+            }
+        };
+        j as usize
+    }
+}
+
+/// The padded shape of `shape` (a `MemoryError` when it does not fit in memory).
+fn padded_shape(shape: &[usize], widths: &[[usize; 2]], dtype: DType) -> Result<Vec<usize>> {
+    let mut out = Vec::with_capacity(shape.len());
+    for (n, w) in shape.iter().zip(widths) {
+        let p = n
+            .checked_add(w[0])
+            .and_then(|p| p.checked_add(w[1]))
+            .ok_or_else(alloc::too_big)?;
+        out.push(p);
+    }
+    alloc::check_size(&out, dtype)?;
+    Ok(out)
+}
+
+/// For each axis, the element of `x` each position of the padded axis copies (the modes other
+/// than 'constant'), after numpy's check that no empty axis is extended. The padded shape must
+/// have passed [`padded_shape`] (the tables are as long as its axes).
+fn pad_sources(shape: &[usize], widths: &[[usize; 2]], mode: PadMode) -> Result<Vec<Vec<usize>>> {
+    if shape.contains(&0) {
+        if let Some(axis) = (0..shape.len()).find(|&d| shape[d] == 0 && widths[d] != [0, 0]) {
+            return Err(value_error(format!(
+                "can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
+            )));
+        }
+        // Nothing to copy: the result is empty too.
+        return Ok(shape.iter().zip(widths).map(|_| Vec::new()).collect());
+    }
+    Ok(shape
+        .iter()
+        .zip(widths)
+        .map(|(&n, w)| {
+            let len = n + w[0] + w[1];
+            (0..len)
+                .map(|p| mode.source(p as i64 - w[0] as i64, n))
+                .collect()
+        })
+        .collect())
+}
+
+/// Calls `visit(out, src)` for every element of the padded tensor in row-major order, with its
+/// position `out` and the position `src` in `x` of the element it copies (flat indices).
+fn for_each_source(
+    x_shape: &[usize],
+    out_shape: &[usize],
+    sources: &[Vec<usize>],
+    mut visit: impl FnMut(usize, usize),
+) {
+    let ndim = x_shape.len();
+    if out_shape.contains(&0) {
+        return;
+    }
+    if ndim == 0 {
+        visit(0, 0);
+        return;
+    }
+    let strides = crate::shape::contiguous_strides(x_shape);
+    let last = &sources[ndim - 1];
+    let lead = &out_shape[..ndim - 1];
+    let mut at = vec![0usize; lead.len()];
+    let mut out = 0;
+    loop {
+        let base: usize = at
+            .iter()
+            .enumerate()
+            .map(|(d, &i)| sources[d][i] * strides[d] as usize)
+            .sum();
+        for &j in last {
+            visit(out, base + j);
+            out += 1;
+        }
+        // The next row of the result (an odometer over the leading axes).
+        let mut d = lead.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            at[d] += 1;
+            if at[d] < lead[d] {
+                break;
+            }
+            at[d] = 0;
+        }
+    }
+}
+
+/// numpy's `pad`: `x` with `widths` (from [`pad_widths`]) elements before and after each
+/// axis, filled as `mode` says (`value`, cast to `x`'s dtype, for the constant mode).
+pub(crate) fn pad(
+    x: &Tensor,
+    widths: &[[usize; 2]],
+    mode: PadMode,
+    value: crate::Scalar,
+) -> Result<Tensor> {
+    if mode == PadMode::Constant {
+        return pad_constant(x, widths, value);
+    }
+    // As numpy: a result too large for memory first, then an empty axis to extend.
+    let shape = padded_shape(x.shape(), widths, x.dtype())?;
+    let sources = pad_sources(x.shape(), widths, mode)?;
+    let storage = with_storage!(x.data(), v => {
+        let mut out = alloc::try_vec(&shape)?;
+        for_each_source(x.shape(), &shape, &sources, |_, src| out.push(v[src]));
+        Element::into_storage(out)
+    });
+    Ok(Tensor::from_storage(storage, shape))
+}
+
+/// The gradient of [`pad`] with respect to `x` (the adjoint of `pad` in `x`): for the
+/// constant mode the interior of `d`; for the others, each element of `d` added into the
+/// element of `x` it was copied from.
+pub(crate) fn pad_grad(
+    d: &Tensor,
+    x_shape: &[usize],
+    widths: &[[usize; 2]],
+    mode: PadMode,
+) -> Result<Tensor> {
+    if mode == PadMode::Constant {
+        return pad_constant_grad(d, x_shape, widths);
+    }
+    let shape = padded_shape(x_shape, widths, d.dtype())?;
+    if d.shape() != shape.as_slice() {
+        return Err(value_error(format!(
+            "pad_grad: the sensitivity of shape {} does not hold a padded {}",
+            compact_shape(d.shape()),
+            compact_shape(x_shape)
+        )));
+    }
+    let sources = pad_sources(x_shape, widths, mode)?;
+    fn run<T: crate::nn::Float>(
+        dv: &[T],
+        x_shape: &[usize],
+        shape: &[usize],
+        sources: &[Vec<usize>],
+    ) -> Result<Vec<T>> {
+        let mut g = try_filled(x_shape, T::zero())?;
+        for_each_source(x_shape, shape, sources, |out, src| g[src] += dv[out]);
+        Ok(g)
+    }
+    let storage = match d.data() {
+        crate::Storage::F32(v) => crate::Storage::F32(run(v, x_shape, &shape, &sources)?),
+        crate::Storage::F64(v) => crate::Storage::F64(run(v, x_shape, &shape, &sources)?),
+        _ => {
+            return Err(TensorError::new(
+                ErrorKind::Type,
+                format!("pad_grad: expected a float sensitivity, got {}", d.dtype()),
+            ));
+        }
+    };
+    Ok(Tensor::from_storage(storage, x_shape.to_vec()))
+}
+
 /// numpy's `pad` in constant mode: `value` (cast to `x`'s dtype) around `x`.
-pub(crate) fn pad(x: &Tensor, widths: &[[usize; 2]], value: crate::Scalar) -> Result<Tensor> {
+fn pad_constant(x: &Tensor, widths: &[[usize; 2]], value: crate::Scalar) -> Result<Tensor> {
     let ndim = x.ndim();
     let mut shape = Vec::with_capacity(ndim);
     for (d, w) in widths.iter().enumerate() {
@@ -587,8 +798,8 @@ pub(crate) fn pad(x: &Tensor, widths: &[[usize; 2]], value: crate::Scalar) -> Re
     Ok(Tensor::from_storage(storage, shape))
 }
 
-/// The gradient of [`pad`] with respect to `x`: the interior of `d`.
-pub(crate) fn pad_grad(d: &Tensor, x_shape: &[usize], widths: &[[usize; 2]]) -> Result<Tensor> {
+/// The adjoint of [`pad_constant`] in `x`: the interior of `d`.
+fn pad_constant_grad(d: &Tensor, x_shape: &[usize], widths: &[[usize; 2]]) -> Result<Tensor> {
     let items: Vec<crate::IndexItem> = widths
         .iter()
         .zip(x_shape)

@@ -54,7 +54,7 @@ mod shape;
 #[cfg(test)]
 mod tests;
 
-pub use array_ops::{SplitSpec, pad_widths, split_bounds};
+pub use array_ops::{PadMode, SplitSpec, pad_widths, split_bounds};
 pub use device::{Backend, CpuBackend, Device, DeviceKind};
 use element::{Element, with_storage};
 pub use fused::{FusedKernel, FusedOp};
@@ -735,21 +735,29 @@ impl Tensor {
         }
         array_ops::take_grad(d, x_shape, indices, axis)
     }
-    /// numpy's `pad` in constant mode, with `widths` from [`pad_widths`].
-    pub fn pad(&self, widths: &[[usize; 2]], value: Scalar) -> Result<Tensor> {
+    /// numpy's `pad` with `widths` from [`pad_widths`]: `value` (cast to the dtype) around
+    /// the tensor in the constant mode, copies of its elements in the others.
+    pub fn pad(&self, widths: &[[usize; 2]], mode: PadMode, value: Scalar) -> Result<Tensor> {
         if self.is_half() {
             // numpy stores the fill value in the array's dtype: round it there first.
             let value = promote::convert_scalar(value, self.dtype())?;
-            return half::via_f32(&[self], |w| array_ops::pad(&w[0], widths, value));
+            return half::via_f32(&[self], |w| array_ops::pad(&w[0], widths, mode, value));
         }
-        array_ops::pad(self, widths, value)
+        array_ops::pad(self, widths, mode, value)
     }
-    /// The gradient of [`Tensor::pad`]: the interior of `d` shaped like `x`.
-    pub fn pad_grad(d: &Tensor, x_shape: &[usize], widths: &[[usize; 2]]) -> Result<Tensor> {
+    /// The gradient of [`Tensor::pad`] (its adjoint in `x`), shaped like `x`: the interior of
+    /// `d` in the constant mode; in the others, every element of `d` added into the element
+    /// it copies.
+    pub fn pad_grad(
+        d: &Tensor,
+        x_shape: &[usize],
+        widths: &[[usize; 2]],
+        mode: PadMode,
+    ) -> Result<Tensor> {
         if d.is_half() {
-            return half::via_f32(&[d], |w| array_ops::pad_grad(&w[0], x_shape, widths));
+            return half::via_f32(&[d], |w| array_ops::pad_grad(&w[0], x_shape, widths, mode));
         }
-        array_ops::pad_grad(d, x_shape, widths)
+        array_ops::pad_grad(d, x_shape, widths, mode)
     }
 
     // ----- neural-network kernels ------------------------------------------------------------

@@ -2,9 +2,12 @@
 //! checking with Python's exception kinds and the calls of the tensor library.
 
 use anfora_ir::Prim;
-use anfora_tensor::{DType, SplitSpec, Tensor, pad_widths};
+use anfora_tensor::{DType, PadMode, SplitSpec, Tensor, pad_widths, tuple_repr};
 
-use crate::ops::{OpResult, dtype_arg, int_arg, need_tensor, shape_arg, tensor, truth, type_error};
+use crate::ops::{
+    OpResult, dtype_arg, int_arg, int_list, need_tensor, shape_arg, tensor, truth, type_error,
+    value_error,
+};
 use crate::pynum::PyErr;
 use crate::value::Value;
 
@@ -147,6 +150,169 @@ pub fn pad_width_rows(v: &Value) -> Result<Vec<Vec<i64>>, PyErr> {
     }
 }
 
+/// `ops.pad`'s mode: a str naming one of the modes anfora implements (numpy's message for a
+/// mode numpy does not know either).
+pub fn pad_mode(v: &Value) -> Result<PadMode, PyErr> {
+    let name = crate::value::to_str(v);
+    if let (Value::Str(_), Some(mode)) = (v, PadMode::from_name(&name)) {
+        return Ok(mode);
+    }
+    const NUMPY_ONLY: [&str; 7] = [
+        "wrap",
+        "empty",
+        "linear_ramp",
+        "maximum",
+        "mean",
+        "median",
+        "minimum",
+    ];
+    if matches!(v, Value::Str(_)) && NUMPY_ONLY.contains(&name.as_str()) {
+        return Err(value_error(format!(
+            "mode '{name}' is not supported by ops.pad (its modes are 'constant', 'edge', \
+             'reflect' and 'symmetric')"
+        )));
+    }
+    Err(value_error(format!("mode '{name}' is not supported")))
+}
+
+/// The checked arguments of `ops.pad(x, pad_width, mode, constant_values)`: the widths, the
+/// mode and the padding value (numpy accepts `constant_values` in the constant mode only;
+/// `None` is "not given", 0 there).
+pub fn pad_args(
+    x: &Tensor,
+    width: &Value,
+    mode: &Value,
+    value: &Value,
+) -> Result<(Vec<[usize; 2]>, PadMode, anfora_tensor::Scalar), PyErr> {
+    let widths = tensor(pad_widths(&pad_width_rows(width)?, x.ndim()))?;
+    let mode = pad_mode(mode)?;
+    let value = match (mode, value) {
+        (_, Value::None) => anfora_tensor::Scalar::Int(0),
+        (PadMode::Constant, Value::Tensor(t)) if t.numel() == 1 => tensor(t.item())?,
+        (PadMode::Constant, v) => v.as_scalar().ok_or_else(|| {
+            type_error(format!(
+                "ops.pad() expects a number as its constant_values, got {}",
+                v.type_name()
+            ))
+        })?,
+        (mode, _) => {
+            return Err(value_error(format!(
+                "unsupported keyword arguments for mode '{}': {{'constant_values'}}",
+                mode.name()
+            )));
+        }
+    };
+    Ok((widths, mode, value))
+}
+
+/// The mode of a 2-D padding primitive (`Pad2DGrad` names it).
+pub fn pad2d_mode(p: Prim) -> Option<PadMode> {
+    match p {
+        Prim::ReflectionPad2D => Some(PadMode::Reflect),
+        Prim::ReplicationPad2D => Some(PadMode::Edge),
+        Prim::ZeroPad2D => Some(PadMode::Constant),
+        _ => None,
+    }
+}
+
+/// The 2-D padding primitive of a mode.
+pub fn pad2d_prim(mode: PadMode) -> Option<Prim> {
+    match mode {
+        PadMode::Reflect => Some(Prim::ReflectionPad2D),
+        PadMode::Edge => Some(Prim::ReplicationPad2D),
+        PadMode::Constant => Some(Prim::ZeroPad2D),
+        PadMode::Symmetric => None,
+    }
+}
+
+/// PyTorch's 2-D padding of an (N, C, H, W) or (C, H, W) tensor of shape `x` as numpy's pad
+/// widths: `padding` an int or `(left, right, top, bottom)`; reflection needs each padding
+/// less than the size of its axis.
+pub fn pad2d_widths(x: &[usize], padding: &Value, mode: PadMode) -> Result<Vec<[usize; 2]>, PyErr> {
+    let op = match mode {
+        PadMode::Reflect => "reflection_pad2d",
+        PadMode::Edge => "replication_pad2d",
+        _ => "zero_pad2d",
+    };
+    let bad = || {
+        type_error(format!(
+            "ops.{op}() expects padding as an int or a tuple of 4 ints (left, right, top, \
+             bottom), got {}",
+            padding.type_name()
+        ))
+    };
+    let pads: Vec<i64> = match padding {
+        Value::Tuple(items) | Value::List(items) => {
+            let pads = items
+                .iter()
+                .map(|v| v.as_index().ok_or_else(bad))
+                .collect::<Result<Vec<_>, _>>()?;
+            if pads.len() != 4 {
+                return Err(value_error(format!(
+                    "{op}: padding must be an int or 4 ints (left, right, top, bottom), got {}",
+                    pads.len()
+                )));
+            }
+            pads
+        }
+        v => vec![v.as_index().ok_or_else(bad)?; 4],
+    };
+    if !matches!(x.len(), 3 | 4) {
+        return Err(value_error(format!(
+            "{op}: expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape {}",
+            tuple_repr(x)
+        )));
+    }
+    if pads.iter().any(|&p| p < 0) {
+        return Err(value_error(format!(
+            "{op}: padding must be non-negative, got ({}, {}, {}, {})",
+            pads[0], pads[1], pads[2], pads[3]
+        )));
+    }
+    let (h, w) = (x.len() - 2, x.len() - 1);
+    if mode == PadMode::Reflect {
+        for (axis, pair, what) in [(w, &pads[..2], "width"), (h, &pads[2..], "height")] {
+            if pair.iter().any(|&p| p as u64 >= x[axis] as u64) {
+                return Err(value_error(format!(
+                    "{op}: padding ({}, {}) of the {what} must be less than its size {} \
+                     (axis {axis} of shape {})",
+                    pair[0],
+                    pair[1],
+                    x[axis],
+                    tuple_repr(x)
+                )));
+            }
+        }
+    }
+    let mut widths = vec![[0, 0]; x.len()];
+    widths[h] = [pads[2] as usize, pads[3] as usize];
+    widths[w] = [pads[0] as usize, pads[1] as usize];
+    Ok(widths)
+}
+
+/// `ops.index_select`'s index: a 1-D int32 or int64 tensor.
+fn select_index(v: &Value) -> Result<&Tensor, PyErr> {
+    let Value::Tensor(t) = v else {
+        return Err(type_error(format!(
+            "ops.index_select() expects index as a 1-D int32 or int64 tensor, got {}",
+            v.type_name()
+        )));
+    };
+    if !matches!(t.dtype(), DType::I32 | DType::I64) {
+        return Err(type_error(format!(
+            "ops.index_select() expects an int32 or int64 index, got {}",
+            t.dtype()
+        )));
+    }
+    if t.ndim() != 1 {
+        return Err(value_error(format!(
+            "ops.index_select() expects a 1-D index, got shape {}",
+            tuple_repr(t.shape())
+        )));
+    }
+    Ok(t)
+}
+
 /// The array primitives, arguments bound to their signatures.
 pub fn call(p: Prim, args: &[Value]) -> OpResult {
     let name = p.python_name();
@@ -207,27 +373,41 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
             let x = need_tensor(&args[1], "TakeGrad")?;
             Tensor::take_grad(d, x.shape(), &indices_arg(&args[2])?, axis_opt(&args[3])?)
         }
-        Prim::Pad | Prim::PadGrad => {
-            let (x, width) = if p == Prim::Pad {
-                (need_tensor(&args[0], "ops.pad")?, &args[1])
-            } else {
-                (need_tensor(&args[1], "PadGrad")?, &args[2])
-            };
-            let widths = tensor(pad_widths(&pad_width_rows(width)?, x.ndim()))?;
-            if p == Prim::Pad {
-                let value = match &args[2] {
-                    Value::Tensor(t) if t.numel() == 1 => tensor(t.item())?,
-                    v => v.as_scalar().ok_or_else(|| {
-                        type_error(format!(
-                            "ops.pad() expects a number as its value, got {}",
-                            v.type_name()
-                        ))
-                    })?,
-                };
-                x.pad(&widths, value)
-            } else {
-                Tensor::pad_grad(need_tensor(&args[0], "PadGrad")?, x.shape(), &widths)
+        Prim::Pad => {
+            let x = need_tensor(&args[0], "ops.pad")?;
+            let (widths, mode, value) = pad_args(x, &args[1], &args[2], &args[3])?;
+            x.pad(&widths, mode, value)
+        }
+        Prim::PadGrad => {
+            let d = need_tensor(&args[0], "PadGrad")?;
+            let x = need_tensor(&args[1], "PadGrad")?;
+            let widths = tensor(pad_widths(&pad_width_rows(&args[2])?, x.ndim()))?;
+            Tensor::pad_grad(d, x.shape(), &widths, pad_mode(&args[3])?)
+        }
+        Prim::ReflectionPad2D | Prim::ReplicationPad2D | Prim::ZeroPad2D => {
+            let x = need_tensor(&args[0], &name)?;
+            let mode = pad2d_mode(p).expect("a 2-D padding");
+            let widths = pad2d_widths(x.shape(), &args[1], mode)?;
+            x.pad(&widths, mode, anfora_tensor::Scalar::Int(0))
+        }
+        Prim::Pad2DGrad => {
+            let d = need_tensor(&args[0], "Pad2DGrad")?;
+            let x = need_tensor(&args[1], "Pad2DGrad")?;
+            let mode = pad_mode(&args[3])?;
+            let widths = pad2d_widths(x.shape(), &args[2], mode)?;
+            Tensor::pad_grad(d, x.shape(), &widths, mode)
+        }
+        Prim::Permute => {
+            let x = need_tensor(&args[0], "ops.permute")?;
+            if matches!(args[1], Value::None) {
+                return Err(type_error("ops.permute() needs axes, not None"));
             }
+            x.transpose(Some(&int_list(&args[1])?))
+        }
+        Prim::IndexSelect => {
+            let x = need_tensor(&args[0], "ops.index_select")?;
+            let axis = int_arg(&args[1])?;
+            Tensor::take(x, select_index(&args[2])?, Some(axis))
         }
         Prim::ConcatGrad => return unjoin(&args[0], &args[1], &args[2], false),
         Prim::StackGrad => return unjoin(&args[0], &args[1], &args[2], true),

@@ -133,7 +133,8 @@ pub fn has_kernels(p: Prim) -> bool {
         | Conv2DBackpropFilter | MaxPool2D | AvgPool2D | MaxPool2DGrad | MaxPool2DGradGrad
         | AvgPool2DGrad | Softmax | LogSoftmax | LogSumExp | ArgMax | ArgMin | OneHot | Squeeze
         | ExpandDims | BroadcastTo | Concat | Stack | Split | ConcatGrad | StackGrad | Take
-        | TakeGrad | Pad | PadGrad | DropoutApply | SumToShape | BroadcastLike | IndexGrad
+        | TakeGrad | Pad | PadGrad | ReflectionPad2D | ReplicationPad2D | ZeroPad2D | Pad2DGrad
+        | Permute | IndexSelect | DropoutApply | SumToShape | BroadcastLike | IndexGrad
         | MatMulGrad | Gemm | ReduceGrad | TransposeGrad => true,
         // Structure, Python builtins, tensor creation from Python values, effects and state
         // (their kernels are the state machinery's), and the grad stage's markers.

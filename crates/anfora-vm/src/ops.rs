@@ -1016,7 +1016,7 @@ pub(crate) fn int_arg(v: &Value) -> Result<i64, PyErr> {
 }
 
 /// An int or a tuple/list of ints.
-fn int_list(v: &Value) -> Result<Vec<i64>, PyErr> {
+pub(crate) fn int_list(v: &Value) -> Result<Vec<i64>, PyErr> {
     match v {
         Value::Tuple(items) | Value::List(items) => items.iter().map(int_arg).collect(),
         other => Ok(vec![int_arg(other)?]),
@@ -1375,10 +1375,13 @@ pub fn call_method(
                 .collect();
             reduce(prim, &full)
         }
-        Method::Reshape | Method::Transpose => {
+        Method::Reshape | Method::Transpose | Method::Permute => {
             no_kwargs(&kwargs)?;
             let spec = match args.as_slice() {
                 [] if m == Method::Transpose => None,
+                [] | [Value::None] if m == Method::Permute => {
+                    return Err(type_error("permute() needs the axes"));
+                }
                 [one @ (Value::Tuple(_) | Value::List(_))] => Some(int_list(one)?),
                 [Value::None] if m == Method::Transpose => None,
                 many => Some(
@@ -1654,7 +1657,8 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
         Gelu => gelu(&args[0], &args[1]),
         Clip | ClipGrad => crate::nn_ops::call(p, args),
         ArgMax | ArgMin | OneHot | Squeeze | ExpandDims | BroadcastTo | Concat | Stack | Split
-        | ConcatGrad | StackGrad | Take | TakeGrad | Pad | PadGrad => {
+        | ConcatGrad | StackGrad | Take | TakeGrad | Pad | PadGrad | ReflectionPad2D
+        | ReplicationPad2D | ZeroPad2D | Pad2DGrad | Permute | IndexSelect => {
             crate::array_ops::call(p, args)
         }
         LogicalNot => match &args[0] {

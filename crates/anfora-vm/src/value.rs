@@ -20,6 +20,8 @@ pub enum Method {
     Prod,
     Reshape,
     Transpose,
+    /// PyTorch's `x.permute(*axes)`: `transpose` with the axes required.
+    Permute,
     Astype,
     Item,
 }
@@ -34,6 +36,7 @@ impl Method {
             "prod" => Method::Prod,
             "reshape" => Method::Reshape,
             "transpose" => Method::Transpose,
+            "permute" => Method::Permute,
             "astype" => Method::Astype,
             "item" => Method::Item,
             _ => return None,
@@ -49,6 +52,7 @@ impl Method {
             Method::Prod => "prod",
             Method::Reshape => "reshape",
             Method::Transpose => "transpose",
+            Method::Permute => "permute",
             Method::Astype => "astype",
             Method::Item => "item",
         }

@@ -1,6 +1,9 @@
 """numpy's array functions as anfora defines them: ``argmax``/``argmin``,
-``one_hot``, ``squeeze``, ``expand_dims``, ``broadcast_to``, ``concat``,
-``stack``, ``split``, ``take`` (``gather``) and ``pad``.
+``one_hot``, ``squeeze``, ``expand_dims`` (``unsqueeze``), ``broadcast_to``,
+``concat``, ``stack``, ``split``, ``take`` (``gather``, and MindSpore's
+``index_select``), ``pad`` (modes 'constant', 'edge', 'reflect' and
+'symmetric') and PyTorch's 2-D paddings ``reflection_pad2d``,
+``replication_pad2d`` and ``zero_pad2d``.
 
 Values are numpy's. Arguments are read and checked in the order anfora's
 reference VM reads them, and errors carry its exception types and messages,
@@ -337,19 +340,136 @@ def _convert_scalar(value, dtype):
     return dtype.type(value)
 
 
-def pad(x, pad_width, value=0):
-    """numpy's pad in constant mode: ``pad_width`` an int, ``(n,)``, ``(before,
-    after)`` or one pair per axis; ``value`` (a number or a one-element tensor)
-    converted to x's dtype."""
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric")
+# numpy's other modes, which anfora does not implement.
+_NUMPY_ONLY_MODES = ("wrap", "empty", "linear_ramp", "maximum", "mean", "median", "minimum")
+
+
+def _pad_mode(mode):
+    """One of the modes anfora implements; numpy's message for a mode numpy does
+    not know either (the mode as ``str()`` shows it)."""
+    if isinstance(mode, str) and mode in _PAD_MODES:
+        return mode
+    if isinstance(mode, str) and mode in _NUMPY_ONLY_MODES:
+        raise ValueError("mode '%s' is not supported by ops.pad (its modes are 'constant', "
+                         "'edge', 'reflect' and 'symmetric')" % mode)
+    raise ValueError("mode '%s' is not supported" % (mode,))
+
+
+def _pad(a, widths, mode, value):
+    if mode == "constant":
+        fill = _convert_scalar(value, a.dtype)
+        shape = tuple(d + w[0] + w[1] for d, w in zip(a.shape, widths))
+        with quiet():
+            out = np.full(shape, fill, dtype=a.dtype)
+        out[tuple(slice(w[0], w[0] + d) for d, w in zip(a.shape, widths))] = a
+        return wrap(out)
+    for axis, (n, w) in enumerate(zip(a.shape, widths)):
+        if n == 0 and w != (0, 0):
+            raise ValueError("can't extend empty axis %d using modes other than 'constant' "
+                             "or 'empty'" % axis)
+    if a.ndim == 0:
+        return wrap(a.copy())
+    return wrap(np.pad(a, widths, mode))
+
+
+def pad(x, pad_width, mode="constant", constant_values=None):
+    """numpy's pad: ``pad_width`` an int, ``(n,)``, ``(before, after)`` or one
+    pair per axis; ``mode`` 'constant' (``constant_values``, a number or a
+    one-element tensor converted to x's dtype), 'edge', 'reflect' or
+    'symmetric' (widths beyond the axis reflect again, as numpy's do).
+    **Deliberate:** ``constant_values=None`` means "not given" (0 in the
+    constant mode, accepted by the others), where numpy would store None."""
     a = _tensor("pad", x)
     widths = _pad_widths(_pad_rows(pad_width), a.ndim)
-    if isinstance(value, Tensor) and value.size == 1:
+    mode = _pad_mode(mode)
+    value = constant_values
+    if value is None:
+        value = 0
+    elif mode != "constant":
+        raise ValueError("unsupported keyword arguments for mode '%s': {'constant_values'}"
+                         % mode)
+    elif isinstance(value, Tensor) and value.size == 1:
         value = value._a.reshape(()).item()
     elif not is_scalar(value):
-        raise TypeError("ops.pad() expects a number as its value, got " + type(value).__name__)
-    fill = _convert_scalar(value, a.dtype)
-    shape = tuple(d + w[0] + w[1] for d, w in zip(a.shape, widths))
-    with quiet():
-        out = np.full(shape, fill, dtype=a.dtype)
-    out[tuple(slice(w[0], w[0] + d) for d, w in zip(a.shape, widths))] = a
-    return wrap(out)
+        raise TypeError("ops.pad() expects a number as its constant_values, got "
+                        + type(value).__name__)
+    return _pad(a, widths, mode, value)
+
+
+def _pad2d(op, mode, x, padding):
+    """PyTorch's 2-D padding of (N, C, H, W) or (C, H, W) input: ``padding`` an
+    int or ``(left, right, top, bottom)``, non-negative; a reflection's less
+    than the size of its axis."""
+    a = _tensor(op, x)
+
+    def index(i):
+        return isinstance(i, (bool, int)) and is_scalar(i)
+
+    bad = TypeError("ops.%s() expects padding as an int or a tuple of 4 ints (left, right, "
+                    "top, bottom), got %s" % (op, type(padding).__name__))
+    if isinstance(padding, (tuple, list)):
+        if not all(index(i) for i in padding):
+            raise bad
+        pads = [int(i) for i in padding]
+        if len(pads) != 4:
+            raise ValueError("%s: padding must be an int or 4 ints (left, right, top, bottom), "
+                             "got %d" % (op, len(pads)))
+    elif index(padding):
+        pads = [int(padding)] * 4
+    else:
+        raise bad
+    if a.ndim not in (3, 4):
+        raise ValueError("%s: expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got "
+                         "shape %r" % (op, tuple(a.shape)))
+    if any(p < 0 for p in pads):
+        raise ValueError("%s: padding must be non-negative, got (%d, %d, %d, %d)"
+                         % (op, pads[0], pads[1], pads[2], pads[3]))
+    h, w = a.ndim - 2, a.ndim - 1
+    if mode == "reflect":
+        for axis, pair, what in ((w, pads[:2], "width"), (h, pads[2:], "height")):
+            if any(p >= a.shape[axis] for p in pair):
+                raise ValueError("%s: padding (%d, %d) of the %s must be less than its size %d "
+                                 "(axis %d of shape %r)"
+                                 % (op, pair[0], pair[1], what, a.shape[axis], axis,
+                                    tuple(a.shape)))
+    widths = [(0, 0)] * a.ndim
+    widths[h] = (pads[2], pads[3])
+    widths[w] = (pads[0], pads[1])
+    return _pad(a, widths, mode, 0)
+
+
+def reflection_pad2d(x, padding):
+    """PyTorch's ReflectionPad2d (numpy's 'reflect' on the last two axes)."""
+    return _pad2d("reflection_pad2d", "reflect", x, padding)
+
+
+def replication_pad2d(x, padding):
+    """PyTorch's ReplicationPad2d (numpy's 'edge' on the last two axes)."""
+    return _pad2d("replication_pad2d", "edge", x, padding)
+
+
+def zero_pad2d(x, padding):
+    """PyTorch's ZeroPad2d."""
+    return _pad2d("zero_pad2d", "constant", x, padding)
+
+
+# -- aliases --------------------------------------------------------------------------
+unsqueeze = expand_dims
+
+
+def index_select(x, axis, index):
+    """MindSpore's index_select: ``take(x, index, axis)`` for a 1-D int32 or
+    int64 index tensor."""
+    _tensor("index_select", x)
+    axis = int_arg(axis)
+    if not isinstance(index, Tensor):
+        raise TypeError("ops.index_select() expects index as a 1-D int32 or int64 tensor, got "
+                        + type(index).__name__)
+    if index._a.dtype not in (np.int32, np.int64):
+        raise TypeError("ops.index_select() expects an int32 or int64 index, got "
+                        + index._a.dtype.name)
+    if index._a.ndim != 1:
+        raise ValueError("ops.index_select() expects a 1-D index, got shape %r"
+                         % (tuple(index.shape),))
+    return take(x, index, axis)

@@ -322,6 +322,13 @@ class Tensor:
             return wrap(self._a.transpose())
         return wrap(self._a.transpose(axes))
 
+    def permute(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        if not axes or axes == (None,):
+            raise TypeError("permute() needs the axes")
+        return wrap(self._a.transpose(axes))
+
     def astype(self, dtype):
         with quiet():
             return wrap(self._a.astype(np_dtype(dtype)))

@@ -7,7 +7,9 @@ shape ops, ``where``, ``cast`` and ``matmul`` require Tensor inputs.
 
 The activation and special functions (``log1p`` ... ``sign``, ``clip``), the
 softmax family and ``dropout`` are below; numpy's array functions (``argmax``,
-``one_hot``, ``squeeze`` ... ``take``, ``pad``) are in ``_array.py``.
+``one_hot``, ``squeeze`` ... ``take``, ``pad``, the 2-D paddings and the
+aliases ``unsqueeze`` and ``index_select``) are in ``_array.py``; ``permute``
+is ``transpose`` with the axes required.
 """
 
 import decimal
@@ -25,11 +27,12 @@ __all__ = [
     "greater", "greater_equal", "logical_not",
     "exp", "log", "sqrt", "tanh", "sin", "cos", "sigmoid", "relu",
     "where", "cast", "matmul", "sum", "mean", "max", "min", "prod",
-    "reshape", "transpose",
+    "reshape", "transpose", "permute",
     "log1p", "expm1", "erf", "gelu", "silu", "softplus", "rsqrt", "sign", "clip",
     "softmax", "log_softmax", "logsumexp", "dropout",
     "argmax", "argmin", "one_hot", "squeeze", "expand_dims", "broadcast_to",
     "concat", "stack", "split", "take", "gather", "pad",
+    "reflection_pad2d", "replication_pad2d", "zero_pad2d", "unsqueeze", "index_select",
     "assign", "assign_add", "assign_sub", "scatter_update", "scatter_add",
     "scatter_nd_update", "scatter_nd_add", "sgd", "apply_momentum", "adam", "depend",
 ]
@@ -39,8 +42,9 @@ from ._state import (  # noqa: E402
     scatter_nd_add, scatter_nd_update, scatter_update, sgd,
 )
 from ._array import (  # noqa: E402
-    argmax, argmin, broadcast_to, concat, expand_dims, gather, int_arg, normalize_axis,
-    one_hot, pad, split, squeeze, stack, take,
+    argmax, argmin, broadcast_to, concat, expand_dims, gather, index_select, int_arg,
+    normalize_axis, one_hot, pad, reflection_pad2d, replication_pad2d, split, squeeze, stack,
+    take, unsqueeze, zero_pad2d,
 )
 
 _abs = abs
@@ -344,6 +348,15 @@ def transpose(x, axes=None):
     if axes is None:
         return x.transpose()
     return x.transpose(tuple(axes))
+
+
+def permute(x, axes):
+    """PyTorch's and MindSpore's name: ``transpose`` with the axes required (an
+    int counts as one axis, as ``transpose`` reads it)."""
+    _require_tensor("permute", x)
+    if axes is None:
+        raise TypeError("ops.permute() needs axes, not None")
+    return x.transpose(tuple(axes) if isinstance(axes, (tuple, list)) else (axes,))
 
 
 # -- activation and special functions ---------------------------------------------

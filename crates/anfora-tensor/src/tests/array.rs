@@ -1,7 +1,7 @@
 //! numpy's array functions: expected values and messages from numpy 2.4.
 
 use super::*;
-use crate::pad_widths;
+use crate::{PadMode, pad_widths};
 
 #[test]
 fn argmax_and_argmin() {
@@ -306,8 +306,12 @@ fn pad_follows_numpy() {
     let a = ar(6, DType::I64).reshape(&[2, 3]).unwrap();
     // np.pad(a, 1, constant_values=9)
     assert_tensor(
-        &a.pad(&pad_widths(&[vec![1]], 2).unwrap(), Scalar::Int(9))
-            .unwrap(),
+        &a.pad(
+            &pad_widths(&[vec![1]], 2).unwrap(),
+            PadMode::Constant,
+            Scalar::Int(9),
+        )
+        .unwrap(),
         &i64s(
             &[9, 9, 9, 9, 9, 9, 0, 1, 2, 9, 9, 3, 4, 5, 9, 9, 9, 9, 9, 9],
             &[4, 5],
@@ -317,6 +321,7 @@ fn pad_follows_numpy() {
     assert_tensor(
         &a.pad(
             &pad_widths(&[vec![0, 1], vec![2, 0]], 2).unwrap(),
+            PadMode::Constant,
             Scalar::Int(0),
         )
         .unwrap(),
@@ -325,7 +330,11 @@ fn pad_follows_numpy() {
     // np.pad(arange(3), 1, constant_values=1.7) == [1, 0, 1, 2, 1] (cast to int).
     assert_tensor(
         &ar(3, DType::I64)
-            .pad(&pad_widths(&[vec![1]], 1).unwrap(), Scalar::Float(1.7))
+            .pad(
+                &pad_widths(&[vec![1]], 1).unwrap(),
+                PadMode::Constant,
+                Scalar::Float(1.7),
+            )
             .unwrap(),
         &i64s(&[1, 0, 1, 2, 1], &[5]),
     );
@@ -353,9 +362,169 @@ fn pad_follows_numpy() {
     );
     // The gradient is the interior.
     let widths = pad_widths(&[vec![0, 1], vec![2, 0]], 2).unwrap();
-    let padded = a.cast(DType::F64).pad(&widths, Scalar::Int(0)).unwrap();
+    let padded = a
+        .cast(DType::F64)
+        .pad(&widths, PadMode::Constant, Scalar::Int(0))
+        .unwrap();
     assert_tensor(
-        &Tensor::pad_grad(&padded, &[2, 3], &widths).unwrap(),
+        &Tensor::pad_grad(&padded, &[2, 3], &widths, PadMode::Constant).unwrap(),
         &a.cast(DType::F64),
+    );
+}
+
+/// `x` padded by `widths` (numpy's pad_width rows) in `mode`.
+fn padded(x: &Tensor, widths: &[Vec<i64>], mode: PadMode) -> crate::Result<Tensor> {
+    x.pad(&pad_widths(widths, x.ndim()).unwrap(), mode, Scalar::Int(0))
+}
+
+#[test]
+fn pad_modes_follow_numpy() {
+    let a = ar(6, DType::I64).reshape(&[2, 3]).unwrap();
+    let w = [vec![1, 2], vec![2, 3]];
+    // np.pad(a, ((1, 2), (2, 3)), mode)
+    assert_tensor(
+        &padded(&a, &w, PadMode::Reflect).unwrap(),
+        &i64s(
+            &[
+                5, 4, 3, 4, 5, 4, 3, 4, 2, 1, 0, 1, 2, 1, 0, 1, 5, 4, 3, 4, 5, 4, 3, 4, 2, 1, 0, 1,
+                2, 1, 0, 1, 5, 4, 3, 4, 5, 4, 3, 4,
+            ],
+            &[5, 8],
+        ),
+    );
+    assert_tensor(
+        &padded(&a, &w, PadMode::Symmetric).unwrap(),
+        &i64s(
+            &[
+                1, 0, 0, 1, 2, 2, 1, 0, 1, 0, 0, 1, 2, 2, 1, 0, 4, 3, 3, 4, 5, 5, 4, 3, 4, 3, 3, 4,
+                5, 5, 4, 3, 1, 0, 0, 1, 2, 2, 1, 0,
+            ],
+            &[5, 8],
+        ),
+    );
+    assert_tensor(
+        &padded(&a, &w, PadMode::Edge).unwrap(),
+        &i64s(
+            &[
+                0, 0, 0, 1, 2, 2, 2, 2, 0, 0, 0, 1, 2, 2, 2, 2, 3, 3, 3, 4, 5, 5, 5, 5, 3, 3, 3, 4,
+                5, 5, 5, 5, 3, 3, 3, 4, 5, 5, 5, 5,
+            ],
+            &[5, 8],
+        ),
+    );
+    // Widths beyond the axis reflect again and again.
+    let r = ar(3, DType::I64);
+    assert_tensor(
+        &padded(&r, &[vec![7, 5]], PadMode::Reflect).unwrap(),
+        &i64s(&[1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1], &[15]),
+    );
+    assert_tensor(
+        &padded(&r, &[vec![8, 4]], PadMode::Symmetric).unwrap(),
+        &i64s(&[1, 0, 0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0], &[15]),
+    );
+    // A single element reflects onto itself (numpy extends it as 'edge' does).
+    let col = i64s(&[5, 6], &[2, 1]);
+    for mode in [PadMode::Reflect, PadMode::Symmetric, PadMode::Edge] {
+        assert_tensor(
+            &padded(&col, &[vec![0, 0], vec![2, 1]], mode).unwrap(),
+            &i64s(&[5, 5, 5, 5, 6, 6, 6, 6], &[2, 4]),
+        );
+        // A 0-d tensor has no axis to pad; every dtype keeps its values.
+        assert_tensor(
+            &padded(&i64s(&[5], &[]), &[vec![3]], mode).unwrap(),
+            &i64s(&[5], &[]),
+        );
+        assert_tensor(
+            &padded(&f64s(&[0.5, -1.5], &[2]), &[vec![1, 0]], mode).unwrap(),
+            &f64s(
+                &[if mode == PadMode::Reflect { -1.5 } else { 0.5 }, 0.5, -1.5],
+                &[3],
+            ),
+        );
+        // An empty axis cannot be extended, but other axes of an empty tensor can.
+        let empty = Tensor::zeros(&[0, 2], DType::F32).unwrap();
+        assert_err(
+            padded(&empty, &[vec![1, 0], vec![0, 0]], mode),
+            ErrorKind::Value,
+            "can't extend empty axis 0 using modes other than 'constant' or 'empty'",
+        );
+        assert_eq!(
+            padded(&empty, &[vec![0, 0], vec![1, 1]], mode)
+                .unwrap()
+                .shape(),
+            &[0, 4]
+        );
+    }
+    // A result larger than memory is a MemoryError before anything is allocated (numpy's
+    // order: the size first, then the empty axis).
+    for mode in [PadMode::Reflect, PadMode::Edge, PadMode::Constant] {
+        let r = padded(&ar(3, DType::I64), &[vec![1 << 40, 0]], mode);
+        assert_eq!(r.unwrap_err().kind, ErrorKind::Memory);
+        let empty = Tensor::zeros(&[0, 2], DType::F32).unwrap();
+        let r = padded(&empty, &[vec![1 << 40, 0], vec![0, 0]], mode);
+        assert_eq!(r.unwrap_err().kind, ErrorKind::Memory);
+    }
+    assert_eq!(PadMode::from_name("symmetric"), Some(PadMode::Symmetric));
+    assert_eq!(PadMode::from_name("wrap"), None);
+    assert_eq!(PadMode::Edge.name(), "edge");
+}
+
+#[test]
+fn pad_gradients_add_up_where_elements_are_copied() {
+    // np.add.at(g, np.pad(arange(n), w, mode), arange(1, len + 1))
+    let d = |len: usize| f64s(&(1..=len).map(|i| i as f64).collect::<Vec<_>>(), &[len]);
+    for (w, mode, want) in [
+        ([2, 2], PadMode::Reflect, [10.0, 12.0, 6.0]),
+        ([4, 1], PadMode::Symmetric, [9.0, 9.0, 18.0]),
+        ([2, 3], PadMode::Edge, [6.0, 4.0, 26.0]),
+    ] {
+        let g = Tensor::pad_grad(&d(3 + w[0] + w[1]), &[3], &[w], mode).unwrap();
+        assert_tensor(&g, &f64s(&want, &[3]));
+    }
+    // The adjoint of pad: <pad(x), d> == <x, pad_grad(d)> for every mode, in 3-D.
+    let x = f64s(
+        &(0..24)
+            .map(|i| (i * 7 % 11) as f64 - 5.0)
+            .collect::<Vec<_>>(),
+        &[2, 3, 4],
+    );
+    let widths = pad_widths(&[vec![1, 3], vec![4, 0], vec![2, 5]], 3).unwrap();
+    for mode in [
+        PadMode::Constant,
+        PadMode::Reflect,
+        PadMode::Symmetric,
+        PadMode::Edge,
+    ] {
+        let y = x.pad(&widths, mode, Scalar::Int(0)).unwrap();
+        let n = y.numel();
+        let dv: Vec<f64> = (0..n)
+            .map(|i| ((i * 13) % 17) as f64 * 0.25 - 2.0)
+            .collect();
+        let dt = f64s(&dv, y.shape());
+        let g = Tensor::pad_grad(&dt, x.shape(), &widths, mode).unwrap();
+        let lhs: f64 = y.to_f64_vec().iter().zip(&dv).map(|(a, b)| a * b).sum();
+        let rhs: f64 = x
+            .to_f64_vec()
+            .iter()
+            .zip(g.to_f64_vec())
+            .map(|(a, b)| a * b)
+            .sum();
+        assert!((lhs - rhs).abs() < 1e-9, "{mode:?}: {lhs} vs {rhs}");
+    }
+    // A sensitivity of the wrong shape, or not a float, is refused.
+    assert_err(
+        Tensor::pad_grad(&d(4), &[3], &[[1, 1]], PadMode::Edge),
+        ErrorKind::Value,
+        "pad_grad: the sensitivity of shape (4,) does not hold a padded (3,)",
+    );
+    assert_err(
+        Tensor::pad_grad(
+            &i64s(&[1, 2, 3, 4, 5], &[5]),
+            &[3],
+            &[[1, 1]],
+            PadMode::Edge,
+        ),
+        ErrorKind::Type,
+        "pad_grad: expected a float sensitivity, got int64",
     );
 }
