@@ -163,3 +163,42 @@ proptest! {
         prop_assert_eq!(view.repr(), copy.repr());
     }
 }
+
+proptest! {
+    /// Products of transposed and sliced matrices read in place equal the products of their
+    /// copies (small integers, so any summation order gives the same sums).
+    #[test]
+    fn products_of_views_equal_products_of_copies(
+        (m, k, n) in (1usize..7, 1usize..7, 1usize..7),
+        transpose_a in any::<bool>(),
+        step in 1i64..3,
+        start in 0i64..2,
+        f64_dtype in any::<bool>(),
+    ) {
+        let dtype = if f64_dtype { DType::F64 } else { DType::F32 };
+        let ints = |rows: usize, cols: usize| {
+            let v: Vec<f64> = (0..rows * cols).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+            f64s(&v, &[rows, cols]).cast(dtype)
+        };
+        // `a` is m×k: stored as k×m and transposed, or as (m·step + start)×k with rows picked.
+        let a = if transpose_a {
+            ints(k, m).transpose(None).unwrap()
+        } else {
+            let rows = m * step as usize + start as usize;
+            ints(rows, k)
+                .index(&[slice(Some(start), None, Some(step))])
+                .unwrap()
+                .index(&[slice(None, Some(m as i64), None)])
+                .unwrap()
+        };
+        let b = ints(n, k).transpose(None).unwrap();
+        prop_assert_eq!(a.shape(), &[m, k][..]);
+        let got = Tensor::matmul(&a, &b).unwrap();
+        let want = Tensor::matmul(&a.contiguous(), &b.contiguous()).unwrap();
+        prop_assert!(got.same_as(&want), "{} vs {}", got.repr(), want.repr());
+        let c = ints(m, n);
+        let got = Tensor::gemm(&a, &b, Some(c.clone()), false, false).unwrap();
+        let want = Tensor::gemm(&a.contiguous(), &b.contiguous(), Some(c), false, false).unwrap();
+        prop_assert!(got.same_as(&want));
+    }
+}
