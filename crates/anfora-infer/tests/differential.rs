@@ -14,15 +14,7 @@ use anfora_tensor::{DType, Tensor};
 use anfora_vm::Value;
 use common::*;
 
-const DTYPES: [DType; 7] = [
-    DType::Bool,
-    DType::I32,
-    DType::I64,
-    DType::F32,
-    DType::F64,
-    DType::F16,
-    DType::BF16,
-];
+const DTYPES: [DType; 7] = DType::ALL;
 
 /// A tensor of `dtype` and `shape` holding 1, 2, 3, ... (alternating True/False for bools).
 fn t(dtype: DType, shape: &[usize]) -> Value {

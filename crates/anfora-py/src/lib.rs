@@ -71,15 +71,7 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<jit::GradFunction>()?;
     m.add_class::<jit::Lowered>()?;
     m.add("CompileError", py.get_type::<jit::CompileError>())?;
-    for d in [
-        anfora_tensor::DType::F32,
-        anfora_tensor::DType::F64,
-        anfora_tensor::DType::I32,
-        anfora_tensor::DType::I64,
-        anfora_tensor::DType::Bool,
-        anfora_tensor::DType::F16,
-        anfora_tensor::DType::BF16,
-    ] {
+    for d in anfora_tensor::DType::ALL {
         m.add(attr_name(d), dtype_object(d))?;
     }
     m.add_function(wrap_pyfunction!(make_tensor, m)?)?;

@@ -81,6 +81,17 @@ pub enum DType {
 }
 
 impl DType {
+    /// Every dtype.
+    pub const ALL: [DType; 7] = [
+        DType::Bool,
+        DType::I32,
+        DType::I64,
+        DType::F32,
+        DType::F64,
+        DType::F16,
+        DType::BF16,
+    ];
+
     /// numpy's name: `bool`, `int32`, `int64`, `float32`, `float64`.
     pub fn name(self) -> &'static str {
         match self {

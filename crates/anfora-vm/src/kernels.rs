@@ -105,17 +105,6 @@ pub enum KernelError {
     NotATensorPrimitive(&'static str),
 }
 
-/// Every dtype, in the order kernels are registered.
-pub const DTYPES: [DType; 7] = [
-    DType::Bool,
-    DType::I32,
-    DType::I64,
-    DType::F32,
-    DType::F64,
-    DType::F16,
-    DType::BF16,
-];
-
 /// Whether calls of `p` on tensors dispatch to a kernel. The match is exhaustive so that every
 /// new primitive decides.
 pub fn has_kernels(p: Prim) -> bool {
@@ -172,7 +161,7 @@ fn table() -> &'static RwLock<Table> {
                     crate::inplace::prim(p, args, out)
                 }),
             };
-            for dtype in DTYPES {
+            for dtype in DType::ALL {
                 let key = KernelKey {
                     prim: p,
                     device: Device::CPU,
@@ -257,7 +246,7 @@ mod tests {
     fn every_tensor_primitive_has_a_cpu_kernel_for_every_dtype() {
         let keys = registered(Device::CPU);
         let n = Prim::ALL.iter().filter(|&&p| has_kernels(p)).count();
-        assert_eq!(keys.len(), n * DTYPES.len());
+        assert_eq!(keys.len(), n * DType::ALL.len());
         let k = find(KernelKey {
             prim: Prim::Tanh,
             device: Device::CPU,
