@@ -595,8 +595,14 @@ def test_take():
         ops.take(x, [0, -4, 7], axis=0)
     with pytest.raises(IndexError, match=r"^index 4 is out of bounds for axis 1 with size 4$"):
         ops.take(x, ops.tensor([[1, 4]]), axis=-1)
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=r"^cannot do a non-empty take from an empty axes\.$"):
         ops.take(ops.zeros(0), 0)
+    with pytest.raises(IndexError, match=r"^cannot do a non-empty take from an empty axes\.$"):
+        ops.take(ops.zeros((2, 0)), [0], axis=1)
+    # numpy checks an index only when it reads it
+    assert ops.take(ops.zeros((0, 5, 0)), [9], axis=2).shape == (0, 5, 1)
+    with pytest.raises(IndexError, match=r"^index 0 is out of bounds for axis 0 with size 0$"):
+        ops.take(ops.zeros((0, 5, 0)), [0], axis=0)
     with pytest.raises(TypeError, match=r"^Cannot cast array data from dtype\('float32'\) to "
                        r"dtype\('int64'\) according to the rule 'same_kind'$"):
         ops.take(x, ops.tensor([1.0]))
@@ -628,6 +634,8 @@ def test_pad():
         ops.pad(x, ((1, 2), (1, 2), (1, 2)))
     with pytest.raises(ValueError, match=r"^index can't contain negative values$"):
         ops.pad(x, ((1, 0), (0, -1)))
+    with pytest.raises(TypeError, match=r"^`pad_width` must be of integral type\.$"):
+        ops.pad(ops.tensor(5), ())  # numpy reads an empty pad_width as floats
     with pytest.raises(ValueError, match=r"^pad_width must be an int or a \(nested\) sequence of ints of one shape$"):
         ops.pad(x, ((1, 2), 3))
     with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects pad_width as an int or \(nested\) tuples of ints$"):
