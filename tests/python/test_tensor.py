@@ -59,6 +59,17 @@ def test_numpy_views_share_the_buffer_read_only_and_outlive_the_tensor():
         assert anfora.tensor(e).numpy().dtype == e.dtype
 
 
+def test_numpy_scalars_keep_their_dtype_np_float64_included():
+    # np.float64 subclasses Python's float, but it is a numpy scalar: a float64 tensor, and a
+    # strong (not NEP 50 weak) operand, as every other numpy scalar
+    assert anfora.tensor(np.float64(2.5)).dtype == anfora.float64
+    assert anfora.tensor(2.5).dtype == anfora.float32
+    x = anfora.tensor(np.ones(2, np.float32))
+    assert (x * np.float64(2.0)).dtype == anfora.float64 and (x * 2.0).dtype == anfora.float32
+    assert ops.add(x, np.float32(1.0)).dtype == anfora.float32
+    assert ops.mul(np.float64(0.5), x).dtype == anfora.float64
+
+
 def test_lists_become_float32_like_ops_tensor_and_dtype_is_honoured():
     x = anfora.tensor([[1.5, 2.0], [3.0, 4.0]])
     assert x.dtype == anfora.float32

@@ -523,10 +523,13 @@ pub fn to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<RTens
     } else {
         let py = obj.py();
         let np = py.import("numpy")?;
+        // A numpy scalar keeps its dtype, as a 0-d array does: np.float64(1.5) (a subclass
+        // of Python's float) is a float64 tensor.
+        let numpy_scalar = obj.is_instance(&np.getattr("generic")?)?;
         let a = np.call_method1("asarray", (obj,))?;
         let a = match (dtype, a.getattr("dtype")?.str()?.to_string().as_str()) {
             // Python floats are float32 tensors, as in `ops.tensor`.
-            (None, "float64") => a.call_method1("astype", ("float32",))?,
+            (None, "float64") if !numpy_scalar => a.call_method1("astype", ("float32",))?,
             _ => a,
         };
         from_numpy(a.cast::<PyUntypedArray>()?)?
@@ -567,7 +570,11 @@ fn to_value_nested(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             )),
         };
     }
-    if let Ok(f) = obj.cast::<PyFloat>() {
+    // np.float64 subclasses float, but it is a numpy scalar (a 0-d float64 array to numpy's
+    // promotion, not a weak Python float): it takes the numpy scalar path below.
+    if let Ok(f) = obj.cast::<PyFloat>()
+        && !obj.hasattr("dtype")?
+    {
         return Ok(Value::Float(f.value()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
