@@ -345,6 +345,13 @@ def test_clip():
     assert str(ops.clip(i, 3, 1)) == "[1 1 1 1 1]"  # min > max gives max
     lo = ops.tensor([[0], [2]])
     assert str(ops.clip(i, lo, 3)) == str(np.clip(i._a, lo._a, 3))  # broadcasting
+    # numpy's clip promotes its operands together (Python numbers weak) and broadcasts them
+    # together: bool with -4 and int32 is int32 (not maximum's int64, then minimum's int64).
+    b = ops.tensor([True, False])
+    assert dt(ops.clip(b, -4, ops.tensor([1], dtype="int32"))) == "int32"
+    assert dt(ops.clip(b, -5, ops.tensor([0.5], dtype="float32"))) == "float32"
+    with pytest.raises(ValueError, match=r"^operands could not be broadcast together with shapes \(2,\) \(\) \(3,\) $"):
+        ops.clip(b, 1, ops.arange(3))
     assert ops.clip(5, 0, 3) == 3 and type(ops.clip(5, 0, 3)) is int
     assert ops.clip(5, None, 3.5) == 3.5 and ops.clip(-1, 0.5) == 0.5
     with pytest.raises(TypeError, match=r"^ops\.clip\(\) expects a Tensor or a number, got str$"):
