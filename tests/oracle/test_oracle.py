@@ -528,6 +528,8 @@ def test_concat_stack():
     assert dt(ops.concat([ops.tensor([1], dtype="int32"), ops.tensor([1.0])])) == "float64"
     assert ops.concat([ops.zeros((0, 3)), a]).shape == (2, 3)
     assert ops.concat([a]).shape == (2, 3)
+    f = ops.concat([a, ops.tensor(7), b], axis=None)  # numpy's axis=None: flattened, joined
+    assert dt(f) == "float64" and f._a.tolist() == np.concatenate([a._a, np.array(7), b._a], axis=None).tolist()
     s = ops.stack([a, a, a], axis=1)
     assert s.shape == (2, 3, 3) and s._a.tolist() == np.stack([a._a] * 3, axis=1).tolist()
     assert ops.stack((ops.tensor(1), ops.tensor(2.5))).shape == (2,)

@@ -2066,4 +2066,47 @@ mod tests {
             );
         }
     }
+
+    /// np.concatenate(..., axis=None) joins the arrays flattened (found by
+    /// tests/python/test_ops_random.py against numpy).
+    #[test]
+    fn concat_of_axis_none_joins_the_flattened_tensors() {
+        let mut sink = Vec::new();
+        let t = |shape: &[i64], start: i64| {
+            let n: i64 = shape.iter().product();
+            let mut sink = std::io::sink();
+            let r = call_prim(
+                Prim::Arange,
+                &[int(start), int(start + n), Value::None, Value::None],
+                &mut sink,
+            )
+            .unwrap();
+            call_prim(Prim::Reshape, &[r, tup(shape)], &mut sink).unwrap()
+        };
+        let joined = call_prim(
+            Prim::Concat,
+            &[
+                Value::List(vec![t(&[2, 2], 0), t(&[], 4), t(&[1, 3], 5)].into()),
+                Value::None,
+            ],
+            &mut sink,
+        )
+        .unwrap();
+        assert_eq!(repr(&joined), "Tensor([0, 1, 2, 3, 4, 5, 6, 7])");
+        // Its gradient cuts the flat sensitivity back into the tensors' shapes.
+        let parts = call_prim(
+            Prim::ConcatGrad,
+            &[
+                joined,
+                Value::tuple(vec![t(&[2, 2], 0), t(&[], 4), t(&[1, 3], 5)]),
+                Value::None,
+            ],
+            &mut sink,
+        )
+        .unwrap();
+        assert_eq!(
+            repr(&parts),
+            "(Tensor([[0, 1],\n        [2, 3]]), Tensor(4), Tensor([[5, 6, 7]]))"
+        );
+    }
 }

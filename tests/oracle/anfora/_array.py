@@ -188,8 +188,10 @@ def _concat(arrays, axis):
 
 def concat(tensors, axis=0):
     """numpy's concatenate: dtypes promoted (bool + int64 is int64, int32 +
-    float32 is float64)."""
+    float32 is float64); ``axis`` None joins the tensors flattened."""
     arrays = _tensors_arg("concat", tensors)
+    if axis is None:
+        return _concat([t.reshape(-1) for t in arrays], 0)
     return _concat(arrays, int_arg(axis))
 
 
