@@ -345,6 +345,13 @@ def test_clip():
     assert str(ops.clip(i, 3, 1)) == "[1 1 1 1 1]"  # min > max gives max
     lo = ops.tensor([[0], [2]])
     assert str(ops.clip(i, lo, 3)) == str(np.clip(i._a, lo._a, 3))  # broadcasting
+    # numpy's clip promotes its operands together (Python numbers weak) and broadcasts them
+    # together: bool with -4 and int32 is int32 (not maximum's int64, then minimum's int64).
+    b = ops.tensor([True, False])
+    assert dt(ops.clip(b, -4, ops.tensor([1], dtype="int32"))) == "int32"
+    assert dt(ops.clip(b, -5, ops.tensor([0.5], dtype="float32"))) == "float32"
+    with pytest.raises(ValueError, match=r"^operands could not be broadcast together with shapes \(2,\) \(\) \(3,\) $"):
+        ops.clip(b, 1, ops.arange(3))
     assert ops.clip(5, 0, 3) == 3 and type(ops.clip(5, 0, 3)) is int
     assert ops.clip(5, None, 3.5) == 3.5 and ops.clip(-1, 0.5) == 0.5
     with pytest.raises(TypeError, match=r"^ops\.clip\(\) expects a Tensor or a number, got str$"):
@@ -521,6 +528,8 @@ def test_concat_stack():
     assert dt(ops.concat([ops.tensor([1], dtype="int32"), ops.tensor([1.0])])) == "float64"
     assert ops.concat([ops.zeros((0, 3)), a]).shape == (2, 3)
     assert ops.concat([a]).shape == (2, 3)
+    f = ops.concat([a, ops.tensor(7), b], axis=None)  # numpy's axis=None: flattened, joined
+    assert dt(f) == "float64" and f._a.tolist() == np.concatenate([a._a, np.array(7), b._a], axis=None).tolist()
     s = ops.stack([a, a, a], axis=1)
     assert s.shape == (2, 3, 3) and s._a.tolist() == np.stack([a._a] * 3, axis=1).tolist()
     assert ops.stack((ops.tensor(1), ops.tensor(2.5))).shape == (2,)
@@ -595,8 +604,14 @@ def test_take():
         ops.take(x, [0, -4, 7], axis=0)
     with pytest.raises(IndexError, match=r"^index 4 is out of bounds for axis 1 with size 4$"):
         ops.take(x, ops.tensor([[1, 4]]), axis=-1)
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=r"^cannot do a non-empty take from an empty axes\.$"):
         ops.take(ops.zeros(0), 0)
+    with pytest.raises(IndexError, match=r"^cannot do a non-empty take from an empty axes\.$"):
+        ops.take(ops.zeros((2, 0)), [0], axis=1)
+    # numpy checks an index only when it reads it
+    assert ops.take(ops.zeros((0, 5, 0)), [9], axis=2).shape == (0, 5, 1)
+    with pytest.raises(IndexError, match=r"^index 0 is out of bounds for axis 0 with size 0$"):
+        ops.take(ops.zeros((0, 5, 0)), [0], axis=0)
     with pytest.raises(TypeError, match=r"^Cannot cast array data from dtype\('float32'\) to "
                        r"dtype\('int64'\) according to the rule 'same_kind'$"):
         ops.take(x, ops.tensor([1.0]))
@@ -628,6 +643,8 @@ def test_pad():
         ops.pad(x, ((1, 2), (1, 2), (1, 2)))
     with pytest.raises(ValueError, match=r"^index can't contain negative values$"):
         ops.pad(x, ((1, 0), (0, -1)))
+    with pytest.raises(TypeError, match=r"^`pad_width` must be of integral type\.$"):
+        ops.pad(ops.tensor(5), ())  # numpy reads an empty pad_width as floats
     with pytest.raises(ValueError, match=r"^pad_width must be an int or a \(nested\) sequence of ints of one shape$"):
         ops.pad(x, ((1, 2), 3))
     with pytest.raises(TypeError, match=r"^ops\.pad\(\) expects pad_width as an int or \(nested\) tuples of ints$"):

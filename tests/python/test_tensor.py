@@ -59,6 +59,17 @@ def test_numpy_views_share_the_buffer_read_only_and_outlive_the_tensor():
         assert anfora.tensor(e).numpy().dtype == e.dtype
 
 
+def test_numpy_scalars_keep_their_dtype_np_float64_included():
+    # np.float64 subclasses Python's float, but it is a numpy scalar: a float64 tensor, and a
+    # strong (not NEP 50 weak) operand, as every other numpy scalar
+    assert anfora.tensor(np.float64(2.5)).dtype == anfora.float64
+    assert anfora.tensor(2.5).dtype == anfora.float32
+    x = anfora.tensor(np.ones(2, np.float32))
+    assert (x * np.float64(2.0)).dtype == anfora.float64 and (x * 2.0).dtype == anfora.float32
+    assert ops.add(x, np.float32(1.0)).dtype == anfora.float32
+    assert ops.mul(np.float64(0.5), x).dtype == anfora.float64
+
+
 def test_lists_become_float32_like_ops_tensor_and_dtype_is_honoured():
     x = anfora.tensor([[1.5, 2.0], [3.0, 4.0]])
     assert x.dtype == anfora.float32
@@ -253,3 +264,19 @@ def test_pad_and_alias_errors_are_numpy_s():
 
     with pytest.raises(anfora.CompileError, match="E0304"):
         chosen(a)
+
+
+def test_numpy_operands_on_the_left_defer_to_the_tensor():
+    t = anfora.tensor(np.array([1.0, 2.0], np.float32))
+    for got, want in [
+        (np.float32(2) - t, np.float32(2) - np.array([1.0, 2.0], np.float32)),
+        (np.float64(2) * t, np.float64(2) * np.array([1.0, 2.0], np.float32)),
+        (np.array([1.0, 1.0], np.float32) + t, np.array([2.0, 3.0], np.float32)),
+    ]:
+        assert isinstance(got, anfora.Tensor)
+        assert got.dtype == str(want.dtype)
+        np.testing.assert_array_equal(got.numpy(), want)
+    p = anfora.Parameter(np.ones(2, np.float32), name="p")
+    assert isinstance(np.int64(3) * p, anfora.Tensor)
+    # numpy's own functions still take tensors as arrays.
+    assert isinstance(np.exp(t), np.ndarray)

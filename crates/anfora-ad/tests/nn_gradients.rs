@@ -588,6 +588,8 @@ fn concat_stack_and_split_gradients() {
     for body in [
         "def f(x, y):\n    return ops.sum(ops.sin(ops.concat((x, y * y), axis=1) * 1.5))",
         "def f(x, y):\n    return ops.sum(ops.sin(ops.concat([x, x, y], axis=-1)))",
+        // numpy's axis=None: the tensors flattened (found by tests/python/test_ops_random.py)
+        "def f(x, y):\n    return ops.sum(ops.sin(ops.concat((x, y * y), axis=None)) * ops.arange(10, dtype=anfora.float64))",
         "def f(x, y):\n    return ops.sum(ops.sin(ops.stack((x[:, :2], y), axis=1)) * ops.reshape(ops.arange(8, dtype=anfora.float64), (2, 2, 2)))",
         // Unused parts get zero sensitivities; parts used twice add up.
         "def f(x, y):\n    a, b, c = ops.split(x, 3, axis=1)\n    p, q = ops.split(y, [1], axis=0)\n    return ops.sum(ops.sin(a * c) + a) + ops.sum(q * q)",
@@ -597,6 +599,8 @@ fn concat_stack_and_split_gradients() {
     }
     // Second order through the joins and the split.
     let body = "def inner(x, y):\n    a, b = ops.split(ops.concat((x, y), axis=1), [2], axis=1)\n    return ops.sum(ops.sin(ops.stack((a, b[:, :2]), axis=0)))\n\ndef f(x, y):\n    gx, gy = grad(inner, argnums=(0, 1))(x, y)\n    return ops.sum(gx * gx) + ops.sum(ops.sin(gy))";
+    check_with(body, &two, 1e-5);
+    let body = "def inner(x, y):\n    return ops.sum(ops.sin(ops.concat([y, x], axis=None) * ops.arange(10, dtype=anfora.float64)))\n\ndef f(x, y):\n    gx, gy = grad(inner, argnums=(0, 1))(x, y)\n    return ops.sum(gx * gx) + ops.sum(ops.sin(gy))";
     check_with(body, &two, 1e-5);
 }
 

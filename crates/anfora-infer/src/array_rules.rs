@@ -246,6 +246,16 @@ fn join(ts: &[TensorAbs], axis: &Abs, stack: bool) -> Rule {
     let dtype = ts
         .iter()
         .fold(first.dtype, |d, t| promote_types(d, t.dtype));
+    if !stack && matches!(axis, Abs::None) {
+        // numpy's concatenate(axis=None): the tensors flattened, joined.
+        let total = ts.iter().try_fold(0usize, |n, t| {
+            t.shape
+                .iter()
+                .try_fold(1usize, |m, d| m.checked_mul((*d)?))
+                .and_then(|m| n.checked_add(m))
+        });
+        return Ok(tensor_abs(dtype, vec![total]));
+    }
     let Some(axis) = axis.as_i64() else {
         return Ok(Abs::Any);
     };

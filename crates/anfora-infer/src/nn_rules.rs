@@ -5,7 +5,8 @@
 
 use anfora_ir::Prim;
 use anfora_tensor::{
-    DType, Pool2dSpec, TensorError, conv2d_output_shape, nn_float_dtype, pool2d_output_shape,
+    DType, Pool2dSpec, Scalar, TensorError, conv2d_output_shape, nn_float_dtype,
+    pool2d_output_shape,
 };
 use anfora_vm::nn_ops::{NnArg, conv2d_spec, pool2d_spec};
 
@@ -257,6 +258,37 @@ pub(crate) fn clip(p: Prim, args: &[Abs]) -> Rule {
         // A TypeError at run time.
         return Ok(Abs::Bottom);
     }
+    // Clip computes in its operands' dtype taken together, as the VM does (the tensors cast
+    // to it first); ClipGrad compares the operands as they are.
+    let (cx, clo, chi);
+    let (x, lo, hi) = if p == Prim::Clip {
+        let operands = [x, lo, hi];
+        let dtypes: Vec<DType> = operands
+            .iter()
+            .filter_map(|a| match a {
+                Abs::Tensor(t) => Some(t.dtype),
+                _ => None,
+            })
+            .collect();
+        let scalars: Vec<Scalar> = operands
+            .iter()
+            .filter_map(|a| match a {
+                Abs::Bool(b) => Some(Scalar::Bool(b.unwrap_or(false))),
+                Abs::Int(i) => Some(Scalar::Int(i.unwrap_or(0))),
+                Abs::Float(f) => Some(Scalar::Float(f.unwrap_or(0.0))),
+                _ => None,
+            })
+            .collect();
+        let common = anfora_tensor::result_type(&dtypes, &scalars);
+        let cast = |a: &Abs| match (a, common) {
+            (Abs::Tensor(t), Some(d)) if t.dtype != d => tensor_abs(d, t.shape.clone()),
+            _ => a.clone(),
+        };
+        (cx, clo, chi) = (cast(x), cast(lo), cast(hi));
+        (&cx, &clo, &chi)
+    } else {
+        (x, lo, hi)
+    };
     let raised = match lo {
         Abs::None => x.clone(),
         lo => binary(Prim::Maximum, x, lo)?,

@@ -803,6 +803,34 @@ fn where_() {
     r.assert_ok("where");
 }
 
+/// `ops.clip` promotes its three operands together, Python numbers weak (numpy's `clip`;
+/// found by tests/python/test_ops_random.py: `clip(bool, -4, int32)` is int32).
+#[test]
+fn clip() {
+    let mut r = Report::default();
+    let src = "from anfora import ops\n\ndef f(x, lo, hi):\n    return ops.clip(x, lo, hi)\n";
+    let bounds = |d: DType| {
+        vec![
+            ta(d, &[3]),
+            Arg::from(Value::Int(-4)),
+            Arg::mutable(Value::Float(0.5)),
+            Arg::from(Value::None),
+        ]
+    };
+    for &x in &DTYPES {
+        for b in [DType::Bool, DType::I32, DType::F64] {
+            for lo in bounds(b) {
+                for h in [DType::I32, DType::F32] {
+                    for hi in bounds(h) {
+                        r.check(src, vec![ta(x, &[2, 3]), lo.clone(), hi], true);
+                    }
+                }
+            }
+        }
+    }
+    r.assert_ok("clip");
+}
+
 // ---- indexing, attributes, iteration ------------------------------------------------------------
 
 #[test]

@@ -391,6 +391,12 @@ impl Parameter {
         to_numpy(py, &self.inner.get())
     }
 
+    /// As a Tensor's (see there).
+    #[classattr]
+    fn __array_priority__() -> f64 {
+        1000.0
+    }
+
     #[pyo3(signature = (dtype=None, copy=None))]
     fn __array__<'py>(
         &self,
@@ -540,10 +546,13 @@ pub fn to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<RTens
     } else {
         let py = obj.py();
         let np = py.import("numpy")?;
+        // A numpy scalar keeps its dtype, as a 0-d array does: np.float64(1.5) (a subclass
+        // of Python's float) is a float64 tensor.
+        let numpy_scalar = obj.is_instance(&np.getattr("generic")?)?;
         let a = np.call_method1("asarray", (obj,))?;
         let a = match (dtype, a.getattr("dtype")?.str()?.to_string().as_str()) {
             // Python floats are float32 tensors, as in `ops.tensor`.
-            (None, "float64") => a.call_method1("astype", ("float32",))?,
+            (None, "float64") if !numpy_scalar => a.call_method1("astype", ("float32",))?,
             _ => a,
         };
         from_numpy(a.cast::<PyUntypedArray>()?)?
@@ -584,7 +593,11 @@ fn to_value_nested(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             )),
         };
     }
-    if let Ok(f) = obj.cast::<PyFloat>() {
+    // np.float64 subclasses float, but it is a numpy scalar (a 0-d float64 array to numpy's
+    // promotion, not a weak Python float): it takes the numpy scalar path below.
+    if let Ok(f) = obj.cast::<PyFloat>()
+        && !obj.hasattr("dtype")?
+    {
         return Ok(Value::Float(f.value()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
@@ -760,6 +773,13 @@ impl Tensor {
 
     fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_numpy(py, &self.inner)
+    }
+
+    /// Above numpy's own: `np_scalar - t` and `np_array * t` defer to the Tensor's reflected
+    /// operators (a Tensor, as in compiled code) instead of converting it to an array.
+    #[classattr]
+    fn __array_priority__() -> f64 {
+        1000.0
     }
 
     #[pyo3(signature = (dtype=None, copy=None))]

@@ -380,8 +380,16 @@ pub(crate) fn split(x: &Tensor, spec: &SplitSpec, axis: i64) -> Result<Vec<Tenso
 
 // ---- take, pad ------------------------------------------------------------------------------------
 
-/// The checked indices of `take` along an axis of length `n` (negative ones wrap).
-fn take_indices(indices: &Tensor, n: usize, axis: usize) -> Result<Vec<usize>> {
+/// The checked indices of `take` along an axis of length `n` (negative ones wrap), read
+/// `outer` times for blocks of `inner` elements. As numpy: a non-empty result from an empty
+/// axis is its own IndexError, and otherwise an index is checked only when it is read (with
+/// `outer` 0, none is).
+fn take_indices(
+    indices: &Tensor,
+    n: usize,
+    axis: usize,
+    (outer, inner): (usize, usize),
+) -> Result<Vec<usize>> {
     if !indices.dtype().is_int() && indices.dtype() != DType::Bool {
         return Err(TensorError::new(
             ErrorKind::Type,
@@ -391,6 +399,15 @@ fn take_indices(indices: &Tensor, n: usize, axis: usize) -> Result<Vec<usize>> {
                 indices.dtype()
             ),
         ));
+    }
+    if n == 0 && outer > 0 && inner > 0 && indices.numel() > 0 {
+        return Err(TensorError::new(
+            ErrorKind::Index,
+            "cannot do a non-empty take from an empty axes.",
+        ));
+    }
+    if outer == 0 {
+        return Ok(Vec::new());
     }
     indices
         .to_scalars()
@@ -446,7 +463,7 @@ fn take_shape(shape: &[usize], indices: &[usize], axis: Option<usize>) -> Vec<us
 /// along `axis`.
 pub(crate) fn take(x: &Tensor, indices: &Tensor, axis: Option<i64>) -> Result<Tensor> {
     let (outer, n, inner, ax) = around(x.shape(), axis)?;
-    let idx = take_indices(indices, n, ax)?;
+    let idx = take_indices(indices, n, ax, (outer, inner))?;
     let shape = take_shape(x.shape(), indices.shape(), axis.map(|_| ax));
     let storage = with_storage!(x.data(), v => {
         let iter = (0..outer).flat_map(|o| {
@@ -467,7 +484,7 @@ pub(crate) fn take_grad(
     axis: Option<i64>,
 ) -> Result<Tensor> {
     let (outer, n, inner, ax) = around(x_shape, axis)?;
-    let idx = take_indices(indices, n, ax)?;
+    let idx = take_indices(indices, n, ax, (outer, inner))?;
     let expected = take_shape(x_shape, indices.shape(), axis.map(|_| ax));
     if d.shape() != expected.as_slice() {
         return Err(value_error(format!(
@@ -512,6 +529,13 @@ pub(crate) fn take_grad(
 /// numpy's `pad_width` (an int, `(n,)`, `(before, after)` or one pair per axis, as numpy
 /// broadcasts it to `(ndim, 2)`), checked.
 pub fn pad_widths(width: &[Vec<i64>], ndim: usize) -> Result<Vec<[usize; 2]>> {
+    if width.iter().all(Vec::is_empty) {
+        // numpy reads an empty pad_width as a float64 array.
+        return Err(TensorError::new(
+            ErrorKind::Type,
+            "`pad_width` must be of integral type.",
+        ));
+    }
     let rows = width.len();
     let cols = width.first().map_or(0, Vec::len);
     if width.iter().any(|r| r.len() != cols) {

@@ -62,7 +62,7 @@ pub use nn::{
     Conv2dSpec, Padding2d, Pool2dSpec, conv2d_output_shape, nn_float_dtype, pool2d_output_shape,
 };
 pub use promote::{
-    binary_result_dtype, binary_scalar_result_dtype, promote_types, unary_result_dtype,
+    binary_result_dtype, binary_scalar_result_dtype, promote_types, result_type, unary_result_dtype,
 };
 pub use reduce::reduce_result_dtype;
 pub use shape::{broadcast_shapes, broadcast_shapes_n, resolve_reshape, tuple_repr};

@@ -113,6 +113,18 @@ pub(crate) fn weak_scalar_dtype(op: BinaryOp, t: DType, s: Scalar) -> DType {
     }
 }
 
+/// numpy's result dtype of several operands taken together (`np.result_type` under NEP 50):
+/// the tensors' dtypes promoted, then each Python scalar as a weak operand of that. `clip`
+/// promotes its operands so: `clip(bool_tensor, -4, int32_tensor)` is int32, where `maximum`
+/// then `minimum` would make it int64. `None` without a tensor.
+pub fn result_type(dtypes: &[DType], scalars: &[Scalar]) -> Option<DType> {
+    let mut d = dtypes.iter().copied().reduce(promote_types)?;
+    for &s in scalars {
+        d = promote_types(d, weak_scalar_dtype(BinaryOp::Maximum, d, s));
+    }
+    Some(d)
+}
+
 /// Result dtype of `binary_scalar(op, t, s, _)`.
 pub fn binary_scalar_result_dtype(op: BinaryOp, t: DType, s: Scalar) -> Result<DType> {
     binary_result_dtype(op, t, weak_scalar_dtype(op, t, s))

@@ -51,6 +51,13 @@ fn split_spec(v: &Value) -> Result<SplitSpec, PyErr> {
 
 /// The sensitivity `d` of a concatenation (`stacked`: of a stack) cut into one sensitivity
 /// per input, each in its input's kind (`SumToShape`: zeros for integers).
+/// Each tensor as a 1-d tensor of its elements.
+fn flattened(ts: &[Tensor]) -> Result<Vec<Tensor>, PyErr> {
+    ts.iter()
+        .map(|t| tensor(t.reshape(&[t.numel() as i64])))
+        .collect()
+}
+
 fn unjoin(d: &Value, xs: &Value, axis: &Value, stacked: bool) -> OpResult {
     let name = if stacked { "StackGrad" } else { "ConcatGrad" };
     let items = match xs {
@@ -62,6 +69,28 @@ fn unjoin(d: &Value, xs: &Value, axis: &Value, stacked: bool) -> OpResult {
             )));
         }
     };
+    if !stacked && matches!(axis, Value::None) {
+        // concatenate(axis=None) joined the tensors flattened: cut `d` at their sizes and
+        // give each part its tensor's shape.
+        let dt = need_tensor(d, name)?;
+        let mut at = 0i64;
+        let mut cuts = Vec::new();
+        for t in items.iter().take(items.len().saturating_sub(1)) {
+            at += need_tensor(t, name)?.numel() as i64;
+            cuts.push(at);
+        }
+        let parts = tensor(dt.split(&SplitSpec::Indices(cuts), 0))?;
+        let mut out = Vec::with_capacity(parts.len());
+        for (part, x) in parts.into_iter().zip(items.iter()) {
+            let shape: Vec<i64> = need_tensor(x, name)?
+                .shape()
+                .iter()
+                .map(|&n| n as i64)
+                .collect();
+            out.push(Value::Tensor(tensor(part.reshape(&shape))?));
+        }
+        return Ok(Value::tuple(out));
+    }
     let axis = int_arg(axis)?;
     let dt = need_tensor(d, name)?;
     let spec = if stacked {
@@ -349,6 +378,11 @@ pub fn call(p: Prim, args: &[Value]) -> OpResult {
         Prim::BroadcastTo => {
             let x = need_tensor(&args[0], &name)?;
             x.broadcast_to(&shape_arg(&args[1])?)
+        }
+        // numpy's concatenate with axis=None joins the tensors flattened.
+        Prim::Concat if matches!(args[1], Value::None) => {
+            let ts = tensors_arg(&args[0], &name)?;
+            Tensor::concat(&flattened(&ts)?, 0)
         }
         Prim::Concat | Prim::Stack => {
             let ts = tensors_arg(&args[0], &name)?;

@@ -199,13 +199,43 @@ fn clip(x: &Value, lo: &Value, hi: &Value) -> OpResult {
             x.type_name()
         )));
     }
-    let mut v = x.clone();
+    // numpy broadcasts the operands together first, so a mismatch names every shape.
+    let shapes: Vec<&[usize]> = [x, lo, hi]
+        .into_iter()
+        .filter(|v| !matches!(v, Value::None))
+        .map(|v| match v {
+            Value::Tensor(t) => t.shape(),
+            _ => &[],
+        })
+        .collect();
+    tensor(anfora_tensor::broadcast_shapes_n(&shapes))?;
+    // ... and computes in their dtype taken together: the tensors are cast to it first, so
+    // that the Python numbers (weak, NEP 50) promote against all of them at once.
+    let operands = [x, lo, hi];
+    let dtypes: Vec<_> = operands
+        .iter()
+        .filter_map(|v| match v {
+            Value::Tensor(t) => Some(t.dtype()),
+            _ => None,
+        })
+        .collect();
+    let scalars: Vec<_> = operands
+        .iter()
+        .filter(|v| !matches!(v, Value::Tensor(_)))
+        .filter_map(|v| v.as_scalar())
+        .collect();
+    let common = anfora_tensor::result_type(&dtypes, &scalars);
+    let cast = |v: &Value| match (v, common) {
+        (Value::Tensor(t), Some(d)) if t.dtype() != d => Value::Tensor(t.cast(d)),
+        _ => v.clone(),
+    };
+    let mut v = cast(x);
     let mut sink = std::io::sink();
     if !matches!(lo, Value::None) {
-        v = crate::ops::call_prim(Prim::Maximum, &[v, lo.clone()], &mut sink)?;
+        v = crate::ops::call_prim(Prim::Maximum, &[v, cast(lo)], &mut sink)?;
     }
     if !matches!(hi, Value::None) {
-        v = crate::ops::call_prim(Prim::Minimum, &[v, hi.clone()], &mut sink)?;
+        v = crate::ops::call_prim(Prim::Minimum, &[v, cast(hi)], &mut sink)?;
     }
     Ok(v)
 }

@@ -2031,4 +2031,86 @@ mod tests {
         .unwrap();
         assert_eq!(repr(&sum), "Tensor(3)");
     }
+
+    /// Found by tests/python/test_ops_random.py against numpy.
+    #[test]
+    fn clip_broadcasts_and_promotes_its_operands_together() {
+        let mut sink = Vec::new();
+        let zeros = |shape: &[usize]| {
+            Value::Tensor(anfora_tensor::Tensor::zeros(shape, anfora_tensor::DType::F64).unwrap())
+        };
+        // np.clip broadcasts its three operands together: a mismatch names every shape,
+        // a Python number as ().
+        for (lo, hi, shapes) in [
+            (zeros(&[3]), zeros(&[4]), "(2,3) (3,) (4,)"),
+            (Value::Float(5.0), zeros(&[4]), "(2,3) () (4,)"),
+            (zeros(&[4]), Value::None, "(2,3) (4,)"),
+        ] {
+            assert_eq!(
+                err(call_prim(Prim::Clip, &[zeros(&[2, 3]), lo, hi], &mut sink)),
+                format!(
+                    "ValueError: operands could not be broadcast together with shapes {shapes} "
+                )
+            );
+        }
+        // ... and promotes them together, Python numbers weak: clip(bool, -4, int32) is
+        // int32 and clip(bool, -4, float32) float32 (maximum, then minimum, would give int64
+        // and float64).
+        let typed =
+            |d: anfora_tensor::DType| Value::Tensor(anfora_tensor::Tensor::zeros(&[1], d).unwrap());
+        for (hi, dtype) in [
+            (typed(anfora_tensor::DType::I32), "int32"),
+            (typed(anfora_tensor::DType::F32), "float32"),
+        ] {
+            let x = typed(anfora_tensor::DType::Bool);
+            let v = call_prim(Prim::Clip, &[x, int(-4), hi], &mut sink).unwrap();
+            assert_eq!(
+                repr(&getattr(&v, "dtype").unwrap()),
+                format!("anfora.{dtype}")
+            );
+        }
+    }
+
+    /// np.concatenate(..., axis=None) joins the arrays flattened (found by
+    /// tests/python/test_ops_random.py against numpy).
+    #[test]
+    fn concat_of_axis_none_joins_the_flattened_tensors() {
+        let mut sink = Vec::new();
+        let t = |shape: &[i64], start: i64| {
+            let n: i64 = shape.iter().product();
+            let mut sink = std::io::sink();
+            let r = call_prim(
+                Prim::Arange,
+                &[int(start), int(start + n), Value::None, Value::None],
+                &mut sink,
+            )
+            .unwrap();
+            call_prim(Prim::Reshape, &[r, tup(shape)], &mut sink).unwrap()
+        };
+        let joined = call_prim(
+            Prim::Concat,
+            &[
+                Value::List(vec![t(&[2, 2], 0), t(&[], 4), t(&[1, 3], 5)].into()),
+                Value::None,
+            ],
+            &mut sink,
+        )
+        .unwrap();
+        assert_eq!(repr(&joined), "Tensor([0, 1, 2, 3, 4, 5, 6, 7])");
+        // Its gradient cuts the flat sensitivity back into the tensors' shapes.
+        let parts = call_prim(
+            Prim::ConcatGrad,
+            &[
+                joined,
+                Value::tuple(vec![t(&[2, 2], 0), t(&[], 4), t(&[1, 3], 5)]),
+                Value::None,
+            ],
+            &mut sink,
+        )
+        .unwrap();
+        assert_eq!(
+            repr(&parts),
+            "(Tensor([[0, 1],\n        [2, 3]]), Tensor(4), Tensor([[5, 6, 7]]))"
+        );
+    }
 }

@@ -191,8 +191,10 @@ def _concat(arrays, axis):
 
 def concat(tensors, axis=0):
     """numpy's concatenate: dtypes promoted (bool + int64 is int64, int32 +
-    float32 is float64)."""
+    float32 is float64); ``axis`` None joins the tensors flattened."""
     arrays = _tensors_arg("concat", tensors)
+    if axis is None:
+        return _concat([t.reshape(-1) for t in arrays], 0)
     return _concat(arrays, int_arg(axis))
 
 
@@ -259,14 +261,19 @@ def take(x, indices, axis=None):
     idx = _indices_arg(indices)
     ax = None if axis is None else int_arg(axis)
     if ax is None:
-        n, where = a.size, 0
+        n, where, outer, inner = a.size, 0, 1, 1
     else:
         ax = normalize_axis(ax, a.ndim)
         n, where = a.shape[ax], ax
+        outer, inner = int(np.prod(a.shape[:ax])), int(np.prod(a.shape[ax + 1:]))
     if idx.dtype.kind not in "biu":
         raise TypeError("Cannot cast array data from dtype('%s') to dtype('int64') according "
                         "to the rule 'same_kind'" % idx.dtype.name)
-    for i in idx.reshape(-1).tolist():
+    # numpy's own error for a non-empty result from an empty axis; otherwise an index is
+    # checked only when it is read (none when the axes before ``axis`` hold no element).
+    if n == 0 and outer * inner * idx.size > 0:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    for i in idx.reshape(-1).tolist() if outer else []:
         j = i + n if i < 0 else i
         if j < 0 or j >= n:
             raise IndexError("index %d is out of bounds for axis %d with size %d" % (i, where, n))
@@ -302,6 +309,8 @@ def _pad_rows(v):
 
 def _pad_widths(rows, ndim):
     """numpy's broadcast of pad_width to (ndim, 2)."""
+    if all(not r for r in rows):
+        raise TypeError("`pad_width` must be of integral type.")  # numpy reads () as floats
     n_rows, cols = len(rows), len(rows[0]) if rows else 0
     if any(len(r) != cols for r in rows):
         raise ValueError("pad_width must be an int or a (nested) sequence of ints of one shape")

@@ -460,15 +460,36 @@ def sign(x):
 
 def clip(x, min=None, max=None):  # noqa: A002 - anfora's keyword names
     """numpy's clip as ``minimum(maximum(x, min), max)`` with ``ops.maximum`` and
-    ``ops.minimum`` (broadcasting, promotion, Python numbers as Python's max/min);
-    a ``None`` bound is left out (both ``None``: ``x`` itself)."""
+    ``ops.minimum`` (Python numbers as Python's max/min); a ``None`` bound is left out
+    (both ``None``: ``x`` itself). With a tensor, as numpy's clip, the operands broadcast
+    together (a mismatch names every shape) and compute in their dtype taken together
+    (``np.result_type``, Python numbers weak): the tensors are cast to it first."""
     if not isinstance(x, Tensor) and not is_scalar(x):
         raise TypeError("ops.clip() expects a Tensor or a number, got " + type(x).__name__)
-    v = x
+    given = [v for v in (x, min, max) if v is not None]
+
+    def cast(v):
+        return v
+
+    if any(isinstance(v, Tensor) for v in given):
+        values = [_tensor_or_scalar(v) for v in given]
+        shapes = [np.shape(v) for v in values]
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            listed = "".join(
+                "(%s%s) " % (",".join(str(d) for d in s), "," if len(s) == 1 else "") for s in shapes
+            )
+            raise ValueError("operands could not be broadcast together with shapes " + listed) from None
+        common = np.result_type(*values)
+        def cast(v):
+            return wrap(v._a.astype(common)) if isinstance(v, Tensor) and v._a.dtype != common else v
+
+    v = cast(x)
     if min is not None:
-        v = maximum(v, min)
+        v = maximum(v, cast(min))
     if max is not None:
-        v = minimum(v, max)
+        v = minimum(v, cast(max))
     return v
 
 

@@ -293,6 +293,49 @@ fn take_follows_numpy() {
         "Cannot cast array data from dtype('float64') to dtype('int64') according to the rule \
          'same_kind'",
     );
+    // A non-empty take from an empty axis (or an empty flattened tensor) is numpy's own
+    // IndexError, before any index is checked; taking nothing from it is an empty tensor.
+    let empty = ar(0, DType::I64).reshape(&[2, 0]).unwrap();
+    for axis in [None, Some(1), Some(-1)] {
+        assert_err(
+            Tensor::take(&empty, &i64s(&[0, -1], &[2]), axis),
+            ErrorKind::Index,
+            "cannot do a non-empty take from an empty axes.",
+        );
+    }
+    assert_tensor(
+        &Tensor::take(&empty, &i64s(&[], &[0]), Some(1)).unwrap(),
+        &i64s(&[], &[2, 0]),
+    );
+    // numpy checks an index only when it reads it: nothing is read when the axes before
+    // `axis` hold no element (np.take(zeros((0, 3)), [5], axis=1) is empty), but an empty
+    // inner block is still read (np.take(zeros((2, 3, 0)), [5], axis=1) raises).
+    let e03 = ar(0, DType::I64).reshape(&[0, 3]).unwrap();
+    assert_tensor(
+        &Tensor::take(&e03, &i64s(&[5, -9], &[2]), Some(1)).unwrap(),
+        &i64s(&[], &[0, 2]),
+    );
+    assert_err(
+        Tensor::take(
+            &ar(0, DType::I64).reshape(&[2, 3, 0]).unwrap(),
+            &i64s(&[5], &[1]),
+            Some(1),
+        ),
+        ErrorKind::Index,
+        "index 5 is out of bounds for axis 1 with size 3",
+    );
+    // An empty result from an empty axis checks its indices as usual
+    // (np.take(zeros((0, 5, 0)), [0], axis=0)), unless nothing is read (axis=2).
+    let e050 = ar(0, DType::I64).reshape(&[0, 5, 0]).unwrap();
+    assert_err(
+        Tensor::take(&e050, &i64s(&[0], &[1]), Some(0)),
+        ErrorKind::Index,
+        "index 0 is out of bounds for axis 0 with size 0",
+    );
+    assert_tensor(
+        &Tensor::take(&e050, &i64s(&[0], &[1]), Some(-1)).unwrap(),
+        &i64s(&[], &[0, 5, 1]),
+    );
     // The gradient adds the sensitivity at each index read (twice for a repeated index).
     let d = f64s(&[1., 2., 3., 4., 5., 6., 7., 8., 9.], &[3, 3]);
     assert_tensor(
@@ -360,6 +403,15 @@ fn pad_follows_numpy() {
         ErrorKind::Value,
         "index can't contain negative values",
     );
+    // An empty pad_width (`()`, `((), ())`) is a float64 array to numpy: a TypeError, for a
+    // 0-d tensor as for any other (found by tests/python/test_ops_random.py).
+    for (width, ndim) in [(vec![vec![]], 0), (vec![vec![], vec![]], 2)] {
+        assert_err(
+            pad_widths(&width, ndim),
+            ErrorKind::Type,
+            "`pad_width` must be of integral type.",
+        );
+    }
     // The gradient is the interior.
     let widths = pad_widths(&[vec![0, 1], vec![2, 0]], 2).unwrap();
     let padded = a
