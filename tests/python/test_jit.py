@@ -286,6 +286,14 @@ PAIR = (lambda a: a + 1, lambda b: (b,
                                     b * 2))
 
 
+TABLE = {
+    "exp": lambda x: ops.exp(x),
+    "twice": lambda x: (
+        x * 2
+    ),
+}
+
+
 class _WithLambda:
     f = staticmethod(lambda x: ops.sin(x) * 2)
 
@@ -296,6 +304,9 @@ BAD_LAMBDA = lambda s: s + {}  # noqa: E731
 def test_lambdas_compile_from_their_source():
     assert anfora.jit(SQUARE)(3.0) == 9.0
     assert anfora.jit(PAIR[1])(4) == (4, 8)
+    # Inside a multi-line expression: its lines alone are not a statement.
+    assert anfora.jit(TABLE["twice"])(4) == 8
+    assert float(anfora.jit(TABLE["exp"])(anfora.tensor(0.0))) == 1.0
     np.testing.assert_allclose(np.asarray(anfora.jit(_WithLambda.f)(anfora.tensor(np.array([0.5])))), [2 * np.sin(0.5)])
     assert float(anfora.grad(SQUARE)(anfora.tensor(3.0))) == 6.0
     with pytest.raises(anfora.CompileError) as e:

@@ -84,6 +84,15 @@ impl Host {
             )
         })?;
         let lambda_body = lambda_body(func).map_err(|e| e.to_string())?;
+        // A lambda is found in its whole file: `inspect` gives only the lines it starts on,
+        // which are not a statement when it sits inside a multi-line expression.
+        let (source, first_line, line_before) = match lambda_body {
+            Some(_) => match whole_file(py, &file) {
+                Some(text) => (text, 1, String::new()),
+                None => (source, first_line, line_before),
+            },
+            None => (source, first_line, line_before),
+        };
         let scope = self.scope_of(func).map_err(|e| e.to_string())?;
         let func_id = self.object_id(func);
         let self_id = bound_self.map(|o| self.object_id(o));
@@ -116,6 +125,18 @@ impl Host {
         self.scopes.push(Scope { globals, closure });
         Ok(ScopeId(self.scopes.len() as u32 - 1))
     }
+}
+
+/// The text of a source file as Python's `linecache` has it (what `inspect` reads), if any.
+fn whole_file(py: Python<'_>, file: &str) -> Option<String> {
+    let lines: Vec<String> = py
+        .import("linecache")
+        .ok()?
+        .call_method1("getlines", (file,))
+        .ok()?
+        .extract()
+        .ok()?;
+    (!lines.is_empty()).then(|| lines.concat())
 }
 
 /// Where a lambda's body starts, (line, byte column), from its code object's positions: the
