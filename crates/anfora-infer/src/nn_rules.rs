@@ -279,6 +279,15 @@ pub(crate) fn clip(p: Prim, args: &[Abs]) -> Rule {
                 _ => None,
             })
             .collect();
+        let shapes: Vec<&[Option<usize>]> = operands
+            .iter()
+            .filter_map(|a| match a {
+                Abs::Tensor(t) => Some(&t.shape[..]),
+                a if a.is_number() => Some(&[][..]),
+                _ => None,
+            })
+            .collect();
+        crate::rules::check_broadcast_all(&shapes)?;
         let common = anfora_tensor::result_type(&dtypes, &scalars);
         let cast = |a: &Abs| match (a, common) {
             (Abs::Tensor(t), Some(d)) if t.dtype != d => tensor_abs(d, t.shape.clone()),

@@ -199,6 +199,20 @@ fn compact_shape(shape: &[Option<usize>]) -> String {
 }
 
 /// numpy broadcasting over possibly unknown dimensions.
+/// numpy's error for operands that do not broadcast together, naming all their shapes (as
+/// `where` and `clip` report it), when every shape is known.
+pub(crate) fn check_broadcast_all(shapes: &[&[Option<usize>]]) -> Result<(), RuleError> {
+    let known: Option<Vec<Vec<usize>>> = shapes
+        .iter()
+        .map(|s| s.iter().copied().collect::<Option<Vec<_>>>())
+        .collect();
+    if let Some(known) = known {
+        let refs: Vec<&[usize]> = known.iter().map(Vec::as_slice).collect();
+        anfora_tensor::broadcast_shapes_n(&refs).map_err(from_tensor_error)?;
+    }
+    Ok(())
+}
+
 fn broadcast(a: &[Option<usize>], b: &[Option<usize>]) -> Result<Vec<Option<usize>>, RuleError> {
     if let (Some(x), Some(y)) = (
         a.iter().copied().collect::<Option<Vec<_>>>(),
@@ -1008,6 +1022,7 @@ fn where_(args: &[Abs]) -> Rule {
     else {
         return Ok(Abs::Bottom);
     };
+    check_broadcast_all(&[&c.shape, &sx, &sy])?;
     let shape = broadcast(&broadcast(&c.shape, &sx)?, &sy)?;
     Ok(tensor_abs(promote_types(dx, dy), shape))
 }

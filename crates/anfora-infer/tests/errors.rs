@@ -165,12 +165,24 @@ fn broadcasting_mismatch() {
             ),
             (
                 "E0301",
-                "where: operands could not be broadcast together with shapes (2,3) (3,2)"
+                "where: operands could not be broadcast together with shapes (2,3) (2,3) (3,2)"
                     .to_string(),
                 7,
                 9
             ),
         ]
+    );
+    // clip names its three operands' shapes as well (a number is `()`), as numpy does.
+    let src = "from anfora import ops\n\ndef f(x, hi):\n    return ops.clip(x, 0, hi)\n";
+    let ((code, msg, line, col), _) = one(src, "f", &[zeros(&[2, 3]), zeros(&[4])]);
+    assert_eq!(
+        (code, msg.as_str(), line, col),
+        (
+            "E0301",
+            "clip: operands could not be broadcast together with shapes (2,3) () (4,)",
+            4,
+            12
+        )
     );
 }
 
