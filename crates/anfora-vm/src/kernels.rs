@@ -30,12 +30,14 @@ use crate::ops::OpResult;
 /// and its buffer reused) and returns the result or a Python exception.
 pub type KernelFn = dyn Fn(&mut [Value], &mut dyn Write) -> OpResult + Send + Sync;
 
-/// A registered kernel.
+/// A registered kernel: one pointer, so an instruction holding one stays small.
 #[derive(Clone)]
-pub struct Kernel {
-    name: Arc<str>,
+pub struct Kernel(Arc<KernelData>);
+
+struct KernelData {
+    name: Box<str>,
     builtin: bool,
-    run: Arc<KernelFn>,
+    run: Box<KernelFn>,
 }
 
 impl Kernel {
@@ -44,31 +46,31 @@ impl Kernel {
         name: &str,
         run: impl Fn(&mut [Value], &mut dyn Write) -> OpResult + Send + Sync + 'static,
     ) -> Kernel {
-        Kernel {
+        Kernel(Arc::new(KernelData {
             name: name.into(),
             builtin: false,
-            run: Arc::new(run),
-        }
+            run: Box::new(run),
+        }))
     }
 
     pub fn name(&self) -> &str {
-        &self.name
+        &self.0.name
     }
 
     /// Whether this is the CPU backend's own kernel (which fused kernels may stand in for).
     pub fn is_builtin(&self) -> bool {
-        self.builtin
+        self.0.builtin
     }
 
     #[inline]
     pub fn call(&self, args: &mut [Value], out: &mut dyn Write) -> OpResult {
-        (self.run)(args, out)
+        (self.0.run)(args, out)
     }
 }
 
 impl fmt::Debug for Kernel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Kernel({})", self.name)
+        write!(f, "Kernel({})", self.0.name)
     }
 }
 
@@ -154,13 +156,13 @@ fn table() -> &'static RwLock<Table> {
     TABLE.get_or_init(|| {
         let mut t = Table::new();
         for &p in Prim::ALL.iter().filter(|&&p| has_kernels(p)) {
-            let kernel = Kernel {
+            let kernel = Kernel(Arc::new(KernelData {
                 name: "cpu".into(),
                 builtin: true,
-                run: Arc::new(move |args: &mut [Value], out: &mut dyn Write| {
+                run: Box::new(move |args: &mut [Value], out: &mut dyn Write| {
                     crate::inplace::prim(p, args, out)
                 }),
-            };
+            }));
             for dtype in DType::ALL {
                 let key = KernelKey {
                     prim: p,
@@ -285,6 +287,12 @@ mod tests {
         );
         assert!(set_default_device(cuda).is_err());
         assert_eq!(default_device(), Device::CPU);
+    }
+
+    #[test]
+    fn a_kernel_is_one_pointer() {
+        // Instructions hold an `Option<Kernel>`: it must not grow them.
+        assert_eq!(std::mem::size_of::<Option<Kernel>>(), 8);
     }
 
     #[test]
