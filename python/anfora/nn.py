@@ -10,6 +10,7 @@ from . import ops, value_and_grad
 
 __all__ = [
     "AvgPool2d",
+    "BatchNorm1d",
     "BatchNorm2d",
     "Cell",
     "Conv2d",
@@ -378,6 +379,35 @@ class BatchNorm2d(Cell):
             var = ops.reshape(self.moving_variance, (1, -1, 1, 1))
         y = d / ops.sqrt(var + self.eps)
         return y * ops.reshape(self.gamma, (1, -1, 1, 1)) + ops.reshape(self.beta, (1, -1, 1, 1))
+
+
+class BatchNorm1d(BatchNorm2d):
+    """Batch normalization of (N, C) or (N, C, L) input per channel (MindSpore's and PyTorch's
+    BatchNorm1d): the statistics are taken over every axis but the channels; otherwise as
+    `BatchNorm2d` (training on the batch's statistics while updating the moving ones,
+    evaluation on the moving ones)."""
+
+    def construct(self, x):
+        if len(x.shape) == 2:
+            axes = (0,)
+            shape = (1, -1)
+            n = x.shape[0]
+        else:
+            axes = (0, 2)
+            shape = (1, -1, 1)
+            n = x.shape[0] * x.shape[2]
+        if self.training:
+            mean = ops.mean(x, axis=axes, keepdims=True)
+            d = x - mean
+            var = ops.mean(d * d, axis=axes, keepdims=True)
+            unbiased = ops.stop_gradient(ops.reshape(var, (-1,))) * (n / max(n - 1, 1))
+            self.moving_mean = self.moving_mean * self.momentum + ops.stop_gradient(ops.reshape(mean, (-1,))) * (1.0 - self.momentum)
+            self.moving_variance = self.moving_variance * self.momentum + unbiased * (1.0 - self.momentum)
+        else:
+            d = x - ops.reshape(self.moving_mean, shape)
+            var = ops.reshape(self.moving_variance, shape)
+        y = d / ops.sqrt(var + self.eps)
+        return y * ops.reshape(self.gamma, shape) + ops.reshape(self.beta, shape)
 
 
 class MSELoss(Cell):

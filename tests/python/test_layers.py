@@ -220,3 +220,18 @@ def test_gradients_through_padding_layers_match_finite_differences():
             xm[idx] -= eps
             fd[idx] = (f(xp) - f(xm)) / (2 * eps)
         np.testing.assert_allclose(gx, fd, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("shape, axes", [((6, 3), (0,)), ((4, 3, 5), (0, 2))])
+def test_batch_norm_1d_over_every_axis_but_the_channels(shape, axes):
+    x = np.random.default_rng(5).normal(1.0, 2.0, size=shape).astype(np.float64)
+    bn = nn.BatchNorm1d(3, momentum=0.8, dtype="float64")
+    m = x.mean(axis=axes, keepdims=True)
+    v = x.var(axis=axes, keepdims=True)
+    np.testing.assert_allclose(np.asarray(bn(t(x))), (x - m) / np.sqrt(v + 1e-5), rtol=1e-12)
+    np.testing.assert_allclose(bn.moving_mean.numpy(), 0.2 * m.ravel(), rtol=1e-12)
+    np.testing.assert_allclose(bn.moving_variance.numpy(), 0.8 + 0.2 * x.var(axis=axes, ddof=1), rtol=1e-12)
+    bn.set_train(False)
+    bshape = (1, -1) + (1,) * (len(shape) - 2)
+    mm, mv = bn.moving_mean.numpy().reshape(bshape), bn.moving_variance.numpy().reshape(bshape)
+    np.testing.assert_allclose(np.asarray(bn(t(x))), (x - mm) / np.sqrt(mv + 1e-5), rtol=1e-12)
