@@ -146,7 +146,7 @@ pub fn register_backend(backend: Arc<dyn Backend>) -> Result<()> {
     Ok(())
 }
 
-/// The backend of `device`, or a RuntimeError-like ValueError naming the devices there are.
+/// The backend of `device`, or a ValueError naming the devices that have one.
 pub fn backend(device: Device) -> Result<Arc<dyn Backend>> {
     let list = registry().read().unwrap_or_else(|e| e.into_inner());
     list.iter()

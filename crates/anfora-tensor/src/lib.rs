@@ -1092,7 +1092,7 @@ impl Tensor {
     #[inline]
     fn data(&self) -> &Storage {
         match &*self.storage {
-            Storage::View(v) => v.dense.get_or_init(|| Arc::new(self.gather_view(v))),
+            Storage::View(v) => self.gathered(v),
             s => s,
         }
     }
@@ -1100,30 +1100,28 @@ impl Tensor {
     /// [`Tensor::data`] as a shared storage.
     fn dense(&self) -> Arc<Storage> {
         match &*self.storage {
-            Storage::View(v) => v
-                .dense
-                .get_or_init(|| Arc::new(self.gather_view(v)))
-                .clone(),
+            Storage::View(v) => self.gathered(v).clone(),
             _ => self.storage.clone(),
         }
     }
 
+    /// A view's elements, gathered on the first call and kept.
+    fn gathered<'a>(&'a self, v: &'a View) -> &'a Arc<Storage> {
+        v.dense.get_or_init(|| Arc::new(self.gather_view(v)))
+    }
+
     fn gather_view(&self, v: &View) -> Storage {
         fn pick<T: Copy>(src: &[T], offset: isize, shape: &[usize], strides: &[isize]) -> Vec<T> {
-            let n: usize = shape.iter().product();
-            let mut out = Vec::with_capacity(n);
-            shape::for_each_row(shape, [strides], [offset], |[o], len, [s]| {
-                out.extend((0..len).map(|j| src[(o + j as isize * s) as usize]));
-            });
+            let mut out = Vec::with_capacity(shape.iter().product());
+            shape::gather_into(&mut out, src, offset, shape, strides);
             out
         }
         let (o, sh, st) = (v.offset, &self.shape[..], &v.strides[..]);
         match &*v.base {
             Storage::F16(x) => Storage::F16(pick(x, o, sh, st)),
             Storage::BF16(x) => Storage::BF16(pick(x, o, sh, st)),
-            s => with_storage!(s, x => Element::into_storage(
-                shape::gather(x, o, sh, st).expect("the view's size was checked when it was made")
-            )),
+            // The size was checked (memory cap included) when the view was made.
+            s => with_storage!(s, x => Element::into_storage(pick(x, o, sh, st))),
         }
     }
 

@@ -171,6 +171,19 @@ pub(crate) fn gather<T: Element>(
     strides: &[isize],
 ) -> Result<Vec<T>> {
     let mut out = alloc::try_vec(shape)?;
+    gather_into(&mut out, src, offset, shape, strides);
+    Ok(out)
+}
+
+/// Appends the elements of the strided view `(offset, shape, strides)` of `src` to `out`, in
+/// row-major order (also for the 16-bit storage types, which are not `Element`s).
+pub(crate) fn gather_into<T: Copy>(
+    out: &mut Vec<T>,
+    src: &[T],
+    offset: isize,
+    shape: &[usize],
+    strides: &[isize],
+) {
     for_each_row(shape, [strides], [offset], |[o], len, [s]| {
         let o = o as usize;
         if s == 1 {
@@ -179,7 +192,6 @@ pub(crate) fn gather<T: Element>(
             out.extend((0..len).map(|j| src[(o as isize + j as isize * s) as usize]));
         }
     });
-    Ok(out)
 }
 
 /// Writes `src` (row-major over `shape`) into `dst` at the positions of the strided view
