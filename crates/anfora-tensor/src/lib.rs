@@ -53,6 +53,7 @@ mod scatter;
 mod shape;
 #[cfg(test)]
 mod tests;
+mod transpose;
 
 pub use array_ops::{PadMode, SplitSpec, pad_widths, split_bounds};
 pub use device::{Backend, CpuBackend, Device, DeviceKind};

@@ -11,7 +11,7 @@
 use rayon::prelude::*;
 
 use crate::alloc::{self, try_filled};
-use crate::matmul::{GemmElem, Layout};
+use crate::matmul::{Dst, GemmElem, Layout};
 use crate::shape::tuple_repr;
 use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
 
@@ -470,7 +470,7 @@ fn conv_forward<T: Float>(x: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
                         rhs,
                         Layout::of(ohw, false),
                         (g.og, k, ohw),
-                        false,
+                        Dst::Overwrite,
                         gemm_threads,
                     );
                 }
@@ -508,7 +508,7 @@ fn conv_backprop_input<T: Float>(d: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
                             dg,
                             Layout::of(ohw, false),
                             (k, g.og, ohw),
-                            false,
+                            Dst::Overwrite,
                             gemm_threads,
                         )
                     };
@@ -551,7 +551,7 @@ fn conv_backprop_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Vec<T>> 
                     rhs,
                     Layout::of(ohw, true),
                     (g.og, ohw, k),
-                    true,
+                    Dst::Accumulate,
                     gemm_threads,
                 );
             }

@@ -63,6 +63,8 @@ pub fn prim(p: Prim, args: &mut [Value], out: &mut dyn Write) -> OpResult {
         [a, b, c, ta, tb] if p == Prim::Gemm => {
             return ops::gemm(a, b, std::mem::replace(c, Value::None), ta, tb);
         }
+        // The update written into the Parameter's and the gradient's buffers.
+        _ if p == Prim::Sgd => return crate::state::sgd_owned(args),
         _ => {}
     }
     ops::call_prim(p, args, out)

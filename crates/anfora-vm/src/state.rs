@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use anfora_ir::custom::CustomId;
 use anfora_ir::{ParamRef, Prim};
 use anfora_tensor::random::Generator;
-use anfora_tensor::{DType, Tensor, tuple_repr};
+use anfora_tensor::{BinaryOp, DType, Tensor, tuple_repr};
 
 use crate::ops::{OpResult, binary, tensor_err, type_error, value_error};
 use crate::pynum::PyErr;
@@ -165,6 +165,49 @@ pub fn make_parameter(args: &[Value]) -> OpResult {
         }
     };
     Ok(Value::Ref(p))
+}
+
+/// `ops.sgd(param, grad, lr)` with its operands owned, for the compiled engine: `lr * grad` is
+/// written into the gradient's buffer and `param - lr * grad` into the Parameter's when nothing
+/// else holds them (the usual case inside a training step, where the gradient is a temporary
+/// and the step's reads of the Parameter are dead by then), so a step allocates nothing for its
+/// updates. The values are those of [`update`], which it falls back to for anything but a
+/// float gradient of the Parameter's shape and dtype and a Python number as learning rate.
+pub fn sgd_owned(args: &mut [Value]) -> OpResult {
+    // A trailing monad, when the program threads one, is not an operand.
+    let [Value::Ref(param), Value::Tensor(grad), lr, ..] = args else {
+        return update(Prim::Sgd, args);
+    };
+    let dtype = param.dtype();
+    let Some(rate) = lr.as_scalar().filter(|_| !matches!(lr, Value::Tensor(_))) else {
+        return update(Prim::Sgd, args);
+    };
+    if !matches!(dtype, DType::F32 | DType::F64)
+        || grad.dtype() != dtype
+        || grad.shape() != param.shape()
+    {
+        return update(Prim::Sgd, args);
+    }
+    let Ok(grad) = std::mem::replace(&mut args[1], Value::None).into_tensor() else {
+        unreachable!("matched a tensor above")
+    };
+    let Value::Ref(param) = &args[0] else {
+        unreachable!("matched a Parameter above")
+    };
+    // A Python number is a weak operand: the step keeps the gradient's float dtype.
+    let step = Tensor::binary_scalar_owned(BinaryOp::Mul, grad, rate, true).map_err(tensor_err)?;
+    let value = param.take();
+    if !value.is_unique() {
+        param.set(value);
+        let new = binary(Prim::Sub, &current(param), &Value::Tensor(step))?;
+        store(param, new, "sgd")?;
+        return Ok(args[0].clone());
+    }
+    // A uniquely owned float tensor minus one of its shape and dtype is computed in its buffer
+    // and does not fail, so the Parameter gets its value back.
+    let new = Tensor::binary_owned(BinaryOp::Sub, value, &step).map_err(tensor_err)?;
+    param.set(new);
+    Ok(args[0].clone())
 }
 
 /// The assign family, scatter updates and optimizer steps: `args` start with the Parameters
@@ -469,4 +512,112 @@ pub fn random(p: Prim, args: &[Value]) -> OpResult {
         other => return Err(type_error(format!("{} is not random", other.name()))),
     };
     t.map(Value::Tensor).map_err(tensor_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anfora_ir::Monad;
+
+    fn f32s(v: &[f32], shape: &[usize]) -> Tensor {
+        Tensor::from_f32(v.to_vec(), shape).unwrap()
+    }
+
+    /// Runs `ops.sgd` both ways on fresh Parameters holding `value` and returns the results
+    /// (`Ok` with the new value, or the error text).
+    fn both(value: &Tensor, grad: &Tensor, lr: Value) -> [Result<Tensor, String>; 2] {
+        let run = |owned: bool| {
+            let p = ParamRef::new(Some("w"), value.clone().contiguous(), true);
+            let mut args = vec![
+                Value::Ref(p.clone()),
+                Value::Tensor(grad.clone()),
+                lr.clone(),
+                Value::Monad(Monad::U),
+            ];
+            let r = if owned {
+                sgd_owned(&mut args)
+            } else {
+                update(Prim::Sgd, &args)
+            };
+            r.map(|_| p.get()).map_err(|(k, m)| format!("{k}: {m}"))
+        };
+        [run(true), run(false)]
+    }
+
+    #[test]
+    fn owned_sgd_gives_the_values_of_the_reference_update() {
+        let w = f32s(&[1.0, -2.5, 3.25, 0.1, 1e-8, -7.0], &[2, 3]);
+        let g = f32s(&[0.3, 0.7, -1.1, 2.0, 1e-3, 0.0], &[2, 3]);
+        let cases: Vec<(Tensor, Tensor, Value)> = vec![
+            (w.clone(), g.clone(), Value::Float(0.1)),
+            (w.clone(), g.clone(), Value::Int(2)),
+            (w.clone(), g.clone(), Value::Bool(true)),
+            (w.cast(DType::F64), g.cast(DType::F64), Value::Float(0.1)),
+            // Fallbacks: a broadcast gradient, a 0-d float64 rate, another dtype, ints.
+            (w.clone(), f32s(&[1.0, 2.0, 3.0], &[3]), Value::Float(0.5)),
+            (
+                w.clone(),
+                g.clone(),
+                Value::Tensor(Tensor::from_f64(vec![0.1], &[]).unwrap()),
+            ),
+            (w.clone(), g.cast(DType::F64), Value::Float(0.1)),
+            (w.cast(DType::I64), g.cast(DType::I64), Value::Int(1)),
+            (w.cast(DType::I64), g.cast(DType::I64), Value::Float(0.5)),
+            (w.clone(), f32s(&[1.0, 2.0], &[2]), Value::Float(0.5)),
+            (w.clone(), g.clone(), Value::str("fast")),
+        ];
+        for (value, grad, lr) in cases {
+            let [owned, reference] = both(&value, &grad, lr.clone());
+            match (&owned, &reference) {
+                (Ok(a), Ok(b)) => assert!(a.same_as(b), "{lr:?}: {} vs {}", a.repr(), b.repr()),
+                (Err(a), Err(b)) => assert_eq!(a, b, "{lr:?}"),
+                (a, b) => panic!("{lr:?}: {:?} vs {:?}", a.as_ref().err(), b.as_ref().err()),
+            }
+        }
+        // The float32 case computes lr * g in float32, then subtracts (two roundings).
+        let [Ok(got), _] = both(&w, &g, Value::Float(0.1)) else {
+            panic!()
+        };
+        let want: Vec<f32> = w
+            .as_f32_slice()
+            .unwrap()
+            .iter()
+            .zip(g.as_f32_slice().unwrap())
+            .map(|(&w, &g)| w - 0.1f32 * g)
+            .collect();
+        assert_eq!(got.as_f32_slice().unwrap(), &want[..]);
+    }
+
+    #[test]
+    fn owned_sgd_writes_into_free_buffers_only() {
+        let w = f32s(&[1.0, 2.0, 3.0, 4.0], &[4]);
+        let g = f32s(&[1.0, 1.0, 1.0, 1.0], &[4]);
+        let p = ParamRef::new(Some("w"), w, true);
+        let before = p.get().as_f32_slice().unwrap().as_ptr();
+        let mut args = [
+            Value::Ref(p.clone()),
+            Value::Tensor(g.clone()),
+            Value::Float(0.5),
+        ];
+        sgd_owned(&mut args).unwrap();
+        let now = p.get();
+        assert_eq!(now.as_f32_slice().unwrap(), &[0.5, 1.5, 2.5, 3.5]);
+        assert_eq!(
+            now.as_f32_slice().unwrap().as_ptr(),
+            before,
+            "updated in place"
+        );
+        // A value someone still holds (a read of the Parameter) keeps its elements.
+        let held = p.get();
+        let mut args = [
+            Value::Ref(p.clone()),
+            Value::Tensor(g.clone()),
+            Value::Float(0.5),
+        ];
+        sgd_owned(&mut args).unwrap();
+        assert_eq!(held.as_f32_slice().unwrap(), &[0.5, 1.5, 2.5, 3.5]);
+        assert_eq!(p.get().as_f32_slice().unwrap(), &[0.0, 1.0, 2.0, 3.0]);
+        // The caller's gradient (shared) is not overwritten by the step.
+        assert_eq!(g.as_f32_slice().unwrap(), &[1.0; 4]);
+    }
 }

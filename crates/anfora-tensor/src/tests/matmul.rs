@@ -317,8 +317,15 @@ type BiasAt<'a> = dyn Fn(usize, usize) -> f64 + 'a;
 
 #[test]
 fn gemm_reads_transposed_operands_and_accumulates_a_broadcast_bias() {
-    // Sizes on both sides of the threading threshold.
-    for (m, k, n) in [(3, 4, 5), (1, 7, 1), (64, 72, 80)] {
+    // Sizes on both sides of the threading threshold; the larger ones with a transposed `b`
+    // are computed column-major (`by_columns`), with ragged register blocks.
+    for (m, k, n) in [
+        (3, 4, 5),
+        (1, 7, 1),
+        (64, 72, 80),
+        (37, 129, 70),
+        (2, 64, 64),
+    ] {
         for dtype in [DType::F32, DType::F64] {
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
                 let (av, a) = small_ints(if ta { k } else { m }, if ta { m } else { k }, 1, dtype);
@@ -362,6 +369,32 @@ fn gemm_reads_transposed_operands_and_accumulates_a_broadcast_bias() {
                     assert_tensor(&owned, &expect(bias.as_ref()));
                 }
             }
+        }
+    }
+}
+
+/// A product with a transposed right operand is computed column-major when that operand is
+/// large; the sums are the same as on the operand stored transposed, bit for bit (random
+/// floats, so a different summation order would show).
+#[test]
+fn transposed_right_operands_give_the_bits_of_stored_ones() {
+    for dtype in [DType::F32, DType::F64] {
+        for (m, k, n) in [(128, 512, 512), (33, 100, 77), (5, 300, 40)] {
+            let mut rng = crate::random::Generator::new(11);
+            let a = rng.uniform(&[m, k], -1.0, 1.0, dtype).unwrap();
+            let w = rng.uniform(&[n, k], -1.0, 1.0, dtype).unwrap();
+            let stored = w.transpose(None).unwrap().contiguous();
+            let c = rng.uniform(&[n], -1.0, 1.0, dtype).unwrap();
+            for bias in [None, Some(c)] {
+                let got = Tensor::gemm(&a, &w, bias.clone(), false, true).unwrap();
+                let want = Tensor::gemm(&a, &stored, bias, false, false).unwrap();
+                assert!(got.same_as(&want), "{dtype:?} {m}×{k}×{n}");
+            }
+            // `aᵀ` read in place as well.
+            let at = a.transpose(None).unwrap().contiguous();
+            let got = Tensor::gemm(&at, &w, None, true, true).unwrap();
+            let want = Tensor::gemm(&a, &stored, None, false, false).unwrap();
+            assert!(got.same_as(&want), "{dtype:?} {m}×{k}×{n}, aᵀ");
         }
     }
 }
