@@ -10,6 +10,7 @@ use std::cell::RefCell;
 
 use anfora_ir::custom::CustomId;
 use anfora_ir::{ParamRef, Prim};
+use anfora_tensor::fused::{FusedKernel, FusedOp};
 use anfora_tensor::random::Generator;
 use anfora_tensor::{BinaryOp, DType, Tensor, tuple_repr};
 
@@ -167,12 +168,13 @@ pub fn make_parameter(args: &[Value]) -> OpResult {
     Ok(Value::Ref(p))
 }
 
-/// `ops.sgd(param, grad, lr)` with its operands owned, for the compiled engine: `lr * grad` is
-/// written into the gradient's buffer and `param - lr * grad` into the Parameter's when nothing
-/// else holds them (the usual case inside a training step, where the gradient is a temporary
-/// and the step's reads of the Parameter are dead by then), so a step allocates nothing for its
-/// updates. The values are those of [`update`], which it falls back to for anything but a
-/// float gradient of the Parameter's shape and dtype and a Python number as learning rate.
+/// `ops.sgd(param, grad, lr)` with its operands owned, for the compiled engine: when the
+/// Parameter's value is free (the usual case inside a training step, where the step's reads of
+/// it are dead by then), `param - lr * grad` is computed in one pass over memory into its own
+/// buffer, so a step allocates nothing for its updates and reads the gradient once. The values
+/// are those of [`update`] (a fused kernel gives the bits of the unfused ops: `lr * grad` rounded
+/// to the dtype, then the subtraction), which it falls back to for anything but a float
+/// gradient of the Parameter's shape and dtype and a Python number as learning rate.
 pub fn sgd_owned(args: &mut [Value]) -> OpResult {
     // A trailing monad, when the program threads one, is not an operand.
     let [Value::Ref(param), Value::Tensor(grad), lr, ..] = args else {
@@ -188,24 +190,28 @@ pub fn sgd_owned(args: &mut [Value]) -> OpResult {
     {
         return update(Prim::Sgd, args);
     }
-    let Ok(grad) = std::mem::replace(&mut args[1], Value::None).into_tensor() else {
-        unreachable!("matched a tensor above")
-    };
-    let Value::Ref(param) = &args[0] else {
-        unreachable!("matched a Parameter above")
-    };
-    // A Python number is a weak operand: the step keeps the gradient's float dtype.
-    let step = Tensor::binary_scalar_owned(BinaryOp::Mul, grad, rate, true).map_err(tensor_err)?;
+    // Values: 0 the Parameter, 1 the gradient, 2 the rate (a weak operand, so the step keeps the
+    // float dtype), 3 `lr * grad`, 4 the result.
+    let ops = vec![
+        FusedOp::Scalar(rate),
+        FusedOp::Binary(BinaryOp::Mul, 2, 1),
+        FusedOp::Binary(BinaryOp::Sub, 0, 3),
+    ];
+    let kernel = FusedKernel::new(&[dtype, dtype], ops).map_err(tensor_err)?;
     let value = param.take();
     if !value.is_unique() {
         param.set(value);
-        let new = binary(Prim::Sub, &current(param), &Value::Tensor(step))?;
-        store(param, new, "sgd")?;
-        return Ok(args[0].clone());
+        return update(Prim::Sgd, args);
     }
-    // A uniquely owned float tensor minus one of its shape and dtype is computed in its buffer
-    // and does not fail, so the Parameter gets its value back.
-    let new = Tensor::binary_owned(BinaryOp::Sub, value, &step).map_err(tensor_err)?;
+    let Ok(grad) = std::mem::replace(&mut args[1], Value::None).into_tensor() else {
+        unreachable!("matched a tensor above")
+    };
+    // The program cannot raise, and the Parameter's value is a free buffer of the result's
+    // shape and dtype, so it is written in place and the Parameter always gets a value back.
+    let new = kernel.run_owned(vec![value, grad]).map_err(tensor_err)?;
+    let Value::Ref(param) = &args[0] else {
+        unreachable!("matched a Parameter above")
+    };
     param.set(new);
     Ok(args[0].clone())
 }
