@@ -51,6 +51,25 @@ pub(crate) fn dispatch<Op: pulp::WithSimd>(op: Op) -> Op::Output {
     arch().dispatch(op)
 }
 
+/// `f`, run as [`dispatch`] runs a kernel: inlined into code compiled for the best instruction
+/// set of this machine, so its loops vectorize for it.
+struct Run<F>(F);
+
+impl<R, F: FnOnce() -> R> pulp::WithSimd for Run<F> {
+    type Output = R;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> R {
+        (self.0)()
+    }
+}
+
+/// Runs `f` compiled for the best instruction set of this machine (mark the closure
+/// `#[inline(always)]`).
+#[inline(always)]
+pub(crate) fn dispatch_fn<R>(f: impl FnOnce() -> R) -> R {
+    dispatch(Run(f))
+}
+
 /// A slice seen as uninitialized memory, to be overwritten by a kernel.
 #[inline(always)]
 pub(crate) fn as_uninit<T: Copy>(s: &mut [T]) -> &mut [MaybeUninit<T>] {

@@ -796,6 +796,10 @@ impl Pool {
     /// The flat index (in the plane) of the first largest element of a window; a NaN counts
     /// as larger than everything (the first NaN wins). Windows always hold an element: the
     /// padding is at most half the kernel.
+    ///
+    /// Branch-free (selects, not jumps): on real activations which element of a window wins is
+    /// unpredictable, and mispredicted branches made pooling cost about 2 ns per element.
+    #[inline(always)]
     fn argmax<T: Float>(
         &self,
         plane: &[T],
@@ -805,21 +809,89 @@ impl Pool {
         let mut best = y0 * self.w + x0;
         let mut bv = plane[best];
         for y in y0..y1 {
-            for x in x0..x1 {
-                let v = plane[y * self.w + x];
+            let row = &plane[y * self.w..y * self.w + x1];
+            for (x, &v) in row.iter().enumerate().skip(x0) {
+                // Once the best is a NaN nothing replaces it; a NaN replaces any number.
                 #[allow(clippy::eq_op)]
-                let v_nan = v != v;
-                #[allow(clippy::eq_op)]
-                if bv != bv {
-                    return best;
-                }
-                if v_nan || v > bv {
-                    best = y * self.w + x;
-                    bv = v;
-                }
+                let take = (bv == bv) & ((v != v) | (v > bv));
+                best = if take { y * self.w + x } else { best };
+                bv = if take { v } else { bv };
             }
         }
         best
+    }
+
+    /// [`Pool::argmax`] of every window of output row `oy`, into `best` (one flat index per
+    /// output column). Without padding the windows of a row are visited together, element by
+    /// element in each window's row-major order: the comparisons of different windows do not
+    /// wait on each other, which the one-window-at-a-time loop of `argmax` makes them do.
+    #[inline(always)]
+    fn row_argmax<T: Float>(&self, plane: &[T], oy: usize, best: &mut [usize], bv: &mut [T]) {
+        if self.ph != 0 || self.pw != 0 {
+            let rows = Pool::window(oy, self.sh, self.ph, self.kh, self.h);
+            for (ox, b) in best.iter_mut().enumerate() {
+                let cols = Pool::window(ox, self.sw, self.pw, self.kw, self.w);
+                *b = self.argmax(plane, rows, cols);
+            }
+            return;
+        }
+        let (y0, ow, sw, w) = (oy * self.sh, self.ow, self.sw, self.w);
+        let (best, bv) = (&mut best[..ow], &mut bv[..ow]);
+        if (self.kh, self.kw, self.sh, self.sw) == (2, 2, 2, 2) {
+            // The usual 2×2 pooling: each window's four elements from two rows, in order.
+            let (r0, r1) = (&plane[y0 * w..][..2 * ow], &plane[(y0 + 1) * w..][..2 * ow]);
+            for (ox, ((b, p0), p1)) in best
+                .iter_mut()
+                .zip(r0.chunks_exact(2))
+                .zip(r1.chunks_exact(2))
+                .enumerate()
+            {
+                let at = y0 * w + 2 * ox;
+                let (mut v, mut i) = (p0[0], at);
+                for (x, j) in [(p0[1], at + 1), (p1[0], at + w), (p1[1], at + w + 1)] {
+                    #[allow(clippy::eq_op)]
+                    let take = (v == v) & ((x != x) | (x > v));
+                    v = std::hint::select_unpredictable(take, x, v);
+                    i = std::hint::select_unpredictable(take, j, i);
+                }
+                *b = i;
+            }
+            return;
+        }
+        for dy in 0..self.kh {
+            let at = (y0 + dy) * w;
+            for dx in 0..self.kw {
+                let first = dy == 0 && dx == 0;
+                let row = &plane[at + dx..];
+                for ox in 0..ow {
+                    let v = row[ox * sw];
+                    let b = bv[ox];
+                    // Once the best is a NaN nothing replaces it; a NaN replaces any number.
+                    #[allow(clippy::eq_op)]
+                    let take = first | ((b == b) & ((v != v) | (v > b)));
+                    // Which element wins is data-dependent: a branch would mispredict.
+                    bv[ox] = std::hint::select_unpredictable(take, v, b);
+                    best[ox] = std::hint::select_unpredictable(take, at + dx + ox * sw, best[ox]);
+                }
+            }
+        }
+    }
+
+    /// Calls `f(oy, best)` for each output row of a plane with the row's window maxima
+    /// ([`Pool::row_argmax`]).
+    fn argmax_rows<T: Float>(&self, plane: &[T], mut f: impl FnMut(usize, &[usize])) {
+        let mut best = vec![0; self.ow];
+        let mut bv = vec![T::zero(); self.ow];
+        // Compiled for the machine's vector instruction set: the 2×2 comparisons vectorize.
+        crate::kernels::dispatch_fn(
+            #[inline(always)]
+            || {
+                for oy in 0..self.oh {
+                    self.row_argmax(plane, oy, &mut best, &mut bv);
+                    f(oy, &best);
+                }
+            },
+        )
     }
 
     fn parallel(&self) -> bool {
@@ -863,21 +935,21 @@ fn pool_forward<T: Float>(x: &[T], g: &Pool, kind: PoolKind, shape: &[usize]) ->
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
     // count_include_pad: every window divides by the kernel's size.
     let area = T::from_f64((g.kh * g.kw) as f64);
-    over_planes(&mut out, ohw, x, hw, g.parallel(), |o, plane| {
-        g.windows(|i, rows, cols| {
-            o[i] = match kind {
-                PoolKind::Max => plane[g.argmax(plane, rows, cols)],
-                PoolKind::Avg => {
-                    let mut acc = T::zero();
-                    for y in rows.0..rows.1 {
-                        for &v in &plane[y * g.w + cols.0..y * g.w + cols.1] {
-                            acc += v;
-                        }
-                    }
-                    acc / area
+    over_planes(&mut out, ohw, x, hw, g.parallel(), |o, plane| match kind {
+        PoolKind::Max => g.argmax_rows(plane, |oy, best| {
+            for (o, &b) in o[oy * g.ow..(oy + 1) * g.ow].iter_mut().zip(best) {
+                *o = plane[b];
+            }
+        }),
+        PoolKind::Avg => g.windows(|i, rows, cols| {
+            let mut acc = T::zero();
+            for y in rows.0..rows.1 {
+                for &v in &plane[y * g.w + cols.0..y * g.w + cols.1] {
+                    acc += v;
                 }
-            };
-        });
+            }
+            o[i] = acc / area;
+        }),
     });
     Ok(out)
 }
@@ -895,18 +967,20 @@ fn pool_backward<T: Float>(
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
     let area = T::from_f64((g.kh * g.kw) as f64);
     // Pairs each input-gradient plane with its sensitivity plane (and input plane).
-    let work = |dxp: &mut [T], dp: &[T], xp: Option<&[T]>| {
-        g.windows(|i, rows, cols| match (kind, xp) {
-            (PoolKind::Max, Some(xp)) => dxp[g.argmax(xp, rows, cols)] += dp[i],
-            _ => {
-                let share = dp[i] / area;
-                for y in rows.0..rows.1 {
-                    for v in &mut dxp[y * g.w + cols.0..y * g.w + cols.1] {
-                        *v += share;
-                    }
+    let work = |dxp: &mut [T], dp: &[T], xp: Option<&[T]>| match (kind, xp) {
+        (PoolKind::Max, Some(xp)) => g.argmax_rows(xp, |oy, best| {
+            for (&b, &d) in best.iter().zip(&dp[oy * g.ow..(oy + 1) * g.ow]) {
+                dxp[b] += d;
+            }
+        }),
+        _ => g.windows(|i, rows, cols| {
+            let share = dp[i] / area;
+            for y in rows.0..rows.1 {
+                for v in &mut dxp[y * g.w + cols.0..y * g.w + cols.1] {
+                    *v += share;
                 }
             }
-        });
+        }),
     };
     if dx.is_empty() {
         return Ok(dx);
@@ -937,7 +1011,11 @@ fn max_pool_grad_grad<T: Float>(dd: &[T], x: &[T], g: &Pool, shape: &[usize]) ->
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
     let planes: Vec<(&[T], &[T])> = dd.chunks(hw.max(1)).zip(x.chunks(hw.max(1))).collect();
     let work = |op: &mut [T], (ddp, xp): &(&[T], &[T])| {
-        g.windows(|i, rows, cols| op[i] = ddp[g.argmax(xp, rows, cols)]);
+        g.argmax_rows(xp, |oy, best| {
+            for (o, &b) in op[oy * g.ow..(oy + 1) * g.ow].iter_mut().zip(best) {
+                *o = ddp[b];
+            }
+        })
     };
     if out.is_empty() {
         return Ok(out);

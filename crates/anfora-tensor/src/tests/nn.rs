@@ -674,6 +674,12 @@ fn pools_match_direct_loops() {
         // Overlapping windows, so gradients add up; large enough for threads.
         ([4, 8, 32, 30], spec([3, 3], [2, 2], [1, 1])),
         ([3, 5, 40, 40], spec([4, 2], [3, 2], [2, 1])),
+        // 2×2 windows with stride 2 (their own loop): odd sizes leave a row and a column out;
+        // the last is large enough for threads.
+        ([2, 3, 7, 9], spec([2, 2], [2, 2], [0, 0])),
+        ([1, 2, 2, 2], spec([2, 2], [2, 2], [0, 0])),
+        ([8, 16, 24, 24], spec([2, 2], [2, 2], [0, 0])),
+        ([2, 2, 6, 6], spec([2, 2], [2, 2], [1, 1])),
     ]
     .into_iter()
     .enumerate()
@@ -683,6 +689,12 @@ fn pools_match_direct_loops() {
     // Ties: the first of equal maxima gets the gradient.
     let x = [1.0, 3.0, 3.0, 0.0, 3.0, 2.0, 1.0, 3.0, 0.0];
     check_pools([1, 1, 3, 3], spec([2, 2], [1, 1], [0, 0]), &x);
+    // ReLU-like input, many ties at zero, in 2×2 windows.
+    let relu: Vec<f64> = values(4 * 8 * 8, 3)
+        .iter()
+        .map(|v| v.max(0.0).round())
+        .collect();
+    check_pools([2, 2, 8, 8], spec([2, 2], [2, 2], [0, 0]), &relu);
     assert_tensor(
         &Tensor::max_pool2d_grad(
             &f64s(&[1.0; 4], &[1, 1, 2, 2]),
@@ -695,6 +707,52 @@ fn pools_match_direct_loops() {
             &[1, 1, 3, 3],
         ),
     );
+}
+
+/// A NaN in a window is its maximum, the first NaN when there are several (numpy's and
+/// PyTorch's propagation), and it gets the gradient; in every loop of the pooling kernels.
+#[test]
+fn pools_propagate_the_first_nan() {
+    let (a, b) = (
+        f64::from_bits(0x7ff8_0000_0000_0001),
+        f64::from_bits(0x7ff8_0000_0000_0002),
+    );
+    // One 2×2 window per layout: NaNs at positions 1 and 2, or only at 3, or none.
+    let x = [1.0, a, b, 5.0, 1.0, 2.0, 3.0, a, 4.0, 9.0, -1.0, 9.0];
+    for (spec, shape) in [
+        (
+            Pool2dSpec {
+                kernel: [2, 2],
+                stride: [2, 2],
+                padding: [0, 0],
+            },
+            [3, 1, 2, 2],
+        ),
+        (
+            Pool2dSpec {
+                kernel: [2, 2],
+                stride: [1, 1],
+                padding: [0, 0],
+            },
+            [3, 1, 2, 2],
+        ),
+    ] {
+        let t = f64s(&x, &shape);
+        let y = Tensor::max_pool2d(&t, &spec).unwrap().to_f64_vec();
+        assert_eq!(y[0].to_bits(), a.to_bits(), "{spec:?}");
+        assert_eq!(y[1].to_bits(), a.to_bits(), "{spec:?}");
+        assert_eq!(y[2], 9.0);
+        let d = f64s(&[10.0, 20.0, 30.0], &[3, 1, 1, 1]);
+        let dx = Tensor::max_pool2d_grad(&d, &t, &spec).unwrap().to_f64_vec();
+        let want = [
+            0.0, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 20.0, 0.0, 30.0, 0.0, 0.0,
+        ];
+        assert_eq!(dx, want, "{spec:?}");
+        let y32 = Tensor::max_pool2d(&t.cast(DType::F32), &spec)
+            .unwrap()
+            .to_f64_vec();
+        assert!(y32[0].is_nan() && y32[1].is_nan() && y32[2] == 9.0);
+    }
 }
 
 #[test]
