@@ -18,6 +18,9 @@ use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
 /// Products at least this large (multiply-adds) are worth spreading over threads.
 const PARALLEL_WORK: usize = 1 << 18;
 
+/// Input elements per group of planes in the max-pooling kernels ([`Pool::max_rows`]).
+const GROUP_WORK: usize = 1 << 13;
+
 /// The element types the nn kernels run on.
 pub(crate) trait Float:
     GemmElem
@@ -877,21 +880,57 @@ impl Pool {
         }
     }
 
-    /// Calls `f(oy, best)` for each output row of a plane with the row's window maxima
-    /// ([`Pool::row_argmax`]).
-    fn argmax_rows<T: Float>(&self, plane: &[T], mut f: impl FnMut(usize, &[usize])) {
-        let mut best = vec![0; self.ow];
-        let mut bv = vec![T::zero(); self.ow];
-        // Compiled for the machine's vector instruction set: the 2×2 comparisons vectorize.
-        crate::kernels::dispatch_fn(
-            #[inline(always)]
-            || {
-                for oy in 0..self.oh {
-                    self.row_argmax(plane, oy, &mut best, &mut bv);
-                    f(oy, &best);
-                }
-            },
-        )
+    /// Calls `f(out, plane, oy, best)` for every output row `oy` of every plane of `x` with the
+    /// row's window maxima ([`Pool::row_argmax`], flat indices in the plane); `out` is the
+    /// plane's part of `out` (`per_out` elements a plane). Planes go in groups of at least
+    /// [`GROUP_WORK`] input elements, one vectorized dispatch and one scratch row per group,
+    /// the groups over threads for large inputs: small planes (LeNet's second pooling has 1024
+    /// planes of 8×8) then cost no per-plane overhead.
+    fn max_rows<T: Float, O: Send>(
+        &self,
+        x: &[T],
+        out: &mut [O],
+        per_out: usize,
+        f: impl Fn(&mut [O], usize, usize, &[usize]) + Sync,
+    ) {
+        let hw = self.h * self.w;
+        if out.is_empty() || per_out == 0 || hw == 0 {
+            return;
+        }
+        let group = GROUP_WORK.div_ceil(hw).max(1);
+        let run = |first: usize, out: &mut [O]| {
+            // Rows of up to 64 windows (nearly all) keep their scratch on the stack.
+            let (mut small_best, mut small_bv) = ([0; 64], [T::zero(); 64]);
+            let (mut large_best, mut large_bv) = (Vec::new(), Vec::new());
+            let (best, bv) = if self.ow <= 64 {
+                (&mut small_best[..self.ow], &mut small_bv[..self.ow])
+            } else {
+                large_best.resize(self.ow, 0);
+                large_bv.resize(self.ow, T::zero());
+                (&mut large_best[..], &mut large_bv[..])
+            };
+            // Compiled for the machine's vector instruction set: the 2×2 comparisons vectorize.
+            crate::kernels::dispatch_fn(
+                #[inline(always)]
+                || {
+                    for (i, o) in out.chunks_mut(per_out).enumerate() {
+                        let plane = first + i;
+                        let xp = &x[plane * hw..(plane + 1) * hw];
+                        for oy in 0..self.oh {
+                            self.row_argmax(xp, oy, best, bv);
+                            f(o, plane, oy, best);
+                        }
+                    }
+                },
+            )
+        };
+        if self.parallel() {
+            out.par_chunks_mut(per_out * group)
+                .enumerate()
+                .for_each(|(k, o)| run(k * group, o));
+        } else {
+            run(0, out);
+        }
     }
 
     fn parallel(&self) -> bool {
@@ -935,22 +974,25 @@ fn pool_forward<T: Float>(x: &[T], g: &Pool, kind: PoolKind, shape: &[usize]) ->
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
     // count_include_pad: every window divides by the kernel's size.
     let area = T::from_f64((g.kh * g.kw) as f64);
-    over_planes(&mut out, ohw, x, hw, g.parallel(), |o, plane| match kind {
-        PoolKind::Max => g.argmax_rows(plane, |oy, best| {
+    match kind {
+        PoolKind::Max => g.max_rows(x, &mut out, ohw, |o, plane, oy, best| {
+            let xp = &x[plane * hw..];
             for (o, &b) in o[oy * g.ow..(oy + 1) * g.ow].iter_mut().zip(best) {
-                *o = plane[b];
+                *o = xp[b];
             }
         }),
-        PoolKind::Avg => g.windows(|i, rows, cols| {
-            let mut acc = T::zero();
-            for y in rows.0..rows.1 {
-                for &v in &plane[y * g.w + cols.0..y * g.w + cols.1] {
-                    acc += v;
+        PoolKind::Avg => over_planes(&mut out, ohw, x, hw, g.parallel(), |o, plane| {
+            g.windows(|i, rows, cols| {
+                let mut acc = T::zero();
+                for y in rows.0..rows.1 {
+                    for &v in &plane[y * g.w + cols.0..y * g.w + cols.1] {
+                        acc += v;
+                    }
                 }
-            }
-            o[i] = acc / area;
+                o[i] = acc / area;
+            })
         }),
-    });
+    }
     Ok(out)
 }
 
@@ -967,39 +1009,27 @@ fn pool_backward<T: Float>(
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
     let area = T::from_f64((g.kh * g.kw) as f64);
     // Pairs each input-gradient plane with its sensitivity plane (and input plane).
-    let work = |dxp: &mut [T], dp: &[T], xp: Option<&[T]>| match (kind, xp) {
-        (PoolKind::Max, Some(xp)) => g.argmax_rows(xp, |oy, best| {
-            for (&b, &d) in best.iter().zip(&dp[oy * g.ow..(oy + 1) * g.ow]) {
-                dxp[b] += d;
-            }
-        }),
-        _ => g.windows(|i, rows, cols| {
+    let work = |dxp: &mut [T], dp: &[T]| {
+        g.windows(|i, rows, cols| {
             let share = dp[i] / area;
             for y in rows.0..rows.1 {
                 for v in &mut dxp[y * g.w + cols.0..y * g.w + cols.1] {
                     *v += share;
                 }
             }
-        }),
+        })
     };
     if dx.is_empty() {
         return Ok(dx);
     }
-    let parallel = g.parallel();
-    match x {
-        Some(x) => {
-            let planes: Vec<(&[T], &[T])> = d.chunks(ohw.max(1)).zip(x.chunks(hw.max(1))).collect();
-            if parallel {
-                dx.par_chunks_mut(hw)
-                    .zip(planes.par_iter())
-                    .for_each(|(dxp, (dp, xp))| work(dxp, dp, Some(xp)));
-            } else {
-                for (dxp, (dp, xp)) in dx.chunks_mut(hw).zip(planes.iter()) {
-                    work(dxp, dp, Some(xp));
-                }
+    match (kind, x) {
+        (PoolKind::Max, Some(x)) => g.max_rows(x, &mut dx, hw, |dxp, plane, oy, best| {
+            let dp = &d[plane * ohw + oy * g.ow..plane * ohw + (oy + 1) * g.ow];
+            for (&b, &d) in best.iter().zip(dp) {
+                dxp[b] += d;
             }
-        }
-        None => over_planes(&mut dx, hw, d, ohw, parallel, |dxp, dp| work(dxp, dp, None)),
+        }),
+        _ => over_planes(&mut dx, hw, d, ohw, g.parallel(), work),
     }
     Ok(dx)
 }
@@ -1009,26 +1039,12 @@ fn pool_backward<T: Float>(
 fn max_pool_grad_grad<T: Float>(dd: &[T], x: &[T], g: &Pool, shape: &[usize]) -> Result<Vec<T>> {
     let mut out = try_filled(shape, T::zero())?;
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
-    let planes: Vec<(&[T], &[T])> = dd.chunks(hw.max(1)).zip(x.chunks(hw.max(1))).collect();
-    let work = |op: &mut [T], (ddp, xp): &(&[T], &[T])| {
-        g.argmax_rows(xp, |oy, best| {
-            for (o, &b) in op[oy * g.ow..(oy + 1) * g.ow].iter_mut().zip(best) {
-                *o = ddp[b];
-            }
-        })
-    };
-    if out.is_empty() {
-        return Ok(out);
-    }
-    if g.parallel() {
-        out.par_chunks_mut(ohw)
-            .zip(planes.par_iter())
-            .for_each(|(o, p)| work(o, p));
-    } else {
-        for (o, p) in out.chunks_mut(ohw).zip(planes.iter()) {
-            work(o, p);
+    g.max_rows(x, &mut out, ohw, |op, plane, oy, best| {
+        let ddp = &dd[plane * hw..];
+        for (o, &b) in op[oy * g.ow..(oy + 1) * g.ow].iter_mut().zip(best) {
+            *o = ddp[b];
         }
-    }
+    });
     Ok(out)
 }
 
