@@ -266,7 +266,8 @@ fn errors() {
 
 #[test]
 fn large_matrices() {
-    // Large enough for the multi-threaded path; small integers keep float sums exact.
+    // Many register blocks (the threaded path is in the gemm tests below); small integers keep
+    // float sums exact.
     let a = Tensor::binary_scalar(
         BinaryOp::Sub,
         &Tensor::binary_scalar(BinaryOp::Mod, &ar(6400, DType::F32), Scalar::Int(7), false)
