@@ -219,8 +219,11 @@ unsafe fn raw_gemm<T: GemmElem>(
 }
 
 /// Right operands at least this large (k·n elements) that are read column by column go
-/// through [`by_columns`] when their copy costs more than the transposes.
-const BY_COLUMNS_MIN: usize = 1 << 12;
+/// through [`by_columns`] when their copy costs more than the transposes. Smaller ones stay in
+/// cache while gemm packs them, and there the two transposes and scratch buffers cost more
+/// than they save (LeNet's first filter gradient, 25×576 per image: 191 µs a batch through gemm
+/// against 549 column-major).
+const BY_COLUMNS_MIN: usize = 1 << 16;
 
 /// How many times more an element of gemm's packing copy of a column-read operand costs than
 /// an element of [`transpose`] (about 2 ns against 0.2 on this machine kind, measured on the

@@ -318,14 +318,15 @@ type BiasAt<'a> = dyn Fn(usize, usize) -> f64 + 'a;
 
 #[test]
 fn gemm_reads_transposed_operands_and_accumulates_a_broadcast_bias() {
-    // Sizes on both sides of the threading threshold; the larger ones with a transposed `b`
-    // are computed column-major (`by_columns`), with ragged register blocks.
+    // Sizes on both sides of the threading threshold (the last but one is threaded); the last
+    // with a transposed `b` is computed column-major (`by_columns`), with ragged blocks.
     for (m, k, n) in [
         (3, 4, 5),
         (1, 7, 1),
         (64, 72, 80),
         (37, 129, 70),
-        (2, 64, 64),
+        (128, 96, 100),
+        (5, 260, 257),
     ] {
         for dtype in [DType::F32, DType::F64] {
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
@@ -380,7 +381,7 @@ fn gemm_reads_transposed_operands_and_accumulates_a_broadcast_bias() {
 #[test]
 fn transposed_right_operands_give_the_bits_of_stored_ones() {
     for dtype in [DType::F32, DType::F64] {
-        for (m, k, n) in [(128, 512, 512), (33, 100, 77), (5, 300, 40)] {
+        for (m, k, n) in [(128, 512, 512), (33, 260, 300), (5, 300, 240)] {
             let mut rng = crate::random::Generator::new(11);
             let a = rng.uniform(&[m, k], -1.0, 1.0, dtype).unwrap();
             let w = rng.uniform(&[n, k], -1.0, 1.0, dtype).unwrap();
