@@ -240,7 +240,10 @@ const PACK_PER_TRANSPOSE: usize = 4;
 /// it makes the product 2.5× slower than the same product on `w` stored transposed. Here the
 /// product is computed column-major instead (`dst` as its transpose): gemm then reads `rhs`
 /// in place, and only the smaller `lhs` (when row-major) and `dst` are transposed, by the
-/// blocked [`transpose`]. The sums are the same in either orientation.
+/// blocked [`transpose`]. gemm's block sizes along k do not depend on the orientation, so the
+/// sums have the bits of the same product on `w` stored transposed (tested). Read in place
+/// instead, a product of at most 256 results may go to gemm's dot-product kernel, which
+/// rounds differently.
 #[allow(clippy::too_many_arguments)]
 fn by_columns<T: GemmElem>(
     dst: &mut [T],
@@ -288,9 +291,9 @@ fn by_columns<T: GemmElem>(
     if found == Dst::Accumulate {
         transpose(dst, n, m, n, &mut dst_t, m);
     }
-    // SAFETY: `lhs_cols` reads m×k elements with row stride 1 and column stride `col` ≥ m,
-    // inside `lhs` (checked by the caller's `reads` for the original strides, which read the
-    // same elements) or inside `lhs_t` (m·k elements); `rhs` is read as the caller checked;
+    // SAFETY: `lhs_cols` reads m×k elements with row stride 1, inside `lhs` (the caller's
+    // `reads` checked these very strides) or inside `lhs_t` (m·k elements, column stride m);
+    // `rhs` is read as the caller checked;
     // `dst_t` holds m·n elements written with row stride 1 and column stride m.
     unsafe {
         raw_gemm(

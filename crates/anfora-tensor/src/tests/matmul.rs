@@ -381,7 +381,12 @@ fn gemm_reads_transposed_operands_and_accumulates_a_broadcast_bias() {
 #[test]
 fn transposed_right_operands_give_the_bits_of_stored_ones() {
     for dtype in [DType::F32, DType::F64] {
-        for (m, k, n) in [(128, 512, 512), (33, 260, 300), (5, 300, 240)] {
+        for (m, k, n) in [
+            (128, 512, 512),
+            (33, 260, 300),
+            (5, 300, 240),
+            (2, 600, 128),
+        ] {
             let mut rng = crate::random::Generator::new(11);
             let a = rng.uniform(&[m, k], -1.0, 1.0, dtype).unwrap();
             let w = rng.uniform(&[n, k], -1.0, 1.0, dtype).unwrap();
