@@ -102,11 +102,11 @@ impl ParamRef {
         *self.lock() = value;
     }
 
-    /// Takes the value out for an update that may reuse its buffer (when nothing else holds
-    /// it), leaving an empty placeholder until [`ParamRef::set`] puts the result back.
-    pub fn take(&self) -> Tensor {
-        let placeholder = Tensor::zeros(&[0], self.0.dtype).expect("an empty tensor");
-        std::mem::replace(&mut *self.lock(), placeholder)
+    /// Runs `f` on the value with the Parameter locked, for an update that may write into its
+    /// buffer (when nothing else holds it): readers wait for the end of the update. `f` must
+    /// leave a value of the Parameter's dtype and shape.
+    pub fn with_value_mut<R>(&self, f: impl FnOnce(&mut Tensor) -> R) -> R {
+        f(&mut self.lock())
     }
 }
 
@@ -146,9 +146,10 @@ mod tests {
         q.set(Tensor::zeros(&[2], DType::F32).unwrap());
         assert_eq!(before.to_f64_vec(), vec![1.0, 1.0]);
         assert_eq!(p.get().to_f64_vec(), vec![0.0, 0.0]);
-        let taken = p.take();
-        assert_eq!(taken.to_f64_vec(), vec![0.0, 0.0]);
-        p.set(taken);
+        let held = p.get();
+        p.with_value_mut(|v| *v = Tensor::ones(&[2], DType::F32).unwrap());
+        assert_eq!(held.to_f64_vec(), vec![0.0, 0.0]);
+        assert_eq!(p.get().to_f64_vec(), vec![1.0, 1.0]);
         assert_eq!(
             (p.name(), p.dtype(), p.shape()),
             ("w", DType::F32, &[2usize][..])

@@ -198,22 +198,26 @@ pub fn sgd_owned(args: &mut [Value]) -> OpResult {
         FusedOp::Binary(BinaryOp::Sub, 0, 3),
     ];
     let kernel = FusedKernel::new(&[dtype, dtype], ops).map_err(tensor_err)?;
-    let value = param.take();
-    if !value.is_unique() {
-        param.set(value);
+    let param = param.clone();
+    // The update runs with the Parameter locked, so a reader on another thread (the program
+    // runs without the GIL) waits for the new value instead of seeing the buffer mid-update.
+    let done = param.with_value_mut(|value| {
+        if !value.is_unique() {
+            return Ok(false);
+        }
+        let Ok(grad) = std::mem::replace(&mut args[1], Value::None).into_tensor() else {
+            unreachable!("matched a tensor above")
+        };
+        // The program cannot raise, and the value is a free buffer of the result's shape and
+        // dtype: it is written in place.
+        let old = std::mem::replace(value, Tensor::zeros(&[0], dtype).map_err(tensor_err)?);
+        *value = kernel.run_owned(vec![old, grad]).map_err(tensor_err)?;
+        Ok(true)
+    })?;
+    if !done {
         return update(Prim::Sgd, args);
     }
-    let Ok(grad) = std::mem::replace(&mut args[1], Value::None).into_tensor() else {
-        unreachable!("matched a tensor above")
-    };
-    // The program cannot raise, and the Parameter's value is a free buffer of the result's
-    // shape and dtype, so it is written in place and the Parameter always gets a value back.
-    let new = kernel.run_owned(vec![value, grad]).map_err(tensor_err)?;
-    let Value::Ref(param) = &args[0] else {
-        unreachable!("matched a Parameter above")
-    };
-    param.set(new);
-    Ok(args[0].clone())
+    Ok(Value::Ref(param))
 }
 
 /// The assign family, scatter updates and optimizer steps: `args` start with the Parameters
@@ -592,6 +596,35 @@ mod tests {
             .map(|(&w, &g)| w - 0.1f32 * g)
             .collect();
         assert_eq!(got.as_f32_slice().unwrap(), &want[..]);
+    }
+
+    /// A reader on another thread never sees the Parameter mid-update: every value it reads
+    /// has the Parameter's shape and is one of the values the updates produce.
+    #[test]
+    fn readers_on_other_threads_see_whole_values() {
+        let p = ParamRef::new(Some("w"), Tensor::zeros(&[1024], DType::F32).unwrap(), true);
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let reader = s.spawn(|| {
+                let mut reads = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let v = p.get();
+                    assert_eq!(v.shape(), &[1024]);
+                    let first = v.as_f32_slice().unwrap()[0];
+                    assert!(v.as_f32_slice().unwrap().iter().all(|&x| x == first));
+                    reads += 1;
+                }
+                reads
+            });
+            for _ in 0..2000 {
+                let g = Tensor::ones(&[1024], DType::F32).unwrap();
+                let mut args = [Value::Ref(p.clone()), Value::Tensor(g), Value::Float(1.0)];
+                sgd_owned(&mut args).unwrap();
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            assert!(reader.join().unwrap() > 0);
+        });
+        assert_eq!(p.get().as_f32_slice().unwrap()[0], -2000.0);
     }
 
     #[test]
