@@ -269,20 +269,15 @@ fn by_columns<T: GemmElem>(
     // The left operand column-major: as it is, or transposed from row-major.
     let lhs_t: Vec<T>;
     let lhs_cols = if l.row == 1 {
-        (lhs, Layout { row: 1, col: l.col })
+        (lhs, l)
     } else if l.col == 1 {
         lhs_t = {
             let mut t = vec![T::zero(); m * k];
             transpose(lhs, l.row as usize, m, k, &mut t, m);
             t
         };
-        (
-            &lhs_t[..],
-            Layout {
-                row: 1,
-                col: m as isize,
-            },
-        )
+        // Stored k×m row-major, read as its transpose.
+        (&lhs_t[..], Layout::of(m, true))
     } else {
         return false;
     };

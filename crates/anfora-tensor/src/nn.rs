@@ -814,11 +814,9 @@ impl Pool {
         for y in y0..y1 {
             let row = &plane[y * self.w..y * self.w + x1];
             for (x, &v) in row.iter().enumerate().skip(x0) {
-                // Once the best is a NaN nothing replaces it; a NaN replaces any number.
-                #[allow(clippy::eq_op)]
-                let take = (bv == bv) & ((v != v) | (v > bv));
-                best = if take { y * self.w + x } else { best };
-                bv = if take { v } else { bv };
+                let take = replaces(v, bv);
+                best = std::hint::select_unpredictable(take, y * self.w + x, best);
+                bv = std::hint::select_unpredictable(take, v, bv);
             }
         }
         best
@@ -852,8 +850,7 @@ impl Pool {
                 let at = y0 * w + 2 * ox;
                 let (mut v, mut i) = (p0[0], at);
                 for (x, j) in [(p0[1], at + 1), (p1[0], at + w), (p1[1], at + w + 1)] {
-                    #[allow(clippy::eq_op)]
-                    let take = (v == v) & ((x != x) | (x > v));
+                    let take = replaces(x, v);
                     v = std::hint::select_unpredictable(take, x, v);
                     i = std::hint::select_unpredictable(take, j, i);
                 }
@@ -869,10 +866,7 @@ impl Pool {
                 for ox in 0..ow {
                     let v = row[ox * sw];
                     let b = bv[ox];
-                    // Once the best is a NaN nothing replaces it; a NaN replaces any number.
-                    #[allow(clippy::eq_op)]
-                    let take = first | ((b == b) & ((v != v) | (v > b)));
-                    // Which element wins is data-dependent: a branch would mispredict.
+                    let take = first | replaces(v, b);
                     bv[ox] = std::hint::select_unpredictable(take, v, b);
                     best[ox] = std::hint::select_unpredictable(take, at + dx + ox * sw, best[ox]);
                 }
@@ -937,6 +931,17 @@ impl Pool {
         self.planes * self.oh * self.ow * self.kh * self.kw >= PARALLEL_WORK
             && rayon::current_num_threads() > 1
     }
+}
+
+/// Whether `v`, met after `best` in a window, becomes the window's maximum: once the best is a
+/// NaN nothing replaces it, a NaN replaces any number, and otherwise only a larger number does
+/// (the first of equal maxima wins). The callers select with `select_unpredictable`: which
+/// element wins is data-dependent, and a branch would mispredict.
+#[inline(always)]
+fn replaces<T: Float>(v: T, best: T) -> bool {
+    #[allow(clippy::eq_op)]
+    let (v_nan, best_nan) = (v != v, best != best);
+    !best_nan & (v_nan | (v > best))
 }
 
 /// Runs `f(plane index, out plane, in plane)` over matching planes of `out` (`per_out` a plane)

@@ -63,7 +63,7 @@ pub fn prim(p: Prim, args: &mut [Value], out: &mut dyn Write) -> OpResult {
         [a, b, c, ta, tb] if p == Prim::Gemm => {
             return ops::gemm(a, b, std::mem::replace(c, Value::None), ta, tb);
         }
-        // The update written into the Parameter's and the gradient's buffers.
+        // The update written into the Parameter's own buffer when it is free.
         _ if p == Prim::Sgd => return crate::state::sgd_owned(args),
         _ => {}
     }
