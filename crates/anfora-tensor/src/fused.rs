@@ -23,8 +23,10 @@
 //! zero division), the unfused evaluation of those inputs raises that error first, while `new`
 //! already refuses the program.
 
-use std::mem::MaybeUninit;
+mod generated;
 
+use std::mem::MaybeUninit;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::element::{Element, with_storage, with_type};
@@ -190,6 +192,8 @@ pub struct FusedKernel {
     needed: Vec<bool>,
     /// Whether some needed instruction can raise a data-dependent error.
     may_raise: bool,
+    /// Generated code for the plans met so far, by `generated::key` (shared by clones).
+    generated: generated::Cache,
 }
 
 fn invalid(message: impl Into<String>) -> TensorError {
@@ -213,6 +217,7 @@ impl FusedKernel {
             insts: Vec::new(),
             needed: Vec::new(),
             may_raise: false,
+            generated: generated::Cache::default(),
         };
         if ops.is_empty() {
             return Err(invalid("a fused program needs at least one op"));
@@ -628,6 +633,51 @@ fn prefetch(addr: usize, bytes: usize, write: bool) {
     let _ = (addr, bytes, write);
 }
 
+/// Runs `plan` with its generated code into `target`, split over threads for large outputs.
+fn run_generated<T: Element>(
+    g: &generated::Generated,
+    plan: &Plan,
+    inputs: &[&Tensor],
+    target: Target<'_, T>,
+) {
+    assert_eq!(T::DTYPE, DType::F32, "generated code writes float32");
+    let pool = generated::pool(&g.kernel, plan);
+    let (out, n) = match target {
+        Target::Fresh(p) => (p.as_mut_ptr() as usize, p.len()),
+        Target::Reused(p) => (p.as_mut_ptr() as usize, p.len()),
+    };
+    debug_assert_eq!(n, plan.n);
+    let addrs: Vec<usize> = g
+        .streams
+        .iter()
+        .map(|s| s.map_or(out, |i| inputs[i].as_ptr_addr()))
+        .collect();
+    let part = |start: usize, len: usize| {
+        let mut streams = [std::ptr::null::<f32>(); crate::jit::MAX_STREAMS];
+        for (p, &a) in streams.iter_mut().zip(&addrs) {
+            *p = (a as *const f32).wrapping_add(start);
+        }
+        let streams = &streams[..addrs.len()];
+        // SAFETY: the streams are inputs read in place (their row-major data has the output's
+        // n elements, `Plan`'s Full mode) or the output itself (a reused input, read before
+        // written); parts are disjoint ranges of 0..n, and `out` is `target`'s n elements,
+        // borrowed mutably for this call. The pool comes from the kernel.
+        unsafe {
+            g.kernel
+                .run(&pool, streams, (out as *mut f32).add(start), len)
+        };
+    };
+    if parallel(n) {
+        use rayon::prelude::*;
+        let len = task_len(n);
+        (0..n.div_ceil(len))
+            .into_par_iter()
+            .for_each(|k| part(k * len, len.min(n - k * len)));
+    } else {
+        part(0, n);
+    }
+}
+
 /// Where a fused kernel writes its result.
 enum Target<'a, T> {
     Fresh(&'a mut [MaybeUninit<T>]),
@@ -944,6 +994,10 @@ impl FusedKernel {
         inputs: &[&Tensor],
         target: Target<'_, T>,
     ) -> std::result::Result<(), DataError> {
+        if let Some(g) = self.generated_for(plan) {
+            run_generated(&g, plan, inputs, target);
+            return Ok(());
+        }
         let failed = AtomicBool::new(false);
         let reused = plan.reused_reg();
         let mut addrs: Vec<usize> = match &target {
@@ -1016,6 +1070,36 @@ impl FusedKernel {
         } else {
             Ok(())
         }
+    }
+
+    /// The generated code for plans like `plan`, compiled at the first one; `None` when
+    /// generated code is off or does not cover the plan.
+    fn generated_for(&self, plan: &Plan) -> Option<Arc<generated::Generated>> {
+        if !crate::jit::enabled() {
+            return None;
+        }
+        let key = generated::key(plan)?;
+        let mut cache = self
+            .generated
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, g)) = cache.iter().find(|(k, _)| *k == key) {
+            return g.clone();
+        }
+        let g = generated::lower(plan, &self.input_dtypes, self.output_dtype()).map(Arc::new);
+        cache.push((key, g.clone()));
+        g
+    }
+
+    /// Whether `run` evaluates these inputs with generated code (one loop over the whole
+    /// program) rather than op by op in chunks. For tests and benchmarks.
+    #[doc(hidden)]
+    pub fn uses_generated_code(&self, inputs: &[&Tensor]) -> bool {
+        self.check_inputs(inputs).is_ok()
+            && self
+                .shapes(inputs)
+                .and_then(|shapes| self.plan(inputs, &shapes, None))
+                .is_some_and(|plan| self.generated_for(&plan).is_some())
     }
 
     /// Broadcasts the inputs to their common shape (numpy rules, same errors as

@@ -42,6 +42,7 @@ mod elementwise;
 mod format;
 pub mod fused;
 pub mod half;
+mod jit;
 mod kernels;
 mod math;
 mod matmul;

@@ -24,13 +24,13 @@ use crate::kernels::map1_into;
 // ----- float32 -----------------------------------------------------------------------------------
 
 /// 1.5 * 2^23: adding it rounds a float32 of magnitude below 2^22 to an integer.
-const MAGIC32: f32 = 12_582_912.0;
-const LOG2E32: f32 = std::f32::consts::LOG2_E;
+pub(crate) const MAGIC32: f32 = 12_582_912.0;
+pub(crate) const LOG2E32: f32 = std::f32::consts::LOG2_E;
 /// ln 2 = LN2_HI32 + LN2_LO32, with LN2_HI32 short enough that `n * LN2_HI32` is exact.
-const LN2_HI32: f32 = 0.693_359_4;
-const LN2_LO32: f32 = -2.121_944_4e-4;
+pub(crate) const LN2_HI32: f32 = 0.693_359_4;
+pub(crate) const LN2_LO32: f32 = -2.121_944_4e-4;
 /// (e^r - 1 - r) / r^2 on |r| <= ln(2)/2: error 3.2e-9 relative to e^r.
-const EXPM1_Q32: [f32; 5] = [
+pub(crate) const EXPM1_Q32: [f32; 5] = [
     0.5,
     0.166_665_17,
     0.041_666_202,
@@ -99,7 +99,7 @@ pub(crate) fn exp_f32(x: f32) -> f32 {
 }
 
 /// (tanh x - x) / x^3 in z = x^2, |x| <= 0.55: error 1.0e-9 relative to tanh x.
-const TANH_P32: [f32; 5] = [
+pub(crate) const TANH_P32: [f32; 5] = [
     -0.333_333_2,
     0.133_326,
     -0.053_853_553,
@@ -109,7 +109,7 @@ const TANH_P32: [f32; 5] = [
 
 /// Below this, tanh is its odd Taylor-like polynomial; above, tanh|x| = 1 - 2e/(1 + e) with
 /// e = e^(-2|x|), where 2e/(1 + e) < 1/2 keeps the subtraction's error under half an ulp.
-const TANH_SMALL: f32 = 0.55;
+pub(crate) const TANH_SMALL: f32 = 0.55;
 
 /// `reduce_ln2_32`'s first result: `bits(t) << 23` is `n << 23`, the exponent to add for 2^n.
 #[inline(always)]
@@ -172,7 +172,7 @@ pub(crate) fn sigmoid_f32(x: f32) -> f32 {
 }
 
 /// 2^-64.
-const TWO_M64_32: f32 = 5.421_011e-20;
+pub(crate) const TWO_M64_32: f32 = 5.421_011e-20;
 
 #[inline(always)]
 pub(crate) fn log_f32(x: f32) -> f32 {

@@ -7,12 +7,13 @@
 //! `p[...] = v`: the value is broadcast to the Parameter's shape and cast (any cast).
 
 use std::cell::RefCell;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use anfora_ir::custom::CustomId;
 use anfora_ir::{ParamRef, Prim};
 use anfora_tensor::fused::{FusedKernel, FusedOp};
 use anfora_tensor::random::Generator;
-use anfora_tensor::{BinaryOp, DType, Tensor, tuple_repr};
+use anfora_tensor::{BinaryOp, DType, Scalar, Tensor, tuple_repr};
 
 use crate::ops::{OpResult, binary, tensor_err, type_error, value_error};
 use crate::pynum::PyErr;
@@ -190,14 +191,7 @@ pub fn sgd_owned(args: &mut [Value]) -> OpResult {
     {
         return update(Prim::Sgd, args);
     }
-    // Values: 0 the Parameter, 1 the gradient, 2 the rate (a weak operand, so the step keeps the
-    // float dtype), 3 `lr * grad`, 4 the result.
-    let ops = vec![
-        FusedOp::Scalar(rate),
-        FusedOp::Binary(BinaryOp::Mul, 2, 1),
-        FusedOp::Binary(BinaryOp::Sub, 0, 3),
-    ];
-    let kernel = FusedKernel::new(&[dtype, dtype], ops).map_err(tensor_err)?;
+    let kernel = sgd_kernel(dtype, rate)?;
     let param = param.clone();
     // The update runs with the Parameter locked, so a reader on another thread (the program
     // runs without the GIL) waits for the new value instead of seeing the buffer mid-update.
@@ -218,6 +212,37 @@ pub fn sgd_owned(args: &mut [Value]) -> OpResult {
         return update(Prim::Sgd, args);
     }
     Ok(Value::Ref(param))
+}
+
+/// The fused kernel of `param - rate * grad` for `dtype`, kept for the next steps: a kernel
+/// keeps its generated code, which is compiled at its first run. A few recent (dtype, rate)
+/// pairs are kept (a schedule that changes the rate every step rebuilds it each time).
+fn sgd_kernel(dtype: DType, rate: Scalar) -> Result<Arc<FusedKernel>, PyErr> {
+    const KEPT: usize = 8;
+    static KERNELS: Mutex<Vec<(DType, Scalar, Arc<FusedKernel>)>> = Mutex::new(Vec::new());
+    let mut kernels = KERNELS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(k) = kernels
+        .iter()
+        .position(|(d, r, _)| *d == dtype && *r == rate)
+    {
+        let entry = kernels.remove(k);
+        let kernel = entry.2.clone();
+        kernels.push(entry);
+        return Ok(kernel);
+    }
+    // Values: 0 the Parameter, 1 the gradient, 2 the rate (a weak operand, so the step keeps the
+    // float dtype), 3 `lr * grad`, 4 the result.
+    let ops = vec![
+        FusedOp::Scalar(rate),
+        FusedOp::Binary(BinaryOp::Mul, 2, 1),
+        FusedOp::Binary(BinaryOp::Sub, 0, 3),
+    ];
+    let kernel = Arc::new(FusedKernel::new(&[dtype, dtype], ops).map_err(tensor_err)?);
+    if kernels.len() == KEPT {
+        kernels.remove(0);
+    }
+    kernels.push((dtype, rate, kernel.clone()));
+    Ok(kernel)
 }
 
 /// The assign family, scatter updates and optimizer steps: `args` start with the Parameters
@@ -658,5 +683,25 @@ mod tests {
         assert_eq!(p.get().as_f32_slice().unwrap(), &[0.0, 1.0, 2.0, 3.0]);
         // The caller's gradient (shared) is not overwritten by the step.
         assert_eq!(g.as_f32_slice().unwrap(), &[1.0; 4]);
+    }
+
+    #[test]
+    fn sgd_kernels_are_kept_per_dtype_and_rate() {
+        let a = sgd_kernel(DType::F32, Scalar::Float(0.125)).unwrap();
+        let b = sgd_kernel(DType::F32, Scalar::Float(0.125)).unwrap();
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "the same kernel (and its generated code) again"
+        );
+        let c = sgd_kernel(DType::F64, Scalar::Float(0.125)).unwrap();
+        let d = sgd_kernel(DType::F32, Scalar::Float(0.25)).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c) && !Arc::ptr_eq(&a, &d));
+        assert_eq!(c.output_dtype(), DType::F64);
+        // The bound: after more pairs than are kept, the first is rebuilt.
+        for k in 0..20 {
+            sgd_kernel(DType::F32, Scalar::Int(k)).unwrap();
+        }
+        let e = sgd_kernel(DType::F32, Scalar::Float(0.125)).unwrap();
+        assert!(!Arc::ptr_eq(&a, &e));
     }
 }

@@ -735,3 +735,130 @@ fn unary_owned_reuses_or_falls_back() {
     assert_ne!(y.as_ptr_addr(), keep.as_ptr_addr());
     assert_tensor(&keep, &ramp32(70_000));
 }
+
+// ----- generated code ----------------------------------------------------------------------------
+
+/// Values reaching every branch of the expanded functions, NaN payloads and signed zeros
+/// included, repeated to `n` elements.
+fn specials32(n: usize) -> Tensor {
+    let base = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.0,
+        0.55,
+        -0.549_999_95,
+        3.0,
+        -17.5,
+        88.9,
+        -103.9,
+        -120.0,
+        1e-40,
+        -1e-40,
+        f32::MAX,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0xffc0_0123),
+    ];
+    let v: Vec<f32> = (0..n)
+        .map(|i| {
+            if i % 3 == 0 {
+                base[(i / 3) % base.len()]
+            } else {
+                ((i as f32 * 0.618_034).fract() - 0.5) * 40.0
+            }
+        })
+        .collect();
+    Tensor::from_f32(v, &[n]).unwrap()
+}
+
+/// `run` and `run_owned` against `run_unfused`, bit for bit (NaN payloads included), with
+/// `generated` saying whether the generated code must be what runs.
+fn check_bits(inputs: &[Tensor], ops: Vec<FusedOp>, generated: bool) {
+    let dtypes: Vec<DType> = inputs.iter().map(Tensor::dtype).collect();
+    let k = FusedKernel::new(&dtypes, ops).unwrap();
+    let refs: Vec<&Tensor> = inputs.iter().collect();
+    assert_eq!(
+        k.uses_generated_code(&refs),
+        generated && crate::jit::enabled(),
+        "which path runs"
+    );
+    let want = k.run_unfused(&refs).unwrap();
+    let bits = |t: &Tensor| -> Vec<u32> {
+        t.as_f32_slice()
+            .unwrap()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect()
+    };
+    let got = k.run(&refs).unwrap();
+    assert_eq!(got.shape(), want.shape());
+    assert!(bits(&got) == bits(&want), "run differs");
+    let owned = k.run_owned(inputs.iter().map(fresh).collect()).unwrap();
+    assert!(bits(&owned) == bits(&want), "run_owned differs");
+}
+
+#[test]
+fn generated_code_is_bitwise_the_unfused_evaluation() {
+    use BinaryOp as B;
+    use FusedOp::{Binary, Scalar as S, Unary};
+    use UnaryOp as U;
+    // Every op the generator expands, on two inputs read in place and weak scalars on both
+    // sides, at sizes with tails, around the chunk, and split over threads.
+    let ops = vec![
+        Unary(U::Tanh, 0),         // 2
+        Unary(U::Sigmoid, 1),      // 3
+        Binary(B::Mul, 2, 3),      // 4
+        Unary(U::Exp, 0),          // 5
+        Unary(U::Silu, 1),         // 6
+        Binary(B::Maximum, 5, 6),  // 7
+        Unary(U::Abs, 1),          // 8
+        Unary(U::Sqrt, 8),         // 9
+        Unary(U::Rsqrt, 0),        // 10
+        Binary(B::Minimum, 9, 10), // 11
+        Unary(U::Neg, 11),         // 12
+        Unary(U::Relu, 12),        // 13
+        Binary(B::Sub, 4, 7),      // 14
+        S(Scalar::Float(2.5)),     // 15
+        Binary(B::Div, 15, 14),    // 16: 2.5 / v
+        S(Scalar::Int(-3)),        // 17
+        Binary(B::Add, 16, 17),    // 18
+        Binary(B::Sub, 17, 13),    // 19: -3 - v
+        Binary(B::Mul, 18, 19),    // 20
+        Binary(B::Maximum, 20, 0), // 21
+    ];
+    for n in [1, 15, 16, 17, 33, 2049, 40_000, 100_003] {
+        let x = specials32(n);
+        let y = Tensor::unary(UnaryOp::Neg, &ramp32(n)).unwrap();
+        check_bits(&[x, y], ops.clone(), true);
+    }
+    // W5, and one-element inputs (constants of each call: two calls, two values).
+    check_bits(&[specials32(5000)], w5_ops(), true);
+    let splat_ops = vec![
+        Binary(B::Mul, 0, 1),
+        Unary(U::Tanh, 2),
+        Binary(B::Sub, 1, 3),
+    ];
+    for s in [0.5f32, -2.0] {
+        let x = specials32(777);
+        check_bits(&[x, f32s(&[s], &[1])], splat_ops.clone(), true);
+    }
+}
+
+#[test]
+fn generated_code_leaves_other_programs_to_the_chunks() {
+    use FusedOp::{Binary, Unary};
+    // float64, a broadcast input that is gathered, and an op the generator does not expand.
+    let x64 = Tensor::from_f64((0..100).map(|i| i as f64 / 7.0).collect(), &[100]).unwrap();
+    let k = FusedKernel::new(&[DType::F64], w5_ops()).unwrap();
+    assert!(!k.uses_generated_code(&[&x64]));
+    let m = ramp32(12).reshape(&[3, 4]).unwrap();
+    let row = ramp32(4);
+    check_bits(
+        &[m, row],
+        vec![Binary(BinaryOp::Mul, 0, 1), Unary(UnaryOp::Tanh, 2)],
+        false,
+    );
+    check_bits(&[specials32(100)], vec![Unary(UnaryOp::Log, 0)], false);
+}

@@ -1,0 +1,462 @@
+//! Generated machine code for fused float32 elementwise programs.
+//!
+//! The chunked evaluation of [`crate::fused`] runs one vector loop per op, so every intermediate
+//! goes through a store and a load. For float32 programs whose inputs are read in place or are
+//! one element, this module writes the whole program as one loop instead: each vector of 16
+//! elements is loaded once, every op (the elementary functions expanded into their IEEE
+//! operations) is evaluated in registers, and the result is stored once.
+//!
+//! Pipeline: [`Program`] is a straight-line program over 16-lane vectors of 32-bit values, built
+//! by the fused kernel's lowering with the methods below; the elementary functions expand into
+//! exactly the operations of their scalar versions in `math.rs` (same constants, same fused
+//! multiply-adds, same order), so the generated code's results are bitwise those of the chunked
+//! kernels. [`Kernel::compile`] allocates registers and encodes the loop for AVX-512 (`x86`).
+//!
+//! Available on x86-64 Linux with AVX-512F; the environment variable `ANFORA_JIT=0` turns it off
+//! (the chunked kernels then run, with the same results).
+
+use std::sync::OnceLock;
+
+use crate::math::{
+    EXPM1_Q32, LN2_HI32, LN2_LO32, LOG2E32, MAGIC32, TANH_P32, TANH_SMALL, TWO_M64_32,
+};
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod x86;
+
+#[cfg(test)]
+mod tests;
+
+/// The most input streams a program may read (the general registers that hold them).
+pub(crate) const MAX_STREAMS: usize = 5;
+
+/// A value of a [`Program`]: the index of the op that computes it.
+pub(crate) type V = u32;
+
+/// The comparisons of [`Op::Select`], as `vcmpps` predicates (quiet: NaN raises nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Cmp {
+    /// `x < y` (false when either is NaN).
+    Lt,
+    /// `x >= y` (false when either is NaN).
+    Ge,
+    /// `x > y` (false when either is NaN).
+    Gt,
+    /// Either is NaN.
+    Unord,
+    /// `!(x <= y)`: `x > y` or either is NaN.
+    NotLe,
+}
+
+/// Two-operand ops. Float ops round as IEEE float32; `Max`/`Min` are the hardware's
+/// (`x > y ? x : y` and `x < y ? x : y`, so the second operand on NaN or equal values); the rest
+/// act on the 32-bit patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Bin {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    /// Wrapping 32-bit integer addition.
+    AddI,
+    /// Wrapping 32-bit integer subtraction.
+    SubI,
+}
+
+impl Bin {
+    fn commutes(self) -> bool {
+        matches!(
+            self,
+            Bin::Add | Bin::Mul | Bin::And | Bin::Or | Bin::Xor | Bin::AddI
+        )
+    }
+}
+
+/// One op of a [`Program`]; operands are earlier values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Op {
+    /// The next 16 elements of input stream `s`.
+    Load(u8),
+    /// Slot `k` of the constant pool, in every lane.
+    Const(u16),
+    Bin(Bin, V, V),
+    /// `a * b + c`, rounded once.
+    Fma(V, V, V),
+    /// `-(a * b) + c`, rounded once.
+    Fnma(V, V, V),
+    Sqrt(V),
+    /// Logical left shift of the 32-bit patterns.
+    Shl(V, u8),
+    /// Arithmetic right shift of the 32-bit patterns.
+    Sar(V, u8),
+    /// Per lane, `then` where `x cmp y` holds, else `otherwise`.
+    Select {
+        cmp: Cmp,
+        x: V,
+        y: V,
+        then: V,
+        otherwise: V,
+    },
+}
+
+/// A straight-line program over vectors of 16 float32 (or 32-bit integer) lanes, with one
+/// output. The constant pool holds fixed constants and `n_params` slots that each call fills
+/// (see [`Program::param`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Program {
+    ops: Vec<Op>,
+    pool: Vec<u32>,
+    /// The pool slots of the parameters, in the order of [`Program::param`] calls.
+    params: Vec<u16>,
+    out: Option<V>,
+    n_streams: u8,
+}
+
+impl Program {
+    pub(crate) fn new() -> Program {
+        Program::default()
+    }
+
+    fn push(&mut self, op: Op) -> V {
+        self.ops.push(op);
+        (self.ops.len() - 1) as V
+    }
+
+    /// The next vector of input stream `s` (loaded once however often it is used).
+    pub(crate) fn load(&mut self, s: u8) -> V {
+        self.n_streams = self.n_streams.max(s + 1);
+        if let Some(i) = self.ops.iter().position(|&o| o == Op::Load(s)) {
+            return i as V;
+        }
+        self.push(Op::Load(s))
+    }
+
+    /// A fixed 32-bit constant.
+    pub(crate) fn bits(&mut self, b: u32) -> V {
+        let slot = match self
+            .pool
+            .iter()
+            .enumerate()
+            .position(|(k, &p)| p == b && !self.params.contains(&(k as u16)))
+        {
+            Some(k) => k,
+            None => {
+                self.pool.push(b);
+                self.pool.len() - 1
+            }
+        };
+        self.push(Op::Const(slot as u16))
+    }
+
+    pub(crate) fn c(&mut self, x: f32) -> V {
+        self.bits(x.to_bits())
+    }
+
+    /// A constant whose value each call supplies: the calls' values go, in order, to the
+    /// parameters in the order they were created.
+    pub(crate) fn param(&mut self) -> V {
+        self.pool.push(0);
+        let slot = (self.pool.len() - 1) as u16;
+        self.params.push(slot);
+        self.push(Op::Const(slot))
+    }
+
+    pub(crate) fn set_output(&mut self, v: V) {
+        self.out = Some(v);
+    }
+
+    pub(crate) fn bin(&mut self, op: Bin, a: V, b: V) -> V {
+        self.push(Op::Bin(op, a, b))
+    }
+
+    pub(crate) fn add(&mut self, a: V, b: V) -> V {
+        self.bin(Bin::Add, a, b)
+    }
+
+    pub(crate) fn sub(&mut self, a: V, b: V) -> V {
+        self.bin(Bin::Sub, a, b)
+    }
+
+    pub(crate) fn mul(&mut self, a: V, b: V) -> V {
+        self.bin(Bin::Mul, a, b)
+    }
+
+    pub(crate) fn div(&mut self, a: V, b: V) -> V {
+        self.bin(Bin::Div, a, b)
+    }
+
+    fn fma(&mut self, a: V, b: V, c: V) -> V {
+        self.push(Op::Fma(a, b, c))
+    }
+
+    fn select(&mut self, cmp: Cmp, x: V, y: V, then: V, otherwise: V) -> V {
+        self.push(Op::Select {
+            cmp,
+            x,
+            y,
+            then,
+            otherwise,
+        })
+    }
+
+    /// `-x` (the sign bit flipped, NaN included).
+    pub(crate) fn neg(&mut self, x: V) -> V {
+        let s = self.bits(0x8000_0000);
+        self.bin(Bin::Xor, x, s)
+    }
+
+    pub(crate) fn abs(&mut self, x: V) -> V {
+        let m = self.bits(0x7fff_ffff);
+        self.bin(Bin::And, x, m)
+    }
+
+    /// numpy's `maximum`: `a` when `a > b` or `a` is NaN, else `b`.
+    pub(crate) fn maximum(&mut self, a: V, b: V) -> V {
+        let m = self.bin(Bin::Max, a, b);
+        self.select(Cmp::Unord, a, a, a, m)
+    }
+
+    /// numpy's `minimum`: `a` when `a < b` or `a` is NaN, else `b`.
+    pub(crate) fn minimum(&mut self, a: V, b: V) -> V {
+        let m = self.bin(Bin::Min, a, b);
+        self.select(Cmp::Unord, a, a, a, m)
+    }
+
+    /// `maximum(x, 0)`.
+    pub(crate) fn relu(&mut self, x: V) -> V {
+        let zero = self.c(0.0);
+        self.select(Cmp::NotLe, x, zero, x, zero)
+    }
+
+    pub(crate) fn sqrt(&mut self, x: V) -> V {
+        self.push(Op::Sqrt(x))
+    }
+
+    /// `1 / sqrt(x)`.
+    pub(crate) fn rsqrt(&mut self, x: V) -> V {
+        let s = self.sqrt(x);
+        let one = self.c(1.0);
+        self.div(one, s)
+    }
+
+    /// `if x < lo { lo } else { x }`.
+    fn clamp_below(&mut self, x: V, lo: f32) -> V {
+        let lo = self.c(lo);
+        self.select(Cmp::Lt, x, lo, lo, x)
+    }
+
+    /// `math::reduce_ln2_bits32`: `(r, t)` with `bits(t) << 23` the exponent to add.
+    fn reduce_ln2(&mut self, x: V) -> (V, V) {
+        let (log2e, magic) = (self.c(LOG2E32), self.c(MAGIC32));
+        let t = self.fma(x, log2e, magic);
+        let n = self.sub(t, magic);
+        let hi = self.c(-LN2_HI32);
+        let r = self.fma(n, hi, x);
+        let lo = self.c(-LN2_LO32);
+        let r = self.fma(n, lo, r);
+        (r, t)
+    }
+
+    /// `math::expm1_poly32` without its last step: `(p, r)` with `e^r - 1 = r*r*p + r`.
+    fn expm1_inner(&mut self, r: V) -> V {
+        let q: Vec<V> = EXPM1_Q32.iter().map(|&q| self.c(q)).collect();
+        let p = self.fma(r, q[4], q[3]);
+        let p = self.fma(p, r, q[2]);
+        let p = self.fma(p, r, q[1]);
+        self.fma(p, r, q[0])
+    }
+
+    fn expm1_poly(&mut self, r: V) -> V {
+        let p = self.expm1_inner(r);
+        let r2 = self.mul(r, r);
+        self.fma(r2, p, r)
+    }
+
+    /// `2^n` for integer lanes `n` in [-126, 127]: `math::pow2_32`.
+    fn pow2(&mut self, n: V) -> V {
+        let bias = self.bits(127);
+        let e = self.bin(Bin::AddI, n, bias);
+        self.push(Op::Shl(e, 23))
+    }
+
+    /// `math::exp_f32`.
+    pub(crate) fn exp(&mut self, x: V) -> V {
+        let x = self.clamp_below(x, -104.0);
+        let hi = self.c(89.0);
+        let x = self.select(Cmp::Gt, x, hi, hi, x);
+        // reduce_ln2_32: the same r as reduce_ln2, and n as an integer.
+        let (r, t) = self.reduce_ln2(x);
+        let magic = self.bits(MAGIC32.to_bits());
+        let n = self.bin(Bin::SubI, t, magic);
+        let e = self.expm1_poly(r);
+        let one = self.c(1.0);
+        let e = self.add(e, one);
+        let n1 = self.push(Op::Sar(n, 1));
+        let n2 = self.bin(Bin::SubI, n, n1);
+        let (p1, p2) = (self.pow2(n1), self.pow2(n2));
+        let e = self.mul(e, p1);
+        self.mul(e, p2)
+    }
+
+    /// `math::tanh_f32`.
+    pub(crate) fn tanh(&mut self, x: V) -> V {
+        let a = self.abs(x);
+        let z = self.mul(a, a);
+        let c: Vec<V> = TANH_P32.iter().map(|&c| self.c(c)).collect();
+        let p = self.fma(z, c[4], c[3]);
+        let p = self.fma(p, z, c[2]);
+        let p = self.fma(p, z, c[1]);
+        let p = self.fma(p, z, c[0]);
+        let az = self.mul(a, z);
+        let small = self.fma(az, p, a);
+        let m2 = self.c(-2.0);
+        let y = self.mul(a, m2);
+        let y = self.clamp_below(y, -80.0);
+        let (r, t) = self.reduce_ln2(y);
+        let scale = self.push(Op::Shl(t, 23));
+        let p = self.expm1_inner(r);
+        let one = self.c(1.0);
+        let p = self.fma(p, r, one);
+        let p = self.fma(p, r, one);
+        let e = self.bin(Bin::AddI, p, scale);
+        let num = self.add(e, e);
+        let den = self.add(e, one);
+        let q = self.div(num, den);
+        let large = self.sub(one, q);
+        let lim = self.c(TANH_SMALL);
+        let t = self.select(Cmp::Ge, a, lim, large, small);
+        // copysign(t, x)
+        let t = self.abs(t);
+        let sign = self.bits(0x8000_0000);
+        let s = self.bin(Bin::And, x, sign);
+        self.bin(Bin::Or, t, s)
+    }
+
+    /// `math::sigmoid_f32`.
+    pub(crate) fn sigmoid(&mut self, x: V) -> V {
+        // -|x|: the sign bit set.
+        let sign = self.bits(0x8000_0000);
+        let a = self.bin(Bin::Or, x, sign);
+        let a = self.clamp_below(a, -104.0);
+        let (r, t) = self.reduce_ln2(a);
+        let scale = self.push(Op::Shl(t, 23));
+        let p = self.expm1_poly(r);
+        let one = self.c(1.0);
+        let p = self.add(p, one);
+        let k = self.bits((127 + 64) << 23);
+        let s = self.bin(Bin::AddI, scale, k);
+        let e = self.mul(p, s);
+        let tiny = self.c(TWO_M64_32);
+        let e = self.mul(e, tiny);
+        let d = self.add(e, one);
+        let d_lo = self.sub(one, d);
+        let d_lo = self.add(d_lo, e);
+        let zero = self.c(0.0);
+        let num = self.select(Cmp::Ge, x, zero, one, e);
+        let q = self.div(num, d);
+        let one_m_q = self.sub(one, q);
+        let inv = self.select(Cmp::Ge, x, zero, q, one_m_q);
+        let qi = self.mul(q, inv);
+        self.push(Op::Fnma(qi, d_lo, q))
+    }
+
+    /// `x * sigmoid(x)`. The hardware returns the first operand's NaN when both are NaN; the
+    /// compiled scalar version multiplies in this order.
+    pub(crate) fn silu(&mut self, x: V) -> V {
+        let s = self.sigmoid(x);
+        self.mul(s, x)
+    }
+}
+
+/// Whether generated code may be used: the machine has AVX-512F and `ANFORA_JIT` is not `0`.
+pub(crate) fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        let off = std::env::var("ANFORA_JIT").is_ok_and(|v| v.trim() == "0");
+        !off && supported()
+    })
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn supported() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+fn supported() -> bool {
+    false
+}
+
+/// A compiled [`Program`]: one function over `n` elements of its streams.
+#[derive(Debug)]
+pub(crate) struct Kernel {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    code: x86::Code,
+    pool: Vec<u32>,
+    params: Vec<u16>,
+    n_streams: usize,
+}
+
+impl Kernel {
+    /// The machine code of `prog`, or `None` when generated code is off or the program does not
+    /// fit (more live values than vector registers, more than five streams, no output).
+    pub(crate) fn compile(prog: &Program) -> Option<Kernel> {
+        if !enabled() {
+            return None;
+        }
+        Self::compile_enabled(prog)
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    fn compile_enabled(prog: &Program) -> Option<Kernel> {
+        Some(Kernel {
+            code: x86::Code::compile(prog)?,
+            pool: prog.pool.clone(),
+            params: prog.params.clone(),
+            n_streams: usize::from(prog.n_streams),
+        })
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    fn compile_enabled(_: &Program) -> Option<Kernel> {
+        None
+    }
+
+    /// The constant pool with the parameters set to `params` (as many as the program has).
+    pub(crate) fn pool(&self, params: impl IntoIterator<Item = u32>) -> Vec<u32> {
+        let mut pool = self.pool.clone();
+        let mut n = 0;
+        for (&slot, v) in self.params.iter().zip(params) {
+            pool[usize::from(slot)] = v;
+            n += 1;
+        }
+        assert_eq!(n, self.params.len(), "one value per parameter");
+        pool
+    }
+
+    /// Evaluates the program for elements `0..n`: reads `n` elements from each stream and writes
+    /// `n` to `out`.
+    ///
+    /// # Safety
+    /// `pool` comes from [`Kernel::pool`]; `streams` has one pointer per stream the program loads, each
+    /// valid for reading `n` float32 values; `out` is valid for writing `n` values. A stream may
+    /// be `out` itself (each vector is read before it is written), but must not overlap it
+    /// otherwise.
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    pub(crate) unsafe fn run(&self, pool: &[u32], streams: &[*const f32], out: *mut f32, n: usize) {
+        debug_assert_eq!(streams.len(), self.n_streams);
+        debug_assert_eq!(pool.len(), self.pool.len());
+        // SAFETY: the caller's contract is the code's.
+        unsafe { self.code.run(pool, streams, out, n) }
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    pub(crate) unsafe fn run(&self, _: &[u32], _: &[*const f32], _: *mut f32, _: usize) {
+        unreachable!("no generated code on this target")
+    }
+}

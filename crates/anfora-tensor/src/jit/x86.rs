@@ -1,0 +1,741 @@
+//! AVX-512 code for a [`Program`]: register allocation, instruction encoding and executable
+//! memory.
+//!
+//! The function takes one pointer, to [`Args`] (System V calling convention), and runs
+//!
+//! ```text
+//!     offset = 0
+//!     while offset < full_bytes: body on [stream + offset]; offset += 64
+//!     if tail_mask != 0: body with loads and the store masked by tail_mask (k1)
+//! ```
+//!
+//! General registers: `rax` the byte offset, `rcx` `full_bytes`, `rdx` the output, `rsi` the
+//! constant pool, `r8`–`r11` and `rdi` the streams. Vector registers: `zmm0`–`zmm29` hold values
+//! (linear scan over the straight-line body: a value's register is free after its last use);
+//! `zmm30`/`zmm31` receive constants for operand positions that cannot read memory. Constants in
+//! the last source position are read from the pool with an embedded broadcast. Only caller-saved
+//! registers are used, so there is no prologue to save anything.
+
+use super::{Bin, Cmp, MAX_STREAMS, Op, Program, V};
+
+const RAX: u8 = 0;
+const RCX: u8 = 1;
+const RDX: u8 = 2;
+const RSI: u8 = 6;
+const RDI: u8 = 7;
+/// The registers holding stream pointers, by stream.
+const STREAM_GPRS: [u8; MAX_STREAMS] = [8, 9, 10, 11, RDI];
+const SCRATCH: [u8; 2] = [30, 31];
+const N_VALUE_REGS: u32 = 30;
+/// The opmask of the tail, and the one comparisons write.
+const K_TAIL: u8 = 1;
+const K_CMP: u8 = 2;
+
+/// What the generated function receives.
+#[repr(C)]
+struct Args {
+    full_bytes: u64,
+    tail_mask: u64,
+    pool: *const u32,
+    out: *mut f32,
+    streams: [*const f32; MAX_STREAMS],
+}
+
+/// An EVEX opcode: map (1 = 0F, 2 = 0F38, 3 = 0F3A), implied prefix (0 none, 1 = 66), byte.
+#[derive(Clone, Copy)]
+struct Enc {
+    map: u8,
+    pp: u8,
+    op: u8,
+}
+
+const fn enc(map: u8, pp: u8, op: u8) -> Enc {
+    Enc { map, pp, op }
+}
+
+const ADDPS: Enc = enc(1, 0, 0x58);
+const MULPS: Enc = enc(1, 0, 0x59);
+const SUBPS: Enc = enc(1, 0, 0x5C);
+const MINPS: Enc = enc(1, 0, 0x5D);
+const DIVPS: Enc = enc(1, 0, 0x5E);
+const MAXPS: Enc = enc(1, 0, 0x5F);
+const SQRTPS: Enc = enc(1, 0, 0x51);
+const MOVAPS: Enc = enc(1, 0, 0x28);
+const MOVUPS_LOAD: Enc = enc(1, 0, 0x10);
+const MOVUPS_STORE: Enc = enc(1, 0, 0x11);
+const CMPPS: Enc = enc(1, 0, 0xC2);
+const PANDD: Enc = enc(1, 1, 0xDB);
+const PORD: Enc = enc(1, 1, 0xEB);
+const PXORD: Enc = enc(1, 1, 0xEF);
+const PADDD: Enc = enc(1, 1, 0xFE);
+const PSUBD: Enc = enc(1, 1, 0xFA);
+/// `vpslld`/`vpsrad` by an immediate: /6 and /4.
+const PSHIFT_IMM: Enc = enc(1, 1, 0x72);
+const FMADD213PS: Enc = enc(2, 1, 0xA8);
+const FNMADD213PS: Enc = enc(2, 1, 0xAC);
+const BLENDMPS: Enc = enc(2, 1, 0x65);
+const BROADCASTSS: Enc = enc(2, 1, 0x18);
+
+/// A memory operand `[base + index + disp]`; `scale` is the EVEX disp8 factor (the access
+/// size: 64 for a vector, 4 for one float).
+#[derive(Clone, Copy, Debug)]
+struct Mem {
+    base: u8,
+    index: Option<u8>,
+    disp: i32,
+    bcst: bool,
+    scale: i32,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Rm {
+    Zmm(u8),
+    Mem(Mem),
+}
+
+/// A pool slot, broadcast to every lane.
+fn pool_bcst(slot: u16) -> Mem {
+    Mem {
+        base: RSI,
+        index: None,
+        disp: 4 * i32::from(slot),
+        bcst: true,
+        scale: 4,
+    }
+}
+
+#[derive(Default)]
+struct Asm {
+    b: Vec<u8>,
+}
+
+impl Asm {
+    fn bytes(&mut self, b: &[u8]) {
+        self.b.extend_from_slice(b);
+    }
+
+    /// ModRM (and SIB and displacement) for register field `reg` and operand `rm`.
+    fn modrm(&mut self, reg: u8, rm: Rm) {
+        let reg = (reg & 7) << 3;
+        match rm {
+            Rm::Zmm(r) => self.b.push(0xC0 | reg | (r & 7)),
+            Rm::Mem(m) => {
+                debug_assert!(m.base & 7 != 4, "rsp/r12 as a base needs a SIB byte");
+                let (mode, disp8, disp32) = if m.disp == 0 && m.base & 7 != 5 {
+                    (0u8, None, None)
+                } else if m.disp % m.scale == 0 && i8::try_from(m.disp / m.scale).is_ok() {
+                    (1, Some((m.disp / m.scale) as i8), None)
+                } else {
+                    (2, None, Some(m.disp))
+                };
+                match m.index {
+                    None => self.b.push(mode << 6 | reg | (m.base & 7)),
+                    Some(i) => {
+                        self.b.push(mode << 6 | reg | 4);
+                        self.b.push((i & 7) << 3 | (m.base & 7));
+                    }
+                }
+                if let Some(d) = disp8 {
+                    self.b.push(d as u8);
+                }
+                if let Some(d) = disp32 {
+                    self.bytes(&d.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    /// A 512-bit EVEX instruction (W0): `reg` is the ModRM.reg field (a register or an opcode
+    /// extension), `vvvv` the extra source (0 when unused), `k` the opmask, `zero` zero-masking.
+    #[allow(clippy::too_many_arguments)]
+    fn evex(&mut self, e: Enc, reg: u8, vvvv: u8, rm: Rm, k: u8, zero: bool, imm: Option<u8>) {
+        let (x, b, bcst) = match rm {
+            Rm::Zmm(r) => ((r >> 4) & 1, (r >> 3) & 1, false),
+            Rm::Mem(m) => (
+                m.index.map_or(0, |i| (i >> 3) & 1),
+                (m.base >> 3) & 1,
+                m.bcst,
+            ),
+        };
+        let inv = |bit: u8| (!bit) & 1;
+        let p0 =
+            inv((reg >> 3) & 1) << 7 | inv(x) << 6 | inv(b) << 5 | inv((reg >> 4) & 1) << 4 | e.map;
+        let p1 = ((!vvvv) & 0xF) << 3 | 0x04 | e.pp;
+        let p2 = u8::from(zero) << 7
+            | 0b10 << 5
+            | u8::from(bcst) << 4
+            | inv((vvvv >> 4) & 1) << 3
+            | (k & 7);
+        self.bytes(&[0x62, p0, p1, p2, e.op]);
+        self.modrm(reg, rm);
+        if let Some(i) = imm {
+            self.b.push(i);
+        }
+    }
+
+    /// `mov r64, [base + disp]`.
+    fn mov_load(&mut self, dst: u8, base: u8, disp: i32) {
+        self.b
+            .push(0x48 | ((dst >> 3) & 1) << 2 | ((base >> 3) & 1));
+        self.b.push(0x8B);
+        self.modrm(
+            dst,
+            Rm::Mem(Mem {
+                base,
+                index: None,
+                disp,
+                bcst: false,
+                scale: 1,
+            }),
+        );
+    }
+
+    /// A 32-bit relative jump (`0F 8x` conditional or `E9`), patched later: returns where the
+    /// displacement sits.
+    fn jump(&mut self, opcode: &[u8]) -> usize {
+        self.bytes(opcode);
+        self.bytes(&[0; 4]);
+        self.b.len() - 4
+    }
+
+    /// Points the jump whose displacement is at `at` to `target`.
+    fn patch(&mut self, at: usize, target: usize) {
+        let rel = target as i64 - (at as i64 + 4);
+        let rel = i32::try_from(rel).expect("code is far below 2 GiB");
+        self.b[at..at + 4].copy_from_slice(&rel.to_le_bytes());
+    }
+}
+
+const JZ: [u8; 2] = [0x0F, 0x84];
+const JB: [u8; 2] = [0x0F, 0x82];
+
+fn cmp_imm(c: Cmp) -> u8 {
+    match c {
+        Cmp::Lt => 0x11,    // LT_OQ
+        Cmp::Ge => 0x1D,    // GE_OQ
+        Cmp::Gt => 0x1E,    // GT_OQ
+        Cmp::Unord => 0x03, // UNORD_Q
+        Cmp::NotLe => 0x16, // NLE_UQ
+    }
+}
+
+fn bin_enc(b: Bin) -> Enc {
+    match b {
+        Bin::Add => ADDPS,
+        Bin::Sub => SUBPS,
+        Bin::Mul => MULPS,
+        Bin::Div => DIVPS,
+        Bin::Max => MAXPS,
+        Bin::Min => MINPS,
+        Bin::And => PANDD,
+        Bin::Or => PORD,
+        Bin::Xor => PXORD,
+        Bin::AddI => PADDD,
+        Bin::SubI => PSUBD,
+    }
+}
+
+fn operands(op: &Op) -> Vec<V> {
+    match *op {
+        Op::Load(_) | Op::Const(_) => vec![],
+        Op::Bin(_, a, b) => vec![a, b],
+        Op::Fma(a, b, c) | Op::Fnma(a, b, c) => vec![a, b, c],
+        Op::Sqrt(a) | Op::Shl(a, _) | Op::Sar(a, _) => vec![a],
+        Op::Select {
+            x,
+            y,
+            then,
+            otherwise,
+            ..
+        } => vec![x, y, then, otherwise],
+    }
+}
+
+/// The loop body's register assignment, recomputed for each copy of the body (the same each
+/// time, as it only depends on the program).
+struct Body<'a> {
+    prog: &'a Program,
+    /// Per op: whether the output depends on it.
+    live: Vec<bool>,
+    /// Per value: the index of the last op (or the store, `ops.len()`) that reads it.
+    last_use: Vec<usize>,
+}
+
+impl<'a> Body<'a> {
+    fn new(prog: &'a Program, out: V) -> Body<'a> {
+        let n = prog.ops.len();
+        let mut live = vec![false; n];
+        live[out as usize] = true;
+        for i in (0..n).rev() {
+            if live[i] {
+                for a in operands(&prog.ops[i]) {
+                    live[a as usize] = true;
+                }
+            }
+        }
+        let mut last_use = vec![0; n];
+        for (i, op) in prog.ops.iter().enumerate().filter(|(i, _)| live[*i]) {
+            for a in operands(op) {
+                last_use[a as usize] = i;
+            }
+        }
+        last_use[out as usize] = n;
+        Body {
+            prog,
+            live,
+            last_use,
+        }
+    }
+
+    fn konst(&self, v: V) -> Option<u16> {
+        match self.prog.ops[v as usize] {
+            Op::Const(slot) => Some(slot),
+            _ => None,
+        }
+    }
+
+    /// Emits one copy of the body; `masked` loads and stores under the tail mask. `None` when
+    /// the values do not fit in the registers.
+    fn emit(&self, a: &mut Asm, masked: bool, out: V) -> Option<()> {
+        let n = self.prog.ops.len();
+        let mut reg: Vec<u8> = vec![u8::MAX; n];
+        let mut free: u32 = (1 << N_VALUE_REGS) - 1;
+        let alloc = |free: &mut u32| -> Option<u8> {
+            (*free != 0).then(|| {
+                let r = free.trailing_zeros() as u8;
+                *free &= !(1 << r);
+                r
+            })
+        };
+        for (i, op) in self.prog.ops.iter().enumerate() {
+            if !self.live[i] || matches!(op, Op::Const(_)) {
+                continue;
+            }
+            // A value's operand as the last source (which may read memory).
+            let rm = |v: V| match self.konst(v) {
+                Some(slot) => Rm::Mem(pool_bcst(slot)),
+                None => Rm::Zmm(reg[v as usize]),
+            };
+            // A value's operand in a register: constants go to a scratch register first.
+            let in_reg = |a: &mut Asm, v: V, scratch: usize| match self.konst(v) {
+                Some(slot) => {
+                    let s = SCRATCH[scratch];
+                    a.evex(BROADCASTSS, s, 0, Rm::Mem(bcst_load(slot)), 0, false, None);
+                    s
+                }
+                None => reg[v as usize],
+            };
+            let dying: Vec<u8> = {
+                let mut d: Vec<u8> = operands(op)
+                    .into_iter()
+                    .filter(|&v| self.konst(v).is_none() && self.last_use[v as usize] == i)
+                    .map(|v| reg[v as usize])
+                    .collect();
+                d.sort_unstable();
+                d.dedup();
+                d
+            };
+            let release = |free: &mut u32, keep: u8| {
+                for &r in &dying {
+                    if r != keep {
+                        *free |= 1 << r;
+                    }
+                }
+            };
+            let d = match *op {
+                Op::Const(_) => unreachable!("skipped above"),
+                Op::Load(s) => {
+                    let d = alloc(&mut free)?;
+                    let mem = Mem {
+                        base: STREAM_GPRS[usize::from(s)],
+                        index: Some(RAX),
+                        disp: 0,
+                        bcst: false,
+                        scale: 64,
+                    };
+                    let k = if masked { K_TAIL } else { 0 };
+                    a.evex(MOVUPS_LOAD, d, 0, Rm::Mem(mem), k, masked, None);
+                    d
+                }
+                Op::Bin(b, x, y) => {
+                    let (x, y) = if b.commutes() && self.konst(x).is_some() {
+                        (y, x)
+                    } else {
+                        (x, y)
+                    };
+                    let xr = in_reg(a, x, 0);
+                    release(&mut free, u8::MAX);
+                    let d = alloc(&mut free)?;
+                    a.evex(bin_enc(b), d, xr, rm(y), 0, false, None);
+                    d
+                }
+                Op::Fma(x, y, z) | Op::Fnma(x, y, z) => {
+                    let e = if matches!(op, Op::Fma(..)) {
+                        FMADD213PS
+                    } else {
+                        FNMADD213PS
+                    };
+                    // d = x, then d = y * d + z (213 form).
+                    let reuse = self.konst(x).is_none() && self.last_use[x as usize] == i;
+                    let d = if reuse {
+                        reg[x as usize]
+                    } else {
+                        let d = alloc(&mut free)?;
+                        match self.konst(x) {
+                            Some(slot) => {
+                                a.evex(BROADCASTSS, d, 0, Rm::Mem(bcst_load(slot)), 0, false, None)
+                            }
+                            None => a.evex(MOVAPS, d, 0, Rm::Zmm(reg[x as usize]), 0, false, None),
+                        }
+                        d
+                    };
+                    let yr = in_reg(a, y, 0);
+                    a.evex(e, d, yr, rm(z), 0, false, None);
+                    release(&mut free, d);
+                    d
+                }
+                Op::Sqrt(x) => {
+                    let src = rm(x);
+                    release(&mut free, u8::MAX);
+                    let d = alloc(&mut free)?;
+                    a.evex(SQRTPS, d, 0, src, 0, false, None);
+                    d
+                }
+                Op::Shl(x, n) | Op::Sar(x, n) => {
+                    let ext = if matches!(op, Op::Shl(..)) { 6 } else { 4 };
+                    let src = rm(x);
+                    release(&mut free, u8::MAX);
+                    let d = alloc(&mut free)?;
+                    a.evex(PSHIFT_IMM, ext, d, src, 0, false, Some(n));
+                    d
+                }
+                Op::Select {
+                    cmp,
+                    x,
+                    y,
+                    then,
+                    otherwise,
+                } => {
+                    let xr = in_reg(a, x, 0);
+                    a.evex(CMPPS, K_CMP, xr, rm(y), 0, false, Some(cmp_imm(cmp)));
+                    let er = in_reg(a, otherwise, 1);
+                    let t = rm(then);
+                    release(&mut free, u8::MAX);
+                    let d = alloc(&mut free)?;
+                    a.evex(BLENDMPS, d, er, t, K_CMP, false, None);
+                    d
+                }
+            };
+            reg[i] = d;
+            if self.last_use[i] == 0 && i as V != out {
+                free |= 1 << d;
+            }
+        }
+        let src = match self.konst(out) {
+            Some(slot) => {
+                a.evex(
+                    BROADCASTSS,
+                    SCRATCH[0],
+                    0,
+                    Rm::Mem(bcst_load(slot)),
+                    0,
+                    false,
+                    None,
+                );
+                SCRATCH[0]
+            }
+            None => reg[out as usize],
+        };
+        let mem = Mem {
+            base: RDX,
+            index: Some(RAX),
+            disp: 0,
+            bcst: false,
+            scale: 64,
+        };
+        let k = if masked { K_TAIL } else { 0 };
+        a.evex(MOVUPS_STORE, src, 0, Rm::Mem(mem), k, false, None);
+        Some(())
+    }
+}
+
+/// `vbroadcastss`'s operand: one float of the pool (not an embedded broadcast).
+fn bcst_load(slot: u16) -> Mem {
+    Mem {
+        bcst: false,
+        ..pool_bcst(slot)
+    }
+}
+
+/// The encoded function for `prog`.
+fn assemble(prog: &Program) -> Option<Vec<u8>> {
+    let out = prog.out?;
+    if usize::from(prog.n_streams) > STREAM_GPRS.len() || prog.pool.len() > 1 << 14 {
+        return None;
+    }
+    let body = Body::new(prog, out);
+    let mut a = Asm::default();
+    // kmovw k1, [rdi + 8]
+    a.bytes(&[0xC5, 0xF8, 0x90, 0x4F, 0x08]);
+    a.mov_load(RCX, RDI, 0);
+    a.mov_load(RSI, RDI, 16);
+    a.mov_load(RDX, RDI, 24);
+    // Stream 4 lives in rdi, which holds the arguments until then: it comes last.
+    for (s, &gpr) in STREAM_GPRS[..usize::from(prog.n_streams)]
+        .iter()
+        .enumerate()
+    {
+        a.mov_load(gpr, RDI, 32 + 8 * s as i32);
+    }
+    a.bytes(&[0x31, 0xC0]); // xor eax, eax
+    a.bytes(&[0x48, 0x85, 0xC9]); // test rcx, rcx
+    let to_tail = a.jump(&JZ);
+    let top = a.b.len();
+    body.emit(&mut a, false, out)?;
+    a.bytes(&[0x48, 0x83, 0xC0, 0x40]); // add rax, 64
+    a.bytes(&[0x48, 0x39, 0xC8]); // cmp rax, rcx
+    let back = a.jump(&JB);
+    a.patch(back, top);
+    let tail = a.b.len();
+    a.patch(to_tail, tail);
+    a.bytes(&[0xC5, 0xF8, 0x98, 0xC9]); // kortestw k1, k1
+    let to_end = a.jump(&JZ);
+    body.emit(&mut a, true, out)?;
+    let end = a.b.len();
+    a.patch(to_end, end);
+    a.bytes(&[0xC5, 0xF8, 0x77, 0xC3]); // vzeroupper; ret
+    Some(a.b)
+}
+
+/// Executable memory holding one function.
+#[derive(Debug)]
+pub(super) struct Code {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+// SAFETY: the mapping is read-only and executable after construction and only freed on drop.
+unsafe impl Send for Code {}
+// SAFETY: as above; running the code does not mutate it.
+unsafe impl Sync for Code {}
+
+impl Code {
+    pub(super) fn compile(prog: &Program) -> Option<Code> {
+        let bytes = assemble(prog)?;
+        let len = bytes.len();
+        // SAFETY: a fresh anonymous private mapping; checked for failure below.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return None;
+        }
+        let code = Code { ptr, len };
+        // SAFETY: the mapping is `len` writable bytes and does not overlap `bytes`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.cast::<u8>(), len) };
+        // SAFETY: the mapping from above; from now on it is only executed.
+        let ok = unsafe { libc::mprotect(ptr, len, libc::PROT_READ | libc::PROT_EXEC) } == 0;
+        ok.then_some(code)
+    }
+
+    /// # Safety
+    /// See [`super::Kernel::run`].
+    pub(super) unsafe fn run(&self, pool: &[u32], streams: &[*const f32], out: *mut f32, n: usize) {
+        let mut args = Args {
+            full_bytes: (n / 16 * 64) as u64,
+            tail_mask: (1u64 << (n % 16)) - 1,
+            pool: pool.as_ptr(),
+            out,
+            streams: [std::ptr::null(); MAX_STREAMS],
+        };
+        args.streams[..streams.len()].copy_from_slice(streams);
+        // SAFETY: the mapping holds a function with this signature (`assemble`), which reads
+        // `args` and, per the caller's contract, the pool, the streams and `out`.
+        unsafe {
+            let f: unsafe extern "sysv64" fn(*const Args) = std::mem::transmute(self.ptr);
+            f(&args);
+        }
+    }
+}
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `compile`, unmapped once.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zmm(r: u8) -> Rm {
+        Rm::Zmm(r)
+    }
+
+    fn one(f: impl FnOnce(&mut Asm)) -> Vec<u8> {
+        let mut a = Asm::default();
+        f(&mut a);
+        a.b
+    }
+
+    /// Encodings checked against GNU as 2.40 (`objdump -d`).
+    #[test]
+    fn encodings_match_the_assembler() {
+        let load = |base| Mem {
+            base,
+            index: Some(RAX),
+            disp: 0,
+            bcst: false,
+            scale: 64,
+        };
+        let cases: Vec<(Vec<u8>, &[u8])> = vec![
+            // vaddps zmm3, zmm17, zmm29
+            (
+                one(|a| a.evex(ADDPS, 3, 17, zmm(29), 0, false, None)),
+                &[0x62, 0x91, 0x74, 0x40, 0x58, 0xdd],
+            ),
+            // vsubps zmm0, zmm1, DWORD BCST [rsi+0x100]
+            (
+                one(|a| a.evex(SUBPS, 0, 1, Rm::Mem(pool_bcst(64)), 0, false, None)),
+                &[0x62, 0xf1, 0x74, 0x58, 0x5c, 0x46, 0x40],
+            ),
+            // vmulps zmm20, zmm5, zmm6
+            (
+                one(|a| a.evex(MULPS, 20, 5, zmm(6), 0, false, None)),
+                &[0x62, 0xe1, 0x54, 0x48, 0x59, 0xe6],
+            ),
+            // vdivps zmm7, zmm8, zmm9
+            (
+                one(|a| a.evex(DIVPS, 7, 8, zmm(9), 0, false, None)),
+                &[0x62, 0xd1, 0x3c, 0x48, 0x5e, 0xf9],
+            ),
+            // vmaxps zmm1, zmm2, zmm3
+            (
+                one(|a| a.evex(MAXPS, 1, 2, zmm(3), 0, false, None)),
+                &[0x62, 0xf1, 0x6c, 0x48, 0x5f, 0xcb],
+            ),
+            // vfmadd213ps zmm4, zmm30, DWORD BCST [rsi+0x8]
+            (
+                one(|a| a.evex(FMADD213PS, 4, 30, Rm::Mem(pool_bcst(2)), 0, false, None)),
+                &[0x62, 0xf2, 0x0d, 0x50, 0xa8, 0x66, 0x02],
+            ),
+            // vfnmadd213ps zmm4, zmm5, zmm6
+            (
+                one(|a| a.evex(FNMADD213PS, 4, 5, zmm(6), 0, false, None)),
+                &[0x62, 0xf2, 0x55, 0x48, 0xac, 0xe6],
+            ),
+            // vsqrtps zmm2, zmm19
+            (
+                one(|a| a.evex(SQRTPS, 2, 0, zmm(19), 0, false, None)),
+                &[0x62, 0xb1, 0x7c, 0x48, 0x51, 0xd3],
+            ),
+            // vpandd zmm1, zmm2, DWORD BCST [rsi+0x4]
+            (
+                one(|a| a.evex(PANDD, 1, 2, Rm::Mem(pool_bcst(1)), 0, false, None)),
+                &[0x62, 0xf1, 0x6d, 0x58, 0xdb, 0x4e, 0x01],
+            ),
+            // vpord / vpxord / vpaddd / vpsubd zmm1, zmm2, zmm3
+            (
+                one(|a| a.evex(PORD, 1, 2, zmm(3), 0, false, None)),
+                &[0x62, 0xf1, 0x6d, 0x48, 0xeb, 0xcb],
+            ),
+            (
+                one(|a| a.evex(PXORD, 1, 2, zmm(3), 0, false, None)),
+                &[0x62, 0xf1, 0x6d, 0x48, 0xef, 0xcb],
+            ),
+            (
+                one(|a| a.evex(PADDD, 1, 2, zmm(3), 0, false, None)),
+                &[0x62, 0xf1, 0x6d, 0x48, 0xfe, 0xcb],
+            ),
+            (
+                one(|a| a.evex(PSUBD, 1, 2, zmm(3), 0, false, None)),
+                &[0x62, 0xf1, 0x6d, 0x48, 0xfa, 0xcb],
+            ),
+            // vpslld zmm1, zmm22, 23 / vpsrad zmm17, zmm2, 1
+            (
+                one(|a| a.evex(PSHIFT_IMM, 6, 1, zmm(22), 0, false, Some(23))),
+                &[0x62, 0xb1, 0x75, 0x48, 0x72, 0xf6, 0x17],
+            ),
+            (
+                one(|a| a.evex(PSHIFT_IMM, 4, 17, zmm(2), 0, false, Some(1))),
+                &[0x62, 0xf1, 0x75, 0x40, 0x72, 0xe2, 0x01],
+            ),
+            // vcmpps k2, zmm3, DWORD BCST [rsi+0x10], 0x11 / vcmpps k2, zmm3, zmm25, 0x1d
+            (
+                one(|a| a.evex(CMPPS, 2, 3, Rm::Mem(pool_bcst(4)), 0, false, Some(0x11))),
+                &[0x62, 0xf1, 0x64, 0x58, 0xc2, 0x56, 0x04, 0x11],
+            ),
+            (
+                one(|a| a.evex(CMPPS, 2, 3, zmm(25), 0, false, Some(0x1d))),
+                &[0x62, 0x91, 0x64, 0x48, 0xc2, 0xd1, 0x1d],
+            ),
+            // vblendmps zmm5{k2}, zmm6, zmm7 / vblendmps zmm25{k2}, zmm6, DWORD BCST [rsi+0x20]
+            (
+                one(|a| a.evex(BLENDMPS, 5, 6, zmm(7), 2, false, None)),
+                &[0x62, 0xf2, 0x4d, 0x4a, 0x65, 0xef],
+            ),
+            (
+                one(|a| a.evex(BLENDMPS, 25, 6, Rm::Mem(pool_bcst(8)), 2, false, None)),
+                &[0x62, 0x62, 0x4d, 0x5a, 0x65, 0x4e, 0x08],
+            ),
+            // vmovaps zmm5, zmm28
+            (
+                one(|a| a.evex(MOVAPS, 5, 0, zmm(28), 0, false, None)),
+                &[0x62, 0x91, 0x7c, 0x48, 0x28, 0xec],
+            ),
+            // vbroadcastss zmm30, DWORD PTR [rsi+0x40]
+            (
+                one(|a| a.evex(BROADCASTSS, 30, 0, Rm::Mem(bcst_load(16)), 0, false, None)),
+                &[0x62, 0x62, 0x7d, 0x48, 0x18, 0x76, 0x10],
+            ),
+            // vmovups zmm3, [r8+rax] / zmm19{k1}{z}, [rdi+rax] / zmm3, [r11+rax]
+            (
+                one(|a| a.evex(MOVUPS_LOAD, 3, 0, Rm::Mem(load(8)), 0, false, None)),
+                &[0x62, 0xd1, 0x7c, 0x48, 0x10, 0x1c, 0x00],
+            ),
+            (
+                one(|a| a.evex(MOVUPS_LOAD, 19, 0, Rm::Mem(load(RDI)), 1, true, None)),
+                &[0x62, 0xe1, 0x7c, 0xc9, 0x10, 0x1c, 0x07],
+            ),
+            (
+                one(|a| a.evex(MOVUPS_LOAD, 3, 0, Rm::Mem(load(11)), 0, false, None)),
+                &[0x62, 0xd1, 0x7c, 0x48, 0x10, 0x1c, 0x03],
+            ),
+            // vmovups [rdx+rax], zmm3 / [rdx+rax]{k1}, zmm21
+            (
+                one(|a| a.evex(MOVUPS_STORE, 3, 0, Rm::Mem(load(RDX)), 0, false, None)),
+                &[0x62, 0xf1, 0x7c, 0x48, 0x11, 0x1c, 0x02],
+            ),
+            (
+                one(|a| a.evex(MOVUPS_STORE, 21, 0, Rm::Mem(load(RDX)), 1, false, None)),
+                &[0x62, 0xe1, 0x7c, 0x49, 0x11, 0x2c, 0x02],
+            ),
+            // mov rcx, [rdi] / mov r8, [rdi+0x20] / mov r11, [rdi+0x38] / mov rdi, [rdi+0x40]
+            (one(|a| a.mov_load(RCX, RDI, 0)), &[0x48, 0x8b, 0x0f]),
+            (one(|a| a.mov_load(8, RDI, 32)), &[0x4c, 0x8b, 0x47, 0x20]),
+            (one(|a| a.mov_load(11, RDI, 56)), &[0x4c, 0x8b, 0x5f, 0x38]),
+            (one(|a| a.mov_load(RDI, RDI, 64)), &[0x48, 0x8b, 0x7f, 0x40]),
+        ];
+        for (k, (got, want)) in cases.iter().enumerate() {
+            assert_eq!(&got[..], *want, "case {k}");
+        }
+    }
+
+    #[test]
+    fn pool_offsets_beyond_disp8_use_disp32() {
+        // vaddps zmm0, zmm0, DWORD BCST [rsi+0x400]: 0x400 / 4 = 256 does not fit a disp8.
+        let got = one(|a| a.evex(ADDPS, 0, 0, Rm::Mem(pool_bcst(256)), 0, false, None));
+        assert_eq!(
+            got,
+            [0x62, 0xf1, 0x7c, 0x58, 0x58, 0x86, 0x00, 0x04, 0x00, 0x00]
+        );
+    }
+}
