@@ -35,6 +35,8 @@ use std::sync::Arc;
 
 mod alloc;
 mod array_ops;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod construct;
 pub mod device;
 mod element;

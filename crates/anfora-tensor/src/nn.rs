@@ -30,8 +30,22 @@ pub(crate) trait Float:
     + std::ops::Div<Output = Self>
     + std::ops::AddAssign
 {
+    /// `s` as float32 values, when `Self` is `f32` (for kernels written for that type only).
+    fn as_f32(_: &[Self]) -> Option<&[f32]> {
+        None
+    }
+    fn as_f32_mut(_: &mut [Self]) -> Option<&mut [f32]> {
+        None
+    }
 }
-impl Float for f32 {}
+impl Float for f32 {
+    fn as_f32(s: &[f32]) -> Option<&[f32]> {
+        Some(s)
+    }
+    fn as_f32_mut(s: &mut [f32]) -> Option<&mut [f32]> {
+        Some(s)
+    }
+}
 impl Float for f64 {}
 
 /// The zero padding of a 2-D convolution.
@@ -343,9 +357,60 @@ fn columns<'a, T: Float>(xg: &'a [T], g: &Conv, cols: &'a mut [T]) -> &'a [T] {
     }
 }
 
+/// How [`im2col`] copies the runs of consecutive elements that a stride-1 convolution's windows
+/// make (4 to 30 elements in LeNet: a `memmove` call each with the plain loop).
+trait RunOps<T> {
+    /// `dst = src` (same lengths).
+    fn copy(dst: &mut [T], src: &[T]);
+}
+
+struct PlainRuns;
+
+impl<T: Float> RunOps<T> for PlainRuns {
+    #[inline(always)]
+    fn copy(dst: &mut [T], src: &[T]) {
+        dst.copy_from_slice(src);
+    }
+}
+
+/// Masked AVX-512 moves ([`crate::avx512::Runs`]). Only the `*_avx512` functions below use
+/// it, and they run after the machine's AVX-512F was checked.
+#[cfg(target_arch = "x86_64")]
+struct VectorRuns;
+
+#[cfg(target_arch = "x86_64")]
+impl RunOps<f32> for VectorRuns {
+    #[inline(always)]
+    fn copy(dst: &mut [f32], src: &[f32]) {
+        // SAFETY: see the type's doc.
+        unsafe { crate::avx512::Runs::copy(dst, src) }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn im2col_avx512(x: &[f32], g: &Conv, cols: &mut [f32]) {
+    im2col_with::<f32, VectorRuns>(x, g, cols);
+}
+
 /// Lays the patches of one group of one sample (`x`: C_g × H × W) out as the columns of
 /// `cols` (C_g·KH·KW × OH·OW), zeros where a window reads padding.
 fn im2col<T: Float>(x: &[T], g: &Conv, cols: &mut [T]) {
+    #[cfg(target_arch = "x86_64")]
+    if let (true, Some(x), Some(cols)) = (
+        g.sw == 1 && crate::avx512::available(),
+        T::as_f32(x),
+        T::as_f32_mut(cols),
+    ) {
+        // SAFETY: the machine has AVX-512F.
+        unsafe { im2col_avx512(x, g, cols) };
+        return;
+    }
+    im2col_with::<T, PlainRuns>(x, g, cols);
+}
+
+#[inline(always)]
+fn im2col_with<T: Float, R: RunOps<T>>(x: &[T], g: &Conv, cols: &mut [T]) {
     let (ohw, hw) = (g.ohw(), g.hw());
     let zero = T::zero();
     let mut rows = cols.chunks_exact_mut(ohw);
@@ -369,7 +434,7 @@ fn im2col<T: Float>(x: &[T], g: &Conv, cols: &mut [T]) {
                     let ix0 = ((ox0 * g.sw) as isize + xoff) as usize;
                     let run = &mut drow[ox0..ox1];
                     if g.sw == 1 {
-                        run.copy_from_slice(&src[ix0..ix0 + run.len()]);
+                        R::copy(run, &src[ix0..ix0 + run.len()]);
                     } else {
                         for (j, v) in run.iter_mut().enumerate() {
                             *v = src[ix0 + j * g.sw];
@@ -931,6 +996,113 @@ impl Pool {
         self.planes * self.oh * self.ow * self.kh * self.kw >= PARALLEL_WORK
             && rayon::current_num_threads() > 1
     }
+
+    /// Whether the windows are 2×2 blocks of stride 2 without padding that tile every plane
+    /// (even height and width): each pair of input rows, across all planes, then makes one
+    /// output row, and each input element is in exactly one window.
+    fn tiles_2x2(&self) -> bool {
+        (self.kh, self.kw, self.sh, self.sw, self.ph, self.pw) == (2, 2, 2, 2, 0, 0)
+            && (self.oh * 2, self.ow * 2) == (self.h, self.w)
+    }
+
+    /// Calls `f(q, input rows, output rows)` on consecutive runs of row pairs: `q` is the
+    /// run's first pair of input rows (2·W elements of `x` each), `output rows` its rows of
+    /// `out` (`per_row` elements a pair), over all planes ([`Pool::tiles_2x2`] geometry), in
+    /// parallel for large inputs.
+    fn tile_rows<T: Float, O: Send>(
+        &self,
+        x: &[T],
+        out: &mut [O],
+        per_row: usize,
+        f: impl Fn(usize, &[T], &mut [O]) + Sync,
+    ) {
+        let pairs = self.planes * self.oh;
+        if pairs == 0 || per_row == 0 {
+            return;
+        }
+        if self.parallel() {
+            let per_task = pairs.div_ceil(rayon::current_num_threads() * 4);
+            out.par_chunks_mut(per_row * per_task)
+                .zip(x.par_chunks(2 * self.w * per_task))
+                .enumerate()
+                .for_each(|(k, (o, x))| f(k * per_task, x, o));
+        } else {
+            f(0, x, out);
+        }
+    }
+}
+
+/// The first maximum of `a` then `b` ([`replaces`]) and whether it is `b`.
+#[inline(always)]
+fn first_max<T: Float>(a: T, b: T) -> (T, bool) {
+    let take = replaces(b, a);
+    (std::hint::select_unpredictable(take, b, a), take)
+}
+
+/// Max pooling over 2×2 tiles ([`Pool::tiles_2x2`]): a window's first maximum is the first
+/// maximum of its rows' first maxima (ties keep the earlier element at every step), so the
+/// four comparisons of the general loop become three, branch-free, with no positions.
+fn max_2x2_forward<T: Float>(x: &[T], g: &Pool, out: &mut [T]) {
+    let (w, ow) = (g.w, g.ow);
+    g.tile_rows(x, out, ow, |_, x, out| {
+        #[cfg(target_arch = "x86_64")]
+        if let (true, Some(x), Some(out)) =
+            (crate::avx512::available(), T::as_f32(x), T::as_f32_mut(out))
+        {
+            // SAFETY: the machine has AVX-512F.
+            unsafe { crate::avx512::forward(x, out, ow) };
+            return;
+        }
+        for (rows, o) in x.chunks_exact(2 * w).zip(out.chunks_exact_mut(ow)) {
+            let (r0, r1) = rows.split_at(w);
+            for ((o, p0), p1) in o.iter_mut().zip(r0.chunks_exact(2)).zip(r1.chunks_exact(2)) {
+                let top = first_max(p0[0], p0[1]).0;
+                let bottom = first_max(p1[0], p1[1]).0;
+                *o = first_max(top, bottom).0;
+            }
+        }
+    });
+}
+
+/// The gradient of [`max_2x2_forward`]: each window's sensitivity goes to its first maximum
+/// and the window's three other elements are zero; every element of `dx` is written. The
+/// sensitivity is added to zero, as the general loop does (`-0.0` becomes `0.0`).
+fn max_2x2_backward<T: Float>(d: &[T], x: &[T], g: &Pool, dx: &mut [T]) {
+    let (w, ow) = (g.w, g.ow);
+    g.tile_rows(x, dx, 2 * w, |q, x, dx| {
+        let d = &d[q * ow..][..x.len() / (2 * w) * ow];
+        #[cfg(target_arch = "x86_64")]
+        if let (true, Some(x), Some(d), Some(dx)) = (
+            crate::avx512::available(),
+            T::as_f32(x),
+            T::as_f32(d),
+            T::as_f32_mut(dx),
+        ) {
+            // SAFETY: the machine has AVX-512F.
+            unsafe { crate::avx512::backward(x, d, dx, ow) };
+            return;
+        }
+        let zero = T::zero();
+        for ((rows, dxr), dr) in x
+            .chunks_exact(2 * w)
+            .zip(dx.chunks_exact_mut(2 * w))
+            .zip(d.chunks_exact(ow))
+        {
+            let (x0, x1) = rows.split_at(w);
+            let (dx0, dx1) = dxr.split_at_mut(w);
+            for (ox, &s) in dr.iter().enumerate() {
+                let (top, right0) = first_max(x0[2 * ox], x0[2 * ox + 1]);
+                let (bottom, right1) = first_max(x1[2 * ox], x1[2 * ox + 1]);
+                let low = first_max(top, bottom).1;
+                let s = zero + s;
+                let pick = |c: bool| std::hint::select_unpredictable(c, s, zero);
+                dx0[2 * ox] = pick(!low & !right0);
+                dx0[2 * ox + 1] = pick(!low & right0);
+                dx1[2 * ox] = pick(low & !right1);
+                dx1[2 * ox + 1] = pick(low & right1);
+            }
+        }
+    });
 }
 
 /// Whether `v`, met after `best` in a window, becomes the window's maximum: once the best is a
@@ -980,6 +1152,7 @@ fn pool_forward<T: Float>(x: &[T], g: &Pool, kind: PoolKind, shape: &[usize]) ->
     // count_include_pad: every window divides by the kernel's size.
     let area = T::from_f64((g.kh * g.kw) as f64);
     match kind {
+        PoolKind::Max if g.tiles_2x2() => max_2x2_forward(x, g, &mut out),
         PoolKind::Max => g.max_rows(x, &mut out, ohw, |o, plane, oy, best| {
             let xp = &x[plane * hw..];
             for (o, &b) in o[oy * g.ow..(oy + 1) * g.ow].iter_mut().zip(best) {
@@ -1028,6 +1201,7 @@ fn pool_backward<T: Float>(
         return Ok(dx);
     }
     match (kind, x) {
+        (PoolKind::Max, Some(x)) if g.tiles_2x2() => max_2x2_backward(d, x, g, &mut dx),
         (PoolKind::Max, Some(x)) => g.max_rows(x, &mut dx, hw, |dxp, plane, oy, best| {
             let dp = &d[plane * ohw + oy * g.ow..plane * ohw + (oy + 1) * g.ow];
             for (&b, &d) in best.iter().zip(dp) {
@@ -1195,4 +1369,120 @@ pub(crate) fn logsumexp(x: &Tensor, axes: Option<&[i64]>, keepdims: bool) -> Res
     let l = Tensor::unary(UnaryOp::Log, &sum(&e, keepdims)?)?;
     let shape: Vec<i64> = l.shape().iter().map(|&d| d as i64).collect();
     Tensor::binary(BinaryOp::Add, &l, &m.reshape(&shape)?)
+}
+
+#[cfg(test)]
+mod tile_tests {
+    use super::*;
+
+    /// Values with many ties, signed zeros and NaNs (two payloads), from a fixed generator.
+    fn data(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                match (s >> 33) % 11 {
+                    0 => f32::NAN,
+                    1 => f32::from_bits(0xffc0_0007),
+                    2 => -0.0,
+                    3 => 0.0,
+                    k => k as f32 - 7.0,
+                }
+            })
+            .collect()
+    }
+
+    /// The bits of float32 values, or of float64 values.
+    fn bits<T: Float>(v: &[T]) -> Vec<u64> {
+        v.iter()
+            .map(|x| match (T::as_f32(std::slice::from_ref(x)), x.to_f64()) {
+                (Some(f), _) => u64::from(f[0].to_bits()),
+                (None, f) => f.to_bits(),
+            })
+            .collect()
+    }
+
+    /// The 2×2 tile kernels (AVX-512 for float32 where the machine has it, the scalar loops
+    /// for float64) against the general window loops, bit for bit, forward and backward, on
+    /// one thread and on several.
+    fn tiles_match<T: Float>(cast: impl Fn(f32) -> T) {
+        let spec = Pool2dSpec {
+            kernel: [2, 2],
+            stride: [2, 2],
+            padding: [0, 0],
+        };
+        for (k, shape) in [
+            [1, 1, 2, 2],
+            [2, 3, 4, 6],
+            [3, 2, 8, 2],
+            [1, 2, 4, 40],
+            [64, 16, 8, 8],
+            [128, 6, 24, 24],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (g, out_shape) = pool_geometry("max_pool2d", &shape, &spec).unwrap();
+            assert!(g.tiles_2x2());
+            let x: Vec<T> = data(shape.iter().product(), k as u64)
+                .into_iter()
+                .map(&cast)
+                .collect();
+            let n_out: usize = out_shape.iter().product();
+            let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
+
+            let mut tiled = vec![T::zero(); n_out];
+            max_2x2_forward(&x, &g, &mut tiled);
+            let mut general = vec![T::zero(); n_out];
+            g.max_rows(&x, &mut general, ohw, |o, plane, oy, best| {
+                for (o, &b) in o[oy * g.ow..(oy + 1) * g.ow].iter_mut().zip(best) {
+                    *o = x[plane * hw + b];
+                }
+            });
+            assert_eq!(bits(&tiled), bits(&general), "forward {shape:?}");
+
+            let mut d: Vec<T> = data(n_out, 100 + k as u64).into_iter().map(&cast).collect();
+            d[0] = cast(-0.0);
+            let mut tiled = vec![cast(7.0); x.len()];
+            max_2x2_backward(&d, &x, &g, &mut tiled);
+            let mut general = vec![T::zero(); x.len()];
+            g.max_rows(&x, &mut general, hw, |dxp, plane, oy, best| {
+                let dp = &d[plane * ohw + oy * g.ow..plane * ohw + (oy + 1) * g.ow];
+                for (&b, &s) in best.iter().zip(dp) {
+                    dxp[b] += s;
+                }
+            });
+            assert_eq!(bits(&tiled), bits(&general), "backward {shape:?}");
+            assert_eq!(
+                g.parallel(),
+                shape[0] == 128 && rayon::current_num_threads() > 1,
+                "the largest shape runs threaded"
+            );
+        }
+    }
+
+    #[test]
+    fn tiles_match_the_general_windows() {
+        tiles_match(|v: f32| v);
+        tiles_match(f64::from);
+        // Not tiles: odd sizes, padding, other windows.
+        for (shape, kernel, stride, padding) in [
+            ([1, 1, 5, 4], [2, 2], [2, 2], [0, 0]),
+            ([1, 1, 4, 4], [2, 2], [2, 2], [1, 1]),
+            ([1, 1, 6, 6], [3, 3], [2, 2], [0, 0]),
+            ([1, 1, 4, 4], [2, 2], [1, 1], [0, 0]),
+        ] {
+            let spec = Pool2dSpec {
+                kernel,
+                stride,
+                padding,
+            };
+            assert!(
+                !pool_geometry("max_pool2d", &shape, &spec)
+                    .unwrap()
+                    .0
+                    .tiles_2x2()
+            );
+        }
+    }
 }

@@ -144,6 +144,16 @@ impl Cfg {
 #[test]
 fn conv2d_matches_direct_loops() {
     let cases = [
+        // Rows long enough for whole vectors and a partial one in float32's im2col (runs of
+        // 34 to 36 elements), with padding.
+        Cfg {
+            x: [2, 2, 5, 37],
+            w: [3, 2, 2, 3],
+            stride: [1, 1],
+            pad: [0, 1, 1, 2],
+            dil: [1, 1],
+            groups: 1,
+        },
         // Plain, non-square input and kernel.
         Cfg {
             x: [2, 3, 7, 5],
