@@ -80,8 +80,12 @@ impl Bin {
 /// One op of a [`Program`]; operands are earlier values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Op {
-    /// The next 16 elements of input stream `s`.
-    Load(u8),
+    /// 16 elements of input stream `s`: vector `block` of the iteration (0 unless the loop is
+    /// unrolled, see `Program::interleaved`).
+    Load {
+        stream: u8,
+        block: u8,
+    },
     /// Slot `k` of the constant pool, in every lane.
     Const(u16),
     Bin(Bin, V, V),
@@ -130,10 +134,14 @@ impl Program {
     /// The next vector of input stream `s` (loaded once however often it is used).
     pub(crate) fn load(&mut self, s: u8) -> V {
         self.n_streams = self.n_streams.max(s + 1);
-        if let Some(i) = self.ops.iter().position(|&o| o == Op::Load(s)) {
+        let op = Op::Load {
+            stream: s,
+            block: 0,
+        };
+        if let Some(i) = self.ops.iter().position(|&o| o == op) {
             return i as V;
         }
-        self.push(Op::Load(s))
+        self.push(op)
     }
 
     /// A fixed 32-bit constant.
@@ -168,6 +176,59 @@ impl Program {
 
     pub(crate) fn set_output(&mut self, v: V) {
         self.out = Some(v);
+    }
+
+    /// The program for `k` consecutive vectors at once, its copies interleaved op by op (so
+    /// that the out-of-order core finds independent work next to each other in the long
+    /// dependency chains of the elementary functions), with the copies' results. Constants are
+    /// shared.
+    pub(crate) fn interleaved(&self, k: u8) -> (Vec<Op>, Vec<V>) {
+        let out = self.out.expect("an output");
+        let mut ops = Vec::with_capacity(self.ops.len() * usize::from(k));
+        // Per copy, the new index of each op.
+        let mut map: Vec<Vec<V>> = vec![Vec::with_capacity(self.ops.len()); usize::from(k)];
+        for &op in &self.ops {
+            if let Op::Const(_) = op {
+                ops.push(op);
+                for m in &mut map {
+                    m.push((ops.len() - 1) as V);
+                }
+                continue;
+            }
+            for (j, m) in map.iter_mut().enumerate() {
+                let f = |v: V| m[v as usize];
+                let new = match op {
+                    Op::Load { stream, .. } => Op::Load {
+                        stream,
+                        block: j as u8,
+                    },
+                    Op::Const(_) => unreachable!("shared above"),
+                    Op::Bin(b, x, y) => Op::Bin(b, f(x), f(y)),
+                    Op::Fma(x, y, z) => Op::Fma(f(x), f(y), f(z)),
+                    Op::Fnma(x, y, z) => Op::Fnma(f(x), f(y), f(z)),
+                    Op::Sqrt(x) => Op::Sqrt(f(x)),
+                    Op::Shl(x, n) => Op::Shl(f(x), n),
+                    Op::Sar(x, n) => Op::Sar(f(x), n),
+                    Op::Select {
+                        cmp,
+                        x,
+                        y,
+                        then,
+                        otherwise,
+                    } => Op::Select {
+                        cmp,
+                        x: f(x),
+                        y: f(y),
+                        then: f(then),
+                        otherwise: f(otherwise),
+                    },
+                };
+                ops.push(new);
+                m.push((ops.len() - 1) as V);
+            }
+        }
+        let outs = map.iter().map(|m| m[out as usize]).collect();
+        (ops, outs)
     }
 
     pub(crate) fn bin(&mut self, op: Bin, a: V, b: V) -> V {

@@ -284,3 +284,46 @@ fn refuses_programs_that_do_not_fit() {
     p.load(0);
     assert!(Kernel::compile(&p).is_none());
 }
+
+#[test]
+fn unrolled_loops_where_the_registers_allow() {
+    if !available() {
+        return;
+    }
+    // `live` values alive at once: 8 fit three interleaved copies, 12 two, 20 only one.
+    for live in [8usize, 12, 20] {
+        let mut p = Program::new();
+        let x = p.load(0);
+        let vs: Vec<V> = (0..live)
+            .map(|i| {
+                let c = p.c(1.0 + i as f32 / 8.0);
+                p.mul(x, c)
+            })
+            .collect();
+        let mut acc = vs[0];
+        for &v in &vs[1..] {
+            acc = p.add(acc, v);
+        }
+        p.set_output(acc);
+        let k = Kernel::compile(&p).expect("compiles");
+        let want_unroll = match live {
+            8 => 3,
+            12 => 2,
+            _ => 1,
+        };
+        assert_eq!(k.code.unroll(), want_unroll, "{live} live values");
+        for n in (0..120).chain([1000, 4099]) {
+            let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.31 - 7.0).collect();
+            let mut out = vec![f32::NAN; n];
+            // SAFETY: one stream and an output of n elements.
+            unsafe { k.run(&k.pool([]), &[x.as_ptr()], out.as_mut_ptr(), n) };
+            for (i, (&g, &xi)) in out.iter().zip(&x).enumerate() {
+                let mut w = xi * 1.0;
+                for j in 1..live {
+                    w += xi * (1.0 + j as f32 / 8.0);
+                }
+                assert_eq!(g.to_bits(), w.to_bits(), "{live} live, n = {n}, at {i}");
+            }
+        }
+    }
+}
