@@ -87,6 +87,28 @@ unsafe fn join(p: *mut f32, even: __m512, odd: __m512, lo: __mmask16, hi: __mmas
     }
 }
 
+/// Sixteen windows of two rows (their columns from `r0` and `r1`, `lo`/`hi` as in [`split`]):
+/// each window's first maximum, and where it is: in the right column of the top row, in the
+/// right column of the bottom row, in the bottom row.
+///
+/// # Safety
+/// As for [`split`], for both rows.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn windows(
+    r0: *const f32,
+    r1: *const f32,
+    lo: __mmask16,
+    hi: __mmask16,
+) -> (__m512, [__mmask16; 3]) {
+    // SAFETY: the caller's contract.
+    let ((a, b), (c, d)) = unsafe { (split(r0, lo, hi), split(r1, lo, hi)) };
+    let (top, right0) = first_max(a, b);
+    let (bottom, right1) = first_max(c, d);
+    let (best, low) = first_max(top, bottom);
+    (best, [right0, right1, low])
+}
+
 /// Rows of output: for each pair of input rows of `x` (rows `w` long, `w = 2 · ow`), the row of
 /// `out` (`ow` long) whose element `i` is the first maximum of the window of columns `2i, 2i + 1`
 /// of the first row then the second.
@@ -101,11 +123,7 @@ pub(crate) fn forward(x: &[f32], out: &mut [f32], ow: usize) {
             // SAFETY: windows j..j + 16 (masked to ow) read columns 2j..w of both rows and
             // write o[j..ow].
             unsafe {
-                let (a, b) = split(r0.as_ptr().add(2 * j), lo, hi);
-                let (c, d) = split(r1.as_ptr().add(2 * j), lo, hi);
-                let (top, _) = first_max(a, b);
-                let (bottom, _) = first_max(c, d);
-                let (best, _) = first_max(top, bottom);
+                let (best, _) = windows(r0.as_ptr().add(2 * j), r1.as_ptr().add(2 * j), lo, hi);
                 _mm512_mask_storeu_ps(o.as_mut_ptr().add(j), m, best);
             }
         }
@@ -132,11 +150,8 @@ pub(crate) fn backward(x: &[f32], d: &[f32], dx: &mut [f32], ow: usize) {
             // SAFETY: as in `forward`, plus dr[j..ow] read and columns 2j..w of the two
             // rows of dx written.
             unsafe {
-                let (a, b) = split(r0.as_ptr().add(2 * j), lo, hi);
-                let (c, e) = split(r1.as_ptr().add(2 * j), lo, hi);
-                let (top, right0) = first_max(a, b);
-                let (bottom, right1) = first_max(c, e);
-                let (_, low) = first_max(top, bottom);
+                let (_, [right0, right1, low]) =
+                    windows(r0.as_ptr().add(2 * j), r1.as_ptr().add(2 * j), lo, hi);
                 let s = _mm512_add_ps(zero, _mm512_maskz_loadu_ps(m, dr.as_ptr().add(j)));
                 let high = !low;
                 join(
