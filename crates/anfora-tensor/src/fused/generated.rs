@@ -1,6 +1,7 @@
 //! A plan as generated code (`crate::jit`): float32 programs whose inputs are read in place,
 //! are one element, or are the reused output buffer, over the ops the code generator expands.
-//! Anything else runs the chunked steps.
+//! Booleans in between (comparisons, their casts to float32, `where`) are float32 lanes
+//! holding 1.0 or 0.0. Anything else runs the chunked steps.
 //!
 //! A plan's steps depend only on the kind of each input's mode (see `FusedKernel::plan`), so the
 //! code is compiled once per kind vector ([`key`]) and kept on the kernel; constants (weak
@@ -10,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::{Arg, Const, Dst, InputMode, InstKind, Plan, StepKind};
-use crate::jit::{Kernel, Program, V};
+use crate::jit::{Cmp, Kernel, Program, V};
 use crate::{BinaryOp, DType, UnaryOp};
 
 /// A plan's compiled code and what its streams read.
@@ -46,10 +47,13 @@ pub(super) fn key(plan: &Plan) -> Option<u64> {
 /// made them parameters.
 pub(super) fn pool(kernel: &Kernel, plan: &Plan) -> Vec<u32> {
     let params = plan.steps.iter().flat_map(|step| {
-        step.args[..step.n_args].iter().filter_map(|arg| match arg {
-            Arg::Const(Const::F32(v)) => Some(v.to_bits()),
-            _ => None,
-        })
+        step.args[..step.n_args]
+            .iter()
+            .filter_map(|arg| match *arg {
+                Arg::Const(Const::F32(v)) => Some(v.to_bits()),
+                Arg::Const(Const::Bool(b)) => Some(f32::from(u8::from(b)).to_bits()),
+                _ => None,
+            })
     });
     kernel.pool(params)
 }
@@ -57,7 +61,12 @@ pub(super) fn pool(kernel: &Kernel, plan: &Plan) -> Vec<u32> {
 /// The code for `plan`, whose inputs have `input_dtypes` and whose result is `out_dtype`;
 /// `None` when some part of it is outside what the generator handles.
 pub(super) fn lower(plan: &Plan, input_dtypes: &[DType], out_dtype: DType) -> Option<Generated> {
-    if out_dtype != DType::F32 || plan.regs.iter().any(|&d| d != DType::F32) {
+    if out_dtype != DType::F32
+        || plan
+            .regs
+            .iter()
+            .any(|&d| !matches!(d, DType::F32 | DType::Bool))
+    {
         return None;
     }
     let mut p = Program::new();
@@ -82,6 +91,12 @@ pub(super) fn lower(plan: &Plan, input_dtypes: &[DType], out_dtype: DType) -> Op
             }
         }
     }
+    let arg_dtype = |arg: &Arg| match *arg {
+        Arg::Input(i) => input_dtypes[i],
+        Arg::Reg(r) => plan.regs[r],
+        Arg::Const(Const::Bool(_)) => DType::Bool,
+        Arg::Const(_) => DType::F32,
+    };
     let mut out = None;
     for step in &plan.steps {
         let mut args = [0 as V; 3];
@@ -89,16 +104,39 @@ pub(super) fn lower(plan: &Plan, input_dtypes: &[DType], out_dtype: DType) -> Op
             *v = match *arg {
                 Arg::Input(i) => p.load(stream_of[i]?),
                 Arg::Reg(r) => reg_val[r]?,
-                Arg::Const(Const::F32(_)) => p.param(),
+                Arg::Const(Const::F32(_) | Const::Bool(_)) => p.param(),
                 Arg::Const(_) => return None,
             };
         }
-        let [a, b, _] = args;
-        let v = match step.kind {
-            StepKind::Copy => a,
-            StepKind::Inst(InstKind::Unary(op)) => unary(&mut p, op, a)?,
-            StepKind::Inst(InstKind::Binary(op, DType::F32)) => binary(&mut p, op, a, b)?,
-            StepKind::Inst(_) => return None,
+        let [a, b, c] = args;
+        let from = arg_dtype(&step.args[0]);
+        let to = match step.dst {
+            Dst::Reg(r) => plan.regs[r],
+            Dst::Out => out_dtype,
+        };
+        let (one, zero) = (1.0f32, 0.0f32);
+        let v = match (step.kind, from, to) {
+            (StepKind::Copy, ..) => a,
+            (StepKind::Inst(InstKind::Unary(op)), DType::F32, DType::F32) => unary(&mut p, op, a)?,
+            (StepKind::Inst(InstKind::Binary(op, DType::F32)), _, DType::F32) => {
+                binary(&mut p, op, a, b)?
+            }
+            (StepKind::Inst(InstKind::Binary(op, DType::F32)), _, DType::Bool) => {
+                let (one, zero) = (p.c(one), p.c(zero));
+                p.select(comparison(op)?, a, b, one, zero)
+            }
+            (StepKind::Inst(InstKind::Cast), DType::Bool, DType::F32) => a,
+            // numpy's `astype(bool)`: nonzero, NaN included.
+            (StepKind::Inst(InstKind::Cast), DType::F32, DType::Bool) => {
+                let (one, zero) = (p.c(one), p.c(zero));
+                p.select(Cmp::Ne, a, zero, one, zero)
+            }
+            // `where(cond, x, y)`, the condition a 1.0/0.0 lane.
+            (StepKind::Inst(InstKind::Select), DType::Bool, DType::F32) => {
+                let zero = p.c(zero);
+                p.select(Cmp::Ne, a, zero, b, c)
+            }
+            _ => return None,
         };
         match step.dst {
             Dst::Reg(r) => reg_val[r] = Some(v),
@@ -123,6 +161,19 @@ fn unary(p: &mut Program, op: UnaryOp, x: V) -> Option<V> {
         UnaryOp::Sigmoid => p.sigmoid(x),
         UnaryOp::Silu => p.silu(x),
         UnaryOp::Relu => p.relu(x),
+        _ => return None,
+    })
+}
+
+/// The comparison of a comparison op on float32 (numpy's: false with a NaN, but `!=` true).
+fn comparison(op: BinaryOp) -> Option<Cmp> {
+    Some(match op {
+        BinaryOp::Lt => Cmp::Lt,
+        BinaryOp::Le => Cmp::Le,
+        BinaryOp::Gt => Cmp::Gt,
+        BinaryOp::Ge => Cmp::Ge,
+        BinaryOp::Eq => Cmp::Eq,
+        BinaryOp::Ne => Cmp::Ne,
         _ => return None,
     })
 }

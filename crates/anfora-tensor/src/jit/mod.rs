@@ -46,6 +46,12 @@ pub(crate) enum Cmp {
     Unord,
     /// `!(x <= y)`: `x > y` or either is NaN.
     NotLe,
+    /// `x <= y` (false when either is NaN).
+    Le,
+    /// `x == y` (false when either is NaN).
+    Eq,
+    /// `x != y` (true when either is NaN).
+    Ne,
 }
 
 /// Two-operand ops. Float ops round as IEEE float32; `Max`/`Min` are the hardware's
@@ -255,7 +261,7 @@ impl Program {
         self.push(Op::Fma(a, b, c))
     }
 
-    fn select(&mut self, cmp: Cmp, x: V, y: V, then: V, otherwise: V) -> V {
+    pub(crate) fn select(&mut self, cmp: Cmp, x: V, y: V, then: V, otherwise: V) -> V {
         self.push(Op::Select {
             cmp,
             x,

@@ -222,6 +222,9 @@ fn cmp_imm(c: Cmp) -> u8 {
         Cmp::Gt => 0x1E,    // GT_OQ
         Cmp::Unord => 0x03, // UNORD_Q
         Cmp::NotLe => 0x16, // NLE_UQ
+        Cmp::Le => 0x12,    // LE_OQ
+        Cmp::Eq => 0x00,    // EQ_OQ
+        Cmp::Ne => 0x04,    // NEQ_UQ
     }
 }
 

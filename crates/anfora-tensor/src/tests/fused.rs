@@ -847,6 +847,51 @@ fn generated_code_is_bitwise_the_unfused_evaluation() {
 }
 
 #[test]
+fn generated_code_carries_booleans_between_float_ops() {
+    use BinaryOp as B;
+    use FusedOp::{Binary, Cast, Scalar as S, Where};
+    // ReLU's gradient as the autodiff rule writes it: d * (x > 0), the bool promoted.
+    let relu_grad = vec![S(Scalar::Int(0)), Binary(B::Gt, 0, 2), Binary(B::Mul, 1, 3)];
+    // Each comparison alone (NaN on either side), casts through bool, `where`, and a mix.
+    let mut programs: Vec<Vec<FusedOp>> = [B::Lt, B::Le, B::Eq, B::Ne, B::Gt, B::Ge]
+        .into_iter()
+        .map(|c| vec![Binary(c, 0, 1), Cast(DType::F32, 2)])
+        .collect();
+    programs.push(vec![Cast(DType::Bool, 0), Cast(DType::F32, 2)]);
+    programs.push(vec![Binary(B::Lt, 0, 1), Where(2, 0, 1)]);
+    programs.push(vec![
+        Binary(B::Ne, 0, 1),   // 2
+        Binary(B::Le, 0, 1),   // 3
+        Where(2, 0, 1),        // 4
+        Binary(B::Add, 4, 3),  // 5: float + bool
+        S(Scalar::Bool(true)), // 6
+        Binary(B::Mul, 5, 6),  // 7: a weak bool scalar
+    ]);
+    for n in [1, 17, 40_000] {
+        let x = specials32(n);
+        // Equal to x in a third of the places, so that ==, <= and >= hold somewhere.
+        let y: Vec<f32> = x
+            .as_f32_slice()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| match i % 3 {
+                1 => v,
+                2 => f32::NAN,
+                _ => -v * 0.5 + 1.0,
+            })
+            .collect();
+        let y = Tensor::from_f32(y, &[n]).unwrap();
+        check_bits(&[x.clone(), y.clone()], relu_grad.clone(), true);
+        for ops in &programs {
+            check_bits(&[x.clone(), y.clone()], ops.clone(), true);
+            // NaN in y where x is a number.
+            check_bits(&[y.clone(), x.clone()], ops.clone(), true);
+        }
+    }
+}
+
+#[test]
 fn generated_code_leaves_other_programs_to_the_chunks() {
     use FusedOp::{Binary, Unary};
     // float64, a broadcast input that is gathered, and an op the generator does not expand.
