@@ -71,13 +71,23 @@ unsafe fn split(p: *const f32, lo: __mmask16, hi: __mmask16) -> (__m512, __m512)
     )
 }
 
-/// Stores `even` and `odd` interleaved as `2m` consecutive floats at `p`.
+/// Stores one input row's share of sixteen windows' gradient as `2m` consecutive floats at
+/// `p`: window `i`'s `s[i]` in its left column where `row & !right` holds for it, in its right
+/// column where `row & right` holds, zeros elsewhere.
 ///
 /// # Safety
 /// `p` is valid for writing `2m` floats.
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn join(p: *mut f32, even: __m512, odd: __m512, lo: __mmask16, hi: __mmask16) {
+unsafe fn join(
+    p: *mut f32,
+    s: __m512,
+    (row, right): (__mmask16, __mmask16),
+    lo: __mmask16,
+    hi: __mmask16,
+) {
+    let even = _mm512_maskz_mov_ps(row & !right, s);
+    let odd = _mm512_maskz_mov_ps(row & right, s);
     let first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     let second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
     // SAFETY: the masks cover the elements the caller vouches for.
@@ -153,21 +163,8 @@ pub(crate) fn backward(x: &[f32], d: &[f32], dx: &mut [f32], ow: usize) {
                 let (_, [right0, right1, low]) =
                     windows(r0.as_ptr().add(2 * j), r1.as_ptr().add(2 * j), lo, hi);
                 let s = _mm512_add_ps(zero, _mm512_maskz_loadu_ps(m, dr.as_ptr().add(j)));
-                let high = !low;
-                join(
-                    dx0.as_mut_ptr().add(2 * j),
-                    _mm512_maskz_mov_ps(high & !right0, s),
-                    _mm512_maskz_mov_ps(high & right0, s),
-                    lo,
-                    hi,
-                );
-                join(
-                    dx1.as_mut_ptr().add(2 * j),
-                    _mm512_maskz_mov_ps(low & !right1, s),
-                    _mm512_maskz_mov_ps(low & right1, s),
-                    lo,
-                    hi,
-                );
+                join(dx0.as_mut_ptr().add(2 * j), s, (!low, right0), lo, hi);
+                join(dx1.as_mut_ptr().add(2 * j), s, (low, right1), lo, hi);
             }
         }
     }

@@ -34,7 +34,7 @@ use crate::elementwise::{
     DataError, binary_chunk, binary_out_shape, broadcast_out, can_raise, cast_chunk, select_chunk,
     unary_chunk,
 };
-use crate::kernels::{AnyOut, AnyVal, CHUNK, Val, as_uninit, parallel, task_len};
+use crate::kernels::{AnyOut, AnyVal, CHUNK, Val, as_uninit, for_parts, parallel, task_len};
 use crate::promote::{binary_types, promote_types, unary_result_dtype, weak_scalar_dtype};
 use crate::shape::BroadcastRead;
 use crate::{
@@ -642,40 +642,32 @@ fn run_generated<T: Element>(
 ) {
     assert_eq!(T::DTYPE, DType::F32, "generated code writes float32");
     let pool = generated::pool(&g.kernel, plan);
-    let (out, n) = match target {
-        Target::Fresh(p) => (p.as_mut_ptr() as usize, p.len()),
-        Target::Reused(p) => (p.as_mut_ptr() as usize, p.len()),
+    let dst = match target {
+        Target::Fresh(p) => p,
+        Target::Reused(p) => as_uninit(p),
     };
-    debug_assert_eq!(n, plan.n);
-    let addrs: Vec<usize> = g
+    debug_assert_eq!(dst.len(), plan.n);
+    // Per stream: the address of an input read in place, or `None` for the output itself.
+    let addrs: Vec<Option<usize>> = g
         .streams
         .iter()
-        .map(|s| s.map_or(out, |i| inputs[i].as_ptr_addr()))
+        .map(|s| s.map(|i| inputs[i].as_ptr_addr()))
         .collect();
-    let part = |start: usize, len: usize| {
+    for_parts(dst, |start, part| {
+        let out = part.as_mut_ptr().cast::<f32>();
         let mut streams = [std::ptr::null::<f32>(); crate::jit::MAX_STREAMS];
-        for (p, &a) in streams.iter_mut().zip(&addrs) {
-            *p = (a as *const f32).wrapping_add(start);
+        for (p, a) in streams.iter_mut().zip(&addrs) {
+            *p = a.map_or(out.cast_const(), |a| (a as *const f32).wrapping_add(start));
         }
-        let streams = &streams[..addrs.len()];
         // SAFETY: the streams are inputs read in place (their row-major data has the output's
-        // n elements, `Plan`'s Full mode) or the output itself (a reused input, read before
-        // written); parts are disjoint ranges of 0..n, and `out` is `target`'s n elements,
-        // borrowed mutably for this call. The pool comes from the kernel.
+        // n elements, `Plan`'s Full mode, of which this part reads `start..start + len`) or
+        // the part itself (a reused input, each vector read before it is written); `part` is
+        // a unique borrow of `len` float32 slots (T is f32). The pool comes from the kernel.
         unsafe {
             g.kernel
-                .run(&pool, streams, (out as *mut f32).add(start), len)
+                .run(&pool, &streams[..addrs.len()], out, part.len())
         };
-    };
-    if parallel(n) {
-        use rayon::prelude::*;
-        let len = task_len(n);
-        (0..n.div_ceil(len))
-            .into_par_iter()
-            .for_each(|k| part(k * len, len.min(n - k * len)));
-    } else {
-        part(0, n);
-    }
+    });
 }
 
 /// Where a fused kernel writes its result.
