@@ -200,3 +200,153 @@ impl Runs {
         }
     }
 }
+
+/// `y[j] += Σ_p x[p] · w[p·ld + j]` over `p < x.len()`, `j < y.len()`: a row vector times a
+/// row-major matrix (row stride `ld`), each sum taken in order of `p` with one fused
+/// multiply-add per term.
+///
+/// The columns go in blocks of up to 256 (sixteen vectors held in registers while the rows
+/// stream past), then smaller blocks and one masked vector for the last columns.
+pub(crate) fn vector_matrix(y: &mut [f32], x: &[f32], w: &[f32], ld: usize) {
+    let (k, n) = (x.len(), y.len());
+    if k == 0 || n == 0 {
+        return;
+    }
+    assert!(available() && n <= ld && (k - 1) * ld + n <= w.len());
+    // SAFETY: AVX-512F is checked; `columns` reads rows `p < k` at `p·ld + j0 + ..` for
+    // columns below `n`, inside `w` (asserted), and writes `y[j0..]` within `n`.
+    unsafe {
+        let (y, x, w) = (y.as_mut_ptr(), x.as_ptr(), w.as_ptr());
+        let mut j = 0;
+        while n - j >= 256 {
+            columns::<16, false>(y.add(j), x, k, w.add(j), ld, 0);
+            j += 256;
+        }
+        for (width, step) in [(128, 8), (64, 4), (32, 2), (16, 1)] {
+            if n - j >= width {
+                match step {
+                    8 => columns::<8, false>(y.add(j), x, k, w.add(j), ld, 0),
+                    4 => columns::<4, false>(y.add(j), x, k, w.add(j), ld, 0),
+                    2 => columns::<2, false>(y.add(j), x, k, w.add(j), ld, 0),
+                    _ => columns::<1, false>(y.add(j), x, k, w.add(j), ld, 0),
+                }
+                j += width;
+            }
+        }
+        if j < n {
+            columns::<1, true>(y.add(j), x, k, w.add(j), ld, (1 << (n - j)) - 1);
+        }
+    }
+}
+
+/// [`vector_matrix`] over `16·V` columns; with `MASKED`, the last vector's lanes are limited
+/// to `last`.
+///
+/// # Safety
+/// AVX-512F; `y` holds the block's columns and `w` its `k` rows at stride `ld`.
+#[target_feature(enable = "avx512f")]
+unsafe fn columns<const V: usize, const MASKED: bool>(
+    y: *mut f32,
+    x: *const f32,
+    k: usize,
+    w: *const f32,
+    ld: usize,
+    last: __mmask16,
+) {
+    // Only the last vector of a masked block is masked.
+    let lanes = |v: usize| if MASKED && v + 1 == V { last } else { 0xffff };
+    // SAFETY: the caller's contract; masked lanes are neither read nor written.
+    unsafe {
+        let mut acc = [_mm512_setzero_ps(); V];
+        for (v, a) in acc.iter_mut().enumerate() {
+            *a = _mm512_maskz_loadu_ps(lanes(v), y.add(16 * v));
+        }
+        for p in 0..k {
+            let xp = _mm512_set1_ps(*x.add(p));
+            let row = w.add(p * ld);
+            for (v, a) in acc.iter_mut().enumerate() {
+                let wv = if MASKED && v + 1 == V {
+                    _mm512_maskz_loadu_ps(last, row.add(16 * v))
+                } else {
+                    _mm512_loadu_ps(row.add(16 * v))
+                };
+                *a = _mm512_fmadd_ps(xp, wv, *a);
+            }
+        }
+        for (v, a) in acc.iter().enumerate() {
+            _mm512_mask_storeu_ps(y.add(16 * v), lanes(v), *a);
+        }
+    }
+}
+
+/// `y[j] += Σ_p x[p] · w[j·ld + p]` over `p < x.len()`, `j < y.len()`: a row vector times the
+/// transpose of a row-major matrix (`x @ w.T` with `w` stored (n, k), row stride `ld`, as a
+/// linear layer's weight often is). One dot product per result: lane `l` of a vector sums the
+/// terms `p ≡ l (mod 16)` in order of `p` with fused multiply-adds, the sixteen lanes are
+/// then added pairwise (`l` and `l + 8`, then `+ 4`, `+ 2`, `+ 1`), and the sum is added to
+/// `y[j]` last. Four rows of `w` go at a time.
+pub(crate) fn vector_matrix_transposed(y: &mut [f32], x: &[f32], w: &[f32], ld: usize) {
+    let (k, n) = (x.len(), y.len());
+    if k == 0 || n == 0 {
+        return;
+    }
+    assert!(available() && k <= ld && (n - 1) * ld + k <= w.len());
+    // SAFETY: AVX-512F is checked; `dots` reads rows `j < n` of `w`, `k` elements each, inside
+    // `w` (asserted), and writes `y[j..j + R]` within `n`.
+    unsafe {
+        let (yp, x, w) = (y.as_mut_ptr(), x.as_ptr(), w.as_ptr());
+        let mut j = 0;
+        while n - j >= 4 {
+            dots::<4>(yp.add(j), x, k, w.add(j * ld), ld);
+            j += 4;
+        }
+        while j < n {
+            dots::<1>(yp.add(j), x, k, w.add(j * ld), ld);
+            j += 1;
+        }
+    }
+}
+
+/// [`vector_matrix_transposed`] for `R` consecutive rows of `w`.
+///
+/// # Safety
+/// AVX-512F; `y` holds `R` results and `w` `R` rows of `k` elements at stride `ld`.
+#[target_feature(enable = "avx512f")]
+unsafe fn dots<const R: usize>(y: *mut f32, x: *const f32, k: usize, w: *const f32, ld: usize) {
+    // SAFETY: the caller's contract; the last vector is masked to `k`.
+    unsafe {
+        let mut acc = [_mm512_setzero_ps(); R];
+        let mut p = 0;
+        while p < k {
+            let lanes: __mmask16 = if k - p >= 16 {
+                0xffff
+            } else {
+                (1 << (k - p)) - 1
+            };
+            let xv = _mm512_maskz_loadu_ps(lanes, x.add(p));
+            for (r, a) in acc.iter_mut().enumerate() {
+                let wv = _mm512_maskz_loadu_ps(lanes, w.add(r * ld + p));
+                *a = _mm512_fmadd_ps(xv, wv, *a);
+            }
+            p += 16;
+        }
+        for (r, a) in acc.iter().enumerate() {
+            *y.add(r) += lane_sum(*a);
+        }
+    }
+}
+
+/// The sixteen lanes of `v` added pairwise: `l` and `l + 8`, then `+ 4`, `+ 2`, `+ 1`.
+#[target_feature(enable = "avx512f")]
+fn lane_sum(v: __m512) -> f32 {
+    let halves = _mm256_add_ps(
+        _mm512_castps512_ps256(v),
+        _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v))),
+    );
+    let quarters = _mm_add_ps(
+        _mm256_castps256_ps128(halves),
+        _mm256_extractf128_ps::<1>(halves),
+    );
+    let pairs = _mm_add_ps(quarters, _mm_movehl_ps(quarters, quarters));
+    _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps::<1>(pairs, pairs)))
+}

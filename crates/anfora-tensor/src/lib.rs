@@ -39,6 +39,8 @@ mod array_ops;
 mod avx512;
 mod construct;
 pub mod device;
+#[cfg(target_arch = "x86_64")]
+mod direct_conv;
 mod element;
 mod elementwise;
 mod format;

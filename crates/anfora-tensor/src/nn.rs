@@ -11,6 +11,8 @@
 use rayon::prelude::*;
 
 use crate::alloc::{self, try_filled};
+#[cfg(target_arch = "x86_64")]
+use crate::direct_conv;
 use crate::matmul::{Dst, GemmElem, Layout};
 use crate::shape::tuple_repr;
 use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
@@ -514,7 +516,101 @@ fn over_batch<T: Float, S: Send>(
         .for_each(|(i, (part, s))| work(i * chunk, part, s));
 }
 
+/// `g`'s sizes for [`direct_conv`], when its kernels take them: stride 1, no padding or
+/// dilation, one group, and small (the caller checks float32).
+#[cfg(target_arch = "x86_64")]
+fn direct_shape(g: &Conv) -> Option<direct_conv::Shape> {
+    let plain = (g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.groups) == (1, 1, 1, 1, 0, 0, 1)
+        && g.h >= g.kh
+        && g.w >= g.kw
+        && g.oh == g.h + 1 - g.kh
+        && g.ow == g.w + 1 - g.kw;
+    let s = direct_conv::Shape {
+        c: g.c,
+        h: g.h,
+        w: g.w,
+        o: g.o,
+        kh: g.kh,
+        kw: g.kw,
+    };
+    (plain && direct_conv::suits(&s)).then_some(s)
+}
+
+/// [`conv_forward`] by [`direct_conv`], when it takes the convolution.
+#[cfg(target_arch = "x86_64")]
+fn direct_forward<T: Float>(x: &[T], w: &[T], g: &Conv) -> Result<Option<Vec<T>>> {
+    let (Some(x), Some(w), Some(s)) = (T::as_f32(x), T::as_f32(w), direct_shape(g)) else {
+        return Ok(None);
+    };
+    let mut out = try_filled(&g.output_shape(), T::zero())?;
+    let wt = direct_conv::tap_matrix(w, &s);
+    let (per_in, per_out) = (g.c * g.hw(), g.o * g.ohw());
+    let dst = T::as_f32_mut(&mut out).expect("float32, as the inputs");
+    over_batch(
+        dst,
+        per_out,
+        g.tasks(),
+        &mut vec![(); g.tasks().0],
+        |first, part, _| {
+            for (i, out_n) in part.chunks_exact_mut(per_out).enumerate() {
+                let xn = &x[(first + i) * per_in..(first + i + 1) * per_in];
+                direct_conv::forward(xn, &wt, &s, out_n);
+            }
+        },
+    );
+    Ok(Some(out))
+}
+
+/// [`conv_backprop_filter`] by [`direct_conv`], when it takes the convolution: each part of
+/// the batch sums into its own taps-by-lanes buffer, the parts are added in order.
+#[cfg(target_arch = "x86_64")]
+fn direct_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Option<Vec<T>>> {
+    let (Some(d), Some(x), Some(s)) = (T::as_f32(d), T::as_f32(x), direct_shape(g)) else {
+        return Ok(None);
+    };
+    let mut dw = try_filled(&g.weight_shape(), T::zero())?;
+    let (tasks, chunk) = g.tasks();
+    let (per_in, per_out) = (g.c * g.hw(), g.o * g.ohw());
+    let mut sums: Vec<(Vec<f32>, Vec<f32>)> = (0..tasks)
+        .map(|_| -> Result<_> {
+            Ok((
+                try_filled(&[s.tap_matrix_len()], 0.0f32)?,
+                try_filled(&[s.positions_len()], 0.0f32)?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let work = |part: usize, (dwt, dt): &mut (Vec<f32>, Vec<f32>)| {
+        for n in part * chunk..((part + 1) * chunk).min(g.n) {
+            let (dn, xn) = (
+                &d[n * per_out..(n + 1) * per_out],
+                &x[n * per_in..(n + 1) * per_in],
+            );
+            direct_conv::filter(dn, xn, &s, dt, dwt);
+        }
+    };
+    if tasks <= 1 {
+        work(0, &mut sums[0]);
+    } else {
+        sums.par_iter_mut()
+            .enumerate()
+            .for_each(|(part, sum)| work(part, sum));
+    }
+    let (first, rest) = sums.split_first_mut().expect("at least one part");
+    for (other, _) in rest.iter() {
+        for (a, &b) in first.0.iter_mut().zip(other) {
+            *a += b;
+        }
+    }
+    let dst = T::as_f32_mut(&mut dw).expect("float32, as the inputs");
+    direct_conv::from_tap_matrix(&first.0, &s, dst);
+    Ok(Some(dw))
+}
+
 fn conv_forward<T: Float>(x: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(out) = direct_forward(x, w, g)? {
+        return Ok(out);
+    }
     let mut out = try_filled(&g.output_shape(), T::zero())?;
     let (tasks, chunk) = g.tasks();
     let mut bufs = column_buffers::<T>(g, tasks)?;
@@ -594,6 +690,10 @@ fn conv_backprop_input<T: Float>(d: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
 }
 
 fn conv_backprop_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Vec<T>> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(dw) = direct_filter(d, x, g)? {
+        return Ok(dw);
+    }
     let wshape = g.weight_shape();
     let mut dw = try_filled(&wshape, T::zero())?;
     let (tasks, chunk) = g.tasks();
@@ -1484,5 +1584,155 @@ mod tile_tests {
                     .tiles_2x2()
             );
         }
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod direct_tests {
+    use super::*;
+
+    fn random(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1442695040888963407);
+                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// The direct kernels against their defined order of sums, bit for bit (random floats, so
+    /// any other order or a lost lane shows): each output over the taps `(c, ki, kj)` in order
+    /// from zero; each filter-gradient element over the images of a part and their positions
+    /// in order, the parts added in order. Sizes cover LeNet's two layers, two lane groups
+    /// (the second partial), every kernel width 1..=7, every tile width (24, 16, 8, 4, 2, 1)
+    /// and a batch split over the threads.
+    #[test]
+    fn direct_convolutions_sum_in_their_order() {
+        if !crate::avx512::available() {
+            return;
+        }
+        let spec = Conv2dSpec::default();
+        for (n, c, h, w, o, kh, kw) in [
+            (3, 1, 28, 28, 6, 5, 5),
+            (64, 6, 12, 12, 16, 5, 5),
+            (2, 3, 9, 61, 20, 2, 7),
+            (2, 2, 6, 8, 17, 3, 1),
+            (1, 1, 4, 9, 1, 4, 2),
+            (2, 2, 7, 10, 3, 1, 3),
+            (1, 2, 8, 13, 5, 6, 4),
+            (1, 1, 6, 6, 32, 2, 6),
+        ] {
+            let (oh, ow) = (h + 1 - kh, w + 1 - kw);
+            let xv = random(n * c * h * w, 1 + n as u64);
+            let wv = random(o * c * kh * kw, 2 + o as u64);
+            let dv = random(n * o * oh * ow, 3 + kw as u64);
+            let x = Tensor::from_f32(xv.clone(), &[n, c, h, w]).unwrap();
+            let wt = Tensor::from_f32(wv.clone(), &[o, c, kh, kw]).unwrap();
+            let d = Tensor::from_f32(dv.clone(), &[n, o, oh, ow]).unwrap();
+            let g = conv_geometry("conv2d", &[n, c, h, w], &[o, c, kh, kw], &spec).unwrap();
+            assert!(direct_shape(&g).is_some(), "{n} {c} {h} {w} {o} {kh} {kw}");
+            let channels = c;
+            let xat = |b: usize, ci: usize, y: usize, xx: usize| {
+                xv[((b * channels + ci) * h + y) * w + xx]
+            };
+            let taps =
+                || (0..c).flat_map(|c| (0..kh).flat_map(move |i| (0..kw).map(move |j| (c, i, j))));
+            // Forward.
+            let got = Tensor::conv2d(&x, &wt, &spec).unwrap();
+            let got = got.as_f32_slice().unwrap();
+            for (at, &v) in got.iter().enumerate() {
+                let (b, oc, y, xx) = (
+                    at / (o * oh * ow),
+                    at / (oh * ow) % o,
+                    at / ow % oh,
+                    at % ow,
+                );
+                let want = taps().fold(0.0f32, |acc, (ci, i, j)| {
+                    wv[((oc * c + ci) * kh + i) * kw + j].mul_add(xat(b, ci, y + i, xx + j), acc)
+                });
+                assert_eq!(
+                    v.to_bits(),
+                    want.to_bits(),
+                    "forward {at} of {n} {c} {h} {w} {o} {kh} {kw}"
+                );
+            }
+            // Filter gradient, by parts of the batch.
+            let got = Tensor::conv2d_backprop_filter(&d, &x, &[o, c, kh, kw], &spec).unwrap();
+            let got = got.as_f32_slice().unwrap();
+            let (tasks, chunk) = g.tasks();
+            for (at, &v) in got.iter().enumerate() {
+                let (oc, ci, i, j) = (
+                    at / (c * kh * kw),
+                    at / (kh * kw) % c,
+                    at / kw % kh,
+                    at % kw,
+                );
+                let part = |p: usize| {
+                    let mut acc = 0.0f32;
+                    for b in p * chunk..((p + 1) * chunk).min(n) {
+                        for y in 0..oh {
+                            for xx in 0..ow {
+                                let dy = dv[((b * o + oc) * oh + y) * ow + xx];
+                                acc = dy.mul_add(xat(b, ci, y + i, xx + j), acc);
+                            }
+                        }
+                    }
+                    acc
+                };
+                let want = (1..tasks).fold(part(0), |acc, p| acc + part(p));
+                assert_eq!(
+                    v.to_bits(),
+                    want.to_bits(),
+                    "filter {at} of {n} {c} {h} {w} {o} {kh} {kw}"
+                );
+            }
+        }
+    }
+
+    /// Convolutions the direct kernels do not take stay on the general path.
+    #[test]
+    fn other_convolutions_are_not_direct() {
+        let geometry = |x: &[usize], w: &[usize], spec: &Conv2dSpec| {
+            direct_shape(&conv_geometry("conv2d", x, w, spec).unwrap())
+        };
+        let plain = Conv2dSpec::default();
+        assert!(
+            geometry(&[1, 1, 8, 8], &[1, 1, 3, 8], &plain).is_none(),
+            "8 wide"
+        );
+        assert!(
+            geometry(&[1, 1, 8, 8], &[33, 1, 3, 3], &plain).is_none(),
+            "33 channels"
+        );
+        assert!(
+            geometry(&[1, 64, 8, 8], &[4, 64, 3, 3], &plain).is_none(),
+            "576 taps"
+        );
+        let strided = Conv2dSpec {
+            stride: [1, 2],
+            ..plain
+        };
+        assert!(geometry(&[1, 1, 8, 8], &[2, 1, 3, 3], &strided).is_none());
+        let dilated = Conv2dSpec {
+            dilation: [2, 1],
+            ..plain
+        };
+        assert!(geometry(&[1, 1, 8, 8], &[2, 1, 3, 3], &dilated).is_none());
+        let grouped = Conv2dSpec { groups: 2, ..plain };
+        assert!(geometry(&[1, 2, 8, 8], &[2, 1, 3, 3], &grouped).is_none());
+        let padded = Conv2dSpec {
+            padding: Padding2d::Explicit {
+                h: [0, 1],
+                w: [0, 0],
+            },
+            ..plain
+        };
+        assert!(geometry(&[1, 1, 8, 8], &[2, 1, 3, 3], &padded).is_none());
+        assert!(
+            geometry(&[1, 1, 8, 8], &[2, 1, 3, 3], &plain).is_some() == crate::avx512::available()
+        );
     }
 }

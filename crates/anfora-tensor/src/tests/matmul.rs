@@ -406,6 +406,178 @@ fn transposed_right_operands_give_the_bits_of_stored_ones() {
     }
 }
 
+/// Products of one row by a row-major float32 matrix (batch-1 inference) run the AVX-512
+/// vector-matrix kernel: each sum in order of the rows with one fused multiply-add per term,
+/// and above `VECTOR_MATRIX_HALVES` multiply-adds as two halves of the rows added at the end,
+/// the same on one thread or two. Random floats, compared bit for bit, so any other order or
+/// a lost lane would show. The same for a matrix stored transposed, one dot product a result.
+#[test]
+fn vector_matrix_products_sum_in_row_order_by_halves() {
+    use crate::matmul::{Dst, GemmElem, Layout};
+    // Column counts cover 256-column blocks, every smaller block and a masked tail; the
+    // last three are summed by halves.
+    for (k, n) in [
+        (1, 1),
+        (7, 1),
+        (5, 17),
+        (3, 300),
+        (9, 511),
+        (1000, 10),
+        (300, 500),
+        (784, 512),
+        (513, 257),
+    ] {
+        // Columns `n` of a wider matrix (row stride n + 3), read in place as a view.
+        let ld = n + 3;
+        let mut rng = crate::random::Generator::new(k as u64 * 31 + n as u64);
+        let wide = rng.uniform(&[k, ld], -1.0, 1.0, DType::F32).unwrap();
+        let columns = |stop: usize| {
+            [
+                IndexItem::Slice {
+                    start: None,
+                    stop: None,
+                    step: None,
+                },
+                IndexItem::Slice {
+                    start: None,
+                    stop: Some(stop as i64),
+                    step: None,
+                },
+            ]
+        };
+        let w = wide.index(&columns(n)).unwrap();
+        assert!(w.is_view());
+        let x = rng.uniform(&[1, k], -1.0, 1.0, DType::F32).unwrap();
+        let bias = rng.uniform(&[n], -1.0, 1.0, DType::F32).unwrap();
+        let (wv, xv, bv) = (
+            wide.as_f32_slice().unwrap(),
+            x.as_f32_slice().unwrap(),
+            bias.as_f32_slice().unwrap(),
+        );
+        let sum = |rows: std::ops::Range<usize>, from: f32, j: usize| {
+            rows.fold(from, |acc, p| xv[p].mul_add(wv[p * ld + j], acc))
+        };
+        let expect = |start: &dyn Fn(usize) -> f32| -> Vec<f32> {
+            (0..n)
+                .map(|j| {
+                    if k * n >= 1 << 17 {
+                        sum(0..k / 2, start(j), j) + sum(k / 2..k, 0.0, j)
+                    } else {
+                        sum(0..k, start(j), j)
+                    }
+                })
+                .collect()
+        };
+        let same = |got: &Tensor, want: &[f32], what: &str| {
+            let got = got.as_f32_slice().unwrap();
+            assert!(
+                got.iter()
+                    .zip(want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{k}×{n} {what}"
+            );
+        };
+        let plain = expect(&|_| 0.0);
+        same(
+            &Tensor::gemm(&x, &w, None, false, false).unwrap(),
+            &plain,
+            "gemm",
+        );
+        same(&Tensor::matmul(&x, &w).unwrap(), &plain, "matmul");
+        let with_bias = expect(&|j| bv[j]);
+        same(
+            &Tensor::gemm(&x, &w, Some(bias.clone()), false, false).unwrap(),
+            &with_bias,
+            "gemm + bias",
+        );
+        // A row read with a stride: the column of a (k, 2) matrix, transposed.
+        let row = x.reshape(&[k as i64]).unwrap();
+        let tall = Tensor::stack(&[row.clone(), row], 1)
+            .unwrap()
+            .index(&columns(1))
+            .unwrap();
+        same(
+            &Tensor::gemm(&tall, &w, None, true, false).unwrap(),
+            &plain,
+            "strided row",
+        );
+        // One thread and an overwritten destination give the same bits.
+        let mut dst = vec![f32::NAN; n];
+        <f32 as GemmElem>::gemm_with(
+            &mut dst,
+            xv,
+            Layout::of(k, false),
+            wv,
+            Layout::of(ld, false),
+            (1, k, n),
+            Dst::Overwrite,
+            false,
+        );
+        same(&f32s(&dst, &[n]), &plain, "one thread, overwritten");
+
+        // `x @ w.T` with `w` stored (n, k) (row stride k + 5), read in place: one dot product
+        // per result, its sixteen lanes added pairwise, the start value last.
+        let ldt = k + 5;
+        let stored = rng.uniform(&[n, ldt], -1.0, 1.0, DType::F32).unwrap();
+        let wt = stored.index(&columns(k)).unwrap();
+        let sv = stored.as_f32_slice().unwrap();
+        let dot = |j: usize| {
+            let mut lanes = [0.0f32; 16];
+            for p in 0..k {
+                lanes[p % 16] = xv[p].mul_add(sv[j * ldt + p], lanes[p % 16]);
+            }
+            for width in [8, 4, 2, 1] {
+                for l in 0..width {
+                    lanes[l] += lanes[l + width];
+                }
+            }
+            lanes[0]
+        };
+        let plain_t: Vec<f32> = (0..n).map(|j| 0.0 + dot(j)).collect();
+        let bias_t: Vec<f32> = (0..n).map(|j| bv[j] + dot(j)).collect();
+        same(
+            &Tensor::gemm(&x, &wt, None, false, true).unwrap(),
+            &plain_t,
+            "x @ w.T",
+        );
+        same(
+            &Tensor::gemm(&x, &wt, Some(bias.clone()), false, true).unwrap(),
+            &bias_t,
+            "x @ w.T + bias",
+        );
+        let viewed = wt.transpose(None).unwrap();
+        same(
+            &Tensor::matmul(&x, &viewed).unwrap(),
+            &plain_t,
+            "matmul on a transposed view",
+        );
+        let mut dst = vec![f32::NAN; n];
+        <f32 as GemmElem>::gemm_with(
+            &mut dst,
+            xv,
+            Layout::of(k, false),
+            sv,
+            Layout::of(ldt, true),
+            (1, k, n),
+            Dst::Overwrite,
+            false,
+        );
+        same(
+            &f32s(&dst, &[n]),
+            &plain_t,
+            "x @ w.T, one thread, overwritten",
+        );
+    }
+    // numpy's sums start from +0.0: a product of -0.0 alone gives +0.0.
+    for transposed in [false, true] {
+        let w = f32s(&[1.0, 2.0], if transposed { &[2, 1] } else { &[1, 2] });
+        let got = Tensor::gemm(&f32s(&[-0.0], &[1, 1]), &w, None, false, transposed).unwrap();
+        assert!(got.as_f32_slice().unwrap().iter().all(|v| v.to_bits() == 0));
+    }
+    let got = Tensor::matmul(&f32s(&[-0.0], &[1, 1]), &f32s(&[1.0, 2.0], &[1, 2])).unwrap();
+    assert!(got.as_f32_slice().unwrap().iter().all(|v| v.to_bits() == 0));
+}
+
 #[test]
 fn gemm_edge_cases_and_errors() {
     // k = 0: the result is the accumulator (or zeros).
