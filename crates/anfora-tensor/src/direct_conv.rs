@@ -62,7 +62,9 @@ impl Shape {
 }
 
 /// Whether these kernels take a convolution of these sizes: AVX-512F, kernels at most 7
-/// wide, and small enough that gemm would run far below its peak on it.
+/// wide, and small enough that gemm would run far below its peak on it (at most 32 output
+/// channels and 512 taps), with at most 2^16 output positions (the filter gradient's
+/// transposed output gradient is then at most 8 MB).
 pub(crate) fn suits(s: &Shape) -> bool {
     crate::avx512::available()
         && s.kh >= 1
@@ -71,6 +73,7 @@ pub(crate) fn suits(s: &Shape) -> bool {
         && s.kw <= s.w
         && s.o <= 32
         && s.taps() <= 512
+        && s.oh() * s.ow() <= 1 << 16
 }
 
 /// The weights `O×C×KH×KW` as taps by lanes: `wt[t·L + o]` (`L` the lanes of all groups),
@@ -187,7 +190,8 @@ unsafe fn forward_tile<const Q: usize>(
 
 /// Adds one image's share of the filter gradient to `dwt` (a taps-by-lanes matrix, as
 /// [`tap_matrix`]): `d` is the image's output gradient (`O×OH×OW`), `x` its input, `dt`
-/// scratch of [`Shape::positions_len`] floats.
+/// scratch of [`Shape::positions_len`] floats whose lanes past `O` hold zeros (as allocated;
+/// only the lanes below `O` are written, so one buffer serves every image).
 pub(crate) fn filter(d: &[f32], x: &[f32], s: &Shape, dt: &mut [f32], dwt: &mut [f32]) {
     let (oh, ow, width) = (s.oh(), s.ow(), s.groups() * LANES);
     let positions = oh * ow;
@@ -198,8 +202,7 @@ pub(crate) fn filter(d: &[f32], x: &[f32], s: &Shape, dt: &mut [f32], dwt: &mut 
             && dt.len() >= s.positions_len()
             && dwt.len() >= s.tap_matrix_len()
     );
-    // Positions by lanes: each position's output channels one vector (zeros past O).
-    dt[..positions * width].fill(0.0);
+    // Positions by lanes: each position's output channels one vector.
     for (o, plane) in d.chunks_exact(positions).take(s.o).enumerate() {
         for (p, &v) in plane.iter().enumerate() {
             dt[p * width + o] = v;

@@ -1711,6 +1711,15 @@ mod direct_tests {
             geometry(&[1, 64, 8, 8], &[4, 64, 3, 3], &plain).is_none(),
             "576 taps"
         );
+        assert!(
+            geometry(&[1, 1, 258, 258], &[1, 1, 2, 2], &plain).is_none(),
+            "257² positions"
+        );
+        assert!(
+            geometry(&[1, 1, 257, 257], &[1, 1, 2, 2], &plain).is_some()
+                == crate::avx512::available(),
+            "256² positions"
+        );
         let strided = Conv2dSpec {
             stride: [1, 2],
             ..plain
