@@ -61,12 +61,14 @@ impl Shape {
     }
 }
 
-/// Whether these kernels take a convolution of these sizes: AVX-512F, kernels at most 7
-/// wide, and small enough that gemm would run far below its peak on it (at most 32 output
+/// Whether these kernels take a convolution of these sizes: AVX-512F, at least one input and
+/// one output channel, kernels at most 7 wide, and small enough that gemm would run far below its peak on it (at most 32 output
 /// channels and 512 taps), with at most 2^16 output positions (the filter gradient's
 /// transposed output gradient is then at most 8 MB).
 pub(crate) fn suits(s: &Shape) -> bool {
     crate::avx512::available()
+        && s.c >= 1
+        && s.o >= 1
         && s.kh >= 1
         && (1..=7).contains(&s.kw)
         && s.kh <= s.h

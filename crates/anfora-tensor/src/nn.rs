@@ -1592,15 +1592,9 @@ mod direct_tests {
     use super::*;
 
     fn random(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1442695040888963407);
-                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-            })
-            .collect()
+        let mut rng = crate::random::Generator::new(seed);
+        let t = rng.uniform(&[n], -1.0, 1.0, DType::F32).unwrap();
+        t.as_f32_slice().unwrap().to_vec()
     }
 
     /// The direct kernels against their defined order of sums, bit for bit (random floats, so

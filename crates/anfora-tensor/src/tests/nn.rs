@@ -375,13 +375,23 @@ fn conv2d_of_empty_tensors() {
     assert_eq!(y.shape(), &[0, 3, 2, 2]);
     let gw = Tensor::conv2d_backprop_filter(&y, &x, &[3, 2, 3, 3], &spec).unwrap();
     assert_tensor(&gw, &Tensor::zeros(&[3, 2, 3, 3], DType::F32).unwrap());
-    // No input channels: the output is zeros.
-    let x = Tensor::ones(&[1, 0, 4, 4], DType::F64).unwrap();
-    let w = Tensor::ones(&[2, 0, 3, 3], DType::F64).unwrap();
-    assert_tensor(
-        &Tensor::conv2d(&x, &w, &spec).unwrap(),
-        &Tensor::zeros(&[1, 2, 2, 2], DType::F64).unwrap(),
-    );
+    for dtype in [DType::F32, DType::F64] {
+        // No input channels: the output is zeros, the filter gradient empty.
+        let x = Tensor::ones(&[1, 0, 4, 4], dtype).unwrap();
+        let w = Tensor::ones(&[2, 0, 3, 3], dtype).unwrap();
+        let y = Tensor::conv2d(&x, &w, &spec).unwrap();
+        assert_tensor(&y, &Tensor::zeros(&[1, 2, 2, 2], dtype).unwrap());
+        let d = Tensor::ones(&[1, 2, 2, 2], dtype).unwrap();
+        let gw = Tensor::conv2d_backprop_filter(&d, &x, &[2, 0, 3, 3], &spec).unwrap();
+        assert_eq!(gw.shape(), &[2, 0, 3, 3]);
+        // No output channels: an empty output, a zero-sized filter gradient.
+        let x = Tensor::ones(&[1, 2, 4, 4], dtype).unwrap();
+        let w = Tensor::ones(&[0, 2, 3, 3], dtype).unwrap();
+        let y = Tensor::conv2d(&x, &w, &spec).unwrap();
+        assert_eq!(y.shape(), &[1, 0, 2, 2]);
+        let gw = Tensor::conv2d_backprop_filter(&y, &x, &[0, 2, 3, 3], &spec).unwrap();
+        assert_eq!(gw.shape(), &[0, 2, 3, 3]);
+    }
 }
 
 #[test]
