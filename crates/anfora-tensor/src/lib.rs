@@ -1122,12 +1122,46 @@ impl Tensor {
             shape::gather_into(&mut out, src, offset, shape, strides);
             out
         }
+        /// A transposed matrix (strides `(1, s)`, as `x.T` makes) by the blocked transpose,
+        /// which moves whole cache lines; anything else row by row.
+        fn pick_bits<T: Copy + pulp::bytemuck::Pod>(
+            src: &[T],
+            offset: isize,
+            shape: &[usize],
+            strides: &[isize],
+        ) -> Vec<T> {
+            if let ([rows, cols], &[1, s]) = (shape, strides)
+                && *rows > 1
+                && *cols > 1
+                && s >= *rows as isize
+                && offset >= 0
+            {
+                // Element (i, j) is at offset + i + j·s: the transpose of the cols×rows
+                // matrix at `offset` with row stride s.
+                let mut out = vec![src[offset as usize]; rows * cols];
+                transpose::transpose(
+                    &src[offset as usize..],
+                    s as usize,
+                    *cols,
+                    *rows,
+                    &mut out,
+                    *cols,
+                );
+                return out;
+            }
+            pick(src, offset, shape, strides)
+        }
         let (o, sh, st) = (v.offset, &self.shape[..], &v.strides[..]);
+        // The size was checked (memory cap included) when the view was made.
         match &*v.base {
             Storage::F16(x) => Storage::F16(pick(x, o, sh, st)),
             Storage::BF16(x) => Storage::BF16(pick(x, o, sh, st)),
-            // The size was checked (memory cap included) when the view was made.
-            s => with_storage!(s, x => Element::into_storage(pick(x, o, sh, st))),
+            Storage::Bool(x) => Storage::Bool(pick(x, o, sh, st)),
+            Storage::I32(x) => Storage::I32(pick_bits(x, o, sh, st)),
+            Storage::I64(x) => Storage::I64(pick_bits(x, o, sh, st)),
+            Storage::F32(x) => Storage::F32(pick_bits(x, o, sh, st)),
+            Storage::F64(x) => Storage::F64(pick_bits(x, o, sh, st)),
+            Storage::View(_) => unreachable!("a view's base is dense"),
         }
     }
 

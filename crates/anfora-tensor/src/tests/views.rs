@@ -39,6 +39,49 @@ fn transpose_indexing_and_broadcast_are_views_of_the_same_storage() {
     assert!(!x.index(&[slice(None, None, None)]).unwrap().is_view());
 }
 
+/// Transposed matrices are gathered by the blocked transpose (whole 16×16 or 8×8 blocks, then
+/// ragged edges), column slices of them too; every dtype gives the elements in order.
+#[test]
+fn transposed_matrices_gather_in_order() {
+    for (rows, cols) in [
+        (2, 2),
+        (3, 70),
+        (37, 70),
+        (64, 64),
+        (129, 17),
+        (1, 5),
+        (5, 1),
+    ] {
+        for dtype in [
+            DType::F32,
+            DType::F64,
+            DType::I32,
+            DType::I64,
+            DType::Bool,
+            DType::F16,
+        ] {
+            let x = counting(&[rows, cols + 5]);
+            // Columns 2..cols+2 of x, transposed: strides (1, cols + 5) from offset 2.
+            let v = x
+                .index(&[
+                    slice(None, None, None),
+                    slice(Some(2), Some(cols as i64 + 2), None),
+                ])
+                .unwrap()
+                .cast(dtype)
+                .transpose(None)
+                .unwrap();
+            let want: Vec<f64> = (0..cols)
+                .flat_map(|j| (0..rows).map(move |i| (i * (cols + 5) + j + 2) as f64))
+                .collect();
+            // In the dtype (bool, float16's rounding above 2048), cast from dense values.
+            let want = f64s(&want, &[cols, rows]).cast(dtype).to_f64_vec();
+            assert_eq!(v.shape(), &[cols, rows]);
+            assert_eq!(v.contiguous().to_f64_vec(), want, "{rows}×{cols} {dtype:?}");
+        }
+    }
+}
+
 #[test]
 fn views_are_never_written_in_place() {
     let x = counting(&[2, 2]);
