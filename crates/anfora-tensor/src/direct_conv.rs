@@ -21,6 +21,8 @@
 
 use std::arch::x86_64::*;
 
+use crate::transpose::transpose;
+
 /// Lanes of a vector: output channels per group.
 const LANES: usize = 16;
 
@@ -51,20 +53,25 @@ impl Shape {
     pub fn groups(&self) -> usize {
         self.o.div_ceil(LANES)
     }
+    /// The lanes of all groups: the row length of the matrices with a vector per tap or
+    /// position.
+    pub fn width(&self) -> usize {
+        self.groups() * LANES
+    }
     /// Floats in a taps-by-lanes matrix (weights or their gradient, transposed).
     pub fn tap_matrix_len(&self) -> usize {
-        self.taps() * self.groups() * LANES
+        self.taps() * self.width()
     }
     /// Floats in an image's output gradient transposed to positions by lanes.
     pub fn positions_len(&self) -> usize {
-        self.oh() * self.ow() * self.groups() * LANES
+        self.oh() * self.ow() * self.width()
     }
 }
 
 /// Whether these kernels take a convolution of these sizes: AVX-512F, at least one input and
-/// one output channel, kernels at most 7 wide, and small enough that gemm would run far below its peak on it (at most 32 output
-/// channels and 512 taps), with at most 2^16 output positions (the filter gradient's
-/// transposed output gradient is then at most 8 MB).
+/// one output channel, kernels at most 7 wide, and small enough that gemm would run far below
+/// its peak on it (at most 32 output channels and 512 taps), with at most 2^16 output
+/// positions (the filter gradient's transposed output gradient is then at most 8 MB).
 pub(crate) fn suits(s: &Shape) -> bool {
     crate::avx512::available()
         && s.c >= 1
@@ -81,30 +88,20 @@ pub(crate) fn suits(s: &Shape) -> bool {
 /// The weights `O×C×KH×KW` as taps by lanes: `wt[t·L + o]` (`L` the lanes of all groups),
 /// zeros in the lanes past `O`.
 pub(crate) fn tap_matrix(w: &[f32], s: &Shape) -> Vec<f32> {
-    let (taps, width) = (s.taps(), s.groups() * LANES);
-    let mut wt = vec![0.0; taps * width];
-    for (o, filter) in w.chunks_exact(taps).take(s.o).enumerate() {
-        for (t, &v) in filter.iter().enumerate() {
-            wt[t * width + o] = v;
-        }
-    }
+    let mut wt = vec![0.0; s.tap_matrix_len()];
+    transpose(w, s.taps(), s.o, s.taps(), &mut wt, s.width());
     wt
 }
 
 /// The transpose of [`tap_matrix`]: a taps-by-lanes matrix back to `O×C×KH×KW`.
 pub(crate) fn from_tap_matrix(wt: &[f32], s: &Shape, w: &mut [f32]) {
-    let (taps, width) = (s.taps(), s.groups() * LANES);
-    for (o, filter) in w.chunks_exact_mut(taps).take(s.o).enumerate() {
-        for (t, v) in filter.iter_mut().enumerate() {
-            *v = wt[t * width + o];
-        }
-    }
+    transpose(wt, s.width(), s.taps(), s.o, w, s.taps());
 }
 
 /// One image's output `out` (`O×OH×OW`) from its input `x` (`C×H×W`) and the weights as
 /// [`tap_matrix`]. `out` is overwritten.
 pub(crate) fn forward(x: &[f32], wt: &[f32], s: &Shape, out: &mut [f32]) {
-    let (oh, ow, width) = (s.oh(), s.ow(), s.groups() * LANES);
+    let (oh, ow, width) = (s.oh(), s.ow(), s.width());
     assert!(
         suits(s)
             && x.len() >= s.c * s.h * s.w
@@ -195,8 +192,7 @@ unsafe fn forward_tile<const Q: usize>(
 /// scratch of [`Shape::positions_len`] floats whose lanes past `O` hold zeros (as allocated;
 /// only the lanes below `O` are written, so one buffer serves every image).
 pub(crate) fn filter(d: &[f32], x: &[f32], s: &Shape, dt: &mut [f32], dwt: &mut [f32]) {
-    let (oh, ow, width) = (s.oh(), s.ow(), s.groups() * LANES);
-    let positions = oh * ow;
+    let (positions, width) = (s.oh() * s.ow(), s.width());
     assert!(
         suits(s)
             && d.len() >= s.o * positions
@@ -205,11 +201,7 @@ pub(crate) fn filter(d: &[f32], x: &[f32], s: &Shape, dt: &mut [f32], dwt: &mut 
             && dwt.len() >= s.tap_matrix_len()
     );
     // Positions by lanes: each position's output channels one vector.
-    for (o, plane) in d.chunks_exact(positions).take(s.o).enumerate() {
-        for (p, &v) in plane.iter().enumerate() {
-            dt[p * width + o] = v;
-        }
-    }
+    transpose(d, positions, s.o, positions, dt, width);
     // Blocks of `rows` kernel rows of one input channel: rows × KW accumulators.
     let block = (28 / s.kw).min(5);
     for g in 0..s.groups() {

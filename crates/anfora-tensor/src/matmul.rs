@@ -121,7 +121,7 @@ pub(crate) trait GemmElem: MatElem + Pod {
             r,
             (m, k, n),
             Dst::Zeros,
-            worth_threads(m, k, n),
+            worth_threads::<Self>(m, k, n),
         );
     }
 
@@ -175,10 +175,12 @@ pub(crate) trait GemmElem: MatElem + Pod {
     }
 }
 
-/// Whether an m×k by k×n product is large enough to spread over threads.
-fn worth_threads(m: usize, k: usize, n: usize) -> bool {
+/// Whether an m×k by k×n product of `T`s is large enough to spread over threads: float32
+/// vector-matrix products from [`VECTOR_MATRIX_HALVES`] on (their kernel sums two halves,
+/// one per core), any product from [`PARALLEL_FLOPS`] on.
+fn worth_threads<T: GemmElem>(m: usize, k: usize, n: usize) -> bool {
     m.saturating_mul(n).saturating_mul(k) >= PARALLEL_FLOPS
-        || (m == 1 && k.saturating_mul(n) >= VECTOR_MATRIX_HALVES)
+        || (m == 1 && T::DTYPE == DType::F32 && k.saturating_mul(n) >= VECTOR_MATRIX_HALVES)
 }
 
 /// Vector-matrix products of at least this many multiply-adds are summed as two halves of the
@@ -531,7 +533,7 @@ pub(crate) fn gemm(
             lb,
             (m, k, n),
             found,
-            worth_threads(m, k, n),
+            worth_threads::<T>(m, k, n),
         );
         Ok(T::into_storage(dst))
     }

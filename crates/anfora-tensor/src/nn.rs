@@ -520,11 +520,10 @@ fn over_batch<T: Float, S: Send>(
 /// dilation, one group, and small (the caller checks float32).
 #[cfg(target_arch = "x86_64")]
 fn direct_shape(g: &Conv) -> Option<direct_conv::Shape> {
+    // No padding after the last row or column either: the output is exactly the valid part.
     let plain = (g.sh, g.sw, g.dh, g.dw, g.pt, g.pl, g.groups) == (1, 1, 1, 1, 0, 0, 1)
-        && g.h >= g.kh
-        && g.w >= g.kw
-        && g.oh == g.h + 1 - g.kh
-        && g.ow == g.w + 1 - g.kw;
+        && g.oh + g.kh == g.h + 1
+        && g.ow + g.kw == g.w + 1;
     let s = direct_conv::Shape {
         c: g.c,
         h: g.h,
@@ -546,11 +545,12 @@ fn direct_forward<T: Float>(x: &[T], w: &[T], g: &Conv) -> Result<Option<Vec<T>>
     let wt = direct_conv::tap_matrix(w, &s);
     let (per_in, per_out) = (g.c * g.hw(), g.o * g.ohw());
     let dst = T::as_f32_mut(&mut out).expect("float32, as the inputs");
+    let tasks = g.tasks();
     over_batch(
         dst,
         per_out,
-        g.tasks(),
-        &mut vec![(); g.tasks().0],
+        tasks,
+        &mut vec![(); tasks.0],
         |first, part, _| {
             for (i, out_n) in part.chunks_exact_mut(per_out).enumerate() {
                 let xn = &x[(first + i) * per_in..(first + i + 1) * per_in];

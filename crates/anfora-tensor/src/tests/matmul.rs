@@ -502,18 +502,25 @@ fn vector_matrix_products_sum_in_row_order_by_halves() {
             "strided row",
         );
         // One thread and an overwritten destination give the same bits.
-        let mut dst = vec![f32::NAN; n];
-        <f32 as GemmElem>::gemm_with(
-            &mut dst,
-            xv,
-            Layout::of(k, false),
-            wv,
-            Layout::of(ld, false),
-            (1, k, n),
-            Dst::Overwrite,
-            false,
+        let one_thread = |w: &[f32], layout: Layout| {
+            let mut dst = vec![f32::NAN; n];
+            <f32 as GemmElem>::gemm_with(
+                &mut dst,
+                xv,
+                Layout::of(k, false),
+                w,
+                layout,
+                (1, k, n),
+                Dst::Overwrite,
+                false,
+            );
+            f32s(&dst, &[n])
+        };
+        same(
+            &one_thread(wv, Layout::of(ld, false)),
+            &plain,
+            "one thread, overwritten",
         );
-        same(&f32s(&dst, &[n]), &plain, "one thread, overwritten");
 
         // `x @ w.T` with `w` stored (n, k) (row stride k + 5), read in place: one dot product
         // per result, its sixteen lanes added pairwise, the start value last.
@@ -551,19 +558,8 @@ fn vector_matrix_products_sum_in_row_order_by_halves() {
             &plain_t,
             "matmul on a transposed view",
         );
-        let mut dst = vec![f32::NAN; n];
-        <f32 as GemmElem>::gemm_with(
-            &mut dst,
-            xv,
-            Layout::of(k, false),
-            sv,
-            Layout::of(ldt, true),
-            (1, k, n),
-            Dst::Overwrite,
-            false,
-        );
         same(
-            &f32s(&dst, &[n]),
+            &one_thread(sv, Layout::of(ldt, true)),
             &plain_t,
             "x @ w.T, one thread, overwritten",
         );
