@@ -131,29 +131,40 @@ fn blocks16(simd: pulp::x86::V4, src: &[u32], dst: &mut [u32], m: Matrices) {
         8u32, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
     ]);
     let f = simd.avx512f;
-    m.tiles(|i, j, h, w| {
-        m.tile_blocks::<u32, 16>(src, dst, (i, j, h, w), |src, dst, r, c| {
-            let mut v = [f._mm512_setzero_ps(); 16];
-            for (a, v) in v.iter_mut().enumerate() {
-                let at = (r + a) * m.src_row + c;
-                let row: [u32; 16] = src[at..at + 16].try_into().expect("16 elements");
-                *v = pulp::cast(row);
-            }
-            for _ in 0..4 {
-                let mut s = v;
-                for a in 0..8 {
-                    s[2 * a] = f._mm512_permutex2var_ps(v[a], lo, v[a + 8]);
-                    s[2 * a + 1] = f._mm512_permutex2var_ps(v[a], hi, v[a + 8]);
-                }
-                v = s;
-            }
-            for (b, v) in v.iter().enumerate() {
-                let at = (c + b) * m.dst_row + r;
-                let row: [u32; 16] = pulp::cast(*v);
-                dst[at..at + 16].copy_from_slice(&row);
-            }
-        })
-    });
+    // The closures are inlined into `vectorize`'s AVX-512 body: a closure compiled on its own
+    // lacks the target feature, and each shuffle became a function call (4× slower).
+    m.tiles(
+        #[inline(always)]
+        |i, j, h, w| {
+            m.tile_blocks::<u32, 16>(
+                src,
+                dst,
+                (i, j, h, w),
+                #[inline(always)]
+                |src, dst, r, c| {
+                    let mut v = [f._mm512_setzero_ps(); 16];
+                    for (a, v) in v.iter_mut().enumerate() {
+                        let at = (r + a) * m.src_row + c;
+                        let row: [u32; 16] = src[at..at + 16].try_into().expect("16 elements");
+                        *v = pulp::cast(row);
+                    }
+                    for _ in 0..4 {
+                        let mut s = v;
+                        for a in 0..8 {
+                            s[2 * a] = f._mm512_permutex2var_ps(v[a], lo, v[a + 8]);
+                            s[2 * a + 1] = f._mm512_permutex2var_ps(v[a], hi, v[a + 8]);
+                        }
+                        v = s;
+                    }
+                    for (b, v) in v.iter().enumerate() {
+                        let at = (c + b) * m.dst_row + r;
+                        let row: [u32; 16] = pulp::cast(*v);
+                        dst[at..at + 16].copy_from_slice(&row);
+                    }
+                },
+            )
+        },
+    );
 }
 
 /// 8×8 blocks of 8-byte elements in AVX-512 registers.
@@ -164,29 +175,38 @@ fn blocks8(simd: pulp::x86::V4, src: &[u64], dst: &mut [u64], m: Matrices) {
     let lo: __m512i = pulp::cast([0u64, 8, 1, 9, 2, 10, 3, 11]);
     let hi: __m512i = pulp::cast([4u64, 12, 5, 13, 6, 14, 7, 15]);
     let f = simd.avx512f;
-    m.tiles(|i, j, h, w| {
-        m.tile_blocks::<u64, 8>(src, dst, (i, j, h, w), |src, dst, r, c| {
-            let mut v = [f._mm512_setzero_pd(); 8];
-            for (a, v) in v.iter_mut().enumerate() {
-                let at = (r + a) * m.src_row + c;
-                let row: [u64; 8] = src[at..at + 8].try_into().expect("8 elements");
-                *v = pulp::cast(row);
-            }
-            for _ in 0..3 {
-                let mut s = v;
-                for a in 0..4 {
-                    s[2 * a] = f._mm512_permutex2var_pd(v[a], lo, v[a + 4]);
-                    s[2 * a + 1] = f._mm512_permutex2var_pd(v[a], hi, v[a + 4]);
-                }
-                v = s;
-            }
-            for (b, v) in v.iter().enumerate() {
-                let at = (c + b) * m.dst_row + r;
-                let row: [u64; 8] = pulp::cast(*v);
-                dst[at..at + 8].copy_from_slice(&row);
-            }
-        })
-    });
+    m.tiles(
+        #[inline(always)]
+        |i, j, h, w| {
+            m.tile_blocks::<u64, 8>(
+                src,
+                dst,
+                (i, j, h, w),
+                #[inline(always)]
+                |src, dst, r, c| {
+                    let mut v = [f._mm512_setzero_pd(); 8];
+                    for (a, v) in v.iter_mut().enumerate() {
+                        let at = (r + a) * m.src_row + c;
+                        let row: [u64; 8] = src[at..at + 8].try_into().expect("8 elements");
+                        *v = pulp::cast(row);
+                    }
+                    for _ in 0..3 {
+                        let mut s = v;
+                        for a in 0..4 {
+                            s[2 * a] = f._mm512_permutex2var_pd(v[a], lo, v[a + 4]);
+                            s[2 * a + 1] = f._mm512_permutex2var_pd(v[a], hi, v[a + 4]);
+                        }
+                        v = s;
+                    }
+                    for (b, v) in v.iter().enumerate() {
+                        let at = (c + b) * m.dst_row + r;
+                        let row: [u64; 8] = pulp::cast(*v);
+                        dst[at..at + 8].copy_from_slice(&row);
+                    }
+                },
+            )
+        },
+    );
 }
 
 #[cfg(test)]
