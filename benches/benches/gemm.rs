@@ -80,3 +80,27 @@ fn w1_products(b: divan::Bencher, name: &str) {
     let c = bias.then(|| matrix(1, if tb { br } else { bc }));
     b.bench_local(|| Tensor::gemm(&x, &y, c.clone(), ta, tb).unwrap());
 }
+
+/// The backward pass's two products of W1's second layer, `d @ W2ᵀ` and `h1ᵀ @ d`: one after
+/// the other, each on gemm's threads, or side by side with `Tensor::gemm_pair` (one thread
+/// each), as the compiled step runs them.
+#[divan::bench(args = ["one after the other", "side by side"])]
+fn w1_backward_pair(b: divan::Bencher, how: &str) {
+    let (d, w2, h1) = (matrix(128, 512), matrix(512, 512), matrix(128, 512));
+    let call = |a, b, ta, tb| anfora_tensor::GemmCall {
+        a,
+        b,
+        c: None,
+        transpose_a: ta,
+        transpose_b: tb,
+    };
+    b.bench_local(|| {
+        if how == "side by side" {
+            let (x, y) = Tensor::gemm_pair(call(&d, &w2, false, true), call(&h1, &d, true, false));
+            (x.unwrap(), y.unwrap())
+        } else {
+            let x = Tensor::gemm(&d, &w2, None, false, true).unwrap();
+            (x, Tensor::gemm(&h1, &d, None, true, false).unwrap())
+        }
+    });
+}

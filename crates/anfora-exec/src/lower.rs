@@ -617,6 +617,7 @@ impl Lowering<'_> {
                     args,
                     kernel,
                     at,
+                    with_next: false,
                 },
             };
             e.code.push(instr);
@@ -737,6 +738,7 @@ impl Lowering<'_> {
                     args,
                     kernel: None,
                     at: 0,
+                    with_next: false,
                 });
                 Ok(Opnd::Reg(dst))
             }

@@ -2,10 +2,14 @@
 //! * a comparison whose only use is the branch right after it is fused into the branch;
 //! * a value computed right before a jump and only moved into a label parameter is computed
 //!   into the parameter directly;
-//! * jumps to the next instruction disappear.
+//! * jumps to the next instruction disappear;
+//! * two adjacent products (`Gemm`) where the second does not read the first's result are
+//!   marked to run side by side (`with_next`): a backward pass through a linear layer computes
+//!   `d @ Wᵀ` and `hᵀ @ d` from the same `d`, one after the other.
 
 use crate::cfg;
 use crate::program::{Instr, Opnd};
+use anfora_ir::Prim;
 
 pub fn run(unit: &mut crate::Unit) {
     let n = unit.code.len();
@@ -66,6 +70,46 @@ pub fn run(unit: &mut crate::Unit) {
         }
     }
     cfg::remove(unit, &remove);
+    pair_products(unit);
+}
+
+/// Marks each `Gemm` followed by an independent `Gemm` to run with it (see the module doc).
+/// The second must not be a jump target, so that it only ever runs right after the first.
+fn pair_products(unit: &mut crate::Unit) {
+    // The register a product defines.
+    let product = |i: &Instr| match i {
+        Instr::Prim {
+            prim: Prim::Gemm,
+            kernel: None,
+            dst,
+            ..
+        } => Some(*dst),
+        _ => None,
+    };
+    let n = unit.code.len();
+    let mut targeted = vec![false; n + 1];
+    for i in &unit.code {
+        i.targets_mut_free(|t| targeted[t as usize] = true);
+    }
+    let mut pc = 0;
+    while pc + 1 < n {
+        let (head, tail) = unit.code.split_at_mut(pc + 1);
+        let (first, second) = (&mut head[pc], &tail[0]);
+        let (Some(d1), Some(d2)) = (product(first), product(second)) else {
+            pc += 1;
+            continue;
+        };
+        let mut reads_first = false;
+        second.uses(|r| reads_first |= r == d1);
+        if reads_first || d1 == d2 || targeted[pc + 1] {
+            pc += 1;
+            continue;
+        }
+        if let Instr::Prim { with_next, .. } = first {
+            *with_next = true;
+        }
+        pc += 2;
+    }
 }
 
 fn def_reg(i: &Instr) -> Option<u32> {

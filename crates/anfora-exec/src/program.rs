@@ -120,6 +120,10 @@ pub enum Instr {
         args: Box<[Opnd]>,
         kernel: Option<Kernel>,
         at: u32,
+        /// Runs side by side with the next instruction, an independent product (both
+        /// `Gemm`s; see `peephole`): both read their operands, then both compute, then both
+        /// results are written.
+        with_next: bool,
     },
     /// `dst = fused kernel(args...)`: a chain of elementwise ops in one pass.
     Fused {
@@ -424,12 +428,18 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
             prim,
             args,
             kernel,
+            with_next,
             ..
         } => format!(
-            "r{dst} = {}{}({})",
+            "r{dst} = {}{}({}){}",
             prim.name(),
             kernel_tag(kernel.as_ref()),
-            list(args, consts)
+            list(args, consts),
+            if *with_next {
+                "  ‖ with the next"
+            } else {
+                ""
+            }
         ),
         Instr::Fused {
             dst, kernel, args, ..

@@ -472,10 +472,57 @@ impl Program {
                 }
                 Instr::Prim {
                     dst,
+                    args,
+                    at,
+                    with_next: true,
+                    ..
+                } => {
+                    let Some(Instr::Prim {
+                        dst: dst2,
+                        args: args2,
+                        at: at2,
+                        ..
+                    }) = unit.code.get(pc)
+                    else {
+                        fail!(internal("a paired product without its partner"), *at);
+                    };
+                    pc += 1;
+                    let mut vals = args!(args);
+                    let mut vals2: SmallVec<[Value; 5]> = args2
+                        .iter()
+                        .map(|&o| load(&mut m.regs, consts, base, o))
+                        .collect();
+                    let (r1, r2) = match anfora_vm::ops::gemm_pair(&mut vals, &mut vals2) {
+                        Some(rs) => rs,
+                        // Not two products of tensors: one by one, as written, for the error.
+                        None => {
+                            let r1 = anfora_vm::inplace::prim(Prim::Gemm, &mut vals, out);
+                            let r2 = match &r1 {
+                                Ok(_) => anfora_vm::inplace::prim(Prim::Gemm, &mut vals2, out),
+                                Err(_) => Ok(Value::None),
+                            };
+                            (r1, r2)
+                        }
+                    };
+                    vals.clear();
+                    m.scratch = vals;
+                    drop(vals2);
+                    match r1 {
+                        Ok(v) => set(&mut m.regs[base + *dst as usize], v),
+                        Err(e) => fail!(e, *at),
+                    }
+                    match r2 {
+                        Ok(v) => set(&mut m.regs[base + *dst2 as usize], v),
+                        Err(e) => fail!(e, *at2),
+                    }
+                }
+                Instr::Prim {
+                    dst,
                     prim,
                     args,
                     kernel,
                     at,
+                    ..
                 } => {
                     let mut vals = args!(args);
                     let r = match kernel {

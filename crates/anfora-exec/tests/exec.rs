@@ -406,6 +406,75 @@ fn products_take_their_bias_and_read_transposes_in_place() {
     }
 }
 
+/// The gradient of a layer `relu(x @ w)` with respect to both operands: `d @ wᵀ` and `xᵀ @ d`
+/// are independent products, lowered next to each other and marked to run side by side; the
+/// results are what the two products give one after the other, bit for bit.
+#[test]
+fn independent_products_run_side_by_side() {
+    let src = "\
+from anfora import ops, grad
+
+def loss(x, w):
+    return ops.sum(ops.relu(x @ w))
+
+def g(x, w):
+    return grad(loss, argnums=(0, 1))(x, w)
+
+def chain(x, w, b):
+    return (x @ w + b) @ w + b
+";
+    let (m, k, n) = (64, 128, 64);
+    let values = |len: usize, scale: f32| {
+        (0..len)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) * scale)
+            .collect::<Vec<_>>()
+    };
+    let x = Tensor::from_f32(values(m * k, 0.01), &[m, k]).unwrap();
+    let w = Tensor::from_f32(values(k * n, 0.003), &[k, n]).unwrap();
+    let args = vec![
+        Arg::from(Value::Tensor(x.clone())),
+        Arg::from(Value::Tensor(w.clone())),
+    ];
+    let text = lowered(src, "g", &args);
+    assert_eq!(text.matches(" = Gemm(").count(), 2, "{text}");
+    assert_eq!(text.matches("‖ with the next").count(), 1, "{text}");
+    // A product of a product waits for it.
+    let square = Tensor::from_f32(values(k * k, 0.003), &[k, k]).unwrap();
+    let chain = lowered(
+        src,
+        "chain",
+        &[
+            Arg::from(Value::Tensor(x.clone())),
+            Arg::from(Value::Tensor(square)),
+            Arg::from(Value::Tensor(
+                Tensor::from_f32(values(k, 0.1), &[k]).unwrap(),
+            )),
+        ],
+    );
+    assert_eq!(chain.matches(" = Gemm(").count(), 2, "{chain}");
+    assert!(!chain.contains("‖"), "{chain}");
+    let mut s = session(src);
+    let r = s.call("g", args, &mut std::io::sink()).unwrap();
+    let Value::Tuple(grads) = &r else {
+        panic!("{}", repr(&r))
+    };
+    let [Value::Tensor(dx), Value::Tensor(dw)] = &grads[..] else {
+        panic!("{}", repr(&r))
+    };
+    // d = relu'(x @ w) as 0.0 / 1.0, then the two products.
+    let y = Tensor::gemm(&x, &w, None, false, false).unwrap();
+    let d = Tensor::from_f32(
+        y.to_f64_vec()
+            .iter()
+            .map(|&v| if v > 0.0 { 1.0 } else { 0.0 })
+            .collect(),
+        &[m, n],
+    )
+    .unwrap();
+    assert!(dx.same_as(&Tensor::gemm(&d, &w, None, false, true).unwrap()));
+    assert!(dw.same_as(&Tensor::gemm(&x, &d, None, true, false).unwrap()));
+}
+
 /// The loss, W and b after the step, from numpy (float32, gradients written by hand).
 const NUMPY_DENSE_STEP: [f64; 16] = [
     3.3430002,

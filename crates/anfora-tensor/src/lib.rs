@@ -64,6 +64,7 @@ pub use array_ops::{PadMode, SplitSpec, pad_widths, split_bounds};
 pub use device::{Backend, CpuBackend, Device, DeviceKind};
 use element::{Element, with_storage};
 pub use fused::{FusedKernel, FusedOp};
+pub use matmul::GemmCall;
 pub use nn::{
     Conv2dSpec, Padding2d, Pool2dSpec, conv2d_output_shape, nn_float_dtype, pool2d_output_shape,
 };
@@ -602,6 +603,19 @@ impl Tensor {
         }
         matmul::gemm(a, b, c, transpose_a, transpose_b)
     }
+
+    /// Two independent products, as two calls of [`Tensor::gemm`] would give them (the same
+    /// bits: the kernels' sums do not depend on the number of threads). Products of similar
+    /// size run side by side, one per core, each on one thread: for the products of a
+    /// backward pass (`d @ Wᵀ` and `hᵀ @ d`) that keeps both cores busy at one core's rate of
+    /// gemm, which scales poorly over two threads at these sizes.
+    pub fn gemm_pair(
+        first: matmul::GemmCall,
+        second: matmul::GemmCall,
+    ) -> (Result<Tensor>, Result<Tensor>) {
+        matmul::gemm_pair(first, second)
+    }
+
     /// `axes = None` reduces everything. Negative axes count from the end.
     pub fn reduce(
         op: ReduceOp,

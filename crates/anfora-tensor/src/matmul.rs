@@ -177,10 +177,17 @@ pub(crate) trait GemmElem: MatElem + Pod {
 
 /// Whether an m×k by k×n product of `T`s is large enough to spread over threads: float32
 /// vector-matrix products from [`VECTOR_MATRIX_HALVES`] on (their kernel sums two halves,
-/// one per core), any product from [`PARALLEL_FLOPS`] on.
+/// one per core), any product from [`PARALLEL_FLOPS`] on. Never inside [`gemm_pair`]: there
+/// the product already has a core of its own.
 fn worth_threads<T: GemmElem>(m: usize, k: usize, n: usize) -> bool {
-    m.saturating_mul(n).saturating_mul(k) >= PARALLEL_FLOPS
-        || (m == 1 && T::DTYPE == DType::F32 && k.saturating_mul(n) >= VECTOR_MATRIX_HALVES)
+    (m.saturating_mul(n).saturating_mul(k) >= PARALLEL_FLOPS
+        || (m == 1 && T::DTYPE == DType::F32 && k.saturating_mul(n) >= VECTOR_MATRIX_HALVES))
+        && !ONE_CORE.get()
+}
+
+thread_local! {
+    /// Set while this thread computes one product of a pair running side by side.
+    static ONE_CORE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Vector-matrix products of at least this many multiply-adds are summed as two halves of the
@@ -543,6 +550,63 @@ pub(crate) fn gemm(
         _ => unreachable!("checked float"),
     };
     Ok(Tensor::from_storage(storage, shape))
+}
+
+/// The operands of one [`Tensor::gemm`]: `op(a) @ op(b) + c`.
+pub struct GemmCall<'a> {
+    pub a: &'a Tensor,
+    pub b: &'a Tensor,
+    pub c: Option<Tensor>,
+    pub transpose_a: bool,
+    pub transpose_b: bool,
+}
+
+impl GemmCall<'_> {
+    /// Multiply-adds of the product, if its operands are matrices.
+    fn size(&self) -> Option<usize> {
+        let (&[ar, ac], &[br, bc]) = (&self.a.shape[..], &self.b.shape[..]) else {
+            return None;
+        };
+        let n = if self.transpose_b { br } else { bc };
+        Some(ar.saturating_mul(ac).saturating_mul(n))
+    }
+
+    fn run(self) -> Result<Tensor> {
+        Tensor::gemm(self.a, self.b, self.c, self.transpose_a, self.transpose_b)
+    }
+
+    /// [`GemmCall::run`] on this thread alone.
+    fn run_on_one_core(self) -> Result<Tensor> {
+        let outer = ONE_CORE.replace(true);
+        let r = self.run();
+        ONE_CORE.set(outer);
+        r
+    }
+}
+
+/// Products smaller than this run one after the other in [`gemm_pair`]: below it, waking a
+/// second thread costs more than the overlap saves.
+const PAIR_MIN: usize = 1 << 18;
+
+/// A pair runs side by side only when the larger product is at most this many times the
+/// smaller: otherwise one core would finish early and wait while the larger ran alone on one
+/// thread, where gemm's own threads would have used both.
+const PAIR_RATIO: usize = 4;
+
+/// [`Tensor::gemm_pair`].
+pub(crate) fn gemm_pair(first: GemmCall, second: GemmCall) -> (Result<Tensor>, Result<Tensor>) {
+    let side_by_side = match (first.size(), second.size()) {
+        (Some(p), Some(q)) => {
+            let (small, large) = (p.min(q), p.max(q));
+            small >= PAIR_MIN && large / PAIR_RATIO <= small
+        }
+        _ => false,
+    };
+    if side_by_side && rayon::current_num_threads() > 1 && !ONE_CORE.get() {
+        rayon::join(|| first.run_on_one_core(), || second.run_on_one_core())
+    } else {
+        (first.run(), second.run())
+    }
 }
 
 fn not_enough_dims(operand: usize) -> TensorError {

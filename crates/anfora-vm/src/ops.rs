@@ -34,6 +34,54 @@ pub fn gemm(a: &Value, b: &Value, c: Value, ta: &Value, tb: &Value) -> OpResult 
     tensor(Tensor::gemm(a, b, c, truth(ta)?, truth(tb)?)).map(Value::Tensor)
 }
 
+/// Two independent `Gemm`s, each given as its five arguments, run side by side where that pays
+/// ([`Tensor::gemm_pair`]). `None`, with the arguments untouched, when one is not a product of
+/// tensors: the caller then runs them one by one, which reports the error.
+pub fn gemm_pair(first: &mut [Value], second: &mut [Value]) -> Option<(OpResult, OpResult)> {
+    fn call(args: &mut [Value]) -> Option<anfora_tensor::GemmCall<'_>> {
+        let [
+            Value::Tensor(a),
+            Value::Tensor(b),
+            c,
+            Value::Bool(ta),
+            Value::Bool(tb),
+        ] = args
+        else {
+            return None;
+        };
+        let c = match c {
+            Value::None => None,
+            Value::Tensor(_) => std::mem::replace(c, Value::None).into_tensor().ok(),
+            _ => return None,
+        };
+        Some(anfora_tensor::GemmCall {
+            a,
+            b,
+            c,
+            transpose_a: *ta,
+            transpose_b: *tb,
+        })
+    }
+    // Both are checked before either accumulator is moved out.
+    let valid = |args: &[Value]| {
+        matches!(
+            args,
+            [
+                Value::Tensor(_),
+                Value::Tensor(_),
+                Value::None | Value::Tensor(_),
+                Value::Bool(_),
+                Value::Bool(_)
+            ]
+        )
+    };
+    if !valid(first) || !valid(second) {
+        return None;
+    }
+    let (x, y) = Tensor::gemm_pair(call(first)?, call(second)?);
+    Some((tensor(x).map(Value::Tensor), tensor(y).map(Value::Tensor)))
+}
+
 pub fn type_error(msg: impl Into<String>) -> PyErr {
     ("TypeError", msg.into())
 }

@@ -406,6 +406,63 @@ fn transposed_right_operands_give_the_bits_of_stored_ones() {
     }
 }
 
+/// `gemm_pair` gives each product the bits `gemm` gives it alone (on gemm's threads there,
+/// one thread each here), accumulators included; each result carries its own error.
+#[test]
+fn products_side_by_side_give_the_bits_of_one_by_one() {
+    fn call<'a>(
+        a: &'a Tensor,
+        b: &'a Tensor,
+        c: Option<Tensor>,
+        ta: bool,
+        tb: bool,
+    ) -> crate::GemmCall<'a> {
+        crate::GemmCall {
+            a,
+            b,
+            c,
+            transpose_a: ta,
+            transpose_b: tb,
+        }
+    }
+    for dtype in [DType::F32, DType::F64] {
+        let mut rng = crate::random::Generator::new(5);
+        let d = rng.uniform(&[128, 512], -1.0, 1.0, dtype).unwrap();
+        let w = rng.uniform(&[512, 384], -1.0, 1.0, dtype).unwrap();
+        let h = rng.uniform(&[128, 384], -1.0, 1.0, dtype).unwrap();
+        let bias = rng.uniform(&[384], -1.0, 1.0, dtype).unwrap();
+        let small = rng.uniform(&[3, 512], -1.0, 1.0, dtype).unwrap();
+        // Balanced (side by side), then unbalanced and small (one after the other).
+        for (second_a, transposed) in [(&h, true), (&small, false)] {
+            let second_b = if transposed { &d } else { &w };
+            let (x, y) = Tensor::gemm_pair(
+                call(&d, &w, Some(bias.clone()), false, false),
+                call(second_a, second_b, None, transposed, false),
+            );
+            let first = Tensor::gemm(&d, &w, Some(bias.clone()), false, false).unwrap();
+            let second = Tensor::gemm(second_a, second_b, None, transposed, false).unwrap();
+            assert!(x.unwrap().same_as(&first), "{dtype:?} first");
+            assert!(y.unwrap().same_as(&second), "{dtype:?} second");
+        }
+        // An error in either product is that product's own.
+        let (x, y) = Tensor::gemm_pair(
+            call(&d, &w, None, false, false),
+            call(&d, &w, None, true, false),
+        );
+        assert!(
+            x.unwrap()
+                .same_as(&Tensor::gemm(&d, &w, None, false, false).unwrap())
+        );
+        assert!(y.unwrap_err().message.contains("inner dimensions differ"));
+        let (x, y) = Tensor::gemm_pair(
+            call(&h, &w, None, false, false),
+            call(&d, &w, None, false, false),
+        );
+        assert!(x.unwrap_err().message.contains("inner dimensions differ"));
+        assert!(y.is_ok());
+    }
+}
+
 /// Products of one row by a row-major float32 matrix (batch-1 inference) run the AVX-512
 /// vector-matrix kernel: each sum in order of the rows with one fused multiply-add per term,
 /// and above `VECTOR_MATRIX_HALVES` multiply-adds as two halves of the rows added at the end,
