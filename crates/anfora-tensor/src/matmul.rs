@@ -14,7 +14,7 @@ const SIGNATURE: &str = "(n?,k),(k,m?)->(n?,m?)";
 /// Problems at least this large (m·n·k) are worth spreading over threads. Below it, waking the
 /// other threads costs more than they save: W1's 128×512×10 products take 23–26 µs on one
 /// thread and 42–60 µs (median) on two.
-const PARALLEL_FLOPS: usize = 1 << 20;
+pub(crate) const PARALLEL_FLOPS: usize = 1 << 20;
 
 /// One matrix product `dst (m×n) = lhs (m×k) · rhs (k×n)`, all row-major and contiguous.
 pub(crate) trait MatElem: Element {
@@ -151,6 +151,9 @@ pub(crate) trait GemmElem: MatElem + Pod {
         if vector_matrix(dst, lhs, l, rhs, r, (m, k, n), found, parallel) {
             return;
         }
+        if parallel && column_halves(dst, lhs, l, rhs, r, (m, k, n), found) {
+            return;
+        }
         let parallelism = if parallel {
             Parallelism::Rayon(0)
         } else {
@@ -165,7 +168,7 @@ pub(crate) trait GemmElem: MatElem + Pod {
         unsafe {
             raw_gemm(
                 (m, k, n),
-                (dst, n as isize, 1),
+                (dst.as_mut_ptr(), n as isize, 1),
                 found,
                 (lhs, l),
                 (rhs, r),
@@ -286,15 +289,76 @@ fn vector_matrix<T: GemmElem>(
     }
 }
 
+/// Products of row-major operands with at least this many columns (and [`PARALLEL_FLOPS`]
+/// multiply-adds) are split by [`column_halves`].
+pub(crate) const COLUMN_HALVES_MIN: usize = 128;
+
+/// Computes a product of a row-major `lhs` and `rhs` as two halves of its columns, one per
+/// thread, each through gemm on one thread, and says whether it did. gemm's own threads
+/// reached 191–207 GFLOP/s on W1's `x @ W1` (128×784×512) where the halves reached 218–224,
+/// in alternation on this machine kind (fwd2 116–156 against 136–179): each core reads half of
+/// the right operand, the large one, and packs only its own half. The halves start at a
+/// multiple of 16 columns; gemm blocks the sums along k the same way for any number of
+/// columns, so the bits are those of the whole product on one thread (tested).
+#[allow(clippy::too_many_arguments)]
+fn column_halves<T: GemmElem>(
+    dst: &mut [T],
+    lhs: &[T],
+    l: Layout,
+    rhs: &[T],
+    r: Layout,
+    (m, k, n): (usize, usize, usize),
+    found: Dst,
+) -> bool {
+    if l.col != 1 || r.col != 1 || n < COLUMN_HALVES_MIN || rayon::current_num_threads() < 2 {
+        return false;
+    }
+    let h = (n / 2).next_multiple_of(16);
+    /// `dst`'s first element, shared by the two halves, which write disjoint columns.
+    struct Shared<T>(*mut T);
+    // SAFETY: the halves write disjoint elements and `join` returns after both.
+    unsafe impl<T> Sync for Shared<T> {}
+    let at = Shared(dst.as_mut_ptr());
+    let (at, row) = (&at, n as isize);
+    // SAFETY: `lhs` and `rhs` are read as the caller checked; the second half of `rhs` starts
+    // `h` columns in, inside the slice (h < n); the halves of `dst` are its columns `..h` and
+    // `h..` of every row, each m×(width) with row stride n, inside `dst` (m·n elements) and
+    // written by one thread each while `dst` is borrowed here.
+    rayon::join(
+        || unsafe {
+            raw_gemm(
+                (m, k, h),
+                (at.0, row, 1),
+                found,
+                (lhs, l),
+                (rhs, r),
+                Parallelism::None,
+            )
+        },
+        || unsafe {
+            raw_gemm(
+                (m, k, n - h),
+                (at.0.add(h), row, 1),
+                found,
+                (lhs, l),
+                (&rhs[h..], r),
+                Parallelism::None,
+            )
+        },
+    );
+    true
+}
+
 /// gemm's product on raw strides: `dst` (its row and column strides) `= lhs · rhs`, or `+=`
 /// unless `found` is [`Dst::Overwrite`].
 ///
 /// # Safety
-/// Every element of the three matrices read through their strides must lie inside its slice,
-/// and no two elements of `dst` may share a position.
+/// Every element of `lhs` and `rhs` read through their strides must lie inside its slice; `dst`
+/// must be valid for writing its m×n elements, no two of which share a position, and nothing
+/// else may access them during the call.
 unsafe fn raw_gemm<T: GemmElem>(
     (m, k, n): (usize, usize, usize),
-    (dst, dst_row, dst_col): (&mut [T], isize, isize),
+    (dst, dst_row, dst_col): (*mut T, isize, isize),
     found: Dst,
     (lhs, l): (&[T], Layout),
     (rhs, r): (&[T], Layout),
@@ -307,7 +371,7 @@ unsafe fn raw_gemm<T: GemmElem>(
             m,
             n,
             k,
-            dst.as_mut_ptr(),
+            dst,
             dst_col,
             dst_row,
             found != Dst::Overwrite,
@@ -402,7 +466,7 @@ fn by_columns<T: GemmElem>(
     unsafe {
         raw_gemm(
             (m, k, n),
-            (&mut dst_t, 1, m as isize),
+            (dst_t.as_mut_ptr(), 1, m as isize),
             found,
             lhs_cols,
             (rhs, r),

@@ -406,6 +406,53 @@ fn transposed_right_operands_give_the_bits_of_stored_ones() {
     }
 }
 
+/// Large products of row-major operands are split into two halves of the columns, one per
+/// thread: the bits are those of the whole product on one thread, for ragged widths, depths
+/// beyond gemm's blocks along k, accumulators and both float dtypes.
+#[test]
+fn column_halves_give_the_bits_of_one_thread() {
+    use crate::matmul::{COLUMN_HALVES_MIN, Dst, GemmElem, Layout, PARALLEL_FLOPS};
+    fn check<T: GemmElem>(dtype: DType) {
+        for (m, k, n) in [
+            (128, 784, 512),
+            (37, 1500, 301),
+            (200, 96, 130),
+            (64, 2100, 1000),
+        ] {
+            let mut rng = crate::random::Generator::new(m as u64);
+            let a = rng.uniform(&[m, k], -1.0, 1.0, dtype).unwrap();
+            let b = rng.uniform(&[k, n], -1.0, 1.0, dtype).unwrap();
+            let c = rng.uniform(&[m, n], -1.0, 1.0, dtype).unwrap();
+            assert!(m * k * n >= PARALLEL_FLOPS && n >= COLUMN_HALVES_MIN);
+            for acc in [false, true] {
+                let got = Tensor::gemm(&a, &b, acc.then(|| c.clone()), false, false).unwrap();
+                let vals = |t: &Tensor| T::slice(&t.storage).unwrap().to_vec();
+                let (av, bv) = (vals(&a), vals(&b));
+                let mut want = if acc {
+                    vals(&c)
+                } else {
+                    vec![T::zero(); m * n]
+                };
+                let found = if acc { Dst::Accumulate } else { Dst::Zeros };
+                T::gemm_with(
+                    &mut want,
+                    &av,
+                    Layout::of(k, false),
+                    &bv,
+                    Layout::of(n, false),
+                    (m, k, n),
+                    found,
+                    false,
+                );
+                let want = Tensor::from_storage(T::into_storage(want), vec![m, n]);
+                assert!(got.same_as(&want), "{dtype:?} {m}×{k}×{n} accumulate {acc}");
+            }
+        }
+    }
+    check::<f32>(DType::F32);
+    check::<f64>(DType::F64);
+}
+
 /// `gemm_pair` gives each product the bits `gemm` gives it alone (on gemm's threads there,
 /// one thread each here), accumulators included; each result carries its own error.
 #[test]
