@@ -21,6 +21,9 @@ pub struct Machine {
     regs: Vec<Value>,
     frames: Vec<Frame>,
     scratch: Vec<Value>,
+    /// How long the last call took: after a long one the next keeps the kernel threads awake
+    /// (`KeepThreadsAwake`).
+    last_run: std::time::Duration,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -196,7 +199,13 @@ impl Program {
         });
         let bound = self.bind(0, args, None).map_err(|e| self.error(m, e, 0))?;
         self.enter_frame(m, 0, 0, bound);
+        let started = std::time::Instant::now();
+        let awake = (m.last_run >= anfora_tensor::KeepThreadsAwake::WORTH)
+            .then(anfora_tensor::KeepThreadsAwake::start)
+            .flatten();
         let result = self.interpret(m, out, max_depth);
+        drop(awake);
+        m.last_run = started.elapsed();
         if result.is_err() {
             // Release every value the failed call still holds.
             for r in &mut m.regs {

@@ -1281,3 +1281,57 @@ pub fn run_kernels_on_this_thread() -> bool {
         .build_global()
         .is_ok()
 }
+
+/// While alive, keeps the pool's other threads polling for work instead of going to sleep
+/// between the parallel kernels of one program. A training step alternates parallel products
+/// with short serial ops, long enough for rayon's idle threads to fall asleep: each of the
+/// dozen or so parallel kernels of a W1 step then paid a futex wake-up (under a hypervisor an
+/// interprocessor interrupt too), 11 % of the step's samples in a profile. With this guard the
+/// helpers wake once per program. For programs that take a while (the executor starts it
+/// after a run of at least [`KeepThreadsAwake::WORTH`]): a microsecond-scale call would pay
+/// more for the one wake-up than it saves.
+pub struct KeepThreadsAwake {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl KeepThreadsAwake {
+    /// The shortest previous run worth keeping the threads awake for.
+    pub const WORTH: std::time::Duration = std::time::Duration::from_micros(200);
+
+    /// A helper polls at most this long: the bound on the CPU time one guard can waste.
+    const MAX_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+    /// Starts polling on every other thread of the pool; `None` (nothing to do) when this
+    /// thread is not one of the pool's or the pool has one thread.
+    pub fn start() -> Option<KeepThreadsAwake> {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let me = rayon::current_thread_index()?;
+        let others = rayon::current_num_threads()
+            .checked_sub(1)
+            .filter(|&n| n > 0)?;
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        for _ in 0..others {
+            let stop = stop.clone();
+            rayon::spawn(move || {
+                // This thread may pick its own helper job up while it waits inside a kernel:
+                // polling there would stall the program.
+                if rayon::current_thread_index() == Some(me) {
+                    return;
+                }
+                let until = std::time::Instant::now() + Self::MAX_POLL;
+                while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                    if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                        std::hint::spin_loop();
+                    }
+                }
+            });
+        }
+        Some(KeepThreadsAwake { stop })
+    }
+}
+
+impl Drop for KeepThreadsAwake {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}

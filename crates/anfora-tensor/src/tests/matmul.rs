@@ -747,3 +747,41 @@ fn gemm_edge_cases_and_errors() {
         "ValueError: gemm: accumulator of shape (1,2,2) does not broadcast to (2, 2)"
     );
 }
+
+/// `KeepThreadsAwake` on a pool thread: the other thread polls while the guard lives (and
+/// runs the kernels' parallel halves meanwhile, same bits), and stops when it is dropped.
+/// Off the pool it does nothing.
+#[test]
+fn kept_awake_threads_run_kernels_and_stop_with_the_guard() {
+    use crate::KeepThreadsAwake;
+    assert!(KeepThreadsAwake::start().is_none(), "not a pool thread");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .use_current_thread()
+        .build()
+        .unwrap();
+    let mut rng = crate::random::Generator::new(3);
+    let a = rng.uniform(&[128, 300], -1.0, 1.0, DType::F32).unwrap();
+    let b = rng.uniform(&[300, 256], -1.0, 1.0, DType::F32).unwrap();
+    let want = Tensor::gemm(&a, &b, None, false, false).unwrap();
+    pool.install(|| {
+        let guard = KeepThreadsAwake::start().expect("a pool thread of two");
+        let stop = guard.stop.clone();
+        // The helper holds the other reference while it polls.
+        let t = std::time::Instant::now();
+        while std::sync::Arc::strong_count(&stop) < 2 {
+            assert!(t.elapsed().as_secs() < 10, "the helper never started");
+            std::thread::yield_now();
+        }
+        for _ in 0..3 {
+            let got = Tensor::gemm(&a, &b, None, false, false).unwrap();
+            assert!(got.same_as(&want));
+        }
+        drop(guard);
+        let t = std::time::Instant::now();
+        while std::sync::Arc::strong_count(&stop) > 1 {
+            assert!(t.elapsed().as_secs() < 10, "the helper kept polling");
+            std::thread::yield_now();
+        }
+    });
+}
