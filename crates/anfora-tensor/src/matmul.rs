@@ -148,10 +148,16 @@ pub(crate) trait GemmElem: MatElem + Pod {
             }
             return;
         }
-        if vector_matrix(dst, lhs, l, rhs, r, (m, k, n), found, parallel) {
-            return;
-        }
-        if parallel && column_halves(dst, lhs, l, rhs, r, (m, k, n), found) {
+        let mut p = Product {
+            dst,
+            lhs,
+            l,
+            rhs,
+            r,
+            dims: (m, k, n),
+            found,
+        };
+        if vector_matrix(&mut p, parallel) || (parallel && column_halves(&mut p)) {
             return;
         }
         let parallelism = if parallel {
@@ -159,9 +165,10 @@ pub(crate) trait GemmElem: MatElem + Pod {
         } else {
             Parallelism::None
         };
-        if by_columns(dst, lhs, l, rhs, r, (m, k, n), found, parallelism) {
+        if by_columns(&mut p, parallelism) {
             return;
         }
+        let dst = p.dst;
         // SAFETY: `lhs` holds an m×k matrix and `rhs` a k×n one read through their layouts'
         // non-negative strides, and the last element each reads is inside its slice (asserted
         // above). `dst` is a unique borrow of m×n elements written with row stride n.
@@ -176,6 +183,18 @@ pub(crate) trait GemmElem: MatElem + Pod {
             );
         }
     }
+}
+
+/// One product as [`GemmElem::gemm_with`] received it (checked there), for the special cases
+/// it tries before gemm's general one: `dst (m×n) = lhs · rhs`, or `+=` per `found`.
+struct Product<'a, T> {
+    dst: &'a mut [T],
+    lhs: &'a [T],
+    l: Layout,
+    rhs: &'a [T],
+    r: Layout,
+    dims: (usize, usize, usize),
+    found: Dst,
 }
 
 /// Whether an m×k by k×n product of `T`s is large enough to spread over threads: float32
@@ -207,19 +226,11 @@ const VECTOR_MATRIX_HALVES: usize = 1 << 17;
 /// each core then reads the same half of the weights at every call, and keeps it in its own
 /// L2 cache (W6's 2.6 MB of weights do not fit in one core's). The split depends on the sizes
 /// alone, so the sums' bits do not depend on the number of threads.
-#[allow(clippy::too_many_arguments)]
-fn vector_matrix<T: GemmElem>(
-    dst: &mut [T],
-    lhs: &[T],
-    l: Layout,
-    rhs: &[T],
-    r: Layout,
-    (m, k, n): (usize, usize, usize),
-    found: Dst,
-    parallel: bool,
-) -> bool {
+fn vector_matrix<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
+        let (m, k, n) = p.dims;
+        let (l, r, found) = (p.l, p.r, p.found);
         // `rhs` row-major (read by rows), or stored transposed (`x @ w.T`, read by columns).
         let by_rows = r.col == 1 && r.row >= n as isize;
         let by_columns = r.row == 1 && r.col >= k as isize;
@@ -230,13 +241,13 @@ fn vector_matrix<T: GemmElem>(
         {
             return false;
         }
-        let dst: &mut [f32] = bytemuck::cast_slice_mut(dst);
-        let (lhs, w): (&[f32], &[f32]) = (bytemuck::cast_slice(lhs), bytemuck::cast_slice(rhs));
+        let dst: &mut [f32] = bytemuck::cast_slice_mut(&mut *p.dst);
+        let (lhs, w): (&[f32], &[f32]) = (bytemuck::cast_slice(p.lhs), bytemuck::cast_slice(p.rhs));
         let gathered: Vec<f32>;
         let x = if l.col == 1 {
             &lhs[..k]
         } else {
-            gathered = (0..k).map(|p| lhs[p * l.col as usize]).collect();
+            gathered = (0..k).map(|i| lhs[i * l.col as usize]).collect();
             &gathered
         };
         if found == Dst::Overwrite {
@@ -284,7 +295,7 @@ fn vector_matrix<T: GemmElem>(
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (dst, lhs, l, rhs, r, (m, k, n), found, parallel);
+        let _ = (p, parallel);
         false
     }
 }
@@ -300,16 +311,16 @@ pub(crate) const COLUMN_HALVES_MIN: usize = 128;
 /// the right operand, the large one, and packs only its own half. The halves start at a
 /// multiple of 16 columns; gemm blocks the sums along k the same way for any number of
 /// columns, so the bits are those of the whole product on one thread (tested).
-#[allow(clippy::too_many_arguments)]
-fn column_halves<T: GemmElem>(
-    dst: &mut [T],
-    lhs: &[T],
-    l: Layout,
-    rhs: &[T],
-    r: Layout,
-    (m, k, n): (usize, usize, usize),
-    found: Dst,
-) -> bool {
+fn column_halves<T: GemmElem>(p: &mut Product<T>) -> bool {
+    let Product {
+        ref mut dst,
+        lhs,
+        l,
+        rhs,
+        r,
+        dims: (m, k, n),
+        found,
+    } = *p;
     if l.col != 1 || r.col != 1 || n < COLUMN_HALVES_MIN || rayon::current_num_threads() < 2 {
         return false;
     }
@@ -417,17 +428,16 @@ const PACK_PER_TRANSPOSE: usize = 4;
 /// sums have the bits of the same product on `w` stored transposed (tested). Read in place
 /// instead, a product of at most 256 results may go to gemm's dot-product kernel, which
 /// rounds differently.
-#[allow(clippy::too_many_arguments)]
-fn by_columns<T: GemmElem>(
-    dst: &mut [T],
-    lhs: &[T],
-    l: Layout,
-    rhs: &[T],
-    r: Layout,
-    (m, k, n): (usize, usize, usize),
-    found: Dst,
-    parallelism: Parallelism,
-) -> bool {
+fn by_columns<T: GemmElem>(p: &mut Product<T>, parallelism: Parallelism) -> bool {
+    let Product {
+        ref mut dst,
+        lhs,
+        l,
+        rhs,
+        r,
+        dims: (m, k, n),
+        found,
+    } = *p;
     let packed = k.saturating_mul(n);
     if r.row != 1 || m < 2 || n < 2 || packed < BY_COLUMNS_MIN {
         return false;
