@@ -1324,7 +1324,7 @@ impl KeepThreadsAwake {
                 // the other thread should the two share one.
                 let mut round = 0u32;
                 while !stop.load(Ordering::Relaxed)
-                    && (round % 64 != 0 || std::time::Instant::now() < until)
+                    && (!round.is_multiple_of(64) || std::time::Instant::now() < until)
                 {
                     round = round.wrapping_add(1);
                     if rayon::yield_now() != Some(rayon::Yield::Executed) {
