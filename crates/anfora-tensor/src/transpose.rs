@@ -123,45 +123,25 @@ impl Matrices {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn blocks16(simd: pulp::x86::V4, src: &[u32], dst: &mut [u32], m: Matrices) {
-    use std::arch::x86_64::__m512i;
-    // One round of the perfect shuffle interleaves row `a` with row `a + 8`; four rounds
-    // transpose 16×16.
+    use std::arch::x86_64::{__m512, __m512i};
     let lo: __m512i = pulp::cast([0u32, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23]);
     let hi: __m512i = pulp::cast([
         8u32, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
     ]);
     let f = simd.avx512f;
-    // The closures are inlined into `vectorize`'s AVX-512 body: a closure compiled on its own
-    // lacks the target feature, and each shuffle became a function call (4× slower).
-    m.tiles(
+    blocks::<u32, __m512, 16>(
+        src,
+        dst,
+        m,
         #[inline(always)]
-        |i, j, h, w| {
-            m.tile_blocks::<u32, 16>(
-                src,
-                dst,
-                (i, j, h, w),
-                #[inline(always)]
-                |src, dst, r, c| {
-                    let mut v = [f._mm512_setzero_ps(); 16];
-                    for (a, v) in v.iter_mut().enumerate() {
-                        let at = (r + a) * m.src_row + c;
-                        let row: [u32; 16] = src[at..at + 16].try_into().expect("16 elements");
-                        *v = pulp::cast(row);
-                    }
-                    for _ in 0..4 {
-                        let mut s = v;
-                        for a in 0..8 {
-                            s[2 * a] = f._mm512_permutex2var_ps(v[a], lo, v[a + 8]);
-                            s[2 * a + 1] = f._mm512_permutex2var_ps(v[a], hi, v[a + 8]);
-                        }
-                        v = s;
-                    }
-                    for (b, v) in v.iter().enumerate() {
-                        let at = (c + b) * m.dst_row + r;
-                        let row: [u32; 16] = pulp::cast(*v);
-                        dst[at..at + 16].copy_from_slice(&row);
-                    }
-                },
+        |row| pulp::cast::<[u32; 16], _>(row.try_into().expect("16 elements")),
+        #[inline(always)]
+        |v, row| row.copy_from_slice(&pulp::cast::<_, [u32; 16]>(v)),
+        #[inline(always)]
+        |a, b| {
+            (
+                f._mm512_permutex2var_ps(a, lo, b),
+                f._mm512_permutex2var_ps(a, hi, b),
             )
         },
     );
@@ -171,37 +151,71 @@ fn blocks16(simd: pulp::x86::V4, src: &[u32], dst: &mut [u32], m: Matrices) {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn blocks8(simd: pulp::x86::V4, src: &[u64], dst: &mut [u64], m: Matrices) {
-    use std::arch::x86_64::__m512i;
+    use std::arch::x86_64::{__m512d, __m512i};
     let lo: __m512i = pulp::cast([0u64, 8, 1, 9, 2, 10, 3, 11]);
     let hi: __m512i = pulp::cast([4u64, 12, 5, 13, 6, 14, 7, 15]);
     let f = simd.avx512f;
+    blocks::<u64, __m512d, 8>(
+        src,
+        dst,
+        m,
+        #[inline(always)]
+        |row| pulp::cast::<[u64; 8], _>(row.try_into().expect("8 elements")),
+        #[inline(always)]
+        |v, row| row.copy_from_slice(&pulp::cast::<_, [u64; 8]>(v)),
+        #[inline(always)]
+        |a, b| {
+            (
+                f._mm512_permutex2var_pd(a, lo, b),
+                f._mm512_permutex2var_pd(a, hi, b),
+            )
+        },
+    );
+}
+
+/// Transposes with `N`×`N` blocks held as `N` vectors `V` of `N` elements: `load` and `store`
+/// move a row of a block, `interleave(a, b)` is one round of the perfect shuffle (the
+/// interleaved lower halves of `a` and `b`, then the upper halves), and log2(N) rounds of it
+/// over rows `a` and `a + N/2` transpose the block.
+///
+/// Every closure, these and the callers', is inlined into `vectorize`'s AVX-512 body: one
+/// compiled on its own lacks the target feature, and each shuffle became a function call (4×
+/// slower).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn blocks<E: Copy, V: Copy, const N: usize>(
+    src: &[E],
+    dst: &mut [E],
+    m: Matrices,
+    load: impl Fn(&[E]) -> V,
+    store: impl Fn(V, &mut [E]),
+    interleave: impl Fn(V, V) -> (V, V),
+) {
     m.tiles(
         #[inline(always)]
         |i, j, h, w| {
-            m.tile_blocks::<u64, 8>(
+            m.tile_blocks::<E, N>(
                 src,
                 dst,
                 (i, j, h, w),
                 #[inline(always)]
                 |src, dst, r, c| {
-                    let mut v = [f._mm512_setzero_pd(); 8];
-                    for (a, v) in v.iter_mut().enumerate() {
-                        let at = (r + a) * m.src_row + c;
-                        let row: [u64; 8] = src[at..at + 8].try_into().expect("8 elements");
-                        *v = pulp::cast(row);
-                    }
-                    for _ in 0..3 {
-                        let mut s = v;
-                        for a in 0..4 {
-                            s[2 * a] = f._mm512_permutex2var_pd(v[a], lo, v[a + 4]);
-                            s[2 * a + 1] = f._mm512_permutex2var_pd(v[a], hi, v[a + 4]);
+                    let mut v: [V; N] = std::array::from_fn(
+                        #[inline(always)]
+                        |a| {
+                            let at = (r + a) * m.src_row + c;
+                            load(&src[at..at + N])
+                        },
+                    );
+                    for _ in 0..N.trailing_zeros() {
+                        let s = v;
+                        for a in 0..N / 2 {
+                            (v[2 * a], v[2 * a + 1]) = interleave(s[a], s[a + N / 2]);
                         }
-                        v = s;
                     }
-                    for (b, v) in v.iter().enumerate() {
+                    for (b, &v) in v.iter().enumerate() {
                         let at = (c + b) * m.dst_row + r;
-                        let row: [u64; 8] = pulp::cast(*v);
-                        dst[at..at + 8].copy_from_slice(&row);
+                        store(v, &mut dst[at..at + N]);
                     }
                 },
             )
