@@ -649,12 +649,17 @@ impl GemmCall<'_> {
         Tensor::gemm(self.a, self.b, self.c, self.transpose_a, self.transpose_b)
     }
 
-    /// [`GemmCall::run`] on this thread alone.
+    /// [`GemmCall::run`] on this thread alone. The flag is restored however the call ends,
+    /// so that a panic caught further up does not leave this pool thread single-threaded.
     fn run_on_one_core(self) -> Result<Tensor> {
-        let outer = ONE_CORE.replace(true);
-        let r = self.run();
-        ONE_CORE.set(outer);
-        r
+        struct Restore(bool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                ONE_CORE.set(self.0);
+            }
+        }
+        let _restore = Restore(ONE_CORE.replace(true));
+        self.run()
     }
 }
 
