@@ -18,7 +18,8 @@
 use std::sync::OnceLock;
 
 use crate::math::{
-    EXPM1_Q32, LN2_HI32, LN2_LO32, LOG2E32, MAGIC32, TANH_P32, TANH_SMALL, TWO_M64_32,
+    EXPM1_Q32, LN2_HI32, LN2_LO32, LOG2E32, MAGIC32, RECIP_1P_SIGMOID32, RECIP_1P_TANH32, TANH_P32,
+    TANH_SMALL, TWO_M64_32,
 };
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
@@ -311,10 +312,11 @@ impl Program {
         self.div(one, s)
     }
 
-    /// `if x < lo { lo } else { x }`.
+    /// `if x < lo { lo } else { x }`: one `vmaxps lo, x`, which gives its second operand unless
+    /// the first is greater, so NaN stays NaN.
     fn clamp_below(&mut self, x: V, lo: f32) -> V {
         let lo = self.c(lo);
-        self.select(Cmp::Lt, x, lo, lo, x)
+        self.bin(Bin::Max, lo, x)
     }
 
     /// `math::reduce_ln2_bits32`: `(r, t)` with `bits(t) << 23` the exponent to add.
@@ -354,8 +356,9 @@ impl Program {
     /// `math::exp_f32`.
     pub(crate) fn exp(&mut self, x: V) -> V {
         let x = self.clamp_below(x, -104.0);
+        // if x > 89 { 89 } else { x }, as in clamp_below.
         let hi = self.c(89.0);
-        let x = self.select(Cmp::Gt, x, hi, hi, x);
+        let x = self.bin(Bin::Min, hi, x);
         // reduce_ln2_32: the same r as reduce_ln2, and n as an integer.
         let (r, t) = self.reduce_ln2(x);
         let magic = self.bits(MAGIC32.to_bits());
@@ -392,13 +395,11 @@ impl Program {
         let p = self.fma(p, r, one);
         let e = self.bin(Bin::AddI, p, scale);
         let num = self.add(e, e);
-        let den = self.add(e, one);
-        let q = self.div(num, den);
+        let q = self.quotient_1p(num, e, &RECIP_1P_TANH32);
         let large = self.sub(one, q);
         let lim = self.c(TANH_SMALL);
         let t = self.select(Cmp::Ge, a, lim, large, small);
-        // copysign(t, x)
-        let t = self.abs(t);
+        // copysign(t, x): t's sign bit is clear (t >= 0, or a NaN carried over from |x|).
         let sign = self.bits(0x8000_0000);
         let s = self.bin(Bin::And, x, sign);
         self.bin(Bin::Or, t, s)
@@ -420,16 +421,23 @@ impl Program {
         let e = self.mul(p, s);
         let tiny = self.c(TWO_M64_32);
         let e = self.mul(e, tiny);
-        let d = self.add(e, one);
-        let d_lo = self.sub(one, d);
-        let d_lo = self.add(d_lo, e);
         let zero = self.c(0.0);
         let num = self.select(Cmp::Ge, x, zero, one, e);
-        let q = self.div(num, d);
-        let one_m_q = self.sub(one, q);
-        let inv = self.select(Cmp::Ge, x, zero, q, one_m_q);
-        let qi = self.mul(q, inv);
-        self.push(Op::Fnma(qi, d_lo, q))
+        self.quotient_1p(num, e, &RECIP_1P_SIGMOID32)
+    }
+
+    /// `math::quotient_1p32`: `n / (1 + e)` without a division.
+    fn quotient_1p(&mut self, n: V, e: V, c: &[f32]) -> V {
+        let (&last, rest) = c.split_last().expect("a polynomial");
+        let mut r = self.c(last);
+        for &k in rest.iter().rev() {
+            let k = self.c(k);
+            r = self.fma(r, e, k);
+        }
+        let q0 = self.mul(n, r);
+        let t = self.sub(n, q0);
+        let res = self.push(Op::Fnma(q0, e, t));
+        self.fma(res, r, q0)
     }
 
     /// `x * sigmoid(x)`. The hardware returns the first operand's NaN when both are NaN; the

@@ -78,6 +78,8 @@ const PSUBD: Enc = enc(1, 1, 0xFA);
 const PSHIFT_IMM: Enc = enc(1, 1, 0x72);
 const FMADD213PS: Enc = enc(2, 1, 0xA8);
 const FNMADD213PS: Enc = enc(2, 1, 0xAC);
+const FMADD231PS: Enc = enc(2, 1, 0xB8);
+const FNMADD231PS: Enc = enc(2, 1, 0xBC);
 const BLENDMPS: Enc = enc(2, 1, 0x65);
 const BROADCASTSS: Enc = enc(2, 1, 0x18);
 
@@ -385,29 +387,61 @@ impl Body {
                     d
                 }
                 Op::Fma(x, y, z) | Op::Fnma(x, y, z) => {
-                    let e = if matches!(op, Op::Fma(..)) {
-                        FMADD213PS
+                    let fma = matches!(op, Op::Fma(..));
+                    let (e213, e231) = if fma {
+                        (FMADD213PS, FMADD231PS)
                     } else {
-                        FNMADD213PS
+                        (FNMADD213PS, FNMADD231PS)
                     };
-                    // d = x, then d = y * d + z (213 form).
-                    let reuse = self.konst(x).is_none() && self.last_use[x as usize] == i;
-                    let d = if reuse {
-                        reg[x as usize]
-                    } else {
-                        let d = alloc(&mut free)?;
-                        match self.konst(x) {
-                            Some(slot) => {
-                                a.evex(BROADCASTSS, d, 0, Rm::Mem(bcst_load(slot)), 0, false, None)
-                            }
-                            None => a.evex(MOVAPS, d, 0, Rm::Zmm(reg[x as usize]), 0, false, None),
-                        }
+                    let dies = |v: V| self.konst(v).is_none() && self.last_use[v as usize] == i;
+                    if dies(z) && !dies(x) && !dies(y) {
+                        // d = z, then d = x * y + d (231 form): no copy of a live factor.
+                        let d = reg[z as usize];
+                        let (x, y) = if self.konst(x).is_some() {
+                            (y, x)
+                        } else {
+                            (x, y)
+                        };
+                        let xr = in_reg(a, x, 0);
+                        a.evex(e231, d, xr, rm(y), 0, false, None);
+                        release(&mut free, d);
                         d
-                    };
-                    let yr = in_reg(a, y, 0);
-                    a.evex(e, d, yr, rm(z), 0, false, None);
-                    release(&mut free, d);
-                    d
+                    } else {
+                        // d = x, then d = y * d + z (213 form). The product commutes, so the
+                        // factor that dies, or else a constant (a broadcast load instead of a
+                        // register copy), becomes d.
+                        let (x, y) = if dies(y) && !dies(x)
+                            || self.konst(y).is_some() && !dies(x) && self.konst(x).is_none()
+                        {
+                            (y, x)
+                        } else {
+                            (x, y)
+                        };
+                        let d = if dies(x) {
+                            reg[x as usize]
+                        } else {
+                            let d = alloc(&mut free)?;
+                            match self.konst(x) {
+                                Some(slot) => a.evex(
+                                    BROADCASTSS,
+                                    d,
+                                    0,
+                                    Rm::Mem(bcst_load(slot)),
+                                    0,
+                                    false,
+                                    None,
+                                ),
+                                None => {
+                                    a.evex(MOVAPS, d, 0, Rm::Zmm(reg[x as usize]), 0, false, None)
+                                }
+                            }
+                            d
+                        };
+                        let yr = in_reg(a, y, 0);
+                        a.evex(e213, d, yr, rm(z), 0, false, None);
+                        release(&mut free, d);
+                        d
+                    }
                 }
                 Op::Sqrt(x) => {
                     let src = rm(x);
@@ -689,6 +723,16 @@ mod tests {
             (
                 one(|a| a.evex(FNMADD213PS, 4, 5, zmm(6), 0, false, None)),
                 &[0x62, 0xf2, 0x55, 0x48, 0xac, 0xe6],
+            ),
+            // vfmadd231ps zmm4, zmm5, zmm6
+            (
+                one(|a| a.evex(FMADD231PS, 4, 5, zmm(6), 0, false, None)),
+                &[0x62, 0xf2, 0x55, 0x48, 0xb8, 0xe6],
+            ),
+            // vfnmadd231ps zmm4, zmm30, DWORD BCST [rsi]
+            (
+                one(|a| a.evex(FNMADD231PS, 4, 30, Rm::Mem(pool_bcst(0)), 0, false, None)),
+                &[0x62, 0xf2, 0x0d, 0x50, 0xbc, 0x26],
             ),
             // vsqrtps zmm2, zmm19
             (
