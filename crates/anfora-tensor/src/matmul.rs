@@ -138,57 +138,139 @@ pub(crate) trait GemmElem: MatElem + Pod {
         found: Dst,
         parallel: bool,
     ) {
-        assert!(dst.len() == m * n && l.reads(lhs.len(), m, k) && r.reads(rhs.len(), k, n));
-        if dst.is_empty() {
-            return;
-        }
-        if k == 0 {
-            if found == Dst::Overwrite {
-                dst.fill(Self::zero());
-            }
-            return;
-        }
-        let mut p = Product {
-            dst,
-            lhs,
-            l,
-            rhs,
-            r,
-            dims: (m, k, n),
-            found,
-        };
-        if vector_matrix(&mut p, parallel) || (parallel && column_halves(&mut p)) {
-            return;
-        }
-        let parallelism = if parallel {
-            Parallelism::Rayon(0)
-        } else {
-            Parallelism::None
-        };
-        if by_columns(&mut p, parallelism) {
-            return;
-        }
-        let dst = p.dst;
-        // SAFETY: `lhs` holds an m×k matrix and `rhs` a k×n one read through their layouts'
-        // non-negative strides, and the last element each reads is inside its slice (asserted
-        // above). `dst` is a unique borrow of m×n elements written with row stride n.
+        // SAFETY: `dst` holds its elements initialized, borrowed for the call.
         unsafe {
-            raw_gemm(
+            product(
+                (dst.as_mut_ptr(), dst.len()),
+                lhs,
+                l,
+                rhs,
+                r,
                 (m, k, n),
-                (dst.as_mut_ptr(), n as isize, 1),
                 found,
-                (lhs, l),
-                (rhs, r),
-                parallelism,
-            );
+                parallel,
+            )
         }
+    }
+
+    /// A new m×n matrix `lhs · rhs`, on gemm's threads when `parallel`. Where gemm's general
+    /// kernel computes it (see [`FRESH_MIN`]), that kernel writes every element from sums
+    /// started at `+0.0`, so the buffer is not zeroed first: W1's `xᵀ @ d` (1.6 MB) went from
+    /// 514 to 439 µs (medians). A sum that underflows from below is then `-0.0`, as with numpy's
+    /// BLAS, where adding it to zeros gave `+0.0`. Elsewhere the sums start from zeros
+    /// ([`Dst::Zeros`]).
+    fn gemm_fresh(
+        lhs: &[Self],
+        l: Layout,
+        rhs: &[Self],
+        r: Layout,
+        (m, k, n): (usize, usize, usize),
+        parallel: bool,
+    ) -> Result<Vec<Self>> {
+        if m < FRESH_MIN || k < FRESH_MIN || n < FRESH_MIN || m * n <= 256 {
+            let mut out = try_filled(&[m, n], Self::zero())?;
+            Self::gemm_with(&mut out, lhs, l, rhs, r, (m, k, n), Dst::Zeros, parallel);
+            return Ok(out);
+        }
+        let mut out = alloc::try_vec::<Self>(&[m, n])?;
+        let dst = out.spare_capacity_mut();
+        let at = dst.as_mut_ptr().cast::<Self>();
+        // SAFETY: `at` is valid for writing the m·n elements of `out`'s capacity, borrowed for
+        // the call; with `Dst::Overwrite` nothing reads them before they are written.
+        unsafe {
+            product(
+                (at, m * n),
+                lhs,
+                l,
+                rhs,
+                r,
+                (m, k, n),
+                Dst::Overwrite,
+                parallel,
+            );
+            // Every element was written (every path writes the whole destination).
+            out.set_len(m * n);
+        }
+        Ok(out)
     }
 }
 
-/// One product as [`GemmElem::gemm_with`] received it (checked there), for the special cases
-/// it tries before gemm's general one: `dst (m×n) = lhs · rhs`, or `+=` per `found`.
+/// [`GemmElem::gemm_fresh`] leaves the sums of products with every dimension at least this
+/// large (and more than 256 results) to gemm's general kernel, on an unwritten buffer. gemm's
+/// other kernels (outer products for k ≤ 2, matrix-vector products, dot products for at most
+/// 256 results) may not start their sums at `+0.0`, and give `-0.0` for a product of `-0.0`
+/// alone where numpy gives `+0.0`.
+const FRESH_MIN: usize = 16;
+
+/// `dst (m×n, row-major) = lhs · rhs`, or `+=` per `found`: the special cases, then gemm's
+/// general product.
+///
+/// # Safety
+/// `dst.0` is valid for writing `dst.1 = m·n` elements that nothing else accesses during the
+/// call; they are initialized unless `found` is [`Dst::Overwrite`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn product<T: GemmElem>(
+    dst: (*mut T, usize),
+    lhs: &[T],
+    l: Layout,
+    rhs: &[T],
+    r: Layout,
+    (m, k, n): (usize, usize, usize),
+    found: Dst,
+    parallel: bool,
+) {
+    assert!(dst.1 == m * n && l.reads(lhs.len(), m, k) && r.reads(rhs.len(), k, n));
+    if m * n == 0 {
+        return;
+    }
+    if k == 0 {
+        if found == Dst::Overwrite {
+            // SAFETY: the caller's contract; all-zero bytes are a float zero.
+            unsafe { std::ptr::write_bytes(dst.0, 0, dst.1) };
+        }
+        return;
+    }
+    let mut p = Product {
+        dst: dst.0,
+        lhs,
+        l,
+        rhs,
+        r,
+        dims: (m, k, n),
+        found,
+    };
+    if vector_matrix(&mut p, parallel) || (parallel && column_halves(&mut p)) {
+        return;
+    }
+    let parallelism = if parallel {
+        Parallelism::Rayon(0)
+    } else {
+        Parallelism::None
+    };
+    if by_columns(&mut p, parallelism) {
+        return;
+    }
+    // SAFETY: `lhs` holds an m×k matrix and `rhs` a k×n one read through their layouts'
+    // non-negative strides, and the last element each reads is inside its slice (asserted
+    // above). `dst` is valid for m×n elements written with row stride n (the caller's
+    // contract).
+    unsafe {
+        raw_gemm(
+            (m, k, n),
+            (p.dst, n as isize, 1),
+            found,
+            (lhs, l),
+            (rhs, r),
+            parallelism,
+        );
+    }
+}
+
+/// One product as [`product`] received it (checked there), for the special cases it tries
+/// before gemm's general one: `dst (m×n) = lhs · rhs`, or `+=` per `found`.
 struct Product<'a, T> {
-    dst: &'a mut [T],
+    /// m·n elements, uninitialized when `found` is [`Dst::Overwrite`] (see [`product`]).
+    dst: *mut T,
     lhs: &'a [T],
     l: Layout,
     rhs: &'a [T],
@@ -241,7 +323,14 @@ fn vector_matrix<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
         {
             return false;
         }
-        let dst: &mut [f32] = bytemuck::cast_slice_mut(&mut *p.dst);
+        if found == Dst::Overwrite {
+            // SAFETY: `p.dst` is valid for writing its n elements; zero bytes are `0.0`.
+            unsafe { std::ptr::write_bytes(p.dst, 0, n) };
+        }
+        // SAFETY: the n elements of the row, initialized (just now when overwritten), are
+        // borrowed by this call alone.
+        let dst: &mut [T] = unsafe { std::slice::from_raw_parts_mut(p.dst, n) };
+        let dst: &mut [f32] = bytemuck::cast_slice_mut(dst);
         let (lhs, w): (&[f32], &[f32]) = (bytemuck::cast_slice(p.lhs), bytemuck::cast_slice(p.rhs));
         let gathered: Vec<f32>;
         let x = if l.col == 1 {
@@ -250,9 +339,6 @@ fn vector_matrix<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
             gathered = (0..k).map(|i| lhs[i * l.col as usize]).collect();
             &gathered
         };
-        if found == Dst::Overwrite {
-            dst.fill(0.0);
-        }
         let halves = k.saturating_mul(n) >= VECTOR_MATRIX_HALVES;
         let both = |a: &mut (dyn FnMut() + Send), b: &mut (dyn FnMut() + Send)| {
             if parallel {
@@ -313,7 +399,7 @@ pub(crate) const COLUMN_HALVES_MIN: usize = 128;
 /// columns, so the bits are those of the whole product on one thread (tested).
 fn column_halves<T: GemmElem>(p: &mut Product<T>) -> bool {
     let Product {
-        ref mut dst,
+        dst,
         lhs,
         l,
         rhs,
@@ -329,7 +415,7 @@ fn column_halves<T: GemmElem>(p: &mut Product<T>) -> bool {
     struct Shared<T>(*mut T);
     // SAFETY: the halves write disjoint elements and `join` returns after both.
     unsafe impl<T> Sync for Shared<T> {}
-    let at = Shared(dst.as_mut_ptr());
+    let at = Shared(dst);
     let (at, row) = (&at, n as isize);
     // SAFETY: `lhs` and `rhs` are read as the caller checked; the second half of `rhs` starts
     // `h` columns in, inside the slice (h < n); the halves of `dst` are its columns `..h` and
@@ -430,7 +516,7 @@ const PACK_PER_TRANSPOSE: usize = 4;
 /// rounds differently.
 fn by_columns<T: GemmElem>(p: &mut Product<T>, parallelism: Parallelism) -> bool {
     let Product {
-        ref mut dst,
+        dst,
         lhs,
         l,
         rhs,
@@ -464,15 +550,28 @@ fn by_columns<T: GemmElem>(p: &mut Product<T>, parallelism: Parallelism) -> bool
     } else {
         return false;
     };
-    // `dst` transposed: n×m row-major is m×n column-major.
-    let mut dst_t = vec![T::zero(); m * n];
+    if found == Dst::Overwrite {
+        // SAFETY: `dst` is valid for writing its m·n elements; zero bytes are a float zero.
+        unsafe { std::ptr::write_bytes(dst, 0, m * n) };
+    }
+    // SAFETY: the m·n elements of `dst`, initialized (just now when overwritten), borrowed by
+    // this call alone.
+    let dst = unsafe { std::slice::from_raw_parts_mut(dst, m * n) };
+    // `dst` transposed: n×m row-major is m×n column-major. gemm writes all of it when it
+    // overwrites.
+    let mut dst_t: Vec<T> = if found == Dst::Overwrite {
+        Vec::with_capacity(m * n)
+    } else {
+        vec![T::zero(); m * n]
+    };
     if found == Dst::Accumulate {
         transpose(dst, n, m, n, &mut dst_t, m);
     }
     // SAFETY: `lhs_cols` reads m×k elements with row stride 1, inside `lhs` (the caller's
     // `reads` checked these very strides) or inside `lhs_t` (m·k elements, column stride m);
     // `rhs` is read as the caller checked;
-    // `dst_t` holds m·n elements written with row stride 1 and column stride m.
+    // `dst_t` has room for m·n elements written with row stride 1 and column stride m, all of
+    // them initialized after the call (read by gemm unless overwritten, written by it).
     unsafe {
         raw_gemm(
             (m, k, n),
@@ -482,6 +581,7 @@ fn by_columns<T: GemmElem>(p: &mut Product<T>, parallelism: Parallelism) -> bool
             (rhs, r),
             parallelism,
         );
+        dst_t.set_len(m * n);
     }
     transpose(&dst_t, m, n, m, dst, n);
     true
@@ -535,12 +635,9 @@ fn gemm_error(message: String) -> TensorError {
     TensorError::new(ErrorKind::Value, format!("gemm: {message}"))
 }
 
-/// The accumulator of `gemm`: `c` broadcast to `shape` (zeros without one), in `c`'s own
-/// buffer when it is uniquely owned and already has that shape.
-fn accumulator<T: GemmElem>(c: Option<Tensor>, shape: &[usize]) -> Result<Vec<T>> {
-    let Some(mut c) = c else {
-        return try_filled(shape, T::zero());
-    };
+/// The accumulator of `gemm`: `c` broadcast to `shape`, in `c`'s own buffer when it is uniquely
+/// owned and already has that shape.
+fn accumulator<T: GemmElem>(mut c: Tensor, shape: &[usize]) -> Result<Vec<T>> {
     if c.shape[..] == shape[..]
         && let Some(v) = c.storage_mut().and_then(T::vec_mut)
     {
@@ -598,24 +695,14 @@ pub(crate) fn gemm(
         c: Option<Tensor>,
         (m, k, n): (usize, usize, usize),
     ) -> Result<Storage> {
-        let found = if c.is_some() {
-            Dst::Accumulate
-        } else {
-            Dst::Zeros
-        };
-        let mut dst = accumulator::<T>(c, &[m, n])?;
         let (x, la) = operand::<T>(a.0, a.1);
         let (y, lb) = operand::<T>(b.0, b.1);
-        T::gemm_with(
-            &mut dst,
-            x,
-            la,
-            y,
-            lb,
-            (m, k, n),
-            found,
-            worth_threads::<T>(m, k, n),
-        );
+        let parallel = worth_threads::<T>(m, k, n);
+        let Some(c) = c else {
+            return T::gemm_fresh(x, la, y, lb, (m, k, n), parallel).map(T::into_storage);
+        };
+        let mut dst = accumulator::<T>(c, &[m, n])?;
+        T::gemm_with(&mut dst, x, la, y, lb, (m, k, n), Dst::Accumulate, parallel);
         Ok(T::into_storage(dst))
     }
     let storage = match dtype {

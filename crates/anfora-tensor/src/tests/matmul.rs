@@ -453,6 +453,61 @@ fn column_halves_give_the_bits_of_one_thread() {
     check::<f64>(DType::F64);
 }
 
+/// A new product's buffer is not zeroed where gemm's general kernel writes every element: on
+/// each path (gemm's own threads or one, column halves, column-major right operands through
+/// transposes, the small products that still start from zeros) a destination full of NaN is
+/// overwritten everywhere, with the bits of sums started from zeros; `gemm` gives those bits.
+#[test]
+fn fresh_products_write_every_element() {
+    use crate::matmul::{Dst, GemmElem, Layout, product};
+    fn check<T: GemmElem>(dtype: DType, nan: T) {
+        // (m, k, n, lhs transposed, rhs transposed, parallel)
+        for (m, k, n, ta, tb, parallel) in [
+            (128, 784, 512, false, false, true),
+            (128, 784, 512, true, false, true),
+            (128, 512, 512, false, true, true),
+            (128, 512, 512, false, true, false),
+            (37, 300, 301, true, true, false),
+            (16, 16, 17, false, false, false),
+            (16, 16, 16, false, false, false),
+            (3, 40, 200, false, false, false),
+            (40, 2, 40, false, false, true),
+        ] {
+            let mut rng = crate::random::Generator::new((m * k + n) as u64);
+            let a_shape = if ta { [k, m] } else { [m, k] };
+            let b_shape = if tb { [n, k] } else { [k, n] };
+            let a = rng.uniform(&a_shape, -1.0, 1.0, dtype).unwrap();
+            let b = rng.uniform(&b_shape, -1.0, 1.0, dtype).unwrap();
+            let vals = |t: &Tensor| T::slice(&t.storage).unwrap().to_vec();
+            let (av, bv) = (vals(&a), vals(&b));
+            let (la, lb) = (Layout::of(a_shape[1], ta), Layout::of(b_shape[1], tb));
+            let mut want = vec![T::zero(); m * n];
+            T::gemm_with(&mut want, &av, la, &bv, lb, (m, k, n), Dst::Zeros, parallel);
+            let case = format!("{dtype:?} {m}×{k}×{n} ta {ta} tb {tb} parallel {parallel}");
+            let mut got = vec![nan; m * n];
+            // SAFETY: `got` holds m·n elements, borrowed for the call.
+            unsafe {
+                product(
+                    (got.as_mut_ptr(), m * n),
+                    &av,
+                    la,
+                    &bv,
+                    lb,
+                    (m, k, n),
+                    Dst::Overwrite,
+                    parallel,
+                )
+            };
+            let bits = |v: &[T]| Tensor::from_storage(T::into_storage(v.to_vec()), vec![m, n]);
+            assert!(bits(&got).same_as(&bits(&want)), "{case}: overwritten");
+            let fresh = Tensor::gemm(&a, &b, None, ta, tb).unwrap();
+            assert!(fresh.same_as(&bits(&want)), "{case}: gemm");
+        }
+    }
+    check::<f32>(DType::F32, f32::NAN);
+    check::<f64>(DType::F64, f64::NAN);
+}
+
 /// `gemm_pair` gives each product the bits `gemm` gives it alone (on gemm's threads there,
 /// one thread each here), accumulators included; each result carries its own error.
 #[test]
