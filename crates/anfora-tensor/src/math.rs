@@ -13,8 +13,8 @@
 //! `sin`/`cos` are libm's, element by element.
 //!
 //! Polynomial coefficients are minimax fits (Remez exchange in 50-digit arithmetic, or a linear
-//! program over a dense grid for the reciprocal seeds) made for this file; `log` of float64 follows fdlibm's `log` (Sun Microsystems, freely redistributable),
-//! with its constants.
+//! program over a dense grid for the reciprocal seeds) made for this file; `log` of float64
+//! follows fdlibm's `log` (Sun Microsystems, freely redistributable), with its constants.
 
 use std::mem::MaybeUninit;
 

@@ -223,13 +223,6 @@ pub(crate) unsafe fn product<T: GemmElem>(
     if m * n == 0 {
         return;
     }
-    if k == 0 {
-        if found == Dst::Overwrite {
-            // SAFETY: the caller's contract; all-zero bytes are a float zero.
-            unsafe { std::ptr::write_bytes(dst.0, 0, dst.1) };
-        }
-        return;
-    }
     let mut p = Product {
         dst: dst.0,
         lhs,
@@ -239,6 +232,11 @@ pub(crate) unsafe fn product<T: GemmElem>(
         dims: (m, k, n),
         found,
     };
+    if k == 0 {
+        // An empty sum: zeros where `dst` is overwritten, `dst` itself otherwise.
+        p.initialized_dst();
+        return;
+    }
     if vector_matrix(&mut p, parallel) || (parallel && column_halves(&mut p)) {
         return;
     }
@@ -279,6 +277,22 @@ struct Product<'a, T> {
     found: Dst,
 }
 
+impl<T: GemmElem> Product<'_, T> {
+    /// The destination as a slice, for the special cases that read or write it as one: zeroed
+    /// first when it is overwritten (it may be uninitialized then).
+    fn initialized_dst(&mut self) -> &mut [T] {
+        let (m, _, n) = self.dims;
+        if self.found == Dst::Overwrite {
+            // SAFETY: `dst` is valid for writing its m·n elements (the contract of `product`,
+            // which built `self`); all-zero bytes are a float zero.
+            unsafe { std::ptr::write_bytes(self.dst, 0, m * n) };
+        }
+        // SAFETY: the m·n elements are initialized (just now when overwritten) and nothing
+        // else accesses them while `self` is borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.dst, m * n) }
+    }
+}
+
 /// Whether an m×k by k×n product of `T`s is large enough to spread over threads: float32
 /// vector-matrix products from [`VECTOR_MATRIX_HALVES`] on (their kernel sums two halves,
 /// one per core), any product from [`PARALLEL_FLOPS`] on. Never inside [`gemm_pair`]: there
@@ -312,7 +326,7 @@ fn vector_matrix<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         let (m, k, n) = p.dims;
-        let (l, r, found) = (p.l, p.r, p.found);
+        let (l, r) = (p.l, p.r);
         // `rhs` row-major (read by rows), or stored transposed (`x @ w.T`, read by columns).
         let by_rows = r.col == 1 && r.row >= n as isize;
         let by_columns = r.row == 1 && r.col >= k as isize;
@@ -323,15 +337,8 @@ fn vector_matrix<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
         {
             return false;
         }
-        if found == Dst::Overwrite {
-            // SAFETY: `p.dst` is valid for writing its n elements; zero bytes are `0.0`.
-            unsafe { std::ptr::write_bytes(p.dst, 0, n) };
-        }
-        // SAFETY: the n elements of the row, initialized (just now when overwritten), are
-        // borrowed by this call alone.
-        let dst: &mut [T] = unsafe { std::slice::from_raw_parts_mut(p.dst, n) };
-        let dst: &mut [f32] = bytemuck::cast_slice_mut(dst);
         let (lhs, w): (&[f32], &[f32]) = (bytemuck::cast_slice(p.lhs), bytemuck::cast_slice(p.rhs));
+        let dst: &mut [f32] = bytemuck::cast_slice_mut(p.initialized_dst());
         let gathered: Vec<f32>;
         let x = if l.col == 1 {
             &lhs[..k]
@@ -516,13 +523,13 @@ const PACK_PER_TRANSPOSE: usize = 4;
 /// rounds differently.
 fn by_columns<T: GemmElem>(p: &mut Product<T>, parallelism: Parallelism) -> bool {
     let Product {
-        dst,
         lhs,
         l,
         rhs,
         r,
         dims: (m, k, n),
         found,
+        ..
     } = *p;
     let packed = k.saturating_mul(n);
     if r.row != 1 || m < 2 || n < 2 || packed < BY_COLUMNS_MIN {
@@ -550,13 +557,7 @@ fn by_columns<T: GemmElem>(p: &mut Product<T>, parallelism: Parallelism) -> bool
     } else {
         return false;
     };
-    if found == Dst::Overwrite {
-        // SAFETY: `dst` is valid for writing its m·n elements; zero bytes are a float zero.
-        unsafe { std::ptr::write_bytes(dst, 0, m * n) };
-    }
-    // SAFETY: the m·n elements of `dst`, initialized (just now when overwritten), borrowed by
-    // this call alone.
-    let dst = unsafe { std::slice::from_raw_parts_mut(dst, m * n) };
+    let dst = p.initialized_dst();
     // `dst` transposed: n×m row-major is m×n column-major. gemm writes all of it when it
     // overwrites.
     let mut dst_t: Vec<T> = if found == Dst::Overwrite {

@@ -455,7 +455,8 @@ fn column_halves_give_the_bits_of_one_thread() {
 
 /// A new product's buffer is not zeroed where gemm's general kernel writes every element: on
 /// each path (gemm's own threads or one, column halves, column-major right operands through
-/// transposes, the small products that still start from zeros) a destination full of NaN is
+/// transposes, vector-matrix kernels, empty sums, the small products that still start from
+/// zeros) a destination full of NaN is
 /// overwritten everywhere, with the bits of sums started from zeros; `gemm` gives those bits.
 #[test]
 fn fresh_products_write_every_element() {
@@ -472,6 +473,9 @@ fn fresh_products_write_every_element() {
             (16, 16, 16, false, false, false),
             (3, 40, 200, false, false, false),
             (40, 2, 40, false, false, true),
+            (1, 784, 512, false, false, true),
+            (1, 300, 200, false, true, false),
+            (8, 0, 20, false, false, false),
         ] {
             let mut rng = crate::random::Generator::new((m * k + n) as u64);
             let a_shape = if ta { [k, m] } else { [m, k] };
