@@ -401,9 +401,13 @@ pub(crate) const COLUMN_HALVES_MIN: usize = 128;
 /// thread, each through gemm on one thread, and says whether it did. gemm's own threads
 /// reached 191–207 GFLOP/s on W1's `x @ W1` (128×784×512) where the halves reached 218–224,
 /// in alternation on this machine kind (fwd2 116–156 against 136–179): each core reads half of
-/// the right operand, the large one, and packs only its own half. The halves start at a
-/// multiple of 16 columns; gemm blocks the sums along k the same way for any number of
-/// columns, so the bits are those of the whole product on one thread (tested).
+/// the right operand, the large one, and packs only its own half.
+///
+/// The halves start at a multiple of 16 columns. gemm blocks the sums along k by k and the
+/// cache sizes alone for products with more than 64 rows or columns, but in blocks of 512 for
+/// smaller ones: a product of at most 64 rows is split only where both halves are wider than
+/// 64 columns. The bits are then those of the whole product on one thread (tested; a
+/// 48×1100×128 product split in two halves of 64 columns summed in other blocks).
 fn column_halves<T: GemmElem>(p: &mut Product<T>) -> bool {
     let Product {
         dst,
@@ -418,6 +422,9 @@ fn column_halves<T: GemmElem>(p: &mut Product<T>) -> bool {
         return false;
     }
     let h = (n / 2).next_multiple_of(16);
+    if m <= 64 && n - h <= 64 {
+        return false;
+    }
     /// `dst`'s first element, shared by the two halves, which write disjoint columns.
     struct Shared<T>(*mut T);
     // SAFETY: the halves write disjoint elements and `join` returns after both.

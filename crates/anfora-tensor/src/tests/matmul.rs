@@ -408,7 +408,8 @@ fn transposed_right_operands_give_the_bits_of_stored_ones() {
 
 /// Large products of row-major operands are split into two halves of the columns, one per
 /// thread: the bits are those of the whole product on one thread, for ragged widths, depths
-/// beyond gemm's blocks along k, accumulators and both float dtypes.
+/// beyond gemm's blocks along k, products of at most 64 rows (split only where both halves
+/// are wider than 64 columns), accumulators and both float dtypes.
 #[test]
 fn column_halves_give_the_bits_of_one_thread() {
     use crate::matmul::{COLUMN_HALVES_MIN, Dst, GemmElem, Layout, PARALLEL_FLOPS};
@@ -418,6 +419,9 @@ fn column_halves_give_the_bits_of_one_thread() {
             (37, 1500, 301),
             (200, 96, 130),
             (64, 2100, 1000),
+            (48, 1100, 128),
+            (37, 1500, 130),
+            (64, 2100, 160),
         ] {
             let mut rng = crate::random::Generator::new(m as u64);
             let a = rng.uniform(&[m, k], -1.0, 1.0, dtype).unwrap();
