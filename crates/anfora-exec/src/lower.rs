@@ -25,7 +25,9 @@ use anfora_vm::kernels::{self, Kernel, KernelKey};
 use anfora_vm::value::{Closure, from_const};
 use anfora_vm::{Value, ops};
 
-use crate::program::{BinOp, FusedArg, FusedProgram, FusedStep, Instr, Opnd, Reg, Site, Unit};
+use crate::program::{
+    BinOp, FusedArg, FusedProgram, FusedStep, Instr, Opnd, Reg, Site, Unit, WithNext,
+};
 use crate::{Program, cfg, liveness, peephole};
 
 /// A program the lower stage could not translate: always an anfora bug.
@@ -617,7 +619,7 @@ impl Lowering<'_> {
                     args,
                     kernel,
                     at,
-                    with_next: false,
+                    with_next: WithNext::Alone,
                 },
             };
             e.code.push(instr);
@@ -738,7 +740,7 @@ impl Lowering<'_> {
                     args,
                     kernel: None,
                     at: 0,
-                    with_next: false,
+                    with_next: WithNext::Alone,
                 });
                 Ok(Opnd::Reg(dst))
             }

@@ -3,12 +3,15 @@
 //! * a value computed right before a jump and only moved into a label parameter is computed
 //!   into the parameter directly;
 //! * jumps to the next instruction disappear;
-//! * two adjacent products (`Gemm`) where the second does not read the first's result are
-//!   marked to run side by side (`with_next`): a backward pass through a linear layer computes
-//!   `d @ Wᵀ` and `hᵀ @ d` from the same `d`, one after the other.
+//! * a product (`Gemm`) whose only use is the SGD update right after it, as its gradient, is
+//!   marked to run into it (`WithNext::IntoUpdate`): a training step's last weight gradient,
+//!   `xᵀ @ d`, is applied to the weights by parts as they are computed;
+//! * two adjacent products where the second does not read the first's result are marked to
+//!   run side by side (`WithNext::SideBySide`): a backward pass through a linear layer
+//!   computes `d @ Wᵀ` and `hᵀ @ d` from the same `d`, one after the other.
 
 use crate::cfg;
-use crate::program::{Instr, Opnd};
+use crate::program::{Instr, Opnd, WithNext};
 use anfora_ir::Prim;
 
 pub fn run(unit: &mut crate::Unit) {
@@ -70,14 +73,13 @@ pub fn run(unit: &mut crate::Unit) {
         }
     }
     cfg::remove(unit, &remove);
+    products_into_updates(unit);
     pair_products(unit);
 }
 
-/// Marks each `Gemm` followed by an independent `Gemm` to run with it (see the module doc).
-/// The second must not be a jump target, so that it only ever runs right after the first.
-fn pair_products(unit: &mut crate::Unit) {
-    // The register a product defines.
-    let product = |i: &Instr| match i {
+/// The register a product defines, for a product on the CPU backend's kernel.
+fn product(i: &Instr) -> Option<u32> {
+    match i {
         Instr::Prim {
             prim: Prim::Gemm,
             kernel: None,
@@ -85,12 +87,62 @@ fn pair_products(unit: &mut crate::Unit) {
             ..
         } => Some(*dst),
         _ => None,
-    };
-    let n = unit.code.len();
-    let mut targeted = vec![false; n + 1];
+    }
+}
+
+/// Which instructions are jump targets (one more entry, for the end).
+fn targets(unit: &crate::Unit) -> Vec<bool> {
+    let mut targeted = vec![false; unit.code.len() + 1];
     for i in &unit.code {
         i.targets_mut_free(|t| targeted[t as usize] = true);
     }
+    targeted
+}
+
+/// Marks each product whose result is only the gradient operand of the SGD update right
+/// after it to run into that update (see the module doc). The update must not be a jump
+/// target, so that it only ever runs right after the product.
+fn products_into_updates(unit: &mut crate::Unit) {
+    let targeted = targets(unit);
+    for pc in 0..unit.code.len().saturating_sub(1) {
+        let (head, tail) = unit.code.split_at_mut(pc + 1);
+        let (first, next) = (&mut head[pc], &tail[0]);
+        let Some(d) = product(first) else { continue };
+        let Instr::Prim {
+            prim: Prim::Sgd,
+            kernel: None,
+            args,
+            ..
+        } = next
+        else {
+            continue;
+        };
+        let mut uses = 0;
+        next.uses(|r| uses += usize::from(r == d));
+        if targeted[pc + 1] || args.get(1) != Some(&Opnd::Take(d)) || uses != 1 {
+            continue;
+        }
+        if let Instr::Prim { with_next, .. } = first {
+            *with_next = WithNext::IntoUpdate;
+        }
+    }
+}
+
+/// Marks each `Gemm` followed by an independent `Gemm` to run with it (see the module doc).
+/// The second must not be a jump target, so that it only ever runs right after the first,
+/// and neither may run into an update already.
+fn pair_products(unit: &mut crate::Unit) {
+    let alone = |i: &Instr| {
+        matches!(
+            i,
+            Instr::Prim {
+                with_next: WithNext::Alone,
+                ..
+            }
+        )
+    };
+    let n = unit.code.len();
+    let targeted = targets(unit);
     let mut pc = 0;
     while pc + 1 < n {
         let (head, tail) = unit.code.split_at_mut(pc + 1);
@@ -101,12 +153,12 @@ fn pair_products(unit: &mut crate::Unit) {
         };
         let mut reads_first = false;
         second.uses(|r| reads_first |= r == d1);
-        if reads_first || d1 == d2 || targeted[pc + 1] {
+        if reads_first || d1 == d2 || targeted[pc + 1] || !alone(first) || !alone(second) {
             pc += 1;
             continue;
         }
         if let Instr::Prim { with_next, .. } = first {
-            *with_next = true;
+            *with_next = WithNext::SideBySide;
         }
         pc += 2;
     }

@@ -102,6 +102,20 @@ impl BinOp {
     }
 }
 
+/// How an instruction runs together with the one after it (set by `peephole` on products).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WithNext {
+    /// On its own.
+    Alone,
+    /// Side by side with the next instruction, an independent product: both read their
+    /// operands, then both compute, then both results are written.
+    SideBySide,
+    /// Into the next instruction, an SGD update whose gradient is this product and its only
+    /// use: the update is computed by parts of the product, without the product as a value.
+    /// Where that kernel does not apply, the two run one after the other as written.
+    IntoUpdate,
+}
+
 #[derive(Clone, Debug)]
 pub enum Instr {
     /// `dst = a op b`.
@@ -120,10 +134,8 @@ pub enum Instr {
         args: Box<[Opnd]>,
         kernel: Option<Kernel>,
         at: u32,
-        /// Runs side by side with the next instruction, an independent product (both
-        /// `Gemm`s; see `peephole`): both read their operands, then both compute, then both
-        /// results are written.
-        with_next: bool,
+        /// How a product (`Gemm`) runs with the next instruction; see `peephole`.
+        with_next: WithNext,
     },
     /// `dst = fused kernel(args...)`: a chain of elementwise ops in one pass.
     Fused {
@@ -435,10 +447,10 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
             prim.name(),
             kernel_tag(kernel.as_ref()),
             list(args, consts),
-            if *with_next {
-                "  ‖ with the next"
-            } else {
-                ""
+            match with_next {
+                WithNext::Alone => "",
+                WithNext::SideBySide => "  ‖ with the next",
+                WithNext::IntoUpdate => "  → into the next",
             }
         ),
         Instr::Fused {

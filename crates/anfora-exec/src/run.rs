@@ -13,7 +13,7 @@ use anfora_vm::{RuntimeError, TraceEntry, Value, bind_prim, split_call_kw};
 use smallvec::SmallVec;
 
 use crate::Program;
-use crate::program::{BinOp, FusedArg, FusedProgram, Instr, Opnd, Reg};
+use crate::program::{BinOp, FusedArg, FusedProgram, Instr, Opnd, Reg, WithNext};
 
 /// Registers and frames, kept between calls so a cached call allocates nothing for them.
 #[derive(Default)]
@@ -483,7 +483,7 @@ impl Program {
                     dst,
                     args,
                     at,
-                    with_next: true,
+                    with_next: joint @ (WithNext::SideBySide | WithNext::IntoUpdate),
                     ..
                 } => {
                     let Some(Instr::Prim {
@@ -493,24 +493,41 @@ impl Program {
                         ..
                     }) = unit.code.get(pc)
                     else {
-                        fail!(internal("a paired product without its partner"), *at);
+                        fail!(internal("a joint product without its partner"), *at);
                     };
                     pc += 1;
                     let mut vals = args!(args);
+                    // An update's gradient is this product, not computed yet (a product side
+                    // by side never reads the other).
                     let mut vals2: SmallVec<[Value; 5]> = args2
                         .iter()
-                        .map(|&o| load(&mut m.regs, consts, base, o))
+                        .map(|&o| match o {
+                            Opnd::Take(r) if r == *dst => Value::None,
+                            o => load(&mut m.regs, consts, base, o),
+                        })
                         .collect();
-                    let (r1, r2) = match anfora_vm::ops::gemm_pair(&mut vals, &mut vals2) {
-                        Some(rs) => rs,
-                        // Not two products of tensors: one by one, as written, for the error.
-                        None => {
-                            let r1 = anfora_vm::inplace::prim(Prim::Gemm, &mut vals, out);
-                            let r2 = match &r1 {
-                                Ok(_) => anfora_vm::inplace::prim(Prim::Gemm, &mut vals2, out),
-                                Err(_) => Ok(Value::None),
-                            };
-                            (r1, r2)
+                    let gemm = Prim::Gemm;
+                    let (r1, r2) = if *joint == WithNext::SideBySide {
+                        match anfora_vm::ops::gemm_pair(&mut vals, &mut vals2) {
+                            Some(rs) => rs,
+                            // Not two products of tensors: one by one, as written, for the error.
+                            None => match anfora_vm::inplace::prim(gemm, &mut vals, out) {
+                                Ok(v) => (Ok(v), anfora_vm::inplace::prim(gemm, &mut vals2, out)),
+                                e => (e, Ok(Value::None)),
+                            },
+                        }
+                    } else {
+                        match anfora_vm::state::sgd_product(&vals2, &vals) {
+                            Some(r) => (Ok(Value::None), r),
+                            // As written: the product, then the update.
+                            None => match anfora_vm::inplace::prim(gemm, &mut vals, out) {
+                                Ok(g) => {
+                                    vals2[1] = g;
+                                    let sgd = anfora_vm::inplace::prim(Prim::Sgd, &mut vals2, out);
+                                    (Ok(Value::None), sgd)
+                                }
+                                e => (e, Ok(Value::None)),
+                            },
                         }
                     };
                     vals.clear();

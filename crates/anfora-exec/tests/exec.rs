@@ -494,3 +494,62 @@ const NUMPY_DENSE_STEP: [f64; 16] = [
     -0.03400001,
     -0.04200003,
 ];
+
+const PRODUCT_GRADIENT_STEP: &str = "\
+import anfora
+from anfora import ops, value_and_grad
+
+W = anfora.Parameter(ops.reshape(ops.arange(15360, dtype=DTYPE), (96, 160)) * 0.0001 - 0.7, name='W')
+
+def loss(x, c):
+    return ops.sum((x @ W) * c)
+
+def step(x, c):
+    l, g = value_and_grad(loss, argnums=None, weights=(W,))(x, c)
+    ops.sgd(W, g[0], 0.01)
+    return W
+";
+
+/// A weight gradient that is a product used only by the SGD update right after it (here
+/// `xᵀ @ c`) runs into the update, computed by parts without the gradient as a tensor: the
+/// Parameter after each step has the bits the reference engine gives, in both float dtypes.
+/// A product too small for that kernel runs as written (the dense step above).
+#[test]
+fn a_product_whose_only_use_is_an_update_runs_into_it() {
+    for (dtype, name) in [
+        (anfora_tensor::DType::F32, "float32"),
+        (anfora_tensor::DType::F64, "float64"),
+    ] {
+        let src = PRODUCT_GRADIENT_STEP.replace("DTYPE", &format!("anfora.{name}"));
+        let values = |len: usize, scale: f64| {
+            let v: Vec<f64> = (0..len)
+                .map(|i| ((i * 37 % 101) as f64 - 50.0) * scale)
+                .collect();
+            Tensor::from_f64(v, &[len]).unwrap().cast(dtype)
+        };
+        let x = values(128 * 96, 0.01).reshape(&[128, 96]).unwrap();
+        let c = values(128 * 160, 0.003).reshape(&[128, 160]).unwrap();
+        let args = vec![
+            Arg::from(Value::Tensor(x.clone())),
+            Arg::from(Value::Tensor(c.clone())),
+        ];
+        let text = lowered(&src, "step", &args);
+        assert_eq!(text.matches("  → into the next").count(), 1, "{text}");
+        let mut weights = Vec::new();
+        for engine in [Engine::Compiled, Engine::Reference] {
+            let mut s = session(&src);
+            s.engine = engine;
+            let mut last = None;
+            for _ in 0..3 {
+                let r = s.call("step", args.clone(), &mut std::io::sink()).unwrap();
+                let Value::Ref(w) = &r else {
+                    panic!("{}", repr(&r))
+                };
+                last = Some(w.get());
+            }
+            weights.push(last.unwrap());
+        }
+        assert!(weights[0].same_as(&weights[1]), "{name}");
+        assert_eq!(weights[0].dtype(), dtype);
+    }
+}

@@ -604,6 +604,27 @@ impl Tensor {
         matmul::gemm(a, b, c, transpose_a, transpose_b)
     }
 
+    /// One SGD step on a gradient that is a product: `self -= rate * (op(a) @ op(b))`, in
+    /// `self`'s buffer, with the bits of `Tensor::gemm` followed by the update
+    /// `self - rate * g` (`rate` a weak scalar), but without the gradient as a tensor: the
+    /// product is computed by parts, each updated while in cache. Returns `Ok(false)` and
+    /// changes nothing where that does not apply (a shared or non-float `self`, operands that
+    /// do not make a product of its shape and dtype, products too small for gemm's general
+    /// kernel); the caller then takes the unfused path, which also reports any error.
+    pub fn sgd_product(
+        &mut self,
+        a: &Tensor,
+        b: &Tensor,
+        transpose_a: bool,
+        transpose_b: bool,
+        rate: Scalar,
+    ) -> Result<bool> {
+        if self.is_half() || a.is_half() || b.is_half() || self.view().is_some() {
+            return Ok(false);
+        }
+        matmul::sgd_product(self, a, b, (transpose_a, transpose_b), rate)
+    }
+
     /// Two independent products, as two calls of [`Tensor::gemm`] would give them (the same
     /// bits: the kernels' sums do not depend on the number of threads). Products of similar
     /// size run side by side, one per core, each on one thread: for the products of a

@@ -721,6 +721,157 @@ pub(crate) fn gemm(
     Ok(Tensor::from_storage(storage, shape))
 }
 
+/// [`Tensor::sgd_product`]: `param -= rate * (op(a) @ op(b))` without the product as a tensor.
+///
+/// The product is computed by parts of its rows (two halves, one per thread, or the whole on
+/// this thread), each into a scratch buffer that the update then reads while it is still in
+/// the core's cache; each part updates a contiguous run of `param`. The unfused step writes
+/// the whole gradient (W1's 784×512 `xᵀ @ d`, 1.6 MB) and reads it back from memory in a
+/// separate pass. Rows, not columns: the weight gradients this serves have a small right
+/// operand (batch × outputs), which each part packs whole, and a part of the columns would
+/// update half of every row, which the hardware prefetchers stream poorly (W1's update took
+/// twice as long so).
+///
+/// Returns `Ok(false)`, changing nothing, unless every value is that of the unfused ops:
+/// `param` a uniquely owned float32 or float64 matrix (not a view) of the product's shape and
+/// dtype, and a product that gemm's general kernel computes (every dimension at least
+/// [`FRESH_MIN`], more than 256 results), as are its parts. Its sums then do not depend on
+/// how the rows are split: gemm blocks them along k by k and the cache sizes alone (for
+/// products with more than 64 rows or columns; parts of at most 64 rows are not made when the
+/// product has at most 64 columns). The update rounds `rate * g` to the dtype before the
+/// subtraction, as the unfused `param - rate * g` with `rate` a weak scalar.
+pub(crate) fn sgd_product(
+    param: &mut Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    (transpose_a, transpose_b): (bool, bool),
+    rate: crate::Scalar,
+) -> Result<bool> {
+    let dtype = param.dtype();
+    if !matches!(dtype, DType::F32 | DType::F64) || a.dtype() != dtype || b.dtype() != dtype {
+        return Ok(false);
+    }
+    let (&[ar, ac], &[br, bc]) = (&a.shape[..], &b.shape[..]) else {
+        return Ok(false);
+    };
+    let (m, k) = if transpose_a { (ac, ar) } else { (ar, ac) };
+    let (k2, n) = if transpose_b { (bc, br) } else { (br, bc) };
+    if k != k2
+        || param.shape[..] != [m, n]
+        || m < FRESH_MIN
+        || k < FRESH_MIN
+        || n < FRESH_MIN
+        || m * n <= 256
+    {
+        return Ok(false);
+    }
+    let rate = Tensor::scalar(rate, dtype)?;
+    let (a, b) = (in_place(a), in_place(b));
+    fn run<T: GemmElem + std::ops::Mul<Output = T> + std::ops::Sub<Output = T>>(
+        param: &mut Tensor,
+        a: (&Tensor, bool),
+        b: (&Tensor, bool),
+        rate: T,
+        (m, k, n): (usize, usize, usize),
+    ) -> Result<bool> {
+        let (lhs, l) = operand::<T>(a.0, a.1);
+        let (rhs, r) = operand::<T>(b.0, b.1);
+        let Some(p) = param.storage_mut().and_then(T::vec_mut) else {
+            return Ok(false);
+        };
+        debug_assert_eq!(p.len(), m * n);
+        let h = m / 2;
+        let halves = worth_threads::<T>(m, k, n)
+            && rayon::current_num_threads() > 1
+            && h >= FRESH_MIN
+            && !(n <= 64 && h <= 64);
+        // Rows `from..from + p.len() / n`: the product into scratch `g`, then the update.
+        let part = |p: &mut [T], from: usize, mut g: Vec<T>| {
+            let rows = p.len() / n;
+            // SAFETY: `g` has room for the rows·n elements (allocated so below), written with
+            // row stride n and never read before (`Overwrite`); `lhs` from row `from` reads
+            // the product's rows `from..from + rows`, inside the slice (the whole product's
+            // reads are, checked by `product`, and `from < m`).
+            unsafe {
+                product(
+                    (g.as_mut_ptr(), rows * n),
+                    &lhs[from * l.row as usize..],
+                    l,
+                    rhs,
+                    r,
+                    (rows, k, n),
+                    Dst::Overwrite,
+                    false,
+                );
+                g.set_len(rows * n);
+            }
+            update(p, &g, rate);
+        };
+        // Scratch for every part first: an allocation that fails leaves `param` unchanged.
+        if halves {
+            let (g0, g1) = (
+                alloc::try_vec::<T>(&[h, n])?,
+                alloc::try_vec::<T>(&[m - h, n])?,
+            );
+            let (first, second) = p.split_at_mut(h * n);
+            rayon::join(|| part(first, 0, g0), || part(second, h, g1));
+        } else {
+            part(p, 0, alloc::try_vec::<T>(&[m, n])?);
+        }
+        Ok(true)
+    }
+    let (a, b) = ((&a, transpose_a), (&b, transpose_b));
+    match dtype {
+        DType::F32 => run::<f32>(
+            param,
+            a,
+            b,
+            f32::slice(rate.data()).expect("float32")[0],
+            (m, k, n),
+        ),
+        DType::F64 => run::<f64>(
+            param,
+            a,
+            b,
+            f64::slice(rate.data()).expect("float64")[0],
+            (m, k, n),
+        ),
+        _ => unreachable!("checked float"),
+    }
+}
+
+/// `p = p - rate * g` elementwise with the unfused update's roundings (`rate * g` rounded,
+/// then the subtraction; never contracted into one fused multiply-add), vectorized for
+/// AVX-512 where the machine has it (generic code is compiled for SSE2 only).
+fn update<T>(p: &mut [T], g: &[T], rate: T)
+where
+    T: Copy + std::ops::Mul<Output = T> + std::ops::Sub<Output = T>,
+{
+    #[inline(always)]
+    fn each<T>(p: &mut [T], g: &[T], rate: T)
+    where
+        T: Copy + std::ops::Mul<Output = T> + std::ops::Sub<Output = T>,
+    {
+        for (p, &g) in p.iter_mut().zip(g) {
+            *p = *p - rate * g;
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::avx512::available() {
+        #[target_feature(enable = "avx512f")]
+        fn wide<T>(p: &mut [T], g: &[T], rate: T)
+        where
+            T: Copy + std::ops::Mul<Output = T> + std::ops::Sub<Output = T>,
+        {
+            each(p, g, rate)
+        }
+        // SAFETY: the machine has AVX-512F (checked).
+        unsafe { wide(p, g, rate) };
+        return;
+    }
+    each(p, g, rate)
+}
+
 /// The operands of one [`Tensor::gemm`]: `op(a) @ op(b) + c`.
 pub struct GemmCall<'a> {
     pub a: &'a Tensor,

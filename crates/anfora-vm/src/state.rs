@@ -214,6 +214,42 @@ pub fn sgd_owned(args: &mut [Value]) -> OpResult {
     Ok(Value::Ref(param))
 }
 
+/// `ops.sgd(param, gemm(a, b, None, ta, tb), lr)` as one kernel, for the compiled engine when
+/// the product's only use is the update right after it: `sgd_args` are the update's operands
+/// with the gradient not yet computed, `gemm_args` the product's. The values are those of
+/// [`crate::ops`]'s `gemm` followed by [`sgd_owned`] ([`Tensor::sgd_product`]). `None`, with
+/// nothing changed, where that kernel does not apply (a Parameter whose value is shared, a
+/// learning rate that is a tensor, operands that are not a large float product of the
+/// Parameter's shape and dtype): the caller then runs the two ops as written.
+pub fn sgd_product(sgd_args: &[Value], gemm_args: &[Value]) -> Option<OpResult> {
+    let [Value::Ref(param), _, lr, ..] = sgd_args else {
+        return None;
+    };
+    let [
+        Value::Tensor(a),
+        Value::Tensor(b),
+        Value::None,
+        Value::Bool(ta),
+        Value::Bool(tb),
+    ] = gemm_args
+    else {
+        return None;
+    };
+    let rate = lr.as_scalar().filter(|_| !matches!(lr, Value::Tensor(_)))?;
+    // As in `sgd_owned`, the update runs with the Parameter locked.
+    let done = param.with_value_mut(|value| {
+        if !value.is_unique() {
+            return Ok(false);
+        }
+        value.sgd_product(a, b, *ta, *tb, rate)
+    });
+    match done {
+        Ok(true) => Some(Ok(Value::Ref(param.clone()))),
+        Ok(false) => None,
+        Err(e) => Some(Err(tensor_err(e))),
+    }
+}
+
 /// The fused kernel of `param - rate * grad` for `dtype`, kept for the next steps: a kernel
 /// keeps its generated code, which is compiled at its first run. A few recent (dtype, rate)
 /// pairs are kept (a schedule that changes the rate every step rebuilds it each time).

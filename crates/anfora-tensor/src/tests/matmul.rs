@@ -848,3 +848,96 @@ fn kept_awake_threads_run_kernels_and_stop_with_the_guard() {
         }
     });
 }
+
+/// An SGD step on a product (`Tensor::sgd_product`) gives the bits of the product followed by
+/// the unfused update `p - rate * g` (the fused kernel of `ops.sgd`), whether the product is
+/// split into halves of its rows per thread or not, for odd row counts, transposed operands,
+/// products of at most 64 rows or columns, depths beyond gemm's blocks along k, both float
+/// dtypes and rates of every scalar kind; where it does not apply it says so and changes
+/// nothing.
+#[test]
+fn sgd_product_gives_the_bits_of_the_product_then_the_update() {
+    use crate::fused::{FusedKernel, FusedOp};
+    use crate::{BinaryOp, Scalar};
+    fn unfused(p: &Tensor, g: &Tensor, rate: Scalar) -> Tensor {
+        let ops = vec![
+            FusedOp::Scalar(rate),
+            FusedOp::Binary(BinaryOp::Mul, 2, 1),
+            FusedOp::Binary(BinaryOp::Sub, 0, 3),
+        ];
+        let dtype = p.dtype();
+        FusedKernel::new(&[dtype, dtype], ops)
+            .unwrap()
+            .run(&[p, g])
+            .unwrap()
+    }
+    for dtype in [DType::F32, DType::F64] {
+        // (m, k, n, a transposed, b transposed, rate)
+        for (m, k, n, ta, tb, rate) in [
+            (784, 128, 512, true, false, Scalar::Float(0.01)),
+            (96, 128, 160, true, false, Scalar::Float(-0.37)),
+            (48, 1100, 150, false, false, Scalar::Int(3)),
+            (128, 512, 512, false, true, Scalar::Float(1e-3)),
+            (40, 64, 100, false, false, Scalar::Bool(true)),
+            (16, 16, 17, true, true, Scalar::Float(0.5)),
+            (97, 300, 130, true, false, Scalar::Float(0.02)),
+            (200, 600, 48, false, false, Scalar::Float(0.02)),
+            (100, 1100, 40, true, false, Scalar::Float(0.02)),
+        ] {
+            let mut rng = crate::random::Generator::new((m * n) as u64);
+            let mut stored = |rows, cols, t: bool| {
+                let shape = if t { [cols, rows] } else { [rows, cols] };
+                rng.uniform(&shape, -1.0, 1.0, dtype).unwrap()
+            };
+            let a = stored(m, k, ta);
+            let b = stored(k, n, tb);
+            let p = rng.uniform(&[m, n], -1.0, 1.0, dtype).unwrap();
+            let g = Tensor::gemm(&a, &b, None, ta, tb).unwrap();
+            let want = unfused(&p, &g, rate);
+            // A buffer of its own (`p` is kept to compare).
+            let mut got = Tensor::from_storage((*p.storage).clone(), p.shape.to_vec());
+            assert!(!got.same_as(&want));
+            assert!(
+                got.sgd_product(&a, &b, ta, tb, rate).unwrap(),
+                "{dtype:?} {m}×{k}×{n}"
+            );
+            assert!(got.same_as(&want), "{dtype:?} {m}×{k}×{n} ta {ta} tb {tb}");
+        }
+    }
+    // Where it does not apply: nothing changes.
+    let mut rng = crate::random::Generator::new(7);
+    let a = rng.uniform(&[64, 32], -1.0, 1.0, DType::F32).unwrap();
+    let b = rng.uniform(&[32, 48], -1.0, 1.0, DType::F32).unwrap();
+    let rate = Scalar::Float(0.1);
+    let unchanged = |mut p: Tensor, a: &Tensor, b: &Tensor| {
+        let before = (p.dtype(), p.shape.to_vec(), p.to_f64_vec());
+        assert!(!p.sgd_product(a, b, false, false, rate).unwrap());
+        assert_eq!((p.dtype(), p.shape.to_vec(), p.to_f64_vec()), before);
+    };
+    // A shared buffer, and the same buffer once it is not: then it is updated.
+    let p = rng.uniform(&[64, 48], -1.0, 1.0, DType::F32).unwrap();
+    unchanged(p.clone(), &a, &b);
+    let mut p = p;
+    assert!(p.sgd_product(&a, &b, false, false, rate).unwrap());
+    // Another shape, another dtype, a product too small for gemm's general kernel, a view.
+    unchanged(
+        rng.uniform(&[48, 64], -1.0, 1.0, DType::F32).unwrap(),
+        &a,
+        &b,
+    );
+    unchanged(
+        rng.uniform(&[64, 48], -1.0, 1.0, DType::F64).unwrap(),
+        &a,
+        &b,
+    );
+    let narrow = rng.uniform(&[32, 8], -1.0, 1.0, DType::F32).unwrap();
+    unchanged(
+        rng.uniform(&[64, 8], -1.0, 1.0, DType::F32).unwrap(),
+        &a,
+        &narrow,
+    );
+    let wide = rng.uniform(&[48, 64], -1.0, 1.0, DType::F32).unwrap();
+    unchanged(wide.transpose(None).unwrap(), &a, &b);
+    let ints = Tensor::from_i64(vec![1; 64 * 48], &[64, 48]).unwrap();
+    unchanged(ints, &a, &b);
+}
