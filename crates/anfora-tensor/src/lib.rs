@@ -619,9 +619,6 @@ impl Tensor {
         transpose_b: bool,
         rate: Scalar,
     ) -> Result<bool> {
-        if self.is_half() || a.is_half() || b.is_half() || self.view().is_some() {
-            return Ok(false);
-        }
         matmul::sgd_product(self, a, b, (transpose_a, transpose_b), rate)
     }
 

@@ -167,7 +167,7 @@ pub(crate) trait GemmElem: MatElem + Pod {
         (m, k, n): (usize, usize, usize),
         parallel: bool,
     ) -> Result<Vec<Self>> {
-        if m < FRESH_MIN || k < FRESH_MIN || n < FRESH_MIN || m * n <= 256 {
+        if !general_kernel(m, k, n) {
             let mut out = try_filled(&[m, n], Self::zero())?;
             Self::gemm_with(&mut out, lhs, l, rhs, r, (m, k, n), Dst::Zeros, parallel);
             return Ok(out);
@@ -201,6 +201,18 @@ pub(crate) trait GemmElem: MatElem + Pod {
 /// 256 results) may not start their sums at `+0.0`, and give `-0.0` for a product of `-0.0`
 /// alone where numpy gives `+0.0`.
 const FRESH_MIN: usize = 16;
+
+/// Whether gemm's general kernel computes an m×k by k×n product ([`FRESH_MIN`]).
+fn general_kernel(m: usize, k: usize, n: usize) -> bool {
+    m >= FRESH_MIN && k >= FRESH_MIN && n >= FRESH_MIN && m * n > 256
+}
+
+/// Whether gemm sums an m×n result in blocks of 512 along k, where it blocks larger ones by k
+/// and the cache sizes alone: a product split into parts keeps the bits of the whole only
+/// where no part is this small unless the whole is.
+fn small_blocks(m: usize, n: usize) -> bool {
+    m <= 64 && n <= 64
+}
 
 /// `dst (m×n, row-major) = lhs · rhs`, or `+=` per `found`: the special cases, then gemm's
 /// general product.
@@ -422,7 +434,8 @@ fn column_halves<T: GemmElem>(p: &mut Product<T>) -> bool {
         return false;
     }
     let h = (n / 2).next_multiple_of(16);
-    if m <= 64 && n - h <= 64 {
+    // The second half is the narrower.
+    if small_blocks(m, n - h) {
         return false;
     }
     /// `dst`'s first element, shared by the two halves, which write disjoint columns.
@@ -756,12 +769,11 @@ pub(crate) fn sgd_product(
     };
     let (m, k) = if transpose_a { (ac, ar) } else { (ar, ac) };
     let (k2, n) = if transpose_b { (bc, br) } else { (br, bc) };
+    // Checked before any copy of the operands is made, and again where `param` is borrowed.
     if k != k2
         || param.shape[..] != [m, n]
-        || m < FRESH_MIN
-        || k < FRESH_MIN
-        || n < FRESH_MIN
-        || m * n <= 256
+        || !general_kernel(m, k, n)
+        || param.storage_mut().is_none()
     {
         return Ok(false);
     }
@@ -781,10 +793,11 @@ pub(crate) fn sgd_product(
         };
         debug_assert_eq!(p.len(), m * n);
         let h = m / 2;
+        // The first half is the shorter.
         let halves = worth_threads::<T>(m, k, n)
             && rayon::current_num_threads() > 1
-            && h >= FRESH_MIN
-            && !(n <= 64 && h <= 64);
+            && general_kernel(h, k, n)
+            && !small_blocks(h, n);
         // Rows `from..from + p.len() / n`: the product into scratch `g`, then the update.
         let part = |p: &mut [T], from: usize, mut g: Vec<T>| {
             let rows = p.len() / n;
@@ -841,35 +854,20 @@ pub(crate) fn sgd_product(
 }
 
 /// `p = p - rate * g` elementwise with the unfused update's roundings (`rate * g` rounded,
-/// then the subtraction; never contracted into one fused multiply-add), vectorized for
-/// AVX-512 where the machine has it (generic code is compiled for SSE2 only).
+/// then the subtraction; never contracted into one fused multiply-add), compiled for the
+/// machine's vector instruction set.
 fn update<T>(p: &mut [T], g: &[T], rate: T)
 where
     T: Copy + std::ops::Mul<Output = T> + std::ops::Sub<Output = T>,
 {
-    #[inline(always)]
-    fn each<T>(p: &mut [T], g: &[T], rate: T)
-    where
-        T: Copy + std::ops::Mul<Output = T> + std::ops::Sub<Output = T>,
-    {
-        for (p, &g) in p.iter_mut().zip(g) {
-            *p = *p - rate * g;
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
-    if crate::avx512::available() {
-        #[target_feature(enable = "avx512f")]
-        fn wide<T>(p: &mut [T], g: &[T], rate: T)
-        where
-            T: Copy + std::ops::Mul<Output = T> + std::ops::Sub<Output = T>,
-        {
-            each(p, g, rate)
-        }
-        // SAFETY: the machine has AVX-512F (checked).
-        unsafe { wide(p, g, rate) };
-        return;
-    }
-    each(p, g, rate)
+    crate::kernels::dispatch_fn(
+        #[inline(always)]
+        || {
+            for (p, &g) in p.iter_mut().zip(g) {
+                *p = *p - rate * g;
+            }
+        },
+    )
 }
 
 /// The operands of one [`Tensor::gemm`]: `op(a) @ op(b) + c`.

@@ -182,7 +182,7 @@ pub fn sgd_owned(args: &mut [Value]) -> OpResult {
         return update(Prim::Sgd, args);
     };
     let dtype = param.dtype();
-    let Some(rate) = lr.as_scalar().filter(|_| !matches!(lr, Value::Tensor(_))) else {
+    let Some(rate) = learning_rate(lr) else {
         return update(Prim::Sgd, args);
     };
     if !matches!(dtype, DType::F32 | DType::F64)
@@ -235,19 +235,21 @@ pub fn sgd_product(sgd_args: &[Value], gemm_args: &[Value]) -> Option<OpResult> 
     else {
         return None;
     };
-    let rate = lr.as_scalar().filter(|_| !matches!(lr, Value::Tensor(_)))?;
-    // As in `sgd_owned`, the update runs with the Parameter locked.
-    let done = param.with_value_mut(|value| {
-        if !value.is_unique() {
-            return Ok(false);
-        }
-        value.sgd_product(a, b, *ta, *tb, rate)
-    });
+    let rate = learning_rate(lr)?;
+    // As in `sgd_owned`, the update runs with the Parameter locked; the kernel itself leaves a
+    // value that is not uniquely owned alone.
+    let done = param.with_value_mut(|value| value.sgd_product(a, b, *ta, *tb, rate));
     match done {
         Ok(true) => Some(Ok(Value::Ref(param.clone()))),
         Ok(false) => None,
         Err(e) => Some(Err(tensor_err(e))),
     }
+}
+
+/// The learning rate of the fused SGD kernels: a Python number (a tensor, even one-element,
+/// takes the general `update`).
+fn learning_rate(lr: &Value) -> Option<Scalar> {
+    lr.as_scalar().filter(|_| !matches!(lr, Value::Tensor(_)))
 }
 
 /// The fused kernel of `param - rate * grad` for `dtype`, kept for the next steps: a kernel
