@@ -30,7 +30,7 @@ pub(crate) const LOG2E32: f32 = std::f32::consts::LOG2_E;
 pub(crate) const LN2_HI32: f32 = 0.693_359_4;
 pub(crate) const LN2_LO32: f32 = -2.121_944_4e-4;
 /// (e^r - 1 - r) / r^2 on |r| <= ln(2)/2: error 3.2e-9 relative to e^r.
-pub(crate) const EXPM1_Q32: [f32; 5] = [
+const EXPM1_Q32: [f32; 5] = [
     0.5,
     0.166_665_17,
     0.041_666_202,
@@ -68,22 +68,34 @@ fn reduce_ln2_32(x: f32) -> (f32, i32) {
     (r, ni)
 }
 
-/// e^r - 1 for |r| <= ln(2)/2.
+/// e^r on |r| <= ln(2)/2 as one polynomial, `1 + r + r^2 (q0 + q1 r + ...)` with the
+/// coefficients of `EXPM1_Q32`, lowest degree first.
+pub(crate) const EXP_P32: [f32; 7] = [
+    1.0,
+    1.0,
+    EXPM1_Q32[0],
+    EXPM1_Q32[1],
+    EXPM1_Q32[2],
+    EXPM1_Q32[3],
+    EXPM1_Q32[4],
+];
+
+/// e^r for |r| <= ln(2)/2: `EXP_P32` by Horner's scheme.
 #[inline(always)]
-fn expm1_poly32(r: f32) -> f32 {
-    let q = EXPM1_Q32;
-    let p = r.mul_add(q[4], q[3]);
-    let p = p.mul_add(r, q[2]);
-    let p = p.mul_add(r, q[1]);
-    let p = p.mul_add(r, q[0]);
-    (r * r).mul_add(p, r)
+fn exp_poly32(r: f32) -> f32 {
+    let c = EXP_P32;
+    let mut p = c[6];
+    for &k in c[..6].iter().rev() {
+        p = p.mul_add(r, k);
+    }
+    p
 }
 
 /// e^x for x in [-104, 89] (and NaN).
 #[inline(always)]
 fn exp_core32(x: f32) -> f32 {
     let (r, n) = reduce_ln2_32(x);
-    let e = expm1_poly32(r) + 1.0;
+    let e = exp_poly32(r);
     // Two factors, so that 2^n is representable on the way to a subnormal or infinite result,
     // which then rounds once.
     let n1 = n >> 1;
@@ -136,13 +148,7 @@ pub(crate) fn tanh_f32(x: f32) -> f32 {
     // (e's error only reaches the result halved).
     let y = -2.0 * a;
     let (r, scale) = reduce_ln2_bits32(if y < -80.0 { -80.0 } else { y });
-    let q = EXPM1_Q32;
-    let p = r.mul_add(q[4], q[3]);
-    let p = p.mul_add(r, q[2]);
-    let p = p.mul_add(r, q[1]);
-    let p = p.mul_add(r, q[0]);
-    let p = p.mul_add(r, 1.0);
-    let p = p.mul_add(r, 1.0);
+    let p = exp_poly32(r);
     let e = f32::from_bits(p.to_bits().wrapping_add(scale));
     let large = 1.0 - quotient_1p32(e + e, e, RECIP_1P_TANH32);
     // NaN takes the small branch, which keeps it (the large one may not).
@@ -157,7 +163,7 @@ pub(crate) fn sigmoid_f32(x: f32) -> f32 {
     let (r, scale) = reduce_ln2_bits32(if a < -104.0 { -104.0 } else { a });
     // e = (e^r 2^(n+64)) 2^-64: the first product is normal (n >= -150), the second rounds
     // once, also to a subnormal.
-    let p = expm1_poly32(r) + 1.0;
+    let p = exp_poly32(r);
     let s = f32::from_bits(scale.wrapping_add((127 + 64) << 23));
     // A product, not a sum of bits, so that NaN stays NaN.
     let e = p * s * TWO_M64_32;
@@ -198,7 +204,7 @@ fn quotient_1p32<const N: usize>(n: f32, e: f32, c: [f32; N]) -> f32 {
 }
 
 /// 2^-64.
-pub(crate) const TWO_M64_32: f32 = 5.421_011e-20;
+const TWO_M64_32: f32 = 5.421_011e-20;
 
 #[inline(always)]
 pub(crate) fn log_f32(x: f32) -> f32 {

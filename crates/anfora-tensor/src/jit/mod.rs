@@ -7,10 +7,14 @@
 //! operations) is evaluated in registers, and the result is stored once.
 //!
 //! Pipeline: [`Program`] is a straight-line program over 16-lane vectors of 32-bit values, built
-//! by the fused kernel's lowering with the methods below; the elementary functions expand into
-//! exactly the operations of their scalar versions in `math.rs` (same constants, same fused
-//! multiply-adds, same order), so the generated code's results are bitwise those of the chunked
-//! kernels. [`Kernel::compile`] allocates registers and encodes the loop for AVX-512 (`x86`).
+//! by the fused kernel's lowering with the methods below. The elementary functions expand into
+//! the operations of their scalar versions in `math.rs` (same constants, same fused
+//! multiply-adds, same order), except where one AVX-512 instruction gives the same value as
+//! several scalar steps: `vscalefps` for a product by 2^n rounded once, `vpternlogd` for
+//! copysign, and steps scaled by an exact power of two so that a factor folds into a constant.
+//! So the generated code's results are bitwise those of the chunked kernels (tested on every
+//! float32 input). [`Kernel::compile`] allocates registers and encodes the loop for AVX-512
+//! (`x86`).
 //!
 //! Available on x86-64 Linux with AVX-512F; the environment variable `ANFORA_JIT=0` turns it off
 //! (the chunked kernels then run, with the same results).
@@ -18,8 +22,8 @@
 use std::sync::OnceLock;
 
 use crate::math::{
-    EXPM1_Q32, LN2_HI32, LN2_LO32, LOG2E32, MAGIC32, RECIP_1P_SIGMOID32, RECIP_1P_TANH32, TANH_P32,
-    TANH_SMALL, TWO_M64_32,
+    EXP_P32, LN2_HI32, LN2_LO32, LOG2E32, MAGIC32, RECIP_1P_SIGMOID32, RECIP_1P_TANH32, TANH_P32,
+    TANH_SMALL,
 };
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
@@ -56,8 +60,8 @@ pub(crate) enum Cmp {
 }
 
 /// Two-operand ops. Float ops round as IEEE float32; `Max`/`Min` are the hardware's
-/// (`x > y ? x : y` and `x < y ? x : y`, so the second operand on NaN or equal values); the rest
-/// act on the 32-bit patterns.
+/// (`x > y ? x : y` and `x < y ? x : y`, so the second operand on NaN or equal values); the
+/// bitwise ones act on the 32-bit patterns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Bin {
     Add,
@@ -69,18 +73,14 @@ pub(crate) enum Bin {
     And,
     Or,
     Xor,
-    /// Wrapping 32-bit integer addition.
-    AddI,
-    /// Wrapping 32-bit integer subtraction.
-    SubI,
+    /// `a * 2^floor(b)`, rounded once (to a subnormal or infinity where it falls there); NaN
+    /// when either is NaN, the first's payload first.
+    Scalef,
 }
 
 impl Bin {
     fn commutes(self) -> bool {
-        matches!(
-            self,
-            Bin::Add | Bin::Mul | Bin::And | Bin::Or | Bin::Xor | Bin::AddI
-        )
+        matches!(self, Bin::Add | Bin::Mul | Bin::And | Bin::Or | Bin::Xor)
     }
 }
 
@@ -101,10 +101,12 @@ pub(crate) enum Op {
     /// `-(a * b) + c`, rounded once.
     Fnma(V, V, V),
     Sqrt(V),
-    /// Logical left shift of the 32-bit patterns.
-    Shl(V, u8),
-    /// Arithmetic right shift of the 32-bit patterns.
-    Sar(V, u8),
+    /// Per bit of the 32-bit patterns: `then`'s where `mask`'s is set, else `otherwise`'s.
+    BitSelect {
+        mask: V,
+        then: V,
+        otherwise: V,
+    },
     /// Per lane, `then` where `x cmp y` holds, else `otherwise`.
     Select {
         cmp: Cmp,
@@ -214,8 +216,15 @@ impl Program {
                     Op::Fma(x, y, z) => Op::Fma(f(x), f(y), f(z)),
                     Op::Fnma(x, y, z) => Op::Fnma(f(x), f(y), f(z)),
                     Op::Sqrt(x) => Op::Sqrt(f(x)),
-                    Op::Shl(x, n) => Op::Shl(f(x), n),
-                    Op::Sar(x, n) => Op::Sar(f(x), n),
+                    Op::BitSelect {
+                        mask,
+                        then,
+                        otherwise,
+                    } => Op::BitSelect {
+                        mask: f(mask),
+                        then: f(then),
+                        otherwise: f(otherwise),
+                    },
                     Op::Select {
                         cmp,
                         x,
@@ -319,38 +328,34 @@ impl Program {
         self.bin(Bin::Max, lo, x)
     }
 
-    /// `math::reduce_ln2_bits32`: `(r, t)` with `bits(t) << 23` the exponent to add.
-    fn reduce_ln2(&mut self, x: V) -> (V, V) {
-        let (log2e, magic) = (self.c(LOG2E32), self.c(MAGIC32));
+    /// `math::reduce_ln2_32` of `x * k` for `k` 1 or -2: `(r, n)` with `x * k = n ln 2 + r`
+    /// and `n` an integral float. For `k = -2` this is `r / -2` (every step scales exactly), so
+    /// the caller's polynomial in `r` takes coefficients scaled by powers of -2.
+    fn reduce_ln2(&mut self, x: V, k: f32) -> (V, V) {
+        let (log2e, magic) = (self.c(LOG2E32 * k), self.c(MAGIC32));
         let t = self.fma(x, log2e, magic);
         let n = self.sub(t, magic);
-        let hi = self.c(-LN2_HI32);
+        let hi = self.c(-LN2_HI32 / k);
         let r = self.fma(n, hi, x);
-        let lo = self.c(-LN2_LO32);
+        let lo = self.c(-LN2_LO32 / k);
         let r = self.fma(n, lo, r);
-        (r, t)
+        (r, n)
     }
 
-    /// `math::expm1_poly32` without its last step: `(p, r)` with `e^r - 1 = r*r*p + r`.
-    fn expm1_inner(&mut self, r: V) -> V {
-        let q: Vec<V> = EXPM1_Q32.iter().map(|&q| self.c(q)).collect();
-        let p = self.fma(r, q[4], q[3]);
-        let p = self.fma(p, r, q[2]);
-        let p = self.fma(p, r, q[1]);
-        self.fma(p, r, q[0])
-    }
-
-    fn expm1_poly(&mut self, r: V) -> V {
-        let p = self.expm1_inner(r);
-        let r2 = self.mul(r, r);
-        self.fma(r2, p, r)
-    }
-
-    /// `2^n` for integer lanes `n` in [-126, 127]: `math::pow2_32`.
-    fn pow2(&mut self, n: V) -> V {
-        let bias = self.bits(127);
-        let e = self.bin(Bin::AddI, n, bias);
-        self.push(Op::Shl(e, 23))
+    /// `math::exp_poly32` at `r * k` (`k` as in `reduce_ln2`): Horner's scheme in `r` with the
+    /// coefficient of degree `d` times `k^d`, which gives every step's value exactly (powers of
+    /// two scale without rounding).
+    fn exp_poly(&mut self, r: V, k: f32) -> V {
+        let coefs = EXP_P32;
+        let (&top, rest) = coefs.split_last().expect("a polynomial");
+        let mut scale = k.powi(rest.len() as i32);
+        let mut p = self.c(top * scale);
+        for &c in rest.iter().rev() {
+            scale /= k;
+            let c = self.c(c * scale);
+            p = self.fma(p, r, c);
+        }
+        p
     }
 
     /// `math::exp_f32`.
@@ -359,18 +364,10 @@ impl Program {
         // if x > 89 { 89 } else { x }, as in clamp_below.
         let hi = self.c(89.0);
         let x = self.bin(Bin::Min, hi, x);
-        // reduce_ln2_32: the same r as reduce_ln2, and n as an integer.
-        let (r, t) = self.reduce_ln2(x);
-        let magic = self.bits(MAGIC32.to_bits());
-        let n = self.bin(Bin::SubI, t, magic);
-        let e = self.expm1_poly(r);
-        let one = self.c(1.0);
-        let e = self.add(e, one);
-        let n1 = self.push(Op::Sar(n, 1));
-        let n2 = self.bin(Bin::SubI, n, n1);
-        let (p1, p2) = (self.pow2(n1), self.pow2(n2));
-        let e = self.mul(e, p1);
-        self.mul(e, p2)
+        let (r, n) = self.reduce_ln2(x, 1.0);
+        let e = self.exp_poly(r, 1.0);
+        // e 2^n rounded once: what the scalar version's two factors give.
+        self.bin(Bin::Scalef, e, n)
     }
 
     /// `math::tanh_f32`.
@@ -384,25 +381,26 @@ impl Program {
         let p = self.fma(p, z, c[0]);
         let az = self.mul(a, z);
         let small = self.fma(az, p, a);
-        let m2 = self.c(-2.0);
-        let y = self.mul(a, m2);
-        let y = self.clamp_below(y, -80.0);
-        let (r, t) = self.reduce_ln2(y);
-        let scale = self.push(Op::Shl(t, 23));
-        let p = self.expm1_inner(r);
-        let one = self.c(1.0);
-        let p = self.fma(p, r, one);
-        let p = self.fma(p, r, one);
-        let e = self.bin(Bin::AddI, p, scale);
-        let num = self.add(e, e);
-        let q = self.quotient_1p(num, e, &RECIP_1P_TANH32);
-        let large = self.sub(one, q);
+        // -2a < -80 exactly where a > 40 (as in clamp_below, NaN stays).
+        let lim = self.c(40.0);
+        let a40 = self.bin(Bin::Min, lim, a);
+        let (r, n) = self.reduce_ln2(a40, -2.0);
+        let p = self.exp_poly(r, -2.0);
+        // e is normal, so scaling it is exact, as the scalar version's sum of bits.
+        let e = self.bin(Bin::Scalef, p, n);
+        // 2e / (1 + e) as twice e / (1 + e): every step of the quotient scales exactly.
+        let q = self.quotient_1p(e, e, &RECIP_1P_TANH32);
+        let (m2, one) = (self.c(-2.0), self.c(1.0));
+        let large = self.fma(q, m2, one);
         let lim = self.c(TANH_SMALL);
         let t = self.select(Cmp::Ge, a, lim, large, small);
-        // copysign(t, x): t's sign bit is clear (t >= 0, or a NaN carried over from |x|).
+        // copysign(t, x).
         let sign = self.bits(0x8000_0000);
-        let s = self.bin(Bin::And, x, sign);
-        self.bin(Bin::Or, t, s)
+        self.push(Op::BitSelect {
+            mask: sign,
+            then: x,
+            otherwise: t,
+        })
     }
 
     /// `math::sigmoid_f32`.
@@ -411,17 +409,11 @@ impl Program {
         let sign = self.bits(0x8000_0000);
         let a = self.bin(Bin::Or, x, sign);
         let a = self.clamp_below(a, -104.0);
-        let (r, t) = self.reduce_ln2(a);
-        let scale = self.push(Op::Shl(t, 23));
-        let p = self.expm1_poly(r);
-        let one = self.c(1.0);
-        let p = self.add(p, one);
-        let k = self.bits((127 + 64) << 23);
-        let s = self.bin(Bin::AddI, scale, k);
-        let e = self.mul(p, s);
-        let tiny = self.c(TWO_M64_32);
-        let e = self.mul(e, tiny);
-        let zero = self.c(0.0);
+        let (r, n) = self.reduce_ln2(a, 1.0);
+        let p = self.exp_poly(r, 1.0);
+        // p 2^n rounded once (the scalar version's p 2^(n+64) 2^-64).
+        let e = self.bin(Bin::Scalef, p, n);
+        let (one, zero) = (self.c(1.0), self.c(0.0));
         let num = self.select(Cmp::Ge, x, zero, one, e);
         self.quotient_1p(num, e, &RECIP_1P_SIGMOID32)
     }

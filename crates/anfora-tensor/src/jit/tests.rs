@@ -105,6 +105,40 @@ fn elementary_functions_match_their_scalar_versions() {
     }
 }
 
+/// The expanded exp, tanh and sigmoid against their scalar versions on every float32 input
+/// (run with `--release --ignored`).
+#[test]
+#[ignore]
+fn elementary_functions_match_their_scalar_versions_everywhere() {
+    use rayon::prelude::*;
+    if !available() {
+        return;
+    }
+    type Case = (&'static str, fn(&mut Program, V) -> V, fn(f32) -> f32);
+    let cases: [Case; 3] = [
+        ("tanh", Program::tanh, tanh_f32),
+        ("sigmoid", Program::sigmoid, sigmoid_f32),
+        ("exp", Program::exp, exp_f32),
+    ];
+    for (name, build, want) in cases {
+        let mut p = Program::new();
+        let v = p.load(0);
+        let r = build(&mut p, v);
+        p.set_output(r);
+        let k = Kernel::compile(&p).expect("compiles");
+        let pool = k.pool([]);
+        (0u32..=0xffff).into_par_iter().for_each(|hi| {
+            let x: Vec<f32> = (0..=0xffffu32)
+                .map(|lo| f32::from_bits(hi << 16 | lo))
+                .collect();
+            let mut got = vec![0.0f32; x.len()];
+            // SAFETY: one stream of x.len() elements, an output of as many.
+            unsafe { k.run(&pool, &[x.as_ptr()], got.as_mut_ptr(), x.len()) };
+            same_bits(&got, want, &x, name);
+        });
+    }
+}
+
 #[test]
 fn every_length_runs_its_tail_masked() {
     if !available() {

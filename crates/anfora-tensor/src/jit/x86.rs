@@ -72,10 +72,10 @@ const CMPPS: Enc = enc(1, 0, 0xC2);
 const PANDD: Enc = enc(1, 1, 0xDB);
 const PORD: Enc = enc(1, 1, 0xEB);
 const PXORD: Enc = enc(1, 1, 0xEF);
-const PADDD: Enc = enc(1, 1, 0xFE);
-const PSUBD: Enc = enc(1, 1, 0xFA);
-/// `vpslld`/`vpsrad` by an immediate: /6 and /4.
-const PSHIFT_IMM: Enc = enc(1, 1, 0x72);
+const SCALEFPS: Enc = enc(2, 1, 0x2C);
+const PTERNLOGD: Enc = enc(3, 1, 0x25);
+/// `vpternlogd`'s truth table for `C ? B : A` per bit (A the destination, B `vvvv`, C `rm`).
+const BIT_SELECT_CBA: u8 = 0xD8;
 const FMADD213PS: Enc = enc(2, 1, 0xA8);
 const FNMADD213PS: Enc = enc(2, 1, 0xAC);
 const FMADD231PS: Enc = enc(2, 1, 0xB8);
@@ -241,8 +241,7 @@ fn bin_enc(b: Bin) -> Enc {
         Bin::And => PANDD,
         Bin::Or => PORD,
         Bin::Xor => PXORD,
-        Bin::AddI => PADDD,
-        Bin::SubI => PSUBD,
+        Bin::Scalef => SCALEFPS,
     }
 }
 
@@ -251,7 +250,12 @@ fn operands(op: &Op) -> Vec<V> {
         Op::Load { .. } | Op::Const(_) => vec![],
         Op::Bin(_, a, b) => vec![a, b],
         Op::Fma(a, b, c) | Op::Fnma(a, b, c) => vec![a, b, c],
-        Op::Sqrt(a) | Op::Shl(a, _) | Op::Sar(a, _) => vec![a],
+        Op::Sqrt(a) => vec![a],
+        Op::BitSelect {
+            mask,
+            then,
+            otherwise,
+        } => vec![mask, then, otherwise],
         Op::Select {
             x,
             y,
@@ -450,12 +454,38 @@ impl Body {
                     a.evex(SQRTPS, d, 0, src, 0, false, None);
                     d
                 }
-                Op::Shl(x, n) | Op::Sar(x, n) => {
-                    let ext = if matches!(op, Op::Shl(..)) { 6 } else { 4 };
-                    let src = rm(x);
-                    release(&mut free, u8::MAX);
-                    let d = alloc(&mut free)?;
-                    a.evex(PSHIFT_IMM, ext, d, src, 0, false, Some(n));
+                Op::BitSelect {
+                    mask,
+                    then,
+                    otherwise,
+                } => {
+                    // vpternlogd overwrites its first operand: `otherwise` where it dies here,
+                    // else a copy of it.
+                    let d = if self.konst(otherwise).is_none()
+                        && self.last_use[otherwise as usize] == i
+                    {
+                        reg[otherwise as usize]
+                    } else {
+                        let d = alloc(&mut free)?;
+                        match self.konst(otherwise) {
+                            Some(slot) => {
+                                a.evex(BROADCASTSS, d, 0, Rm::Mem(bcst_load(slot)), 0, false, None)
+                            }
+                            None => a.evex(
+                                MOVAPS,
+                                d,
+                                0,
+                                Rm::Zmm(reg[otherwise as usize]),
+                                0,
+                                false,
+                                None,
+                            ),
+                        }
+                        d
+                    };
+                    let tr = in_reg(a, then, 0);
+                    a.evex(PTERNLOGD, d, tr, rm(mask), 0, false, Some(BIT_SELECT_CBA));
+                    release(&mut free, d);
                     d
                 }
                 Op::Select {
@@ -744,7 +774,7 @@ mod tests {
                 one(|a| a.evex(PANDD, 1, 2, Rm::Mem(pool_bcst(1)), 0, false, None)),
                 &[0x62, 0xf1, 0x6d, 0x58, 0xdb, 0x4e, 0x01],
             ),
-            // vpord / vpxord / vpaddd / vpsubd zmm1, zmm2, zmm3
+            // vpord / vpxord zmm1, zmm2, zmm3
             (
                 one(|a| a.evex(PORD, 1, 2, zmm(3), 0, false, None)),
                 &[0x62, 0xf1, 0x6d, 0x48, 0xeb, 0xcb],
@@ -753,22 +783,33 @@ mod tests {
                 one(|a| a.evex(PXORD, 1, 2, zmm(3), 0, false, None)),
                 &[0x62, 0xf1, 0x6d, 0x48, 0xef, 0xcb],
             ),
+            // vscalefps zmm29, zmm17, zmm3 / vscalefps zmm4, zmm2, DWORD BCST [rsi+0x8]
             (
-                one(|a| a.evex(PADDD, 1, 2, zmm(3), 0, false, None)),
-                &[0x62, 0xf1, 0x6d, 0x48, 0xfe, 0xcb],
+                one(|a| a.evex(SCALEFPS, 29, 17, zmm(3), 0, false, None)),
+                &[0x62, 0x62, 0x75, 0x40, 0x2c, 0xeb],
             ),
             (
-                one(|a| a.evex(PSUBD, 1, 2, zmm(3), 0, false, None)),
-                &[0x62, 0xf1, 0x6d, 0x48, 0xfa, 0xcb],
+                one(|a| a.evex(SCALEFPS, 4, 2, Rm::Mem(pool_bcst(2)), 0, false, None)),
+                &[0x62, 0xf2, 0x6d, 0x58, 0x2c, 0x66, 0x02],
             ),
-            // vpslld zmm1, zmm22, 23 / vpsrad zmm17, zmm2, 1
+            // vpternlogd zmm29, zmm17, zmm3, 0xd8 / zmm1, zmm5, DWORD BCST [rsi+0x100], 0xd8
             (
-                one(|a| a.evex(PSHIFT_IMM, 6, 1, zmm(22), 0, false, Some(23))),
-                &[0x62, 0xb1, 0x75, 0x48, 0x72, 0xf6, 0x17],
+                one(|a| a.evex(PTERNLOGD, 29, 17, zmm(3), 0, false, Some(0xd8))),
+                &[0x62, 0x63, 0x75, 0x40, 0x25, 0xeb, 0xd8],
             ),
             (
-                one(|a| a.evex(PSHIFT_IMM, 4, 17, zmm(2), 0, false, Some(1))),
-                &[0x62, 0xf1, 0x75, 0x40, 0x72, 0xe2, 0x01],
+                one(|a| {
+                    a.evex(
+                        PTERNLOGD,
+                        1,
+                        5,
+                        Rm::Mem(pool_bcst(64)),
+                        0,
+                        false,
+                        Some(0xd8),
+                    )
+                }),
+                &[0x62, 0xf3, 0x55, 0x58, 0x25, 0x4e, 0x40, 0xd8],
             ),
             // vcmpps k2, zmm3, DWORD BCST [rsi+0x10], 0x11 / vcmpps k2, zmm3, zmm25, 0x1d
             (
