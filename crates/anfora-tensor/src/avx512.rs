@@ -15,6 +15,7 @@
 //!   buffer, and the input gradient ran 1.7× slower.
 
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
 /// Whether the machine has AVX-512F.
@@ -123,7 +124,7 @@ unsafe fn windows(
 /// `out` (`ow` long) whose element `i` is the first maximum of the window of columns `2i, 2i + 1`
 /// of the first row then the second.
 #[target_feature(enable = "avx512f")]
-pub(crate) fn forward(x: &[f32], out: &mut [f32], ow: usize) {
+pub(crate) fn forward(x: &[f32], out: &mut [MaybeUninit<f32>], ow: usize) {
     let w = 2 * ow;
     assert!(ow > 0 && x.len() == 2 * w * (out.len() / ow) && out.len().is_multiple_of(ow));
     for (rows, o) in x.chunks_exact(2 * w).zip(out.chunks_exact_mut(ow)) {
@@ -134,7 +135,7 @@ pub(crate) fn forward(x: &[f32], out: &mut [f32], ow: usize) {
             // write o[j..ow].
             unsafe {
                 let (best, _) = windows(r0.as_ptr().add(2 * j), r1.as_ptr().add(2 * j), lo, hi);
-                _mm512_mask_storeu_ps(o.as_mut_ptr().add(j), m, best);
+                _mm512_mask_storeu_ps(o.as_mut_ptr().cast::<f32>().add(j), m, best);
             }
         }
     }
@@ -143,7 +144,7 @@ pub(crate) fn forward(x: &[f32], out: &mut [f32], ow: usize) {
 /// The gradient of [`forward`]: each window's sensitivity (`d`, shaped like `out`, added to
 /// zero) goes to its first maximum in `dx` (shaped like `x`), zero to its three other elements.
 #[target_feature(enable = "avx512f")]
-pub(crate) fn backward(x: &[f32], d: &[f32], dx: &mut [f32], ow: usize) {
+pub(crate) fn backward(x: &[f32], d: &[f32], dx: &mut [MaybeUninit<f32>], ow: usize) {
     let w = 2 * ow;
     assert!(ow > 0 && x.len() == 2 * w * (d.len() / ow) && d.len().is_multiple_of(ow));
     assert_eq!(dx.len(), x.len());
@@ -163,8 +164,20 @@ pub(crate) fn backward(x: &[f32], d: &[f32], dx: &mut [f32], ow: usize) {
                 let (_, [right0, right1, low]) =
                     windows(r0.as_ptr().add(2 * j), r1.as_ptr().add(2 * j), lo, hi);
                 let s = _mm512_add_ps(zero, _mm512_maskz_loadu_ps(m, dr.as_ptr().add(j)));
-                join(dx0.as_mut_ptr().add(2 * j), s, (!low, right0), lo, hi);
-                join(dx1.as_mut_ptr().add(2 * j), s, (low, right1), lo, hi);
+                join(
+                    dx0.as_mut_ptr().cast::<f32>().add(2 * j),
+                    s,
+                    (!low, right0),
+                    lo,
+                    hi,
+                );
+                join(
+                    dx1.as_mut_ptr().cast::<f32>().add(2 * j),
+                    s,
+                    (low, right1),
+                    lo,
+                    hi,
+                );
             }
         }
     }

@@ -8,6 +8,8 @@
 //! over threads, each with its own column buffer (and, for the weight, its own partial sum),
 //! allocated once per call.
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use crate::alloc::{self, try_filled};
@@ -39,12 +41,18 @@ pub(crate) trait Float:
     fn as_f32_mut(_: &mut [Self]) -> Option<&mut [f32]> {
         None
     }
+    fn as_f32_uninit(_: &mut [MaybeUninit<Self>]) -> Option<&mut [MaybeUninit<f32>]> {
+        None
+    }
 }
 impl Float for f32 {
     fn as_f32(s: &[f32]) -> Option<&[f32]> {
         Some(s)
     }
     fn as_f32_mut(s: &mut [f32]) -> Option<&mut [f32]> {
+        Some(s)
+    }
+    fn as_f32_uninit(s: &mut [MaybeUninit<f32>]) -> Option<&mut [MaybeUninit<f32>]> {
         Some(s)
     }
 }
@@ -579,7 +587,7 @@ fn direct_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Option<Vec<T>>>
             ))
         })
         .collect::<Result<_>>()?;
-    let work = |part: usize, (dwt, dt): &mut (Vec<f32>, Vec<f32>)| {
+    sum_by_parts(&mut sums, |part, (dwt, dt)| {
         for n in part * chunk..((part + 1) * chunk).min(g.n) {
             let (dn, xn) = (
                 &d[n * per_out..(n + 1) * per_out],
@@ -587,19 +595,10 @@ fn direct_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Option<Vec<T>>>
             );
             direct_conv::filter(dn, xn, &s, dt, dwt);
         }
-    };
-    if tasks <= 1 {
-        work(0, &mut sums[0]);
-    } else {
-        sums.par_iter_mut()
-            .enumerate()
-            .for_each(|(part, sum)| work(part, sum));
-    }
+    });
     let (first, rest) = sums.split_first_mut().expect("at least one part");
     for (other, _) in rest.iter() {
-        for (a, &b) in first.0.iter_mut().zip(other) {
-            *a += b;
-        }
+        add_into(&mut first.0, other);
     }
     let dst = T::as_f32_mut(&mut dw).expect("float32, as the inputs");
     direct_conv::from_tap_matrix(&first.0, &s, dst);
@@ -695,60 +694,64 @@ fn conv_backprop_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Vec<T>> 
         return Ok(dw);
     }
     let wshape = g.weight_shape();
-    let mut dw = try_filled(&wshape, T::zero())?;
     let (tasks, chunk) = g.tasks();
-    let mut bufs = column_buffers::<T>(g, tasks)?;
-    // Each extra task sums into its own weight-shaped buffer; the first writes `dw`.
-    let mut partials: Vec<Vec<T>> = (1..tasks)
-        .map(|_| try_filled(&wshape, T::zero()))
+    // Per part of the batch: its sum (the first part's becomes the result) and its columns.
+    let mut parts: Vec<(Vec<T>, Vec<T>)> = column_buffers::<T>(g, tasks)?
+        .into_iter()
+        .map(|cols| Ok((try_filled(&wshape, T::zero())?, cols)))
         .collect::<Result<_>>()?;
     let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
     let gemm_threads = g.gemm_threads(tasks);
-    let work = |first: usize, count: usize, dw: &mut [T], cols: &mut Vec<T>| {
-        for n in first..(first + count).min(g.n) {
-            let xn = &x[n * chw..(n + 1) * chw];
-            let dn = &d[n * g.o * ohw..(n + 1) * g.o * ohw];
-            for grp in 0..g.groups {
-                let xg = &xn[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
-                let rhs = columns(xg, g, cols);
-                // dW_g += d_g (O_g × OH·OW) · colsᵀ (OH·OW × k).
-                T::gemm_with(
-                    &mut dw[grp * g.og * k..(grp + 1) * g.og * k],
-                    &dn[grp * g.og * ohw..(grp + 1) * g.og * ohw],
-                    Layout::of(ohw, false),
-                    rhs,
-                    Layout::of(ohw, true),
-                    (g.og, ohw, k),
-                    Dst::Accumulate,
-                    gemm_threads,
-                );
+    if !parts[0].0.is_empty() {
+        sum_by_parts(&mut parts, |part, (dw, cols)| {
+            for n in part * chunk..((part + 1) * chunk).min(g.n) {
+                let xn = &x[n * chw..(n + 1) * chw];
+                let dn = &d[n * g.o * ohw..(n + 1) * g.o * ohw];
+                for grp in 0..g.groups {
+                    let xg = &xn[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
+                    let rhs = columns(xg, g, cols);
+                    // dW_g += d_g (O_g × OH·OW) · colsᵀ (OH·OW × k).
+                    T::gemm_with(
+                        &mut dw[grp * g.og * k..(grp + 1) * g.og * k],
+                        &dn[grp * g.og * ohw..(grp + 1) * g.og * ohw],
+                        Layout::of(ohw, false),
+                        rhs,
+                        Layout::of(ohw, true),
+                        (g.og, ohw, k),
+                        Dst::Accumulate,
+                        gemm_threads,
+                    );
+                }
             }
-        }
-    };
-    if dw.is_empty() {
-        return Ok(dw);
+        });
     }
-    if tasks <= 1 {
-        work(0, g.n, &mut dw, &mut bufs[0]);
-        return Ok(dw);
-    }
-    let (first_buf, rest_bufs) = bufs.split_at_mut(1);
-    rayon::join(
-        || work(0, chunk, &mut dw, &mut first_buf[0]),
-        || {
-            partials
-                .par_iter_mut()
-                .zip(rest_bufs.par_iter_mut())
-                .enumerate()
-                .for_each(|(i, (p, cols))| work((i + 1) * chunk, chunk, p, cols));
-        },
-    );
-    for p in &partials {
-        for (a, &b) in dw.iter_mut().zip(p) {
-            *a += b;
-        }
+    let mut parts = parts.into_iter();
+    let (mut dw, _) = parts.next().expect("at least one part");
+    for (other, _) in parts {
+        add_into(&mut dw, &other);
     }
     Ok(dw)
+}
+
+/// Runs `work(part, sum)` for every part of a batch, each adding its samples into its own
+/// `sum`: in parallel when there is more than one. The caller then adds the sums in order, so
+/// the result does not depend on the threads.
+fn sum_by_parts<S: Send>(sums: &mut [S], work: impl Fn(usize, &mut S) + Sync + Send) {
+    match sums {
+        [] => {}
+        [one] => work(0, one),
+        _ => sums
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(part, sum)| work(part, sum)),
+    }
+}
+
+/// `acc += other`, element by element.
+fn add_into<T: Float>(acc: &mut [T], other: &[T]) {
+    for (a, &b) in acc.iter_mut().zip(other) {
+        *a += b;
+    }
 }
 
 /// `ops.conv2d`'s result shape for an input of shape `x` and a weight of shape `w`, or its
@@ -1141,14 +1144,17 @@ fn first_max<T: Float>(a: T, b: T) -> (T, bool) {
 
 /// Max pooling over 2×2 tiles ([`Pool::tiles_2x2`]): a window's first maximum is the first
 /// maximum of its rows' first maxima (ties keep the earlier element at every step), so the
-/// four comparisons of the general loop become three, branch-free, with no positions.
-fn max_2x2_forward<T: Float>(x: &[T], g: &Pool, out: &mut [T]) {
+/// four comparisons of the general loop become three, branch-free, with no positions. Writes
+/// every element of `out`.
+fn max_2x2_forward<T: Float>(x: &[T], g: &Pool, out: &mut [MaybeUninit<T>]) {
     let (w, ow) = (g.w, g.ow);
     g.tile_rows(x, out, ow, |_, x, out| {
         #[cfg(target_arch = "x86_64")]
-        if let (true, Some(x), Some(out)) =
-            (crate::avx512::available(), T::as_f32(x), T::as_f32_mut(out))
-        {
+        if let (true, Some(x), Some(out)) = (
+            crate::avx512::available(),
+            T::as_f32(x),
+            T::as_f32_uninit(out),
+        ) {
             // SAFETY: the machine has AVX-512F.
             unsafe { crate::avx512::forward(x, out, ow) };
             return;
@@ -1158,7 +1164,7 @@ fn max_2x2_forward<T: Float>(x: &[T], g: &Pool, out: &mut [T]) {
             for ((o, p0), p1) in o.iter_mut().zip(r0.chunks_exact(2)).zip(r1.chunks_exact(2)) {
                 let top = first_max(p0[0], p0[1]).0;
                 let bottom = first_max(p1[0], p1[1]).0;
-                *o = first_max(top, bottom).0;
+                o.write(first_max(top, bottom).0);
             }
         }
     });
@@ -1167,7 +1173,7 @@ fn max_2x2_forward<T: Float>(x: &[T], g: &Pool, out: &mut [T]) {
 /// The gradient of [`max_2x2_forward`]: each window's sensitivity goes to its first maximum
 /// and the window's three other elements are zero; every element of `dx` is written. The
 /// sensitivity is added to zero, as the general loop does (`-0.0` becomes `0.0`).
-fn max_2x2_backward<T: Float>(d: &[T], x: &[T], g: &Pool, dx: &mut [T]) {
+fn max_2x2_backward<T: Float>(d: &[T], x: &[T], g: &Pool, dx: &mut [MaybeUninit<T>]) {
     let (w, ow) = (g.w, g.ow);
     g.tile_rows(x, dx, 2 * w, |q, x, dx| {
         let d = &d[q * ow..][..x.len() / (2 * w) * ow];
@@ -1176,7 +1182,7 @@ fn max_2x2_backward<T: Float>(d: &[T], x: &[T], g: &Pool, dx: &mut [T]) {
             crate::avx512::available(),
             T::as_f32(x),
             T::as_f32(d),
-            T::as_f32_mut(dx),
+            T::as_f32_uninit(dx),
         ) {
             // SAFETY: the machine has AVX-512F.
             unsafe { crate::avx512::backward(x, d, dx, ow) };
@@ -1196,10 +1202,10 @@ fn max_2x2_backward<T: Float>(d: &[T], x: &[T], g: &Pool, dx: &mut [T]) {
                 let low = first_max(top, bottom).1;
                 let s = zero + s;
                 let pick = |c: bool| std::hint::select_unpredictable(c, s, zero);
-                dx0[2 * ox] = pick(!low & !right0);
-                dx0[2 * ox + 1] = pick(!low & right0);
-                dx1[2 * ox] = pick(low & !right1);
-                dx1[2 * ox + 1] = pick(low & right1);
+                dx0[2 * ox].write(pick(!low & !right0));
+                dx0[2 * ox + 1].write(pick(!low & right0));
+                dx1[2 * ox].write(pick(low & !right1));
+                dx1[2 * ox + 1].write(pick(low & right1));
             }
         }
     });
@@ -1240,6 +1246,18 @@ fn over_planes<T: Float, U: Float>(
     }
 }
 
+/// A buffer of `shape` that `fill` writes whole, without zeroing it first.
+fn written_whole<T: Float>(
+    shape: &[usize],
+    fill: impl FnOnce(&mut [MaybeUninit<T>]),
+) -> Result<Vec<T>> {
+    let (mut v, n) = alloc::try_vec_capped::<T>(shape, alloc::cap())?;
+    fill(&mut v.spare_capacity_mut()[..n]);
+    // SAFETY: `fill` wrote the first `n` elements (the callers' kernels write every element).
+    unsafe { v.set_len(n) };
+    Ok(v)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PoolKind {
     Max,
@@ -1247,12 +1265,14 @@ pub(crate) enum PoolKind {
 }
 
 fn pool_forward<T: Float>(x: &[T], g: &Pool, kind: PoolKind, shape: &[usize]) -> Result<Vec<T>> {
+    if kind == PoolKind::Max && g.tiles_2x2() {
+        return written_whole(shape, |out| max_2x2_forward(x, g, out));
+    }
     let mut out = try_filled(shape, T::zero())?;
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
     // count_include_pad: every window divides by the kernel's size.
     let area = T::from_f64((g.kh * g.kw) as f64);
     match kind {
-        PoolKind::Max if g.tiles_2x2() => max_2x2_forward(x, g, &mut out),
         PoolKind::Max => g.max_rows(x, &mut out, ohw, |o, plane, oy, best| {
             let xp = &x[plane * hw..];
             for (o, &b) in o[oy * g.ow..(oy + 1) * g.ow].iter_mut().zip(best) {
@@ -1283,6 +1303,9 @@ fn pool_backward<T: Float>(
     kind: PoolKind,
     shape: &[usize],
 ) -> Result<Vec<T>> {
+    if let (PoolKind::Max, Some(x), true) = (kind, x, g.tiles_2x2()) {
+        return written_whole(shape, |dx| max_2x2_backward(d, x, g, dx));
+    }
     let mut dx = try_filled(shape, T::zero())?;
     let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
     let area = T::from_f64((g.kh * g.kw) as f64);
@@ -1301,7 +1324,6 @@ fn pool_backward<T: Float>(
         return Ok(dx);
     }
     match (kind, x) {
-        (PoolKind::Max, Some(x)) if g.tiles_2x2() => max_2x2_backward(d, x, g, &mut dx),
         (PoolKind::Max, Some(x)) => g.max_rows(x, &mut dx, hw, |dxp, plane, oy, best| {
             let dp = &d[plane * ohw + oy * g.ow..plane * ohw + (oy + 1) * g.ow];
             for (&b, &d) in best.iter().zip(dp) {
@@ -1531,8 +1553,13 @@ mod tile_tests {
             let n_out: usize = out_shape.iter().product();
             let (hw, ohw) = (g.h * g.w, g.oh * g.ow);
 
-            let mut tiled = vec![T::zero(); n_out];
+            let mut tiled = vec![MaybeUninit::new(cast(7.0)); n_out];
             max_2x2_forward(&x, &g, &mut tiled);
+            // SAFETY: initialized above (and the kernel writes every element).
+            let tiled: Vec<T> = tiled
+                .into_iter()
+                .map(|v| unsafe { v.assume_init() })
+                .collect();
             let mut general = vec![T::zero(); n_out];
             g.max_rows(&x, &mut general, ohw, |o, plane, oy, best| {
                 for (o, &b) in o[oy * g.ow..(oy + 1) * g.ow].iter_mut().zip(best) {
@@ -1543,8 +1570,13 @@ mod tile_tests {
 
             let mut d: Vec<T> = data(n_out, 100 + k as u64).into_iter().map(&cast).collect();
             d[0] = cast(-0.0);
-            let mut tiled = vec![cast(7.0); x.len()];
+            let mut tiled = vec![MaybeUninit::new(cast(7.0)); x.len()];
             max_2x2_backward(&d, &x, &g, &mut tiled);
+            // SAFETY: as above.
+            let tiled: Vec<T> = tiled
+                .into_iter()
+                .map(|v| unsafe { v.assume_init() })
+                .collect();
             let mut general = vec![T::zero(); x.len()];
             g.max_rows(&x, &mut general, hw, |dxp, plane, oy, best| {
                 let dp = &d[plane * ohw + oy * g.ow..plane * ohw + (oy + 1) * g.ow];
