@@ -505,9 +505,7 @@ pub(crate) fn take_grad(
             for (j, &i) in idx.iter().enumerate() {
                 let src = &dv[(o * k + j) * inner..(o * k + j + 1) * inner];
                 let dst = &mut out[(o * n + i) * inner..(o * n + i + 1) * inner];
-                for (a, &b) in dst.iter_mut().zip(src) {
-                    *a += b;
-                }
+                crate::nn::add_into(dst, src);
             }
         }
         Ok(out)

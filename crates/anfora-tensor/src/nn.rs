@@ -748,7 +748,7 @@ fn sum_by_parts<S: Send>(sums: &mut [S], work: impl Fn(usize, &mut S) + Sync + S
 }
 
 /// `acc += other`, element by element.
-fn add_into<T: Float>(acc: &mut [T], other: &[T]) {
+pub(crate) fn add_into<T: Float>(acc: &mut [T], other: &[T]) {
     for (a, &b) in acc.iter_mut().zip(other) {
         *a += b;
     }

@@ -346,10 +346,26 @@ impl Body {
                 }
                 None => reg[v as usize],
             };
+            let dies = |v: V| self.konst(v).is_none() && self.last_use[v as usize] == i;
+            // The register of an instruction that overwrites its operand `v`: `v`'s own where it
+            // dies here, else a fresh one holding a copy (a broadcast load for a constant).
+            let overwritable = |a: &mut Asm, free: &mut u32, v: V| -> Option<u8> {
+                if dies(v) {
+                    return Some(reg[v as usize]);
+                }
+                let d = alloc(free)?;
+                match self.konst(v) {
+                    Some(slot) => {
+                        a.evex(BROADCASTSS, d, 0, Rm::Mem(bcst_load(slot)), 0, false, None)
+                    }
+                    None => a.evex(MOVAPS, d, 0, Rm::Zmm(reg[v as usize]), 0, false, None),
+                }
+                Some(d)
+            };
             let dying: Vec<u8> = {
                 let mut d: Vec<u8> = operands(op)
                     .into_iter()
-                    .filter(|&v| self.konst(v).is_none() && self.last_use[v as usize] == i)
+                    .filter(|&v| dies(v))
                     .map(|v| reg[v as usize])
                     .collect();
                 d.sort_unstable();
@@ -397,7 +413,6 @@ impl Body {
                     } else {
                         (FNMADD213PS, FNMADD231PS)
                     };
-                    let dies = |v: V| self.konst(v).is_none() && self.last_use[v as usize] == i;
                     if dies(z) && !dies(x) && !dies(y) {
                         // d = z, then d = x * y + d (231 form): no copy of a live factor.
                         let d = reg[z as usize];
@@ -421,26 +436,7 @@ impl Body {
                         } else {
                             (x, y)
                         };
-                        let d = if dies(x) {
-                            reg[x as usize]
-                        } else {
-                            let d = alloc(&mut free)?;
-                            match self.konst(x) {
-                                Some(slot) => a.evex(
-                                    BROADCASTSS,
-                                    d,
-                                    0,
-                                    Rm::Mem(bcst_load(slot)),
-                                    0,
-                                    false,
-                                    None,
-                                ),
-                                None => {
-                                    a.evex(MOVAPS, d, 0, Rm::Zmm(reg[x as usize]), 0, false, None)
-                                }
-                            }
-                            d
-                        };
+                        let d = overwritable(a, &mut free, x)?;
                         let yr = in_reg(a, y, 0);
                         a.evex(e213, d, yr, rm(z), 0, false, None);
                         release(&mut free, d);
@@ -459,30 +455,8 @@ impl Body {
                     then,
                     otherwise,
                 } => {
-                    // vpternlogd overwrites its first operand: `otherwise` where it dies here,
-                    // else a copy of it.
-                    let d = if self.konst(otherwise).is_none()
-                        && self.last_use[otherwise as usize] == i
-                    {
-                        reg[otherwise as usize]
-                    } else {
-                        let d = alloc(&mut free)?;
-                        match self.konst(otherwise) {
-                            Some(slot) => {
-                                a.evex(BROADCASTSS, d, 0, Rm::Mem(bcst_load(slot)), 0, false, None)
-                            }
-                            None => a.evex(
-                                MOVAPS,
-                                d,
-                                0,
-                                Rm::Zmm(reg[otherwise as usize]),
-                                0,
-                                false,
-                                None,
-                            ),
-                        }
-                        d
-                    };
+                    // vpternlogd overwrites its first operand.
+                    let d = overwritable(a, &mut free, otherwise)?;
                     let tr = in_reg(a, then, 0);
                     a.evex(PTERNLOGD, d, tr, rm(mask), 0, false, Some(BIT_SELECT_CBA));
                     release(&mut free, d);
