@@ -4,7 +4,8 @@
 
 use anfora_benches::{W3_XY1, vector, w4_ctrl, w4_input, w4_line50};
 use anfora_driver::{Arg, Session};
-use anfora_vm::{Options, Value};
+use anfora_ir::Options;
+use anfora_ops::Value;
 
 fn main() {
     divan::main();

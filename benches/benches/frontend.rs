@@ -2,7 +2,7 @@
 
 use anfora_benches::{loop_with_branches, straight_line_50};
 use anfora_driver::Session;
-use anfora_vm::Options;
+use anfora_ir::Options;
 
 fn main() {
     divan::main();

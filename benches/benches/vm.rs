@@ -3,7 +3,8 @@
 
 use anfora_benches::SCALAR_LOOP;
 use anfora_driver::{Arg, Engine, Session};
-use anfora_vm::{Options, Value};
+use anfora_ir::Options;
+use anfora_ops::Value;
 
 fn main() {
     divan::main();

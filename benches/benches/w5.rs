@@ -5,7 +5,8 @@
 
 use anfora_benches::{W5_CHAIN, vector};
 use anfora_driver::{Arg, Session};
-use anfora_vm::{Options, Value};
+use anfora_ir::Options;
+use anfora_ops::Value;
 
 const N: usize = 4_194_304;
 

@@ -85,9 +85,9 @@ pub const W2_LENET: &str = include_str!("../workloads/w2_lenet.py");
 pub fn training_step(
     src: &str,
     batch: (anfora_tensor::Tensor, anfora_tensor::Tensor),
-) -> impl FnMut() -> anfora_vm::Value {
+) -> impl FnMut() -> anfora_ops::Value {
     use anfora_driver::{Arg, Session};
-    use anfora_vm::Value;
+    use anfora_ops::Value;
     let (x, y) = batch;
     let args = move || {
         vec![
@@ -95,7 +95,7 @@ pub fn training_step(
             Arg::from(Value::Tensor(y.clone())),
         ]
     };
-    let mut s = Session::load("bench.py", src, anfora_vm::Options::default());
+    let mut s = Session::load("bench.py", src, anfora_ir::Options::default());
     for _ in 0..3 {
         s.call("step", args(), &mut std::io::sink())
             .unwrap_or_else(|f| panic!("{}", s.render(&f)));
@@ -172,15 +172,15 @@ mod tests {
     #[test]
     fn workloads_compile_and_run() {
         for (src, entry) in [(straight_line_50(), "f"), (loop_with_branches(), "f")] {
-            let mut s = anfora_driver::Session::load("w.py", &src, anfora_vm::Options::default());
+            let mut s = anfora_driver::Session::load("w.py", &src, anfora_ir::Options::default());
             let v = s
                 .run(
                     entry,
-                    vec![anfora_vm::Value::Float(1.5), anfora_vm::Value::Float(2.0)],
+                    vec![anfora_ops::Value::Float(1.5), anfora_ops::Value::Float(2.0)],
                     &mut std::io::sink(),
                 )
                 .unwrap_or_else(|f| panic!("{}", s.render(&f)));
-            assert!(matches!(v, anfora_vm::Value::Float(_)));
+            assert!(matches!(v, anfora_ops::Value::Float(_)));
         }
         // The perturbation reaches both branches' first constants.
         let moved = w4_ctrl(0.5);
@@ -188,11 +188,11 @@ mod tests {
         let lines = straight_line_50().lines().count();
         assert_eq!(lines, 52, "def + 50 statements + return");
         let mut s =
-            anfora_driver::Session::load("w.py", SCALAR_LOOP, anfora_vm::Options::default());
+            anfora_driver::Session::load("w.py", SCALAR_LOOP, anfora_ir::Options::default());
         let v = s
             .run(
                 "main",
-                vec![anfora_vm::Value::Int(1000)],
+                vec![anfora_ops::Value::Int(1000)],
                 &mut std::io::sink(),
             )
             .unwrap();
@@ -205,8 +205,8 @@ mod tests {
     fn training_workloads_learn() {
         for (src, batch) in [(W1_MLP, w1_batch()), (W2_LENET, w2_batch())] {
             let mut step = training_step(src, batch);
-            let loss = |v: anfora_vm::Value| match &v {
-                anfora_vm::Value::Tensor(t) => t.to_f64_vec()[0],
+            let loss = |v: anfora_ops::Value| match &v {
+                anfora_ops::Value::Tensor(t) => t.to_f64_vec()[0],
                 other => panic!("a loss tensor, got {other:?}"),
             };
             let later = (0..5).map(|_| loss(step())).last().unwrap();
@@ -229,7 +229,7 @@ mod tests {
     #[test]
     fn w4_workloads_match_their_definition() {
         use anfora_driver::{Arg, Engine};
-        use anfora_vm::Value;
+        use anfora_ops::Value;
         let x = w4_input();
         let xs: Vec<f64> = x.to_f64_vec();
         let line = |mut v: f32| {
@@ -246,7 +246,7 @@ mod tests {
             let mut results = Vec::new();
             for engine in [Engine::Compiled, Engine::Reference] {
                 let mut s =
-                    anfora_driver::Session::load("w4.py", &src, anfora_vm::Options::default());
+                    anfora_driver::Session::load("w4.py", &src, anfora_ir::Options::default());
                 s.engine = engine;
                 let v = s
                     .call(

@@ -3,9 +3,10 @@
 //! helpers or tuple plumbing — and computes the same values. Golden dumps show the result.
 
 use anfora_driver::{Arg, Engine, Session, repr};
+use anfora_ir::Options;
 use anfora_ir::{GraphKind, Module, Prim};
+use anfora_ops::Value;
 use anfora_tensor::Tensor;
-use anfora_vm::{Options, Value};
 
 /// The primitives the grad stage emits that must not survive optimization when every shape is
 /// known and control flow is static.

@@ -4,7 +4,8 @@
 //! function through the compiled engine.
 
 use anfora_driver::{Arg, Engine, Failure, Session, repr};
-use anfora_vm::{Options, Value};
+use anfora_ir::Options;
+use anfora_ops::Value;
 
 fn session(src: &str, engine: Engine) -> Session {
     let mut s = Session::load("m.py", src, Options::default());

@@ -2,8 +2,9 @@
 //! finite differences in float64, and the compiled engine against the reference VM.
 
 use anfora_driver::{Arg, Engine, Failure, Session, repr};
+use anfora_ir::Options;
+use anfora_ops::Value;
 use anfora_tensor::{DType, Tensor};
-use anfora_vm::{Options, Value};
 
 const HEADER: &str = "import anfora\nfrom anfora import ops, grad, value_and_grad, vjp\n\n";
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anfora_driver::{Arg, Engine, Failure, Session, literal_value, repr};
-use anfora_vm::Options;
+use anfora_ir::Options;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -147,7 +147,8 @@ fn run(file: PathBuf, entry: String, flags: RunFlags, args: Vec<String>) -> Resu
     } = flags;
     let device = anfora_tensor::Device::parse(&device)
         .map_err(|e| Exit(2, format!("error: {}\n", e.message)))?;
-    anfora_vm::kernels::set_default_device(device).map_err(|e| Exit(2, format!("error: {e}\n")))?;
+    anfora_ops::kernels::set_default_device(device)
+        .map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let text = read_source(&file)?;
     let args = parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let mut session = Session::load(&file.display().to_string(), &text, Options { max_depth });

@@ -12,14 +12,17 @@ use anfora_front::py_ast::{PyLiteral, parse_literal};
 use anfora_front::{
     Frontend, FunctionRef, Namespace, Resolved, Resolver, ScopeId, codes, namespace_attr,
 };
-use anfora_infer::{Abs, Specialized};
+use anfora_infer::Specialized;
 use anfora_ir::diag::{Diagnostic, render_all};
 use anfora_ir::{Const, FileId, GraphId, NodeId, Span};
+use anfora_ir::{Options, RuntimeError};
+use anfora_ops::Abs;
+use anfora_ops::Value;
+use anfora_ops::value::to_const;
 use anfora_tensor::{Nested, Scalar, Tensor};
-use anfora_vm::value::to_const;
-use anfora_vm::{Options, RuntimeError, Value, Vm};
+use anfora_vm::Vm;
 
-pub use anfora_vm::value::repr;
+pub use anfora_ops::value::repr;
 
 /// Why a compile or run did not produce a value.
 #[derive(Debug)]
@@ -66,13 +69,13 @@ pub enum Engine {
 /// different value compiles again), tensors by dtype and shape.
 pub fn arg_abstract(v: &Value) -> Abs {
     match v {
-        Value::Tensor(t) => Abs::tensor(anfora_infer::TensorAbs::new(
+        Value::Tensor(t) => Abs::tensor(anfora_ops::TensorAbs::new(
             t.dtype(),
             t.shape().iter().map(|&d| Some(d)).collect(),
         )),
         Value::Tuple(items) => Abs::tuple(items.iter().map(arg_abstract).collect()),
         Value::List(items) => Abs::List(items.iter().map(arg_abstract).collect()),
-        other => anfora_infer::rules::from_value(other),
+        other => anfora_ops::rules::from_value(other),
     }
 }
 
@@ -398,12 +401,12 @@ impl Session {
             },
             Target::Tuple(items, _) => {
                 let unpacked =
-                    anfora_vm::ops::unpack(v, items.len() as i64).map_err(|(kind, message)| {
+                    anfora_ops::ops::unpack(v, items.len() as i64).map_err(|(kind, message)| {
                         RuntimeError {
                             kind: kind.to_string(),
                             message,
                             span,
-                            trace: vec![anfora_vm::TraceEntry {
+                            trace: vec![anfora_ir::TraceEntry {
                                 function: "<module>".into(),
                                 span,
                             }],
@@ -770,7 +773,7 @@ pub fn compile_graph(
         program: None,
     });
     let start = Instant::now();
-    let device = anfora_vm::kernels::default_device();
+    let device = anfora_ops::kernels::default_device();
     let program = anfora_exec::lower(&fe.module, spec.entry, &spec.abstracts, device)
         .map_err(|e| Failure::Usage(e.to_string()))?;
     timings.push(("lower".to_string(), start.elapsed()));

@@ -2,8 +2,9 @@
 //! recompilation and a bounded size.
 
 use anfora_driver::{Arg, Session, repr};
+use anfora_ir::Options;
+use anfora_ops::Value;
 use anfora_tensor::Tensor;
-use anfora_vm::{Options, Value};
 
 const SRC: &str = "def f(x, n):\n    return x * n\n\ndef g(k):\n    return k + 1\n";
 

@@ -2,7 +2,7 @@
 //! them in a file are reported at once.
 
 use anfora_driver::Session;
-use anfora_vm::Options;
+use anfora_ir::Options;
 
 /// (code, line, col) of every diagnostic `anfora check` gives for `src`.
 fn check(src: &str) -> Vec<(&'static str, u32, u32)> {

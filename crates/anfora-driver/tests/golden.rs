@@ -4,7 +4,8 @@
 mod common;
 
 use anfora_driver::{Arg, Engine, Session, repr};
-use anfora_vm::{Options, Value};
+use anfora_ir::Options;
+use anfora_ops::Value;
 use common::root;
 
 fn session(file: &str) -> Session {

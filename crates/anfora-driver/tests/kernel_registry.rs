@@ -7,12 +7,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anfora_driver::{Arg, Session, repr};
+use anfora_ir::Options;
 use anfora_ir::Prim;
+use anfora_ops::Value;
+use anfora_ops::kernels::{self, Kernel, KernelKey};
+use anfora_ops::ops::tensor_err;
 use anfora_tensor::device::{self, Backend, Device};
 use anfora_tensor::{DType, Tensor, UnaryOp};
-use anfora_vm::kernels::{self, Kernel, KernelKey};
-use anfora_vm::ops::tensor_err;
-use anfora_vm::{Options, Value};
 
 /// Serializes the tests: the registry and the default device are process-wide.
 static LOCK: Mutex<()> = Mutex::new(());
@@ -214,7 +215,7 @@ fn a_new_device_runs_the_kernels_registered_for_it_and_names_the_missing_ones() 
     kernels::register(
         mul,
         Kernel::new("test_mul", |args, out| {
-            anfora_vm::inplace::prim(Prim::Mul, args, out)
+            anfora_ops::inplace::prim(Prim::Mul, args, out)
         }),
     )
     .unwrap();

@@ -3,7 +3,8 @@
 //! names its source location.
 
 use anfora_driver::{Failure, Session, repr};
-use anfora_vm::{Options, RuntimeError, Value};
+use anfora_ir::{Options, RuntimeError};
+use anfora_ops::Value;
 
 fn run_with(
     src: &str,

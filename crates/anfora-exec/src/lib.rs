@@ -17,7 +17,8 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use anfora_ir::{GraphId, SourceMap};
-use anfora_vm::{Options, RuntimeError, Value};
+use anfora_ir::{Options, RuntimeError};
+use anfora_ops::Value;
 
 pub use lower::{LowerError, lower};
 pub use program::{FusedProgram, Instr, Opnd, Unit};
@@ -109,7 +110,7 @@ impl Program {
                     .map(|a| match a {
                         program::FusedArg::Value(v) => format!("v{v}"),
                         program::FusedArg::Last(v) => format!("v{v}!"),
-                        program::FusedArg::Const(c) => anfora_vm::value::repr(c),
+                        program::FusedArg::Const(c) => anfora_ops::value::repr(c),
                     })
                     .collect();
                 let _ = writeln!(

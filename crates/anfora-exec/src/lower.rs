@@ -16,14 +16,14 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use anfora_infer::Abs;
 use anfora_ir::analysis::{Analysis, analyze};
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
+use anfora_ops::Abs;
+use anfora_ops::kernels::{self, Kernel, KernelKey};
+use anfora_ops::value::{Closure, from_const};
+use anfora_ops::{Value, ops};
 use anfora_tensor::fused::{FusedKernel, FusedOp};
 use anfora_tensor::{DType, Device, UnaryOp};
-use anfora_vm::kernels::{self, Kernel, KernelKey};
-use anfora_vm::value::{Closure, from_const};
-use anfora_vm::{Value, ops};
 
 use crate::program::{
     BinOp, FusedArg, FusedProgram, FusedStep, Instr, Opnd, Reg, Site, Unit, WithNext,

@@ -10,10 +10,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use anfora_ir::{GraphId, Prim, Signature, Span};
+use anfora_ops::Value;
+use anfora_ops::kernels::Kernel;
 use anfora_tensor::DType;
 use anfora_tensor::fused::FusedKernel;
-use anfora_vm::Value;
-use anfora_vm::kernels::Kernel;
 
 /// Register index inside a frame.
 pub type Reg = u32;
@@ -405,7 +405,7 @@ fn constant(v: &Value) -> String {
             let comma = if items.len() == 1 { "," } else { "" };
             format!("({}{comma})", items.join(", "))
         }
-        v => anfora_vm::value::repr(v),
+        v => anfora_ops::value::repr(v),
     }
 }
 

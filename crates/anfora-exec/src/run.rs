@@ -6,10 +6,11 @@ use std::io::Write;
 use std::rc::Rc;
 
 use anfora_ir::{ArgSource, Prim};
-use anfora_vm::ops::{self, type_error};
-use anfora_vm::pynum::{self, PyErr};
-use anfora_vm::value::{Closure, from_const};
-use anfora_vm::{RuntimeError, TraceEntry, Value, bind_prim, split_call_kw};
+use anfora_ir::{RuntimeError, TraceEntry};
+use anfora_ops::ops::{self, type_error};
+use anfora_ops::pynum::{self, PyErr};
+use anfora_ops::value::{Closure, from_const};
+use anfora_ops::{Value, ops::bind_prim, ops::split_call_kw};
 use smallvec::SmallVec;
 
 use crate::Program;
@@ -172,7 +173,7 @@ fn run_kernel(
         }
         let v = match &step.kernel {
             Some(k) => k.call(&mut args, out)?,
-            None => anfora_vm::inplace::prim(step.prim, &mut args, out)?,
+            None => anfora_ops::inplace::prim(step.prim, &mut args, out)?,
         };
         args.clear();
         vals.push(v);
@@ -471,7 +472,7 @@ impl Program {
                         None => {
                             let x = load(&mut m.regs, consts, base, *a);
                             let y = load(&mut m.regs, consts, base, *b);
-                            match anfora_vm::inplace::binary(op.prim(), x, y) {
+                            match anfora_ops::inplace::binary(op.prim(), x, y) {
                                 Ok(v) => v,
                                 Err(e) => fail!(e, *at),
                             }
@@ -508,22 +509,22 @@ impl Program {
                         .collect();
                     let gemm = Prim::Gemm;
                     let (r1, r2) = if *joint == WithNext::SideBySide {
-                        match anfora_vm::ops::gemm_pair(&mut vals, &mut vals2) {
+                        match anfora_ops::ops::gemm_pair(&mut vals, &mut vals2) {
                             Some(rs) => rs,
                             // Not two products of tensors: one by one, as written, for the error.
-                            None => match anfora_vm::inplace::prim(gemm, &mut vals, out) {
-                                Ok(v) => (Ok(v), anfora_vm::inplace::prim(gemm, &mut vals2, out)),
+                            None => match anfora_ops::inplace::prim(gemm, &mut vals, out) {
+                                Ok(v) => (Ok(v), anfora_ops::inplace::prim(gemm, &mut vals2, out)),
                                 e => (e, Ok(Value::None)),
                             },
                         }
                     } else {
-                        match anfora_vm::state::sgd_product(&vals2, &vals) {
+                        match anfora_ops::state::sgd_product(&vals2, &vals) {
                             Some(r) => (Ok(Value::None), r),
                             // As written: the product, then the update.
-                            None => match anfora_vm::inplace::prim(gemm, &mut vals, out) {
+                            None => match anfora_ops::inplace::prim(gemm, &mut vals, out) {
                                 Ok(g) => {
                                     vals2[1] = g;
-                                    let sgd = anfora_vm::inplace::prim(Prim::Sgd, &mut vals2, out);
+                                    let sgd = anfora_ops::inplace::prim(Prim::Sgd, &mut vals2, out);
                                     (Ok(Value::None), sgd)
                                 }
                                 e => (e, Ok(Value::None)),
@@ -552,7 +553,7 @@ impl Program {
                 } => {
                     let mut vals = args!(args);
                     let r = match kernel {
-                        None => anfora_vm::inplace::prim(*prim, &mut vals, out),
+                        None => anfora_ops::inplace::prim(*prim, &mut vals, out),
                         Some(k) => k.call(&mut vals, out),
                     };
                     vals.clear();
@@ -675,7 +676,7 @@ impl Program {
                                 _ => {
                                     let x = load(&mut m.regs, consts, base, *cond);
                                     let y = load(&mut m.regs, consts, base, *b);
-                                    match anfora_vm::inplace::binary(op.prim(), x, y) {
+                                    match anfora_ops::inplace::binary(op.prim(), x, y) {
                                         Ok(Value::Bool(t)) => Ok(t),
                                         Ok(v) => ops::truth(&v),
                                         Err(e) => fail!(e, *cmp_at),

@@ -3,8 +3,9 @@
 
 use anfora_driver::{Arg, Engine, Failure, Session, repr};
 use anfora_exec::{Instr, Program};
+use anfora_ir::Options;
+use anfora_ops::Value;
 use anfora_tensor::Tensor;
-use anfora_vm::{Options, Value};
 
 fn session(src: &str) -> Session {
     Session::load("prog.py", src, Options::default())

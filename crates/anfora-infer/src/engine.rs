@@ -20,9 +20,9 @@ use anfora_ir::analysis::Analysis;
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim, Span};
 
-use crate::abs::{Abs, CtxId, Func, JoinError};
-use crate::rules::{self, RuleError};
-use anfora_vm::value::Method;
+use anfora_ops::abs::{Abs, CtxId, Func, JoinError};
+use anfora_ops::rules::{self, RuleError};
+use anfora_ops::value::Method;
 
 use anfora_ir::codes::{JOIN as JOIN_ERROR, NO_FIXPOINT, NOT_CONSTANT, SHAPE as SHAPE_ERROR};
 
@@ -595,9 +595,9 @@ impl<'m> Engine<'m> {
             }),
             Const::Tuple(items) => Abs::tuple(items.iter().map(|i| self.constant(c, i)).collect()),
             Const::List(items) => Abs::List(items.iter().map(|i| self.constant(c, i)).collect()),
-            Const::Tensor(t) => rules::from_value(&anfora_vm::Value::Tensor(t.clone())),
+            Const::Tensor(t) => rules::from_value(&anfora_ops::Value::Tensor(t.clone())),
             other => {
-                let v = anfora_vm::value::from_const(other, &mut |_| anfora_vm::Value::None);
+                let v = anfora_ops::value::from_const(other, &mut |_| anfora_ops::Value::None);
                 rules::from_value(&v)
             }
         }
@@ -1293,8 +1293,8 @@ fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> O
             anfora_ir::ArgSource::Positional(i) => positional[i - 1].clone(),
             anfora_ir::ArgSource::Keyword(j) => kw[j].clone(),
             anfora_ir::ArgSource::Default(k) => {
-                rules::from_value(&anfora_vm::value::from_const(&k, &mut |_| {
-                    anfora_vm::Value::None
+                rules::from_value(&anfora_ops::value::from_const(&k, &mut |_| {
+                    anfora_ops::Value::None
                 }))
             }
         })

@@ -2,24 +2,16 @@
 //! the IR that infers the type, shape and, where possible, the value of every node, and then
 //! specializes each graph for each distinct signature it is used with.
 //!
-//! * [`abs`]: the abstract values;
-//! * [`rules`]: the inference rule of every primitive;
 //! * [`engine`]: the interpreter (contexts, polyvariance, broadening, fixpoint);
 //! * [`specialize`]: the specialized graphs.
 
-pub mod abs;
-mod array_rules;
-mod effect_rules;
 pub mod engine;
-mod grad_rules;
-mod nn_rules;
-pub mod rules;
 pub mod specialize;
 
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{GraphId, Module};
+use anfora_ops::Abs;
 
-pub use abs::{Abs, Func, RefAbs, TensorAbs};
 pub use specialize::Specialized;
 
 /// Infers `entry` for arguments with abstracts `args` and adds its specialized graphs to

@@ -7,9 +7,9 @@ use std::collections::{HashMap, VecDeque};
 
 use anfora_ir::{Const, Graph, GraphId, Module, Node, NodeId, NodeKind, Prim};
 
-use crate::abs::{Abs, CtxId, Func};
 use crate::engine::{Solved, single_closure};
-use crate::rules::to_value;
+use anfora_ops::abs::{Abs, CtxId, Func};
+use anfora_ops::rules::to_value;
 
 /// The specialized program.
 pub struct Specialized {
@@ -126,7 +126,7 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
                 let g = target.map(|t| spec_of(&spec, t, h)).unwrap_or(h);
                 module.value_at(Const::Graph(g), node.span)
             } else if let (Some(v), true) = (to_value(&abs), foldable_call(engine, module, c, n)) {
-                match anfora_vm::value::to_const(&v) {
+                match anfora_ops::value::to_const(&v) {
                     Some(k) => module.value_at(k, node.span),
                     None => clone_apply(module, ng, &node, &mut pending, c, n),
                 }

@@ -7,11 +7,11 @@
 mod common;
 
 use anfora_driver::{Arg, Engine, Failure};
-use anfora_infer::Abs;
-use anfora_infer::rules::infer_prim;
 use anfora_ir::Prim;
+use anfora_ops::Abs;
+use anfora_ops::Value;
+use anfora_ops::rules::infer_prim;
 use anfora_tensor::{DType, Tensor};
-use anfora_vm::Value;
 use common::*;
 
 const DTYPES: [DType; 7] = DType::ALL;
@@ -200,7 +200,7 @@ const IN_THE_ENGINE: &[Prim] = &[
 #[test]
 fn every_primitive_has_an_inference_rule() {
     let tensor = |dims: &[usize]| {
-        Abs::tensor(anfora_infer::TensorAbs::new(
+        Abs::tensor(anfora_ops::TensorAbs::new(
             DType::F32,
             dims.iter().map(|&d| Some(d)).collect(),
         ))
@@ -245,7 +245,7 @@ fn every_primitive_has_an_inference_rule() {
                     "fill_value" => Abs::Float(None),
                     "dtype" => Abs::DType(DType::F64),
                     _ => match &param.default {
-                        Some(k) => anfora_infer::rules::from_value(&anfora_vm::value::from_const(
+                        Some(k) => anfora_ops::rules::from_value(&anfora_ops::value::from_const(
                             k,
                             &mut |_| Value::None,
                         )),
@@ -254,7 +254,7 @@ fn every_primitive_has_an_inference_rule() {
                 });
             }
             if p == Prim::Where {
-                args[0] = Abs::tensor(anfora_infer::TensorAbs::new(
+                args[0] = Abs::tensor(anfora_ops::TensorAbs::new(
                     DType::Bool,
                     vec![Some(2), Some(3)],
                 ));
@@ -271,7 +271,7 @@ fn every_primitive_has_an_inference_rule() {
                 args[1] = Abs::Int(Some(2));
             }
             if p == Prim::OneHot {
-                args[0] = Abs::tensor(anfora_infer::TensorAbs::new(
+                args[0] = Abs::tensor(anfora_ops::TensorAbs::new(
                     DType::I64,
                     vec![Some(2), Some(3)],
                 ));
@@ -297,7 +297,7 @@ fn every_primitive_has_an_inference_rule() {
                 continue;
             }
             if p == Prim::Take {
-                args[1] = Abs::tensor(anfora_infer::TensorAbs::new(DType::I64, vec![Some(2)]));
+                args[1] = Abs::tensor(anfora_ops::TensorAbs::new(DType::I64, vec![Some(2)]));
             }
             if p == Prim::Pad {
                 args[1] = Abs::Int(Some(1));
@@ -314,7 +314,7 @@ fn every_primitive_has_an_inference_rule() {
             }
             if p == Prim::IndexSelect {
                 args[1] = Abs::Int(Some(1));
-                args[2] = Abs::tensor(anfora_infer::TensorAbs::new(DType::I64, vec![Some(2)]));
+                args[2] = Abs::tensor(anfora_ops::TensorAbs::new(DType::I64, vec![Some(2)]));
             }
             if p == Prim::Conv2D {
                 args[0] = tensor(&[1, 3, 5, 5]);

@@ -343,8 +343,8 @@ error: could not compile: 1 error
 fn transpose_axes() {
     let src = "from anfora import ops\n\ndef f(x, axes):\n    return ops.transpose(x, axes)\n";
     let tuple = |v: &[i64]| {
-        Arg::from(anfora_vm::Value::tuple(
-            v.iter().map(|&i| anfora_vm::Value::Int(i)).collect(),
+        Arg::from(anfora_ops::Value::tuple(
+            v.iter().map(|&i| anfora_ops::Value::Int(i)).collect(),
         ))
     };
     expect(
@@ -834,14 +834,14 @@ fn recursion_whose_argument_types_grow_converges() {
     let i = infer(
         src,
         "r",
-        &[Arg::from(anfora_vm::Value::tuple(vec![])), mint(3)],
+        &[Arg::from(anfora_ops::Value::tuple(vec![])), mint(3)],
     );
     assert_eq!(i.functions_named("r").len(), 2, "{}", i.ir());
     assert_eq!(
         anfora_driver::repr(&run(
             src,
             "r",
-            vec![Arg::from(anfora_vm::Value::tuple(vec![])), mint(3)]
+            vec![Arg::from(anfora_ops::Value::tuple(vec![])), mint(3)]
         )),
         "((((),),),)"
     );
@@ -852,7 +852,7 @@ fn recursion_whose_argument_types_grow_converges() {
         src,
         "r",
         &[
-            Arg::from(anfora_vm::Value::tuple(vec![])),
+            Arg::from(anfora_ops::Value::tuple(vec![])),
             zeros(&[2]),
             mint(3),
         ],
@@ -865,7 +865,7 @@ fn recursion_whose_argument_types_grow_converges() {
 #[test]
 fn a_pad_mode_known_only_at_run_time() {
     let src = "from anfora import ops\n\ndef f(x, flag):\n    mode = 'edge'\n    if flag:\n        mode = 'reflect'\n    return ops.pad(x, 1, mode)\n";
-    let mflag = Arg::mutable(anfora_vm::Value::Bool(true));
+    let mflag = Arg::mutable(anfora_ops::Value::Bool(true));
     let ((code, msg, line, col), text) = one(src, "f", &[zeros(&[2, 3]), mflag]);
     assert_eq!(code, "E0304");
     assert_eq!(
@@ -896,7 +896,7 @@ error: could not compile: 1 error
         let i = infer(
             src,
             "f",
-            &[zeros(&[2, 3]), Arg::from(anfora_vm::Value::Bool(flag))],
+            &[zeros(&[2, 3]), Arg::from(anfora_ops::Value::Bool(flag))],
         );
         assert_eq!(
             i.result().to_string(),
@@ -911,7 +911,7 @@ error: could not compile: 1 error
         vec![
             (
                 "from anfora import ops\n\ndef f(x, m):\n    return ops.pad(x, 2, mode=m)\n",
-                vec![zeros(&[3]), Arg::mutable(anfora_vm::Value::str("edge"))],
+                vec![zeros(&[3]), Arg::mutable(anfora_ops::Value::str("edge"))],
                 (
                     "E0304",
                     "pad: the mode must be known at compile time (a constant such as \

@@ -4,7 +4,7 @@ mod common;
 
 use anfora_driver::{Arg, repr};
 use anfora_ir::{GraphKind, Prim};
-use anfora_vm::Value;
+use anfora_ops::Value;
 use common::*;
 
 const BRANCHES: &str =
@@ -271,7 +271,7 @@ fn constants_fold() {
     // An operation that would raise is left for run time, where Python raises it.
     let src = "def f():\n    return 1 // 0\n";
     let i = infer(src, "f", &[]);
-    assert_eq!(i.result(), anfora_infer::Abs::Bottom);
+    assert_eq!(i.result(), anfora_ops::Abs::Bottom);
     assert_eq!(i.prim_calls(Prim::FloorDiv).len(), 1);
     // Arithmetic on values known only at run time is not folded.
     let src = "def f(a):\n    return a * 3 + 1\n";

@@ -14,31 +14,19 @@
 
 pub mod analysis;
 pub mod codes;
-mod constant;
-pub mod custom;
 pub mod diag;
 pub mod dot;
-mod ids;
 mod module;
-mod param;
-mod prim;
 pub mod print;
-mod signature;
+pub mod runtime;
 pub mod span;
 pub mod verify;
 
-pub use constant::Const;
-pub use ids::{GraphId, NodeId};
+pub use anfora_ops::custom;
+pub use anfora_ops::{
+    ArgSource, BindError, Const, Effects, GraphId, Monad, NodeId, Param, ParamRef, Prim, Signature,
+    deep,
+};
 pub use module::{Graph, GraphKind, Inlined, Module, Node, NodeKind};
-pub use param::{Monad, ParamRef};
-pub use prim::{Effects, Prim};
-pub use signature::{ArgSource, BindError, Param, Signature};
+pub use runtime::{Options, RuntimeError, TraceEntry};
 pub use span::{FileId, Location, SourceFile, SourceMap, Span};
-
-/// Runs `f`, first moving to a fresh stack segment if little stack is left. Every recursion over
-/// user-controlled depth (syntax trees, nested values) goes through this, so deep nesting is
-/// never a stack overflow.
-#[inline]
-pub fn deep<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(128 * 1024, 4 * 1024 * 1024, f)
-}

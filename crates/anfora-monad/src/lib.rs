@@ -19,9 +19,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use anfora_infer::{Abs, Func, Specialized};
+use anfora_infer::Specialized;
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, GraphId, Module, Monad, NodeId, Prim, Span, codes};
+use anfora_ops::{Abs, Func};
 
 /// Which states a graph (or a call) needs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -86,7 +87,7 @@ impl Pass<'_> {
             return a.clone();
         }
         match self.module.constant(n) {
-            Some(Const::Ref(p)) => Abs::Ref(std::sync::Arc::new(anfora_infer::RefAbs::of(p))),
+            Some(Const::Ref(p)) => Abs::Ref(std::sync::Arc::new(anfora_ops::RefAbs::of(p))),
             Some(Const::Prim(p)) => Abs::func(Func::Prim(*p)),
             _ => Abs::Any,
         }

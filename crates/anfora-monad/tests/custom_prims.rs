@@ -9,8 +9,8 @@ mod common;
 use anfora_driver::{Arg, Engine, Failure, repr};
 use anfora_ir::Effects;
 use anfora_ir::custom::{CustomPrimitive, RegisterError, TensorSpec, register};
+use anfora_ops::Value;
 use anfora_tensor::{BinaryOp, DType, ReduceOp, Scalar, Tensor};
-use anfora_vm::Value;
 
 /// What `ops.record` saw, in order.
 static RECORDED: Mutex<Vec<String>> = Mutex::new(Vec::new());

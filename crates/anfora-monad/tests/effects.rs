@@ -6,7 +6,7 @@ mod common;
 
 use anfora_driver::{Arg, Engine, Failure, repr};
 use anfora_ir::diag::Diagnostic;
-use anfora_vm::Value;
+use anfora_ops::Value;
 use common::{both, dump, run, session};
 
 fn compile_errors(src: &str, args: Vec<Value>) -> Vec<Diagnostic> {

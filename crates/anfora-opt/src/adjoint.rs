@@ -17,8 +17,8 @@
 
 use std::collections::HashMap;
 
-use anfora_infer::{Abs, TensorAbs, rules};
 use anfora_ir::{Const, GraphId, NodeId, Prim};
+use anfora_ops::{Abs, TensorAbs, rules};
 use anfora_tensor::Tensor;
 
 use crate::{Program, rewrite};
@@ -340,9 +340,9 @@ pub fn run(p: &mut Program) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use anfora_infer::Abs;
     use anfora_ir::{Const, Prim};
-    use anfora_vm::Value;
+    use anfora_ops::Abs;
+    use anfora_ops::Value;
 
     use crate::testing::*;
     use crate::{dce, simplify};
@@ -423,7 +423,7 @@ mod tests {
         // Unknown dimensions are left to the run time.
         let mut b = Builder::new();
         let main = b.function("main");
-        let dynamic = Abs::tensor(anfora_infer::TensorAbs::new(
+        let dynamic = Abs::tensor(anfora_ops::TensorAbs::new(
             anfora_tensor::DType::F32,
             vec![None, Some(3)],
         ));

@@ -81,10 +81,10 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
 
 #[cfg(test)]
 mod tests {
-    use anfora_infer::Abs;
     use anfora_ir::{Const, Prim};
+    use anfora_ops::Abs;
+    use anfora_ops::Value;
     use anfora_tensor::Tensor;
-    use anfora_vm::Value;
 
     use crate::testing::*;
 

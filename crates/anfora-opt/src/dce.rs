@@ -5,8 +5,8 @@
 
 use std::collections::HashSet;
 
-use anfora_infer::rules::may_raise;
 use anfora_ir::{Effects, NodeId, Prim};
+use anfora_ops::rules::may_raise;
 
 use crate::Program;
 
@@ -58,9 +58,9 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
 
 #[cfg(test)]
 mod tests {
-    use anfora_infer::Abs;
     use anfora_ir::{Const, Prim};
-    use anfora_vm::Value;
+    use anfora_ops::Abs;
+    use anfora_ops::Value;
 
     use crate::testing::*;
 

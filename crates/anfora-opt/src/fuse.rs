@@ -8,8 +8,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use anfora_infer::Abs;
 use anfora_ir::{Const, Effects, GraphId, GraphKind, NodeId, Prim};
+use anfora_ops::Abs;
 use anfora_tensor::DType;
 
 use crate::Program;
@@ -214,7 +214,7 @@ pub fn param_dtypes(p: &Program, f: GraphId) -> Vec<Option<DType>> {
 #[cfg(test)]
 mod tests {
     use anfora_ir::{Const, GraphKind, Prim};
-    use anfora_vm::Value;
+    use anfora_ops::Value;
 
     use crate::testing::*;
 

@@ -8,8 +8,8 @@
 
 use std::collections::HashMap;
 
-use anfora_infer::{Abs, TensorAbs};
 use anfora_ir::{Const, GraphId, NodeId, Prim};
+use anfora_ops::{Abs, TensorAbs};
 
 use crate::Program;
 
@@ -113,10 +113,10 @@ pub fn run(p: &mut Program) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use anfora_infer::Abs;
     use anfora_ir::{Const, Prim};
+    use anfora_ops::Abs;
+    use anfora_ops::Value;
     use anfora_tensor::Tensor;
-    use anfora_vm::Value;
 
     use crate::testing::*;
     use crate::{dce, gemm};
@@ -175,7 +175,7 @@ mod tests {
             (&[2, 3, 5][..], tensor_of(&[2, 3, 5])),
             (
                 &[5],
-                Abs::tensor(anfora_infer::TensorAbs::new(
+                Abs::tensor(anfora_ops::TensorAbs::new(
                     anfora_tensor::DType::F64,
                     vec![Some(5)],
                 )),

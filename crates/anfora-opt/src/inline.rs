@@ -232,7 +232,7 @@ fn remap_graphs(c: &Const, graph_map: &HashMap<GraphId, GraphId>) -> Const {
 #[cfg(test)]
 mod tests {
     use anfora_ir::{Const, Prim};
-    use anfora_vm::Value;
+    use anfora_ops::Value;
 
     use crate::testing::*;
 

@@ -28,8 +28,8 @@ mod testing;
 
 use std::collections::HashMap;
 
-use anfora_infer::Abs;
 use anfora_ir::{GraphId, Module, NodeId};
+use anfora_ops::Abs;
 
 /// The program being optimized: the module, its entry graph and the abstracts of its nodes.
 pub struct Program<'a> {
@@ -45,8 +45,8 @@ impl Program<'_> {
         }
         match self.module.constant(n) {
             Some(c) => {
-                anfora_infer::rules::from_value(&anfora_vm::value::from_const(c, &mut |_| {
-                    anfora_vm::Value::None
+                anfora_ops::rules::from_value(&anfora_ops::value::from_const(c, &mut |_| {
+                    anfora_ops::Value::None
                 }))
             }
             None => Abs::Any,

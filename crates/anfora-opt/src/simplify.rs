@@ -9,9 +9,9 @@
 
 use std::collections::HashMap;
 
-use anfora_infer::{Abs, rules};
 use anfora_ir::{Const, Effects, NodeId, Prim};
-use anfora_vm::value::{from_const, to_const};
+use anfora_ops::value::{from_const, to_const};
+use anfora_ops::{Abs, rules};
 
 use crate::{Program, rewrite};
 
@@ -176,7 +176,7 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                     .map(|&a| {
                         p.module
                             .constant(a)
-                            .map(|c| from_const(c, &mut |_| anfora_vm::Value::None))
+                            .map(|c| from_const(c, &mut |_| anfora_ops::Value::None))
                     })
                     .collect();
                 // Graph constants need closures; a Parameter's value changes between calls.
@@ -189,7 +189,7 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                     g
                 });
                 if let (Some(values), false) = (values, has_graph)
-                    && let Ok(v) = anfora_vm::ops::call_prim(prim, &values, &mut std::io::sink())
+                    && let Ok(v) = anfora_ops::ops::call_prim(prim, &values, &mut std::io::sink())
                     && let Some(c) = to_const(&v)
                     && !matches!(&c, Const::Tensor(t) if t.numel() > rules::MAX_CONST_ELEMENTS)
                 {
@@ -209,7 +209,7 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
 #[cfg(test)]
 mod tests {
     use anfora_ir::{Const, GraphKind, Prim};
-    use anfora_vm::Value;
+    use anfora_ops::Value;
 
     use crate::testing::*;
     use crate::{dce, inline};
@@ -238,8 +238,8 @@ mod tests {
         let fv = b.graph_value(f);
         let one = b.konst(Const::Int(1));
         let two = b.konst(Const::Int(2));
-        let p1 = b.prim(main, Prim::Partial, &[fv, one], anfora_infer::Abs::Any);
-        let p2 = b.prim(main, Prim::Partial, &[p1, two], anfora_infer::Abs::Any);
+        let p1 = b.prim(main, Prim::Partial, &[fv, one], anfora_ops::Abs::Any);
+        let p2 = b.prim(main, Prim::Partial, &[p1, two], anfora_ops::Abs::Any);
         let r = b.call(main, p2, &[x], int());
         b.output(main, r);
         assert_eq!(b.run(main, vec![Value::Int(3)]).0, Ok("123".into()));
@@ -275,9 +275,9 @@ mod tests {
         let (tv, ev) = (b.graph_value(t), b.graph_value(e));
         let cond = match cond {
             Some(c) => b.konst(Const::Bool(c)),
-            None => b.prim(main, Prim::Gt, &[x, one], anfora_infer::Abs::Bool(None)),
+            None => b.prim(main, Prim::Gt, &[x, one], anfora_ops::Abs::Bool(None)),
         };
-        let s = b.prim(main, Prim::Switch, &[cond, tv, ev], anfora_infer::Abs::Any);
+        let s = b.prim(main, Prim::Switch, &[cond, tv, ev], anfora_ops::Abs::Any);
         let r = b.unordered(main, s, &[], int());
         b.output(main, r);
         (main, s)
@@ -329,7 +329,7 @@ mod tests {
         let fdiv = b.prim(main, Prim::FloorDiv, &[km7, k2], int());
         let sa = b.konst(Const::str("a"));
         let sb = b.konst(Const::str("a"));
-        let eq = b.prim(main, Prim::Eq, &[sa, sb], anfora_infer::Abs::Bool(None));
+        let eq = b.prim(main, Prim::Eq, &[sa, sb], anfora_ops::Abs::Bool(None));
         let big = b.konst(Const::Int(i64::MAX));
         let one = b.konst(Const::Int(1));
         let overflow = b.prim(main, Prim::Add, &[big, one], int());
@@ -337,7 +337,7 @@ mod tests {
             main,
             Prim::MakeTuple,
             &[mul, fdiv, eq],
-            anfora_infer::Abs::Any,
+            anfora_ops::Abs::Any,
         );
         b.output(main, tuple);
         let overflows = |b: &Builder| matches!(b.run(main, vec![Value::Int(4)]).0, Err(e) if e.starts_with("OverflowError"));
@@ -379,7 +379,7 @@ mod tests {
         let [k2, k3] = [2, 3].map(|i| b.konst(Const::Int(i)));
         let add = b.prim(main, Prim::Add, &[k2, k3], int());
         let print = b.print(main, &[k2, k3]);
-        let tuple = b.prim(main, Prim::MakeTuple, &[add, print], anfora_infer::Abs::Any);
+        let tuple = b.prim(main, Prim::MakeTuple, &[add, print], anfora_ops::Abs::Any);
         b.output(main, tuple);
         assert!(!b.apply(main, |p| super::run_with(p, &hiding(&[Prim::Add]))));
         assert_eq!(b.prims(main), vec![Prim::Add, Prim::Print, Prim::MakeTuple]);

@@ -118,8 +118,8 @@ pub fn run(p: &mut Program) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use anfora_infer::Abs;
     use anfora_ir::{Const, Monad, ParamRef, Prim};
+    use anfora_ops::Abs;
     use anfora_tensor::{DType, Tensor};
 
     use crate::testing::*;

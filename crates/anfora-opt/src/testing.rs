@@ -4,10 +4,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use anfora_infer::{Abs, TensorAbs};
+use anfora_ir::Options;
 use anfora_ir::{Const, Effects, GraphId, GraphKind, Module, NodeId, Prim, Span};
+use anfora_ops::Value;
+use anfora_ops::{Abs, TensorAbs};
 use anfora_tensor::DType;
-use anfora_vm::{Options, Value, Vm};
+use anfora_vm::Vm;
 
 use crate::Program;
 
@@ -139,7 +141,7 @@ impl Builder {
         let mut out = Vec::new();
         let r = vm
             .call(&f, args, &mut out)
-            .map(|v| anfora_vm::value::repr(&v))
+            .map(|v| anfora_ops::value::repr(&v))
             .map_err(|e| e.headline());
         (r, String::from_utf8(out).unwrap())
     }

@@ -248,7 +248,7 @@ impl PyResolver<'_, '_> {
             };
         }
         match to_value(obj) {
-            Ok(v) => match anfora_vm::value::to_const(&v) {
+            Ok(v) => match anfora_ops::value::to_const(&v) {
                 Some(c) => Resolved::Value(c),
                 None => refused(what, &type_name(obj)),
             },

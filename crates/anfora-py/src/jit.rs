@@ -8,11 +8,12 @@ use std::rc::Rc;
 
 use anfora_driver::{Arg, Compiled, Failure, StageView};
 use anfora_front::Frontend;
-use anfora_infer::Abs;
+use anfora_ir::Options;
 use anfora_ir::ParamRef;
 use anfora_ir::diag::render_all;
 use anfora_ir::span::SourceMap;
-use anfora_vm::{Options, Value};
+use anfora_ops::Abs;
+use anfora_ops::Value;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
@@ -126,7 +127,7 @@ pub fn set_context(
 ) -> PyResult<()> {
     if let Some(name) = device {
         let d = anfora_tensor::Device::parse(name).map_err(|e| PyValueError::new_err(e.message))?;
-        anfora_vm::kernels::set_default_device(d)
+        anfora_ops::kernels::set_default_device(d)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
     }
     if let Some(level) = save_graphs
@@ -159,7 +160,7 @@ pub fn devices() -> Vec<(String, String)> {
 /// `anfora.get_device()`: the device functions compiled now run on.
 #[pyfunction]
 pub fn get_device() -> String {
-    anfora_vm::kernels::default_device().to_string()
+    anfora_ops::kernels::default_device().to_string()
 }
 
 /// The IR texts of one compile.
@@ -243,7 +244,7 @@ impl Cache {
 
     /// The entry for these arguments compiled for the current device.
     fn get(&self, args: &[Arg], weights: &[u64]) -> Option<Rc<Entry>> {
-        let device = anfora_vm::kernels::default_device();
+        let device = anfora_ops::kernels::default_device();
         (self.local().borrow().iter())
             .find(|e| e.weights == weights && e.device() == device && fits(&e.key, args))
             .cloned()
@@ -1127,7 +1128,7 @@ fn accumulate(py: Python<'_>, params: &[Py<Parameter>], grads: &Bound<'_, PyAny>
         let sum = match &p.grad {
             Some(old) => {
                 let old = old.bind(py).get().inner.clone();
-                anfora_vm::ops::call_prim(
+                anfora_ops::ops::call_prim(
                     anfora_ir::Prim::Add,
                     &[Value::Tensor(old), Value::Tensor(g)],
                     &mut std::io::sink(),
@@ -1174,9 +1175,9 @@ pub fn call_op<'py>(
         }
         _ => None,
     };
-    let bound = anfora_vm::bind_prim(p, values, kw).map_err(crate::tensor::vm_error)?;
+    let bound = anfora_ops::ops::bind_prim(p, values, kw).map_err(crate::tensor::vm_error)?;
     let mut out = Vec::new();
-    let result = anfora_vm::ops::call_prim(p, &bound, &mut out);
+    let result = anfora_ops::ops::call_prim(p, &bound, &mut out);
     flush_output(py, &out)?;
     let v = result.map_err(crate::tensor::vm_error)?;
     from_value(py, &v)

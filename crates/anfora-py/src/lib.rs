@@ -55,7 +55,7 @@ fn set_seed(seed: i64) -> PyResult<()> {
             "set_seed: the seed must be non-negative",
         ));
     }
-    anfora_vm::state::set_seed(seed as u64);
+    anfora_ops::state::set_seed(seed as u64);
     Ok(())
 }
 

@@ -4,8 +4,8 @@
 use std::rc::Rc;
 
 use anfora_ir::{ParamRef, Prim};
+use anfora_ops::Value;
 use anfora_tensor::{DType, Tensor as RTensor};
-use anfora_vm::Value;
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{
     PyIndexError, PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
@@ -39,7 +39,7 @@ pub fn py_error(kind: &str, message: String) -> PyErr {
     }
 }
 
-pub fn vm_error(e: anfora_vm::pynum::PyErr) -> PyErr {
+pub fn vm_error(e: anfora_ops::pynum::PyErr) -> PyErr {
     py_error(e.0, e.1)
 }
 
@@ -239,7 +239,7 @@ fn no_modulus(modulo: &Bound<'_, PyAny>) -> PyResult<()> {
 #[pyclass(module = "anfora", name = "TensorMethod", frozen)]
 pub struct TensorMethod {
     tensor: RTensor,
-    method: anfora_vm::value::Method,
+    method: anfora_ops::value::Method,
 }
 
 #[pymethods]
@@ -260,7 +260,7 @@ impl TensorMethod {
             kw.push((k.extract::<String>()?, loaded(to_value(&v)?)));
         }
         let v =
-            anfora_vm::ops::call_method(self.method, &self.tensor, args, kw).map_err(vm_error)?;
+            anfora_ops::ops::call_method(self.method, &self.tensor, args, kw).map_err(vm_error)?;
         from_value(py, &v)
     }
 
@@ -273,7 +273,7 @@ impl TensorMethod {
 /// implements for compiled code (`sum`, `mean`, `max`, `min`, `prod`, `reshape`,
 /// `transpose`, `permute`, `astype`, `item`).
 fn tensor_method(t: &RTensor, name: &str, class: &str) -> PyResult<TensorMethod> {
-    match anfora_vm::value::Method::from_name(name) {
+    match anfora_ops::value::Method::from_name(name) {
         Some(method) => Ok(TensorMethod {
             tensor: t.clone(),
             method,
@@ -643,7 +643,7 @@ fn to_value_nested(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
                 v.extract().map(Some)
             }
         };
-        return Ok(Value::Slice(Rc::new(anfora_vm::value::Slice {
+        return Ok(Value::Slice(Rc::new(anfora_ops::value::Slice {
             start: part("start")?,
             stop: part("stop")?,
             step: part("step")?,
@@ -715,7 +715,7 @@ impl Tensor {
     /// `float(t)` / `int(t)` as compiled code computes them (one element, Python's rules).
     fn convert(&self, p: Prim) -> PyResult<Value> {
         let t = Value::Tensor(self.inner.clone());
-        anfora_vm::ops::call_prim(p, &[t], &mut std::io::sink()).map_err(vm_error)
+        anfora_ops::ops::call_prim(p, &[t], &mut std::io::sink()).map_err(vm_error)
     }
 }
 
@@ -725,18 +725,18 @@ fn write(p: Prim, param: &Bound<'_, Parameter>, value: &Bound<'_, PyAny>) -> PyR
         Value::Ref(param.borrow().inner.clone()),
         loaded(to_value(value)?),
     ];
-    let bound = anfora_vm::bind_prim(p, args, None).map_err(vm_error)?;
-    anfora_vm::ops::call_prim(p, &bound, &mut std::io::sink()).map_err(vm_error)
+    let bound = anfora_ops::ops::bind_prim(p, args, None).map_err(vm_error)?;
+    anfora_ops::ops::call_prim(p, &bound, &mut std::io::sink()).map_err(vm_error)
 }
 
 fn binary(p: Prim, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Value> {
     let (a, b) = (loaded(to_value(a)?), loaded(to_value(b)?));
-    anfora_vm::ops::call_prim(p, &[a, b], &mut std::io::sink()).map_err(vm_error)
+    anfora_ops::ops::call_prim(p, &[a, b], &mut std::io::sink()).map_err(vm_error)
 }
 
 fn unary(p: Prim, a: &Bound<'_, PyAny>) -> PyResult<Value> {
     let a = loaded(to_value(a)?);
-    anfora_vm::ops::call_prim(p, &[a], &mut std::io::sink()).map_err(vm_error)
+    anfora_ops::ops::call_prim(p, &[a], &mut std::io::sink()).map_err(vm_error)
 }
 
 tensor_pymethods! {
@@ -869,7 +869,7 @@ impl Tensor {
         index: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let idx = loaded(to_value(index)?);
-        let v = anfora_vm::ops::getitem(&Value::Tensor(slf.get().inner.clone()), &idx)
+        let v = anfora_ops::ops::getitem(&Value::Tensor(slf.get().inner.clone()), &idx)
             .map_err(vm_error)?;
         from_value(slf.py(), &v)
     }

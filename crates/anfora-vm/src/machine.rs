@@ -9,94 +9,16 @@
 //!   the graphs it creates ("free variables total"), copied when it is created.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fmt::Write as _;
 use std::io::Write;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use anfora_ir::analysis::analyze;
-use anfora_ir::{ArgSource, Const, GraphId, Module, NodeId, NodeKind, Prim, SourceMap, Span};
+use anfora_ir::{ArgSource, Const, GraphId, Module, NodeId, NodeKind, Prim, Span};
 
-use crate::ops::{self, type_error};
-use crate::pynum::PyErr;
-use crate::value::{Closure, Value, from_const};
-
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// Deepest allowed chain of non-tail calls.
-    pub max_depth: usize,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options { max_depth: 10_000 }
-    }
-}
-
-/// One line of a Python-level traceback.
-#[derive(Clone, Debug)]
-pub struct TraceEntry {
-    pub function: Arc<str>,
-    pub span: Span,
-}
-
-/// A Python exception raised while running, with where it happened and the calls leading there.
-#[derive(Clone, Debug)]
-pub struct RuntimeError {
-    /// Python exception class, e.g. `ZeroDivisionError`.
-    pub kind: String,
-    pub message: String,
-    pub span: Span,
-    /// Outermost call first.
-    pub trace: Vec<TraceEntry>,
-}
-
-impl RuntimeError {
-    /// `Kind: message`, as the last line of a Python traceback.
-    pub fn headline(&self) -> String {
-        if self.message.is_empty() {
-            self.kind.clone()
-        } else {
-            format!("{}: {}", self.kind, self.message)
-        }
-    }
-
-    /// A Python-style traceback with the failing expression underlined.
-    pub fn render(&self, sources: &SourceMap) -> String {
-        let mut out = String::from("Traceback (most recent call last):\n");
-        for entry in &self.trace {
-            match sources.location(entry.span) {
-                Some((file, loc)) => {
-                    let _ = writeln!(
-                        out,
-                        "  File \"{}\", line {}, in {}",
-                        file.name, loc.line, entry.function
-                    );
-                    let line = file.line_text(entry.span.start);
-                    let trimmed = line.trim_start();
-                    let indent = line.chars().count() - trimmed.chars().count();
-                    let _ = writeln!(out, "    {}", trimmed.trim_end());
-                    let start = (loc.col as usize - 1).saturating_sub(indent);
-                    let text = file.slice(entry.span);
-                    let width = text.lines().next().unwrap_or("").chars().count().max(1);
-                    let _ = writeln!(out, "    {}{}", " ".repeat(start), "^".repeat(width));
-                }
-                None => {
-                    let _ = writeln!(out, "  (compiled code), in {}", entry.function);
-                }
-            }
-        }
-        let _ = writeln!(out, "{}", self.headline());
-        if let Some((file, loc)) = sources.location(self.span) {
-            let _ = writeln!(
-                out,
-                "error: runtime error at {}:{}:{}",
-                file.name, loc.line, loc.col
-            );
-        }
-        out
-    }
-}
+use anfora_ir::{Options, RuntimeError, TraceEntry};
+use anfora_ops::ops::{self, type_error};
+use anfora_ops::pynum::PyErr;
+use anfora_ops::value::{Closure, Value, from_const};
 
 /// Where a closure's captured value comes from in the creating activation.
 #[derive(Clone, Copy, Debug)]
@@ -560,11 +482,11 @@ impl<'m> Vm<'m> {
                 }))
             }
             Value::Prim(Prim::CallKw) => {
-                let (f, positional, kw) = split_call_kw(args)?;
+                let (f, positional, kw) = ops::split_call_kw(args)?;
                 self.apply(f, positional, Some(kw), out)
             }
             Value::Prim(p) => {
-                let bound = bind_prim(*p, ops::without_monads(args), kw)?;
+                let bound = ops::bind_prim(*p, ops::without_monads(args), kw)?;
                 ops::call_prim(*p, &bound, out).map(Flow::Value)
             }
             Value::Partial(pa) => {
@@ -622,49 +544,4 @@ impl<'m> Vm<'m> {
         full.resize(prep.n_slots, Value::None);
         Ok(full)
     }
-}
-
-/// Splits the arguments of `CallKw(f, names, args..., kwvalues...)` into the function, the
-/// positional arguments and the keyword names with their values.
-#[allow(clippy::type_complexity)]
-pub fn split_call_kw(
-    args: Vec<Value>,
-) -> Result<(Value, Vec<Value>, (Vec<String>, Vec<Value>)), PyErr> {
-    let mut args = args.into_iter();
-    let f = args
-        .next()
-        .ok_or_else(|| internal("CallKw without a function"))?;
-    let names: Vec<String> = match &args.next() {
-        Some(Value::Tuple(t)) => t.iter().map(crate::value::to_str).collect(),
-        _ => return Err(internal("CallKw without keyword names")),
-    };
-    let mut positional: Vec<Value> = args.collect();
-    let split = positional
-        .len()
-        .checked_sub(names.len())
-        .ok_or_else(|| internal("CallKw arity"))?;
-    let values = positional.split_off(split);
-    Ok((f, positional, (names, values)))
-}
-
-/// Binds the positional and keyword arguments of a call of primitive `p` to its parameters.
-pub fn bind_prim(
-    p: Prim,
-    args: Vec<Value>,
-    kw: Option<(Vec<String>, Vec<Value>)>,
-) -> Result<Vec<Value>, PyErr> {
-    let sig = p.signature();
-    let (names, values) = kw.unwrap_or_default();
-    let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-    let bound = sig
-        .bind(args.len(), &refs)
-        .map_err(|e| type_error(e.message(&sig.name)))?;
-    Ok(bound
-        .into_iter()
-        .map(|s| match s {
-            ArgSource::Positional(i) => args[i].clone(),
-            ArgSource::Keyword(j) => values[j].clone(),
-            ArgSource::Default(c) => from_const(&c, &mut |_| Value::None),
-        })
-        .collect())
 }

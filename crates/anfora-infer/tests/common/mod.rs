@@ -6,10 +6,12 @@
 use std::collections::HashMap;
 
 use anfora_driver::{Arg, Failure, Session};
-use anfora_infer::{Abs, Specialized};
+use anfora_infer::Specialized;
+use anfora_ir::Options;
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{GraphId, GraphKind, NodeId, Prim};
-use anfora_vm::{Options, Value};
+use anfora_ops::Abs;
+use anfora_ops::Value;
 
 pub const FILE: &str = "model.py";
 
@@ -219,7 +221,7 @@ impl Inferred {
             // A constant output: its abstract is its value.
             match self.module().constant(out) {
                 Some(k) => {
-                    anfora_infer::rules::from_value(&anfora_vm::value::from_const(k, &mut |_| {
+                    anfora_ops::rules::from_value(&anfora_ops::value::from_const(k, &mut |_| {
                         Value::None
                     }))
                 }

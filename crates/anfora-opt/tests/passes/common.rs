@@ -5,11 +5,13 @@
 use std::collections::HashMap;
 
 use anfora_driver::{Arg, Engine, Failure, Session, repr};
-use anfora_infer::Abs;
+use anfora_ir::Options;
 use anfora_ir::analysis::analyze;
 use anfora_ir::{GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
+use anfora_ops::Abs;
+use anfora_ops::Value;
 use anfora_opt::Program;
-use anfora_vm::{Options, Value, Vm};
+use anfora_vm::Vm;
 
 /// What a call calls.
 #[derive(Clone, Debug, PartialEq)]

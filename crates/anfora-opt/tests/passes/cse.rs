@@ -2,8 +2,8 @@
 //! no parsed program has yet, are tested on hand-built IR in `src/cse.rs`.)
 
 use anfora_ir::Prim;
+use anfora_ops::Value;
 use anfora_opt::cse;
-use anfora_vm::Value;
 
 use crate::common::*;
 

@@ -180,7 +180,7 @@ def main(x, verbose):
     print('done')
     return x
 ";
-    let p = pipeline(src, "main", &[m(int(7)), c(anfora_vm::Value::Bool(true))]);
+    let p = pipeline(src, "main", &[m(int(7)), c(anfora_ops::Value::Bool(true))]);
     let ir = p.optimized();
     ir.assert_static();
     assert_eq!(
@@ -192,14 +192,14 @@ def main(x, verbose):
     expect(
         src,
         "main",
-        &[m(int(7)), c(anfora_vm::Value::Bool(true))],
+        &[m(int(7)), c(anfora_ops::Value::Bool(true))],
         "7",
         "verbose 7\ndone\n",
     );
     expect(
         src,
         "main",
-        &[m(int(7)), c(anfora_vm::Value::Bool(false))],
+        &[m(int(7)), c(anfora_ops::Value::Bool(false))],
         "7",
         "quiet\ndone\n",
     );

@@ -286,4 +286,4 @@ def main(x):
     expect(src, "main", &[m(int(3))], "3", "start\ncheck 3\nend\n");
 }
 
-use anfora_vm::Value;
+use anfora_ops::Value;

@@ -4,7 +4,7 @@
 //! loop in the IR, not an unrolled copy"). Control flow that depends on run-time values stays.
 
 use anfora_ir::{GraphKind, Prim};
-use anfora_vm::Value;
+use anfora_ops::Value;
 
 use crate::common::*;
 

@@ -1,7 +1,7 @@
 //! numpy's array functions (`ops.argmax`, `ops.one_hot`, `ops.squeeze`, ...): argument
 //! checking with Python's exception kinds and the calls of the tensor library.
 
-use anfora_ir::Prim;
+use crate::Prim;
 use anfora_tensor::{DType, PadMode, SplitSpec, Tensor, pad_widths, tuple_repr};
 
 use crate::ops::{

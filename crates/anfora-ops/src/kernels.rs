@@ -19,7 +19,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
-use anfora_ir::Prim;
+use crate::Prim;
 use anfora_tensor::DType;
 use anfora_tensor::device::{self, Device, DeviceKind};
 

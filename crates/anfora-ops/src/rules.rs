@@ -9,15 +9,15 @@
 
 use std::sync::Arc;
 
-use anfora_ir::Prim;
+use crate::Prim;
+use crate::Value;
+use crate::ops::{tensor_op, tensor_unary_op};
+use crate::value::{Method, Slice};
 use anfora_tensor::{
     BinaryOp, DType, ReduceOp, Scalar, TensorError, UnaryOp, binary_result_dtype,
     binary_scalar_result_dtype, broadcast_shapes, promote_types, reduce_result_dtype,
     unary_result_dtype,
 };
-use anfora_vm::Value;
-use anfora_vm::ops::{tensor_op, tensor_unary_op};
-use anfora_vm::value::{Method, Slice};
 
 use crate::abs::{Abs, Func, TensorAbs, shape_text};
 
@@ -565,11 +565,11 @@ pub(crate) fn getitem(obj: &Abs, idx: &Abs) -> Rule {
             }
             Abs::Int(None) | Abs::Bool(None) | Abs::Any => element(obj),
             Abs::Slice(Some(s)) => {
-                let (start, _, step, count) =
-                    match anfora_vm::ops::slice_indices(s, items.len() as i64) {
-                        Ok(v) => v,
-                        Err(_) => return Ok(Abs::Bottom),
-                    };
+                let (start, _, step, count) = match crate::ops::slice_indices(s, items.len() as i64)
+                {
+                    Ok(v) => v,
+                    Err(_) => return Ok(Abs::Bottom),
+                };
                 let part: Vec<Abs> = (0..count)
                     .map(|k| items[(start + k * step) as usize].clone())
                     .collect();
@@ -642,7 +642,7 @@ fn tensor_index(t: &TensorAbs, idx: &Abs) -> Rule {
             Abs::Int(None) => dim += 1,
             Abs::Slice(s) => {
                 let len = match (s, t.shape[dim]) {
-                    (Some(s), Some(n)) => match anfora_vm::ops::slice_indices(s, n as i64) {
+                    (Some(s), Some(n)) => match crate::ops::slice_indices(s, n as i64) {
                         Ok((_, _, _, count)) => Some(count as usize),
                         Err(_) => return Ok(Abs::Bottom),
                     },
@@ -1191,7 +1191,7 @@ pub fn infer_prim(p: Prim, args: &[Abs]) -> Rule {
         && let Some(values) = args.iter().map(to_value).collect::<Option<Vec<_>>>()
     {
         let mut sink = std::io::sink();
-        return Ok(match anfora_vm::ops::call_prim(p, &values, &mut sink) {
+        return Ok(match crate::ops::call_prim(p, &values, &mut sink) {
             Ok(v) => from_value(&v),
             // The operation raises: keep it for run time.
             Err(_) => Abs::Bottom,

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use anfora_ir::Prim;
+use crate::Prim;
 use anfora_tensor::{
     BinaryOp, DType, IndexItem, Nested, ReduceOp, Scalar, Tensor, TensorError, UnaryOp,
 };
@@ -408,7 +408,7 @@ fn ord_holds(p: Prim, o: Ordering) -> bool {
 
 /// Comparisons `== != < <= > >=`.
 pub fn compare(p: Prim, a: &Value, b: &Value) -> OpResult {
-    anfora_ir::deep(|| compare_inner(p, a, b))
+    crate::deep(|| compare_inner(p, a, b))
 }
 
 fn compare_inner(p: Prim, a: &Value, b: &Value) -> OpResult {
@@ -1080,7 +1080,7 @@ pub(crate) fn shape_arg(v: &Value) -> Result<Vec<usize>, PyErr> {
 }
 
 fn nested(v: &Value) -> Result<Nested, PyErr> {
-    anfora_ir::deep(|| nested_inner(v))
+    crate::deep(|| nested_inner(v))
 }
 
 fn nested_inner(v: &Value) -> Result<Nested, PyErr> {
@@ -1414,9 +1414,9 @@ pub fn call_method(
             let full: Vec<Value> = bound
                 .into_iter()
                 .map(|s| match s {
-                    anfora_ir::ArgSource::Positional(i) => positional[i].clone(),
-                    anfora_ir::ArgSource::Keyword(j) => kwargs[j].1.clone(),
-                    anfora_ir::ArgSource::Default(c) => {
+                    crate::ArgSource::Positional(i) => positional[i].clone(),
+                    crate::ArgSource::Keyword(j) => kwargs[j].1.clone(),
+                    crate::ArgSource::Default(c) => {
                         crate::value::from_const(&c, &mut |_| Value::None)
                     }
                 })
@@ -1754,6 +1754,55 @@ fn call_prim_values(p: Prim, args: &[Value], out: &mut dyn Write) -> OpResult {
             crate::grad_ops::call(p, args)
         }
     }
+}
+
+fn call_kw_error(msg: &str) -> PyErr {
+    ("SystemError", format!("internal error: {msg}"))
+}
+
+/// Splits the arguments of `CallKw(f, names, args..., kwvalues...)` into the function, the
+/// positional arguments and the keyword names with their values.
+#[allow(clippy::type_complexity)]
+pub fn split_call_kw(
+    args: Vec<Value>,
+) -> Result<(Value, Vec<Value>, (Vec<String>, Vec<Value>)), PyErr> {
+    let mut args = args.into_iter();
+    let f = args
+        .next()
+        .ok_or_else(|| call_kw_error("CallKw without a function"))?;
+    let names: Vec<String> = match &args.next() {
+        Some(Value::Tuple(t)) => t.iter().map(crate::value::to_str).collect(),
+        _ => return Err(call_kw_error("CallKw without keyword names")),
+    };
+    let mut positional: Vec<Value> = args.collect();
+    let split = positional
+        .len()
+        .checked_sub(names.len())
+        .ok_or_else(|| call_kw_error("CallKw arity"))?;
+    let values = positional.split_off(split);
+    Ok((f, positional, (names, values)))
+}
+
+/// Binds the positional and keyword arguments of a call of primitive `p` to its parameters.
+pub fn bind_prim(
+    p: Prim,
+    args: Vec<Value>,
+    kw: Option<(Vec<String>, Vec<Value>)>,
+) -> Result<Vec<Value>, PyErr> {
+    let sig = p.signature();
+    let (names, values) = kw.unwrap_or_default();
+    let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    let bound = sig
+        .bind(args.len(), &refs)
+        .map_err(|e| type_error(e.message(&sig.name)))?;
+    Ok(bound
+        .into_iter()
+        .map(|s| match s {
+            crate::ArgSource::Positional(i) => args[i].clone(),
+            crate::ArgSource::Keyword(j) => values[j].clone(),
+            crate::ArgSource::Default(c) => crate::value::from_const(&c, &mut |_| Value::None),
+        })
+        .collect())
 }
 
 #[cfg(test)]

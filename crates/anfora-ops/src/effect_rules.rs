@@ -1,12 +1,12 @@
 //! Inference rules of the primitives with effects: Parameter reads and updates, the state
 //! plumbing of the auto-monad stage, and the random generators.
 
-use anfora_ir::custom::{CustomId, TensorSpec};
-use anfora_ir::{Monad, Prim};
+use crate::custom::{CustomId, TensorSpec};
+use crate::{Monad, Prim};
 use anfora_tensor::DType;
 
 use crate::abs::{Abs, RefAbs, shape_text};
-use anfora_vm::state::same_kind;
+use crate::state::same_kind;
 
 use crate::rules::{RuleError, binary, dtype_arg, shape_arg, tensor_abs};
 
@@ -57,7 +57,7 @@ fn float_dtype(a: &Abs, func: &str) -> Result<Option<DType>, RuleError> {
 
 /// A custom primitive: its registered rule on the dtypes and shapes of its arguments.
 fn custom(id: CustomId, args: &[Abs]) -> Rule {
-    let def = anfora_ir::custom::get(id);
+    let def = crate::custom::get(id);
     let mut specs = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         specs.push(match a {

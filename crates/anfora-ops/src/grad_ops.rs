@@ -2,7 +2,7 @@
 //! (nothing flows back); values that cannot carry a gradient (ints, bools, strings, functions)
 //! get `None`.
 
-use anfora_ir::Prim;
+use crate::Prim;
 use anfora_tensor::{DType, ReduceOp, Scalar, Tensor};
 
 use crate::ops::{OpResult, binary, getitem, int_arg, need_tensor, tensor as t, type_error};
@@ -263,7 +263,7 @@ pub fn custom_grad(args: &[Value]) -> OpResult {
             "CustomGrad expects a custom primitive, a sensitivity and a result",
         ));
     };
-    let def = anfora_ir::custom::get(*id);
+    let def = crate::custom::get(*id);
     let func = format!("ops.{}", def.name);
     let inputs = &args[3..];
     if matches!(args[1], Value::None) {

@@ -9,8 +9,8 @@
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use anfora_ir::custom::CustomId;
-use anfora_ir::{ParamRef, Prim};
+use crate::custom::CustomId;
+use crate::{ParamRef, Prim};
 use anfora_tensor::fused::{FusedKernel, FusedOp};
 use anfora_tensor::random::Generator;
 use anfora_tensor::{BinaryOp, DType, Scalar, Tensor, tuple_repr};
@@ -101,7 +101,7 @@ fn current(p: &ParamRef) -> Value {
 /// A custom primitive: its kernel gets the current values of the Parameters it writes and its
 /// other tensor arguments, and returns the new values of those Parameters and then its result.
 pub fn custom(id: CustomId, args: &[Value]) -> OpResult {
-    let def = anfora_ir::custom::get(id);
+    let def = crate::custom::get(id);
     let func = format!("ops.{}", def.name);
     let mut tensors = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
@@ -590,7 +590,7 @@ pub fn random(p: Prim, args: &[Value]) -> OpResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use anfora_ir::Monad;
+    use crate::Monad;
 
     fn f32s(v: &[f32], shape: &[usize]) -> Tensor {
         Tensor::from_f32(v.to_vec(), shape).unwrap()

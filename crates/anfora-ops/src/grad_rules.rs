@@ -1,7 +1,7 @@
-//! Inference rules of the primitives the grad stage emits (see `anfora_vm::grad_ops` for
+//! Inference rules of the primitives the grad stage emits (see `crate::grad_ops` for
 //! their run-time meaning). `None` is the zero sensitivity.
 
-use anfora_ir::Prim;
+use crate::Prim;
 use anfora_tensor::DType;
 
 use crate::abs::{Abs, TensorAbs};

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use anfora_ir::{Const, GraphId, Monad, ParamRef, Prim};
+use crate::{Const, GraphId, Monad, ParamRef, Prim};
 use anfora_tensor::{DType, Scalar, Tensor};
 
 use crate::pynum::float_repr;
@@ -353,7 +353,7 @@ fn is_printable(c: char) -> bool {
 }
 
 fn seq_repr(out: &mut String, items: &[Value], open: char, close: char, single_comma: bool) {
-    anfora_ir::deep(|| seq_repr_inner(out, items, open, close, single_comma))
+    crate::deep(|| seq_repr_inner(out, items, open, close, single_comma))
 }
 
 fn seq_repr_inner(out: &mut String, items: &[Value], open: char, close: char, single_comma: bool) {
@@ -449,7 +449,7 @@ pub fn to_str(v: &Value) -> String {
 
 /// Converts an IR constant to a value; `closure` makes the function value of a graph.
 pub fn from_const(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Value {
-    anfora_ir::deep(|| from_const_inner(c, closure))
+    crate::deep(|| from_const_inner(c, closure))
 }
 
 fn from_const_inner(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Value {
@@ -478,7 +478,7 @@ fn from_const_inner(c: &Const, closure: &mut dyn FnMut(GraphId) -> Value) -> Val
 /// Converts a value back to a constant, when it is one (module-level globals become constants
 /// of the functions that read them).
 pub fn to_const(v: &Value) -> Option<Const> {
-    anfora_ir::deep(|| to_const_inner(v))
+    crate::deep(|| to_const_inner(v))
 }
 
 fn to_const_inner(v: &Value) -> Option<Const> {

@@ -3,12 +3,12 @@
 //! convolution that cannot run is a compile error with the message it would raise; a
 //! hyper-parameter of the wrong type is left to raise its TypeError at run time.
 
-use anfora_ir::Prim;
+use crate::Prim;
+use crate::nn_ops::{NnArg, conv2d_spec, pool2d_spec};
 use anfora_tensor::{
     DType, Pool2dSpec, Scalar, TensorError, conv2d_output_shape, nn_float_dtype,
     pool2d_output_shape,
 };
-use anfora_vm::nn_ops::{NnArg, conv2d_spec, pool2d_spec};
 
 use crate::abs::{Abs, TensorAbs, shape_text};
 use crate::rules::{RuleError, shape_arg, tensor_abs};

@@ -2,9 +2,9 @@
 //! `ops.expand_dims`, `ops.broadcast_to`): dtypes and shapes, and the errors numpy would raise
 //! as compile errors when the shapes and arguments are known.
 
-use anfora_ir::Prim;
+use crate::Prim;
+use crate::array_ops::{pad_mode, pad2d_mode, pad2d_widths};
 use anfora_tensor::{DType, PadMode, SplitSpec, pad_widths, promote_types, split_bounds};
-use anfora_vm::array_ops::{pad_mode, pad2d_mode, pad2d_widths};
 
 use crate::abs::{Abs, TensorAbs, shape_text};
 use crate::rules::{RuleError, dtype_arg, normalize_axis, shape_arg, tensor_abs, to_value};
@@ -336,12 +336,12 @@ fn split(args: &[Abs]) -> Rule {
             Ok(bounds) => bounds
                 .into_iter()
                 .map(|(start, stop)| {
-                    let s = anfora_vm::value::Slice {
+                    let s = crate::value::Slice {
                         start,
                         stop,
                         step: None,
                     };
-                    anfora_vm::ops::slice_indices(&s, len as i64)
+                    crate::ops::slice_indices(&s, len as i64)
                         .ok()
                         .map(|(_, _, _, count)| count as usize)
                 })

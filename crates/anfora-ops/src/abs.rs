@@ -9,9 +9,9 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use anfora_ir::{GraphId, Monad, ParamRef, Prim};
+use crate::value::{Method, Range, Slice};
+use crate::{GraphId, Monad, ParamRef, Prim};
 use anfora_tensor::{DType, Tensor};
-use anfora_vm::value::{Method, Range, Slice};
 
 /// An evaluation context: a graph instance with the abstracts of its parameters (and, through
 /// its parent, of its free variables).
@@ -414,7 +414,7 @@ fn dtype_name(d: DType) -> &'static str {
 /// MindSpore-style: `<Int64, 3>`, `<Tensor[Float32], (2, 3)>`, `<Tuple[Int64, Float64]>`.
 impl fmt::Display for Abs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        anfora_ir::deep(|| self.fmt_inner(f))
+        crate::deep(|| self.fmt_inner(f))
     }
 }
 
@@ -428,9 +428,9 @@ impl Abs {
             Abs::Bool(None) => f.write_str("<Bool>"),
             Abs::Int(Some(i)) => write!(f, "<Int64, {i}>"),
             Abs::Int(None) => f.write_str("<Int64>"),
-            Abs::Float(Some(x)) => write!(f, "<Float64, {}>", anfora_vm::pynum::float_repr(*x)),
+            Abs::Float(Some(x)) => write!(f, "<Float64, {}>", crate::pynum::float_repr(*x)),
             Abs::Float(None) => f.write_str("<Float64>"),
-            Abs::Str(Some(s)) => write!(f, "<String, {}>", anfora_vm::value::str_repr(s)),
+            Abs::Str(Some(s)) => write!(f, "<String, {}>", crate::value::str_repr(s)),
             Abs::Str(None) => f.write_str("<String>"),
             Abs::Tuple(items) | Abs::List(items) => {
                 let kind = if matches!(self, Abs::Tuple(_)) {
@@ -469,8 +469,8 @@ impl Abs {
                 }
                 f.write_str(">")
             }
-            Abs::Monad(anfora_ir::Monad::U) => f.write_str("<UMonad>"),
-            Abs::Monad(anfora_ir::Monad::IO) => f.write_str("<IOMonad>"),
+            Abs::Monad(crate::Monad::U) => f.write_str("<UMonad>"),
+            Abs::Monad(crate::Monad::IO) => f.write_str("<IOMonad>"),
         }
     }
 }

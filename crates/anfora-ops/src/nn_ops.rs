@@ -3,7 +3,7 @@
 //! [`NnArg`] and [`conv2d_spec`], so a bad argument known at compile time is refused there with
 //! the message it would raise here.
 
-use anfora_ir::Prim;
+use crate::Prim;
 use anfora_tensor::{Conv2dSpec, Padding2d, Pool2dSpec, Tensor};
 
 use crate::ops::{

@@ -5,9 +5,9 @@
 
 use std::io::Write;
 
+use crate::Prim;
 use crate::Value;
 use crate::ops::{self, OpResult, tensor_err};
-use anfora_ir::Prim;
 use anfora_tensor::{BinaryOp, Tensor};
 
 /// `x op y` for a binary operator or comparison.
