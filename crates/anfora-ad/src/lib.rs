@@ -19,10 +19,10 @@
 //! The result is ordinary IR that inference specializes and the optimizer cleans up. Effects
 //! stay in the forward graphs (they run once); the auto-monad stage threads them afterwards.
 
+mod emit;
 mod inline;
 mod jvp;
 mod lift;
-mod rules;
 
 use std::collections::{HashMap, HashSet};
 
@@ -368,12 +368,12 @@ impl<'a> Transform<'a> {
         );
         let d = self.m.add_param(bg, "dout", span);
         let needs = vec![true; rule_args.len()];
-        let mut e = rules::Emit {
+        let mut e = emit::GraphEmit {
             m: self.m,
             graph: bg,
             span,
         };
-        let grads = rules::backward(&mut e, rule_prim, &rule_args, &needs, out, d);
+        let grads = emit::backward(&mut e, rule_prim, &rule_args, &needs, out, d);
         let mut grads = grads.unwrap_or_else(|| {
             self.no_rule(p, span);
             vec![None; params.len()]
@@ -400,11 +400,13 @@ impl<'a> Transform<'a> {
         args: &[NodeId],
         span: Span,
     ) -> (NodeId, Prim, Vec<NodeId>) {
-        if p == Prim::Dropout && args.len() == 3 {
-            let mask = self.prim(jg, Prim::DropoutMask, args, span);
-            let applied = vec![args[0], mask, args[1], args[2]];
-            let out = self.prim(jg, Prim::DropoutApply, &applied, span);
-            return (out, Prim::DropoutApply, applied);
+        let mut e = emit::GraphEmit {
+            m: self.m,
+            graph: jg,
+            span,
+        };
+        if let Some(f) = emit::forward(&mut e, p, args) {
+            return (f.out, f.prim, f.args);
         }
         let mut ins = vec![callee];
         ins.extend(args);
@@ -524,12 +526,12 @@ impl<'a> Transform<'a> {
                     if !needs.iter().any(|&b| b) {
                         continue;
                     }
-                    let mut e = rules::Emit {
+                    let mut e = emit::GraphEmit {
                         m: self.m,
                         graph: bg,
                         span,
                     };
-                    match rules::backward(&mut e, prim, &args, &needs, out, d) {
+                    match emit::backward(&mut e, prim, &args, &needs, out, d) {
                         Some(grads) => {
                             for (i, gi) in grads.into_iter().enumerate() {
                                 if let Some(gi) = gi

@@ -75,7 +75,7 @@ pub fn arg_abstract(v: &Value) -> Abs {
         )),
         Value::Tuple(items) => Abs::tuple(items.iter().map(arg_abstract).collect()),
         Value::List(items) => Abs::List(items.iter().map(arg_abstract).collect()),
-        other => anfora_ops::rules::from_value(other),
+        other => anfora_ops::abs::from_value(other),
     }
 }
 
@@ -400,18 +400,17 @@ impl Session {
                 }
             },
             Target::Tuple(items, _) => {
-                let unpacked =
-                    anfora_ops::ops::unpack(v, items.len() as i64).map_err(|(kind, message)| {
-                        RuntimeError {
-                            kind: kind.to_string(),
-                            message,
+                let unpacked = anfora_ops::python::unpack(v, items.len() as i64).map_err(
+                    |(kind, message)| RuntimeError {
+                        kind: kind.to_string(),
+                        message,
+                        span,
+                        trace: vec![anfora_ir::TraceEntry {
+                            function: "<module>".into(),
                             span,
-                            trace: vec![anfora_ir::TraceEntry {
-                                function: "<module>".into(),
-                                span,
-                            }],
-                        }
-                    })?;
+                        }],
+                    },
+                )?;
                 let Value::Tuple(parts) = &unpacked else {
                     unreachable!("unpack returns a tuple")
                 };

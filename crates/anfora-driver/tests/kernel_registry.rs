@@ -11,7 +11,7 @@ use anfora_ir::Options;
 use anfora_ir::Prim;
 use anfora_ops::Value;
 use anfora_ops::kernels::{self, Kernel, KernelKey};
-use anfora_ops::ops::tensor_err;
+use anfora_ops::pynum::tensor_err;
 use anfora_tensor::device::{self, Backend, Device};
 use anfora_tensor::{DType, Tensor, UnaryOp};
 

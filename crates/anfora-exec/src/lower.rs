@@ -19,9 +19,9 @@ use std::sync::Arc;
 use anfora_ir::analysis::{Analysis, analyze};
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
 use anfora_ops::Abs;
+use anfora_ops::Value;
 use anfora_ops::kernels::{self, Kernel, KernelKey};
 use anfora_ops::value::{Closure, from_const};
-use anfora_ops::{Value, ops};
 use anfora_tensor::fused::{FusedKernel, FusedOp};
 use anfora_tensor::{DType, Device, UnaryOp};
 
@@ -826,8 +826,8 @@ fn kernel_ops(n_inputs: u32, steps: &[FusedStep]) -> Option<Vec<FusedOp>> {
         }
         let op = match (
             &args[..],
-            ops::tensor_op(step.prim),
-            ops::tensor_unary_op(step.prim),
+            step.prim.def().kernels.binary_op(),
+            step.prim.def().kernels.unary_op(),
         ) {
             (&[a, b], Some(op), _) if scalars < 2 => FusedOp::Binary(op, a, b),
             (&[a], _, Some(op)) if scalars == 0 => FusedOp::Unary(op, a),

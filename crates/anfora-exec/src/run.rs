@@ -7,10 +7,10 @@ use std::rc::Rc;
 
 use anfora_ir::{ArgSource, Prim};
 use anfora_ir::{RuntimeError, TraceEntry};
-use anfora_ops::ops::{self, type_error};
-use anfora_ops::pynum::{self, PyErr};
+use anfora_ops::call::{bind_prim, split_call_kw};
+use anfora_ops::pynum::{self, PyErr, type_error};
 use anfora_ops::value::{Closure, from_const};
-use anfora_ops::{Value, ops::bind_prim, ops::split_call_kw};
+use anfora_ops::{Value, call, python};
 use smallvec::SmallVec;
 
 use crate::Program;
@@ -159,7 +159,7 @@ fn run_kernel(
             return kernel
                 .run_owned(tensors)
                 .map(Value::Tensor)
-                .map_err(ops::tensor_err);
+                .map_err(pynum::tensor_err);
         }
     }
     let mut args: SmallVec<[Value; 3]> = SmallVec::new();
@@ -350,9 +350,9 @@ impl Program {
             Value::Prim(p) => {
                 let bound = match kw {
                     None => args,
-                    kw => bind_prim(*p, ops::without_monads(args), kw)?,
+                    kw => bind_prim(*p, call::without_monads(args), kw)?,
                 };
-                ops::call_prim(*p, &bound, out).map(Flow::Value)
+                call::call_prim(*p, &bound, out).map(Flow::Value)
             }
             Value::Partial(pa) => {
                 let mut all = pa.args.clone();
@@ -364,7 +364,7 @@ impl Program {
                     Some((names, values)) => names.into_iter().zip(values).collect(),
                     None => Vec::new(),
                 };
-                ops::call_method(mm.0, &mm.1, args, kwargs).map(Flow::Value)
+                python::call_method(mm.0, &mm.1, args, kwargs).map(Flow::Value)
             }
             other => Err(type_error(format!(
                 "'{}' object is not callable",
@@ -509,7 +509,7 @@ impl Program {
                         .collect();
                     let gemm = Prim::Gemm;
                     let (r1, r2) = if *joint == WithNext::SideBySide {
-                        match anfora_ops::ops::gemm_pair(&mut vals, &mut vals2) {
+                        match anfora_ops::family::linalg::gemm_pair(&mut vals, &mut vals2) {
                             Some(rs) => rs,
                             // Not two products of tensors: one by one, as written, for the error.
                             None => match anfora_ops::inplace::prim(gemm, &mut vals, out) {
@@ -518,7 +518,7 @@ impl Program {
                             },
                         }
                     } else {
-                        match anfora_ops::state::sgd_product(&vals2, &vals) {
+                        match anfora_ops::family::optim::sgd_product(&vals2, &vals) {
                             Some(r) => (Ok(Value::None), r),
                             // As written: the product, then the update.
                             None => match anfora_ops::inplace::prim(gemm, &mut vals, out) {
@@ -663,7 +663,7 @@ impl Program {
                     let truth = match compare {
                         None => match peek(&m.regs, consts, base, *cond) {
                             Value::Bool(b) => Ok(*b),
-                            v => ops::truth(v),
+                            v => python::truth(v),
                         },
                         Some((op, b, cmp_at)) => {
                             let fast = fast_bin(
@@ -678,7 +678,7 @@ impl Program {
                                     let y = load(&mut m.regs, consts, base, *b);
                                     match anfora_ops::inplace::binary(op.prim(), x, y) {
                                         Ok(Value::Bool(t)) => Ok(t),
-                                        Ok(v) => ops::truth(&v),
+                                        Ok(v) => python::truth(&v),
                                         Err(e) => fail!(e, *cmp_at),
                                     }
                                 }

@@ -20,8 +20,11 @@ use anfora_ir::analysis::Analysis;
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim, Span};
 
+use anfora_ops::abs::RuleError;
+use anfora_ops::abs::from_value;
 use anfora_ops::abs::{Abs, CtxId, Func, JoinError};
-use anfora_ops::rules::{self, RuleError};
+use anfora_ops::call::{infer_prim, not_constant, op_label, shape_message};
+use anfora_ops::python::method_abs;
 use anfora_ops::value::Method;
 
 use anfora_ir::codes::{JOIN as JOIN_ERROR, NO_FIXPOINT, NOT_CONSTANT, SHAPE as SHAPE_ERROR};
@@ -218,7 +221,7 @@ impl<'m> Engine<'m> {
         for c in self.live(root) {
             for (n, operation, msg, constant) in self.ctx(c).shape_errors.clone() {
                 let span = self.module.node(n).span;
-                let message = rules::shape_message(&operation, &msg);
+                let message = shape_message(&operation, &msg);
                 let d = if constant {
                     Diagnostic::error(NOT_CONSTANT, message, span)
                         .with_label("not known at compile time")
@@ -595,10 +598,10 @@ impl<'m> Engine<'m> {
             }),
             Const::Tuple(items) => Abs::tuple(items.iter().map(|i| self.constant(c, i)).collect()),
             Const::List(items) => Abs::List(items.iter().map(|i| self.constant(c, i)).collect()),
-            Const::Tensor(t) => rules::from_value(&anfora_ops::Value::Tensor(t.clone())),
+            Const::Tensor(t) => from_value(&anfora_ops::Value::Tensor(t.clone())),
             other => {
                 let v = anfora_ops::value::from_const(other, &mut |_| anfora_ops::Value::None);
-                rules::from_value(&v)
+                from_value(&v)
             }
         }
     }
@@ -715,7 +718,7 @@ impl<'m> Engine<'m> {
                 all.extend(args);
                 self.call_func(c, n, inner, all, false)
             }
-            Func::Method(m, t) => match rules::method(*m, t, &args) {
+            Func::Method(m, t) => match method_abs(*m, t, &args) {
                 Ok(r) => r,
                 Err(RuleError(msg)) => self.shape_error(c, n, m.name(), &msg),
             },
@@ -724,20 +727,20 @@ impl<'m> Engine<'m> {
 
     /// Calls primitive `p` with arguments bound to its signature.
     fn call_prim(&mut self, c: CtxId, n: NodeId, p: Prim, args: Vec<Abs>) -> Abs {
-        if let Some(msg) = rules::not_constant(p, &args) {
-            let operation = rules::op_label(p);
+        if let Some(msg) = not_constant(p, &args) {
+            let operation = op_label(p);
             self.ctx_mut(c).shape_errors.push((n, operation, msg, true));
             return Abs::Bottom;
         }
         let r = if p == Prim::Switch {
             self.switch(&args)
         } else {
-            match rules::infer_prim(p, &args) {
+            match infer_prim(p, &args) {
                 Ok(r) => r,
-                Err(RuleError(msg)) => self.shape_error(c, n, &rules::op_label(p), &msg),
+                Err(RuleError(msg)) => self.shape_error(c, n, &op_label(p), &msg),
             }
         };
-        if passes_values(p) && contains_any(&r) {
+        if p.def().attrs.passes_values && contains_any(&r) {
             for a in &args {
                 self.escape(a);
             }
@@ -823,7 +826,7 @@ impl<'m> Engine<'m> {
                     // Tensor methods take keywords too.
                     if let Func::Method(m, t) = f {
                         match bind_method(*m, &positional, &names, &kw) {
-                            Some(bound) => match rules::method(*m, t, &bound) {
+                            Some(bound) => match method_abs(*m, t, &bound) {
                                 Ok(r) => r,
                                 Err(RuleError(msg)) => self.shape_error(c, n, m.name(), &msg),
                             },
@@ -1293,7 +1296,7 @@ fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> O
             anfora_ir::ArgSource::Positional(i) => positional[i - 1].clone(),
             anfora_ir::ArgSource::Keyword(j) => kw[j].clone(),
             anfora_ir::ArgSource::Default(k) => {
-                rules::from_value(&anfora_ops::value::from_const(&k, &mut |_| {
+                from_value(&anfora_ops::value::from_const(&k, &mut |_| {
                     anfora_ops::Value::None
                 }))
             }
@@ -1301,36 +1304,6 @@ fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> O
         .collect();
     bound.remove(0);
     Some(bound)
-}
-
-/// Primitives whose result can hold their arguments' values (so a function inside an argument
-/// may flow to the result).
-fn passes_values(p: Prim) -> bool {
-    matches!(
-        p,
-        Prim::GetItem
-            | Prim::TupleGetItem
-            | Prim::Unpack
-            | Prim::Min
-            | Prim::Max
-            | Prim::TupleType
-            | Prim::ListType
-            | Prim::Enumerate
-            | Prim::Zip
-            | Prim::CheckBound
-            | Prim::Add
-            | Prim::InplaceAdd
-            | Prim::Mul
-            | Prim::InplaceMul
-            | Prim::Depend
-            | Prim::StopGradient
-            | Prim::GradAdd
-            | Prim::FillZeros
-            | Prim::GradTupleAt
-            | Prim::GradItem
-            | Prim::GradHead
-            | Prim::GradPad
-    )
 }
 
 fn contains_func(a: &Abs) -> bool {

@@ -8,8 +8,8 @@ use std::collections::{HashMap, VecDeque};
 use anfora_ir::{Const, Graph, GraphId, Module, Node, NodeId, NodeKind, Prim};
 
 use crate::engine::{Solved, single_closure};
+use anfora_ops::abs::to_value;
 use anfora_ops::abs::{Abs, CtxId, Func};
-use anfora_ops::rules::to_value;
 
 /// The specialized program.
 pub struct Specialized {

@@ -10,7 +10,7 @@ use anfora_driver::{Arg, Engine, Failure};
 use anfora_ir::Prim;
 use anfora_ops::Abs;
 use anfora_ops::Value;
-use anfora_ops::rules::infer_prim;
+use anfora_ops::call::infer_prim;
 use anfora_tensor::{DType, Tensor};
 use common::*;
 
@@ -205,7 +205,7 @@ fn every_primitive_has_an_inference_rule() {
             dims.iter().map(|&d| Some(d)).collect(),
         ))
     };
-    for &p in Prim::ALL {
+    for &p in Prim::all() {
         let sig = p.signature();
         let n = sig.params.len().max(1) + sig.kwonly.len();
         // Nothing known: every rule gives an abstract (and does not panic).
@@ -245,7 +245,7 @@ fn every_primitive_has_an_inference_rule() {
                     "fill_value" => Abs::Float(None),
                     "dtype" => Abs::DType(DType::F64),
                     _ => match &param.default {
-                        Some(k) => anfora_ops::rules::from_value(&anfora_ops::value::from_const(
+                        Some(k) => anfora_ops::abs::from_value(&anfora_ops::value::from_const(
                             k,
                             &mut |_| Value::None,
                         )),
@@ -326,8 +326,8 @@ fn every_primitive_has_an_inference_rule() {
     }
     // Every primitive is listed once.
     assert_eq!(
-        Prim::ALL.len(),
-        Prim::ALL
+        Prim::all().len(),
+        Prim::all()
             .iter()
             .collect::<std::collections::BTreeSet<_>>()
             .len()

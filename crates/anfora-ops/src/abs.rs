@@ -9,9 +9,10 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::value::{Method, Range, Slice};
+use anfora_tensor::{DType, Tensor, TensorError};
+
+use crate::value::{Method, Range, Slice, Value};
 use crate::{GraphId, Monad, ParamRef, Prim};
-use anfora_tensor::{DType, Tensor};
 
 /// An evaluation context: a graph instance with the abstracts of its parameters (and, through
 /// its parent, of its free variables).
@@ -387,7 +388,7 @@ fn dims(shape: &[Option<usize>]) -> String {
 }
 
 /// A shape as a Python tuple, with `unknown` for unknown sizes and `sep` between sizes.
-pub(crate) fn shape_text(shape: &[Option<usize>], unknown: &str, sep: &str) -> String {
+pub fn shape_text(shape: &[Option<usize>], unknown: &str, sep: &str) -> String {
     let parts: Vec<String> = shape
         .iter()
         .map(|d| d.map_or_else(|| unknown.to_string(), |d| d.to_string()))
@@ -546,5 +547,72 @@ mod tests {
             "<Tuple[<Bool>, <Tensor[Float32], (1,)>]>"
         );
         assert_eq!(Abs::func(Func::Prim(Prim::Add)).to_string(), "<Func, Add>");
+    }
+}
+
+/// Largest tensor kept as a compile-time constant.
+pub const MAX_CONST_ELEMENTS: usize = 64;
+
+/// A compile-time error of a primitive: a message in numpy's words.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuleError(pub String);
+
+pub type Rule = Result<Abs, RuleError>;
+
+pub(crate) fn err(msg: impl Into<String>) -> RuleError {
+    RuleError(msg.into())
+}
+
+pub(crate) fn from_tensor_error(e: TensorError) -> RuleError {
+    RuleError(e.message)
+}
+
+/// The value of a fully constant abstract.
+pub fn to_value(a: &Abs) -> Option<Value> {
+    Some(match a {
+        Abs::None => Value::None,
+        Abs::Bool(Some(b)) => Value::Bool(*b),
+        Abs::Int(Some(i)) => Value::Int(*i),
+        Abs::Float(Some(f)) => Value::Float(*f),
+        Abs::Str(Some(s)) => Value::Str(s.clone()),
+        Abs::Tuple(items) => Value::tuple(items.iter().map(to_value).collect::<Option<_>>()?),
+        Abs::List(items) => Value::List(items.iter().map(to_value).collect::<Option<_>>()?),
+        Abs::Tensor(t) => Value::Tensor(t.value.clone()?),
+        Abs::DType(d) => Value::DType(*d),
+        Abs::Func(fs) if fs.len() == 1 => match &fs[0] {
+            Func::Prim(p) => Value::Prim(*p),
+            _ => return None,
+        },
+        Abs::Range(Some(r)) => Value::Range(*r),
+        Abs::Slice(Some(s)) => Value::Slice(std::rc::Rc::new(*s)),
+        Abs::Ellipsis => Value::Ellipsis,
+        _ => return None,
+    })
+}
+
+/// The abstract of a runtime value (tensors keep their value only when small).
+pub fn from_value(v: &Value) -> Abs {
+    match v {
+        Value::None => Abs::None,
+        Value::Bool(b) => Abs::Bool(Some(*b)),
+        Value::Int(i) => Abs::Int(Some(*i)),
+        Value::Float(f) => Abs::Float(Some(*f)),
+        Value::Str(s) => Abs::Str(Some(s.clone())),
+        Value::Tuple(items) => Abs::Tuple(items.iter().map(from_value).collect()),
+        Value::List(items) => Abs::List(items.iter().map(from_value).collect()),
+        Value::Tensor(t) => Abs::tensor(TensorAbs {
+            dtype: t.dtype(),
+            shape: t.shape().iter().map(|&d| Some(d)).collect(),
+            value: (t.numel() <= MAX_CONST_ELEMENTS).then(|| t.clone()),
+        }),
+        Value::DType(d) => Abs::DType(*d),
+        Value::Prim(p) => Abs::func(Func::Prim(*p)),
+        Value::Range(r) => Abs::Range(Some(*r)),
+        Value::Slice(s) => Abs::Slice(Some(**s)),
+        Value::Ellipsis => Abs::Ellipsis,
+        Value::Unbound => Abs::Unbound,
+        Value::Ref(r) => Abs::Ref(Arc::new(crate::abs::RefAbs::of(r))),
+        Value::Monad(m) => Abs::Monad(*m),
+        Value::Closure(_) | Value::Partial(_) | Value::Method(_) => Abs::Any,
     }
 }

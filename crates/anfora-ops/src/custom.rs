@@ -10,17 +10,23 @@
 //! arguments: its kernel receives their current values and returns their new values, followed
 //! by its result.
 
+use std::io::Write;
 use std::sync::{OnceLock, RwLock};
 
 use anfora_tensor::{DType, Tensor};
 
-use crate::Prim;
-use crate::prim::Effects;
+use crate::abs::{Abs, Rule, err};
+use crate::args::{need_tensor, sens_tensor, tensor_abs};
+use crate::constant::Const;
+use crate::def::{Attrs, Backward, Kernels, PrimDef, Py, always};
+use crate::emit::{Call, Emit, Grads};
+use crate::prim::{Effects, Prim, Refs};
+use crate::pynum::type_error;
 use crate::signature::{Param, Signature};
+use crate::state::{known, store};
+use crate::value::{OpResult, Value};
 
-/// Index of a registered custom primitive (`Prim::Custom`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CustomId(pub u32);
+pub use crate::prim::CustomId;
 
 /// dtype and shape of a tensor argument or result (`None`: a dimension known only at run time).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,6 +64,8 @@ pub struct CustomPrimitive {
 /// A registered custom primitive. Registrations live as long as the process.
 pub struct CustomDef {
     pub name: &'static str,
+    /// Its declaration, whose rules run the closures below.
+    pub def: &'static PrimDef,
     pub signature: Signature,
     pub effects: Effects,
     pub written_refs: usize,
@@ -133,6 +141,12 @@ pub fn register(p: CustomPrimitive) -> Result<Prim, RegisterError> {
     let params = p.params.iter().map(|n| Param::required(n)).collect();
     let def = CustomDef {
         name,
+        def: Box::leak(Box::new(declaration(
+            name,
+            &p.params,
+            p.effects,
+            p.written_refs,
+        ))),
         signature: Signature::new(&format!("ops.{name}"), params, false, vec![]),
         effects: p.effects,
         written_refs: p.written_refs,
@@ -141,7 +155,36 @@ pub fn register(p: CustomPrimitive) -> Result<Prim, RegisterError> {
         bprop: p.bprop,
     };
     reg.push(Box::leak(Box::new(def)));
-    Ok(Prim::Custom(CustomId(reg.len() as u32 - 1)))
+    Ok(Prim::custom(CustomId(reg.len() as u32 - 1)))
+}
+
+/// The declaration of a custom primitive: its rules are this module's, which run the
+/// registered closures.
+fn declaration(name: &'static str, params: &[String], effects: Effects, written: usize) -> PrimDef {
+    let python: &'static [Py] = Box::leak(Box::new([Py::Op(name)]));
+    let signature: &'static str = Box::leak(format!("({})", params.join(", ")).into_boxed_str());
+    PrimDef {
+        ident: name,
+        name,
+        python,
+        signature,
+        effects,
+        infer,
+        raises: always,
+        eval,
+        kernels: Kernels::None,
+        backward: Backward::Rule(backward),
+        attrs: Attrs {
+            refs: Refs::Writes(written),
+            // Custom kernels are never run at compile time.
+            fold: false,
+            ..Attrs::NONE
+        },
+    }
+}
+
+fn registered(p: Prim) -> &'static CustomDef {
+    get(p.custom_id().expect("a custom primitive"))
 }
 
 /// The definition of a registered primitive.
@@ -155,13 +198,166 @@ pub fn lookup(name: &str) -> Option<Prim> {
     let reg = registry().read().unwrap_or_else(|e| e.into_inner());
     reg.iter()
         .position(|d| d.name == name)
-        .map(|i| Prim::Custom(CustomId(i as u32)))
+        .map(|i| Prim::custom(CustomId(i as u32)))
 }
 
 /// Names of the registered custom primitives.
 pub fn names() -> Vec<&'static str> {
     let reg = registry().read().unwrap_or_else(|e| e.into_inner());
     reg.iter().map(|d| d.name).collect()
+}
+
+/// A custom primitive: its kernel gets the current values of the Parameters it writes and its
+/// other tensor arguments, and returns the new values of those Parameters and then its result.
+fn eval(p: Prim, args: &[Value], _: &mut dyn Write) -> OpResult {
+    let def = registered(p);
+    let func = format!("ops.{}", def.name);
+    let mut tensors = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        tensors.push(match a {
+            Value::Ref(p) if i < def.written_refs => p.get(),
+            other if i < def.written_refs => {
+                return Err(type_error(format!(
+                    "{func}() expects a Parameter as argument {}, got {}",
+                    i + 1,
+                    other.type_name()
+                )));
+            }
+            Value::Tensor(t) => t.clone(),
+            other => {
+                return Err(type_error(format!(
+                    "{func}() takes tensors, got {} as argument {}",
+                    other.type_name(),
+                    i + 1
+                )));
+            }
+        });
+    }
+    let mut outs = (def.kernel)(&tensors).map_err(|m| ("RuntimeError", format!("{func}: {m}")))?;
+    if outs.len() != def.written_refs + 1 {
+        return Err((
+            "RuntimeError",
+            format!(
+                "{func}: the kernel returned {} tensors, expected {} (the written Parameters and the result)",
+                outs.len(),
+                def.written_refs + 1
+            ),
+        ));
+    }
+    let result = outs.pop().map(Value::Tensor).unwrap_or(Value::None);
+    for (i, new) in outs.into_iter().enumerate() {
+        if let Value::Ref(p) = &args[i] {
+            store(p, Value::Tensor(new), &func)?;
+        }
+    }
+    Ok(result)
+}
+
+/// A custom primitive: its registered rule on the dtypes and shapes of its arguments.
+fn infer(p: Prim, args: &[Abs]) -> Rule {
+    let def = registered(p);
+    let mut specs = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        specs.push(match a {
+            Abs::Any => return Ok(Abs::Any),
+            Abs::Ref(r) if i < def.written_refs => TensorSpec {
+                dtype: r.dtype,
+                shape: known(&r.shape),
+            },
+            other if i < def.written_refs => {
+                return Err(err(format!(
+                    "ops.{}() writes a Parameter, but argument {} is {other}",
+                    def.name,
+                    i + 1
+                )));
+            }
+            Abs::Tensor(t) => TensorSpec {
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+            },
+            other => {
+                return Err(err(format!(
+                    "ops.{}() takes tensors, but argument {} is {other}",
+                    def.name,
+                    i + 1
+                )));
+            }
+        });
+    }
+    let out = (def.infer)(&specs).map_err(|m| err(format!("ops.{}: {m}", def.name)))?;
+    Ok(tensor_abs(out.dtype, out.shape))
+}
+
+/// `CustomGrad(prim, d, out, args...)`: the registered backward rule of a custom primitive.
+/// `CustomGrad(prim, d, out, args...)`: the registered backward rule of `prim`.
+pub(crate) fn custom_grad(args: &[Value]) -> OpResult {
+    let (Some(Value::Prim(p)), true) = (args.first(), args.len() >= 3) else {
+        return Err(type_error(
+            "CustomGrad expects a custom primitive, a sensitivity and a result",
+        ));
+    };
+    let Some(id) = p.custom_id() else {
+        return Err(type_error("CustomGrad expects a custom primitive"));
+    };
+    let def = get(id);
+    let func = format!("ops.{}", def.name);
+    let inputs = &args[3..];
+    if matches!(args[1], Value::None) {
+        return Ok(Value::tuple(vec![Value::None; inputs.len()]));
+    }
+    let Some(bprop) = def.bprop.as_ref() else {
+        return Err(type_error(format!("{func} has no backward rule")));
+    };
+    let xs = inputs
+        .iter()
+        .map(|v| need_tensor_owned(v, &func))
+        .collect::<Result<Vec<_>, _>>()?;
+    let out = need_tensor_owned(&args[2], &func)?;
+    let d = sens_tensor(&args[1], out.shape(), out.dtype())?
+        .ok_or_else(|| type_error(format!("{func}: the sensitivity is not a number")))?;
+    let grads =
+        bprop(&xs, &out, &d).map_err(|m| ("ValueError", format!("{func} backward: {m}")))?;
+    if grads.len() != xs.len() {
+        return Err((
+            "ValueError",
+            format!(
+                "{func} backward returned {} gradients for {} arguments",
+                grads.len(),
+                xs.len()
+            ),
+        ));
+    }
+    for (i, (g, x)) in grads.iter().zip(&xs).enumerate() {
+        if g.shape() != x.shape() {
+            return Err((
+                "ValueError",
+                format!(
+                    "{func} backward: gradient {i} has shape {:?}, its argument {:?}",
+                    g.shape(),
+                    x.shape()
+                ),
+            ));
+        }
+    }
+    Ok(Value::tuple(grads.into_iter().map(Value::Tensor).collect()))
+}
+
+fn need_tensor_owned(v: &Value, func: &str) -> Result<Tensor, crate::pynum::PyErr> {
+    need_tensor(v, func).cloned()
+}
+
+/// A custom primitive with a registered backward rule: its gradients come from
+/// `CustomGrad(prim, d, out, args...)`.
+fn backward(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    registered(c.prim).bprop.as_ref()?;
+    let k = e.konst(Const::Prim(c.prim));
+    let mut ins = vec![k, c.d, c.out];
+    ins.extend_from_slice(c.x);
+    let grads = e.op(Prim::CustomGrad, &ins);
+    Some(c.each(e, 0..c.x.len(), |e, i| {
+        let ki = e.konst(Const::Int(i as i64));
+        e.op(Prim::TupleGetItem, &[grads, ki])
+    }))
 }
 
 impl std::fmt::Debug for CustomDef {

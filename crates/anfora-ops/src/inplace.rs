@@ -1,19 +1,23 @@
 //! Primitive calls that own their operands: a tensor operand the program will not read again
 //! arrives here by value, so an elementwise result can be written into its buffer instead of
-//! a new one (when nothing else holds the tensor and the result has its shape and dtype); a
-//! `Gemm` accumulates into its accumulator's buffer the same way.
+//! a new one (when nothing else holds the tensor and the result has its shape and dtype), and
+//! a primitive with a kernel of its own that consumes its operands (`Gemm`'s accumulator,
+//! `sgd`'s Parameter) runs it. Which applies is the primitive's declaration (`Kernels`).
 
 use std::io::Write;
 
-use crate::Prim;
-use crate::Value;
-use crate::ops::{self, OpResult, tensor_err};
 use anfora_tensor::{BinaryOp, Tensor};
+
+use crate::call::call_prim;
+use crate::def::Kernels;
+use crate::prim::Prim;
+use crate::pynum::{tensor_err, type_error};
+use crate::value::{OpResult, Value};
 
 /// `x op y` for a binary operator or comparison.
 pub fn binary(p: Prim, x: Value, y: Value) -> OpResult {
-    let Some(op) = ops::tensor_op(p) else {
-        return ops::binary(p, &x, &y);
+    let Some(op) = p.def().kernels.binary_op() else {
+        return p.eval(&[x, y]);
     };
     let r = match (x.into_tensor(), y.into_tensor()) {
         (Ok(a), Ok(b)) => {
@@ -26,46 +30,36 @@ pub fn binary(p: Prim, x: Value, y: Value) -> OpResult {
         }
         (Ok(a), Err(s)) => match s.as_scalar() {
             Some(s) => Tensor::binary_scalar_owned(op, a, s, false),
-            None => return ops::binary(p, &Value::Tensor(a), &s),
+            None => return p.eval(&[Value::Tensor(a), s]),
         },
         (Err(s), Ok(b)) => match s.as_scalar() {
             Some(s) => Tensor::binary_scalar_owned(op, b, s, true),
-            None => return ops::binary(p, &s, &Value::Tensor(b)),
+            None => return p.eval(&[s, Value::Tensor(b)]),
         },
-        (Err(x), Err(y)) => return ops::binary(p, &x, &y),
+        (Err(x), Err(y)) => return p.eval(&[x, y]),
     };
     r.map(Value::Tensor).map_err(tensor_err)
 }
 
 /// `p(args...)`; the arguments are consumed.
 pub fn prim(p: Prim, args: &mut [Value], out: &mut dyn Write) -> OpResult {
-    match args {
-        [Value::Tensor(_)] => {
-            if let Some(op) = ops::tensor_unary_op(p) {
-                let t = std::mem::replace(&mut args[0], Value::None)
-                    .into_tensor()
-                    .map_err(|_| ops::type_error("expected a tensor"))?;
-                return Tensor::unary_owned(op, t)
-                    .map(Value::Tensor)
-                    .map_err(tensor_err);
-            }
+    match (p.def().kernels, &*args) {
+        (Kernels::Unary(op), [Value::Tensor(_)]) => {
+            let t = std::mem::replace(&mut args[0], Value::None)
+                .into_tensor()
+                .map_err(|_| type_error("expected a tensor"))?;
+            Tensor::unary_owned(op, t)
+                .map(Value::Tensor)
+                .map_err(tensor_err)
         }
-        [a, b]
-            if (matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)))
-                && ops::tensor_op(p).is_some()
-                && p != Prim::Divmod =>
+        (Kernels::Binary { .. }, [a, b])
+            if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) =>
         {
             let x = std::mem::replace(&mut args[0], Value::None);
             let y = std::mem::replace(&mut args[1], Value::None);
-            return binary(p, x, y);
+            binary(p, x, y)
         }
-        // The accumulator of a product: written in place when it is free and result-shaped.
-        [a, b, c, ta, tb] if p == Prim::Gemm => {
-            return ops::gemm(a, b, std::mem::replace(c, Value::None), ta, tb);
-        }
-        // The update written into the Parameter's own buffer when it is free.
-        _ if p == Prim::Sgd => return crate::state::sgd_owned(args),
-        _ => {}
+        (Kernels::Owned(run) | Kernels::Update(run), _) => run(p, args, out),
+        _ => call_prim(p, args, out),
     }
-    ops::call_prim(p, args, out)
 }

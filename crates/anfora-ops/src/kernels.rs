@@ -19,12 +19,11 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
-use crate::Prim;
+use crate::prim::Prim;
 use anfora_tensor::DType;
 use anfora_tensor::device::{self, Device, DeviceKind};
 
-use crate::Value;
-use crate::ops::OpResult;
+use crate::value::{OpResult, Value};
 
 /// A kernel's code: it receives the call's arguments (already bound; a tensor may be moved out
 /// and its buffer reused) and returns the result or a Python exception.
@@ -107,44 +106,15 @@ pub enum KernelError {
     NotATensorPrimitive(&'static str),
 }
 
-/// Whether calls of `p` on tensors dispatch to a kernel. The match is exhaustive so that every
-/// new primitive decides.
+/// Whether calls of `p` on tensors dispatch to a kernel (its declaration says).
 pub fn has_kernels(p: Prim) -> bool {
-    use Prim::*;
-    match p {
-        // Operators and functions that compute on tensors when given one.
-        Add | Sub | Mul | Div | FloorDiv | Mod | Pow | MatMul | LShift | RShift | BitAnd
-        | BitOr | BitXor | InplaceAdd | InplaceMul | Neg | Pos | Invert | Eq | Ne | Lt | Le
-        | Gt | Ge | GetItem | Abs | Divmod => true,
-        // Tensor primitives.
-        ZerosLike | OnesLike | Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Relu | Log1p
-        | Expm1 | Erf | Gelu | Silu | Softplus | Rsqrt | Sign | Clip | ClipGrad | Maximum
-        | Minimum | LogicalNot | Where | Cast | ReduceSum | ReduceMean | ReduceMax | ReduceMin
-        | ReduceProd | Reshape | Transpose | Conv2D | Conv2DBackpropInput
-        | Conv2DBackpropFilter | MaxPool2D | AvgPool2D | MaxPool2DGrad | MaxPool2DGradGrad
-        | AvgPool2DGrad | Softmax | LogSoftmax | LogSumExp | ArgMax | ArgMin | OneHot | Squeeze
-        | ExpandDims | BroadcastTo | Concat | Stack | Split | ConcatGrad | StackGrad | Take
-        | TakeGrad | Pad | PadGrad | ReflectionPad2D | ReplicationPad2D | ZeroPad2D | Pad2DGrad
-        | Permute | IndexSelect | DropoutApply | SumToShape | BroadcastLike | IndexGrad
-        | MatMulGrad | Gemm | ReduceGrad | TransposeGrad => true,
-        // Structure, Python builtins, tensor creation from Python values, effects and state
-        // (their kernels are the state machinery's), and the grad stage's markers.
-        Switch | Partial | MakeTuple | MakeList | TupleGetItem | MakeSlice | Truth | CallKw
-        | GetAttr | CheckBound | Unpack | Raise | Assert | Enumerate | Zip | IterLen | Not | Is
-        | IsNot | In | NotIn | Print | Len | Min | Max | IntType | FloatType | BoolType
-        | StrType | TupleType | ListType | Repr | Range | IsInstance | Sum | Any | All
-        | TensorType | Zeros | Ones | Full | Arange | MakeTensor | Load | UpdateState | Depend
-        | MakeParameter | Assign | AssignAdd | AssignSub | ScatterUpdate | ScatterAdd
-        | ScatterNdUpdate | ScatterNdAdd | Sgd | ApplyMomentum | Adam | SetSeed | Uniform
-        | Normal | Randint | Bernoulli | Dropout | DropoutMask | Grad | ValueAndGrad | Vjp
-        | Jvp | StopGradient | GradAdd | FillZeros | SensOnes | SensCheck | GradTupleAt
-        | GradItem | GradHead | GradPad | CustomGrad | Custom(_) => false,
-    }
+    p.def().kernels.dispatch()
 }
 
 /// The dispatch dtype of a call of `p` whose arguments have these dtypes (`None` for an
 /// argument that is not a tensor).
 pub fn dispatch_dtype(p: Prim, arg_dtypes: &[Option<DType>]) -> Option<DType> {
+    // `where`'s condition is a bool mask; its data are the other two.
     let skip = usize::from(p == Prim::Where);
     arg_dtypes.iter().skip(skip).flatten().next().copied()
 }
@@ -155,7 +125,7 @@ fn table() -> &'static RwLock<Table> {
     static TABLE: OnceLock<RwLock<Table>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut t = Table::new();
-        for &p in Prim::ALL.iter().filter(|&&p| has_kernels(p)) {
+        for &p in Prim::all().iter().filter(|&&p| has_kernels(p)) {
             let kernel = Kernel(Arc::new(KernelData {
                 name: "cpu".into(),
                 builtin: true,
@@ -247,7 +217,7 @@ mod tests {
     #[test]
     fn every_tensor_primitive_has_a_cpu_kernel_for_every_dtype() {
         let keys = registered(Device::CPU);
-        let n = Prim::ALL.iter().filter(|&&p| has_kernels(p)).count();
+        let n = Prim::all().iter().filter(|&&p| has_kernels(p)).count();
         assert_eq!(keys.len(), n * DType::ALL.len());
         let k = find(KernelKey {
             prim: Prim::Tanh,

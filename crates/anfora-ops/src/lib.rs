@@ -1,39 +1,45 @@
 //! anfora's primitives and the values they compute on.
 //!
 //! * The IR's vocabulary: [`Const`], [`GraphId`]/[`NodeId`], [`ParamRef`], [`Signature`] and
-//!   [`Prim`], the primitives with their effect attributes and Python signatures.
-//! * Runtime values ([`value`], [`pynum`]: Python's numerics exactly) and abstract values
-//!   ([`abs`], what inference knows of a value before the program runs).
-//! * What each primitive does: its inference rule ([`rules`]), its reference implementation
-//!   ([`ops`]), its kernels ([`kernels`], [`inplace`]) and the state it keeps ([`state`]).
+//!   [`Prim`], the primitive a CNode calls.
+//! * Every built-in primitive is declared once, in a family module (`family/*.rs`), with
+//!   everything about it: its names and Python signature, its effects, its dtype/shape rule,
+//!   its reference implementation, its kernels and its backward rule ([`def::PrimDef`]). Every
+//!   stage reaches them through [`Prim::def`]; custom primitives ([`custom`]) are declared the
+//!   same way at run time.
+//! * Runtime values ([`value`], [`pynum`]: Python's numerics exactly, [`python`]: its
+//!   semantics) and abstract values ([`abs`]: what inference knows before the program runs).
+//! * How any primitive is called ([`call`]), the kernel registry ([`kernels`], [`inplace`]),
+//!   the state primitives keep ([`state`]: Parameters, the random generator), and what
+//!   backward rules write into ([`emit`]).
 
 pub mod abs;
-pub mod array_ops;
-mod array_rules;
+pub mod args;
+pub mod call;
 mod constant;
 pub mod custom;
-mod effect_rules;
-pub mod grad_ops;
-mod grad_rules;
+pub mod def;
+pub mod emit;
+pub mod family;
 mod ids;
 pub mod inplace;
 pub mod kernels;
-pub mod nn_ops;
-mod nn_rules;
-pub mod ops;
 mod param;
 mod prim;
 pub mod pynum;
-pub mod rules;
+pub mod python;
+mod registry;
 mod signature;
 pub mod state;
+#[cfg(test)]
+mod tests;
 pub mod value;
 
 pub use abs::{Abs, Func, RefAbs, TensorAbs};
 pub use constant::Const;
 pub use ids::{GraphId, NodeId};
 pub use param::{Monad, ParamRef};
-pub use prim::{Effects, Prim};
+pub use prim::{CustomId, Effects, Prim, Refs};
 pub use signature::{ArgSource, BindError, Param, Signature};
 pub use value::Value;
 

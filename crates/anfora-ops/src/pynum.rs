@@ -4,6 +4,8 @@
 
 use std::cmp::Ordering;
 
+use anfora_tensor::TensorError;
+
 /// An error as (Python exception class, message).
 pub type PyErr = (&'static str, String);
 
@@ -358,6 +360,23 @@ pub fn parse_float(text: &str) -> Result<f64, PyErr> {
     }
     let clean: String = body.chars().filter(|c| *c != '_').collect();
     clean.parse::<f64>().map(|v| sign * v).map_err(|_| bad())
+}
+
+pub fn type_error(msg: impl Into<String>) -> PyErr {
+    ("TypeError", msg.into())
+}
+
+pub fn value_error(msg: impl Into<String>) -> PyErr {
+    ("ValueError", msg.into())
+}
+
+/// The Python exception for a tensor error.
+pub fn tensor_err(e: TensorError) -> PyErr {
+    (e.kind.python_name(), e.message)
+}
+
+pub fn tensor<T>(r: Result<T, TensorError>) -> Result<T, PyErr> {
+    r.map_err(tensor_err)
 }
 
 #[cfg(test)]

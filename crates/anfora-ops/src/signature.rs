@@ -209,10 +209,89 @@ impl Signature {
         Ok(out)
     }
 
+    /// The signature written as Python writes a parameter list, `"(x, axis=None, *, k=1)"`:
+    /// names, `*args` (or a bare `*`) before the keyword-only parameters, and defaults that are
+    /// `None`, `True`, `False`, ints, floats or single-quoted strings (with `\\n`).
+    pub fn parse(name: &str, text: &str) -> Result<Signature, String> {
+        let inner = text
+            .trim()
+            .strip_prefix('(')
+            .and_then(|t| t.strip_suffix(')'))
+            .ok_or_else(|| format!("{text:?} is not a parenthesized parameter list"))?;
+        let mut sig = Signature::new(name, vec![], false, vec![]);
+        let mut star = false;
+        for part in split_params(inner) {
+            if let Some(rest) = part.strip_prefix('*') {
+                if star {
+                    return Err(format!("two `*` in {text:?}"));
+                }
+                star = true;
+                sig.varargs = !rest.is_empty();
+                continue;
+            }
+            let (pname, default) = match part.split_once('=') {
+                Some((n, d)) => (n.trim(), Some(parse_default(d.trim())?)),
+                None => (part, None),
+            };
+            if pname.is_empty() || !pname.chars().all(|c| c == '_' || c.is_alphanumeric()) {
+                return Err(format!("bad parameter {part:?} in {text:?}"));
+            }
+            let param = Param {
+                name: Arc::from(pname),
+                default,
+            };
+            if star {
+                sig.kwonly.push(param);
+            } else {
+                sig.params.push(param);
+            }
+        }
+        Ok(sig)
+    }
+
     /// Number of inputs a bound call has for `n_positional` positional arguments.
     pub fn bound_len(&self, n_positional: usize) -> usize {
         self.params.len().max(n_positional) + self.kwonly.len()
     }
+}
+
+/// The comma-separated parts of a parameter list (commas inside quotes do not split).
+fn split_params(inner: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut quoted) = (0, false);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '\'' => quoted = !quoted,
+            ',' if !quoted => {
+                parts.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(inner[start..].trim());
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+fn parse_default(text: &str) -> Result<Const, String> {
+    Ok(match text {
+        "None" => Const::None,
+        "True" => Const::Bool(true),
+        "False" => Const::Bool(false),
+        "()" => Const::tuple(vec![]),
+        quoted if quoted.len() >= 2 && quoted.starts_with('\'') && quoted.ends_with('\'') => {
+            Const::str(&quoted[1..quoted.len() - 1].replace("\\n", "\n"))
+        }
+        number => match number.parse::<i64>() {
+            Ok(i) => Const::Int(i),
+            Err(_) => Const::Float(
+                number
+                    .parse::<f64>()
+                    .map_err(|_| format!("bad default {text:?}"))?,
+            ),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -289,5 +368,24 @@ mod tests {
         let b = s.bind(3, &["sep"]).unwrap();
         assert_eq!(b.len(), 4);
         assert!(matches!(b[3], ArgSource::Keyword(0)));
+    }
+
+    #[test]
+    fn parses_python_parameter_lists() {
+        let s = Signature::parse("f", "(x, axis=None, keepdims=False, lr=0.001, n=-2)").unwrap();
+        assert_eq!(s.params.len(), 5);
+        assert!(matches!(s.params[1].default, Some(Const::None)));
+        assert!(matches!(s.params[2].default, Some(Const::Bool(false))));
+        assert!(matches!(s.params[3].default, Some(Const::Float(f)) if f == 0.001));
+        assert!(matches!(s.params[4].default, Some(Const::Int(-2))));
+        let p = Signature::parse("print", "(*values, sep=' ', end='\\n')").unwrap();
+        assert!(p.varargs && p.params.is_empty() && p.kwonly.len() == 2);
+        assert!(matches!(&p.kwonly[1].default, Some(Const::Str(s)) if &**s == "\n"));
+        let d = Signature::parse("Depend", "(value, *states)").unwrap();
+        assert!(d.varargs && d.params.len() == 1);
+        assert!(Signature::parse("g", "()").unwrap().params.is_empty());
+        assert!(Signature::parse("bad", "x, y").is_err());
+        assert!(Signature::parse("bad", "(x, *a, *b)").is_err());
+        assert!(Signature::parse("bad", "(x=nope)").is_err());
     }
 }

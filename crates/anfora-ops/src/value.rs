@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::{Const, GraphId, Monad, ParamRef, Prim};
 use anfora_tensor::{DType, Scalar, Tensor};
 
-use crate::pynum::float_repr;
+use crate::pynum::{PyErr, float_repr};
 
 /// A tensor method bound to its tensor (`x.sum`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -27,6 +27,18 @@ pub enum Method {
 }
 
 impl Method {
+    /// The reduction primitive a reduction method calls.
+    pub fn reduction(self) -> Option<Prim> {
+        Some(match self {
+            Method::Sum => Prim::ReduceSum,
+            Method::Mean => Prim::ReduceMean,
+            Method::Max => Prim::ReduceMax,
+            Method::Min => Prim::ReduceMin,
+            Method::Prod => Prim::ReduceProd,
+            _ => return None,
+        })
+    }
+
     pub fn from_name(name: &str) -> Option<Method> {
         Some(match name {
             "sum" => Method::Sum,
@@ -500,6 +512,8 @@ fn to_const_inner(v: &Value) -> Option<Const> {
         _ => return None,
     })
 }
+
+pub type OpResult = Result<Value, PyErr>;
 
 #[cfg(test)]
 mod tests {

@@ -18,7 +18,8 @@
 use std::collections::HashMap;
 
 use anfora_ir::{Const, GraphId, NodeId, Prim};
-use anfora_ops::{Abs, TensorAbs, rules};
+use anfora_ops::abs::MAX_CONST_ELEMENTS;
+use anfora_ops::{Abs, TensorAbs};
 use anfora_tensor::Tensor;
 
 use crate::{Program, rewrite};
@@ -225,7 +226,7 @@ impl Rewriter<'_, '_> {
                 Abs::Float(_) => Some(self.konst(n, Const::Float(1.0))),
                 Abs::Tensor(t) => {
                     if let Some(shape) = t.known_shape()
-                        && shape.iter().product::<usize>() <= rules::MAX_CONST_ELEMENTS
+                        && shape.iter().product::<usize>() <= MAX_CONST_ELEMENTS
                         && let Ok(ones) = Tensor::ones(&shape, t.dtype)
                     {
                         return Some(self.konst(n, Const::Tensor(ones)));

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use anfora_ir::{Effects, NodeId, Prim};
-use anfora_ops::rules::may_raise;
+use anfora_ops::call::may_raise;
 
 use crate::Program;
 

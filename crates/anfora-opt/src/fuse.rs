@@ -14,20 +14,10 @@ use anfora_tensor::DType;
 
 use crate::Program;
 
-/// The elementwise tensor operations the fused kernels implement.
-#[rustfmt::skip]
-const ELEMENTWISE: &[Prim] = &[
-    Prim::Add, Prim::Sub, Prim::Mul, Prim::Div, Prim::FloorDiv, Prim::Mod, Prim::Pow,
-    Prim::Maximum, Prim::Minimum, Prim::Eq, Prim::Ne, Prim::Lt, Prim::Le, Prim::Gt, Prim::Ge,
-    Prim::Neg, Prim::Pos, Prim::Abs, Prim::Exp, Prim::Log, Prim::Sqrt, Prim::Tanh, Prim::Sin,
-    Prim::Cos, Prim::Sigmoid, Prim::Relu, Prim::LogicalNot, Prim::BitAnd, Prim::BitOr,
-    Prim::BitXor, Prim::Invert, Prim::Where, Prim::Log1p, Prim::Expm1, Prim::Erf, Prim::Gelu,
-    Prim::Silu, Prim::Softplus, Prim::Rsqrt, Prim::Sign,
-];
-
-/// Whether primitive `p` is an elementwise tensor operation the fused kernels implement.
+/// Whether primitive `p` is an elementwise tensor operation the fused kernels implement (its
+/// declaration says).
 pub fn elementwise(p: Prim) -> bool {
-    ELEMENTWISE.contains(&p)
+    p.def().kernels.fused()
 }
 
 fn fusible(p: &Program, n: NodeId, effects: &dyn Fn(Prim) -> Effects) -> bool {

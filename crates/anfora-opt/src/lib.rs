@@ -44,11 +44,9 @@ impl Program<'_> {
             return a.clone();
         }
         match self.module.constant(n) {
-            Some(c) => {
-                anfora_ops::rules::from_value(&anfora_ops::value::from_const(c, &mut |_| {
-                    anfora_ops::Value::None
-                }))
-            }
+            Some(c) => anfora_ops::abs::from_value(&anfora_ops::value::from_const(c, &mut |_| {
+                anfora_ops::Value::None
+            })),
             None => Abs::Any,
         }
     }

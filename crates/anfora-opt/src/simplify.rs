@@ -10,8 +10,9 @@
 use std::collections::HashMap;
 
 use anfora_ir::{Const, Effects, NodeId, Prim};
+use anfora_ops::Abs;
+use anfora_ops::abs::MAX_CONST_ELEMENTS;
 use anfora_ops::value::{from_const, to_const};
-use anfora_ops::{Abs, rules};
 
 use crate::{Program, rewrite};
 
@@ -189,13 +190,13 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
                     g
                 });
                 if let (Some(values), false) = (values, has_graph)
-                    && let Ok(v) = anfora_ops::ops::call_prim(prim, &values, &mut std::io::sink())
+                    && let Ok(v) = anfora_ops::call::call_prim(prim, &values, &mut std::io::sink())
                     && let Some(c) = to_const(&v)
-                    && !matches!(&c, Const::Tensor(t) if t.numel() > rules::MAX_CONST_ELEMENTS)
+                    && !matches!(&c, Const::Tensor(t) if t.numel() > MAX_CONST_ELEMENTS)
                 {
                     let span = p.module.node(n).span;
                     let k = p.module.value_at(c, span);
-                    p.abstracts.insert(k, rules::from_value(&v));
+                    p.abstracts.insert(k, anfora_ops::abs::from_value(&v));
                     repl.insert(n, k);
                 }
             }

@@ -1128,7 +1128,7 @@ fn accumulate(py: Python<'_>, params: &[Py<Parameter>], grads: &Bound<'_, PyAny>
         let sum = match &p.grad {
             Some(old) => {
                 let old = old.bind(py).get().inner.clone();
-                anfora_ops::ops::call_prim(
+                anfora_ops::call::call_prim(
                     anfora_ir::Prim::Add,
                     &[Value::Tensor(old), Value::Tensor(g)],
                     &mut std::io::sink(),
@@ -1175,9 +1175,9 @@ pub fn call_op<'py>(
         }
         _ => None,
     };
-    let bound = anfora_ops::ops::bind_prim(p, values, kw).map_err(crate::tensor::vm_error)?;
+    let bound = anfora_ops::call::bind_prim(p, values, kw).map_err(crate::tensor::vm_error)?;
     let mut out = Vec::new();
-    let result = anfora_ops::ops::call_prim(p, &bound, &mut out);
+    let result = anfora_ops::call::call_prim(p, &bound, &mut out);
     flush_output(py, &out)?;
     let v = result.map_err(crate::tensor::vm_error)?;
     from_value(py, &v)

@@ -259,8 +259,8 @@ impl TensorMethod {
         for (k, v) in kwargs.into_iter().flatten() {
             kw.push((k.extract::<String>()?, loaded(to_value(&v)?)));
         }
-        let v =
-            anfora_ops::ops::call_method(self.method, &self.tensor, args, kw).map_err(vm_error)?;
+        let v = anfora_ops::python::call_method(self.method, &self.tensor, args, kw)
+            .map_err(vm_error)?;
         from_value(py, &v)
     }
 
@@ -715,7 +715,7 @@ impl Tensor {
     /// `float(t)` / `int(t)` as compiled code computes them (one element, Python's rules).
     fn convert(&self, p: Prim) -> PyResult<Value> {
         let t = Value::Tensor(self.inner.clone());
-        anfora_ops::ops::call_prim(p, &[t], &mut std::io::sink()).map_err(vm_error)
+        anfora_ops::call::call_prim(p, &[t], &mut std::io::sink()).map_err(vm_error)
     }
 }
 
@@ -725,18 +725,18 @@ fn write(p: Prim, param: &Bound<'_, Parameter>, value: &Bound<'_, PyAny>) -> PyR
         Value::Ref(param.borrow().inner.clone()),
         loaded(to_value(value)?),
     ];
-    let bound = anfora_ops::ops::bind_prim(p, args, None).map_err(vm_error)?;
-    anfora_ops::ops::call_prim(p, &bound, &mut std::io::sink()).map_err(vm_error)
+    let bound = anfora_ops::call::bind_prim(p, args, None).map_err(vm_error)?;
+    anfora_ops::call::call_prim(p, &bound, &mut std::io::sink()).map_err(vm_error)
 }
 
 fn binary(p: Prim, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Value> {
     let (a, b) = (loaded(to_value(a)?), loaded(to_value(b)?));
-    anfora_ops::ops::call_prim(p, &[a, b], &mut std::io::sink()).map_err(vm_error)
+    anfora_ops::call::call_prim(p, &[a, b], &mut std::io::sink()).map_err(vm_error)
 }
 
 fn unary(p: Prim, a: &Bound<'_, PyAny>) -> PyResult<Value> {
     let a = loaded(to_value(a)?);
-    anfora_ops::ops::call_prim(p, &[a], &mut std::io::sink()).map_err(vm_error)
+    anfora_ops::call::call_prim(p, &[a], &mut std::io::sink()).map_err(vm_error)
 }
 
 tensor_pymethods! {
@@ -869,7 +869,7 @@ impl Tensor {
         index: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let idx = loaded(to_value(index)?);
-        let v = anfora_ops::ops::getitem(&Value::Tensor(slf.get().inner.clone()), &idx)
+        let v = anfora_ops::python::getitem(&Value::Tensor(slf.get().inner.clone()), &idx)
             .map_err(vm_error)?;
         from_value(slf.py(), &v)
     }

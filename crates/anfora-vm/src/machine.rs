@@ -16,9 +16,10 @@ use anfora_ir::analysis::analyze;
 use anfora_ir::{ArgSource, Const, GraphId, Module, NodeId, NodeKind, Prim, Span};
 
 use anfora_ir::{Options, RuntimeError, TraceEntry};
-use anfora_ops::ops::{self, type_error};
 use anfora_ops::pynum::PyErr;
+use anfora_ops::pynum::type_error;
 use anfora_ops::value::{Closure, Value, from_const};
+use anfora_ops::{call, python};
 
 /// Where a closure's captured value comes from in the creating activation.
 #[derive(Clone, Copy, Debug)]
@@ -183,7 +184,7 @@ impl<'m> Vm<'m> {
                 if step.is_switch {
                     // Build only the closure of the branch taken.
                     let cond = self.load(top, &step.args[0]);
-                    match ops::truth(&cond) {
+                    match python::truth(&cond) {
                         Ok(c) => {
                             let chosen = &step.args[if c { 1 } else { 2 }];
                             top.slots[step.slot as usize] = self.load(top, chosen);
@@ -197,7 +198,7 @@ impl<'m> Vm<'m> {
                     (Value::Prim(p), true) if *p != Prim::CallKw => {
                         let mut args = std::mem::take(&mut self.scratch);
                         args.extend(step.args.iter().map(|a| self.load(top, a)));
-                        let r = ops::call_prim(*p, &args, out).map(Flow::Value);
+                        let r = call::call_prim(*p, &args, out).map(Flow::Value);
                         args.clear();
                         self.scratch = args;
                         r
@@ -234,7 +235,7 @@ impl<'m> Vm<'m> {
                     let args: Vec<Value> = tail.args.iter().map(|a| self.load(top, a)).collect();
                     let flow = match (&callee, tail.prebound) {
                         (Value::Prim(p), true) if *p != Prim::CallKw => {
-                            ops::call_prim(*p, &args, out).map(Flow::Value)
+                            call::call_prim(*p, &args, out).map(Flow::Value)
                         }
                         _ => self.apply(callee, args, None, out),
                     };
@@ -482,12 +483,12 @@ impl<'m> Vm<'m> {
                 }))
             }
             Value::Prim(Prim::CallKw) => {
-                let (f, positional, kw) = ops::split_call_kw(args)?;
+                let (f, positional, kw) = call::split_call_kw(args)?;
                 self.apply(f, positional, Some(kw), out)
             }
             Value::Prim(p) => {
-                let bound = ops::bind_prim(*p, ops::without_monads(args), kw)?;
-                ops::call_prim(*p, &bound, out).map(Flow::Value)
+                let bound = call::bind_prim(*p, call::without_monads(args), kw)?;
+                call::call_prim(*p, &bound, out).map(Flow::Value)
             }
             Value::Partial(pa) => {
                 let mut all = pa.args.clone();
@@ -499,7 +500,7 @@ impl<'m> Vm<'m> {
                     Some((names, values)) => names.into_iter().zip(values).collect(),
                     None => Vec::new(),
                 };
-                ops::call_method(m.0, &m.1, args, kwargs).map(Flow::Value)
+                python::call_method(m.0, &m.1, args, kwargs).map(Flow::Value)
             }
             other => Err(type_error(format!(
                 "'{}' object is not callable",

@@ -221,7 +221,7 @@ impl Inferred {
             // A constant output: its abstract is its value.
             match self.module().constant(out) {
                 Some(k) => {
-                    anfora_ops::rules::from_value(&anfora_ops::value::from_const(k, &mut |_| {
+                    anfora_ops::abs::from_value(&anfora_ops::value::from_const(k, &mut |_| {
                         Value::None
                     }))
                 }

@@ -122,7 +122,7 @@ def main(x, y):
         fused_prims(&ir)
             .iter()
             .flatten()
-            .all(|p| !matches!(p, Prim::FloorDiv | Prim::Mod)),
+            .all(|&p| !matches!(p, Prim::FloorDiv | Prim::Mod)),
         "{}",
         ir.text
     );

@@ -1,0 +1,424 @@
+//! Python's builtin functions and classes: `print`, `len`, `min`/`max`, the conversions
+//! `int`, `float`, `bool`, `str`, `tuple`, `list` and `repr`, `range`, `isinstance`, `sum`,
+//! `any` and `all`, and `anfora.Tensor` as a class.
+
+use std::io::Write;
+use std::rc::Rc;
+
+use anfora_tensor::Scalar;
+
+use crate::abs::{Abs, Func, Rule};
+use crate::args::int_arg;
+use crate::def::{Backward, Kernels, Py, always, primitives};
+use crate::emit::{Call, Emit, Grads, unbroadcast};
+use crate::prim::{Effects, Prim};
+use crate::pynum::{self, PyErr, overflow, tensor, type_error, value_error};
+use crate::python::{
+    element_abs, items, items_abs, len, length_abs, not_iterable, truth, truth_abs,
+};
+use crate::value::{OpResult, Range, Value, repr, to_str};
+
+const REFUSED_SEQUENCES: &str = "sequence conversions and reductions of the builtins are not differentiated (use tuples directly, ops.sum on tensors)";
+
+primitives! {
+    family builtins = 2;
+
+    Print {
+        name: "Print", python: &[Py::Builtin("print")], signature: "(*values, sep=' ', end='\\n')",
+        effects: Effects::IO,
+        infer: |_, _| Ok(Abs::None), raises: always, eval: |_, a, out| print(a, out),
+        kernels: Kernels::None, backward: Backward::Zero,
+    }
+    Len {
+        name: "Len", python: &[Py::Builtin("len")], signature: "(obj)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(length_abs(&a[0])), raises: always,
+        eval: |_, a, _| len(&a[0]).map(Value::Int),
+        kernels: Kernels::None, backward: Backward::Zero,
+    }
+    Min {
+        name: "Min", python: &[Py::Builtin("min")], signature: "(*args)",
+        effects: Effects::PURE,
+        infer: min_max_abs, raises: always, eval: |p, a, _| min_max(p, a),
+        kernels: Kernels::None, backward: Backward::Rule(extremum_back),
+        passes_values: true,
+    }
+    Max {
+        name: "Max", python: &[Py::Builtin("max")], signature: "(*args)",
+        effects: Effects::PURE,
+        infer: min_max_abs, raises: always, eval: |p, a, _| min_max(p, a),
+        kernels: Kernels::None, backward: Backward::Rule(extremum_back),
+        passes_values: true,
+    }
+    /// `int`: conversion function and type (for isinstance).
+    IntType {
+        name: "int", python: &[Py::Builtin("int")], signature: "(x=0)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match &a[0] {
+            Abs::Int(_) | Abs::Bool(_) | Abs::Float(_) | Abs::Str(_) | Abs::Tensor(_) => Abs::Int(None),
+            Abs::Any => Abs::Any,
+            _ => Abs::Bottom,
+        }),
+        raises: always, eval: |_, a, _| int_of(&a[0]),
+        kernels: Kernels::None, backward: Backward::Zero,
+        is_type: true,
+    }
+    FloatType {
+        name: "float", python: &[Py::Builtin("float")], signature: "(x=0.0)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match &a[0] {
+            Abs::Int(_) | Abs::Bool(_) | Abs::Float(_) | Abs::Str(_) | Abs::Tensor(_) => Abs::Float(None),
+            Abs::Any => Abs::Any,
+            _ => Abs::Bottom,
+        }),
+        raises: always, eval: |_, a, _| float_of(&a[0]),
+        kernels: Kernels::None,
+        // float(x): the gradient of x in its own kind (none for ints).
+        backward: Backward::Rule(|e, c| {
+            if c.x.len() != 1 {
+                return None;
+            }
+            Some(vec![Some(unbroadcast(e, c.d, c.x[0]))])
+        }),
+        is_type: true,
+    }
+    BoolType {
+        name: "bool", python: &[Py::Builtin("bool")], signature: "(x=False)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(truth_abs(&a[0])), raises: always,
+        eval: |_, a, _| Ok(Value::Bool(truth(&a[0])?)),
+        kernels: Kernels::None, backward: Backward::Zero,
+        is_type: true,
+    }
+    StrType {
+        name: "str", python: &[Py::Builtin("str")], signature: "(object='')",
+        effects: Effects::PURE,
+        infer: |_, _| Ok(Abs::Str(None)), raises: always,
+        eval: |_, a, _| Ok(Value::str(&to_str(&a[0]))),
+        kernels: Kernels::None, backward: Backward::Zero,
+        is_type: true,
+    }
+    TupleType {
+        name: "tuple", python: &[Py::Builtin("tuple")], signature: "(iterable=())",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match items_abs(&a[0]) {
+            Some(xs) => Abs::tuple(xs),
+            None => Abs::Any,
+        }),
+        raises: always, eval: |_, a, _| Ok(Value::tuple(items(&a[0], &not_iterable)?)),
+        kernels: Kernels::None, backward: Backward::Refused(REFUSED_SEQUENCES),
+        is_type: true, passes_values: true,
+    }
+    ListType {
+        name: "list", python: &[Py::Builtin("list")], signature: "(iterable=())",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match items_abs(&a[0]) {
+            Some(xs) => Abs::List(std::sync::Arc::from(xs)),
+            None => Abs::Any,
+        }),
+        raises: always, eval: |_, a, _| Ok(Value::List(Rc::from(items(&a[0], &not_iterable)?))),
+        kernels: Kernels::None, backward: Backward::Refused(REFUSED_SEQUENCES),
+        is_type: true, passes_values: true,
+    }
+    Repr {
+        name: "repr", python: &[Py::Builtin("repr")], signature: "(obj)",
+        effects: Effects::PURE,
+        infer: |_, _| Ok(Abs::Str(None)), raises: always,
+        eval: |_, a, _| Ok(Value::str(&repr(&a[0]))),
+        kernels: Kernels::None, backward: Backward::Zero,
+    }
+    Range {
+        name: "range", python: &[Py::Builtin("range")], signature: "(*args)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(if a.iter().all(|a| matches!(a, Abs::Int(_) | Abs::Bool(_))) && (1..=3).contains(&a.len()) {
+            Abs::Range(None)
+        } else if a.iter().any(|a| matches!(a, Abs::Any)) {
+            Abs::Any
+        } else {
+            Abs::Bottom
+        }),
+        raises: always, eval: |_, a, _| range(a),
+        kernels: Kernels::None, backward: Backward::Zero,
+    }
+    IsInstance {
+        name: "isinstance", python: &[Py::Builtin("isinstance")], signature: "(obj, class_or_tuple)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(isinstance_abs(&a[0], &a[1])), raises: always,
+        eval: |_, a, _| isinstance(&a[0], &a[1]).map(Value::Bool),
+        kernels: Kernels::None, backward: Backward::Zero,
+    }
+    Sum {
+        name: "sum", python: &[Py::Builtin("sum")], signature: "(iterable, start=0)",
+        effects: Effects::PURE,
+        infer: |_, a| match items_abs(&a[0]) {
+            Some(xs) => xs.iter().try_fold(a[1].clone(), |acc, x| Prim::Add.infer(&[acc, x.clone()])),
+            None => Ok(Abs::Any),
+        },
+        raises: always, eval: |_, a, _| sum(a),
+        kernels: Kernels::None, backward: Backward::Refused(REFUSED_SEQUENCES),
+    }
+    Any {
+        name: "any", python: &[Py::Builtin("any")], signature: "(iterable)",
+        effects: Effects::PURE,
+        infer: |_, _| Ok(Abs::Bool(None)), raises: always, eval: any_all,
+        kernels: Kernels::None, backward: Backward::Zero,
+    }
+    All {
+        name: "all", python: &[Py::Builtin("all")], signature: "(iterable)",
+        effects: Effects::PURE,
+        infer: |_, _| Ok(Abs::Bool(None)), raises: always, eval: any_all,
+        kernels: Kernels::None, backward: Backward::Zero,
+    }
+    /// `anfora.Tensor`, for isinstance.
+    TensorType {
+        name: "Tensor", python: &[], signature: "(data)",
+        effects: Effects::PURE,
+        infer: |_, _| Ok(Abs::Bottom), raises: always,
+        eval: |_, _, _| Err(type_error("anfora.Tensor cannot be called; use ops.tensor(data)")),
+        kernels: Kernels::None, backward: Backward::Zero,
+        is_type: true,
+    }
+}
+
+/// `max(a, b)` is `a` when `a >= b` (the first wins ties), `min(a, b)` when `a <= b`: the
+/// rule of `maximum`/`minimum`. Other arities have none.
+fn extremum_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    if c.x.len() != 2 {
+        return None;
+    }
+    let prim = if c.prim == Prim::Max {
+        Prim::Maximum
+    } else {
+        Prim::Minimum
+    };
+    prim.backward(e, &Call { prim, ..*c })
+}
+
+fn min_max_abs(_: Prim, args: &[Abs]) -> Rule {
+    let candidates = match args {
+        [one] => items_abs(one),
+        many => Some(many.to_vec()),
+    };
+    Ok(match candidates {
+        Some(c) if c.is_empty() => Abs::Bottom,
+        Some(c) => c
+            .iter()
+            .try_fold(Abs::Bottom, |acc, x| acc.join(x))
+            .unwrap_or(Abs::Any),
+        None => element_abs(&args[0]),
+    })
+}
+
+fn sum(args: &[Value]) -> OpResult {
+    if matches!(args[1], Value::Str(_)) {
+        return Err(type_error(
+            "sum() can't sum strings [use ''.join(seq) instead]",
+        ));
+    }
+    let mut acc = args[1].clone();
+    for x in items(&args[0], &not_iterable)? {
+        acc = Prim::Add.eval(&[acc, x])?;
+    }
+    Ok(acc)
+}
+
+fn any_all(p: Prim, args: &[Value], _: &mut dyn Write) -> OpResult {
+    let want = p == Prim::Any;
+    for x in items(&args[0], &not_iterable)? {
+        if truth(&x)? == want {
+            return Ok(Value::Bool(want));
+        }
+    }
+    Ok(Value::Bool(!want))
+}
+
+fn int_of(v: &Value) -> OpResult {
+    Ok(match v {
+        Value::Int(i) => Value::Int(*i),
+        Value::Bool(b) => Value::Int(*b as i64),
+        Value::Float(f) => Value::Int(float_to_int(*f)?),
+        Value::Str(s) => Value::Int(pynum::parse_int(s)?),
+        Value::Tensor(t) => match tensor(t.item())? {
+            Scalar::Float(f) => Value::Int(float_to_int(f)?),
+            s => Value::Int(match s {
+                Scalar::Int(i) => i,
+                Scalar::Bool(b) => b as i64,
+                Scalar::Float(_) => unreachable!(),
+            }),
+        },
+        other => {
+            return Err(type_error(format!(
+                "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+                other.type_name()
+            )));
+        }
+    })
+}
+
+fn float_to_int(f: f64) -> Result<i64, PyErr> {
+    if f.is_nan() {
+        return Err(value_error("cannot convert float NaN to integer"));
+    }
+    if f.is_infinite() {
+        return Err((
+            "OverflowError",
+            "cannot convert float infinity to integer".into(),
+        ));
+    }
+    let t = f.trunc();
+    // 2^63 is exact in f64.
+    const TWO63: f64 = 9_223_372_036_854_775_808.0;
+    if !(-TWO63..TWO63).contains(&t) {
+        return Err(overflow("int()"));
+    }
+    Ok(t as i64)
+}
+
+fn float_of(v: &Value) -> OpResult {
+    Ok(Value::Float(match v {
+        Value::Int(i) => *i as f64,
+        Value::Bool(b) => *b as i64 as f64,
+        Value::Float(f) => *f,
+        Value::Str(s) => pynum::parse_float(s)?,
+        Value::Tensor(t) => tensor(t.item())?.as_f64(),
+        other => {
+            return Err(type_error(format!(
+                "float() argument must be a string or a real number, not '{}'",
+                other.type_name()
+            )));
+        }
+    }))
+}
+
+fn min_max(p: Prim, args: &[Value]) -> OpResult {
+    let name = if p == Prim::Min { "min" } else { "max" };
+    let candidates = match args {
+        [] => {
+            return Err(type_error(format!(
+                "{name} expected at least 1 argument, got 0"
+            )));
+        }
+        [one] => items(one, &not_iterable)?,
+        many => many.to_vec(),
+    };
+    let mut it = candidates.into_iter();
+    let Some(mut best) = it.next() else {
+        return Err(value_error(format!("{name}() arg is an empty sequence")));
+    };
+    let better = if p == Prim::Min { Prim::Lt } else { Prim::Gt };
+    for x in it {
+        if truth(&better.eval(&[x.clone(), best.clone()])?)? {
+            best = x;
+        }
+    }
+    Ok(best)
+}
+
+fn isinstance(obj: &Value, cls: &Value) -> Result<bool, PyErr> {
+    match cls {
+        Value::Tuple(options) => {
+            for c in options.iter() {
+                if isinstance(obj, c)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        Value::Prim(p) if p.is_type() => Ok(match *p {
+            Prim::IntType => matches!(obj, Value::Int(_) | Value::Bool(_)),
+            Prim::FloatType => matches!(obj, Value::Float(_)),
+            Prim::BoolType => matches!(obj, Value::Bool(_)),
+            Prim::StrType => matches!(obj, Value::Str(_)),
+            Prim::TupleType => matches!(obj, Value::Tuple(_)),
+            Prim::ListType => matches!(obj, Value::List(_)),
+            Prim::TensorType => matches!(obj, Value::Tensor(_)),
+            _ => false,
+        }),
+        _ => Err(type_error(
+            "isinstance() arg 2 must be a type, a tuple of types, or a union",
+        )),
+    }
+}
+
+fn range(args: &[Value]) -> OpResult {
+    let int = int_arg;
+    let (start, stop, step) = match args {
+        [] => return Err(type_error("range expected at least 1 argument, got 0")),
+        [stop] => (0, int(stop)?, 1),
+        [start, stop] => (int(start)?, int(stop)?, 1),
+        [start, stop, step] => (int(start)?, int(stop)?, int(step)?),
+        more => {
+            return Err(type_error(format!(
+                "range expected at most 3 arguments, got {}",
+                more.len()
+            )));
+        }
+    };
+    if step == 0 {
+        return Err(value_error("range() arg 3 must not be zero"));
+    }
+    Ok(Value::Range(Range { start, stop, step }))
+}
+
+fn print(args: &[Value], out: &mut dyn Write) -> OpResult {
+    let (values, rest) = args.split_at(args.len() - 2);
+    let text = |v: &Value, what: &str, default: &str| -> Result<String, PyErr> {
+        match v {
+            Value::None => Ok(default.to_string()),
+            Value::Str(s) => Ok(s.to_string()),
+            other => Err(type_error(format!(
+                "{what} must be None or a string, not {}",
+                other.type_name()
+            ))),
+        }
+    };
+    let sep = text(&rest[0], "sep", " ")?;
+    let end = text(&rest[1], "end", "\n")?;
+    let mut line = String::new();
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            line.push_str(&sep);
+        }
+        line.push_str(&to_str(v));
+    }
+    line.push_str(&end);
+    out.write_all(line.as_bytes())
+        .map_err(|e| ("OSError", format!("cannot write output: {e}")))?;
+    Ok(Value::None)
+}
+
+fn isinstance_abs(obj: &Abs, cls: &Abs) -> Abs {
+    let check = |p: Prim| -> Option<bool> {
+        Some(match (p, obj) {
+            (_, Abs::Any | Abs::Bottom | Abs::Unbound) => return None,
+            (Prim::IntType, o) => matches!(o, Abs::Int(_) | Abs::Bool(_)),
+            (Prim::FloatType, o) => matches!(o, Abs::Float(_)),
+            (Prim::BoolType, o) => matches!(o, Abs::Bool(_)),
+            (Prim::StrType, o) => matches!(o, Abs::Str(_)),
+            (Prim::TupleType, o) => matches!(o, Abs::Tuple(_)),
+            (Prim::ListType, o) => matches!(o, Abs::List(_)),
+            (Prim::TensorType, o) => matches!(o, Abs::Tensor(_)),
+            _ => return None,
+        })
+    };
+    let classes: Vec<Abs> = match cls {
+        Abs::Tuple(items) => items.to_vec(),
+        other => vec![other.clone()],
+    };
+    let mut result = Some(false);
+    for c in classes {
+        let r = match &c {
+            Abs::Func(fs) if fs.len() == 1 => match fs[0] {
+                Func::Prim(p) if p.is_type() => check(p),
+                _ => return Abs::Bottom,
+            },
+            _ => return Abs::Bool(None),
+        };
+        result = match (result, r) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (Some(false), Some(false)) => Some(false),
+            _ => None,
+        };
+    }
+    Abs::Bool(result)
+}

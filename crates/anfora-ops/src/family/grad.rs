@@ -1,0 +1,688 @@
+//! The grad stage's primitives: `grad`, `value_and_grad`, `vjp` and `jvp` (expanded before
+//! any of these run), `stop_gradient`, and the helpers backward graphs are made of. `None` is
+//! the zero sensitivity (nothing flows back); values that cannot carry a gradient (ints,
+//! bools, strings, functions) get `None`.
+
+use anfora_tensor::{DType, ReduceOp, Scalar, Tensor};
+
+use crate::abs::{Abs, Rule, RuleError, TensorAbs};
+use crate::args::{int_arg, need_tensor, reduce_to, sens_tensor, tensor_abs};
+use crate::def::{Backward, Kernels, Py, always, never, primitives};
+use crate::prim::{Effects, Prim};
+use crate::pynum::{tensor as t, type_error};
+use crate::python::{binary, getitem, getitem_abs};
+use crate::value::{OpResult, Value};
+
+const EXPANDED: &str = "expanded by the grad stage before any rule is needed";
+
+primitives! {
+    family grad = 14;
+
+    /// `anfora.grad(fn, argnums=0, weights=None, sens_param=False)`: expanded by the grad
+    /// stage. `argnums=...` means every argument; with `sens_param` the gradient function takes
+    /// the output's sensitivity as an extra last argument.
+    Grad {
+        name: "grad", python: &[Py::Anfora("grad")],
+        signature: "(fn, argnums=0, weights=None, sens_param=False)",
+        effects: Effects::PROPAGATE,
+        infer: not_expanded_abs, raises: always, eval: not_expanded,
+        kernels: Kernels::None, backward: Backward::Refused(EXPANDED),
+    }
+    /// `anfora.value_and_grad(fn, argnums=0, weights=None, sens_param=False)`: as `grad`.
+    ValueAndGrad {
+        name: "value_and_grad", python: &[Py::Anfora("value_and_grad")],
+        signature: "(fn, argnums=0, weights=None, sens_param=False)",
+        effects: Effects::PROPAGATE,
+        infer: not_expanded_abs, raises: always, eval: not_expanded,
+        kernels: Kernels::None, backward: Backward::Refused(EXPANDED),
+    }
+    /// `anfora.vjp(fn, *primals)`: expanded by the grad stage.
+    Vjp {
+        name: "vjp", python: &[Py::Anfora("vjp")], signature: "(fn, *primals)",
+        effects: Effects::PROPAGATE,
+        infer: not_expanded_abs, raises: always, eval: not_expanded,
+        kernels: Kernels::None, backward: Backward::Refused(EXPANDED),
+    }
+    /// `anfora.jvp(fn, primals, tangents)`: rewritten by the grad stage into two `vjp`s.
+    Jvp {
+        name: "jvp", python: &[Py::Anfora("jvp")], signature: "(fn, primals, tangents)",
+        effects: Effects::PROPAGATE,
+        infer: not_expanded_abs, raises: always, eval: not_expanded,
+        kernels: Kernels::None, backward: Backward::Refused(EXPANDED),
+    }
+    /// `ops.stop_gradient(x)`: `x`, with no gradient flowing back.
+    StopGradient {
+        name: "StopGradient", python: &[Py::Op("stop_gradient")], signature: "(x)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(a[0].clone()), raises: never, eval: |_, a, _| Ok(a[0].clone()),
+        kernels: Kernels::None, backward: Backward::Zero,
+        passes_values: true,
+    }
+    /// `GradAdd(a, b)`: sum of two sensitivities; `None` is zero, tuples add item by item.
+    GradAdd {
+        name: "GradAdd", python: &[], signature: "(a, b)",
+        effects: Effects::PURE,
+        infer: |_, a| grad_add_abs(&a[0], &a[1]), raises: always,
+        eval: |_, a, _| grad_add(&a[0], &a[1]),
+        kernels: Kernels::None,
+        backward: Backward::Rule(|e, c| Some(c.each(e, 0..c.x.len(), |_, _| c.d))),
+        passes_values: true,
+    }
+    /// `SumToShape(d, x)`: sensitivity `d` summed over the dimensions broadcasting added to
+    /// `x` and cast to its dtype; `None` when `x` is not differentiable (ints, bools, ...).
+    SumToShape {
+        name: "SumToShape", python: &[], signature: "(d, x)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(sum_to_shape_abs(&a[0], &a[1])), raises: always,
+        eval: |_, a, _| sum_to_shape(&a[0], &a[1]),
+        kernels: Kernels::Tensor { fused: false },
+        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::BroadcastLike, &[c.d, c.x[0]])))),
+    }
+    /// `BroadcastLike(d, x)`: `d` broadcast to the shape of `x` (the dual of SumToShape).
+    BroadcastLike {
+        name: "BroadcastLike", python: &[], signature: "(d, x)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match (&a[0], &a[1]) {
+            (Abs::None, _) => Abs::None,
+            (Abs::Tensor(d), Abs::Tensor(x)) => tensor_abs(d.dtype, x.shape.clone()),
+            (Abs::Float(_) | Abs::Int(_) | Abs::Bool(_), Abs::Tensor(x)) => {
+                tensor_abs(x.dtype, x.shape.clone())
+            }
+            (Abs::Tensor(_), Abs::Float(_)) => Abs::Float(None),
+            (d, _) => d.clone(),
+        }),
+        raises: always,
+        eval: |_, a, _| broadcast_like(&a[0], &a[1]),
+        kernels: Kernels::Tensor { fused: false },
+        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::SumToShape, &[c.d, c.x[0]])))),
+    }
+    /// `FillZeros(d, x)`: `d`, or zeros shaped like `x` where `d` is `None`.
+    FillZeros {
+        name: "FillZeros", python: &[], signature: "(d, x)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(fill_zeros_abs(&a[0], &a[1])), raises: always,
+        eval: |_, a, _| fill_zeros(&a[0], &a[1]),
+        kernels: Kernels::None,
+        backward: Backward::Rule(|e, c| Some(c.first(e, |_| c.d))),
+        passes_values: true,
+    }
+    /// `SensOnes(y)`: ones shaped like `y` (the default output sensitivity).
+    SensOnes {
+        name: "SensOnes", python: &[], signature: "(x)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(sens_ones_abs(&a[0])), raises: always, eval: |_, a, _| sens_ones(&a[0]),
+        kernels: Kernels::None, backward: Backward::Zero,
+    }
+    /// `SensCheck(d, y)`: `d`, after checking that a sensitivity given by the user (a `vjp`
+    /// cotangent, a `sens_param` argument) has the structure, shape and dtype of the output `y`.
+    SensCheck {
+        name: "SensCheck", python: &[], signature: "(d, y)",
+        effects: Effects::PURE,
+        infer: |_, a| {
+            sens_check_abs(&a[0], &a[1]).map_err(RuleError)?;
+            Ok(a[0].clone())
+        },
+        raises: always,
+        eval: |_, a, _| {
+            sens_check(&a[0], &a[1])?;
+            Ok(a[0].clone())
+        },
+        kernels: Kernels::None,
+        // The check is on the primal; the sensitivity passes through to the cotangent.
+        backward: Backward::Rule(|e, c| Some(c.first(e, |_| c.d))),
+        label: Some("the output sensitivity"),
+    }
+    /// `GradTupleAt(t, i, d)`: a tuple as long as `t`, `None` everywhere but `d` at `i`.
+    GradTupleAt {
+        name: "GradTupleAt", python: &[], signature: "(t, i, d)",
+        effects: Effects::PURE,
+        infer: |_, a| grad_tuple_at_abs(&a[0], &a[1], &a[2]), raises: always,
+        eval: |_, a, _| grad_tuple_at(&a[0], &a[1], &a[2]),
+        kernels: Kernels::None,
+        backward: Backward::Rule(|e, c| {
+            let mut g = c.none();
+            if c.need(2) {
+                g[2] = Some(e.op(Prim::GradItem, &[c.d, c.x[1]]));
+            }
+            Some(g)
+        }),
+        passes_values: true,
+    }
+    /// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads.
+    IndexGrad {
+        name: "IndexGrad", python: &[], signature: "(d, x, index)",
+        effects: Effects::PURE,
+        infer: |_, a| index_grad_abs(&a[0], &a[1], &a[2]), raises: always,
+        eval: |_, a, _| index_grad(&a[0], &a[1], &a[2]),
+        kernels: Kernels::Tensor { fused: false },
+        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::GradItem, &[c.d, c.x[2]])))),
+    }
+    /// `GradItem(d, i)`: item `i` of a tuple sensitivity (`None` stays `None`).
+    GradItem {
+        name: "GradItem", python: &[], signature: "(d, i)",
+        effects: Effects::PURE,
+        infer: |_, a| match &a[0] {
+            Abs::None => Ok(Abs::None),
+            d => getitem_abs(d, &a[1]),
+        },
+        raises: always, eval: |_, a, _| grad_item(&a[0], &a[1]),
+        kernels: Kernels::None,
+        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
+            e.op(Prim::GradTupleAt, &[c.x[0], c.x[1], c.d])
+        }))),
+        passes_values: true,
+    }
+    /// `GradHead(ds, n)`: all but the last `n` items of a tuple.
+    GradHead {
+        name: "GradHead", python: &[], signature: "(ds, n)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match (&a[0], a[1].as_i64()) {
+            (Abs::Tuple(xs), Some(n)) => {
+                Abs::tuple(xs[..xs.len().saturating_sub(n.max(0) as usize)].to_vec())
+            }
+            _ => Abs::Any,
+        }),
+        raises: always, eval: |_, a, _| grad_head(&a[0], &a[1]),
+        kernels: Kernels::None,
+        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::GradPad, &[c.d, c.x[1]])))),
+        passes_values: true,
+    }
+    /// `GradPad(d, n)`: the tuple `d` followed by `n` Nones (the dual of GradHead).
+    GradPad {
+        name: "GradPad", python: &[], signature: "(d, n)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match (&a[0], a[1].as_i64()) {
+            (Abs::None, _) => Abs::None,
+            (Abs::Tuple(xs), Some(n)) => {
+                let mut out = xs.to_vec();
+                out.extend(std::iter::repeat_n(Abs::None, n.max(0) as usize));
+                Abs::tuple(out)
+            }
+            _ => Abs::Any,
+        }),
+        raises: always, eval: |_, a, _| grad_pad(&a[0], &a[1]),
+        kernels: Kernels::None,
+        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::GradHead, &[c.d, c.x[1]])))),
+        passes_values: true,
+    }
+    /// `CustomGrad(name, d, out, args...)`: the gradients of a custom primitive's arguments
+    /// (a tuple), from its registered backward rule.
+    CustomGrad {
+        name: "CustomGrad", python: &[], signature: "(*args)",
+        effects: Effects::PURE,
+        // One gradient per argument, shaped like it.
+        infer: |_, a| Ok(if a.len() < 3 {
+            Abs::Any
+        } else {
+            Abs::tuple(
+                a[3..]
+                    .iter()
+                    .map(|x| match (x, &a[1]) {
+                        (_, Abs::None) => Abs::None,
+                        (Abs::Tensor(t), _) => tensor_abs(t.dtype, t.shape.clone()),
+                        (Abs::Ref(r), _) => tensor_abs(r.dtype, r.shape.iter().map(|&d| Some(d)).collect()),
+                        _ => Abs::Any,
+                    })
+                    .collect(),
+            )
+        }),
+        raises: always, eval: |_, a, _| crate::custom::custom_grad(a),
+        kernels: Kernels::None,
+        backward: Backward::Refused(
+            "the second derivative of a custom primitive: its backward rule is a kernel",
+        ),
+    }
+}
+
+fn not_expanded(p: Prim, _: &[Value], _: &mut dyn std::io::Write) -> OpResult {
+    Err(type_error(format!(
+        "{}() must be expanded by the grad stage: its function must be known at compile time",
+        p.python_name()
+    )))
+}
+
+fn not_expanded_abs(p: Prim, _: &[Abs]) -> Rule {
+    Err(RuleError(format!(
+        "{}() needs a function known at compile time (a def, a lambda, or another grad)",
+        p.python_name()
+    )))
+}
+
+fn items(v: &Value) -> Option<&[Value]> {
+    match v {
+        Value::Tuple(xs) | Value::List(xs) => Some(xs),
+        _ => None,
+    }
+}
+
+fn like(container: &Value, items: Vec<Value>) -> Value {
+    match container {
+        Value::List(_) => Value::List(items.into()),
+        _ => Value::tuple(items),
+    }
+}
+
+/// `f` applied to each item of a tuple or list, in a container of the same kind.
+fn map_items(v: &Value, f: fn(&Value) -> OpResult) -> OpResult {
+    let mapped = items(v)
+        .unwrap_or(&[])
+        .iter()
+        .map(f)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(like(v, mapped))
+}
+
+/// `GradAdd(a, b)`.
+fn grad_add(a: &Value, b: &Value) -> OpResult {
+    match (a, b) {
+        (Value::None, x) | (x, Value::None) => Ok(x.clone()),
+        (x, y) if items(x).is_some() && items(y).is_some() => {
+            let (xs, ys) = (items(x).unwrap_or(&[]), items(y).unwrap_or(&[]));
+            if xs.len() != ys.len() {
+                return Err(type_error(format!(
+                    "GradAdd: sensitivities of tuples of lengths {} and {}",
+                    xs.len(),
+                    ys.len()
+                )));
+            }
+            let sum = xs
+                .iter()
+                .zip(ys)
+                .map(|(x, y)| grad_add(x, y))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(like(x, sum))
+        }
+        _ => binary(Prim::Add, a, b),
+    }
+}
+
+/// `SumToShape(d, x)`.
+fn sum_to_shape(d: &Value, x: &Value) -> OpResult {
+    if matches!(d, Value::None) {
+        return Ok(Value::None);
+    }
+    match x {
+        Value::Tensor(xt) if xt.dtype().is_float() => {
+            let Some(dt) = sens_tensor(d, xt.shape(), xt.dtype())? else {
+                return Ok(Value::None);
+            };
+            Ok(Value::Tensor(reduce_to(&dt, xt.shape(), xt.dtype())?))
+        }
+        Value::Float(_) => Ok(match d {
+            Value::Float(f) => Value::Float(*f),
+            Value::Int(i) => Value::Float(*i as f64),
+            Value::Tensor(dt) => {
+                let s = t(Tensor::reduce(ReduceOp::Sum, dt, None, false))?;
+                match t(s.item())? {
+                    Scalar::Float(f) => Value::Float(f),
+                    Scalar::Int(i) => Value::Float(i as f64),
+                    Scalar::Bool(b) => Value::Float(b as i64 as f64),
+                }
+            }
+            _ => Value::None,
+        }),
+        // Integers get no gradient: a zero of their kind.
+        Value::Tensor(xt) => Ok(Value::Tensor(t(Tensor::zeros(xt.shape(), xt.dtype()))?)),
+        Value::Int(_) | Value::Bool(_) => Ok(Value::Int(0)),
+        _ => Ok(Value::None),
+    }
+}
+
+/// `BroadcastLike(d, x)`.
+fn broadcast_like(d: &Value, x: &Value) -> OpResult {
+    match (d, x) {
+        (Value::None, _) => Ok(Value::None),
+        (Value::Tensor(dt), Value::Tensor(xt)) => {
+            let zeros = t(Tensor::zeros(xt.shape(), dt.dtype()))?;
+            binary(Prim::Add, &Value::Tensor(zeros), d)
+        }
+        (d, Value::Tensor(xt)) => Ok(match sens_tensor(d, xt.shape(), xt.dtype())? {
+            Some(dt) => Value::Tensor(dt),
+            None => Value::None,
+        }),
+        (Value::Tensor(dt), Value::Float(_)) => sum_to_shape(&Value::Tensor(dt.clone()), x),
+        (d, _) => Ok(d.clone()),
+    }
+}
+
+/// Zeros shaped like `x` (`None` for values without a gradient).
+fn zeros_like(x: &Value) -> OpResult {
+    Ok(match x {
+        Value::Tensor(xt) => Value::Tensor(t(Tensor::zeros(xt.shape(), xt.dtype()))?),
+        Value::Float(_) => Value::Float(0.0),
+        Value::Int(_) => Value::Int(0),
+        Value::Bool(_) => Value::Bool(false),
+        Value::Ref(p) => Value::Tensor(t(Tensor::zeros(p.shape(), p.dtype()))?),
+        v if items(v).is_some() => map_items(v, zeros_like)?,
+        _ => Value::None,
+    })
+}
+
+/// `FillZeros(d, x)`.
+fn fill_zeros(d: &Value, x: &Value) -> OpResult {
+    match (d, x) {
+        (Value::None, x) => zeros_like(x),
+        (d, x) if items(d).is_some() && items(x).is_some() => {
+            let (ds, xs) = (items(d).unwrap_or(&[]), items(x).unwrap_or(&[]));
+            let filled = ds
+                .iter()
+                .zip(xs)
+                .map(|(d, x)| fill_zeros(d, x))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(like(x, filled))
+        }
+        (d, _) => Ok(d.clone()),
+    }
+}
+
+/// `SensOnes(y)`.
+fn sens_ones(y: &Value) -> OpResult {
+    Ok(match y {
+        Value::Tensor(yt) => Value::Tensor(t(Tensor::ones(yt.shape(), yt.dtype()))?),
+        Value::Float(_) => Value::Float(1.0),
+        Value::Int(_) | Value::Bool(_) => Value::Float(1.0),
+        v if items(v).is_some() => map_items(v, sens_ones)?,
+        _ => Value::None,
+    })
+}
+
+/// `SensCheck(d, y)`: a user-given sensitivity must have the structure, shape and dtype of the
+/// output (for dimensions inference could not check).
+fn sens_check(d: &Value, y: &Value) -> Result<(), crate::pynum::PyErr> {
+    let describe = |v: &Value| match v {
+        Value::Tensor(t) => format!(
+            "a {} tensor of shape {}",
+            t.dtype().name(),
+            anfora_tensor::tuple_repr(t.shape())
+        ),
+        v => format!("'{}'", v.type_name()),
+    };
+    let fits = match (d, y) {
+        (Value::Tensor(a), Value::Tensor(b)) => a.dtype() == b.dtype() && a.shape() == b.shape(),
+        (Value::Float(_) | Value::Int(_), Value::Float(_) | Value::Int(_) | Value::Bool(_)) => true,
+        _ => match (items(d), items(y)) {
+            (Some(ds), Some(ys)) if ds.len() == ys.len() => {
+                for (d, y) in ds.iter().zip(ys) {
+                    sens_check(d, y)?;
+                }
+                true
+            }
+            _ => false,
+        },
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err((
+            "ValueError",
+            format!(
+                "the output sensitivity: expected {} like the output, got {}",
+                describe(y),
+                describe(d)
+            ),
+        ))
+    }
+}
+
+fn index_in(i: &Value, n: usize) -> Result<usize, crate::pynum::PyErr> {
+    let i = int_arg(i)?;
+    let j = if i < 0 { i + n as i64 } else { i };
+    if (0..n as i64).contains(&j) {
+        Ok(j as usize)
+    } else {
+        Err(("IndexError", "tuple index out of range".into()))
+    }
+}
+
+/// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads (float
+/// tensors; other dtypes get no gradient).
+fn index_grad(d: &Value, x: &Value, index: &Value) -> OpResult {
+    let x = need_tensor(x, "IndexGrad")?;
+    if matches!(d, Value::None) || !x.dtype().is_float() {
+        return Ok(Value::None);
+    }
+    let items = crate::python::tensor_index_items(index)?;
+    let view = t(x.index(&items))?;
+    let d = sens_tensor(d, view.shape(), x.dtype())?
+        .ok_or_else(|| type_error("IndexGrad: the sensitivity is not a number"))?;
+    let d = if d.dtype() == x.dtype() {
+        d
+    } else {
+        d.cast(x.dtype())
+    };
+    Ok(Value::Tensor(t(d.index_scatter(x.shape(), &items))?))
+}
+
+/// `GradTupleAt(t, i, d)`.
+fn grad_tuple_at(tup: &Value, i: &Value, d: &Value) -> OpResult {
+    if matches!(tup, Value::Range(_) | Value::Str(_)) {
+        return Ok(Value::None);
+    }
+    if matches!(tup, Value::Tensor(_)) {
+        return index_grad(d, tup, i);
+    }
+    let Some(xs) = items(tup) else {
+        return Err(type_error(format!(
+            "the gradient of indexing a {} is not supported",
+            tup.type_name()
+        )));
+    };
+    if matches!(d, Value::None) {
+        return Ok(Value::None);
+    }
+    let j = index_in(i, xs.len())?;
+    let mut out = vec![Value::None; xs.len()];
+    out[j] = d.clone();
+    Ok(like(tup, out))
+}
+
+/// `GradItem(d, i)`.
+fn grad_item(d: &Value, i: &Value) -> OpResult {
+    match d {
+        Value::None => Ok(Value::None),
+        d => getitem(d, i),
+    }
+}
+
+/// `GradHead(ds, n)`.
+fn grad_head(ds: &Value, n: &Value) -> OpResult {
+    let xs = items(ds).ok_or_else(|| type_error("GradHead expects a tuple"))?;
+    let n = int_arg(n)?.max(0) as usize;
+    Ok(Value::tuple(xs[..xs.len().saturating_sub(n)].to_vec()))
+}
+
+/// `GradPad(d, n)`.
+fn grad_pad(d: &Value, n: &Value) -> OpResult {
+    let n = int_arg(n)?.max(0) as usize;
+    match d {
+        Value::None => Ok(Value::None),
+        d => {
+            let xs = items(d).ok_or_else(|| type_error("GradPad expects a tuple"))?;
+            let mut out = xs.to_vec();
+            out.extend(std::iter::repeat_n(Value::None, n));
+            Ok(Value::tuple(out))
+        }
+    }
+}
+
+// ---- abstract values ----------------------------------------------------------------------
+fn tensor(dtype: DType, shape: Vec<Option<usize>>) -> Abs {
+    Abs::tensor(TensorAbs::new(dtype, shape))
+}
+
+fn sum_to_shape_abs(d: &Abs, x: &Abs) -> Abs {
+    match (d, x) {
+        (Abs::None, _) => Abs::None,
+        (Abs::Any, _) | (_, Abs::Any) => Abs::Any,
+        (Abs::Tensor(_) | Abs::Float(_) | Abs::Int(_) | Abs::Bool(_), Abs::Tensor(xt))
+            if xt.dtype.is_float() =>
+        {
+            tensor(xt.dtype, xt.shape.clone())
+        }
+        (Abs::Tensor(_) | Abs::Float(_) | Abs::Int(_), Abs::Float(_)) => Abs::Float(None),
+        (_, Abs::Tensor(xt)) => tensor(xt.dtype, xt.shape.clone()),
+        (_, Abs::Int(_) | Abs::Bool(_)) => Abs::Int(Some(0)),
+        _ => Abs::None,
+    }
+}
+
+fn zeros_like_abs(x: &Abs) -> Abs {
+    match x {
+        Abs::Tensor(t) => tensor(t.dtype, t.shape.clone()),
+        Abs::Ref(r) => tensor(r.dtype, r.shape.iter().map(|&n| Some(n)).collect()),
+        Abs::Float(_) => Abs::Float(Some(0.0)),
+        Abs::Int(_) => Abs::Int(Some(0)),
+        Abs::Bool(_) => Abs::Bool(Some(false)),
+        Abs::Tuple(xs) => Abs::tuple(xs.iter().map(zeros_like_abs).collect()),
+        Abs::List(xs) => Abs::List(xs.iter().map(zeros_like_abs).collect()),
+        Abs::Any => Abs::Any,
+        _ => Abs::None,
+    }
+}
+
+/// As the runtime's `FillZeros`: item by item over the shorter of two sequences, in the kind
+/// of container `x` is.
+fn fill_zeros_abs(d: &Abs, x: &Abs) -> Abs {
+    let items = |a: &Abs| match a {
+        Abs::Tuple(xs) | Abs::List(xs) => Some(xs.clone()),
+        _ => None,
+    };
+    match (d, x) {
+        (Abs::None, x) => zeros_like_abs(x),
+        (d, x) if items(d).is_some() && items(x).is_some() => {
+            let (ds, xs) = (items(d).unwrap_or_default(), items(x).unwrap_or_default());
+            let filled: Vec<Abs> = ds
+                .iter()
+                .zip(xs.iter())
+                .map(|(d, x)| fill_zeros_abs(d, x))
+                .collect();
+            match x {
+                Abs::List(_) => Abs::List(filled.into()),
+                _ => Abs::tuple(filled),
+            }
+        }
+        (d, _) => d.clone(),
+    }
+}
+
+fn sens_ones_abs(y: &Abs) -> Abs {
+    match y {
+        Abs::Tensor(t) => tensor(t.dtype, t.shape.clone()),
+        Abs::Float(_) | Abs::Int(_) | Abs::Bool(_) => Abs::Float(Some(1.0)),
+        Abs::Tuple(xs) => Abs::tuple(xs.iter().map(sens_ones_abs).collect()),
+        Abs::List(xs) => Abs::List(xs.iter().map(sens_ones_abs).collect()),
+        Abs::Any => Abs::Any,
+        _ => Abs::None,
+    }
+}
+
+/// Whether a user-given sensitivity `d` fits the output `y` (dimensions and values only known
+/// at run time pass here and are checked by the VM).
+fn sens_check_abs(d: &Abs, y: &Abs) -> Result<(), String> {
+    let describe = |a: &Abs| match a {
+        Abs::Tensor(t) => format!(
+            "a {} tensor of shape {}",
+            t.dtype.name(),
+            crate::abs::shape_text(&t.shape, "?", ", ")
+        ),
+        a => a.to_string(),
+    };
+    match (d, y) {
+        // Unknown yet (Bottom: a recursion's first round).
+        (Abs::Any | Abs::Bottom, _) | (_, Abs::Any | Abs::Bottom) => Ok(()),
+        (Abs::Tensor(dt), Abs::Tensor(yt)) => {
+            let shapes_fit = dt.shape.len() == yt.shape.len()
+                && (dt.shape.iter().zip(&yt.shape))
+                    .all(|(a, b)| a.is_none() || b.is_none() || a == b);
+            if dt.dtype != yt.dtype || !shapes_fit {
+                return Err(format!(
+                    "expected {} like the output, got {}",
+                    describe(y),
+                    describe(d)
+                ));
+            }
+            Ok(())
+        }
+        (Abs::Float(_) | Abs::Int(_), Abs::Float(_) | Abs::Int(_) | Abs::Bool(_)) => Ok(()),
+        (Abs::Tuple(ds), Abs::Tuple(ys)) | (Abs::List(ds), Abs::List(ys))
+            if ds.len() == ys.len() =>
+        {
+            ds.iter()
+                .zip(ys.iter())
+                .try_for_each(|(d, y)| sens_check_abs(d, y))
+        }
+        _ => Err(format!(
+            "expected {} like the output, got {}",
+            describe(y),
+            describe(d)
+        )),
+    }
+}
+
+fn grad_add_abs(a: &Abs, b: &Abs) -> Rule {
+    Ok(match (a, b) {
+        (Abs::None, x) | (x, Abs::None) => x.clone(),
+        (Abs::Any, _) | (_, Abs::Any) => Abs::Any,
+        (Abs::Tuple(xs), Abs::Tuple(ys)) if xs.len() == ys.len() => Abs::tuple(
+            xs.iter()
+                .zip(ys.iter())
+                .map(|(x, y)| grad_add_abs(x, y))
+                .collect::<Result<_, _>>()?,
+        ),
+        (Abs::List(xs), Abs::List(ys)) if xs.len() == ys.len() => Abs::List(
+            xs.iter()
+                .zip(ys.iter())
+                .map(|(x, y)| grad_add_abs(x, y))
+                .collect::<Result<_, _>>()?,
+        ),
+        (a, b) => Prim::Add.infer(&[a.clone(), b.clone()])?,
+    })
+}
+
+fn index_abs(i: &Abs, n: usize) -> Option<usize> {
+    let i = i.as_i64()?;
+    let j = if i < 0 { i + n as i64 } else { i };
+    (0..n as i64).contains(&j).then_some(j as usize)
+}
+
+/// `IndexGrad(d, x, index)`: shaped like `x` (float tensors); the index is checked as
+/// `x[index]` would be.
+fn index_grad_abs(d: &Abs, x: &Abs, index: &Abs) -> Rule {
+    let Abs::Tensor(xt) = x else {
+        return Ok(Abs::Any);
+    };
+    getitem_abs(x, index)?;
+    Ok(if matches!(d, Abs::None) || !xt.dtype.is_float() {
+        Abs::None
+    } else {
+        tensor(xt.dtype, xt.shape.clone())
+    })
+}
+
+fn grad_tuple_at_abs(t: &Abs, i: &Abs, d: &Abs) -> Rule {
+    let (items, list) = match t {
+        Abs::Any => return Ok(Abs::Any),
+        Abs::Tensor(_) => return index_grad_abs(d, t, i),
+        Abs::Tuple(xs) => (xs, false),
+        Abs::List(xs) => (xs, true),
+        Abs::Range(_) | Abs::Str(_) => return Ok(Abs::None),
+        other => {
+            return Err(RuleError(format!(
+                "the gradient of indexing {other} is not supported yet"
+            )));
+        }
+    };
+    if matches!(d, Abs::None) {
+        return Ok(Abs::None);
+    }
+    let Some(j) = index_abs(i, items.len()) else {
+        return Ok(Abs::Any);
+    };
+    let mut out = vec![Abs::None; items.len()];
+    out[j] = d.clone();
+    Ok(if list {
+        Abs::List(out.into())
+    } else {
+        Abs::tuple(out)
+    })
+}

@@ -1,0 +1,472 @@
+//! The structure of programs: branches, closures, tuples and lists, indexing, unpacking and
+//! iteration, identity and membership, attribute access, and the checks and exceptions of
+//! Python's statements.
+
+use std::io::Write;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::abs::{Abs, Func, Rule};
+use crate::args::int_arg;
+use crate::def::{Backward, Kernels, always, never, primitives};
+use crate::emit::{Call, Emit, Grads, int};
+use crate::prim::{Effects, Prim, Refs};
+use crate::pynum::{PyErr, overflow, type_error};
+use crate::python::{
+    contains, element_abs, getattr, getattr_abs, getitem, getitem_abs, items, items_abs, iter_len,
+    length_abs, not_iterable, truth, truth_abs, unpack,
+};
+use crate::value::{OpResult, PartialApp, Slice, Value, to_str};
+
+primitives! {
+    family structure = 0;
+
+    /// `Switch(cond, f, g)` returns `f` if `cond` else `g`; the caller applies the result.
+    Switch {
+        name: "Switch", python: &[], signature: "(cond, true_branch, false_branch)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match a[0].as_bool() {
+            Some(true) => a[1].clone(),
+            Some(false) => a[2].clone(),
+            None => a[1].join(&a[2]).unwrap_or(Abs::Any),
+        }),
+        raises: never,
+        eval: |_, a, _| Ok(if truth(&a[0])? { a[1].clone() } else { a[2].clone() }),
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+        refs: Refs::AllButFirst, fold: false, lazy: true,
+    }
+    /// `Partial(f, a...)` binds leading arguments.
+    Partial {
+        name: "Partial", python: &[], signature: "(*args)",
+        effects: Effects::PROPAGATE,
+        infer: |_, a| Ok(match &a[0] {
+            Abs::Func(fs) if fs.len() == 1 => Abs::func(Func::Partial(
+                Arc::new(fs[0].clone()),
+                Arc::from(a[1..].to_vec()),
+            )),
+            _ => Abs::Any,
+        }),
+        raises: never,
+        eval: |_, a, _| {
+            let (f, rest) = a.split_first().ok_or_else(|| type_error("Partial needs a function"))?;
+            Ok(Value::Partial(Rc::new(PartialApp { func: f.clone(), args: rest.to_vec() })))
+        },
+        kernels: Kernels::None,
+        // A Partial's sensitivity is that of its bound arguments.
+        backward: Backward::Rule(|e, c| Some(items_back(e, c, 1))),
+        refs: Refs::All, opaque: true, fold: false,
+    }
+    MakeTuple {
+        name: "MakeTuple", python: &[], signature: "(*args)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(Abs::tuple(a.to_vec())),
+        raises: never,
+        eval: |_, a, _| Ok(Value::tuple(a.to_vec())),
+        kernels: Kernels::None,
+        backward: Backward::Rule(|e, c| Some(items_back(e, c, 0))),
+        refs: Refs::All, lazy: true,
+    }
+    MakeList {
+        name: "MakeList", python: &[], signature: "(*args)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(Abs::List(Arc::from(a.to_vec()))),
+        raises: never,
+        eval: |_, a, _| Ok(Value::List(Rc::from(a.to_vec()))),
+        kernels: Kernels::None,
+        backward: Backward::Rule(|e, c| Some(items_back(e, c, 0))),
+        refs: Refs::All, lazy: true,
+    }
+    /// `TupleGetItem(t, i)` with a constant index, made by unpacking.
+    TupleGetItem {
+        name: "TupleGetItem", python: &[], signature: "(obj, index)",
+        effects: Effects::PURE,
+        infer: |_, a| getitem_abs(&a[0], &a[1]),
+        raises: never,
+        eval: |_, a, _| getitem(&a[0], &a[1]),
+        kernels: Kernels::None,
+        backward: Backward::Rule(item_back),
+        passes_values: true, label: Some("index"),
+    }
+    /// `obj[index]`.
+    GetItem {
+        name: "GetItem", python: &[], signature: "(obj, index)",
+        effects: Effects::PURE,
+        infer: |_, a| getitem_abs(&a[0], &a[1]),
+        raises: always,
+        eval: |_, a, _| getitem(&a[0], &a[1]),
+        kernels: Kernels::Tensor { fused: false },
+        backward: Backward::Rule(item_back),
+        passes_values: true, label: Some("index"),
+    }
+    MakeSlice {
+        name: "MakeSlice", python: &[], signature: "(start, stop, step)",
+        effects: Effects::PURE,
+        infer: |_, a| {
+            let part = |a: &Abs| match a {
+                Abs::None => Some(None),
+                other => other.as_i64().map(Some),
+            };
+            Ok(match (part(&a[0]), part(&a[1]), part(&a[2])) {
+                (Some(start), Some(stop), Some(step)) => Abs::Slice(Some(Slice { start, stop, step })),
+                _ => Abs::Slice(None),
+            })
+        },
+        raises: always,
+        eval: |_, a, _| make_slice(a),
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+    }
+    /// Python truthiness of a condition (one-element tensors allowed): returns a bool.
+    Truth {
+        name: "Truth", python: &[], signature: "(obj)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(truth_abs(&a[0])),
+        raises: unless_plain,
+        eval: |_, a, _| Ok(Value::Bool(truth(&a[0])?)),
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+    }
+    /// `not x`.
+    Not {
+        name: "Not", python: &[], signature: "(x)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match truth_abs(&a[0]) {
+            Abs::Bool(b) => Abs::Bool(b.map(|b| !b)),
+            other => other,
+        }),
+        raises: unless_plain,
+        eval: |_, a, _| Ok(Value::Bool(!truth(&a[0])?)),
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+    }
+    /// `CallKw(f, names, args...)`: a call with keyword arguments whose callee is only known at
+    /// run time; the last `len(names)` arguments are the keyword values.
+    CallKw {
+        name: "CallKw", python: &[], signature: "(func, names, *args)",
+        effects: Effects::PURE,
+        infer: |_, _| Ok(Abs::Any),
+        raises: always,
+        eval: |_, _, _| Err(("SystemError", "CallKw is executed by the machine".into())),
+        kernels: Kernels::None,
+        backward: Backward::Refused(
+            "a keyword call of a function value: its binding is only known at run time",
+        ),
+        refs: Refs::All, opaque: true, fold: false,
+    }
+    /// `GetAttr(obj, "name")`.
+    GetAttr {
+        name: "GetAttr", python: &[], signature: "(obj, name)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match &a[1] {
+            Abs::Str(Some(name)) => getattr_abs(&a[0], name),
+            _ => Abs::Any,
+        }),
+        raises: always,
+        eval: |_, a, _| match &a[1] {
+            Value::Str(name) => getattr(&a[0], name),
+            _ => Err(type_error("attribute name must be a string")),
+        },
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+        refs: Refs::First,
+    }
+    /// `CheckBound(x, "name", is_free)` raises UnboundLocalError (or NameError for a free
+    /// variable of a closure) if `x` is the Unbound marker, else returns `x`.
+    CheckBound {
+        name: "CheckBound", python: &[], signature: "(value, name, is_free)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match &a[0] {
+            Abs::Unbound => Abs::Bottom,
+            other => other.clone(),
+        }),
+        raises: always,
+        eval: |_, a, _| check_bound(a),
+        kernels: Kernels::None,
+        // The check is on the primal; the sensitivity passes through.
+        backward: Backward::Rule(|e, c| Some(c.first(e, |_| c.d))),
+        refs: Refs::All, passes_values: true, opaque: true, fold: false,
+    }
+    /// `Unpack(seq, n)` checks that `seq` has `n` items and returns them as a tuple.
+    Unpack {
+        name: "Unpack", python: &[], signature: "(seq, n)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(unpack_abs(&a[0], &a[1])),
+        raises: always,
+        eval: |_, a, _| unpack(&a[0], a[1].as_index().unwrap_or(0)),
+        kernels: Kernels::None,
+        backward: Backward::Rule(|_, c| {
+            let mut g = c.none();
+            g[0] = Some(c.d);
+            Some(g)
+        }),
+        passes_values: true,
+    }
+    /// `Raise("ExcType", message)`.
+    Raise {
+        name: "Raise", python: &[], signature: "(kind, message)",
+        effects: Effects::IO,
+        infer: |_, _| Ok(Abs::Bottom),
+        raises: always,
+        eval: |_, a, _| Err((
+            match &a[0] {
+                Value::Str(s) if &**s == "AssertionError" => "AssertionError",
+                _ => "RuntimeError",
+            },
+            to_str(&a[1]),
+        )),
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+        opaque: true,
+    }
+    /// `Assert(cond, message)`: raises AssertionError when `cond` is false.
+    Assert {
+        name: "Assert", python: &[], signature: "(cond, message)",
+        effects: Effects::IO,
+        infer: |_, _| Ok(Abs::None),
+        raises: always,
+        eval: |_, a, _| {
+            if truth(&a[0])? {
+                return Ok(Value::None);
+            }
+            let message = match &a[1] {
+                Value::None => String::new(),
+                m => to_str(m),
+            };
+            Err(("AssertionError", message))
+        },
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+        opaque: true,
+    }
+    /// `Enumerate(seq, start)`: tuple of `(start + i, item)` pairs.
+    Enumerate {
+        name: "Enumerate", python: &[], signature: "(iterable, start=0)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match items_abs(&a[0]) {
+            Some(xs) => Abs::tuple(
+                xs.into_iter()
+                    .enumerate()
+                    .map(|(i, x)| Abs::tuple(vec![Abs::Int(a[1].as_i64().map(|s| s + i as i64)), x]))
+                    .collect(),
+            ),
+            None => Abs::Any,
+        }),
+        raises: always,
+        eval: |_, a, _| enumerate(a),
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+        passes_values: true,
+    }
+    /// `Zip(a, b, ...)`: tuple of item tuples, as long as the shortest input.
+    Zip {
+        name: "Zip", python: &[], signature: "(*args)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(match a.iter().map(items_abs).collect::<Option<Vec<_>>>() {
+            Some(lists) => zip_items(&lists, Abs::tuple),
+            None => Abs::Any,
+        }),
+        raises: always,
+        eval: |_, a, _| zip(a),
+        kernels: Kernels::None,
+        backward: Backward::Refused(
+            "sequence conversions of the builtins are not differentiated (use tuples directly)",
+        ),
+        passes_values: true,
+    }
+    /// Length of a sequence a `for` loop iterates over ("'int' object is not iterable").
+    IterLen {
+        name: "IterLen", python: &[], signature: "(obj)",
+        effects: Effects::PURE,
+        infer: |_, a| Ok(length_abs(&a[0])),
+        raises: always,
+        eval: |_, a, _| iter_len(&a[0]).map(Value::Int),
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+    }
+    /// `x is y`.
+    Is {
+        name: "Is", python: &[], signature: "(x, y)",
+        effects: Effects::PURE,
+        infer: is_abs,
+        raises: never,
+        eval: is,
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+        refs: Refs::All,
+    }
+    /// `x is not y`.
+    IsNot {
+        name: "IsNot", python: &[], signature: "(x, y)",
+        effects: Effects::PURE,
+        infer: is_abs,
+        raises: never,
+        eval: is,
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+        refs: Refs::All,
+    }
+    /// `x in y`.
+    In {
+        name: "In", python: &[], signature: "(x, y)",
+        effects: Effects::PURE,
+        infer: |_, _| Ok(Abs::Bool(None)),
+        raises: always,
+        eval: |_, a, _| contains(&a[1], &a[0]).map(Value::Bool),
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+    }
+    /// `x not in y`.
+    NotIn {
+        name: "NotIn", python: &[], signature: "(x, y)",
+        effects: Effects::PURE,
+        infer: |_, _| Ok(Abs::Bool(None)),
+        raises: always,
+        eval: |_, a, _| contains(&a[1], &a[0]).map(|b| Value::Bool(!b)),
+        kernels: Kernels::None,
+        backward: Backward::Zero,
+    }
+}
+
+/// Truthiness raises only for tensors (and objects with a `__bool__` of their own).
+fn unless_plain(args: &[Abs]) -> bool {
+    !args.iter().all(|a| {
+        matches!(
+            a,
+            Abs::Bool(_) | Abs::Int(_) | Abs::Float(_) | Abs::Str(_) | Abs::None
+        )
+    })
+}
+
+/// The sensitivities of the items of a tuple, a list or a Partial's bound arguments (from
+/// argument `skip` on): item `i - skip` of `d`, dense (the tuple's sensitivity may lack it).
+fn items_back(e: &mut dyn Emit, c: &Call, skip: usize) -> Grads {
+    c.each(e, skip..c.x.len(), |e, i| {
+        let k = int(e, (i - skip) as i64);
+        let item = e.op(Prim::GradItem, &[c.d, k]);
+        e.op(Prim::FillZeros, &[item, c.x[i]])
+    })
+}
+
+fn item_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    Some(c.first(e, |e| e.op(Prim::GradTupleAt, &[c.x[0], c.x[1], c.d])))
+}
+
+fn make_slice(args: &[Value]) -> OpResult {
+    let part = |v: &Value| match v {
+        Value::None => Ok(None),
+        other => crate::python::index_of(other).map(Some).ok_or_else(|| {
+            type_error("slice indices must be integers or None or have an __index__ method")
+        }),
+    };
+    Ok(Value::Slice(Rc::new(Slice {
+        start: part(&args[0])?,
+        stop: part(&args[1])?,
+        step: part(&args[2])?,
+    })))
+}
+
+fn check_bound(args: &[Value]) -> OpResult {
+    if !matches!(args[0], Value::Unbound) {
+        return Ok(args[0].clone());
+    }
+    let name = to_str(&args[1]);
+    Err(if truth(&args[2])? {
+        (
+            "NameError",
+            format!(
+                "cannot access free variable '{name}' where it is not associated with a value in enclosing scope"
+            ),
+        )
+    } else {
+        (
+            "UnboundLocalError",
+            format!(
+                "cannot access local variable '{name}' where it is not associated with a value"
+            ),
+        )
+    })
+}
+
+fn unpack_abs(seq: &Abs, n: &Abs) -> Abs {
+    match (items_abs(seq), n.as_i64()) {
+        (Some(xs), Some(n)) if xs.len() as i64 == n => Abs::tuple(xs),
+        (Some(_), Some(_)) => Abs::Bottom,
+        (None, Some(n))
+            if matches!(
+                seq,
+                Abs::Any
+                    | Abs::Tuple(_)
+                    | Abs::List(_)
+                    | Abs::Str(_)
+                    | Abs::Range(_)
+                    | Abs::Tensor(_)
+            ) =>
+        {
+            Abs::tuple(vec![element_abs(seq); n.max(0) as usize])
+        }
+        _ => Abs::Bottom,
+    }
+}
+
+fn enumerate(args: &[Value]) -> OpResult {
+    let start = int_arg(&args[1])?;
+    let xs = items(&args[0], &not_iterable)?;
+    let mut out = Vec::with_capacity(xs.len());
+    for (i, x) in xs.into_iter().enumerate() {
+        let n = start
+            .checked_add(i as i64)
+            .ok_or_else(|| overflow("enumerate"))?;
+        out.push(Value::tuple(vec![Value::Int(n), x]));
+    }
+    Ok(Value::tuple(out))
+}
+
+/// The tuple of the `k`-th items of `lists`, as long as the shortest.
+fn zip_items<T: Clone, R>(lists: &[Vec<T>], tuple: impl Fn(Vec<T>) -> R) -> R
+where
+    R: Into<T>,
+{
+    let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
+    tuple(
+        (0..n)
+            .map(|k| tuple(lists.iter().map(|l| l[k].clone()).collect()).into())
+            .collect(),
+    )
+}
+
+fn zip(args: &[Value]) -> OpResult {
+    let lists: Vec<Vec<Value>> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            items(a, &|t| {
+                type_error(format!(
+                    "zip argument #{} must support iteration ('{t}' is not iterable)",
+                    i + 1
+                ))
+            })
+        })
+        .collect::<Result<_, PyErr>>()?;
+    Ok(zip_items(&lists, Value::tuple))
+}
+
+fn is_abs(p: Prim, args: &[Abs]) -> Rule {
+    let same = match (&args[0], &args[1]) {
+        (Abs::None, Abs::None) => Some(true),
+        (Abs::Bool(Some(a)), Abs::Bool(Some(b))) => Some(a == b),
+        (Abs::Any | Abs::Bool(None), _) | (_, Abs::Any | Abs::Bool(None)) => None,
+        _ => Some(false),
+    };
+    Ok(Abs::Bool(same.map(|s| s == (p == Prim::Is))))
+}
+
+fn is(p: Prim, args: &[Value], _: &mut dyn Write) -> OpResult {
+    let same = match (&args[0], &args[1]) {
+        (Value::None, Value::None) => true,
+        (Value::Ref(a), Value::Ref(b)) => a == b,
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        _ => false,
+    };
+    Ok(Value::Bool(same == (p == Prim::Is)))
+}

@@ -1,0 +1,2 @@
+mod rules;
+mod values;
