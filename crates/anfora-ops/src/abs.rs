@@ -431,7 +431,7 @@ impl Abs {
             Abs::Int(None) => f.write_str("<Int64>"),
             Abs::Float(Some(x)) => write!(f, "<Float64, {}>", crate::pynum::float_repr(*x)),
             Abs::Float(None) => f.write_str("<Float64>"),
-            Abs::Str(Some(s)) => write!(f, "<String, {}>", crate::value::str_repr(s)),
+            Abs::Str(Some(s)) => write!(f, "<String, {}>", crate::pynum::str_repr(s)),
             Abs::Str(None) => f.write_str("<String>"),
             Abs::Tuple(items) | Abs::List(items) => {
                 let kind = if matches!(self, Abs::Tuple(_)) {

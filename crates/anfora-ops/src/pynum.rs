@@ -3,6 +3,7 @@
 //! Python's sign rules, and `**`. Errors carry CPython's messages.
 
 use std::cmp::Ordering;
+use std::fmt::Write;
 
 use anfora_tensor::TensorError;
 
@@ -290,10 +291,7 @@ pub fn parse_int(text: &str) -> Result<i64, PyErr> {
     let bad = || {
         (
             "ValueError",
-            format!(
-                "invalid literal for int() with base 10: {}",
-                crate::value::str_repr(text)
-            ),
+            format!("invalid literal for int() with base 10: {}", str_repr(text)),
         )
     };
     let t = text.trim();
@@ -321,10 +319,7 @@ pub fn parse_float(text: &str) -> Result<f64, PyErr> {
     let bad = || {
         (
             "ValueError",
-            format!(
-                "could not convert string to float: {}",
-                crate::value::str_repr(text)
-            ),
+            format!("could not convert string to float: {}", str_repr(text)),
         )
     };
     let t = text.trim();
@@ -377,6 +372,60 @@ pub fn tensor_err(e: TensorError) -> PyErr {
 
 pub fn tensor<T>(r: Result<T, TensorError>) -> Result<T, PyErr> {
     r.map_err(tensor_err)
+}
+
+/// `repr()` of a Python string: single quotes unless the text has a single quote and no
+/// double quote; escapes for backslashes, the quote, and non-printable characters.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if !is_printable(c) => {
+                let v = c as u32;
+                if v < 0x100 {
+                    let _ = write!(out, "\\x{v:02x}");
+                } else if v < 0x10000 {
+                    let _ = write!(out, "\\u{v:04x}");
+                } else {
+                    let _ = write!(out, "\\U{v:08x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python's `str.isprintable` for one character (control, format and separator characters
+/// other than the ASCII space are not printable).
+fn is_printable(c: char) -> bool {
+    let v = c as u32;
+    !(v < 0x20
+        || (0x7f..=0xa0).contains(&v)
+        || v == 0xad
+        || v == 0x1680
+        || (0x2000..=0x200f).contains(&v)
+        || (0x2028..=0x202f).contains(&v)
+        || (0x205f..=0x2064).contains(&v)
+        || v == 0x3000
+        || v == 0xfeff
+        || (0xe000..=0xf8ff).contains(&v)
+        || (0xfff9..=0xfffb).contains(&v))
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 use std::sync::OnceLock;
 
 use crate::element::Element;
-use crate::shape::tuple_repr;
+use crate::shape_repr::tuple_repr;
 use crate::{DType, ErrorKind, Result, TensorError};
 
 /// The environment variable that overrides the cap (a number of bytes).

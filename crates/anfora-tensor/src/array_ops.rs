@@ -3,7 +3,8 @@
 
 use crate::alloc::{self, try_collect, try_filled};
 use crate::element::{Element, with_storage, with_type};
-use crate::shape::{compact_shape, normalize_axis};
+use crate::shape::normalize_axis;
+use crate::shape_repr::compact_shape;
 use crate::{DType, ErrorKind, Result, Tensor, TensorError};
 
 fn value_error(msg: impl Into<String>) -> TensorError {

@@ -3,7 +3,7 @@
 use crate::alloc::{self, try_collect, try_filled, try_vec};
 use crate::element::{Element, with_type};
 use crate::promote::convert_scalar;
-use crate::shape::tuple_repr;
+use crate::shape_repr::tuple_repr;
 use crate::{DType, ErrorKind, Nested, Result, Scalar, Tensor, TensorError};
 
 /// An element from a scalar already converted by [`convert_scalar`].

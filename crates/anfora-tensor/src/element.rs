@@ -2,7 +2,6 @@
 
 use std::mem::MaybeUninit;
 
-use crate::kernels::{AnyOut, AnyVal, Val};
 use crate::{DType, Scalar, Storage};
 
 /// A Rust type that stores one of the tensor dtypes.
@@ -352,3 +351,42 @@ macro_rules! with_type {
     };
 }
 pub(crate) use with_type;
+
+/// An operand of a chunk: one value per element, or one value for all.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Val<'a, T> {
+    Slice(&'a [T]),
+    Splat(T),
+}
+
+/// An operand of any dtype.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AnyVal<'a> {
+    Bool(Val<'a, bool>),
+    I32(Val<'a, i32>),
+    I64(Val<'a, i64>),
+    F32(Val<'a, f32>),
+    F64(Val<'a, f64>),
+}
+
+impl AnyVal<'_> {
+    pub(crate) fn dtype(&self) -> DType {
+        match self {
+            AnyVal::Bool(_) => DType::Bool,
+            AnyVal::I32(_) => DType::I32,
+            AnyVal::I64(_) => DType::I64,
+            AnyVal::F32(_) => DType::F32,
+            AnyVal::F64(_) => DType::F64,
+        }
+    }
+}
+
+/// A destination of any dtype.
+#[derive(Debug)]
+pub(crate) enum AnyOut<'a> {
+    Bool(&'a mut [MaybeUninit<bool>]),
+    I32(&'a mut [MaybeUninit<i32>]),
+    I64(&'a mut [MaybeUninit<i64>]),
+    F32(&'a mut [MaybeUninit<f32>]),
+    F64(&'a mut [MaybeUninit<f64>]),
+}

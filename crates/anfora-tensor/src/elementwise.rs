@@ -8,10 +8,9 @@
 use std::mem::MaybeUninit;
 
 use crate::alloc;
-use crate::element::{Element, with_storage, with_type};
+use crate::element::{AnyOut, AnyVal, Element, Val, with_storage, with_type};
 use crate::kernels::{
-    AnyOut, AnyVal, CHUNK, Val, as_uninit, fill_vec, for_parts, map1_into, map2_into, parallel,
-    select_into, task_len,
+    CHUNK, as_uninit, fill_vec, for_parts, map1_into, map2_into, parallel, select_into, task_len,
 };
 use crate::math::MathFloat;
 use crate::promote::{binary_types, promote_types, unary_result_dtype, weak_scalar_dtype};

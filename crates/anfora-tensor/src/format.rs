@@ -3,7 +3,7 @@
 
 use std::fmt::{Display, LowerExp};
 
-use crate::shape::tuple_repr;
+use crate::shape_repr::tuple_repr;
 use crate::{DType, Storage, Tensor};
 
 const PRECISION: usize = 8;

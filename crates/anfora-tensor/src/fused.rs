@@ -29,12 +29,12 @@ use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::element::{Element, with_storage, with_type};
+use crate::element::{AnyOut, AnyVal, Element, Val, with_storage, with_type};
 use crate::elementwise::{
     DataError, binary_chunk, binary_out_shape, broadcast_out, can_raise, cast_chunk, select_chunk,
     unary_chunk,
 };
-use crate::kernels::{AnyOut, AnyVal, CHUNK, Val, as_uninit, for_parts, parallel, task_len};
+use crate::kernels::{CHUNK, as_uninit, for_parts, parallel, task_len};
 use crate::promote::{binary_types, promote_types, unary_result_dtype, weak_scalar_dtype};
 use crate::shape::BroadcastRead;
 use crate::{

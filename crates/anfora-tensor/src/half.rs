@@ -207,7 +207,7 @@ impl Tensor {
                 crate::ErrorKind::Value,
                 format!(
                     "cannot make a {dtype} tensor of shape {} from {} values",
-                    crate::shape::compact_shape(shape),
+                    crate::shape_repr::compact_shape(shape),
                     bits.len()
                 ),
             ));

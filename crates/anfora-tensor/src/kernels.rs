@@ -11,8 +11,7 @@
 use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
-use crate::DType;
-use crate::element::Element;
+use crate::element::{AnyOut, Element, Val};
 
 /// Elements per chunk: operands and temporaries of this size stay in L1/L2 while a fused
 /// program runs over them.
@@ -76,45 +75,6 @@ pub(crate) fn as_uninit<T: Copy>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
     // SAFETY: `MaybeUninit<T>` has the layout of `T`, and the kernels only ever write
     // initialized values through the returned slice, so `s` stays initialized.
     unsafe { &mut *(s as *mut [T] as *mut [MaybeUninit<T>]) }
-}
-
-/// An operand of a chunk: one value per element, or one value for all.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Val<'a, T> {
-    Slice(&'a [T]),
-    Splat(T),
-}
-
-/// An operand of any dtype.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum AnyVal<'a> {
-    Bool(Val<'a, bool>),
-    I32(Val<'a, i32>),
-    I64(Val<'a, i64>),
-    F32(Val<'a, f32>),
-    F64(Val<'a, f64>),
-}
-
-impl AnyVal<'_> {
-    pub(crate) fn dtype(&self) -> DType {
-        match self {
-            AnyVal::Bool(_) => DType::Bool,
-            AnyVal::I32(_) => DType::I32,
-            AnyVal::I64(_) => DType::I64,
-            AnyVal::F32(_) => DType::F32,
-            AnyVal::F64(_) => DType::F64,
-        }
-    }
-}
-
-/// A destination of any dtype.
-#[derive(Debug)]
-pub(crate) enum AnyOut<'a> {
-    Bool(&'a mut [MaybeUninit<bool>]),
-    I32(&'a mut [MaybeUninit<i32>]),
-    I64(&'a mut [MaybeUninit<i64>]),
-    F32(&'a mut [MaybeUninit<f32>]),
-    F64(&'a mut [MaybeUninit<f64>]),
 }
 
 impl AnyOut<'_> {

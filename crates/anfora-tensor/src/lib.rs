@@ -56,6 +56,7 @@ pub mod random;
 mod reduce;
 mod scatter;
 mod shape;
+mod shape_repr;
 #[cfg(test)]
 mod tests;
 mod transpose;
@@ -72,7 +73,8 @@ pub use promote::{
     binary_result_dtype, binary_scalar_result_dtype, promote_types, result_type, unary_result_dtype,
 };
 pub use reduce::reduce_result_dtype;
-pub use shape::{broadcast_shapes, broadcast_shapes_n, resolve_reshape, tuple_repr};
+pub use shape::{broadcast_shapes, broadcast_shapes_n, resolve_reshape};
+pub use shape_repr::tuple_repr;
 
 /// Element types. `F16` and `BF16` are storage types: their tensors compute in float32 (see
 /// [`half`](crate::half)).
@@ -1046,7 +1048,7 @@ impl Tensor {
                 format!(
                     "cannot reshape array of size {} into shape {}",
                     data.len(),
-                    shape::compact_shape(shape)
+                    shape_repr::compact_shape(shape)
                 ),
             ));
         }

@@ -3,7 +3,8 @@
 use crate::alloc::{self, try_filled};
 use crate::element::Element;
 use crate::promote::promote_types;
-use crate::shape::{broadcast_n, broadcast_strides, compact_shape, for_each_row, gather};
+use crate::shape::{broadcast_n, broadcast_strides, for_each_row, gather};
+use crate::shape_repr::compact_shape;
 use crate::transpose::transpose;
 use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
 use gemm::Parallelism;

@@ -16,7 +16,7 @@ use crate::alloc::{self, try_filled};
 #[cfg(target_arch = "x86_64")]
 use crate::direct_conv;
 use crate::matmul::{Dst, GemmElem, Layout};
-use crate::shape::tuple_repr;
+use crate::shape_repr::tuple_repr;
 use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
 
 /// Products at least this large (multiply-adds) are worth spreading over threads.

@@ -7,7 +7,8 @@
 //! index per tuple. `x` is never modified: the result is a new buffer.
 
 use crate::element::{Element, with_storage};
-use crate::shape::{compact_shape, contiguous_strides};
+use crate::shape::contiguous_strides;
+use crate::shape_repr::compact_shape;
 use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError, alloc};
 
 /// The four scatter operations.

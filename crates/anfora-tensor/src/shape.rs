@@ -1,6 +1,7 @@
 //! Shape arithmetic: broadcasting, reshape, transpose, basic indexing and strided copies.
 
 use crate::element::Element;
+use crate::shape_repr::compact_shape;
 use crate::{ErrorKind, IndexItem, Result, TensorError, alloc};
 
 /// Row-major strides (in elements) of a contiguous array. `shape` is a tensor's (or a view's
@@ -13,28 +14,6 @@ pub(crate) fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
         acc *= d as isize;
     }
     strides
-}
-
-/// `(2,3)`, `(4,)`, `()`: numpy's compact shape spelling in error messages.
-pub(crate) fn compact_shape(shape: &[usize]) -> String {
-    match shape {
-        [d] => format!("({d},)"),
-        _ => {
-            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-            format!("({})", dims.join(","))
-        }
-    }
-}
-
-/// `(2, 3)`, `(4,)`, `()`: Python's tuple repr.
-pub fn tuple_repr(shape: &[usize]) -> String {
-    match shape {
-        [d] => format!("({d},)"),
-        _ => {
-            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
-            format!("({})", dims.join(", "))
-        }
-    }
 }
 
 /// numpy broadcasting of any number of shapes (`np.broadcast_shapes`), including its ValueError
