@@ -7,9 +7,9 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use anfora_benches::{W1_MLP, loop_with_branches, straight_line_50, w4_ctrl, w4_input, w4_line50};
-use anfora_driver::{Arg, Session};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Session};
 
 fn main() {
     divan::main();

@@ -3,9 +3,9 @@
 //! steady-state calls run the compiled `line50` and `ctrl` on 1024 elements.
 
 use anfora_benches::{W3_XY1, vector, w4_ctrl, w4_input, w4_line50};
-use anfora_driver::{Arg, Session};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Session};
 
 fn main() {
     divan::main();

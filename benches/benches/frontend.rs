@@ -1,8 +1,8 @@
 //! Parse-to-IR latency: source text to verified graphs (ruff parse, SSA lowering, resolution).
 
 use anfora_benches::{loop_with_branches, straight_line_50};
-use anfora_driver::Session;
 use anfora_ir::Options;
+use anfora_session::Session;
 
 fn main() {
     divan::main();

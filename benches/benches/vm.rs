@@ -2,9 +2,9 @@
 //! compiled execution (the lowered register program; compiled once outside the timed part).
 
 use anfora_benches::SCALAR_LOOP;
-use anfora_driver::{Arg, Engine, Session};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Session};
 
 fn main() {
     divan::main();

@@ -4,9 +4,9 @@
 //! may be written into x's buffer (x is rebuilt outside the timed part).
 
 use anfora_benches::{W5_CHAIN, vector};
-use anfora_driver::{Arg, Session};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Session};
 
 const N: usize = 4_194_304;
 

@@ -86,8 +86,8 @@ pub fn training_step(
     src: &str,
     batch: (anfora_tensor::Tensor, anfora_tensor::Tensor),
 ) -> impl FnMut() -> anfora_ops::Value {
-    use anfora_driver::{Arg, Session};
     use anfora_ops::Value;
+    use anfora_session::{Arg, Session};
     let (x, y) = batch;
     let args = move || {
         vec![
@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn workloads_compile_and_run() {
         for (src, entry) in [(straight_line_50(), "f"), (loop_with_branches(), "f")] {
-            let mut s = anfora_driver::Session::load("w.py", &src, anfora_ir::Options::default());
+            let mut s = anfora_session::Session::load("w.py", &src, anfora_ir::Options::default());
             let v = s
                 .run(
                     entry,
@@ -188,7 +188,7 @@ mod tests {
         let lines = straight_line_50().lines().count();
         assert_eq!(lines, 52, "def + 50 statements + return");
         let mut s =
-            anfora_driver::Session::load("w.py", SCALAR_LOOP, anfora_ir::Options::default());
+            anfora_session::Session::load("w.py", SCALAR_LOOP, anfora_ir::Options::default());
         let v = s
             .run(
                 "main",
@@ -196,7 +196,7 @@ mod tests {
                 &mut std::io::sink(),
             )
             .unwrap();
-        assert_eq!(anfora_driver::repr(&v), "1000000");
+        assert_eq!(anfora_session::repr(&v), "1000000");
     }
 
     /// The training workloads run, and repeated steps on one batch lower its loss (starting
@@ -228,8 +228,8 @@ mod tests {
     /// the same arithmetic written out here).
     #[test]
     fn w4_workloads_match_their_definition() {
-        use anfora_driver::{Arg, Engine};
         use anfora_ops::Value;
+        use anfora_session::{Arg, Engine};
         let x = w4_input();
         let xs: Vec<f64> = x.to_f64_vec();
         let line = |mut v: f32| {
@@ -246,7 +246,7 @@ mod tests {
             let mut results = Vec::new();
             for engine in [Engine::Compiled, Engine::Reference] {
                 let mut s =
-                    anfora_driver::Session::load("w4.py", &src, anfora_ir::Options::default());
+                    anfora_session::Session::load("w4.py", &src, anfora_ir::Options::default());
                 s.engine = engine;
                 let v = s
                     .call(

@@ -2,10 +2,10 @@
 //! optimized graph holds plain operations only — no closures, `Partial`, `Switch`, gradient
 //! helpers or tuple plumbing — and computes the same values. Golden dumps show the result.
 
-use anfora_driver::{Arg, Engine, Session, repr};
 use anfora_ir::Options;
 use anfora_ir::{GraphKind, Module, Prim};
 use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Session, repr};
 use anfora_tensor::Tensor;
 
 /// The primitives the grad stage emits that must not survive optimization when every shape is

@@ -3,9 +3,9 @@
 //! higher-order functions, tuples and Parameters. The finite differences evaluate the same
 //! function through the compiled engine.
 
-use anfora_driver::{Arg, Engine, Failure, Session, repr};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Failure, Session, repr};
 
 fn session(src: &str, engine: Engine) -> Session {
     let mut s = Session::load("m.py", src, Options::default());

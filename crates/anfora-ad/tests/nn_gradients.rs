@@ -1,9 +1,9 @@
 //! Gradients of the neural-network operations checked element by element against central
 //! finite differences in float64, and the compiled engine against the reference VM.
 
-use anfora_driver::{Arg, Engine, Failure, Session, repr};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Failure, Session, repr};
 use anfora_tensor::{DType, Tensor};
 
 const HEADER: &str = "import anfora\nfrom anfora import ops, grad, value_and_grad, vjp\n\n";

@@ -9,8 +9,11 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anfora_driver::{Arg, Engine, Failure, Session, literal_value, repr};
+use anfora_driver::pipeline::millis;
+use anfora_driver::{DumpSpec, Dumps, stage_names};
 use anfora_ir::Options;
+use anfora_session::{Arg, Engine, Failure, Session, literal_value, repr};
+
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -133,10 +136,6 @@ struct RunFlags {
     device: String,
 }
 
-fn ms(d: std::time::Duration) -> String {
-    format!("{:.3}", d.as_secs_f64() * 1e3)
-}
-
 fn run(file: PathBuf, entry: String, flags: RunFlags, args: Vec<String>) -> Result<(), Exit> {
     let RunFlags {
         max_depth,
@@ -169,15 +168,10 @@ fn run(file: PathBuf, entry: String, flags: RunFlags, args: Vec<String>) -> Resu
     }
     if timings {
         if let Some(c) = session.last_compiled() {
-            let mut total = std::time::Duration::ZERO;
-            for (stage, d) in &c.timings {
-                eprintln!("{stage}: {} ms", ms(*d));
-                total += *d;
-            }
-            eprintln!("compile total: {} ms", ms(total));
+            eprint!("{}", c.timing_report());
         }
         if let Some(d) = session.last_run_time() {
-            eprintln!("run: {} ms", ms(d));
+            eprintln!("run: {} ms", millis(d));
         }
     }
     let value = result.map_err(|f| failure(&session, &f))?;
@@ -194,12 +188,14 @@ fn dump(
     output: Option<PathBuf>,
     args: Vec<String>,
 ) -> Result<(), Exit> {
-    if stage != "all" && !anfora_driver::STAGES.contains(&stage.as_str()) {
+    let all = stage == "all";
+    if !all && !stage_names().any(|s| s == stage) {
+        let names: Vec<&str> = stage_names().collect();
         return Err(Exit(
             2,
             format!(
                 "error: unknown stage '{stage}' ({} or all)\n",
-                anfora_driver::STAGES.join(", ")
+                names.join(", ")
             ),
         ));
     }
@@ -207,41 +203,38 @@ fn dump(
     let args = parse_args(&args).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let mut session = Session::load(&file.display().to_string(), &text, Options::default());
     let specialize = !matches!(stage.as_str(), "parse" | "resolve" | "grad");
-    let ext = match format {
-        Format::Ir => "ir",
-        Format::Dot => "dot",
-    };
-    let mut dumps: Vec<(String, String)> = Vec::new();
+    let mut dumps = Dumps::new(DumpSpec {
+        stage: (!all).then(|| stage.clone()),
+        ir: matches!(format, Format::Ir),
+        dot: matches!(format, Format::Dot),
+    });
     let result =
         session.compile_pipeline(&entry, specialize.then_some(args.as_slice()), &mut |view| {
-            if stage == "all" || view.stage == stage {
-                let text = match format {
-                    Format::Ir => view.ir(),
-                    Format::Dot => view.dot(),
-                };
-                dumps.push((view.stage.to_string(), text));
-            }
+            dumps.observe(&view)
         });
+    let dir = || {
+        output
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("anfora_dump"))
+    };
+    let write_all = |dumps: &Dumps| {
+        dumps
+            .write(&dir(), "")
+            .map_err(|e| Exit(1, format!("error: cannot write {}: {e}\n", dir().display())))
+    };
     // What the stages before a failure produced is written even so: it is what one needs to
     // see why the next stage failed.
     if let Err(f) = result {
-        if stage == "all" && !dumps.is_empty() {
-            write_dumps(
-                output.unwrap_or_else(|| PathBuf::from("anfora_dump")),
-                &dumps,
-                ext,
-            )?;
+        if all && !dumps.dumps.is_empty() {
+            write_all(&dumps)?;
         }
         return Err(failure(&session, &f));
     }
-    if stage == "all" {
-        return write_dumps(
-            output.unwrap_or_else(|| PathBuf::from("anfora_dump")),
-            &dumps,
-            ext,
-        );
+    if all {
+        return write_all(&dumps);
     }
-    let text = dumps.pop().map(|(_, t)| t).unwrap_or_default();
+    let last = dumps.dumps.pop();
+    let text = last.and_then(|d| d.ir.or(d.dot)).unwrap_or_default();
     match output {
         Some(path) => std::fs::write(&path, text)
             .map_err(|e| Exit(1, format!("error: cannot write {}: {e}\n", path.display()))),
@@ -250,18 +243,6 @@ fn dump(
             Ok(())
         }
     }
-}
-
-/// Writes one numbered file per stage into `dir`.
-fn write_dumps(dir: PathBuf, dumps: &[(String, String)], ext: &str) -> Result<(), Exit> {
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Exit(1, format!("error: cannot create {}: {e}\n", dir.display())))?;
-    for (k, (name, text)) in dumps.iter().enumerate() {
-        let path = dir.join(format!("{k:02}_{name}.{ext}"));
-        std::fs::write(&path, text)
-            .map_err(|e| Exit(1, format!("error: cannot write {}: {e}\n", path.display())))?;
-    }
-    Ok(())
 }
 
 fn check(file: PathBuf) -> Result<(), Exit> {

@@ -1,10 +1,10 @@
 //! The lower stage and the executor: the shape of the code programs lower to, moves and
 //! in-place updates, fused kernels, and errors raised by compiled code.
 
-use anfora_driver::{Arg, Engine, Failure, Session, repr};
 use anfora_exec::{Instr, Program};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Failure, Session, repr};
 use anfora_tensor::Tensor;
 
 fn session(src: &str) -> Session {
@@ -332,7 +332,7 @@ fn a_program_runs_again_from_a_clean_state() {
 #[test]
 fn keyword_calls_partials_and_methods_go_through_values() {
     let src = "from anfora import ops\n\ndef f(a, b=2, *, c=3):\n    return a * 100 + b * 10 + c\n\ndef pick(k):\n    if k:\n        return f\n    return max\n\ndef main(k, x):\n    g = pick(k)\n    return g(1, c=5) if k else g(1, 7), x.sum(axis=0)\n";
-    let x = anfora_driver::literal_value("[[1.0, 2.0], [3.0, 4.0]]").unwrap();
+    let x = anfora_session::literal_value("[[1.0, 2.0], [3.0, 4.0]]").unwrap();
     assert_eq!(
         run_both(
             src,

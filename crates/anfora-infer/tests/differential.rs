@@ -6,11 +6,11 @@
 
 mod common;
 
-use anfora_driver::{Arg, Engine, Failure};
 use anfora_ir::Prim;
 use anfora_ops::Abs;
 use anfora_ops::Value;
 use anfora_ops::call::infer_prim;
+use anfora_session::{Arg, Engine, Failure};
 use anfora_tensor::{DType, Tensor};
 use common::*;
 
@@ -104,7 +104,7 @@ impl Report {
                 self.problems.push(format!(
                     "{}\n  inference fails but it runs: {}\n{}",
                     what(),
-                    anfora_driver::repr(v),
+                    anfora_session::repr(v),
                     render(s, ds)
                 ));
                 return;
@@ -124,7 +124,7 @@ impl Report {
                     self.problems.push(format!(
                         "{}\n  inferred {a}\n  ran      {} ({})",
                         what(),
-                        anfora_driver::repr(v),
+                        anfora_session::repr(v),
                         describe_value(v)
                     ));
                 }
@@ -150,7 +150,7 @@ impl Report {
             }
         };
         match (&got, &expected) {
-            (Ok(a), Ok(b)) if anfora_driver::repr(a) == anfora_driver::repr(b) => {}
+            (Ok(a), Ok(b)) if anfora_session::repr(a) == anfora_session::repr(b) => {}
             (Err(Failure::Runtime(a)), Err(Failure::Runtime(b))) if a.kind == b.kind => {}
             _ => self.problems.push(format!(
                 "{}\n  compiled  {}\n  reference {}",
@@ -176,15 +176,15 @@ impl Report {
     }
 }
 
-fn show(s: &anfora_driver::Session, r: &Result<Value, Failure>) -> String {
+fn show(s: &anfora_session::Session, r: &Result<Value, Failure>) -> String {
     match r {
-        Ok(v) => anfora_driver::repr(v),
+        Ok(v) => anfora_session::repr(v),
         Err(f) => s.render(f),
     }
 }
 
 fn describe_value(v: &Value) -> String {
-    anfora_driver::arg_abstract(v).to_string()
+    anfora_session::arg_abstract(v).to_string()
 }
 
 // ---- every primitive has a rule -------------------------------------------------------------

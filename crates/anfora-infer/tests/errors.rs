@@ -3,7 +3,7 @@
 
 mod common;
 
-use anfora_driver::Arg;
+use anfora_session::Arg;
 use common::*;
 
 /// The single diagnostic inference gives: (code, message, line, col) and the rendered text.
@@ -502,9 +502,9 @@ fn shape_errors_are_errors_at_run_time_too() {
         let (s, ds) = errors(src, "f", &args);
         let (_, line, col) = location(&s, &ds[0]);
         let mut r = load(src);
-        r.engine = anfora_driver::Engine::Reference;
+        r.engine = anfora_session::Engine::Reference;
         match r.call("f", args, &mut std::io::sink()) {
-            Err(anfora_driver::Failure::Runtime(e)) => {
+            Err(anfora_session::Failure::Runtime(e)) => {
                 let loc = r.frontend.module.sources.location(e.span).unwrap().1;
                 assert_eq!((loc.line, loc.col), (line, col), "{src}");
             }
@@ -806,11 +806,11 @@ fn values_of_different_kinds_join_to_a_dynamic_value() {
     let i = infer(src, "f", &[zeros(&[2]), mint(3)]);
     assert_eq!(i.result().to_string(), "<Any>");
     assert_eq!(
-        anfora_driver::repr(&run(src, "f", vec![zeros(&[2]), mint(3)])),
+        anfora_session::repr(&run(src, "f", vec![zeros(&[2]), mint(3)])),
         "1"
     );
     assert_eq!(
-        anfora_driver::repr(&run(src, "f", vec![zeros(&[2]), mint(0)])),
+        anfora_session::repr(&run(src, "f", vec![zeros(&[2]), mint(0)])),
         "Tensor([0., 0.], dtype=float32)"
     );
     // Branches that give an int and a tensor, or None and a tensor.
@@ -818,7 +818,7 @@ fn values_of_different_kinds_join_to_a_dynamic_value() {
     let i = infer(src, "f", &[mbool(true)]);
     assert_eq!(i.result().to_string(), "<Any>");
     assert_eq!(
-        anfora_driver::repr(&run(src, "f", vec![mbool(false)])),
+        anfora_session::repr(&run(src, "f", vec![mbool(false)])),
         "None"
     );
 }
@@ -838,7 +838,7 @@ fn recursion_whose_argument_types_grow_converges() {
     );
     assert_eq!(i.functions_named("r").len(), 2, "{}", i.ir());
     assert_eq!(
-        anfora_driver::repr(&run(
+        anfora_session::repr(&run(
             src,
             "r",
             vec![Arg::from(anfora_ops::Value::tuple(vec![])), mint(3)]

@@ -2,9 +2,9 @@
 
 mod common;
 
-use anfora_driver::{Arg, repr};
 use anfora_ir::{GraphKind, Prim};
 use anfora_ops::Value;
+use anfora_session::{Arg, repr};
 use common::*;
 
 const BRANCHES: &str =
@@ -284,7 +284,7 @@ fn constants_fold() {
 fn tensor_shapes_propagate_through_operations() {
     let src = "from anfora import ops\n\ndef f(x, w, b):\n    h = ops.relu(x @ w + b)\n    s = h.sum(axis=1, keepdims=True)\n    t = h.T\n    r = h.reshape((-1,))\n    m = ops.mean(h, 0)\n    c = ops.cast(h, anfora.int32)\n    z = ops.where(h > 0, h, 0.5)\n    return s, t, r, m, c, z, h[1:, None, 0], h.shape, h.dtype\n";
     let src = format!("import anfora\n{src}");
-    let b = anfora_driver::Arg::from(Value::Tensor(
+    let b = anfora_session::Arg::from(Value::Tensor(
         anfora_tensor::Tensor::zeros(&[5], anfora_tensor::DType::F64).unwrap(),
     ));
     let i = infer(&src, "f", &[zeros(&[4, 3]), zeros(&[3, 5]), b]);

@@ -6,10 +6,10 @@ use std::sync::{Mutex, OnceLock};
 
 mod common;
 
-use anfora_driver::{Arg, Engine, Failure, repr};
 use anfora_ir::Effects;
 use anfora_ir::custom::{CustomPrimitive, RegisterError, TensorSpec, register};
 use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Failure, repr};
 use anfora_tensor::{BinaryOp, DType, ReduceOp, Scalar, Tensor};
 
 /// What `ops.record` saw, in order.
@@ -98,7 +98,7 @@ fn setup() {
 }
 
 /// A session with the test primitives registered.
-fn session(src: &str, engine: Engine) -> anfora_driver::Session {
+fn session(src: &str, engine: Engine) -> anfora_session::Session {
     setup();
     common::session(src, engine)
 }

@@ -4,9 +4,9 @@
 
 mod common;
 
-use anfora_driver::{Arg, Engine, Failure, repr};
 use anfora_ir::diag::Diagnostic;
 use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Failure, repr};
 use common::{both, dump, run, session};
 
 fn compile_errors(src: &str, args: Vec<Value>) -> Vec<Diagnostic> {

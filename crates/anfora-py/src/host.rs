@@ -9,7 +9,6 @@ use anfora_ir::{Const, Prim};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyModule, PyTuple};
 
-use crate::jit::JitFunction;
 use crate::tensor::to_value;
 
 /// Where one compiled function's global names are looked up.
@@ -203,10 +202,7 @@ impl PyResolver<'_, '_> {
         if let Some(p) = marker(obj, "__anfora_op__").and_then(|n| Prim::op(&n)) {
             return Resolved::Value(Const::Prim(p));
         }
-        if let Ok(j) = obj.cast::<JitFunction>() {
-            let j = j.borrow();
-            let func = j.func.bind(py).clone();
-            let bound = j.bound.as_ref().map(|b| b.bind(py).clone());
+        if let Some((func, bound)) = compiled_function(obj) {
             return self.source(&func, bound.as_ref());
         }
         let types = match py.import("types") {
@@ -225,8 +221,7 @@ impl PyResolver<'_, '_> {
         if is("MethodType")
             && let (Ok(func), Ok(this)) = (obj.getattr("__func__"), obj.getattr("__self__"))
         {
-            if let Ok(j) = func.cast::<JitFunction>() {
-                let f = j.borrow().func.bind(py).clone();
+            if let Some((f, _)) = compiled_function(&func) {
                 return self.source(&f, Some(&this));
             }
             return self.source(&func, Some(&this));
@@ -349,4 +344,13 @@ impl Resolver for PyResolver<'_, '_> {
     fn object_type(&mut self, obj: u64) -> String {
         type_name(&self.host.object(self.py, obj))
     }
+}
+
+/// The Python function of an `@anfora.jit` function, and the object it is bound to.
+#[allow(clippy::type_complexity)]
+fn compiled_function<'py>(
+    obj: &Bound<'py, PyAny>,
+) -> Option<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
+    let pair = obj.getattr("__anfora_jit__").ok()?;
+    pair.extract().ok()
 }

@@ -1,11 +1,18 @@
 //! `anfora._anfora`, the extension module behind the `anfora` Python package: tensors and
-//! Parameters, eager operations, and `@jit` compiled functions with their gradients. Python
+//! Parameters (`tensor`), eager operations (`eager`), and `@jit` compiled functions
+//! (`function`) with their gradients (`grad`), made from Python functions (`source`), compiled
+//! by each thread's compiler (`compiler`, `host`) and cached per signature (`cache`). Python
 //! hands the compiler a function's source; the compiler calls back into Python only to
 //! resolve names (globals, closure cells, attributes of `self`).
 
+mod cache;
 mod checkpoint;
+mod compiler;
+mod eager;
+mod function;
+mod grad;
 mod host;
-mod jit;
+mod source;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -67,23 +74,23 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDType>()?;
     m.add_class::<Parameter>()?;
     m.add_class::<Mutable>()?;
-    m.add_class::<jit::JitFunction>()?;
-    m.add_class::<jit::GradFunction>()?;
-    m.add_class::<jit::Lowered>()?;
-    m.add("CompileError", py.get_type::<jit::CompileError>())?;
+    m.add_class::<function::JitFunction>()?;
+    m.add_class::<grad::GradFunction>()?;
+    m.add_class::<function::Lowered>()?;
+    m.add("CompileError", py.get_type::<compiler::CompileError>())?;
     for d in anfora_tensor::DType::ALL {
         m.add(attr_name(d), dtype_object(d))?;
     }
     m.add_function(wrap_pyfunction!(make_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(set_seed, m)?)?;
-    m.add_function(wrap_pyfunction!(jit::jit, m)?)?;
-    m.add_function(wrap_pyfunction!(jit::set_context, m)?)?;
-    m.add_function(wrap_pyfunction!(jit::devices, m)?)?;
-    m.add_function(wrap_pyfunction!(jit::get_device, m)?)?;
-    m.add_function(wrap_pyfunction!(jit::forget_parsed_functions, m)?)?;
-    m.add_function(wrap_pyfunction!(jit::call_op, m)?)?;
-    m.add_function(wrap_pyfunction!(jit::op_names, m)?)?;
-    m.add_function(wrap_pyfunction!(jit::py_parameters_of, m)?)?;
+    m.add_function(wrap_pyfunction!(function::jit, m)?)?;
+    m.add_function(wrap_pyfunction!(compiler::set_context, m)?)?;
+    m.add_function(wrap_pyfunction!(compiler::devices, m)?)?;
+    m.add_function(wrap_pyfunction!(compiler::get_device, m)?)?;
+    m.add_function(wrap_pyfunction!(compiler::forget_parsed_functions, m)?)?;
+    m.add_function(wrap_pyfunction!(eager::call_op, m)?)?;
+    m.add_function(wrap_pyfunction!(eager::op_names, m)?)?;
+    m.add_function(wrap_pyfunction!(grad::py_parameters_of, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint::save_safetensors, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint::load_safetensors, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint::load_safetensors_metadata, m)?)?;

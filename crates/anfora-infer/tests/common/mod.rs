@@ -5,13 +5,13 @@
 
 use std::collections::HashMap;
 
-use anfora_driver::{Arg, Failure, Session};
 use anfora_infer::Specialized;
 use anfora_ir::Options;
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{GraphId, GraphKind, NodeId, Prim};
 use anfora_ops::Abs;
 use anfora_ops::Value;
+use anfora_session::{Arg, Failure, Session};
 
 pub const FILE: &str = "model.py";
 
@@ -21,11 +21,11 @@ pub fn load(src: &str) -> Session {
 
 /// A tensor argument from a Python literal (`"[[1.0, 2.0]]"`).
 pub fn tensor(text: &str) -> Arg {
-    Arg::from(anfora_driver::literal_value(text).expect("a tensor literal"))
+    Arg::from(anfora_session::literal_value(text).expect("a tensor literal"))
 }
 
 pub fn tensor_value(text: &str) -> Value {
-    anfora_driver::literal_value(text).expect("a literal")
+    anfora_session::literal_value(text).expect("a literal")
 }
 
 /// A float32 tensor of zeros of this shape.

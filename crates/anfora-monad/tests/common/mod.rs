@@ -1,8 +1,8 @@
 //! Helpers shared by the auto-monad integration tests.
 
-use anfora_driver::{Arg, Engine, Session, repr};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Session, repr};
 
 pub fn session(src: &str, engine: Engine) -> Session {
     let mut s = Session::load("m.py", src, Options::default());

@@ -4,13 +4,13 @@
 
 use std::collections::HashMap;
 
-use anfora_driver::{Arg, Engine, Failure, Session, repr};
 use anfora_ir::Options;
 use anfora_ir::analysis::analyze;
 use anfora_ir::{GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
 use anfora_ops::Abs;
 use anfora_ops::Value;
 use anfora_opt::Program;
+use anfora_session::{Arg, Engine, Failure, Session, repr};
 use anfora_vm::Vm;
 
 /// What a call calls.
@@ -518,7 +518,7 @@ pub fn m(v: Value) -> Arg {
 
 /// A tensor (or other value) from a Python literal: `[1.0, 2.0]` is a float32 tensor.
 pub fn lit(text: &str) -> Value {
-    anfora_driver::literal_value(text).unwrap()
+    anfora_session::literal_value(text).unwrap()
 }
 
 pub fn int(i: i64) -> Value {

@@ -10,7 +10,7 @@ use crate::common::*;
 
 /// Compiles `entry` for `args`, asserts the optimized IR has no control flow left and that
 /// the program gives `value` on both engines.
-fn static_program(src: &str, args: &[anfora_driver::Arg], value: &str) -> Ir {
+fn static_program(src: &str, args: &[anfora_session::Arg], value: &str) -> Ir {
     let p = pipeline(src, "main", args);
     let ir = p.optimized().clone();
     ir.assert_static();

@@ -3,9 +3,9 @@
 
 mod common;
 
-use anfora_driver::{Arg, Engine, Session, repr};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Session, repr};
 use common::root;
 
 fn session(file: &str) -> Session {

@@ -1,8 +1,8 @@
 //! Every unsupported construct and compile error: exact code, line and column, and that all of
 //! them in a file are reported at once.
 
-use anfora_driver::Session;
 use anfora_ir::Options;
+use anfora_session::Session;
 
 /// (code, line, col) of every diagnostic `anfora check` gives for `src`.
 fn check(src: &str) -> Vec<(&'static str, u32, u32)> {

@@ -1,9 +1,9 @@
 //! The compile cache: keyed by function and abstract signature, with explanations of every
 //! recompilation and a bounded size.
 
-use anfora_driver::{Arg, Session, repr};
 use anfora_ir::Options;
 use anfora_ops::Value;
+use anfora_session::{Arg, Session, repr};
 use anfora_tensor::Tensor;
 
 const SRC: &str = "def f(x, n):\n    return x * n\n\ndef g(k):\n    return k + 1\n";

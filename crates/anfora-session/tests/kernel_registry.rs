@@ -6,12 +6,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use anfora_driver::{Arg, Session, repr};
 use anfora_ir::Options;
 use anfora_ir::Prim;
 use anfora_ops::Value;
 use anfora_ops::kernels::{self, Kernel, KernelKey};
 use anfora_ops::pynum::tensor_err;
+use anfora_session::{Arg, Session, repr};
 use anfora_tensor::device::{self, Backend, Device};
 use anfora_tensor::{DType, Tensor, UnaryOp};
 

@@ -2,9 +2,9 @@
 //! recursion is a clean RecursionError with a Python-level trace, and every runtime error
 //! names its source location.
 
-use anfora_driver::{Failure, Session, repr};
 use anfora_ir::{Options, RuntimeError};
 use anfora_ops::Value;
+use anfora_session::{Failure, Session, repr};
 
 fn run_with(
     src: &str,

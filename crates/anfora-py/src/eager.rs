@@ -1,0 +1,52 @@
+//! Eager calls of `anfora.ops` outside compiled code: the reference implementation of each
+//! primitive, so eager and compiled results agree.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::cache::flush_output;
+use crate::tensor::{from_value, to_value};
+
+/// An eager call of `anfora.ops.<name>` outside compiled code.
+#[pyfunction]
+#[pyo3(signature = (name, args, kwargs=None))]
+pub fn call_op<'py>(
+    py: Python<'py>,
+    name: &str,
+    args: &Bound<'py, PyTuple>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let p = anfora_ir::Prim::op(name).ok_or_else(|| {
+        pyo3::exceptions::PyAttributeError::new_err(format!(
+            "module 'anfora.ops' has no attribute '{name}'"
+        ))
+    })?;
+    let values = args
+        .iter()
+        .map(|a| to_value(&a))
+        .collect::<PyResult<Vec<_>>>()?;
+    let kw = match kwargs {
+        Some(k) if !k.is_empty() => {
+            let mut names = Vec::new();
+            let mut vals = Vec::new();
+            for (key, v) in k.iter() {
+                names.push(key.extract::<String>()?);
+                vals.push(to_value(&v)?);
+            }
+            Some((names, vals))
+        }
+        _ => None,
+    };
+    let bound = anfora_ops::call::bind_prim(p, values, kw).map_err(crate::tensor::vm_error)?;
+    let mut out = Vec::new();
+    let result = anfora_ops::call::call_prim(p, &bound, &mut out);
+    flush_output(py, &out)?;
+    let v = result.map_err(crate::tensor::vm_error)?;
+    from_value(py, &v)
+}
+
+/// The names of `anfora.ops`.
+#[pyfunction]
+pub fn op_names() -> Vec<&'static str> {
+    anfora_ir::Prim::op_names().collect()
+}

@@ -1,0 +1,317 @@
+//! `@anfora.jit`: a function (or method) compiled on its first call for each argument
+//! signature, and what `f.lower(*args)` shows of one.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use anfora_driver::Arg;
+
+use std::rc::Rc;
+
+use crate::cache::{Cache, args_of, run};
+use crate::compiler::{Entry, EntryDumps};
+use crate::grad::{Argnums, GradFunction, GradSpec, Weights};
+use crate::source::Source;
+use crate::tensor::Parameter;
+
+/// A function (or method) compiled on its first call for each argument signature.
+#[pyclass(module = "anfora", name = "Function")]
+pub struct JitFunction {
+    source: Arc<Source>,
+    cache: Cache,
+    explanation: std::sync::Mutex<Option<String>>,
+    grad: std::sync::Mutex<Option<Py<GradFunction>>>,
+}
+
+impl JitFunction {
+    pub fn new(
+        py: Python<'_>,
+        func: Py<PyAny>,
+        bound: Option<Py<PyAny>>,
+        specs: Option<Vec<Py<PyAny>>>,
+    ) -> Self {
+        JitFunction {
+            source: Arc::new(Source::new(py, func, bound, specs)),
+            cache: Cache::default(),
+            explanation: Default::default(),
+            grad: Default::default(),
+        }
+    }
+
+    /// The cached entry for `args`, compiling it when missing.
+    fn entry(&self, py: Python<'_>, args: &[Arg]) -> PyResult<Rc<Entry>> {
+        if let Some(hit) = self.cache.get(args, &[]) {
+            *self.explanation.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            return Ok(hit);
+        }
+        let entry = self.source.compile(py, args, None)?;
+        let previous = self.cache.last();
+        *self.explanation.lock().unwrap_or_else(|e| e.into_inner()) = Some(anfora_driver::explain(
+            &self.source.name(py),
+            &entry.key,
+            previous.as_ref().map(|e| e.key.as_slice()),
+            self.source.param_names(py),
+        ));
+        Ok(self.cache.insert(entry))
+    }
+}
+
+#[pymethods]
+impl JitFunction {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let args = self.source.positional(py, args, kwargs)?;
+        self.source.check_specs(py, &args)?;
+        let args = args_of(&args)?;
+        let entry = self.entry(py, &args)?;
+        run(py, &entry, args)
+    }
+
+    /// Binding to an instance: `obj.method` is the method compiled with `self` = `obj`. The
+    /// bound function is stored in the instance's `__dict__`, so later lookups (and its
+    /// compile cache) find it directly.
+    fn __get__(
+        slf: &Bound<'_, Self>,
+        obj: Option<&Bound<'_, PyAny>>,
+        _owner: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let Some(obj) = obj.filter(|o| !o.is_none()) else {
+            return Ok(slf.clone().into_any().unbind());
+        };
+        let this = slf.borrow();
+        let specs =
+            (this.source.specs.as_ref()).map(|s| s.iter().map(|x| x.clone_ref(py)).collect());
+        let bound = Bound::new(
+            py,
+            JitFunction::new(
+                py,
+                this.source.func.clone_ref(py),
+                Some(obj.clone().unbind()),
+                specs,
+            ),
+        )?;
+        let name: String = this.source.func.bind(py).getattr("__name__")?.extract()?;
+        if let Ok(d) = obj.getattr("__dict__") {
+            let _ = d.set_item(name, &bound);
+        }
+        Ok(bound.into_any().unbind())
+    }
+
+    /// The gradient of this function with respect to its float tensor arguments (and, for a
+    /// method, the Parameters of its object): `f.grad(*args)`.
+    #[getter]
+    fn grad(slf: &Bound<'_, Self>) -> PyResult<Py<GradFunction>> {
+        let py = slf.py();
+        if let Some(g) = slf
+            .borrow()
+            .grad
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            return Ok(g.clone_ref(py));
+        }
+        let weights = if slf.borrow().source.bound.is_some() {
+            Weights::OfSelf
+        } else {
+            Weights::None
+        };
+        let g = Py::new(
+            py,
+            GradFunction::new(
+                slf.borrow().source.clone(),
+                GradSpec {
+                    argnums: Argnums::FloatTensors,
+                    single: false,
+                    weights,
+                    value: false,
+                    sens: false,
+                },
+            ),
+        )?;
+        *slf.borrow().grad.lock().unwrap_or_else(|e| e.into_inner()) = Some(g.clone_ref(py));
+        Ok(g)
+    }
+
+    /// `grad` / `value_and_grad` with explicit `argnums` (None: no argument, `...`: every
+    /// argument, an int or a tuple of ints) and `weights`; with `sens`, the gradient function
+    /// takes the output's sensitivity as its last argument.
+    #[pyo3(signature = (argnums, weights=None, value=false, sens=false))]
+    fn _grad_transform(
+        slf: &Bound<'_, Self>,
+        argnums: &Bound<'_, PyAny>,
+        weights: Option<&Bound<'_, PyAny>>,
+        value: bool,
+        sens: bool,
+    ) -> PyResult<GradFunction> {
+        let (argnums, single) = if argnums.is_none() {
+            (Argnums::Given(vec![]), false)
+        } else if argnums.is(pyo3::types::PyEllipsis::get(slf.py())) {
+            (Argnums::All, false)
+        } else if let Ok(i) = argnums.extract::<usize>() {
+            (Argnums::Given(vec![i]), true)
+        } else {
+            let a = argnums.extract::<Vec<usize>>().map_err(|_| {
+                PyTypeError::new_err("argnums must be None, ..., an int or a tuple of ints")
+            })?;
+            (Argnums::Given(a), false)
+        };
+        let weights = match weights {
+            None => Weights::None,
+            Some(w) if w.is_none() => Weights::None,
+            Some(w) => {
+                let mut ps = Vec::new();
+                for item in w.try_iter()? {
+                    let item = item?;
+                    let p = item.cast::<Parameter>().map_err(|_| {
+                        PyTypeError::new_err(
+                            "weights must be Parameters (a list, tuple or ParameterTuple)",
+                        )
+                    })?;
+                    ps.push(p.clone().unbind());
+                }
+                Weights::Given(ps)
+            }
+        };
+        Ok(GradFunction::new(
+            slf.borrow().source.clone(),
+            GradSpec {
+                argnums,
+                single,
+                weights,
+                value,
+                sens,
+            },
+        ))
+    }
+
+    /// Why the last call compiled, or None if it used a cached compile.
+    fn explain(&self) -> Option<String> {
+        self.explanation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Compiles for `args` (without running) and returns the IR.
+    #[pyo3(signature = (*args))]
+    fn lower<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Lowered> {
+        let args = self.source.positional(py, args, None)?;
+        self.source.check_specs(py, &args)?;
+        let e = self.entry(py, &args_of(&args)?)?;
+        Ok(Lowered {
+            signature: e.key.iter().map(|a| a.to_string()).collect(),
+            dumps: e.dumps.clone(),
+        })
+    }
+
+    /// How many signatures are compiled.
+    #[getter]
+    fn cache_size(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// `(function, bound object)`: how the compiler recognizes a compiled function it meets
+    /// as a value (it compiles the function's source itself).
+    #[getter]
+    fn __anfora_jit__(&self, py: Python<'_>) -> (Py<PyAny>, Option<Py<PyAny>>) {
+        let bound = self.source.bound.as_ref().map(|b| b.clone_ref(py));
+        (self.source.func.clone_ref(py), bound)
+    }
+
+    #[getter]
+    fn __wrapped__(&self, py: Python<'_>) -> Py<PyAny> {
+        self.source.func.clone_ref(py)
+    }
+
+    #[getter]
+    fn __self__(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.source.bound.as_ref().map(|b| b.clone_ref(py))
+    }
+
+    #[getter]
+    fn __name__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.source.func.bind(py).getattr("__name__")?.unbind())
+    }
+
+    #[getter]
+    fn __qualname__(&self, py: Python<'_>) -> String {
+        self.source.name(py)
+    }
+
+    #[getter]
+    fn __doc__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.source.func.bind(py).getattr("__doc__")?.unbind())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        match &self.source.bound {
+            Some(_) => format!("<anfora.jit bound method {}>", self.source.name(py)),
+            None => format!("<anfora.jit function {}>", self.source.name(py)),
+        }
+    }
+}
+
+/// `@anfora.jit` on a function (or a method, bound on attribute access).
+#[pyfunction]
+#[pyo3(signature = (func, specs=None))]
+pub fn jit(
+    py: Python<'_>,
+    func: &Bound<'_, PyAny>,
+    specs: Option<Vec<Py<PyAny>>>,
+) -> PyResult<Py<JitFunction>> {
+    if !func.is_callable() {
+        return Err(PyTypeError::new_err("anfora.jit needs a function"));
+    }
+    if let Ok(j) = func.cast::<JitFunction>() {
+        return Ok(j.clone().unbind());
+    }
+    // A bound method (`anfora.grad(net.construct)`): its function, bound to its object.
+    if func.is_instance(&py.import("types")?.getattr("MethodType")?)? {
+        let (f, this) = (func.getattr("__func__")?, func.getattr("__self__")?);
+        return Py::new(
+            py,
+            JitFunction::new(py, f.unbind(), Some(this.unbind()), specs),
+        );
+    }
+    Py::new(py, JitFunction::new(py, func.clone().unbind(), None, specs))
+}
+
+/// The IR of one compiled signature: `f.lower(*args)`.
+#[pyclass(module = "anfora", name = "Lowered")]
+pub struct Lowered {
+    dumps: EntryDumps,
+    signature: Vec<String>,
+}
+
+#[pymethods]
+impl Lowered {
+    /// The optimized graphs as `.ir` text, with the abstract of every node.
+    fn ir(&self) -> String {
+        self.dumps.ir.clone()
+    }
+
+    /// The optimized graphs in Graphviz format.
+    fn dot(&self) -> String {
+        self.dumps.dot.clone()
+    }
+
+    /// The linear program the executor runs.
+    fn program(&self) -> String {
+        self.dumps.program.clone()
+    }
+
+    #[getter]
+    fn signature(&self) -> Vec<String> {
+        self.signature.clone()
+    }
+}

@@ -1,0 +1,302 @@
+//! Gradients of compiled functions: `f.grad`, `anfora.grad(f)`, `anfora.value_and_grad(f)`,
+//! and the Parameters of an object they accumulate into.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anfora_ir::ParamRef;
+use anfora_ops::Value;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use anfora_driver::Gradient;
+
+use crate::cache::{Cache, args_of, run, to_arg};
+use crate::source::Source;
+use crate::tensor::{Parameter, Tensor};
+
+/// Which gradients a [`GradFunction`] computes.
+pub(crate) struct GradSpec {
+    pub(crate) argnums: Argnums,
+    /// Whether `argnums` was a single int (the result is then one gradient, not a tuple).
+    pub(crate) single: bool,
+    /// Parameters to differentiate with respect to: given, or (for a bound method's `.grad`)
+    /// every Parameter the object holds.
+    pub(crate) weights: Weights,
+    /// `value_and_grad`: the result is `(value, gradients)`.
+    pub(crate) value: bool,
+    /// The call's last argument is the output's sensitivity (GradOperation's `sens_param`).
+    pub(crate) sens: bool,
+}
+
+/// Which arguments a gradient is taken with respect to.
+pub(crate) enum Argnums {
+    /// Every float tensor argument (`f.grad`).
+    FloatTensors,
+    /// Every argument (`argnums=...`, GradOperation's `get_all`).
+    All,
+    Given(Vec<usize>),
+}
+
+pub(crate) enum Weights {
+    None,
+    Given(Vec<Py<Parameter>>),
+    /// The Parameters of the bound object, found when called; their `.grad` accumulates.
+    OfSelf,
+}
+
+/// The gradient of a compiled function: `f.grad`, `anfora.grad(f)`,
+/// `anfora.value_and_grad(f)`.
+#[pyclass(module = "anfora", name = "GradFunction")]
+pub struct GradFunction {
+    of: Arc<Source>,
+    spec: GradSpec,
+    cache: Cache,
+}
+
+impl GradFunction {
+    pub(crate) fn new(of: Arc<Source>, spec: GradSpec) -> Self {
+        GradFunction {
+            of,
+            spec,
+            cache: Cache::default(),
+        }
+    }
+}
+
+/// The Parameters an object holds, depth first through attributes, lists, tuples and dicts,
+/// each once, with its attribute path (`layer1.weight`).
+pub fn parameters_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Py<Parameter>)>> {
+    fn walk(
+        obj: &Bound<'_, PyAny>,
+        path: &str,
+        seen: &mut HashMap<usize, ()>,
+        out: &mut Vec<(String, Py<Parameter>)>,
+        depth: usize,
+    ) -> PyResult<()> {
+        if depth > 64 || seen.insert(obj.as_ptr() as usize, ()).is_some() {
+            return Ok(());
+        }
+        if let Ok(p) = obj.cast::<Parameter>() {
+            out.push((path.to_string(), p.clone().unbind()));
+            return Ok(());
+        }
+        let join = |k: &str| {
+            if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            }
+        };
+        if let Ok(t) = obj.cast::<PyTuple>() {
+            for (i, x) in t.iter().enumerate() {
+                walk(&x, &join(&i.to_string()), seen, out, depth + 1)?;
+            }
+        } else if let Ok(l) = obj.cast::<pyo3::types::PyList>() {
+            for (i, x) in l.iter().enumerate() {
+                walk(&x, &join(&i.to_string()), seen, out, depth + 1)?;
+            }
+        } else if let Ok(d) = obj.cast::<PyDict>() {
+            for (k, v) in d.iter() {
+                walk(&v, &join(&k.str()?.to_string()), seen, out, depth + 1)?;
+            }
+        } else if obj.cast::<Tensor>().is_err()
+            && !obj.hasattr("__anfora_jit__")?
+            // Objects (Cells are callable too), not functions, methods or classes.
+            && !obj.hasattr("__code__")?
+            && !obj.hasattr("__func__")?
+            && !obj.is_instance_of::<pyo3::types::PyType>()
+            && let Ok(d) = obj.getattr("__dict__")
+            && let Ok(d) = d.cast::<PyDict>()
+        {
+            for (k, v) in d.iter() {
+                let k = k.str()?.to_string();
+                if k.starts_with("__") {
+                    continue;
+                }
+                walk(&v, &join(&k), seen, out, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    let mut seen = HashMap::new();
+    if let Ok(d) = obj.getattr("__dict__")
+        && let Ok(d) = d.cast::<PyDict>()
+    {
+        seen.insert(obj.as_ptr() as usize, ());
+        for (k, v) in d.iter() {
+            let k = k.str()?.to_string();
+            if k.starts_with("__") {
+                continue;
+            }
+            walk(&v, &k, &mut seen, &mut out, 1)?;
+        }
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl GradFunction {
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let of = &self.of;
+        // With sens_param the last positional argument is the sensitivity, not the function's.
+        let (args, sens) = if self.spec.sens {
+            let n = args.len();
+            if n == 0 {
+                return Err(PyTypeError::new_err(format!(
+                    "{}: the gradient function takes the output sensitivity as its last \
+                     argument (sens_param=True), and none was given",
+                    of.name(py)
+                )));
+            }
+            (args.get_slice(0, n - 1), Some(args.get_item(n - 1)?))
+        } else {
+            (args.clone(), None)
+        };
+        let args = of.positional(py, &args, kwargs)?;
+        of.check_specs(py, &args)?;
+        let mut args = args_of(&args)?;
+        let argnums: Vec<usize> = match &self.spec.argnums {
+            Argnums::Given(a) => a.clone(),
+            Argnums::All => (0..args.len()).collect(),
+            Argnums::FloatTensors => (args.iter().enumerate())
+                .filter(|(_, a)| matches!(&a.value, Value::Tensor(t) if t.dtype().is_float()))
+                .map(|(i, _)| i)
+                .collect(),
+        };
+        if let Some(&i) = argnums.iter().find(|&&i| i >= args.len()) {
+            return Err(PyValueError::new_err(format!(
+                "argnums {i} is out of range for a call with {} argument(s)",
+                args.len()
+            )));
+        }
+        let params: Vec<Py<Parameter>> = match &self.spec.weights {
+            Weights::None => Vec::new(),
+            Weights::Given(ps) => ps.iter().map(|p| p.clone_ref(py)).collect(),
+            Weights::OfSelf => match &of.bound {
+                Some(b) => parameters_of(b.bind(py))?
+                    .into_iter()
+                    .map(|(_, p)| p)
+                    .filter(|p| p.bind(py).borrow().inner.requires_grad())
+                    .collect(),
+                None => Vec::new(),
+            },
+        };
+        if argnums.is_empty() && params.is_empty() {
+            return Err(PyValueError::new_err(format!(
+                "{}.grad: nothing to differentiate: no float tensor arguments and no Parameters",
+                of.name(py)
+            )));
+        }
+        let refs: Vec<ParamRef> = params
+            .iter()
+            .map(|p| p.bind(py).borrow().inner.clone())
+            .collect();
+        let keys: Vec<u64> = refs.iter().map(|r| r.key()).collect();
+        if let Some(s) = sens {
+            args.push(to_arg(&s)?);
+        }
+        let entry = match self.cache.get(&args, &keys) {
+            Some(hit) => hit,
+            None => self.cache.insert(of.compile(
+                py,
+                &args,
+                Some(Gradient {
+                    argnums: &argnums,
+                    weights: &refs,
+                    value: self.spec.value,
+                    sens: self.spec.sens,
+                }),
+            )?),
+        };
+        let result = run(py, &entry, args)?;
+        // The wrapper returns (value, grads) for value_and_grad, and grads are
+        // (inputs, weights) when there are weights; inputs is a tuple (argnums is one).
+        let (value, grads) = if self.spec.value {
+            let t = result.cast::<PyTuple>()?;
+            (Some(t.get_item(0)?), t.get_item(1)?)
+        } else {
+            (None, result)
+        };
+        let unwrap_inputs = |inputs: Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
+            let t = inputs.cast::<PyTuple>()?;
+            let auto_single = matches!(self.spec.argnums, Argnums::FloatTensors) && t.len() == 1;
+            if self.spec.single || auto_single {
+                t.get_item(0)
+            } else {
+                Ok(inputs)
+            }
+        };
+        let grads = if params.is_empty() {
+            unwrap_inputs(grads)?
+        } else {
+            let (inputs, wgrads) = if argnums.is_empty() {
+                (PyTuple::empty(py).into_any(), grads)
+            } else {
+                let t = grads.cast::<PyTuple>()?;
+                (t.get_item(0)?, t.get_item(1)?)
+            };
+            if matches!(self.spec.weights, Weights::OfSelf) {
+                accumulate(py, &params, &wgrads)?;
+            }
+            // `argnums=None` asks for the weights' gradients only (as in compiled code).
+            if matches!(&self.spec.argnums, Argnums::Given(a) if a.is_empty()) {
+                return Ok(match value {
+                    Some(v) => PyTuple::new(py, [v, wgrads])?.into_any(),
+                    None => wgrads,
+                });
+            }
+            let inputs = if argnums.is_empty() {
+                inputs
+            } else {
+                unwrap_inputs(inputs)?
+            };
+            PyTuple::new(py, [inputs, wgrads])?.into_any()
+        };
+        match value {
+            Some(v) => Ok(PyTuple::new(py, [v, grads])?.into_any()),
+            None => Ok(grads),
+        }
+    }
+}
+
+/// Adds each gradient to its Parameter's `.grad` (setting it the first time).
+fn accumulate(py: Python<'_>, params: &[Py<Parameter>], grads: &Bound<'_, PyAny>) -> PyResult<()> {
+    let grads = grads.cast::<PyTuple>()?;
+    for (p, g) in params.iter().zip(grads.iter()) {
+        let g = g.cast::<Tensor>()?.get().inner.clone();
+        let mut p = p.bind(py).borrow_mut();
+        let sum = match &p.grad {
+            Some(old) => {
+                let old = old.bind(py).get().inner.clone();
+                anfora_ops::call::call_prim(
+                    anfora_ir::Prim::Add,
+                    &[Value::Tensor(old), Value::Tensor(g)],
+                    &mut std::io::sink(),
+                )
+                .map_err(crate::tensor::vm_error)?
+            }
+            None => Value::Tensor(g),
+        };
+        let Value::Tensor(sum) = &sum else {
+            unreachable!("tensor + tensor is a tensor")
+        };
+        p.grad = Some(Py::new(py, Tensor { inner: sum.clone() })?);
+    }
+    Ok(())
+}
+
+/// The Parameters an object holds: `[(path, Parameter)]`.
+#[pyfunction]
+#[pyo3(name = "parameters_of")]
+pub fn py_parameters_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Py<Parameter>)>> {
+    parameters_of(obj)
+}
