@@ -20,7 +20,7 @@
 //! stay in the forward graphs (they run once); the auto-monad stage threads them afterwards.
 
 mod emit;
-mod inline;
+mod grad_arguments;
 mod jvp;
 mod lift;
 
@@ -89,7 +89,7 @@ pub fn expand(m: &mut Module, roots: &[GraphId]) -> Result<bool, Vec<Diagnostic>
     if !jvp_errors.is_empty() {
         return Err(jvp_errors);
     }
-    inline::inline_function_arguments(m, roots);
+    grad_arguments::copy_into_callers(m, roots);
     let (mut graphs, mut pending) = grad_calls(m, roots);
     let mut t = Transform::new(m);
     let mut errors = Vec::new();

@@ -1,18 +1,18 @@
 //! The pipeline driver: compiles a function through anfora's stages, in order, as one table
-//! ([`pipeline::STAGES`]); every stage is run, timed, verified (debug builds) and shown to an
+//! (`pipeline.rs`); every stage is run, timed, verified (debug builds) and shown to an
 //! observer by one helper. What a compilation is keyed by (the abstract signature of its
-//! arguments) is [`args`]; writing the program after each stage is [`dump`].
+//! arguments) is [`key`]; writing the program after each stage is [`dump`].
 //!
 //! Loading a Python file as a module and running it on either engine is `anfora-session`;
 //! this crate runs no program, so the Python package and the session share it.
 
-pub mod args;
 pub mod dump;
 mod grad;
+pub mod key;
 pub mod pipeline;
 
 pub use anfora_ops::value::repr;
-pub use args::{Arg, arg_abstract, explain};
 pub use dump::{DumpSpec, Dumps, StageView};
 pub use grad::{Gradient, grad_entry};
+pub use key::{Arg, arg_abstract, explain};
 pub use pipeline::{Compiled, Failure, compile_function, compile_graph, specialize, stage_names};

@@ -12,9 +12,9 @@ use anfora_ir::diag::{Diagnostic, render_all};
 use anfora_ir::{GraphId, Module, NodeId, RuntimeError, SourceMap};
 use anfora_ops::Abs;
 
-use crate::args::Arg;
 use crate::dump::StageView;
 use crate::grad::{Gradient, grad_entry};
+use crate::key::Arg;
 
 /// Why a compile or run did not produce a value.
 #[derive(Debug)]
@@ -198,7 +198,7 @@ fn auto_monad(w: &mut Work, _: &mut Observer) -> Result<(), Failure> {
 
 fn optimize(w: &mut Work, observe: &mut Observer) -> Result<(), Failure> {
     let (module, spec) = spec(w);
-    let mut program = anfora_opt::Program {
+    let mut program = anfora_opt::Graphs {
         module,
         entry: spec.entry,
         abstracts: &mut spec.abstracts,

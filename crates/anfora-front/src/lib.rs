@@ -11,10 +11,10 @@
 
 pub mod ast;
 pub use anfora_ir::codes;
-mod lower;
 pub mod py_ast;
 mod resolve;
 mod scope;
+mod ssa;
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -24,7 +24,7 @@ use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, FileId, GraphId, GraphKind, Module, Param, Prim, SourceFile};
 use anfora_tensor::DType;
 
-pub use lower::const_eval;
+pub use ssa::const_eval;
 
 /// The namespace (Python module) a function's globals are looked up in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -340,7 +340,7 @@ impl Frontend {
             let (def, scope, qualname) = (entry.def.clone(), entry.scope, entry.qualname.clone());
             let bound_self = entry.bound_self.clone();
             let graph = entry.graph.expect("pending functions have graphs");
-            lower::lower_function(self, resolver, def, scope, graph, qualname, bound_self);
+            ssa::build_function(self, resolver, def, scope, graph, qualname, bound_self);
         }
     }
 
@@ -386,7 +386,7 @@ impl Frontend {
         });
         let qualname: Arc<str> = Arc::from("<module>");
         let g = self.new_function_graph(&def, &qualname, GraphKind::ModuleInit);
-        lower::lower_function(self, resolver, def, scope, g, qualname, None);
+        ssa::build_function(self, resolver, def, scope, g, qualname, None);
         self.lower_pending(resolver);
         self.resolve(&[g], resolver);
         g

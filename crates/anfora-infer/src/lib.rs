@@ -2,10 +2,10 @@
 //! the IR that infers the type, shape and, where possible, the value of every node, and then
 //! specializes each graph for each distinct signature it is used with.
 //!
-//! * [`engine`]: the interpreter (contexts, polyvariance, broadening, fixpoint);
+//! * [`interpreter`]: the abstract interpreter (contexts, polyvariance, broadening, fixpoint);
 //! * [`specialize`]: the specialized graphs.
 
-pub mod engine;
+pub mod interpreter;
 pub mod specialize;
 
 use anfora_ir::diag::Diagnostic;
@@ -25,12 +25,12 @@ pub fn infer(
     let roots: Vec<GraphId> = module.graphs.keys().collect();
     let analysis = anfora_ir::analysis::analyze(module, &roots);
     let (solved, root) = {
-        let mut engine = engine::Engine::new(module, analysis);
-        let root = engine.run(entry, args);
-        if !engine.errors.is_empty() {
-            return Err(std::mem::take(&mut engine.errors));
+        let mut interpreter = interpreter::Interpreter::new(module, analysis);
+        let root = interpreter.run(entry, args);
+        if !interpreter.errors.is_empty() {
+            return Err(std::mem::take(&mut interpreter.errors));
         }
-        (engine.solved(), root)
+        (interpreter.solved(), root)
     };
     Ok(specialize::specialize(&solved, root, module))
 }

@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 
 use anfora_ir::{Const, Graph, GraphId, Module, Node, NodeId, NodeKind, Prim};
 
-use crate::engine::{Solved, single_closure};
+use crate::interpreter::{Solved, single_closure};
 use anfora_ops::abs::to_value;
 use anfora_ops::abs::{Abs, CtxId, Func};
 
@@ -24,11 +24,11 @@ pub struct Specialized {
 }
 
 /// Effects and calls must stay in the program even when their result is a constant.
-fn foldable_call(engine: &Solved, m: &Module, c: CtxId, n: NodeId) -> bool {
+fn foldable_call(solved: &Solved, m: &Module, c: CtxId, n: NodeId) -> bool {
     let callee = m.inputs(n)[0];
     let p = match m.constant(callee) {
         Some(Const::Prim(p)) => *p,
-        _ => match engine.ctx(c).values.get(&callee) {
+        _ => match solved.ctx(c).values.get(&callee) {
             Some(Abs::Func(fs)) if fs.len() == 1 => match fs[0] {
                 Func::Prim(p) => p,
                 _ => return false,
@@ -39,8 +39,8 @@ fn foldable_call(engine: &Solved, m: &Module, c: CtxId, n: NodeId) -> bool {
     p.is_pure()
 }
 
-pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Specialized {
-    let value_ctx = |c: CtxId, h: GraphId| engine.mono_of(h, engine.parent_ctx(c, h));
+pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Specialized {
+    let value_ctx = |c: CtxId, h: GraphId| solved.mono_of(h, solved.parent_ctx(c, h));
     // Contexts reachable from the root, breadth first.
     let mut order: Vec<CtxId> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -50,7 +50,7 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
             continue;
         }
         order.push(c);
-        let ctx = engine.ctx(c);
+        let ctx = solved.ctx(c);
         for targets in ctx.calls.values() {
             queue.extend(targets.iter().copied());
         }
@@ -79,7 +79,7 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
     let mut name_uses: HashMap<String, usize> = HashMap::new();
     let mut spec: HashMap<CtxId, GraphId> = HashMap::new();
     for &c in &order {
-        let orig: Graph = module.graph(engine.ctx(c).graph).clone();
+        let orig: Graph = module.graph(solved.ctx(c).graph).clone();
         let k = name_uses.entry(orig.name.clone()).or_insert(0);
         *k += 1;
         let name = if *k == 1 {
@@ -100,7 +100,7 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
     let mut abstracts: HashMap<NodeId, Abs> = HashMap::new();
     let mut pending: Vec<(CtxId, NodeId, NodeId)> = Vec::new();
     for &c in &order {
-        let ctx = engine.ctx(c);
+        let ctx = solved.ctx(c);
         let ng = spec[&c];
         let params = module.graph(ctx.graph).params.clone();
         for (i, &p) in params.iter().enumerate() {
@@ -117,15 +117,15 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
                 .then(|| single_closure(&abs))
                 .flatten()
                 .filter(|_| {
-                    operand_abs(engine, module, c, module.inputs(n)[1])
+                    operand_abs(solved, module, c, module.inputs(n)[1])
                         .as_bool()
                         .is_some()
                 });
             let new = if let Some((h, _)) = switch_target {
-                let target = called_ctx(engine, c, h).or_else(|| value_ctx(c, h));
+                let target = called_ctx(solved, c, h).or_else(|| value_ctx(c, h));
                 let g = target.map(|t| spec_of(&spec, t, h)).unwrap_or(h);
                 module.value_at(Const::Graph(g), node.span)
-            } else if let (Some(v), true) = (to_value(&abs), foldable_call(engine, module, c, n)) {
+            } else if let (Some(v), true) = (to_value(&abs), foldable_call(solved, module, c, n)) {
                 match anfora_ops::value::to_const(&v) {
                     Some(k) => module.value_at(k, node.span),
                     None => clone_apply(module, ng, &node, &mut pending, c, n),
@@ -155,9 +155,9 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
                 }
                 let k = map_graphs(k, &mut |h| {
                     let target = call
-                        .and_then(|call| engine.ctx(c).calls.get(&call))
-                        .and_then(|ts| ts.iter().copied().find(|&t| engine.ctx(t).graph == h))
-                        .or_else(|| called_ctx(engine, c, h))
+                        .and_then(|call| solved.ctx(c).calls.get(&call))
+                        .and_then(|ts| ts.iter().copied().find(|&t| solved.ctx(t).graph == h))
+                        .or_else(|| called_ctx(solved, c, h))
                         .or_else(|| value_ctx(c, h));
                     target.map(|t| spec_of(&spec, t, h)).unwrap_or(h)
                 });
@@ -165,7 +165,7 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
             }
             _ => {
                 let owner = node.owner.expect("an owned node");
-                let x = engine
+                let x = solved
                     .enclosing(c, owner)
                     .expect("free variables have enclosing contexts");
                 map[&(x, i)]
@@ -174,7 +174,7 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
     };
     let mut call_targets: HashMap<NodeId, Vec<GraphId>> = HashMap::new();
     for (c, n, new) in pending {
-        if let Some(ts) = engine.ctx(c).calls.get(&n) {
+        if let Some(ts) = solved.ctx(c).calls.get(&n) {
             let targets: Vec<GraphId> = ts.iter().filter_map(|t| spec.get(t).copied()).collect();
             if !targets.is_empty() {
                 call_targets.insert(new, targets);
@@ -187,10 +187,10 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
         }
         // A call of a known closure without free variables through a value becomes direct.
         if module.constant(inputs[0]).is_none()
-            && let Some((h, None)) = single_closure(&operand_abs(engine, module, c, inputs[0]))
-            && let Some(ts) = engine.ctx(c).calls.get(&n)
+            && let Some((h, None)) = single_closure(&operand_abs(solved, module, c, inputs[0]))
+            && let Some(ts) = solved.ctx(c).calls.get(&n)
             && ts.len() == 1
-            && engine.ctx(ts[0]).graph == h
+            && solved.ctx(ts[0]).graph == h
             && inputs.len() - 1 == module.graph(h).params.len()
         {
             out[0] = module.value(Const::Graph(spec[&ts[0]]));
@@ -198,7 +198,7 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
         *module.inputs_mut(new).expect("an Apply node") = out;
     }
     for &c in &order {
-        let ctx = engine.ctx(c);
+        let ctx = solved.ctx(c);
         let ng = spec[&c];
         let orig_order = module.graph(ctx.graph).order.clone();
         let new_order: Vec<NodeId> = orig_order
@@ -225,13 +225,13 @@ pub fn specialize(engine: &Solved, root: CtxId, module: &mut Module) -> Speciali
 /// Suffix of specialized graph names, so dumps tell them from the parsed graphs.
 pub const SPEC_MARK: &str = "";
 
-fn operand_abs(engine: &Solved, m: &Module, c: CtxId, n: NodeId) -> Abs {
+fn operand_abs(solved: &Solved, m: &Module, c: CtxId, n: NodeId) -> Abs {
     match &m.node(n).kind {
         NodeKind::Value(k) => match k {
             Const::Bool(b) => Abs::Bool(Some(*b)),
             Const::Graph(h) => Abs::func(Func::Closure {
                 graph: *h,
-                ctx: engine.parent_ctx(c, *h),
+                ctx: solved.parent_ctx(c, *h),
             }),
             _ => Abs::Any,
         },
@@ -239,23 +239,23 @@ fn operand_abs(engine: &Solved, m: &Module, c: CtxId, n: NodeId) -> Abs {
             let Some(owner) = m.node(n).owner else {
                 return Abs::Any;
             };
-            engine
+            solved
                 .enclosing(c, owner)
-                .and_then(|x| engine.ctx(x).values.get(&n).cloned())
+                .and_then(|x| solved.ctx(x).values.get(&n).cloned())
                 .unwrap_or(Abs::Any)
         }
     }
 }
 
 /// The context `c` called for graph `h` (through any of its call nodes).
-fn called_ctx(engine: &Solved, c: CtxId, h: GraphId) -> Option<CtxId> {
-    engine
+fn called_ctx(solved: &Solved, c: CtxId, h: GraphId) -> Option<CtxId> {
+    solved
         .ctx(c)
         .calls
         .values()
         .flatten()
         .copied()
-        .find(|&t| engine.ctx(t).graph == h)
+        .find(|&t| solved.ctx(t).graph == h)
 }
 
 fn spec_of(spec: &HashMap<CtxId, GraphId>, t: CtxId, fallback: GraphId) -> GraphId {

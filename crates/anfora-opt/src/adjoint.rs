@@ -22,7 +22,7 @@ use anfora_ops::abs::MAX_CONST_ELEMENTS;
 use anfora_ops::{Abs, TensorAbs};
 use anfora_tensor::Tensor;
 
-use crate::{Program, rewrite};
+use crate::{Graphs, rewrite};
 
 /// Whether a value of abstract `a` can be (or hold) the zero marker `None`.
 fn may_hold_none(a: &Abs) -> bool {
@@ -50,7 +50,7 @@ fn same_tensor_type(a: &Abs, b: &Abs) -> bool {
     }
 }
 
-fn items_of(p: &Program, n: NodeId) -> Option<Vec<NodeId>> {
+fn items_of(p: &Graphs, n: NodeId) -> Option<Vec<NodeId>> {
     (p.module.callee_prim(n) == Some(Prim::MakeTuple)).then(|| p.module.inputs(n)[1..].to_vec())
 }
 
@@ -75,14 +75,14 @@ fn reduction(from: &[usize], to: &[usize]) -> Option<(Vec<i64>, bool, bool)> {
 }
 
 struct Rewriter<'p, 'a> {
-    p: &'p mut Program<'a>,
+    p: &'p mut Graphs<'a>,
     /// New nodes to put in a graph's order just before another node.
     before: Vec<(GraphId, NodeId, NodeId)>,
     changed: bool,
 }
 
 impl Rewriter<'_, '_> {
-    /// A constant at `n`'s place (its abstract follows from the value, see [`Program::abs`]).
+    /// A constant at `n`'s place (its abstract follows from the value, see [`Graphs::abs`]).
     fn konst(&mut self, n: NodeId, c: Const) -> NodeId {
         let span = self.p.module.node(n).span;
         self.p.module.value_at(c, span)
@@ -308,7 +308,7 @@ impl Rewriter<'_, '_> {
     }
 }
 
-pub fn run(p: &mut Program) -> bool {
+pub fn run(p: &mut Graphs) -> bool {
     let mut r = Rewriter {
         p,
         before: vec![],

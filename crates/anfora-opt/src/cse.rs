@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use anfora_ir::{Const, Effects, NodeId, Prim};
 
-use crate::{Program, rewrite};
+use crate::{Graphs, rewrite};
 
 /// How an input takes part in the key: an Apply or Parameter node, or a constant (numbered
 /// by value: equal constants held by different Value nodes are the same input).
@@ -37,12 +37,12 @@ impl Constants {
     }
 }
 
-pub fn run(p: &mut Program) -> bool {
+pub fn run(p: &mut Graphs) -> bool {
     run_with(p, &Prim::effects)
 }
 
 /// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).
-pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bool {
+pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let mut repl: HashMap<NodeId, NodeId> = HashMap::new();
     let mut constants = Constants::default();
     for g in p.graphs() {

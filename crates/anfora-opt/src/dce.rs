@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use anfora_ir::{Effects, NodeId, Prim};
 use anfora_ops::call::may_raise;
 
-use crate::Program;
+use crate::Graphs;
 
-pub fn run(p: &mut Program) -> bool {
+pub fn run(p: &mut Graphs) -> bool {
     run_with(p, &Prim::effects)
 }
 
@@ -21,7 +21,7 @@ fn removable(prim: Prim, e: Effects) -> bool {
 }
 
 /// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).
-pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bool {
+pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let a = anfora_ir::analysis::analyze(p.module, &[p.entry]);
     let mut users = crate::use_counts(p, &a);
     let mut removed: HashSet<NodeId> = HashSet::new();

@@ -12,7 +12,7 @@ use anfora_ir::{Const, Effects, GraphId, GraphKind, NodeId, Prim};
 use anfora_ops::Abs;
 use anfora_tensor::DType;
 
-use crate::Program;
+use crate::Graphs;
 
 /// Whether primitive `p` is an elementwise tensor operation the fused kernels implement (its
 /// declaration says).
@@ -20,7 +20,7 @@ pub fn elementwise(p: Prim) -> bool {
     p.def().kernels.fused()
 }
 
-fn fusible(p: &Program, n: NodeId, effects: &dyn Fn(Prim) -> Effects) -> bool {
+fn fusible(p: &Graphs, n: NodeId, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let Some(prim) = p.module.callee_prim(n) else {
         return false;
     };
@@ -56,12 +56,12 @@ fn fusible(p: &Program, n: NodeId, effects: &dyn Fn(Prim) -> Effects) -> bool {
     }
 }
 
-pub fn run(p: &mut Program) -> bool {
+pub fn run(p: &mut Graphs) -> bool {
     run_with(p, &Prim::effects)
 }
 
 /// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).
-pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bool {
+pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let a = anfora_ir::analysis::analyze(p.module, &[p.entry]);
     let mut users: HashMap<NodeId, Vec<(NodeId, GraphId)>> = HashMap::new();
     for &g in &a.graphs {
@@ -132,7 +132,7 @@ pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bo
 
 /// Moves `members` (rooted at `root`, all in graph `g`) into a new fused graph and turns
 /// `root` into its call.
-fn make_fused(p: &mut Program, g: GraphId, root: NodeId, members: &[NodeId], k: usize) {
+fn make_fused(p: &mut Graphs, g: GraphId, root: NodeId, members: &[NodeId], k: usize) {
     let member_set: HashSet<NodeId> = members.iter().copied().collect();
     // Members in evaluation order.
     let ordered: Vec<NodeId> = p
@@ -192,7 +192,7 @@ fn make_fused(p: &mut Program, g: GraphId, root: NodeId, members: &[NodeId], k: 
 }
 
 /// The dtype of each parameter of a fused graph (for the executor).
-pub fn param_dtypes(p: &Program, f: GraphId) -> Vec<Option<DType>> {
+pub fn param_dtypes(p: &Graphs, f: GraphId) -> Vec<Option<DType>> {
     p.module
         .graph(f)
         .params

@@ -11,10 +11,10 @@ use std::collections::HashMap;
 use anfora_ir::{Const, GraphId, NodeId, Prim};
 use anfora_ops::{Abs, TensorAbs};
 
-use crate::Program;
+use crate::Graphs;
 
 /// The float matrix abstract of `n`, if it is one with a known shape.
-fn matrix(p: &Program, n: NodeId) -> Option<(std::sync::Arc<TensorAbs>, [usize; 2])> {
+fn matrix(p: &Graphs, n: NodeId) -> Option<(std::sync::Arc<TensorAbs>, [usize; 2])> {
     match p.abs(n) {
         Abs::Tensor(t) if t.dtype.is_float() => match t.known_shape()?[..] {
             [r, c] => Some((t, [r, c])),
@@ -32,7 +32,7 @@ struct Product {
 }
 
 /// A `MatMul` of two float matrices of one dtype, or a `Gemm` without an accumulator.
-fn product(p: &Program, n: NodeId) -> Option<Product> {
+fn product(p: &Graphs, n: NodeId) -> Option<Product> {
     let inputs = p.module.inputs(n);
     match p.module.callee_prim(n)? {
         Prim::MatMul => {
@@ -64,7 +64,7 @@ fn fits(c: &[usize], out: [usize; 2]) -> bool {
 
 /// The accumulated product `Add` node `n` (in graph `g`) can become, and the accumulator.
 fn epilogue(
-    p: &Program,
+    p: &Graphs,
     g: GraphId,
     n: NodeId,
     users: &HashMap<NodeId, usize>,
@@ -87,7 +87,7 @@ fn epilogue(
         })
 }
 
-pub fn run(p: &mut Program) -> bool {
+pub fn run(p: &mut Graphs) -> bool {
     let a = anfora_ir::analysis::analyze(p.module, &[p.entry]);
     let users = crate::use_counts(p, &a);
     let mut found = vec![];

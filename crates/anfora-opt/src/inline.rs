@@ -8,12 +8,12 @@ use std::collections::{HashMap, HashSet};
 use anfora_ir::analysis::{Analysis, analyze};
 use anfora_ir::{Const, GraphId, GraphKind, NodeId, NodeKind};
 
-use crate::Program;
+use crate::Graphs;
 
 /// Largest body (nodes, nested graphs included) inlined at every call site.
 const SMALL: usize = 40;
 
-pub fn run(p: &mut Program) -> bool {
+pub fn run(p: &mut Graphs) -> bool {
     let a = analyze(p.module, &[p.entry]);
     let mut uses: HashMap<GraphId, usize> = HashMap::new();
     for &g in &a.graphs {
@@ -80,7 +80,7 @@ fn subtree(a: &Analysis, h: GraphId) -> Vec<GraphId> {
 }
 
 fn inline_call(
-    p: &mut Program,
+    p: &mut Graphs,
     a: &Analysis,
     g: GraphId,
     n: NodeId,

@@ -31,14 +31,15 @@ use std::collections::HashMap;
 use anfora_ir::{GraphId, Module, NodeId};
 use anfora_ops::Abs;
 
-/// The program being optimized: the module, its entry graph and the abstracts of its nodes.
-pub struct Program<'a> {
+/// The specialized graphs being optimized: the module, the entry graph and the abstract of
+/// every node.
+pub struct Graphs<'a> {
     pub module: &'a mut Module,
     pub entry: GraphId,
     pub abstracts: &'a mut HashMap<NodeId, Abs>,
 }
 
-impl Program<'_> {
+impl Graphs<'_> {
     pub fn abs(&self, n: NodeId) -> Abs {
         if let Some(a) = self.abstracts.get(&n) {
             return a.clone();
@@ -73,7 +74,7 @@ pub(crate) fn item_index(i: i64, len: usize) -> Option<usize> {
 }
 
 /// How many times each node is used (as an input or a graph's output) in the analyzed graphs.
-pub(crate) fn use_counts(p: &Program, a: &anfora_ir::analysis::Analysis) -> HashMap<NodeId, usize> {
+pub(crate) fn use_counts(p: &Graphs, a: &anfora_ir::analysis::Analysis) -> HashMap<NodeId, usize> {
     let mut users: HashMap<NodeId, usize> = HashMap::new();
     for &g in &a.graphs {
         for &n in &a.nodes[g] {
@@ -89,7 +90,7 @@ pub(crate) fn use_counts(p: &Program, a: &anfora_ir::analysis::Analysis) -> Hash
 }
 
 /// A pass: its name (for dumps and timings) and entry point.
-pub type Pass = (&'static str, fn(&mut Program) -> bool);
+pub type Pass = (&'static str, fn(&mut Graphs) -> bool);
 
 /// The passes of the main loop, in order.
 pub const PASSES: &[Pass] = &[
@@ -108,7 +109,7 @@ const MAX_ROUNDS: usize = 16;
 /// Runs the passes until nothing changes (at most [`MAX_ROUNDS`] rounds), then bias epilogues
 /// and fusion. `after_pass` is
 /// called after every pass that changed something (for dumps).
-pub fn optimize(p: &mut Program, after_pass: &mut dyn FnMut(&str, &Program)) {
+pub fn optimize(p: &mut Graphs, after_pass: &mut dyn FnMut(&str, &Graphs)) {
     for _round in 0..MAX_ROUNDS {
         let mut changed = false;
         for (name, pass) in PASSES {
@@ -125,7 +126,7 @@ pub fn optimize(p: &mut Program, after_pass: &mut dyn FnMut(&str, &Program)) {
     // Lowering-level rewrites on the simplified program: each leaves dead code behind.
     let mut changed = false;
     for (name, pass) in [
-        ("gemm", gemm::run as fn(&mut Program) -> bool),
+        ("gemm", gemm::run as fn(&mut Graphs) -> bool),
         ("fuse", fuse::run),
     ] {
         if pass(p) {

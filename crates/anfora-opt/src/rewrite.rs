@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use anfora_ir::NodeId;
 
-use crate::Program;
+use crate::Graphs;
 
 fn resolve(repl: &HashMap<NodeId, NodeId>, mut n: NodeId) -> NodeId {
     while let Some(&m) = repl.get(&n) {
@@ -15,7 +15,7 @@ fn resolve(repl: &HashMap<NodeId, NodeId>, mut n: NodeId) -> NodeId {
 
 /// Replaces every use of each key of `repl` by its value (following chains) in the graphs
 /// reachable from the entry, and drops the replaced nodes from evaluation orders.
-pub fn apply(p: &mut Program, repl: &HashMap<NodeId, NodeId>) {
+pub fn apply(p: &mut Graphs, repl: &HashMap<NodeId, NodeId>) {
     if repl.is_empty() {
         return;
     }

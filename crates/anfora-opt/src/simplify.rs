@@ -14,9 +14,9 @@ use anfora_ops::Abs;
 use anfora_ops::abs::MAX_CONST_ELEMENTS;
 use anfora_ops::value::{from_const, to_const};
 
-use crate::{Program, rewrite};
+use crate::{Graphs, rewrite};
 
-fn const_int(p: &Program, n: NodeId) -> Option<i64> {
+fn const_int(p: &Graphs, n: NodeId) -> Option<i64> {
     match p.module.constant(n) {
         Some(Const::Int(i)) => Some(*i),
         Some(Const::Bool(b)) => Some(*b as i64),
@@ -26,7 +26,7 @@ fn const_int(p: &Program, n: NodeId) -> Option<i64> {
 
 /// Whether node `n` is the constant `v` (an int, or a float with the same bits: `-0.0` is
 /// not `0.0`, since `x - (-0.0)` turns `-0.0` into `0.0`).
-fn is_number_const(p: &Program, n: NodeId, v: f64) -> bool {
+fn is_number_const(p: &Graphs, n: NodeId, v: f64) -> bool {
     match p.module.constant(n) {
         Some(Const::Int(i)) => *i as f64 == v,
         Some(Const::Float(f)) => f.to_bits() == v.to_bits(),
@@ -45,12 +45,12 @@ fn keeps_type(result: &Abs, x: &Abs) -> bool {
     }
 }
 
-pub fn run(p: &mut Program) -> bool {
+pub fn run(p: &mut Graphs) -> bool {
     run_with(p, &Prim::effects)
 }
 
 /// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).
-pub(crate) fn run_with(p: &mut Program, effects: &dyn Fn(Prim) -> Effects) -> bool {
+pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> bool {
     let mut repl: HashMap<NodeId, NodeId> = HashMap::new();
     let mut rewritten = false;
     // Depends whose completion a state records (`UpdateState(u, Depend(x, s))`, an inlined

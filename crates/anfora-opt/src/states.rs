@@ -13,13 +13,13 @@ use std::collections::HashMap;
 
 use anfora_ir::{NodeId, Prim};
 
-use crate::{Program, rewrite};
+use crate::{Graphs, rewrite};
 
 /// How far back a chain is followed (keeps the pass linear on long chains).
 const CHAIN_LIMIT: usize = 64;
 
 /// `UpdateState(prev, x)` → `(prev, x)`.
-fn update_state(p: &Program, s: NodeId) -> Option<(NodeId, NodeId)> {
+fn update_state(p: &Graphs, s: NodeId) -> Option<(NodeId, NodeId)> {
     (p.module.callee_prim(s) == Some(Prim::UpdateState) && p.module.inputs(s).len() == 3).then(
         || {
             let i = p.module.inputs(s);
@@ -30,23 +30,23 @@ fn update_state(p: &Program, s: NodeId) -> Option<(NodeId, NodeId)> {
 
 /// The states of the chain ending in `s`, latest first: `s`, then the state each
 /// `UpdateState` continues, at most [`CHAIN_LIMIT`] of them.
-fn states<'p>(p: &'p Program, s: NodeId) -> impl Iterator<Item = NodeId> + 'p {
+fn states<'p>(p: &'p Graphs, s: NodeId) -> impl Iterator<Item = NodeId> + 'p {
     std::iter::successors(Some(s), move |&x| update_state(p, x).map(|(prev, _)| prev))
         .take(CHAIN_LIMIT)
 }
 
 /// Whether `u` is `s` or a state before it.
-fn precedes(p: &Program, u: NodeId, s: NodeId) -> bool {
+fn precedes(p: &Graphs, u: NodeId, s: NodeId) -> bool {
     states(p, s).any(|x| x == u)
 }
 
 /// Whether `x` is already attached to the chain that ends in `s`.
-fn attached_before(p: &Program, x: NodeId, s: NodeId) -> bool {
+fn attached_before(p: &Graphs, x: NodeId, s: NodeId) -> bool {
     states(p, s).any(|st| update_state(p, st).is_some_and(|(_, y)| y == x))
 }
 
 /// A value whose computation needs no place on the state chain.
-fn inert(p: &Program, x: NodeId) -> bool {
+fn inert(p: &Graphs, x: NodeId) -> bool {
     if p.module.constant(x).is_some() {
         return true;
     }
@@ -62,7 +62,7 @@ fn inert(p: &Program, x: NodeId) -> bool {
     }
 }
 
-pub fn run(p: &mut Program) -> bool {
+pub fn run(p: &mut Graphs) -> bool {
     let a = anfora_ir::analysis::analyze(p.module, &[p.entry]);
     let users = crate::use_counts(p, &a);
     let mut repl: HashMap<NodeId, NodeId> = HashMap::new();

@@ -11,7 +11,7 @@ use anfora_ops::{Abs, TensorAbs};
 use anfora_tensor::DType;
 use anfora_vm::Vm;
 
-use crate::Program;
+use crate::Graphs;
 
 #[derive(Default)]
 pub struct Builder {
@@ -113,8 +113,8 @@ impl Builder {
         self.module.set_output(g, n);
     }
 
-    pub fn program(&mut self, entry: GraphId) -> Program<'_> {
-        Program {
+    pub fn program(&mut self, entry: GraphId) -> Graphs<'_> {
+        Graphs {
             module: &mut self.module,
             entry,
             abstracts: &mut self.abstracts,
@@ -122,7 +122,7 @@ impl Builder {
     }
 
     /// Runs `pass` on the program rooted at `entry` and verifies the IR.
-    pub fn apply(&mut self, entry: GraphId, pass: impl FnOnce(&mut Program) -> bool) -> bool {
+    pub fn apply(&mut self, entry: GraphId, pass: impl FnOnce(&mut Graphs) -> bool) -> bool {
         let mut p = self.program(entry);
         let changed = pass(&mut p);
         self.verify(entry);

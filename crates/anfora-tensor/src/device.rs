@@ -112,7 +112,7 @@ impl Backend for CpuBackend {
         format!(
             "cpu: {} threads, SIMD {}",
             self.parallelism(),
-            crate::kernels::simd_name()
+            crate::loops::simd_name()
         )
     }
 

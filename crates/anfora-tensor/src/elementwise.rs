@@ -9,7 +9,7 @@ use std::mem::MaybeUninit;
 
 use crate::alloc;
 use crate::element::{AnyOut, AnyVal, Element, Val, with_storage, with_type};
-use crate::kernels::{
+use crate::loops::{
     CHUNK, as_uninit, fill_vec, for_parts, map1_into, map2_into, parallel, select_into, task_len,
 };
 use crate::math::MathFloat;
@@ -897,8 +897,8 @@ fn chunk_data_error<T: Element>(op: BinaryOp, b: Val<T>) -> bool {
         return false;
     }
     match op {
-        BinaryOp::FloorDiv | BinaryOp::Mod => crate::kernels::any(b, |x| x.is_zero()),
-        BinaryOp::Pow => crate::kernels::any(b, |x| x.to_f64() < 0.0),
+        BinaryOp::FloorDiv | BinaryOp::Mod => crate::loops::any(b, |x| x.is_zero()),
+        BinaryOp::Pow => crate::loops::any(b, |x| x.to_f64() < 0.0),
         _ => false,
     }
 }

@@ -34,7 +34,7 @@ use crate::elementwise::{
     DataError, binary_chunk, binary_out_shape, broadcast_out, can_raise, cast_chunk, select_chunk,
     unary_chunk,
 };
-use crate::kernels::{CHUNK, as_uninit, for_parts, parallel, task_len};
+use crate::loops::{CHUNK, as_uninit, for_parts, parallel, task_len};
 use crate::promote::{binary_types, promote_types, unary_result_dtype, weak_scalar_dtype};
 use crate::shape::BroadcastRead;
 use crate::{
@@ -655,7 +655,7 @@ fn run_generated<T: Element>(
         .collect();
     for_parts(dst, |start, part| {
         let out = part.as_mut_ptr().cast::<f32>();
-        let mut streams = [std::ptr::null::<f32>(); crate::jit::MAX_STREAMS];
+        let mut streams = [std::ptr::null::<f32>(); crate::codegen::MAX_STREAMS];
         for (p, a) in streams.iter_mut().zip(&addrs) {
             *p = a.map_or(out.cast_const(), |a| (a as *const f32).wrapping_add(start));
         }
@@ -1067,7 +1067,7 @@ impl FusedKernel {
     /// The generated code for plans like `plan`, compiled at the first one; `None` when
     /// generated code is off or does not cover the plan.
     fn generated_for(&self, plan: &Plan) -> Option<Arc<generated::Generated>> {
-        if !crate::jit::enabled() {
+        if !crate::codegen::enabled() {
             return None;
         }
         let key = generated::key(plan)?;

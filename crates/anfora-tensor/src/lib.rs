@@ -37,6 +37,7 @@ mod alloc;
 mod array_ops;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+mod codegen;
 mod construct;
 pub mod device;
 #[cfg(target_arch = "x86_64")]
@@ -46,8 +47,7 @@ mod elementwise;
 mod format;
 pub mod fused;
 pub mod half;
-mod jit;
-mod kernels;
+mod loops;
 mod math;
 mod matmul;
 mod nn;

@@ -19,7 +19,7 @@
 use std::mem::MaybeUninit;
 
 use crate::UnaryOp;
-use crate::kernels::map1_into;
+use crate::loops::map1_into;
 
 // ----- float32 -----------------------------------------------------------------------------------
 

@@ -861,7 +861,7 @@ fn update<T>(p: &mut [T], g: &[T], rate: T)
 where
     T: Copy + std::ops::Mul<Output = T> + std::ops::Sub<Output = T>,
 {
-    crate::kernels::dispatch_fn(
+    crate::loops::dispatch_fn(
         #[inline(always)]
         || {
             for (p, &g) in p.iter_mut().zip(g) {

@@ -1072,7 +1072,7 @@ impl Pool {
                 (&mut large_best[..], &mut large_bv[..])
             };
             // Compiled for the machine's vector instruction set: the 2×2 comparisons vectorize.
-            crate::kernels::dispatch_fn(
+            crate::loops::dispatch_fn(
                 #[inline(always)]
                 || {
                     for (i, o) in out.chunks_mut(per_out).enumerate() {

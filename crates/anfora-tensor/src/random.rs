@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::alloc::try_filled;
 use crate::element::Element;
-use crate::kernels::PAR_MIN;
+use crate::loops::PAR_MIN;
 use crate::{DType, ErrorKind, Result, Tensor, TensorError};
 
 const MUL0: u32 = 0xD251_1F53;

@@ -9,7 +9,7 @@ use anfora_ir::analysis::analyze;
 use anfora_ir::{GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
 use anfora_ops::Abs;
 use anfora_ops::Value;
-use anfora_opt::Program;
+use anfora_opt::Graphs;
 use anfora_session::{Arg, Engine, Failure, Session, repr};
 use anfora_vm::Vm;
 
@@ -455,8 +455,8 @@ impl Specialized {
     }
 
     /// Runs one pass and verifies the IR; returns whether it changed anything.
-    pub fn apply(&mut self, pass: fn(&mut Program) -> bool) -> bool {
-        let mut p = Program {
+    pub fn apply(&mut self, pass: fn(&mut Graphs) -> bool) -> bool {
+        let mut p = Graphs {
             module: &mut self.session.frontend.module,
             entry: self.entry,
             abstracts: &mut self.abstracts,
@@ -474,7 +474,7 @@ impl Specialized {
     }
 
     /// Runs `passes` in turn until none changes anything.
-    pub fn apply_to_fixpoint(&mut self, passes: &[fn(&mut Program) -> bool]) {
+    pub fn apply_to_fixpoint(&mut self, passes: &[fn(&mut Graphs) -> bool]) {
         for _ in 0..20 {
             let mut changed = false;
             for &pass in passes {

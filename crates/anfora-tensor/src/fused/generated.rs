@@ -1,4 +1,4 @@
-//! A plan as generated code (`crate::jit`): float32 programs whose inputs are read in place,
+//! A plan as generated code (`crate::codegen`): float32 programs whose inputs are read in place,
 //! are one element, or are the reused output buffer, over the ops the code generator expands.
 //! Booleans in between (comparisons, their casts to float32, `where`) are float32 lanes
 //! holding 1.0 or 0.0. Anything else runs the chunked steps.
@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::{Arg, Const, Dst, InputMode, InstKind, Plan, StepKind};
-use crate::jit::{Cmp, Kernel, Program, V};
+use crate::codegen::{Cmp, Kernel, V, VectorCode};
 use crate::{BinaryOp, DType, UnaryOp};
 
 /// A plan's compiled code and what its streams read.
@@ -69,7 +69,7 @@ pub(super) fn lower(plan: &Plan, input_dtypes: &[DType], out_dtype: DType) -> Op
     {
         return None;
     }
-    let mut p = Program::new();
+    let mut p = VectorCode::new();
     let mut streams: Vec<Option<usize>> = Vec::new();
     let mut stream_of = vec![None; plan.inputs.len()];
     let mut reg_val: Vec<Option<V>> = vec![None; plan.regs.len()];
@@ -150,7 +150,7 @@ pub(super) fn lower(plan: &Plan, input_dtypes: &[DType], out_dtype: DType) -> Op
     })
 }
 
-fn unary(p: &mut Program, op: UnaryOp, x: V) -> Option<V> {
+fn unary(p: &mut VectorCode, op: UnaryOp, x: V) -> Option<V> {
     Some(match op {
         UnaryOp::Neg => p.neg(x),
         UnaryOp::Abs => p.abs(x),
@@ -178,7 +178,7 @@ fn comparison(op: BinaryOp) -> Option<Cmp> {
     })
 }
 
-fn binary(p: &mut Program, op: BinaryOp, a: V, b: V) -> Option<V> {
+fn binary(p: &mut VectorCode, op: BinaryOp, a: V, b: V) -> Option<V> {
     Some(match op {
         BinaryOp::Add => p.add(a, b),
         BinaryOp::Sub => p.sub(a, b),

@@ -781,7 +781,7 @@ fn check_bits(inputs: &[Tensor], ops: Vec<FusedOp>, generated: bool) {
     let refs: Vec<&Tensor> = inputs.iter().collect();
     assert_eq!(
         k.uses_generated_code(&refs),
-        generated && crate::jit::enabled(),
+        generated && crate::codegen::enabled(),
         "which path runs"
     );
     let want = k.run_unfused(&refs).unwrap();

@@ -31,7 +31,7 @@ use anfora_ir::codes::{JOIN as JOIN_ERROR, NO_FIXPOINT, NOT_CONSTANT, SHAPE as S
 
 /// Most specializations of one function for one parent context.
 const MAX_POLY: usize = 8;
-/// The longest tuple a `for` loop is unrolled over (see `Engine::unrolls`).
+/// The longest tuple a `for` loop is unrolled over (see `Interpreter::unrolls`).
 const MAX_UNROLL: usize = 64;
 /// Largest set of possible functions kept before it becomes `Any`.
 const MAX_FUNCS: usize = 4;
@@ -69,7 +69,7 @@ pub struct Ctx {
     /// For each call of several functions in the last evaluation: what each one gave.
     results: HashMap<NodeId, Vec<(Func, Abs)>>,
     /// The E0301 errors of the last evaluation, in node order: the call node, the operation
-    /// and the message (reported once the analysis is done, see `Engine::report_shape_errors`);
+    /// and the message (reported once the analysis is done, see `Interpreter::report_shape_errors`);
     /// with `true` last, an E0304 (an argument that must be a constant is not).
     shape_errors: Vec<(NodeId, String, String, bool)>,
 }
@@ -126,7 +126,7 @@ impl Solved {
     }
 }
 
-pub struct Engine<'m> {
+pub struct Interpreter<'m> {
     pub module: &'m Module,
     analysis: Analysis,
     pub ctxs: Vec<Ctx>,
@@ -146,9 +146,9 @@ pub struct Engine<'m> {
     steps: usize,
 }
 
-impl<'m> Engine<'m> {
-    pub fn new(module: &'m Module, analysis: Analysis) -> Engine<'m> {
-        Engine {
+impl<'m> Interpreter<'m> {
+    pub fn new(module: &'m Module, analysis: Analysis) -> Interpreter<'m> {
+        Interpreter {
             module,
             analysis,
             ctxs: Vec::new(),
@@ -671,7 +671,7 @@ impl<'m> Engine<'m> {
     }
 
     /// Joins what function `f` gave at call `n` into what the functions before it gave, and
-    /// records it for [`Engine::check_joins`]. Tensors whose sizes disagree join to unknown
+    /// records it for [`Interpreter::check_joins`]. Tensors whose sizes disagree join to unknown
     /// sizes until then; other disagreements are errors now.
     fn join_result(&mut self, c: CtxId, n: NodeId, acc: &Abs, f: &Func, r: Abs) -> Abs {
         if !r.is_bottom() {

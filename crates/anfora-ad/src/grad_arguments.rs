@@ -1,4 +1,5 @@
-//! Inlining of functions that differentiate a function they receive as an argument.
+//! Functions that differentiate a function they receive as an argument, copied into their
+//! callers.
 //!
 //! `def apply_grad(f, x): return grad(f)(x)` cannot be expanded on its own: the grad stage runs
 //! before inference, and `f` is only a parameter there. When every call of such a function
@@ -15,7 +16,7 @@ use crate::grad_calls;
 
 /// Inlines, into every caller, each function holding a grad call whose function is one of its
 /// own parameters. Returns whether anything changed.
-pub(crate) fn inline_function_arguments(m: &mut Module, roots: &[GraphId]) -> bool {
+pub(crate) fn copy_into_callers(m: &mut Module, roots: &[GraphId]) -> bool {
     let mut changed = false;
     // Each round removes one level of passing functions along; a bound stops runaway cases.
     for _ in 0..16 {

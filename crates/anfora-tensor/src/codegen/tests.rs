@@ -45,8 +45,8 @@ fn inputs() -> Vec<f32> {
 }
 
 /// Runs `build`'s one-stream program over `x`, for every length's tail handling too.
-fn run1(build: impl Fn(&mut Program, V) -> V, x: &[f32]) -> Option<Vec<f32>> {
-    let mut p = Program::new();
+fn run1(build: impl Fn(&mut VectorCode, V) -> V, x: &[f32]) -> Option<Vec<f32>> {
+    let mut p = VectorCode::new();
     let v = p.load(0);
     let r = build(&mut p, v);
     p.set_output(r);
@@ -85,17 +85,17 @@ fn elementary_functions_match_their_scalar_versions() {
         return;
     }
     let x = inputs();
-    type Case = (&'static str, fn(&mut Program, V) -> V, fn(f32) -> f32);
+    type Case = (&'static str, fn(&mut VectorCode, V) -> V, fn(f32) -> f32);
     let cases: [Case; 9] = [
-        ("tanh", Program::tanh, tanh_f32),
-        ("sigmoid", Program::sigmoid, sigmoid_f32),
-        ("exp", Program::exp, exp_f32),
-        ("silu", Program::silu, |x| x * sigmoid_f32(x)),
-        ("neg", Program::neg, |x| -x),
-        ("abs", Program::abs, f32::abs),
-        ("sqrt", Program::sqrt, f32::sqrt),
-        ("rsqrt", Program::rsqrt, |x| 1.0 / x.sqrt()),
-        ("relu", Program::relu, |x| {
+        ("tanh", VectorCode::tanh, tanh_f32),
+        ("sigmoid", VectorCode::sigmoid, sigmoid_f32),
+        ("exp", VectorCode::exp, exp_f32),
+        ("silu", VectorCode::silu, |x| x * sigmoid_f32(x)),
+        ("neg", VectorCode::neg, |x| -x),
+        ("abs", VectorCode::abs, f32::abs),
+        ("sqrt", VectorCode::sqrt, f32::sqrt),
+        ("rsqrt", VectorCode::rsqrt, |x| 1.0 / x.sqrt()),
+        ("relu", VectorCode::relu, |x| {
             if x > 0.0 || x.is_nan() { x } else { 0.0 }
         }),
     ];
@@ -114,14 +114,14 @@ fn elementary_functions_match_their_scalar_versions_everywhere() {
     if !available() {
         return;
     }
-    type Case = (&'static str, fn(&mut Program, V) -> V, fn(f32) -> f32);
+    type Case = (&'static str, fn(&mut VectorCode, V) -> V, fn(f32) -> f32);
     let cases: [Case; 3] = [
-        ("tanh", Program::tanh, tanh_f32),
-        ("sigmoid", Program::sigmoid, sigmoid_f32),
-        ("exp", Program::exp, exp_f32),
+        ("tanh", VectorCode::tanh, tanh_f32),
+        ("sigmoid", VectorCode::sigmoid, sigmoid_f32),
+        ("exp", VectorCode::exp, exp_f32),
     ];
     for (name, build, want) in cases {
-        let mut p = Program::new();
+        let mut p = VectorCode::new();
         let v = p.load(0);
         let r = build(&mut p, v);
         p.set_output(r);
@@ -147,7 +147,7 @@ fn every_length_runs_its_tail_masked() {
     let x: Vec<f32> = (0..100).map(|i| i as f32 * 0.37 - 15.0).collect();
     for n in 0..x.len() {
         // A guard after the end: the masked store must not write past n.
-        let mut p = Program::new();
+        let mut p = VectorCode::new();
         let v = p.load(0);
         let t = p.tanh(v);
         p.set_output(t);
@@ -186,19 +186,19 @@ fn two_operand_ops_follow_numpy() {
     let min = |x: f32, y: f32| if x < y || x.is_nan() { x } else { y };
     type Case = (
         &'static str,
-        fn(&mut Program, V, V) -> V,
+        fn(&mut VectorCode, V, V) -> V,
         fn(f32, f32) -> f32,
     );
     let cases: [Case; 6] = [
-        ("add", Program::add, |x, y| x + y),
-        ("sub", Program::sub, |x, y| x - y),
-        ("mul", Program::mul, |x, y| x * y),
-        ("div", Program::div, |x, y| x / y),
-        ("maximum", Program::maximum, max),
-        ("minimum", Program::minimum, min),
+        ("add", VectorCode::add, |x, y| x + y),
+        ("sub", VectorCode::sub, |x, y| x - y),
+        ("mul", VectorCode::mul, |x, y| x * y),
+        ("div", VectorCode::div, |x, y| x / y),
+        ("maximum", VectorCode::maximum, max),
+        ("minimum", VectorCode::minimum, min),
     ];
     for (name, build, want) in cases {
-        let mut p = Program::new();
+        let mut p = VectorCode::new();
         let (x, y) = (p.load(0), p.load(1));
         let r = build(&mut p, x, y);
         p.set_output(r);
@@ -227,7 +227,7 @@ fn parameters_and_constants_in_every_operand_position() {
     }
     // (p - x) / (x * q + 2) with p, q per call; constants on the left of sub and div go
     // through a scratch register, on the right through an embedded broadcast.
-    let mut p = Program::new();
+    let mut p = VectorCode::new();
     let x = p.load(0);
     let a = p.param();
     let b = p.param();
@@ -258,7 +258,7 @@ fn in_place_and_five_streams() {
     if !available() {
         return;
     }
-    let mut p = Program::new();
+    let mut p = VectorCode::new();
     let s: Vec<V> = (0..5).map(|i| p.load(i)).collect();
     let mut acc = s[0];
     for &v in &s[1..] {
@@ -290,7 +290,7 @@ fn in_place_and_five_streams() {
 #[test]
 fn refuses_programs_that_do_not_fit() {
     // Six streams: one more than the registers for them.
-    let mut p = Program::new();
+    let mut p = VectorCode::new();
     let s: Vec<V> = (0..6).map(|i| p.load(i)).collect();
     let mut acc = s[0];
     for &v in &s[1..] {
@@ -299,7 +299,7 @@ fn refuses_programs_that_do_not_fit() {
     p.set_output(acc);
     assert!(Kernel::compile(&p).is_none());
     // 40 values live at once: more than the 30 value registers.
-    let mut p = Program::new();
+    let mut p = VectorCode::new();
     let x = p.load(0);
     let vs: Vec<V> = (0..40)
         .map(|i| {
@@ -314,7 +314,7 @@ fn refuses_programs_that_do_not_fit() {
     p.set_output(acc);
     assert!(Kernel::compile(&p).is_none());
     // No output.
-    let mut p = Program::new();
+    let mut p = VectorCode::new();
     p.load(0);
     assert!(Kernel::compile(&p).is_none());
 }
@@ -326,7 +326,7 @@ fn unrolled_loops_where_the_registers_allow() {
     }
     // `live` values alive at once: 8 fit three interleaved copies, 12 two, 20 only one.
     for live in [8usize, 12, 20] {
-        let mut p = Program::new();
+        let mut p = VectorCode::new();
         let x = p.load(0);
         let vs: Vec<V> = (0..live)
             .map(|i| {

@@ -6,7 +6,7 @@
 //! elements is loaded once, every op (the elementary functions expanded into their IEEE
 //! operations) is evaluated in registers, and the result is stored once.
 //!
-//! Pipeline: [`Program`] is a straight-line program over 16-lane vectors of 32-bit values, built
+//! Pipeline: [`VectorCode`] is a straight-line program over 16-lane vectors of 32-bit values, built
 //! by the fused kernel's lowering with the methods below. The elementary functions expand into
 //! the operations of their scalar versions in `math.rs` (same constants, same fused
 //! multiply-adds, same order), except where one AVX-512 instruction gives the same value as
@@ -35,7 +35,7 @@ mod tests;
 /// The most input streams a program may read (the general registers that hold them).
 pub(crate) const MAX_STREAMS: usize = 5;
 
-/// A value of a [`Program`]: the index of the op that computes it.
+/// A value of a [`VectorCode`]: the index of the op that computes it.
 pub(crate) type V = u32;
 
 /// The comparisons of [`Op::Select`], as `vcmpps` predicates (quiet: NaN raises nothing).
@@ -84,11 +84,11 @@ impl Bin {
     }
 }
 
-/// One op of a [`Program`]; operands are earlier values.
+/// One op of a [`VectorCode`]; operands are earlier values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Op {
     /// 16 elements of input stream `s`: vector `block` of the iteration (0 unless the loop is
-    /// unrolled, see `Program::interleaved`).
+    /// unrolled, see `VectorCode::interleaved`).
     Load {
         stream: u8,
         block: u8,
@@ -119,20 +119,20 @@ pub(crate) enum Op {
 
 /// A straight-line program over vectors of 16 float32 (or 32-bit integer) lanes, with one
 /// output. The constant pool holds fixed constants and `n_params` slots that each call fills
-/// (see [`Program::param`]).
+/// (see [`VectorCode::param`]).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Program {
+pub(crate) struct VectorCode {
     ops: Vec<Op>,
     pool: Vec<u32>,
-    /// The pool slots of the parameters, in the order of [`Program::param`] calls.
+    /// The pool slots of the parameters, in the order of [`VectorCode::param`] calls.
     params: Vec<u16>,
     out: Option<V>,
     n_streams: u8,
 }
 
-impl Program {
-    pub(crate) fn new() -> Program {
-        Program::default()
+impl VectorCode {
+    pub(crate) fn new() -> VectorCode {
+        VectorCode::default()
     }
 
     fn push(&mut self, op: Op) -> V {
@@ -459,7 +459,7 @@ fn supported() -> bool {
     false
 }
 
-/// A compiled [`Program`]: one function over `n` elements of its streams.
+/// A compiled [`VectorCode`]: one function over `n` elements of its streams.
 #[derive(Debug)]
 pub(crate) struct Kernel {
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
@@ -472,7 +472,7 @@ pub(crate) struct Kernel {
 impl Kernel {
     /// The machine code of `prog`, or `None` when generated code is off or the program does not
     /// fit (more live values than vector registers, more than five streams, no output).
-    pub(crate) fn compile(prog: &Program) -> Option<Kernel> {
+    pub(crate) fn compile(prog: &VectorCode) -> Option<Kernel> {
         if !enabled() {
             return None;
         }
@@ -480,7 +480,7 @@ impl Kernel {
     }
 
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    fn compile_enabled(prog: &Program) -> Option<Kernel> {
+    fn compile_enabled(prog: &VectorCode) -> Option<Kernel> {
         Some(Kernel {
             code: x86::Code::compile(prog)?,
             pool: prog.pool.clone(),
@@ -490,7 +490,7 @@ impl Kernel {
     }
 
     #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
-    fn compile_enabled(_: &Program) -> Option<Kernel> {
+    fn compile_enabled(_: &VectorCode) -> Option<Kernel> {
         None
     }
 

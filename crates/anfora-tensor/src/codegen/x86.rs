@@ -1,4 +1,4 @@
-//! AVX-512 code for a [`Program`]: register allocation, instruction encoding and executable
+//! AVX-512 code for a [`VectorCode`]: register allocation, instruction encoding and executable
 //! memory.
 //!
 //! The function takes one pointer, to [`Args`] (System V calling convention), and runs
@@ -18,7 +18,7 @@
 //! receive constants for operand positions that cannot read memory. Constants in the last
 //! source position are read from the pool with an embedded broadcast.
 
-use super::{Bin, Cmp, MAX_STREAMS, Op, Program, V};
+use super::{Bin, Cmp, MAX_STREAMS, Op, V, VectorCode};
 
 const RAX: u8 = 0;
 const RCX: u8 = 1;
@@ -520,7 +520,7 @@ fn bcst_load(slot: u16) -> Mem {
 }
 
 /// How many vectors the main loop computes per iteration, the first whose copies fit in the
-/// registers (interleaved, see `Program::interleaved`): the elementary functions are long
+/// registers (interleaved, see `VectorCode::interleaved`): the elementary functions are long
 /// dependency chains, and interleaved copies let the core overlap them. W5's chain on 4M
 /// floats: 2.57 ms one vector at a time, 2.37 two, 2.27 three, 2.25 four (medians, same
 /// minute).
@@ -529,7 +529,7 @@ const UNROLLS: [u8; 2] = [3, 2];
 /// The encoded function for `prog`, and how many vectors its main loop takes at a time: that
 /// loop while whole groups remain (when the registers hold the copies), then one vector at a
 /// time, then the masked tail.
-fn assemble(prog: &Program) -> Option<(Vec<u8>, u8)> {
+fn assemble(prog: &VectorCode) -> Option<(Vec<u8>, u8)> {
     let out = prog.out?;
     if usize::from(prog.n_streams) > STREAM_GPRS.len() || prog.pool.len() > 1 << 14 {
         return None;
@@ -608,7 +608,7 @@ unsafe impl Send for Code {}
 unsafe impl Sync for Code {}
 
 impl Code {
-    pub(super) fn compile(prog: &Program) -> Option<Code> {
+    pub(super) fn compile(prog: &VectorCode) -> Option<Code> {
         let (bytes, unroll) = assemble(prog)?;
         let len = bytes.len();
         // SAFETY: a fresh anonymous private mapping; checked for failure below.

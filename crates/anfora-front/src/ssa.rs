@@ -1,4 +1,4 @@
-//! Lowering of function bodies to graphs by SSA construction (Braun et al., "Simple and
+//! Graphs built from function bodies by SSA construction (Braun et al., "Simple and
 //! Efficient Construction of Static Single Assignment Form"), the algorithm MindSpore's parser
 //! uses.
 //!
@@ -82,7 +82,7 @@ struct Lowerer<'a> {
     hidden: u32,
 }
 
-pub(crate) fn lower_function(
+pub(crate) fn build_function(
     fe: &mut Frontend,
     resolver: &mut dyn Resolver,
     def: Rc<FunctionDef>,
