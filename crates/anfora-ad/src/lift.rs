@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use anfora_ir::analysis::analyze;
+use anfora_ir::analysis::{Analysis, analyze};
 use anfora_ir::{Const, GraphId, Module, NodeId, ParamRef, Prim};
 
 use crate::Namer;
@@ -47,12 +47,69 @@ fn find(parent: &mut HashMap<GraphId, GraphId>, g: GraphId) -> GraphId {
     r
 }
 
+/// Lifts the graphs `root` reaches: see the module's documentation.
 pub fn lift(m: &mut Module, root: GraphId, weights: &[ParamRef], names: &mut Namer) -> Lifted {
     let a = analyze(m, &[root]);
     let graphs: HashSet<GraphId> = a.graphs.iter().copied().collect();
-    let owner = |m: &Module, n: NodeId| m.node(n).owner;
+    let (call_only, mut class) = switch_classes(m, &a, &graphs);
+    let fv = free_variables(m, &a, weights, &mut class);
+    let plan = Plan {
+        a,
+        graphs,
+        call_only,
+        fv,
+        weights,
+    };
+    let copies = create_graphs(m, &plan, names);
+    for &g in &plan.a.graphs {
+        let mut rewrite = GraphRewrite {
+            plan: &plan,
+            copies: &copies,
+            g,
+            lg: copies.lifted[&g],
+            before: BTreeMap::new(),
+            trailing: Vec::new(),
+        };
+        for &n in &plan.a.nodes[g] {
+            rewrite.node(m, n);
+        }
+        rewrite.finish(m);
+    }
+    Lifted {
+        graph: copies.lifted[&root],
+        fvs: plan.fv[&root].iter().copied().collect(),
+    }
+}
 
-    // Switches whose branches are graphs of the program and whose result is only called.
+/// What the analysis of the program found: its graphs, the Switches whose result is only
+/// called, and each graph's free variables.
+struct Plan<'w> {
+    a: Analysis,
+    graphs: HashSet<GraphId>,
+    call_only: HashSet<NodeId>,
+    fv: HashMap<GraphId, BTreeSet<FvKey>>,
+    weights: &'w [ParamRef],
+}
+
+/// The lifted graphs, the parameters they take their free variables by, and the copy of each
+/// node.
+struct Copies {
+    lifted: HashMap<GraphId, GraphId>,
+    fv_param: HashMap<(GraphId, FvKey), NodeId>,
+    copy: HashMap<NodeId, NodeId>,
+}
+
+fn owner(m: &Module, n: NodeId) -> Option<GraphId> {
+    m.node(n).owner
+}
+
+/// Switches whose branches are graphs of the program and whose result is only called, and the
+/// classes of branches (union-find) that must take the same free values.
+fn switch_classes(
+    m: &Module,
+    a: &Analysis,
+    graphs: &HashSet<GraphId>,
+) -> (HashSet<NodeId>, HashMap<GraphId, GraphId>) {
     let mut call_only: HashSet<NodeId> = HashSet::new();
     let mut class: HashMap<GraphId, GraphId> = HashMap::new();
     for &g in &a.graphs {
@@ -79,8 +136,17 @@ pub fn lift(m: &mut Module, root: GraphId, weights: &[ParamRef], names: &mut Nam
             }
         }
     }
+    (call_only, class)
+}
 
-    // Free variables: direct ones, then a fixpoint over the graphs each graph uses.
+/// Free variables: direct ones (and the weights read), then a fixpoint over the graphs each
+/// graph uses, the branches of one Switch taking the union of theirs.
+fn free_variables(
+    m: &Module,
+    a: &Analysis,
+    weights: &[ParamRef],
+    class: &mut HashMap<GraphId, GraphId>,
+) -> HashMap<GraphId, BTreeSet<FvKey>> {
     let mut fv: HashMap<GraphId, BTreeSet<FvKey>> = HashMap::new();
     for &g in &a.graphs {
         let mut set: BTreeSet<FvKey> = a.free_vars[g].iter().map(|&n| FvKey::Node(n)).collect();
@@ -103,48 +169,63 @@ pub fn lift(m: &mut Module, root: GraphId, weights: &[ParamRef], names: &mut Nam
         .filter(|g| class.contains_key(g) || class.values().any(|r| r == g))
         .collect();
     let root_of: HashMap<GraphId, GraphId> =
-        branches.iter().map(|&g| (g, find(&mut class, g))).collect();
-    loop {
-        let mut changed = false;
-        for &g in &a.graphs {
-            let mut add: Vec<FvKey> = Vec::new();
-            for &k in &a.used[g] {
-                if let Some(s) = fv.get(&k) {
-                    add.extend(s.iter().copied().filter(|key| match key {
-                        FvKey::Node(n) => owner(m, *n) != Some(g),
-                        FvKey::Weight(_) => true,
-                    }));
-                }
-            }
-            let set = fv.entry(g).or_default();
-            for key in add {
-                changed |= set.insert(key);
-            }
-        }
-        // Branches of one Switch take the same values.
-        let mut unions: HashMap<GraphId, BTreeSet<FvKey>> = HashMap::new();
-        for &g in &branches {
-            unions
-                .entry(root_of[&g])
-                .or_default()
-                .extend(fv[&g].iter().copied());
-        }
-        for &g in &branches {
-            let set = fv.entry(g).or_default();
-            for &key in &unions[&root_of[&g]] {
-                changed |= set.insert(key);
+        branches.iter().map(|&g| (g, find(class, g))).collect();
+    while propagate(m, a, &mut fv) | unite(&mut fv, &branches, &root_of) {}
+    fv
+}
+
+/// Adds to each graph the free variables of the graphs it uses that it does not own; whether
+/// any was new.
+fn propagate(m: &Module, a: &Analysis, fv: &mut HashMap<GraphId, BTreeSet<FvKey>>) -> bool {
+    let mut changed = false;
+    for &g in &a.graphs {
+        let mut add: Vec<FvKey> = Vec::new();
+        for &k in &a.used[g] {
+            if let Some(s) = fv.get(&k) {
+                add.extend(s.iter().copied().filter(|key| match key {
+                    FvKey::Node(n) => owner(m, *n) != Some(g),
+                    FvKey::Weight(_) => true,
+                }));
             }
         }
-        if !changed {
-            break;
+        let set = fv.entry(g).or_default();
+        for key in add {
+            changed |= set.insert(key);
         }
     }
+    changed
+}
 
-    // Create the lifted graphs and their parameters.
+/// Gives the branches of one Switch the same values; whether any was new.
+fn unite(
+    fv: &mut HashMap<GraphId, BTreeSet<FvKey>>,
+    branches: &[GraphId],
+    root_of: &HashMap<GraphId, GraphId>,
+) -> bool {
+    let mut unions: HashMap<GraphId, BTreeSet<FvKey>> = HashMap::new();
+    for &g in branches {
+        unions
+            .entry(root_of[&g])
+            .or_default()
+            .extend(fv[&g].iter().copied());
+    }
+    let mut changed = false;
+    for &g in branches {
+        let set = fv.entry(g).or_default();
+        for &key in &unions[&root_of[&g]] {
+            changed |= set.insert(key);
+        }
+    }
+    changed
+}
+
+/// Creates the lifted graphs with their parameters (free values first), and a placeholder
+/// copy of every Apply node, so that inputs can refer to nodes created later.
+fn create_graphs(m: &mut Module, plan: &Plan, names: &mut Namer) -> Copies {
     let mut lifted: HashMap<GraphId, GraphId> = HashMap::new();
     let mut fv_param: HashMap<(GraphId, FvKey), NodeId> = HashMap::new();
     let mut copy: HashMap<NodeId, NodeId> = HashMap::new();
-    for &g in &a.graphs {
+    for &g in &plan.a.graphs {
         let src = m.graph(g).clone();
         let lg = m.add_graph(
             names.fresh(&src.name),
@@ -152,13 +233,13 @@ pub fn lift(m: &mut Module, root: GraphId, weights: &[ParamRef], names: &mut Nam
             src.kind,
             src.span,
         );
-        for &key in &fv[&g] {
+        for &key in &plan.fv[&g] {
             let (name, span) = match key {
                 FvKey::Node(n) => (
                     m.node(n).name.as_deref().unwrap_or("fv").to_string(),
                     m.node(n).span,
                 ),
-                FvKey::Weight(w) => (weights[w as usize].name().to_string(), src.span),
+                FvKey::Weight(w) => (plan.weights[w as usize].name().to_string(), src.span),
             };
             let p = m.add_param(lg, &name, span);
             fv_param.insert((g, key), p);
@@ -170,10 +251,9 @@ pub fn lift(m: &mut Module, root: GraphId, weights: &[ParamRef], names: &mut Nam
         }
         lifted.insert(g, lg);
     }
-    // Placeholders for every Apply node, so inputs can refer to nodes created later.
-    for &g in &a.graphs {
+    for &g in &plan.a.graphs {
         let lg = lifted[&g];
-        for &n in &a.nodes[g] {
+        for &n in &plan.a.nodes[g] {
             let node = m.node(n).clone();
             let placeholder = m.value(Const::None);
             let c = m.apply_unordered(lg, vec![placeholder], node.span);
@@ -182,103 +262,121 @@ pub fn lift(m: &mut Module, root: GraphId, weights: &[ParamRef], names: &mut Nam
             copy.insert(n, c);
         }
     }
+    Copies {
+        lifted,
+        fv_param,
+        copy,
+    }
+}
 
-    let fv_args = |m: &Module, g: GraphId, k: GraphId, copy: &HashMap<NodeId, NodeId>| {
-        fv[&k]
+/// The rewriting of graph `g` into its lifted copy `lg`.
+struct GraphRewrite<'p> {
+    plan: &'p Plan<'p>,
+    copies: &'p Copies,
+    g: GraphId,
+    lg: GraphId,
+    /// Closures made for an input of a node, to be evaluated before it.
+    before: BTreeMap<NodeId, Vec<NodeId>>,
+    /// Closures made for the output.
+    trailing: Vec<NodeId>,
+}
+
+impl GraphRewrite<'_> {
+    /// The values graph `g` passes to graph `k` for its free variables.
+    fn fv_args(&self, m: &Module, k: GraphId) -> Vec<NodeId> {
+        self.plan.fv[&k]
             .iter()
             .map(|&key| match key {
-                FvKey::Node(v) if owner(m, v) == Some(g) => copy[&v],
-                key => fv_param[&(g, key)],
+                FvKey::Node(v) if owner(m, v) == Some(self.g) => self.copies.copy[&v],
+                key => self.copies.fv_param[&(self.g, key)],
             })
-            .collect::<Vec<NodeId>>()
-    };
+            .collect()
+    }
 
-    for &g in &a.graphs {
-        let lg = lifted[&g];
-        let mut before: BTreeMap<NodeId, Vec<NodeId>> = BTreeMap::new();
-        let mut trailing: Vec<NodeId> = Vec::new();
-        // Maps an argument of node `user` (None: the output) in graph g.
-        let mut map_in = |m: &mut Module, x: NodeId, user: Option<NodeId>| -> NodeId {
-            if owner(m, x) == Some(g) {
-                return copy[&x];
-            }
-            if owner(m, x).is_some() {
-                return fv_param[&(g, FvKey::Node(x))];
-            }
-            if let Some(w) = weight_of(m, x, weights) {
-                return fv_param[&(g, FvKey::Weight(w))];
-            }
-            match m.constant(x).and_then(Const::as_graph) {
-                Some(k) if graphs.contains(&k) => {
-                    let kl = m.value(Const::Graph(lifted[&k]));
-                    if fv[&k].is_empty() {
-                        return kl;
-                    }
-                    let mut ins = vec![m.value(Const::Prim(Prim::Partial)), kl];
-                    ins.extend(fv_args(m, g, k, &copy));
-                    let span = m.node(x).span;
-                    let p = m.apply_unordered(lg, ins, span);
-                    match user {
-                        Some(u) => before.entry(u).or_default().push(p),
-                        None => trailing.push(p),
-                    }
-                    p
-                }
-                _ => x,
-            }
-        };
-        for &n in &a.nodes[g] {
-            let ins = m.inputs(n).to_vec();
-            let callee = ins[0];
-            let mut new_ins = Vec::with_capacity(ins.len());
-            let mut extra: Vec<NodeId> = Vec::new();
-            match m.constant(callee).and_then(Const::as_graph) {
-                Some(k) if graphs.contains(&k) => {
-                    new_ins.push(m.value(Const::Graph(lifted[&k])));
-                    extra = fv_args(m, g, k, &copy);
-                }
-                _ if call_only.contains(&callee) => {
-                    new_ins.push(map_in(m, callee, Some(n)));
-                    let k = m.inputs(callee)[2];
-                    let k = m.constant(k).and_then(Const::as_graph).expect("a branch");
-                    extra = fv_args(m, g, k, &copy);
-                }
-                _ => new_ins.push(map_in(m, callee, Some(n))),
-            }
-            new_ins.extend(extra);
-            let is_switch = call_only.contains(&n);
-            for (i, &x) in ins.iter().enumerate().skip(1) {
-                let branch = is_switch && i >= 2;
-                let y = match m.constant(x).and_then(Const::as_graph) {
-                    Some(k) if branch => m.value(Const::Graph(lifted[&k])),
-                    _ => map_in(m, x, Some(n)),
-                };
-                new_ins.push(y);
-            }
-            let c = copy[&n];
-            *m.inputs_mut(c).expect("an Apply") = new_ins;
+    /// Maps argument `x` of node `user` (None: the output).
+    fn map_in(&mut self, m: &mut Module, x: NodeId, user: Option<NodeId>) -> NodeId {
+        let g = self.g;
+        if owner(m, x) == Some(g) {
+            return self.copies.copy[&x];
         }
-        let out = m.graph(g).output.map(|o| map_in(m, o, None));
-        let order: Vec<NodeId> = m.graph(g).order.clone();
-        let mut new_order = Vec::with_capacity(order.len());
-        for n in order {
-            if let Some(ps) = before.remove(&n) {
-                new_order.extend(ps);
+        if owner(m, x).is_some() {
+            return self.copies.fv_param[&(g, FvKey::Node(x))];
+        }
+        if let Some(w) = weight_of(m, x, self.plan.weights) {
+            return self.copies.fv_param[&(g, FvKey::Weight(w))];
+        }
+        match m.constant(x).and_then(Const::as_graph) {
+            Some(k) if self.plan.graphs.contains(&k) => {
+                let kl = m.value(Const::Graph(self.copies.lifted[&k]));
+                if self.plan.fv[&k].is_empty() {
+                    return kl;
+                }
+                let mut ins = vec![m.value(Const::Prim(Prim::Partial)), kl];
+                ins.extend(self.fv_args(m, k));
+                let span = m.node(x).span;
+                let p = m.apply_unordered(self.lg, ins, span);
+                match user {
+                    Some(u) => self.before.entry(u).or_default().push(p),
+                    None => self.trailing.push(p),
+                }
+                p
             }
-            new_order.push(copy[&n]);
-        }
-        // Closures made for unordered nodes (the output tail call) and for the output.
-        for ps in before.into_values() {
-            new_order.extend(ps);
-        }
-        new_order.extend(trailing);
-        m.graphs[lg].order = new_order;
-        if let Some(o) = out {
-            m.set_output(lg, o);
+            _ => x,
         }
     }
-    Lifted {
-        graph: lifted[&root],
-        fvs: fv[&root].iter().copied().collect(),
+
+    /// Fills in the copy of node `n`: calls of program graphs pass their free values first.
+    fn node(&mut self, m: &mut Module, n: NodeId) {
+        let ins = m.inputs(n).to_vec();
+        let callee = ins[0];
+        let mut new_ins = Vec::with_capacity(ins.len());
+        let mut extra: Vec<NodeId> = Vec::new();
+        match m.constant(callee).and_then(Const::as_graph) {
+            Some(k) if self.plan.graphs.contains(&k) => {
+                new_ins.push(m.value(Const::Graph(self.copies.lifted[&k])));
+                extra = self.fv_args(m, k);
+            }
+            _ if self.plan.call_only.contains(&callee) => {
+                new_ins.push(self.map_in(m, callee, Some(n)));
+                let k = m.inputs(callee)[2];
+                let k = m.constant(k).and_then(Const::as_graph).expect("a branch");
+                extra = self.fv_args(m, k);
+            }
+            _ => new_ins.push(self.map_in(m, callee, Some(n))),
+        }
+        new_ins.extend(extra);
+        let is_switch = self.plan.call_only.contains(&n);
+        for (i, &x) in ins.iter().enumerate().skip(1) {
+            let branch = is_switch && i >= 2;
+            let y = match m.constant(x).and_then(Const::as_graph) {
+                Some(k) if branch => m.value(Const::Graph(self.copies.lifted[&k])),
+                _ => self.map_in(m, x, Some(n)),
+            };
+            new_ins.push(y);
+        }
+        let c = self.copies.copy[&n];
+        *m.inputs_mut(c).expect("an Apply") = new_ins;
+    }
+
+    /// The output and the evaluation order, with the closures made before their users.
+    fn finish(mut self, m: &mut Module) {
+        let out = m.graph(self.g).output.map(|o| self.map_in(m, o, None));
+        let order: Vec<NodeId> = m.graph(self.g).order.clone();
+        let mut new_order = Vec::with_capacity(order.len());
+        for n in order {
+            if let Some(ps) = self.before.remove(&n) {
+                new_order.extend(ps);
+            }
+            new_order.push(self.copies.copy[&n]);
+        }
+        // Closures made for unordered nodes (the output tail call) and for the output.
+        for ps in self.before.into_values() {
+            new_order.extend(ps);
+        }
+        new_order.extend(self.trailing);
+        m.graphs[self.lg].order = new_order;
+        if let Some(o) = out {
+            m.set_output(self.lg, o);
+        }
     }
 }

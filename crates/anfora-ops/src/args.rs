@@ -185,6 +185,20 @@ pub fn axes_arg_abs(a: &Abs) -> Option<Option<Vec<i64>>> {
     }
 }
 
+/// The axes `list` of an array of `ndim` dimensions, normalized; `repeated` is the error when
+/// one is named twice.
+pub fn distinct_axes(list: Vec<i64>, ndim: usize, repeated: &str) -> Result<Vec<usize>, RuleError> {
+    let mut axes = Vec::with_capacity(list.len());
+    for a in list {
+        let a = normalize_axis(a, ndim)?;
+        if axes.contains(&a) {
+            return Err(err(repeated));
+        }
+        axes.push(a);
+    }
+    Ok(axes)
+}
+
 pub fn normalize_axis(axis: i64, ndim: usize) -> Result<usize, RuleError> {
     let n = ndim as i64;
     let a = if axis < 0 { axis + n } else { axis };
@@ -259,6 +273,28 @@ pub fn swap_last(x: &Tensor) -> Result<Tensor, crate::pynum::PyErr> {
 }
 
 /// The tensor argument, or what the rule returns without one.
+/// `f` of a tensor argument; unknown for `Any`, and `Bottom` (a TypeError at run time) for
+/// anything else.
+pub fn on_tensor(a: &Abs, f: impl FnOnce(&TensorAbs) -> Rule) -> Rule {
+    match a {
+        Abs::Tensor(t) => f(t),
+        Abs::Any => Ok(Abs::Any),
+        _ => Ok(Abs::Bottom),
+    }
+}
+
+/// The tensor operand `$a` of an abstract rule, or, when it is not a tensor, the rule's result
+/// (`Any` when unknown, else `Bottom`: a TypeError at run time) returned at once.
+macro_rules! tensor_operand {
+    ($a:expr) => {
+        match $crate::args::tensor_arg_abs($a) {
+            Ok(x) => x,
+            Err(r) => return Ok(r),
+        }
+    };
+}
+pub(crate) use tensor_operand;
+
 pub fn tensor_arg_abs(a: &Abs) -> Result<&TensorAbs, Abs> {
     match a {
         Abs::Tensor(t) => Ok(t),

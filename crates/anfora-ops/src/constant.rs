@@ -141,6 +141,23 @@ pub(crate) fn quote(s: &str) -> String {
     out
 }
 
+/// `items` between `open` and `close`, separated by commas.
+fn write_items(
+    f: &mut fmt::Formatter<'_>,
+    open: &str,
+    items: &[Const],
+    close: &str,
+) -> fmt::Result {
+    f.write_str(open)?;
+    for (i, c) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{c}")?;
+    }
+    f.write_str(close)
+}
+
 /// How a constant is written in the `.ir` dump (MindSpore style: `I64(2)`, `F64(0.5)`).
 /// Graph names need the module, so graphs print as their id here; the printer overrides them.
 impl fmt::Display for Const {
@@ -157,29 +174,9 @@ impl Const {
             Const::Int(i) => write!(f, "I64({i})"),
             Const::Float(x) => write!(f, "F64({x:?})"),
             Const::Str(s) => f.write_str(&quote(s)),
-            Const::Tuple(items) => {
-                f.write_str("(")?;
-                for (i, c) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{c}")?;
-                }
-                if items.len() == 1 {
-                    f.write_str(",")?;
-                }
-                f.write_str(")")
-            }
-            Const::List(items) => {
-                f.write_str("[")?;
-                for (i, c) in items.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{c}")?;
-                }
-                f.write_str("]")
-            }
+            Const::Tuple(items) if items.len() == 1 => write!(f, "({},)", items[0]),
+            Const::Tuple(items) => write_items(f, "(", items, ")"),
+            Const::List(items) => write_items(f, "[", items, "]"),
             Const::Tensor(t) => {
                 let shape: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
                 if t.numel() <= 16 {

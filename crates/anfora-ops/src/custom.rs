@@ -21,7 +21,7 @@ use crate::constant::Const;
 use crate::def::{Attrs, Backward, Kernels, PrimDef, Py, always};
 use crate::emit::{Call, Emit, Grads};
 use crate::prim::{Effects, Prim, Refs};
-use crate::pynum::type_error;
+use crate::pynum::{type_error, value_error};
 use crate::signature::{Param, Signature};
 use crate::state::{known, store};
 use crate::value::{OpResult, Value};
@@ -315,29 +315,20 @@ pub(crate) fn custom_grad(args: &[Value]) -> OpResult {
     let out = need_tensor_owned(&args[2], &func)?;
     let d = sens_tensor(&args[1], out.shape(), out.dtype())?
         .ok_or_else(|| type_error(format!("{func}: the sensitivity is not a number")))?;
-    let grads =
-        bprop(&xs, &out, &d).map_err(|m| ("ValueError", format!("{func} backward: {m}")))?;
-    if grads.len() != xs.len() {
-        return Err((
-            "ValueError",
-            format!(
-                "{func} backward returned {} gradients for {} arguments",
-                grads.len(),
-                xs.len()
-            ),
-        ));
+    let grads = bprop(&xs, &out, &d).map_err(|m| value_error(format!("{func} backward: {m}")))?;
+    let (n, m) = (grads.len(), xs.len());
+    if n != m {
+        let msg = format!("{func} backward returned {n} gradients for {m} arguments");
+        return Err(value_error(msg));
     }
-    for (i, (g, x)) in grads.iter().zip(&xs).enumerate() {
-        if g.shape() != x.shape() {
-            return Err((
-                "ValueError",
-                format!(
-                    "{func} backward: gradient {i} has shape {:?}, its argument {:?}",
-                    g.shape(),
-                    x.shape()
-                ),
-            ));
-        }
+    let mismatch = grads
+        .iter()
+        .zip(&xs)
+        .position(|(g, x)| g.shape() != x.shape());
+    if let Some(i) = mismatch {
+        let (g, x) = (grads[i].shape(), xs[i].shape());
+        let msg = format!("{func} backward: gradient {i} has shape {g:?}, its argument {x:?}");
+        return Err(value_error(msg));
     }
     Ok(Value::tuple(grads.into_iter().map(Value::Tensor).collect()))
 }

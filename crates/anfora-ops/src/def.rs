@@ -106,6 +106,8 @@ pub enum Backward {
     Zero,
     /// The rule computing the arguments' sensitivities.
     Rule(BackwardFn),
+    /// The rule giving the first argument, when it is needed, the sensitivity this computes.
+    First(fn(&mut dyn Emit, &Call) -> NodeId),
     /// Differentiated as another computation (its rule applies there).
     Through(ForwardFn),
 }
@@ -174,6 +176,14 @@ pub struct PrimDef {
     pub attrs: Attrs,
 }
 
+/// The backward rule that gives the first argument the sensitivity `f` computes (when it is
+/// needed) and the others none.
+pub(crate) const fn first(f: fn(&mut dyn Emit, &Call) -> NodeId) -> Backward {
+    // The rule is a closure of `f`, which a `fn` pointer cannot capture: the declaration's
+    // rule is this generic one, handed `f` through the call.
+    Backward::First(f)
+}
+
 /// For `raises`: a call that never raises.
 pub(crate) fn never(_: &[Abs]) -> bool {
     false
@@ -212,6 +222,87 @@ pub(crate) fn unless_known_args(args: &[Abs]) -> bool {
     })
 }
 
+/// The builder methods of [`PrimDef`], one a row: `method(arg: Type) sets field = value;`.
+macro_rules! builders {
+    ($($(#[$doc:meta])* $method:ident($($arg:ident: $ty:ty)?) sets $($field:ident).+ = $value:expr;)*) => {
+        $(
+            $(#[$doc])*
+            pub const fn $method(mut self $(, $arg: $ty)?) -> Self {
+                self.$($field).+ = $value;
+                self
+            }
+        )*
+    };
+}
+
+impl PrimDef {
+    /// A pure primitive of Python values that may raise, with no tensor kernel: the builder
+    /// methods below change the rest.
+    pub const fn new(
+        name: &'static str,
+        signature: &'static str,
+        infer: InferFn,
+        eval: EvalFn,
+        backward: Backward,
+    ) -> PrimDef {
+        PrimDef {
+            ident: "",
+            name,
+            python: &[],
+            signature,
+            effects: Effects::PURE,
+            infer,
+            raises: always,
+            eval,
+            kernels: Kernels::None,
+            backward,
+            attrs: Attrs::NONE,
+        }
+    }
+
+    /// Computes on tensors: its CPU kernel is its reference implementation.
+    pub const fn tensor_kernel(self) -> Self {
+        self.with_kernels(Kernels::Tensor { fused: false })
+    }
+
+    builders! {
+        /// Its side effects.
+        with_effects(effects: Effects) sets effects = effects;
+        /// How it runs on tensors.
+        with_kernels(kernels: Kernels) sets kernels = kernels;
+        /// The names users call it by.
+        called(python: &'static [Py]) sets python = python;
+        /// Its Python parameter list.
+        signed(signature: &'static str) sets signature = signature;
+        /// Whether a call may raise.
+        raising(raises: RaisesFn) sets raises = raises;
+        /// Which arguments it takes as Parameters.
+        with_refs(refs: Refs) sets attrs.refs = refs;
+        /// Arguments that must be known at compile time.
+        with_constant_args(args: &'static [(usize, &'static str)]) sets attrs.constant_args = args;
+        /// Its name in compile-time error messages.
+        labelled(label: &'static str) sets attrs.label = Some(label);
+        /// Never evaluated at compile time.
+        unfoldable() sets attrs.fold = false;
+        /// Receives the effect states it is passed (the state plumbing itself).
+        with_states() sets attrs.states = true;
+        /// Computed even while an argument is still `Bottom` in inference.
+        lazy() sets attrs.lazy = true;
+        /// Never merged or removed although it has no effect attribute.
+        opaque() sets attrs.opaque = true;
+        /// A builtin class `isinstance` accepts.
+        class() sets attrs.is_type = true;
+        /// Its result can hold its arguments' values.
+        passing_values() sets attrs.passes_values = true;
+    }
+
+    /// Writes the Parameters that are its first `params` arguments.
+    pub const fn writing(self, params: usize) -> Self {
+        self.with_effects(Effects::MEM)
+            .with_refs(Refs::Writes(params))
+    }
+}
+
 /// A family of primitives: the members of one `family/*.rs` module, in declaration order.
 pub struct Family {
     pub index: u16,
@@ -220,12 +311,14 @@ pub struct Family {
 }
 
 /// Declares a family of primitives: an associated constant of [`Prim`] per member and the
-/// family's table of [`PrimDef`]s. The fields of a member are those of `PrimDef` (all
-/// required), in any order, followed by any of `Attrs`' fields it changes.
+/// family's table of [`PrimDef`]s. A member is a row `Name = expr;`, `expr` a `PrimDef` built
+/// by [`PrimDef::new`] (whose arguments, the rules every primitive
+/// needs, are all required) or by a constant function of the family for its regular members
+/// (binary operators, elementwise functions, reductions), then changed by the builder methods.
 macro_rules! primitives {
     (
         family $fam:ident = $index:literal;
-        $( $(#[$doc:meta])* $member:ident { $($fields:tt)* } )*
+        $( $(#[$doc:meta])* $member:ident = $row:expr; )*
     ) => {
         #[repr(u16)]
         enum Member { $($member,)* }
@@ -242,38 +335,8 @@ macro_rules! primitives {
         pub(crate) static FAMILY: $crate::def::Family = $crate::def::Family {
             index: $index,
             name: stringify!($fam),
-            members: &[$($crate::def::primitives!(@def $member [] [] $($fields)*),)*],
+            members: &[$($crate::def::PrimDef { ident: stringify!($member), ..$row },)*],
         };
-    };
-    (@def $member:ident [$($def:tt)*] [$($attr:tt)*] $(,)?) => {
-        $crate::def::PrimDef {
-            ident: stringify!($member),
-            $($def)*
-            attrs: $crate::def::Attrs { $($attr)* ..$crate::def::Attrs::NONE },
-        }
-    };
-    (@def $member:ident $def:tt [$($attr:tt)*]
-        $field:ident: $value:expr $(, $($rest:tt)*)?) => {
-        $crate::def::primitives!(@route $field $member $def [$($attr)*] $value; $($($rest)*)?)
-    };
-    (@route refs $($tail:tt)*) => { $crate::def::primitives!(@attr refs $($tail)*) };
-    (@route passes_values $($tail:tt)*) => {
-        $crate::def::primitives!(@attr passes_values $($tail)*)
-    };
-    (@route fold $($tail:tt)*) => { $crate::def::primitives!(@attr fold $($tail)*) };
-    (@route opaque $($tail:tt)*) => { $crate::def::primitives!(@attr opaque $($tail)*) };
-    (@route is_type $($tail:tt)*) => { $crate::def::primitives!(@attr is_type $($tail)*) };
-    (@route label $($tail:tt)*) => { $crate::def::primitives!(@attr label $($tail)*) };
-    (@route constant_args $($tail:tt)*) => {
-        $crate::def::primitives!(@attr constant_args $($tail)*)
-    };
-    (@route lazy $($tail:tt)*) => { $crate::def::primitives!(@attr lazy $($tail)*) };
-    (@route states $($tail:tt)*) => { $crate::def::primitives!(@attr states $($tail)*) };
-    (@route $field:ident $member:ident [$($def:tt)*] $attr:tt $value:expr; $($rest:tt)*) => {
-        $crate::def::primitives!(@def $member [$($def)* $field: $value,] $attr $($rest)*)
-    };
-    (@attr $field:ident $member:ident $def:tt [$($attr:tt)*] $value:expr; $($rest:tt)*) => {
-        $crate::def::primitives!(@def $member $def [$($attr)* $field: $value,] $($rest)*)
     };
 }
 

@@ -134,6 +134,7 @@ impl Prim {
     pub fn backward(self, e: &mut dyn Emit, c: &Call) -> Option<Grads> {
         match self.def().backward {
             Backward::Rule(rule) => rule(e, c),
+            Backward::First(f) => Some(c.first(e, |e| f(e, c))),
             Backward::Zero => Some(c.none()),
             Backward::Refused(_) | Backward::Through(_) => None,
         }

@@ -167,38 +167,18 @@ impl Signature {
                     return Err(BindError::MultipleValues(p.name.to_string()));
                 }
                 out.push(ArgSource::Positional(i));
-            } else if let Some(j) = kw {
-                out.push(ArgSource::Keyword(j));
-            } else if let Some(d) = &p.default {
-                out.push(ArgSource::Default(d.clone()));
             } else {
-                missing.push(p.name.to_string());
+                bind_by_name(p, kw, &mut out, &mut missing);
             }
         }
-        if !missing.is_empty() {
-            return Err(BindError::Missing {
-                names: missing,
-                keyword_only: false,
-            });
-        }
+        missing_error(&mut missing, false)?;
         for i in n_params..n_positional {
             out.push(ArgSource::Positional(i));
         }
         for p in &self.kwonly {
-            if let Some(j) = take_keyword(&p.name, &mut used) {
-                out.push(ArgSource::Keyword(j));
-            } else if let Some(d) = &p.default {
-                out.push(ArgSource::Default(d.clone()));
-            } else {
-                missing.push(p.name.to_string());
-            }
+            bind_by_name(p, take_keyword(&p.name, &mut used), &mut out, &mut missing);
         }
-        if !missing.is_empty() {
-            return Err(BindError::Missing {
-                names: missing,
-                keyword_only: true,
-            });
-        }
+        missing_error(&mut missing, true)?;
         if let Some(j) = used.iter().position(|u| !u) {
             let name = keywords[j];
             if self.params[..self.posonly].iter().any(|p| &*p.name == name) {
@@ -291,6 +271,33 @@ fn parse_default(text: &str) -> Result<Const, String> {
                     .map_err(|_| format!("bad default {text:?}"))?,
             ),
         },
+    })
+}
+
+/// A parameter not given positionally: its keyword argument, else its default, else missing.
+fn bind_by_name(
+    p: &Param,
+    keyword: Option<usize>,
+    out: &mut Vec<ArgSource>,
+    missing: &mut Vec<String>,
+) {
+    if let Some(j) = keyword {
+        out.push(ArgSource::Keyword(j));
+    } else if let Some(d) = &p.default {
+        out.push(ArgSource::Default(d.clone()));
+    } else {
+        missing.push(p.name.to_string());
+    }
+}
+
+/// Python's error for the `missing` required parameters, when there are any.
+fn missing_error(missing: &mut Vec<String>, keyword_only: bool) -> Result<(), BindError> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(BindError::Missing {
+        names: std::mem::take(missing),
+        keyword_only,
     })
 }
 

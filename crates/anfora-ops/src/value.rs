@@ -242,7 +242,6 @@ impl Value {
         }
     }
 
-    /// The Python scalar a value is, for mixing with tensors.
     /// Whether the value holds no heap data (dropping it does nothing).
     #[inline]
     pub fn owns_nothing(&self) -> bool {

@@ -4,13 +4,17 @@
 use anfora_tensor::{DType, SplitSpec, Tensor, promote_types, split_bounds, tuple_repr};
 
 use crate::abs::{Abs, Rule, TensorAbs, err};
+use crate::args::tensor_operand;
 use crate::args::{
     dtype_arg, dtype_arg_abs, int_arg, need_tensor, normalize_axis, shaped_like_x, tensor_abs,
-    tensor_arg_abs,
 };
-use crate::def::{Backward, Kernels, Py, always, primitives};
+use std::io::Write;
+
+use crate::def::{Backward, PrimDef, Py, first, primitives};
 use crate::emit::unbroadcast;
-use crate::prim::{Effects, Prim};
+use crate::emit::{Call, Emit};
+use crate::ids::NodeId;
+use crate::prim::Prim;
 use crate::pynum::{PyErr, tensor, type_error, value_error};
 use crate::value::{OpResult, Value};
 
@@ -18,127 +22,96 @@ primitives! {
     family array = 7;
 
     /// `ops.one_hot(indices, depth, dtype=float32)`.
-    OneHot {
-        name: "OneHot", python: &[Py::Op("one_hot")], signature: "(indices, depth, dtype=None)",
-        effects: Effects::PURE,
-        infer: |_, a| one_hot(a), raises: always,
-        eval: |_, a, _| {
-            let idx = need_tensor(&a[0], "ops.one_hot")?;
-            let depth = int_arg(&a[1])?;
-            let dtype = dtype_arg(&a[2], Some(DType::F32))?.unwrap_or(DType::F32);
-            tensor(Tensor::one_hot(idx, depth, dtype)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false }, backward: Backward::Zero,
-    }
+    OneHot = PrimDef::new("OneHot", "(indices, depth, dtype=None)", one_hot_abs, one_hot,
+        Backward::Zero)
+        .tensor_kernel().called(&[Py::Op("one_hot")]);
     /// `ops.concat(tensors, axis=0)`: numpy's `concatenate`.
-    Concat {
-        name: "Concat", python: &[Py::Op("concat")], signature: "(tensors, axis=0)",
-        effects: Effects::PURE,
-        infer: join_abs, raises: always, eval: |p, a, _| join(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::ConcatGrad, &[c.d, c.x[0], c.x[1]])))),
-    }
+    Concat = PrimDef::new("Concat", "(tensors, axis=0)", join_abs, join,
+        first(|e, c| e.op(Prim::ConcatGrad, &[c.d, c.x[0], c.x[1]])))
+        .tensor_kernel().called(&[Py::Op("concat")]);
     /// `ops.stack(tensors, axis=0)`: numpy's.
-    Stack {
-        name: "Stack", python: &[Py::Op("stack")], signature: "(tensors, axis=0)",
-        effects: Effects::PURE,
-        infer: join_abs, raises: always, eval: |p, a, _| join(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::StackGrad, &[c.d, c.x[0], c.x[1]])))),
-    }
+    Stack = PrimDef::new("Stack", "(tensors, axis=0)", join_abs, join,
+        first(|e, c| e.op(Prim::StackGrad, &[c.d, c.x[0], c.x[1]])))
+        .tensor_kernel().called(&[Py::Op("stack")]);
     /// `ops.split(x, indices_or_sections, axis=0)`: numpy's; a tuple of tensors.
-    Split {
-        name: "Split", python: &[Py::Op("split")], signature: "(x, indices_or_sections, axis=0)",
-        effects: Effects::PURE,
-        infer: |_, a| split(a), raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.split")?;
-            let parts = tensor(x.split(&split_spec(&a[1])?, int_arg(&a[2])?))?;
-            Ok(Value::tuple(parts.into_iter().map(Value::Tensor).collect()))
-        },
-        kernels: Kernels::Tensor { fused: false },
-        // The parts' sensitivities (zeros for the unused ones) joined back.
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            let dense = e.op(Prim::FillZeros, &[c.d, c.out]);
-            let joined = e.op(Prim::Concat, &[dense, c.x[2]]);
-            unbroadcast(e, joined, c.x[0])
-        }))),
-    }
+    Split = PrimDef::new("Split", "(x, indices_or_sections, axis=0)", split_abs, split,
+        first(split_back))
+        .tensor_kernel().called(&[Py::Op("split")]);
     /// `ConcatGrad(d, tensors, axis)`: `d` cut back into one sensitivity per tensor.
-    ConcatGrad {
-        name: "ConcatGrad", python: &[], signature: "(d, tensors, axis)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(unjoin_abs(&a[1])), raises: always,
-        eval: |_, a, _| unjoin(&a[0], &a[1], &a[2], false),
-        kernels: Kernels::Tensor { fused: false },
-        // Linear in d: its adjoint joins the tuple sensitivity back.
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            let dense = e.op(Prim::FillZeros, &[c.d, c.x[1]]);
-            e.op(Prim::Concat, &[dense, c.x[2]])
-        }))),
-    }
+    ConcatGrad = PrimDef::new("ConcatGrad", "(d, tensors, axis)", unjoin_abs, unjoin,
+        first(|e, c| rejoin(e, c, Prim::Concat)))
+        .tensor_kernel();
     /// `StackGrad(d, tensors, axis)`: `d` unstacked into one sensitivity per tensor.
-    StackGrad {
-        name: "StackGrad", python: &[], signature: "(d, tensors, axis)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(unjoin_abs(&a[1])), raises: always,
-        eval: |_, a, _| unjoin(&a[0], &a[1], &a[2], true),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            let dense = e.op(Prim::FillZeros, &[c.d, c.x[1]]);
-            e.op(Prim::Stack, &[dense, c.x[2]])
-        }))),
-    }
+    StackGrad = PrimDef::new("StackGrad", "(d, tensors, axis)", unjoin_abs, unjoin,
+        first(|e, c| rejoin(e, c, Prim::Stack)))
+        .tensor_kernel();
     /// `ops.take(x, indices, axis=None)` (also `ops.gather`): numpy's `take`.
-    Take {
-        name: "Take", python: &[Py::Op("take"), Py::Op("gather")], signature: "(x, indices, axis=None)",
-        effects: Effects::PURE,
-        infer: |_, a| take(a), raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.take")?;
-            tensor(Tensor::take(x, &indices_arg(&a[1])?, axis_opt(&a[2])?)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            let t = e.op(Prim::TakeGrad, &[c.d, c.x[0], c.x[1], c.x[2]]);
-            unbroadcast(e, t, c.x[0])
-        }))),
-    }
+    Take = PrimDef::new("Take", "(x, indices, axis=None)", take_abs, take,
+        first(|e, c| gathered_back(e, c, [c.x[1], c.x[2]])))
+        .tensor_kernel().called(&[Py::Op("take"), Py::Op("gather")]);
     /// `TakeGrad(d, x, indices, axis)`: zeros like `x` with `d` added where `take` read.
-    TakeGrad {
-        name: "TakeGrad", python: &[], signature: "(d, x, indices, axis)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(shaped_like_x(a)), raises: always,
-        eval: |_, a, _| {
-            let d = need_tensor(&a[0], "TakeGrad")?;
-            let x = need_tensor(&a[1], "TakeGrad")?;
-            tensor(Tensor::take_grad(d, x.shape(), &indices_arg(&a[2])?, axis_opt(&a[3])?))
-                .map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::Take, &[c.d, c.x[2], c.x[3]])))),
-    }
+    TakeGrad = PrimDef::new("TakeGrad", "(d, x, indices, axis)", |_, a| Ok(shaped_like_x(a)),
+        take_grad, first(|e, c| e.op(Prim::Take, &[c.d, c.x[2], c.x[3]])))
+        .tensor_kernel();
     /// `ops.index_select(x, axis, index)`: MindSpore's, `ops.take(x, index, axis)` for a 1-D
     /// int32 or int64 `index`.
-    IndexSelect {
-        name: "IndexSelect", python: &[Py::Op("index_select")], signature: "(x, axis, index)",
-        effects: Effects::PURE,
-        infer: |_, a| index_select(a), raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.index_select")?;
-            let axis = int_arg(&a[1])?;
-            tensor(Tensor::take(x, select_index(&a[2])?, Some(axis))).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            let t = e.op(Prim::TakeGrad, &[c.d, c.x[0], c.x[2], c.x[1]]);
-            unbroadcast(e, t, c.x[0])
-        }))),
-    }
+    IndexSelect = PrimDef::new("IndexSelect", "(x, axis, index)", index_select_abs, index_select,
+        first(|e, c| gathered_back(e, c, [c.x[2], c.x[1]])))
+        .tensor_kernel().called(&[Py::Op("index_select")]);
+}
+
+fn one_hot(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let idx = need_tensor(&a[0], "ops.one_hot")?;
+    let depth = int_arg(&a[1])?;
+    let dtype = dtype_arg(&a[2], Some(DType::F32))?.unwrap_or(DType::F32);
+    tensor(Tensor::one_hot(idx, depth, dtype)).map(Value::Tensor)
+}
+
+fn split(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.split")?;
+    let parts = tensor(x.split(&split_spec(&a[1])?, int_arg(&a[2])?))?;
+    Ok(Value::tuple(parts.into_iter().map(Value::Tensor).collect()))
+}
+
+fn take(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.take")?;
+    tensor(Tensor::take(x, &indices_arg(&a[1])?, axis_opt(&a[2])?)).map(Value::Tensor)
+}
+
+fn take_grad(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let d = need_tensor(&a[0], "TakeGrad")?;
+    let x = need_tensor(&a[1], "TakeGrad")?;
+    let indices = indices_arg(&a[2])?;
+    tensor(Tensor::take_grad(d, x.shape(), &indices, axis_opt(&a[3])?)).map(Value::Tensor)
+}
+
+fn index_select(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.index_select")?;
+    let axis = int_arg(&a[1])?;
+    tensor(Tensor::take(x, select_index(&a[2])?, Some(axis))).map(Value::Tensor)
+}
+
+/// The parts' sensitivities (zeros for the unused ones) joined back.
+fn split_back(e: &mut dyn Emit, c: &Call) -> NodeId {
+    let dense = e.op(Prim::FillZeros, &[c.d, c.out]);
+    let joined = e.op(Prim::Concat, &[dense, c.x[2]]);
+    unbroadcast(e, joined, c.x[0])
+}
+
+/// Linear in d: the adjoint of cutting or unstacking joins the tuple sensitivity back.
+fn rejoin(e: &mut dyn Emit, c: &Call, join: Prim) -> NodeId {
+    let dense = e.op(Prim::FillZeros, &[c.d, c.x[1]]);
+    e.op(join, &[dense, c.x[2]])
+}
+
+/// The sensitivity of a gather of `x` at `[indices, axis]`: `d` added where it read.
+fn gathered_back(e: &mut dyn Emit, c: &Call, [indices, axis]: [NodeId; 2]) -> NodeId {
+    let t = e.op(Prim::TakeGrad, &[c.d, c.x[0], indices, axis]);
+    unbroadcast(e, t, c.x[0])
 }
 
 /// `concat`/`stack`; numpy's concatenate with axis=None joins the tensors flattened.
-fn join(p: Prim, args: &[Value]) -> OpResult {
+fn join(p: Prim, args: &[Value], _: &mut dyn Write) -> OpResult {
     let name = p.python_name();
     let ts = tensors_arg(&args[0], &name)?;
     let r = if p == Prim::Concat && matches!(args[1], Value::None) {
@@ -159,16 +132,17 @@ fn join_abs(p: Prim, args: &[Abs]) -> Rule {
 }
 
 /// One sensitivity per input, shaped like it.
-fn unjoin_abs(tensors_arg: &Abs) -> Abs {
-    match tensors(tensors_arg) {
+fn unjoin_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match tensors(&a[1]) {
         Ok(ts) => Abs::tuple(
             ts.into_iter()
                 .map(|t| tensor_abs(t.dtype, t.shape))
                 .collect(),
         ),
         Err(r) => r,
-    }
+    })
 }
+
 /// A tuple or list of tensors.
 fn tensors_arg(v: &Value, name: &str) -> Result<Vec<Tensor>, PyErr> {
     let items = match v {
@@ -205,8 +179,10 @@ fn flattened(ts: &[Tensor]) -> Result<Vec<Tensor>, PyErr> {
         .collect()
 }
 
-fn unjoin(d: &Value, xs: &Value, axis: &Value, stacked: bool) -> OpResult {
-    let name = if stacked { "StackGrad" } else { "ConcatGrad" };
+fn unjoin(p: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let (d, xs, axis) = (&a[0], &a[1], &a[2]);
+    let stacked = p == Prim::StackGrad;
+    let name = p.name();
     let items = match xs {
         Value::Tuple(items) | Value::List(items) => items.clone(),
         other => {
@@ -327,11 +303,8 @@ fn select_index(v: &Value) -> Result<&Tensor, PyErr> {
 }
 
 // ---- abstract values ----------------------------------------------------------------------
-fn one_hot(args: &[Abs]) -> Rule {
-    let idx = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+fn one_hot_abs(_: Prim, args: &[Abs]) -> Rule {
+    let idx = tensor_operand!(&args[0]);
     if !idx.dtype.is_int() {
         return Err(err(format!(
             "one_hot: indices must be an integer tensor, got {}",
@@ -443,11 +416,8 @@ fn join_shapes(ts: &[TensorAbs], axis: &Abs, stack: bool) -> Rule {
     Ok(tensor_abs(dtype, shape))
 }
 
-fn split(args: &[Abs]) -> Rule {
-    let x = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+fn split_abs(_: Prim, args: &[Abs]) -> Rule {
+    let x = tensor_operand!(&args[0]);
     let spec = match &args[1] {
         Abs::Tuple(items) | Abs::List(items) => {
             match items.iter().map(Abs::as_i64).collect::<Option<Vec<_>>>() {
@@ -520,11 +490,8 @@ fn index_shape(a: &Abs) -> Option<Vec<Option<usize>>> {
     }
 }
 
-fn take(args: &[Abs]) -> Rule {
-    let x = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+fn take_abs(_: Prim, args: &[Abs]) -> Rule {
+    let x = tensor_operand!(&args[0]);
     if let Abs::Tensor(t) = &args[1]
         && t.dtype.is_float()
     {
@@ -554,11 +521,8 @@ fn take(args: &[Abs]) -> Rule {
 }
 
 /// `ops.index_select(x, axis, index)`: `take` along `axis` of a 1-D int32 or int64 index.
-fn index_select(args: &[Abs]) -> Rule {
-    let x = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+fn index_select_abs(_: Prim, args: &[Abs]) -> Rule {
+    let x = tensor_operand!(&args[0]);
     let index = match &args[2] {
         Abs::Tensor(t) => t,
         Abs::Any => return Ok(Abs::Any),

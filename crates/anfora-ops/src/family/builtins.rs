@@ -9,7 +9,7 @@ use anfora_tensor::Scalar;
 
 use crate::abs::{Abs, Func, Rule};
 use crate::args::int_arg;
-use crate::def::{Backward, Kernels, Py, always, primitives};
+use crate::def::{Backward, EvalFn, InferFn, PrimDef, Py, primitives};
 use crate::emit::{Call, Emit, Grads, unbroadcast};
 use crate::prim::{Effects, Prim};
 use crate::pynum::{self, PyErr, overflow, tensor, type_error, value_error};
@@ -18,165 +18,125 @@ use crate::python::{
 };
 use crate::value::{OpResult, Range, Value, repr, to_str};
 
-const REFUSED_SEQUENCES: &str = "sequence conversions and reductions of the builtins are not differentiated (use tuples directly, ops.sum on tensors)";
+const REFUSED_SEQUENCES: &str = "sequence conversions and reductions of the builtins are not \
+    differentiated (use tuples directly, ops.sum on tensors)";
 
 primitives! {
     family builtins = 2;
 
-    Print {
-        name: "Print", python: &[Py::Builtin("print")], signature: "(*values, sep=' ', end='\\n')",
-        effects: Effects::IO,
-        infer: |_, _| Ok(Abs::None), raises: always, eval: |_, a, out| print(a, out),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Len {
-        name: "Len", python: &[Py::Builtin("len")], signature: "(obj)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(length_abs(&a[0])), raises: always,
-        eval: |_, a, _| len(&a[0]).map(Value::Int),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Min {
-        name: "Min", python: &[Py::Builtin("min")], signature: "(*args)",
-        effects: Effects::PURE,
-        infer: min_max_abs, raises: always, eval: |p, a, _| min_max(p, a),
-        kernels: Kernels::None, backward: Backward::Rule(extremum_back),
-        passes_values: true,
-    }
-    Max {
-        name: "Max", python: &[Py::Builtin("max")], signature: "(*args)",
-        effects: Effects::PURE,
-        infer: min_max_abs, raises: always, eval: |p, a, _| min_max(p, a),
-        kernels: Kernels::None, backward: Backward::Rule(extremum_back),
-        passes_values: true,
-    }
+    Print = builtin("Print", &[Py::Builtin("print")], "(*values, sep=' ', end='\\n')",
+        |_, _| Ok(Abs::None), |_, a, out| print(a, out), Backward::Zero)
+        .with_effects(Effects::IO);
+    Len = builtin("Len", &[Py::Builtin("len")], "(obj)", |_, a| Ok(length_abs(&a[0])),
+        |_, a, _| len(&a[0]).map(Value::Int), Backward::Zero);
+    Min = builtin("Min", &[Py::Builtin("min")], "(*args)", min_max_abs, |p, a, _| min_max(p, a),
+        Backward::Rule(extremum_back))
+        .passing_values();
+    Max = builtin("Max", &[Py::Builtin("max")], "(*args)", min_max_abs, |p, a, _| min_max(p, a),
+        Backward::Rule(extremum_back))
+        .passing_values();
     /// `int`: conversion function and type (for isinstance).
-    IntType {
-        name: "int", python: &[Py::Builtin("int")], signature: "(x=0)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match &a[0] {
-            Abs::Int(_) | Abs::Bool(_) | Abs::Float(_) | Abs::Str(_) | Abs::Tensor(_) => Abs::Int(None),
-            Abs::Any => Abs::Any,
-            _ => Abs::Bottom,
-        }),
-        raises: always, eval: |_, a, _| int_of(&a[0]),
-        kernels: Kernels::None, backward: Backward::Zero,
-        is_type: true,
-    }
-    FloatType {
-        name: "float", python: &[Py::Builtin("float")], signature: "(x=0.0)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match &a[0] {
-            Abs::Int(_) | Abs::Bool(_) | Abs::Float(_) | Abs::Str(_) | Abs::Tensor(_) => Abs::Float(None),
-            Abs::Any => Abs::Any,
-            _ => Abs::Bottom,
-        }),
-        raises: always, eval: |_, a, _| float_of(&a[0]),
-        kernels: Kernels::None,
-        // float(x): the gradient of x in its own kind (none for ints).
-        backward: Backward::Rule(|e, c| {
-            if c.x.len() != 1 {
-                return None;
-            }
-            Some(vec![Some(unbroadcast(e, c.d, c.x[0]))])
-        }),
-        is_type: true,
-    }
-    BoolType {
-        name: "bool", python: &[Py::Builtin("bool")], signature: "(x=False)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(truth_abs(&a[0])), raises: always,
-        eval: |_, a, _| Ok(Value::Bool(truth(&a[0])?)),
-        kernels: Kernels::None, backward: Backward::Zero,
-        is_type: true,
-    }
-    StrType {
-        name: "str", python: &[Py::Builtin("str")], signature: "(object='')",
-        effects: Effects::PURE,
-        infer: |_, _| Ok(Abs::Str(None)), raises: always,
-        eval: |_, a, _| Ok(Value::str(&to_str(&a[0]))),
-        kernels: Kernels::None, backward: Backward::Zero,
-        is_type: true,
-    }
-    TupleType {
-        name: "tuple", python: &[Py::Builtin("tuple")], signature: "(iterable=())",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match items_abs(&a[0]) {
-            Some(xs) => Abs::tuple(xs),
-            None => Abs::Any,
-        }),
-        raises: always, eval: |_, a, _| Ok(Value::tuple(items(&a[0], &not_iterable)?)),
-        kernels: Kernels::None, backward: Backward::Refused(REFUSED_SEQUENCES),
-        is_type: true, passes_values: true,
-    }
-    ListType {
-        name: "list", python: &[Py::Builtin("list")], signature: "(iterable=())",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match items_abs(&a[0]) {
-            Some(xs) => Abs::List(std::sync::Arc::from(xs)),
-            None => Abs::Any,
-        }),
-        raises: always, eval: |_, a, _| Ok(Value::List(Rc::from(items(&a[0], &not_iterable)?))),
-        kernels: Kernels::None, backward: Backward::Refused(REFUSED_SEQUENCES),
-        is_type: true, passes_values: true,
-    }
-    Repr {
-        name: "repr", python: &[Py::Builtin("repr")], signature: "(obj)",
-        effects: Effects::PURE,
-        infer: |_, _| Ok(Abs::Str(None)), raises: always,
-        eval: |_, a, _| Ok(Value::str(&repr(&a[0]))),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Range {
-        name: "range", python: &[Py::Builtin("range")], signature: "(*args)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(if a.iter().all(|a| matches!(a, Abs::Int(_) | Abs::Bool(_))) && (1..=3).contains(&a.len()) {
-            Abs::Range(None)
-        } else if a.iter().any(|a| matches!(a, Abs::Any)) {
-            Abs::Any
-        } else {
-            Abs::Bottom
-        }),
-        raises: always, eval: |_, a, _| range(a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    IsInstance {
-        name: "isinstance", python: &[Py::Builtin("isinstance")], signature: "(obj, class_or_tuple)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(isinstance_abs(&a[0], &a[1])), raises: always,
-        eval: |_, a, _| isinstance(&a[0], &a[1]).map(Value::Bool),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Sum {
-        name: "sum", python: &[Py::Builtin("sum")], signature: "(iterable, start=0)",
-        effects: Effects::PURE,
-        infer: |_, a| match items_abs(&a[0]) {
-            Some(xs) => xs.iter().try_fold(a[1].clone(), |acc, x| Prim::Add.infer(&[acc, x.clone()])),
-            None => Ok(Abs::Any),
-        },
-        raises: always, eval: |_, a, _| sum(a),
-        kernels: Kernels::None, backward: Backward::Refused(REFUSED_SEQUENCES),
-    }
-    Any {
-        name: "any", python: &[Py::Builtin("any")], signature: "(iterable)",
-        effects: Effects::PURE,
-        infer: |_, _| Ok(Abs::Bool(None)), raises: always, eval: any_all,
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    All {
-        name: "all", python: &[Py::Builtin("all")], signature: "(iterable)",
-        effects: Effects::PURE,
-        infer: |_, _| Ok(Abs::Bool(None)), raises: always, eval: any_all,
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
+    IntType = builtin("int", &[Py::Builtin("int")], "(x=0)", number_abs, |_, a, _| int_of(&a[0]),
+        Backward::Zero)
+        .class();
+    /// `float(x)`: the gradient of `x` in its own kind (none for ints).
+    FloatType = builtin("float", &[Py::Builtin("float")], "(x=0.0)", number_abs,
+        |_, a, _| float_of(&a[0]), Backward::Rule(float_back))
+        .class();
+    BoolType = builtin("bool", &[Py::Builtin("bool")], "(x=False)", |_, a| Ok(truth_abs(&a[0])),
+        |_, a, _| Ok(Value::Bool(truth(&a[0])?)), Backward::Zero)
+        .class();
+    StrType = builtin("str", &[Py::Builtin("str")], "(object='')", |_, _| Ok(Abs::Str(None)),
+        |_, a, _| Ok(Value::str(&to_str(&a[0]))), Backward::Zero)
+        .class();
+    TupleType = builtin("tuple", &[Py::Builtin("tuple")], "(iterable=())", sequence_abs,
+        |_, a, _| Ok(Value::tuple(items(&a[0], &not_iterable)?)),
+        Backward::Refused(REFUSED_SEQUENCES))
+        .passing_values().class();
+    ListType = builtin("list", &[Py::Builtin("list")], "(iterable=())", sequence_abs,
+        |_, a, _| Ok(Value::List(Rc::from(items(&a[0], &not_iterable)?))),
+        Backward::Refused(REFUSED_SEQUENCES))
+        .passing_values().class();
+    Repr = builtin("repr", &[Py::Builtin("repr")], "(obj)", |_, _| Ok(Abs::Str(None)),
+        |_, a, _| Ok(Value::str(&repr(&a[0]))), Backward::Zero);
+    Range = builtin("range", &[Py::Builtin("range")], "(*args)", range_abs, |_, a, _| range(a),
+        Backward::Zero);
+    IsInstance = builtin("isinstance", &[Py::Builtin("isinstance")], "(obj, class_or_tuple)",
+        |_, a| Ok(isinstance_abs(&a[0], &a[1])),
+        |_, a, _| isinstance(&a[0], &a[1]).map(Value::Bool), Backward::Zero);
+    Sum = builtin("sum", &[Py::Builtin("sum")], "(iterable, start=0)", sum_abs, |_, a, _| sum(a),
+        Backward::Refused(REFUSED_SEQUENCES));
+    Any = builtin("any", &[Py::Builtin("any")], "(iterable)", |_, _| Ok(Abs::Bool(None)), any_all,
+        Backward::Zero);
+    All = builtin("all", &[Py::Builtin("all")], "(iterable)", |_, _| Ok(Abs::Bool(None)), any_all,
+        Backward::Zero);
     /// `anfora.Tensor`, for isinstance.
-    TensorType {
-        name: "Tensor", python: &[], signature: "(data)",
-        effects: Effects::PURE,
-        infer: |_, _| Ok(Abs::Bottom), raises: always,
-        eval: |_, _, _| Err(type_error("anfora.Tensor cannot be called; use ops.tensor(data)")),
-        kernels: Kernels::None, backward: Backward::Zero,
-        is_type: true,
+    TensorType = PrimDef::new("Tensor", "(data)", |_, _| Ok(Abs::Bottom),
+        |_, _, _| Err(type_error("anfora.Tensor cannot be called; use ops.tensor(data)")),
+        Backward::Zero)
+        .class();
+}
+
+/// A builtin function or class of Python.
+const fn builtin(
+    name: &'static str,
+    python: &'static [Py],
+    signature: &'static str,
+    infer: InferFn,
+    eval: EvalFn,
+    backward: Backward,
+) -> PrimDef {
+    PrimDef::new(name, signature, infer, eval, backward).called(python)
+}
+
+/// `int(x)` or `float(x)`: a number of the class's kind for anything it converts.
+fn number_abs(p: Prim, a: &[Abs]) -> Rule {
+    Ok(match &a[0] {
+        Abs::Int(_) | Abs::Bool(_) | Abs::Float(_) | Abs::Str(_) | Abs::Tensor(_) => {
+            if p == Prim::IntType {
+                Abs::Int(None)
+            } else {
+                Abs::Float(None)
+            }
+        }
+        Abs::Any => Abs::Any,
+        _ => Abs::Bottom,
+    })
+}
+
+fn float_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    if c.x.len() != 1 {
+        return None;
+    }
+    Some(vec![Some(unbroadcast(e, c.d, c.x[0]))])
+}
+
+/// `tuple(x)` or `list(x)`: the items of `x` when they are known.
+fn sequence_abs(p: Prim, a: &[Abs]) -> Rule {
+    Ok(match items_abs(&a[0]) {
+        Some(xs) if p == Prim::TupleType => Abs::tuple(xs),
+        Some(xs) => Abs::List(std::sync::Arc::from(xs)),
+        None => Abs::Any,
+    })
+}
+
+fn range_abs(_: Prim, a: &[Abs]) -> Rule {
+    let ints = a.iter().all(|a| matches!(a, Abs::Int(_) | Abs::Bool(_)));
+    Ok(if ints && (1..=3).contains(&a.len()) {
+        Abs::Range(None)
+    } else if a.iter().any(|a| matches!(a, Abs::Any)) {
+        Abs::Any
+    } else {
+        Abs::Bottom
+    })
+}
+
+fn sum_abs(_: Prim, a: &[Abs]) -> Rule {
+    match items_abs(&a[0]) {
+        Some(xs) => xs
+            .iter()
+            .try_fold(a[1].clone(), |acc, x| Prim::Add.infer(&[acc, x.clone()])),
+        None => Ok(Abs::Any),
     }
 }
 

@@ -7,57 +7,45 @@ use crate::abs::{Abs, Rule};
 use crate::args::{
     Kind, dtype_arg, dtype_arg_abs, kind, need_tensor, shape_arg, shape_arg_abs, tensor_abs,
 };
-use crate::def::{Backward, Kernels, Py, always, primitives, unless_known_floats};
-use crate::prim::{Effects, Prim};
+use crate::def::{Backward, Kernels, PrimDef, Py, primitives, unless_known_floats};
+use crate::prim::Prim;
 use crate::pynum::{PyErr, tensor, type_error};
 use crate::value::{OpResult, Value};
 
 primitives! {
     family creation = 3;
 
-    Zeros {
-        name: "Zeros", python: &[Py::Op("zeros")], signature: "(shape, dtype=None)",
-        effects: Effects::PURE,
-        infer: creation_abs, raises: always, eval: |p, a, _| creation(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Ones {
-        name: "Ones", python: &[Py::Op("ones")], signature: "(shape, dtype=None)",
-        effects: Effects::PURE,
-        infer: creation_abs, raises: always, eval: |p, a, _| creation(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Full {
-        name: "Full", python: &[Py::Op("full")], signature: "(shape, fill_value, dtype=None)",
-        effects: Effects::PURE,
-        infer: creation_abs, raises: always, eval: |p, a, _| creation(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Arange {
-        name: "Arange", python: &[Py::Op("arange")],
-        signature: "(start, stop=None, step=None, dtype=None)",
-        effects: Effects::PURE,
-        infer: creation_abs, raises: always, eval: |p, a, _| creation(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    MakeTensor {
-        name: "MakeTensor", python: &[Py::Op("tensor")], signature: "(data, dtype=None)",
-        effects: Effects::PURE,
-        infer: creation_abs, raises: always, eval: |p, a, _| creation(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    ZerosLike {
-        name: "ZerosLike", python: &[Py::Op("zeros_like")], signature: "(x, dtype=None)",
-        effects: Effects::PURE,
-        infer: creation_abs, raises: unless_known_floats, eval: |p, a, _| creation(p, a),
-        kernels: Kernels::Tensor { fused: false }, backward: Backward::Zero,
-    }
-    OnesLike {
-        name: "OnesLike", python: &[Py::Op("ones_like")], signature: "(x, dtype=None)",
-        effects: Effects::PURE,
-        infer: creation_abs, raises: unless_known_floats, eval: |p, a, _| creation(p, a),
-        kernels: Kernels::Tensor { fused: false }, backward: Backward::Zero,
-    }
+    Zeros = constructor("Zeros", "(shape, dtype=None)", &[Py::Op("zeros")]);
+    Ones = constructor("Ones", "(shape, dtype=None)", &[Py::Op("ones")]);
+    Full = constructor("Full", "(shape, fill_value, dtype=None)", &[Py::Op("full")]);
+    Arange = constructor("Arange", "(start, stop=None, step=None, dtype=None)",
+        &[Py::Op("arange")]);
+    MakeTensor = constructor("MakeTensor", "(data, dtype=None)", &[Py::Op("tensor")]);
+    ZerosLike = like_tensor(constructor("ZerosLike", "(x, dtype=None)", &[Py::Op("zeros_like")]));
+    OnesLike = like_tensor(constructor("OnesLike", "(x, dtype=None)", &[Py::Op("ones_like")]));
+}
+
+/// A tensor made from Python values: no gradient.
+const fn constructor(
+    name: &'static str,
+    signature: &'static str,
+    python: &'static [Py],
+) -> PrimDef {
+    PrimDef::new(
+        name,
+        signature,
+        creation_abs,
+        |p, a, _| creation(p, a),
+        Backward::Zero,
+    )
+    .called(python)
+}
+
+/// The `_like` forms compute on a tensor (a kernel on its device), and cannot raise once
+/// inference has checked it.
+const fn like_tensor(def: PrimDef) -> PrimDef {
+    def.with_kernels(Kernels::Tensor { fused: false })
+        .raising(unless_known_floats)
 }
 
 fn nested(v: &Value) -> Result<Data, PyErr> {

@@ -10,7 +10,9 @@
 use anfora_tensor::{DType, Scalar, Tensor, broadcast_shapes, tuple_repr};
 
 use crate::abs::{Abs, Rule, err, shape_text};
-use crate::def::{Backward, Kernels, Py, always, never, primitives};
+use std::io::Write;
+
+use crate::def::{Backward, PrimDef, Py, first, never, primitives};
 use crate::param::{Monad, ParamRef};
 use crate::prim::{Effects, Prim, Refs};
 use crate::pynum::{tensor_err, type_error, value_error};
@@ -22,113 +24,89 @@ primitives! {
     family effect = 11;
 
     /// `Load(param, u)`: the value of a Parameter in memory state `u`.
-    Load {
-        name: "Load", python: &[], signature: "(param, u)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match &a[0] {
-            Abs::Ref(r) => r.value(),
-            other => other.clone(),
-        }),
-        raises: never,
-        eval: |_, a, _| Ok(match &a[0] {
-            Value::Ref(r) => Value::Tensor(r.get()),
-            other => other.clone(),
-        }),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::First, fold: false, states: true,
-    }
+    Load = plumbing(PrimDef::new("Load", "(param, u)", load_abs, load, Backward::Zero))
+        .with_refs(Refs::First);
     /// `UpdateState(u, x...)`: the memory (or IO) state after `x` happened.
-    UpdateState {
-        name: "UpdateState", python: &[], signature: "(*args)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match a.first() {
-            Some(Abs::Monad(m)) => Abs::Monad(*m),
-            _ => Abs::Monad(Monad::U),
-        }),
-        raises: never,
-        eval: |_, a, _| Ok(a.first().cloned().unwrap_or(Value::None)),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::All, fold: false, states: true,
-    }
+    UpdateState = plumbing(PrimDef::new("UpdateState", "(*args)", update_state_abs, first_value,
+        Backward::Zero));
     /// `Depend(x, s...)`: `x`, once the states `s` are reached.
-    Depend {
-        name: "Depend", python: &[Py::Op("depend")], signature: "(value, *states)",
-        effects: Effects::PROPAGATE,
-        infer: |_, a| Ok(a[0].clone()),
-        raises: never,
-        eval: |_, a, _| Ok(a.first().cloned().unwrap_or(Value::None)),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|e, c| Some(c.first(e, |_| c.d))),
-        refs: Refs::All, passes_values: true, fold: false, states: true,
-    }
+    Depend = plumbing(PrimDef::new("Depend", "(value, *states)", |_, a| Ok(a[0].clone()),
+        first_value, first(|_, c| c.d)))
+        .with_effects(Effects::PROPAGATE).called(&[Py::Op("depend")]).passing_values();
     /// `anfora.Parameter(data, name, requires_grad)`: a new Parameter (module level only).
     /// Creating one makes a new identity: never merged, folded or removed.
-    MakeParameter {
-        name: "Parameter", python: &[Py::Anfora("Parameter")],
-        signature: "(data, name=None, requires_grad=True)",
-        effects: Effects::IO,
-        infer: |_, _| Err(err("Parameters can only be created by module-level code")),
-        raises: always, eval: |_, a, _| make_parameter(a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Assign {
-        name: "Assign", python: &[Py::Op("assign")], signature: "(variable, value)",
-        effects: Effects::MEM,
-        infer: assign_abs, raises: always, eval: |p, a, _| assign(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::Writes(1),
-    }
-    AssignAdd {
-        name: "AssignAdd", python: &[Py::Op("assign_add")], signature: "(variable, value)",
-        effects: Effects::MEM,
-        infer: assign_op_abs, raises: always, eval: |p, a, _| assign_op(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::Writes(1),
-    }
-    AssignSub {
-        name: "AssignSub", python: &[Py::Op("assign_sub")], signature: "(variable, value)",
-        effects: Effects::MEM,
-        infer: assign_op_abs, raises: always, eval: |p, a, _| assign_op(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::Writes(1),
-    }
-    ScatterUpdate {
-        name: "ScatterUpdate", python: &[Py::Op("scatter_update")],
-        signature: "(input_x, indices, updates)",
-        effects: Effects::MEM,
-        infer: written_abs, raises: always, eval: |p, a, _| scatter(p, a, Tensor::scatter_update),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::Writes(1),
-    }
-    ScatterAdd {
-        name: "ScatterAdd", python: &[Py::Op("scatter_add")],
-        signature: "(input_x, indices, updates)",
-        effects: Effects::MEM,
-        infer: written_abs, raises: always, eval: |p, a, _| scatter(p, a, Tensor::scatter_add),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::Writes(1),
-    }
-    ScatterNdUpdate {
-        name: "ScatterNdUpdate", python: &[Py::Op("scatter_nd_update")],
-        signature: "(input_x, indices, updates)",
-        effects: Effects::MEM,
-        infer: written_abs, raises: always,
-        eval: |p, a, _| scatter(p, a, Tensor::scatter_nd_update),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::Writes(1),
-    }
-    ScatterNdAdd {
-        name: "ScatterNdAdd", python: &[Py::Op("scatter_nd_add")],
-        signature: "(input_x, indices, updates)",
-        effects: Effects::MEM,
-        infer: written_abs, raises: always, eval: |p, a, _| scatter(p, a, Tensor::scatter_nd_add),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::Writes(1),
-    }
+    MakeParameter = PrimDef::new("Parameter", "(data, name=None, requires_grad=True)",
+        |_, _| Err(err("Parameters can only be created by module-level code")),
+        |_, a, _| make_parameter(a), Backward::Zero)
+        .with_effects(Effects::IO).called(&[Py::Anfora("Parameter")]);
+    Assign = PrimDef::new("Assign", "(variable, value)", assign_abs, assign, Backward::Zero)
+        .writing(1).called(&[Py::Op("assign")]);
+    AssignAdd = PrimDef::new("AssignAdd", "(variable, value)", assign_op_abs, assign_op,
+        Backward::Zero)
+        .writing(1).called(&[Py::Op("assign_add")]);
+    AssignSub = PrimDef::new("AssignSub", "(variable, value)", assign_op_abs, assign_op,
+        Backward::Zero)
+        .writing(1).called(&[Py::Op("assign_sub")]);
+    ScatterUpdate = scatter("ScatterUpdate", &[Py::Op("scatter_update")]);
+    ScatterAdd = scatter("ScatterAdd", &[Py::Op("scatter_add")]);
+    ScatterNdUpdate = scatter("ScatterNdUpdate", &[Py::Op("scatter_nd_update")]);
+    ScatterNdAdd = scatter("ScatterNdAdd", &[Py::Op("scatter_nd_add")]);
+}
+
+/// State plumbing: takes every argument as it is (Parameters, states), never folded.
+const fn plumbing(def: PrimDef) -> PrimDef {
+    def.raising(never)
+        .with_refs(Refs::All)
+        .unfoldable()
+        .with_states()
+}
+
+/// A scatter into the Parameter that is its first argument.
+const fn scatter(name: &'static str, python: &'static [Py]) -> PrimDef {
+    let signature = "(input_x, indices, updates)";
+    PrimDef::new(name, signature, written_abs, scatter_update, Backward::Zero)
+        .writing(1)
+        .called(python)
+}
+
+fn load_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match &a[0] {
+        Abs::Ref(r) => r.value(),
+        other => other.clone(),
+    })
+}
+
+fn load(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    Ok(match &a[0] {
+        Value::Ref(r) => Value::Tensor(r.get()),
+        other => other.clone(),
+    })
+}
+
+fn update_state_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match a.first() {
+        Some(Abs::Monad(m)) => Abs::Monad(*m),
+        _ => Abs::Monad(Monad::U),
+    })
+}
+
+/// The state (or the value) passes through.
+fn first_value(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    Ok(a.first().cloned().unwrap_or(Value::None))
+}
+
+fn scatter_update(p: Prim, args: &[Value], _: &mut dyn Write) -> OpResult {
+    let f: ScatterFn = match p {
+        Prim::ScatterUpdate => Tensor::scatter_update,
+        Prim::ScatterAdd => Tensor::scatter_add,
+        Prim::ScatterNdUpdate => Tensor::scatter_nd_update,
+        _ => Tensor::scatter_nd_add,
+    };
+    scatter_into(p, args, f)
 }
 
 /// numpy's `p[...] = v`: `v` broadcast to the Parameter's shape, any cast.
-fn assign(p: Prim, args: &[Value]) -> OpResult {
+fn assign(p: Prim, args: &[Value], _: &mut dyn Write) -> OpResult {
     let func = p.python_name();
     let first = param_arg(&args[0], &func, "first")?;
     let v = match &args[1] {
@@ -167,7 +145,7 @@ fn assign_operator(p: Prim) -> Prim {
     }
 }
 
-fn assign_op(p: Prim, args: &[Value]) -> OpResult {
+fn assign_op(p: Prim, args: &[Value], _: &mut dyn Write) -> OpResult {
     let func = p.python_name();
     let first = param_arg(&args[0], &func, "first")?;
     let new = binary(assign_operator(p), &current(first), &args[1])?;
@@ -177,7 +155,7 @@ fn assign_op(p: Prim, args: &[Value]) -> OpResult {
 
 type ScatterFn = fn(&Tensor, &Tensor, &Tensor) -> Result<Tensor, anfora_tensor::TensorError>;
 
-fn scatter(p: Prim, args: &[Value], f: ScatterFn) -> OpResult {
+fn scatter_into(p: Prim, args: &[Value], f: ScatterFn) -> OpResult {
     let func = p.python_name();
     let first = param_arg(&args[0], &func, "first")?;
     let indices = need(&args[1], &func, "indices")?;

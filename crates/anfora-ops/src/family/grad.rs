@@ -7,7 +7,7 @@ use anfora_tensor::{DType, ReduceOp, Scalar, Tensor};
 
 use crate::abs::{Abs, Rule, RuleError, TensorAbs};
 use crate::args::{int_arg, need_tensor, reduce_to, sens_tensor, tensor_abs};
-use crate::def::{Backward, Kernels, Py, always, never, primitives};
+use crate::def::{Backward, PrimDef, Py, first, never, primitives};
 use crate::prim::{Effects, Prim};
 use crate::pynum::{tensor as t, type_error};
 use crate::python::{binary, getitem, getitem_abs};
@@ -21,217 +21,159 @@ primitives! {
     /// `anfora.grad(fn, argnums=0, weights=None, sens_param=False)`: expanded by the grad
     /// stage. `argnums=...` means every argument; with `sens_param` the gradient function takes
     /// the output's sensitivity as an extra last argument.
-    Grad {
-        name: "grad", python: &[Py::Anfora("grad")],
-        signature: "(fn, argnums=0, weights=None, sens_param=False)",
-        effects: Effects::PROPAGATE,
-        infer: not_expanded_abs, raises: always, eval: not_expanded,
-        kernels: Kernels::None, backward: Backward::Refused(EXPANDED),
-    }
+    Grad = transform("grad", &[Py::Anfora("grad")],
+        "(fn, argnums=0, weights=None, sens_param=False)");
     /// `anfora.value_and_grad(fn, argnums=0, weights=None, sens_param=False)`: as `grad`.
-    ValueAndGrad {
-        name: "value_and_grad", python: &[Py::Anfora("value_and_grad")],
-        signature: "(fn, argnums=0, weights=None, sens_param=False)",
-        effects: Effects::PROPAGATE,
-        infer: not_expanded_abs, raises: always, eval: not_expanded,
-        kernels: Kernels::None, backward: Backward::Refused(EXPANDED),
-    }
+    ValueAndGrad = transform("value_and_grad", &[Py::Anfora("value_and_grad")],
+        "(fn, argnums=0, weights=None, sens_param=False)");
     /// `anfora.vjp(fn, *primals)`: expanded by the grad stage.
-    Vjp {
-        name: "vjp", python: &[Py::Anfora("vjp")], signature: "(fn, *primals)",
-        effects: Effects::PROPAGATE,
-        infer: not_expanded_abs, raises: always, eval: not_expanded,
-        kernels: Kernels::None, backward: Backward::Refused(EXPANDED),
-    }
+    Vjp = transform("vjp", &[Py::Anfora("vjp")], "(fn, *primals)");
     /// `anfora.jvp(fn, primals, tangents)`: rewritten by the grad stage into two `vjp`s.
-    Jvp {
-        name: "jvp", python: &[Py::Anfora("jvp")], signature: "(fn, primals, tangents)",
-        effects: Effects::PROPAGATE,
-        infer: not_expanded_abs, raises: always, eval: not_expanded,
-        kernels: Kernels::None, backward: Backward::Refused(EXPANDED),
-    }
+    Jvp = transform("jvp", &[Py::Anfora("jvp")], "(fn, primals, tangents)");
     /// `ops.stop_gradient(x)`: `x`, with no gradient flowing back.
-    StopGradient {
-        name: "StopGradient", python: &[Py::Op("stop_gradient")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(a[0].clone()), raises: never, eval: |_, a, _| Ok(a[0].clone()),
-        kernels: Kernels::None, backward: Backward::Zero,
-        passes_values: true,
-    }
+    StopGradient = PrimDef::new("StopGradient", "(x)", |_, a| Ok(a[0].clone()),
+        |_, a, _| Ok(a[0].clone()), Backward::Zero)
+        .called(&[Py::Op("stop_gradient")]).raising(never).passing_values();
     /// `GradAdd(a, b)`: sum of two sensitivities; `None` is zero, tuples add item by item.
-    GradAdd {
-        name: "GradAdd", python: &[], signature: "(a, b)",
-        effects: Effects::PURE,
-        infer: |_, a| grad_add_abs(&a[0], &a[1]), raises: always,
-        eval: |_, a, _| grad_add(&a[0], &a[1]),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|e, c| Some(c.each(e, 0..c.x.len(), |_, _| c.d))),
-        passes_values: true,
-    }
+    GradAdd = PrimDef::new("GradAdd", "(a, b)", |_, a| grad_add_abs(&a[0], &a[1]),
+        |_, a, _| grad_add(&a[0], &a[1]),
+        Backward::Rule(|e, c| Some(c.each(e, 0..c.x.len(), |_, _| c.d))))
+        .passing_values();
     /// `SumToShape(d, x)`: sensitivity `d` summed over the dimensions broadcasting added to
     /// `x` and cast to its dtype; `None` when `x` is not differentiable (ints, bools, ...).
-    SumToShape {
-        name: "SumToShape", python: &[], signature: "(d, x)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(sum_to_shape_abs(&a[0], &a[1])), raises: always,
-        eval: |_, a, _| sum_to_shape(&a[0], &a[1]),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::BroadcastLike, &[c.d, c.x[0]])))),
-    }
+    SumToShape = PrimDef::new("SumToShape", "(d, x)", |_, a| Ok(sum_to_shape_abs(&a[0], &a[1])),
+        |_, a, _| sum_to_shape(&a[0], &a[1]),
+        first(|e, c| e.op(Prim::BroadcastLike, &[c.d, c.x[0]])))
+        .tensor_kernel();
     /// `BroadcastLike(d, x)`: `d` broadcast to the shape of `x` (the dual of SumToShape).
-    BroadcastLike {
-        name: "BroadcastLike", python: &[], signature: "(d, x)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match (&a[0], &a[1]) {
-            (Abs::None, _) => Abs::None,
-            (Abs::Tensor(d), Abs::Tensor(x)) => tensor_abs(d.dtype, x.shape.clone()),
-            (Abs::Float(_) | Abs::Int(_) | Abs::Bool(_), Abs::Tensor(x)) => {
-                tensor_abs(x.dtype, x.shape.clone())
-            }
-            (Abs::Tensor(_), Abs::Float(_)) => Abs::Float(None),
-            (d, _) => d.clone(),
-        }),
-        raises: always,
-        eval: |_, a, _| broadcast_like(&a[0], &a[1]),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::SumToShape, &[c.d, c.x[0]])))),
-    }
+    BroadcastLike = PrimDef::new("BroadcastLike", "(d, x)", broadcast_like_abs,
+        |_, a, _| broadcast_like(&a[0], &a[1]),
+        first(|e, c| e.op(Prim::SumToShape, &[c.d, c.x[0]])))
+        .tensor_kernel();
     /// `FillZeros(d, x)`: `d`, or zeros shaped like `x` where `d` is `None`.
-    FillZeros {
-        name: "FillZeros", python: &[], signature: "(d, x)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(fill_zeros_abs(&a[0], &a[1])), raises: always,
-        eval: |_, a, _| fill_zeros(&a[0], &a[1]),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|e, c| Some(c.first(e, |_| c.d))),
-        passes_values: true,
-    }
+    FillZeros = PrimDef::new("FillZeros", "(d, x)", |_, a| Ok(fill_zeros_abs(&a[0], &a[1])),
+        |_, a, _| fill_zeros(&a[0], &a[1]), first(|_, c| c.d))
+        .passing_values();
     /// `SensOnes(y)`: ones shaped like `y` (the default output sensitivity).
-    SensOnes {
-        name: "SensOnes", python: &[], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(sens_ones_abs(&a[0])), raises: always, eval: |_, a, _| sens_ones(&a[0]),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
+    SensOnes = PrimDef::new("SensOnes", "(x)", |_, a| Ok(sens_ones_abs(&a[0])),
+        |_, a, _| sens_ones(&a[0]), Backward::Zero);
     /// `SensCheck(d, y)`: `d`, after checking that a sensitivity given by the user (a `vjp`
     /// cotangent, a `sens_param` argument) has the structure, shape and dtype of the output `y`.
-    SensCheck {
-        name: "SensCheck", python: &[], signature: "(d, y)",
-        effects: Effects::PURE,
-        infer: |_, a| {
-            sens_check_abs(&a[0], &a[1]).map_err(RuleError)?;
-            Ok(a[0].clone())
-        },
-        raises: always,
-        eval: |_, a, _| {
-            sens_check(&a[0], &a[1])?;
-            Ok(a[0].clone())
-        },
-        kernels: Kernels::None,
-        // The check is on the primal; the sensitivity passes through to the cotangent.
-        backward: Backward::Rule(|e, c| Some(c.first(e, |_| c.d))),
-        label: Some("the output sensitivity"),
-    }
+    /// The check is on the primal; the sensitivity passes through to the cotangent.
+    SensCheck = PrimDef::new("SensCheck", "(d, y)", checked_sensitivity_abs, checked_sensitivity,
+        first(|_, c| c.d))
+        .labelled("the output sensitivity");
     /// `GradTupleAt(t, i, d)`: a tuple as long as `t`, `None` everywhere but `d` at `i`.
-    GradTupleAt {
-        name: "GradTupleAt", python: &[], signature: "(t, i, d)",
-        effects: Effects::PURE,
-        infer: |_, a| grad_tuple_at_abs(&a[0], &a[1], &a[2]), raises: always,
-        eval: |_, a, _| grad_tuple_at(&a[0], &a[1], &a[2]),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|e, c| {
-            let mut g = c.none();
+    GradTupleAt = PrimDef::new("GradTupleAt", "(t, i, d)",
+        |_, a| grad_tuple_at_abs(&a[0], &a[1], &a[2]), |_, a, _| grad_tuple_at(&a[0], &a[1], &a[2]),
+        Backward::Rule(|e, c| { let mut g = c.none();
             if c.need(2) {
                 g[2] = Some(e.op(Prim::GradItem, &[c.d, c.x[1]]));
             }
             Some(g)
-        }),
-        passes_values: true,
-    }
+        }))
+        .passing_values();
     /// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads.
-    IndexGrad {
-        name: "IndexGrad", python: &[], signature: "(d, x, index)",
-        effects: Effects::PURE,
-        infer: |_, a| index_grad_abs(&a[0], &a[1], &a[2]), raises: always,
-        eval: |_, a, _| index_grad(&a[0], &a[1], &a[2]),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::GradItem, &[c.d, c.x[2]])))),
-    }
+    IndexGrad = PrimDef::new("IndexGrad", "(d, x, index)",
+        |_, a| index_grad_abs(&a[0], &a[1], &a[2]), |_, a, _| index_grad(&a[0], &a[1], &a[2]),
+        first(|e, c| e.op(Prim::GradItem, &[c.d, c.x[2]])))
+        .tensor_kernel();
     /// `GradItem(d, i)`: item `i` of a tuple sensitivity (`None` stays `None`).
-    GradItem {
-        name: "GradItem", python: &[], signature: "(d, i)",
-        effects: Effects::PURE,
-        infer: |_, a| match &a[0] {
-            Abs::None => Ok(Abs::None),
-            d => getitem_abs(d, &a[1]),
-        },
-        raises: always, eval: |_, a, _| grad_item(&a[0], &a[1]),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            e.op(Prim::GradTupleAt, &[c.x[0], c.x[1], c.d])
-        }))),
-        passes_values: true,
-    }
+    GradItem = PrimDef::new("GradItem", "(d, i)", grad_item_abs, |_, a, _| grad_item(&a[0], &a[1]),
+        first(|e, c| e.op(Prim::GradTupleAt, &[c.x[0], c.x[1], c.d])))
+        .passing_values();
     /// `GradHead(ds, n)`: all but the last `n` items of a tuple.
-    GradHead {
-        name: "GradHead", python: &[], signature: "(ds, n)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match (&a[0], a[1].as_i64()) {
-            (Abs::Tuple(xs), Some(n)) => {
-                Abs::tuple(xs[..xs.len().saturating_sub(n.max(0) as usize)].to_vec())
-            }
-            _ => Abs::Any,
-        }),
-        raises: always, eval: |_, a, _| grad_head(&a[0], &a[1]),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::GradPad, &[c.d, c.x[1]])))),
-        passes_values: true,
-    }
+    GradHead = PrimDef::new("GradHead", "(ds, n)", grad_head_abs, |_, a, _| grad_head(&a[0], &a[1]),
+        first(|e, c| e.op(Prim::GradPad, &[c.d, c.x[1]])))
+        .passing_values();
     /// `GradPad(d, n)`: the tuple `d` followed by `n` Nones (the dual of GradHead).
-    GradPad {
-        name: "GradPad", python: &[], signature: "(d, n)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match (&a[0], a[1].as_i64()) {
-            (Abs::None, _) => Abs::None,
-            (Abs::Tuple(xs), Some(n)) => {
-                let mut out = xs.to_vec();
-                out.extend(std::iter::repeat_n(Abs::None, n.max(0) as usize));
-                Abs::tuple(out)
-            }
-            _ => Abs::Any,
-        }),
-        raises: always, eval: |_, a, _| grad_pad(&a[0], &a[1]),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::GradHead, &[c.d, c.x[1]])))),
-        passes_values: true,
-    }
+    GradPad = PrimDef::new("GradPad", "(d, n)", grad_pad_abs, |_, a, _| grad_pad(&a[0], &a[1]),
+        first(|e, c| e.op(Prim::GradHead, &[c.d, c.x[1]])))
+        .passing_values();
     /// `CustomGrad(name, d, out, args...)`: the gradients of a custom primitive's arguments
     /// (a tuple), from its registered backward rule.
-    CustomGrad {
-        name: "CustomGrad", python: &[], signature: "(*args)",
-        effects: Effects::PURE,
-        // One gradient per argument, shaped like it.
-        infer: |_, a| Ok(if a.len() < 3 {
-            Abs::Any
-        } else {
-            Abs::tuple(
-                a[3..]
-                    .iter()
-                    .map(|x| match (x, &a[1]) {
-                        (_, Abs::None) => Abs::None,
-                        (Abs::Tensor(t), _) => tensor_abs(t.dtype, t.shape.clone()),
-                        (Abs::Ref(r), _) => tensor_abs(r.dtype, r.shape.iter().map(|&d| Some(d)).collect()),
-                        _ => Abs::Any,
-                    })
-                    .collect(),
-            )
-        }),
-        raises: always, eval: |_, a, _| crate::custom::custom_grad(a),
-        kernels: Kernels::None,
-        backward: Backward::Refused(
+    CustomGrad = PrimDef::new("CustomGrad", "(*args)", custom_grad_abs,
+        |_, a, _| crate::custom::custom_grad(a),
+        Backward::Refused(
             "the second derivative of a custom primitive: its backward rule is a kernel",
-        ),
+        ));
+}
+
+/// A function transformation the grad stage expands before anything runs.
+const fn transform(name: &'static str, python: &'static [Py], signature: &'static str) -> PrimDef {
+    PrimDef::new(
+        name,
+        signature,
+        not_expanded_abs,
+        not_expanded,
+        Backward::Refused(EXPANDED),
+    )
+    .with_effects(Effects::PROPAGATE)
+    .called(python)
+}
+
+fn checked_sensitivity(_: Prim, a: &[Value], _: &mut dyn std::io::Write) -> OpResult {
+    sens_check(&a[0], &a[1])?;
+    Ok(a[0].clone())
+}
+
+fn checked_sensitivity_abs(_: Prim, a: &[Abs]) -> Rule {
+    sens_check_abs(&a[0], &a[1]).map_err(RuleError)?;
+    Ok(a[0].clone())
+}
+
+fn broadcast_like_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match (&a[0], &a[1]) {
+        (Abs::None, _) => Abs::None,
+        (Abs::Tensor(d), Abs::Tensor(x)) => tensor_abs(d.dtype, x.shape.clone()),
+        (Abs::Float(_) | Abs::Int(_) | Abs::Bool(_), Abs::Tensor(x)) => {
+            tensor_abs(x.dtype, x.shape.clone())
+        }
+        (Abs::Tensor(_), Abs::Float(_)) => Abs::Float(None),
+        (d, _) => d.clone(),
+    })
+}
+
+fn grad_item_abs(_: Prim, a: &[Abs]) -> Rule {
+    match &a[0] {
+        Abs::None => Ok(Abs::None),
+        d => getitem_abs(d, &a[1]),
     }
+}
+
+fn grad_head_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match (&a[0], a[1].as_i64()) {
+        (Abs::Tuple(xs), Some(n)) => {
+            Abs::tuple(xs[..xs.len().saturating_sub(n.max(0) as usize)].to_vec())
+        }
+        _ => Abs::Any,
+    })
+}
+
+fn grad_pad_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match (&a[0], a[1].as_i64()) {
+        (Abs::None, _) => Abs::None,
+        (Abs::Tuple(xs), Some(n)) => {
+            let mut out = xs.to_vec();
+            out.extend(std::iter::repeat_n(Abs::None, n.max(0) as usize));
+            Abs::tuple(out)
+        }
+        _ => Abs::Any,
+    })
+}
+
+/// One gradient per argument, shaped like it.
+fn custom_grad_abs(_: Prim, a: &[Abs]) -> Rule {
+    if a.len() < 3 {
+        return Ok(Abs::Any);
+    }
+    let shaped = |x: &Abs| match (x, &a[1]) {
+        (_, Abs::None) => Abs::None,
+        (Abs::Tensor(t), _) => tensor_abs(t.dtype, t.shape.clone()),
+        (Abs::Ref(r), _) => tensor_abs(r.dtype, r.shape.iter().map(|&d| Some(d)).collect()),
+        _ => Abs::Any,
+    };
+    Ok(Abs::tuple(a[3..].iter().map(shaped).collect()))
 }
 
 fn not_expanded(p: Prim, _: &[Value], _: &mut dyn std::io::Write) -> OpResult {
@@ -285,12 +227,7 @@ fn grad_add(a: &Value, b: &Value) -> OpResult {
                     ys.len()
                 )));
             }
-            let sum = xs
-                .iter()
-                .zip(ys)
-                .map(|(x, y)| grad_add(x, y))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(like(x, sum))
+            zip_items(x, y, x, grad_add)
         }
         _ => binary(Prim::Add, a, b),
     }
@@ -362,17 +299,16 @@ fn zeros_like(x: &Value) -> OpResult {
 fn fill_zeros(d: &Value, x: &Value) -> OpResult {
     match (d, x) {
         (Value::None, x) => zeros_like(x),
-        (d, x) if items(d).is_some() && items(x).is_some() => {
-            let (ds, xs) = (items(d).unwrap_or(&[]), items(x).unwrap_or(&[]));
-            let filled = ds
-                .iter()
-                .zip(xs)
-                .map(|(d, x)| fill_zeros(d, x))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(like(x, filled))
-        }
+        (d, x) if items(d).is_some() && items(x).is_some() => zip_items(d, x, x, fill_zeros),
         (d, _) => Ok(d.clone()),
     }
+}
+
+/// `f` applied to the pairs of items of two tuples or lists, in a container of `kind`'s kind.
+fn zip_items(a: &Value, b: &Value, kind: &Value, f: fn(&Value, &Value) -> OpResult) -> OpResult {
+    let (xs, ys) = (items(a).unwrap_or(&[]), items(b).unwrap_or(&[]));
+    let pairs = xs.iter().zip(ys).map(|(x, y)| f(x, y));
+    Ok(like(kind, pairs.collect::<Result<Vec<_>, _>>()?))
 }
 
 /// `SensOnes(y)`.

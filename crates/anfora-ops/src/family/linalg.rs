@@ -2,13 +2,15 @@
 //! gradient, and `Gemm`, the product with transposed operands and an accumulator that the
 //! optimizer forms.
 
+use std::io::Write;
+
 use anfora_tensor::{Tensor, promote_types};
 
 use crate::abs::{Abs, Rule, err};
 use crate::args::{broadcast, need_tensor, reduce_to, reshaped, shape_str, swap_last, tensor_abs};
-use crate::def::{Backward, Kernels, Py, primitives, unless_known_floats};
+use crate::def::{Backward, Kernels, PrimDef, Py, primitives, unless_known_floats};
 use crate::emit::{Call, Emit, Grads, int};
-use crate::prim::{Effects, Prim};
+use crate::prim::Prim;
 use crate::pynum::{tensor as t, type_error};
 use crate::python::truth;
 use crate::value::{OpResult, Value};
@@ -16,67 +18,73 @@ use crate::value::{OpResult, Value};
 primitives! {
     family linalg = 10;
 
-    MatMul {
-        name: "MatMul", python: &[Py::Op("matmul")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: |_, a| matmul_abs(&a[0], &a[1]), raises: unless_known_floats,
-        eval: |_, a, _| match (&a[0], &a[1]) {
-            (Value::Tensor(x), Value::Tensor(y)) => t(Tensor::matmul(x, y)).map(Value::Tensor),
-            (x, y) => Err(type_error(format!(
-                "unsupported operand type(s) for @: '{}' and '{}'",
-                x.type_name(),
-                y.type_name()
-            ))),
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| {
-            let both = e.op(Prim::MatMulGrad, &[c.x[0], c.x[1], c.d]);
-            Some(c.each(e, 0..2, |e, i| {
-                let k = int(e, i as i64);
-                e.op(Prim::TupleGetItem, &[both, k])
-            }))
-        }),
-    }
+    MatMul = PrimDef::new("MatMul", "(x, y)", |_, a| matmul_abs(&a[0], &a[1]), mat_mul,
+        Backward::Rule(matmul_back))
+        .tensor_kernel().called(&[Py::Op("matmul")]).raising(unless_known_floats);
     /// `MatMulGrad(a, b, d)`: `(da, db)` for `a @ b` with numpy's 1-D and batch rules.
-    MatMulGrad {
-        name: "MatMulGrad", python: &[], signature: "(a, b, d)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match (&a[0], &a[1], &a[2]) {
-            (_, _, Abs::None) => Abs::tuple(vec![Abs::None, Abs::None]),
-            (Abs::Tensor(x), Abs::Tensor(y), _) => Abs::tuple(vec![
-                tensor_abs(x.dtype, x.shape.clone()),
-                tensor_abs(y.dtype, y.shape.clone()),
-            ]),
-            _ => Abs::Any,
-        }),
-        raises: unless_known_floats,
-        eval: |_, a, _| matmul_grad(&a[0], &a[1], &a[2]),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(matmul_grad_back),
-    }
+    MatMulGrad = PrimDef::new("MatMulGrad", "(a, b, d)", mat_mul_grad_abs,
+        |_, a, _| matmul_grad(&a[0], &a[1], &a[2]), Backward::Rule(matmul_grad_back))
+        .tensor_kernel().raising(unless_known_floats);
     /// `Gemm(a, b, c, transpose_a, transpose_b)`: `op(a) @ op(b) + c` for float matrices of one
     /// dtype, `op` transposing when its flag is set and `c` (`None` or broadcast to the result)
-    /// accumulated into. Only the optimizer emits it, after differentiation.
-    Gemm {
-        name: "Gemm", python: &[], signature: "(a, b, c, transpose_a, transpose_b)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match (&a[0], &a[1], a[3].as_bool(), a[4].as_bool()) {
-            (Abs::Tensor(x), Abs::Tensor(y), Some(ta), Some(tb))
-                if x.shape.len() == 2 && y.shape.len() == 2 =>
-            {
-                tensor_abs(x.dtype, vec![x.shape[usize::from(ta)], y.shape[usize::from(!tb)]])
-            }
-            _ => Abs::Any,
-        }),
-        raises: unless_known_floats,
-        eval: |_, a, _| gemm(&a[0], &a[1], a[2].clone(), &a[3], &a[4]),
-        // The accumulator of a product: written in place when it is free and result-shaped.
-        kernels: Kernels::Owned(|_, a, _| match a {
-            [x, y, c, ta, tb] => gemm(x, y, std::mem::replace(c, Value::None), ta, tb),
-            _ => Err(type_error("Gemm takes five arguments")),
-        }),
-        backward: Backward::Refused("emitted by the optimizer, which runs after differentiation"),
+    /// accumulated into. Only the optimizer emits it, after differentiation. The accumulator
+    /// is written in place when it is free and result-shaped.
+    Gemm = PrimDef::new("Gemm", "(a, b, c, transpose_a, transpose_b)", gemm_abs,
+        |_, a, _| gemm(&a[0], &a[1], a[2].clone(), &a[3], &a[4]),
+        Backward::Refused("emitted by the optimizer, which runs after differentiation"))
+        .with_kernels(Kernels::Owned(gemm_owned)).raising(unless_known_floats);
+}
+
+/// `a @ b`: both sensitivities from one `MatMulGrad`.
+fn matmul_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let both = e.op(Prim::MatMulGrad, &[c.x[0], c.x[1], c.d]);
+    Some(c.each(e, 0..2, |e, i| {
+        let k = int(e, i as i64);
+        e.op(Prim::TupleGetItem, &[both, k])
+    }))
+}
+
+fn gemm_owned(_: Prim, a: &mut [Value], _: &mut dyn Write) -> OpResult {
+    match a {
+        [x, y, c, ta, tb] => gemm(x, y, std::mem::replace(c, Value::None), ta, tb),
+        _ => Err(type_error("Gemm takes five arguments")),
     }
+}
+
+fn mat_mul(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    match (&a[0], &a[1]) {
+        (Value::Tensor(x), Value::Tensor(y)) => t(Tensor::matmul(x, y)).map(Value::Tensor),
+        (x, y) => Err(type_error(format!(
+            "unsupported operand type(s) for @: '{}' and '{}'",
+            x.type_name(),
+            y.type_name()
+        ))),
+    }
+}
+
+fn mat_mul_grad_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match (&a[0], &a[1], &a[2]) {
+        (_, _, Abs::None) => Abs::tuple(vec![Abs::None, Abs::None]),
+        (Abs::Tensor(x), Abs::Tensor(y), _) => Abs::tuple(vec![
+            tensor_abs(x.dtype, x.shape.clone()),
+            tensor_abs(y.dtype, y.shape.clone()),
+        ]),
+        _ => Abs::Any,
+    })
+}
+
+fn gemm_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match (&a[0], &a[1], a[3].as_bool(), a[4].as_bool()) {
+        (Abs::Tensor(x), Abs::Tensor(y), Some(ta), Some(tb))
+            if x.shape.len() == 2 && y.shape.len() == 2 =>
+        {
+            tensor_abs(
+                x.dtype,
+                vec![x.shape[usize::from(ta)], y.shape[usize::from(!tb)]],
+            )
+        }
+        _ => Abs::Any,
+    })
 }
 
 /// `(da, db) = (d b^T, a^T d)` for `a @ b`: bilinear in `(a, b)` and `d`.

@@ -2,6 +2,8 @@
 //! roots, trigonometry, `erf`, the activations (`sigmoid`, `relu`, `gelu`, `silu`,
 //! `softplus`), `sign`, `logical_not`, `clip`, `where` and `cast`.
 
+use std::io::Write;
+
 use anfora_tensor::{DType, Scalar, Tensor, UnaryOp, promote_types};
 
 use crate::abs::{Abs, Rule, err};
@@ -10,10 +12,12 @@ use crate::args::{
     tensor_abs, unary_tensor_abs,
 };
 use crate::constant::Const;
-use crate::def::{Backward, Kernels, Py, always, primitives, unless_float, unless_known_floats};
+use crate::def::{
+    Backward, Kernels, PrimDef, Py, always, primitives, unless_float, unless_known_floats,
+};
 use crate::emit::{Call, Emit, Grads, float, int, unbroadcast};
 use crate::ids::NodeId;
-use crate::prim::{Effects, Prim};
+use crate::prim::Prim;
 use crate::pynum::{PyErr, overflow, tensor, type_error, value_error};
 use crate::python::truth;
 use crate::value::{OpResult, Value};
@@ -22,262 +26,259 @@ primitives! {
     family math = 4;
 
     /// `abs(x)`: ints keep their kind (`abs(-2**63)` overflows, as in Python).
-    Abs {
-        name: "Abs", python: &[Py::Builtin("abs"), Py::Op("abs")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: always, eval: |_, a, _| abs(&a[0]),
-        kernels: Kernels::Unary(UnaryOp::Abs),
-        backward: Backward::Rule(|e, c| {
-            let zero = int(e, 0);
-            let pos = e.op(Prim::Gt, &[c.x[0], zero]);
-            let neg = e.op(Prim::Lt, &[c.x[0], zero]);
-            let a = e.op(Prim::Mul, &[c.d, pos]);
-            let b = e.op(Prim::Mul, &[c.d, neg]);
-            let t = e.op(Prim::Sub, &[a, b]);
-            Some(vec![Some(unbroadcast(e, t, c.x[0]))])
-        }),
-    }
-    Exp {
-        name: "Exp", python: &[Py::Op("exp")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Exp),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| e.op(Prim::Mul, &[c.d, c.out]))),
-    }
-    Log {
-        name: "Log", python: &[Py::Op("log")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Log),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| e.op(Prim::Div, &[c.d, c.x[0]]))),
-    }
-    Sqrt {
-        name: "Sqrt", python: &[Py::Op("sqrt")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Sqrt),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let half = float(e, 0.5);
-            let t = e.op(Prim::Mul, &[c.d, half]);
-            e.op(Prim::Div, &[t, c.out])
-        })),
-    }
-    Tanh {
-        name: "Tanh", python: &[Py::Op("tanh")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Tanh),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let one = int(e, 1);
-            let sq = e.op(Prim::Mul, &[c.out, c.out]);
-            let t = e.op(Prim::Sub, &[one, sq]);
-            e.op(Prim::Mul, &[c.d, t])
-        })),
-    }
-    Sin {
-        name: "Sin", python: &[Py::Op("sin")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Sin),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let cos = e.op(Prim::Cos, &[c.x[0]]);
-            e.op(Prim::Mul, &[c.d, cos])
-        })),
-    }
-    Cos {
-        name: "Cos", python: &[Py::Op("cos")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Cos),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let sin = e.op(Prim::Sin, &[c.x[0]]);
-            let t = e.op(Prim::Mul, &[c.d, sin]);
-            e.op(Prim::Neg, &[t])
-        })),
-    }
-    Sigmoid {
-        name: "Sigmoid", python: &[Py::Op("sigmoid")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Sigmoid),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let one = int(e, 1);
-            let t = e.op(Prim::Sub, &[one, c.out]);
-            let t = e.op(Prim::Mul, &[c.out, t]);
-            e.op(Prim::Mul, &[c.d, t])
-        })),
-    }
-    Relu {
-        name: "ReLU", python: &[Py::Op("relu")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_known_floats,
-        eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Relu),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let zero = int(e, 0);
-            let pos = e.op(Prim::Gt, &[c.x[0], zero]);
-            let t = e.op(Prim::Mul, &[c.d, pos]);
-            unbroadcast(e, t, c.x[0])
-        })),
-    }
-    Log1p {
-        name: "Log1p", python: &[Py::Op("log1p")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Log1p),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let one = int(e, 1);
-            let t = e.op(Prim::Add, &[c.x[0], one]);
-            e.op(Prim::Div, &[c.d, t])
-        })),
-    }
-    Expm1 {
-        name: "Expm1", python: &[Py::Op("expm1")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Expm1),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let one = int(e, 1);
-            let t = e.op(Prim::Add, &[c.out, one]);
-            e.op(Prim::Mul, &[c.d, t])
-        })),
-    }
-    Erf {
-        name: "Erf", python: &[Py::Op("erf")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Erf),
-        // 2/√π · exp(-x²)
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let k = float(e, std::f64::consts::FRAC_2_SQRT_PI);
-            let sq = e.op(Prim::Mul, &[c.x[0], c.x[0]]);
-            let nsq = e.op(Prim::Neg, &[sq]);
-            let t = e.op(Prim::Exp, &[nsq]);
-            let t = e.op(Prim::Mul, &[t, k]);
-            e.op(Prim::Mul, &[c.d, t])
-        })),
-    }
+    Abs = function("Abs", UnaryOp::Abs, &[Py::Builtin("abs"), Py::Op("abs")],
+        Backward::Rule(abs_back))
+        .raising(always);
+    Exp = function("Exp", UnaryOp::Exp, &[Py::Op("exp")], Backward::Rule(exp_back));
+    Log = function("Log", UnaryOp::Log, &[Py::Op("log")], Backward::Rule(log_back));
+    Sqrt = function("Sqrt", UnaryOp::Sqrt, &[Py::Op("sqrt")], Backward::Rule(sqrt_back));
+    Tanh = function("Tanh", UnaryOp::Tanh, &[Py::Op("tanh")], Backward::Rule(tanh_back));
+    Sin = function("Sin", UnaryOp::Sin, &[Py::Op("sin")], Backward::Rule(sin_back));
+    Cos = function("Cos", UnaryOp::Cos, &[Py::Op("cos")], Backward::Rule(cos_back));
+    Sigmoid = function("Sigmoid", UnaryOp::Sigmoid, &[Py::Op("sigmoid")],
+        Backward::Rule(sigmoid_back));
+    Relu = function("ReLU", UnaryOp::Relu, &[Py::Op("relu")], Backward::Rule(relu_back))
+        .raising(unless_known_floats);
+    Log1p = function("Log1p", UnaryOp::Log1p, &[Py::Op("log1p")], Backward::Rule(log1p_back));
+    Expm1 = function("Expm1", UnaryOp::Expm1, &[Py::Op("expm1")], Backward::Rule(expm1_back));
+    Erf = function("Erf", UnaryOp::Erf, &[Py::Op("erf")], Backward::Rule(erf_back));
     /// `ops.gelu(x, approximate=False)`: exact (erf) GELU, or its tanh form.
-    Gelu {
-        name: "GeLU", python: &[Py::Op("gelu")], signature: "(x, approximate=False)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]),
-        raises: |a| !matches!((&a[0], &a[1]), (Abs::Tensor(t), Abs::Bool(Some(_))) if t.dtype.is_float()),
-        eval: |_, a, _| gelu(&a[0], &a[1]),
-        kernels: Kernels::Tensor { fused: true },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            let t = gelu_derivative(e, c.x[0], c.x[1]);
-            e.op(Prim::Mul, &[c.d, t])
-        }))),
-    }
-    Silu {
-        name: "SiLU", python: &[Py::Op("silu")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Silu),
-        // s + x·s·(1 - s) with s = sigmoid(x)
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let one = int(e, 1);
-            let s = e.op(Prim::Sigmoid, &[c.x[0]]);
-            let t = e.op(Prim::Sub, &[one, s]);
-            let t = e.op(Prim::Mul, &[c.x[0], t]);
-            let t = e.op(Prim::Add, &[one, t]);
-            let t = e.op(Prim::Mul, &[s, t]);
-            e.op(Prim::Mul, &[c.d, t])
-        })),
-    }
-    Softplus {
-        name: "Softplus", python: &[Py::Op("softplus")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Softplus),
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let s = e.op(Prim::Sigmoid, &[c.x[0]]);
-            e.op(Prim::Mul, &[c.d, s])
-        })),
-    }
-    Rsqrt {
-        name: "Rsqrt", python: &[Py::Op("rsqrt")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Rsqrt),
-        // -out³ / 2
-        backward: Backward::Rule(|e, c| chain(e, c, |e| {
-            let k = float(e, -0.5);
-            let t = e.op(Prim::Mul, &[c.out, c.out]);
-            let t = e.op(Prim::Mul, &[t, c.out]);
-            let t = e.op(Prim::Mul, &[t, k]);
-            e.op(Prim::Mul, &[c.d, t])
-        })),
-    }
-    Sign {
-        name: "Sign", python: &[Py::Op("sign")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: unless_float, eval: |p, a, _| math(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Sign),
-        backward: Backward::Zero,
-    }
-    LogicalNot {
-        name: "LogicalNot", python: &[Py::Op("logical_not")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |p, a| unary_abs(p, &a[0]), raises: always,
-        eval: |p, a, _| match &a[0] {
-            Value::Tensor(_) => math(p, &a[0]),
-            v => Ok(Value::Bool(!truth(v)?)),
-        },
-        kernels: Kernels::Unary(UnaryOp::LogicalNot),
-        backward: Backward::Zero,
-    }
+    Gelu = PrimDef::new("GeLU", "(x, approximate=False)", |p, a| unary_abs(p, &a[0]),
+        |_, a, _| gelu(&a[0], &a[1]), Backward::First(gelu_back))
+        .with_kernels(Kernels::Tensor { fused: true }).called(&[Py::Op("gelu")])
+        .raising(gelu_raises);
+    Silu = function("SiLU", UnaryOp::Silu, &[Py::Op("silu")], Backward::Rule(silu_back));
+    Softplus = function("Softplus", UnaryOp::Softplus, &[Py::Op("softplus")],
+        Backward::Rule(softplus_back));
+    Rsqrt = function("Rsqrt", UnaryOp::Rsqrt, &[Py::Op("rsqrt")], Backward::Rule(rsqrt_back));
+    /// The sign: no gradient flows back.
+    Sign = function("Sign", UnaryOp::Sign, &[Py::Op("sign")], Backward::Zero);
+    LogicalNot = function("LogicalNot", UnaryOp::LogicalNot, &[Py::Op("logical_not")],
+        Backward::Zero)
+        .raising(always);
     /// `ops.clip(x, min=None, max=None)`: numpy's `clip`, `minimum(maximum(x, min), max)` with
     /// a `None` bound left out.
-    Clip {
-        name: "Clip", python: &[Py::Op("clip")], signature: "(x, min=None, max=None)",
-        effects: Effects::PURE,
-        infer: clip_abs, raises: always, eval: |_, a, _| clip(&a[0], &a[1], &a[2]),
-        kernels: Kernels::Tensor { fused: false },
-        // clip routes the sensitivity to x or to the bound that wins, broadcasting summed back.
-        backward: Backward::Rule(|e, c| Some(c.each(e, 0..3, |e, i| {
-            let k = int(e, i as i64);
-            let t = e.op(Prim::ClipGrad, &[c.d, c.x[0], c.x[1], c.x[2], k]);
-            unbroadcast(e, t, c.x[i])
-        }))),
-    }
+    Clip = PrimDef::new("Clip", "(x, min=None, max=None)", clip_abs,
+        |_, a, _| clip(&a[0], &a[1], &a[2]), Backward::Rule(clip_back))
+        .tensor_kernel().called(&[Py::Op("clip")]);
     /// `ClipGrad(d, x, min, max, which)`: the sensitivity of `x` (which 0), `min` (1) or `max`
-    /// (2) of `Clip`, before broadcasting is summed back; `None` for a `None` bound.
-    ClipGrad {
-        name: "ClipGrad", python: &[], signature: "(d, x, min, max, which)",
-        effects: Effects::PURE,
-        infer: clip_abs, raises: always,
-        eval: |_, a, _| clip_grad(&a[0], &a[1], &a[2], &a[3], &a[4]),
-        kernels: Kernels::Tensor { fused: false },
-        // Linear in its sensitivity, by a mask that is piecewise constant in the others.
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            e.op(Prim::ClipGrad, &[c.d, c.x[1], c.x[2], c.x[3], c.x[4]])
-        }))),
+    /// (2) of `Clip`, before broadcasting is summed back; `None` for a `None` bound. Linear in
+    /// its sensitivity, by a mask that is piecewise constant in the others.
+    ClipGrad = PrimDef::new("ClipGrad", "(d, x, min, max, which)", clip_abs,
+        |_, a, _| clip_grad(&a[0], &a[1], &a[2], &a[3], &a[4]),
+        Backward::First(|e, c| e.op(Prim::ClipGrad, &[c.d, c.x[1], c.x[2], c.x[3], c.x[4]])))
+        .tensor_kernel();
+    Where = PrimDef::new("Where", "(condition, x, y)", |_, a| where_abs(a), |_, a, _| where_(a),
+        Backward::Rule(where_back))
+        .with_kernels(Kernels::Tensor { fused: true }).called(&[Py::Op("where")]);
+    Cast = PrimDef::new("Cast", "(x, dtype)", |_, a| Ok(cast_abs(&a[0], &a[1])), |_, a, _| cast(a),
+        Backward::Rule(|e, c| chain(e, c, |e| unbroadcast(e, c.d, c.x[0]))))
+        .tensor_kernel().called(&[Py::Op("cast")]);
+}
+
+/// GELU raises unless its operand is a float tensor and `approximate` a known bool.
+fn gelu_raises(a: &[Abs]) -> bool {
+    !matches!((&a[0], &a[1]), (Abs::Tensor(t), Abs::Bool(Some(_))) if t.dtype.is_float())
+}
+
+/// An elementwise function of a tensor or a Python number (a float), numpy's on tensors, with
+/// its derivative.
+const fn function(
+    name: &'static str,
+    op: UnaryOp,
+    python: &'static [Py],
+    backward: Backward,
+) -> PrimDef {
+    PrimDef::new(
+        name,
+        "(x)",
+        |p, a| unary_abs(p, &a[0]),
+        function_value,
+        backward,
+    )
+    .with_kernels(Kernels::Unary(op))
+    .called(python)
+    .raising(unless_float)
+}
+
+fn function_value(p: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    match (p, &a[0]) {
+        (Prim::Abs, x) => abs(x),
+        (Prim::LogicalNot, Value::Tensor(_)) => math(p, &a[0]),
+        (Prim::LogicalNot, v) => Ok(Value::Bool(!truth(v)?)),
+        (_, x) => math(p, x),
     }
-    Where {
-        name: "Where", python: &[Py::Op("where")], signature: "(condition, x, y)",
-        effects: Effects::PURE,
-        infer: |_, a| where_abs(a), raises: always, eval: |_, a, _| where_(a),
-        kernels: Kernels::Tensor { fused: true },
-        backward: Backward::Rule(|e, c| Some(c.each(e, 1..3, |e, i| {
-            let mask = if i == 1 { c.x[0] } else { e.op(Prim::LogicalNot, &[c.x[0]]) };
-            let t = e.op(Prim::Mul, &[c.d, mask]);
-            unbroadcast(e, t, c.x[i])
-        }))),
-    }
-    Cast {
-        name: "Cast", python: &[Py::Op("cast")], signature: "(x, dtype)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(cast_abs(&a[0], &a[1])), raises: always,
-        eval: |_, a, _| {
-            let t = need_tensor(&a[0], "ops.cast")?;
-            let d = dtype_arg(&a[1], None)?.ok_or_else(|| type_error("ops.cast() needs a dtype"))?;
-            Ok(Value::Tensor(tensor(t.try_cast(d))?))
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| chain(e, c, |e| unbroadcast(e, c.d, c.x[0]))),
-    }
+}
+
+fn cast(a: &[Value]) -> OpResult {
+    let t = need_tensor(&a[0], "ops.cast")?;
+    let d = dtype_arg(&a[1], None)?.ok_or_else(|| type_error("ops.cast() needs a dtype"))?;
+    Ok(Value::Tensor(tensor(t.try_cast(d))?))
+}
+
+/// `abs`: the sign of `x` times `d`.
+fn abs_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let zero = int(e, 0);
+    let pos = e.op(Prim::Gt, &[c.x[0], zero]);
+    let neg = e.op(Prim::Lt, &[c.x[0], zero]);
+    let a = e.op(Prim::Mul, &[c.d, pos]);
+    let b = e.op(Prim::Mul, &[c.d, neg]);
+    let t = e.op(Prim::Sub, &[a, b]);
+    Some(vec![Some(unbroadcast(e, t, c.x[0]))])
+}
+
+fn gelu_back(e: &mut dyn Emit, c: &Call) -> NodeId {
+    let t = gelu_derivative(e, c.x[0], c.x[1]);
+    e.op(Prim::Mul, &[c.d, t])
+}
+
+/// `clip` routes the sensitivity to `x` or to the bound that wins, broadcasting summed back.
+fn clip_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    Some(c.each(e, 0..3, |e, i| {
+        let k = int(e, i as i64);
+        let t = e.op(Prim::ClipGrad, &[c.d, c.x[0], c.x[1], c.x[2], k]);
+        unbroadcast(e, t, c.x[i])
+    }))
+}
+
+fn where_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    Some(c.each(e, 1..3, |e, i| {
+        let mask = if i == 1 {
+            c.x[0]
+        } else {
+            e.op(Prim::LogicalNot, &[c.x[0]])
+        };
+        let t = e.op(Prim::Mul, &[c.d, mask]);
+        unbroadcast(e, t, c.x[i])
+    }))
+}
+
+/// The derivative of `exp` times `d`.
+fn exp_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| e.op(Prim::Mul, &[c.d, c.out]))
+}
+
+/// The derivative of `log` times `d`.
+fn log_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| e.op(Prim::Div, &[c.d, c.x[0]]))
+}
+
+/// The derivative of `sqrt` times `d`.
+fn sqrt_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let half = float(e, 0.5);
+        let t = e.op(Prim::Mul, &[c.d, half]);
+        e.op(Prim::Div, &[t, c.out])
+    })
+}
+
+/// The derivative of `tanh` times `d`.
+fn tanh_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let one = int(e, 1);
+        let sq = e.op(Prim::Mul, &[c.out, c.out]);
+        let t = e.op(Prim::Sub, &[one, sq]);
+        e.op(Prim::Mul, &[c.d, t])
+    })
+}
+
+/// The derivative of `sin` times `d`.
+fn sin_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let cos = e.op(Prim::Cos, &[c.x[0]]);
+        e.op(Prim::Mul, &[c.d, cos])
+    })
+}
+
+/// The derivative of `cos` times `d`.
+fn cos_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let sin = e.op(Prim::Sin, &[c.x[0]]);
+        let t = e.op(Prim::Mul, &[c.d, sin]);
+        e.op(Prim::Neg, &[t])
+    })
+}
+
+/// The derivative of `sigmoid` times `d`.
+fn sigmoid_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let one = int(e, 1);
+        let t = e.op(Prim::Sub, &[one, c.out]);
+        let t = e.op(Prim::Mul, &[c.out, t]);
+        e.op(Prim::Mul, &[c.d, t])
+    })
+}
+
+/// The derivative of `relu` times `d`.
+fn relu_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let zero = int(e, 0);
+        let pos = e.op(Prim::Gt, &[c.x[0], zero]);
+        let t = e.op(Prim::Mul, &[c.d, pos]);
+        unbroadcast(e, t, c.x[0])
+    })
+}
+
+/// The derivative of `log1p` times `d`.
+fn log1p_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let one = int(e, 1);
+        let t = e.op(Prim::Add, &[c.x[0], one]);
+        e.op(Prim::Div, &[c.d, t])
+    })
+}
+
+/// The derivative of `expm1` times `d`.
+fn expm1_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let one = int(e, 1);
+        let t = e.op(Prim::Add, &[c.out, one]);
+        e.op(Prim::Mul, &[c.d, t])
+    })
+}
+
+/// The derivative of `erf` times `d`: 2/√π · exp(-x²).
+fn erf_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let k = float(e, std::f64::consts::FRAC_2_SQRT_PI);
+        let sq = e.op(Prim::Mul, &[c.x[0], c.x[0]]);
+        let nsq = e.op(Prim::Neg, &[sq]);
+        let t = e.op(Prim::Exp, &[nsq]);
+        let t = e.op(Prim::Mul, &[t, k]);
+        e.op(Prim::Mul, &[c.d, t])
+    })
+}
+
+/// The derivative of `silu` times `d`: s + x·s·(1 - s) with s = sigmoid(x).
+fn silu_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let one = int(e, 1);
+        let s = e.op(Prim::Sigmoid, &[c.x[0]]);
+        let t = e.op(Prim::Sub, &[one, s]);
+        let t = e.op(Prim::Mul, &[c.x[0], t]);
+        let t = e.op(Prim::Add, &[one, t]);
+        let t = e.op(Prim::Mul, &[s, t]);
+        e.op(Prim::Mul, &[c.d, t])
+    })
+}
+
+/// The derivative of `softplus` times `d`.
+fn softplus_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let s = e.op(Prim::Sigmoid, &[c.x[0]]);
+        e.op(Prim::Mul, &[c.d, s])
+    })
+}
+
+/// The derivative of `rsqrt` times `d`: -out³ / 2.
+fn rsqrt_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    chain(e, c, |e| {
+        let k = float(e, -0.5);
+        let t = e.op(Prim::Mul, &[c.out, c.out]);
+        let t = e.op(Prim::Mul, &[t, c.out]);
+        let t = e.op(Prim::Mul, &[t, k]);
+        e.op(Prim::Mul, &[c.d, t])
+    })
 }
 
 /// The sensitivity of the first argument, `f`, whether it is needed or not (the others get

@@ -11,9 +11,13 @@ use crate::args::{
     int_arg, need_tensor, normalize_axis, shape_arg, shape_arg_abs, shaped_like_x, tensor_abs,
 };
 use crate::constant::Const;
-use crate::def::{Backward, Kernels, Py, primitives, unless_known_args};
-use crate::emit::shape_of;
-use crate::prim::{Effects, Prim};
+use std::io::Write;
+
+use super::reduce::reduce_back;
+use crate::def::{Backward, PrimDef, Py, first, primitives, unless_known_args};
+use crate::emit::{Call, Emit, Grads, shape_of};
+use crate::ids::NodeId;
+use crate::prim::Prim;
 use crate::pynum::{PyErr, tensor, type_error, value_error};
 use crate::python::truth;
 use crate::value::{OpResult, Value};
@@ -24,244 +28,193 @@ primitives! {
     /// `ops.conv2d(x, weight, stride=1, padding=0, dilation=1, groups=1)`: 2-D convolution
     /// (cross-correlation) of an (N, C, H, W) or (C, H, W) float input with an
     /// (O, C/groups, KH, KW) weight.
-    Conv2D {
-        name: "Conv2D", python: &[Py::Op("conv2d")],
-        signature: "(x, weight, stride=1, padding=0, dilation=1, groups=1)",
-        effects: Effects::PURE,
-        infer: |_, a| conv2d_abs(a), raises: unless_known_args,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.conv2d")?;
-            let w = need_tensor(&a[1], "ops.conv2d")?;
-            let spec = spec_of("conv2d", &a[2..6])?;
-            tensor(Tensor::conv2d(x, w, &spec)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        // Convolution is bilinear in (x, weight); each backward kernel is bilinear in its two
-        // tensors too, and their adjoints are the other two kernels.
-        backward: Backward::Rule(|e, c| {
-            let (x, d) = (c.x, c.d);
-            let spec = &x[2..6];
-            Some(c.each(e, 0..2, |e, i| {
-                let shape = shape_of(e, x[i]);
-                let (kernel, other) = if i == 0 {
-                    (Prim::Conv2DBackpropInput, x[1])
-                } else {
-                    (Prim::Conv2DBackpropFilter, x[0])
-                };
-                e.op(kernel, &[&[d, other, shape], spec].concat())
-            }))
-        }),
-    }
+    Conv2D = network(PrimDef::new("Conv2D",
+        "(x, weight, stride=1, padding=0, dilation=1, groups=1)", |_, a| conv2d_abs(a), conv2d,
+        Backward::Rule(conv2d_back)))
+        .called(&[Py::Op("conv2d")]);
     /// `Conv2DBackpropInput(d, weight, input_shape, stride, padding, dilation, groups)`: the
     /// gradient of `Conv2D` with respect to its input (a transposed convolution of `d`).
-    Conv2DBackpropInput {
-        name: "Conv2DBackpropInput", python: &[],
-        signature: "(d, weight, input_shape, stride, padding, dilation, groups)",
-        effects: Effects::PURE,
-        infer: |_, a| conv_grad_abs(a), raises: unless_known_args,
-        eval: |p, a, _| {
-            let d = need_tensor(&a[0], p.name())?;
-            let w = need_tensor(&a[1], p.name())?;
-            let spec = spec_of(p.name(), &a[3..7])?;
-            tensor(Tensor::conv2d_backprop_input(d, w, &shape_arg(&a[2])?, &spec)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        // out = dx(d0, w): <D, dx> = <conv(D, w), d0> = <w, dW(d0, D)>.
-        backward: Backward::Rule(|e, c| {
-            let (x, d) = (c.x, c.d);
-            let spec = &x[3..7];
-            Some(c.each(e, 0..2, |e, i| {
-                if i == 0 {
-                    return e.op(Prim::Conv2D, &[&[d, x[1]], spec].concat());
-                }
-                let shape = shape_of(e, x[1]);
-                e.op(Prim::Conv2DBackpropFilter, &[&[x[0], d, shape], spec].concat())
-            }))
-        }),
-    }
+    Conv2DBackpropInput = network(PrimDef::new("Conv2DBackpropInput",
+        "(d, weight, input_shape, stride, padding, dilation, groups)", |_, a| conv_grad_abs(a),
+        |p, a, _| conv_grad(p, a, Tensor::conv2d_backprop_input),
+        Backward::Rule(|e, c| conv_grad_back(e, c, [Prim::Conv2DBackpropFilter, Prim::Conv2D]))));
     /// `Conv2DBackpropFilter(d, x, weight_shape, stride, padding, dilation, groups)`: the
     /// gradient of `Conv2D` with respect to its weight.
-    Conv2DBackpropFilter {
-        name: "Conv2DBackpropFilter", python: &[],
-        signature: "(d, x, weight_shape, stride, padding, dilation, groups)",
-        effects: Effects::PURE,
-        infer: |_, a| conv_grad_abs(a), raises: unless_known_args,
-        eval: |p, a, _| {
-            let d = need_tensor(&a[0], p.name())?;
-            let x = need_tensor(&a[1], p.name())?;
-            let spec = spec_of(p.name(), &a[3..7])?;
-            tensor(Tensor::conv2d_backprop_filter(d, x, &shape_arg(&a[2])?, &spec)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        // out = dW(d0, x): <D, dW> = <conv(x, D), d0> = <x, dx(d0, D)>.
-        backward: Backward::Rule(|e, c| {
-            let (x, d) = (c.x, c.d);
-            let spec = &x[3..7];
-            Some(c.each(e, 0..2, |e, i| {
-                if i == 0 {
-                    return e.op(Prim::Conv2D, &[&[x[1], d], spec].concat());
-                }
-                let shape = shape_of(e, x[1]);
-                e.op(Prim::Conv2DBackpropInput, &[&[x[0], d, shape], spec].concat())
-            }))
-        }),
-    }
+    Conv2DBackpropFilter = network(PrimDef::new("Conv2DBackpropFilter",
+        "(d, x, weight_shape, stride, padding, dilation, groups)", |_, a| conv_grad_abs(a),
+        |p, a, _| conv_grad(p, a, Tensor::conv2d_backprop_filter),
+        Backward::Rule(|e, c| conv_grad_back(e, c, [Prim::Conv2DBackpropInput, Prim::Conv2D]))));
     /// `ops.max_pool2d(x, kernel_size, stride=None, padding=0)`: the largest element of each
     /// window (`stride` defaults to the kernel size; `-inf` padding).
-    MaxPool2D {
-        name: "MaxPool2D", python: &[Py::Op("max_pool2d")],
-        signature: "(x, kernel_size, stride=None, padding=0)",
-        effects: Effects::PURE,
-        infer: |_, a| pool2d_abs("max_pool2d", &a[0], &a[1..4]), raises: unless_known_args,
-        eval: |_, a, _| pool(a, "max_pool2d", Tensor::max_pool2d),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            e.op(Prim::MaxPool2DGrad, &[&[c.d, c.x[0]], &c.x[1..4]].concat())
-        }))),
-    }
+    MaxPool2D = pooling("MaxPool2D", &[Py::Op("max_pool2d")],
+        |e, c| e.op(Prim::MaxPool2DGrad, &[&[c.d, c.x[0]], &c.x[1..4]].concat()));
     /// `ops.avg_pool2d(x, kernel_size, stride=None, padding=0)`: the mean of each window, the
     /// zero padding counted.
-    AvgPool2D {
-        name: "AvgPool2D", python: &[Py::Op("avg_pool2d")],
-        signature: "(x, kernel_size, stride=None, padding=0)",
-        effects: Effects::PURE,
-        infer: |_, a| pool2d_abs("avg_pool2d", &a[0], &a[1..4]), raises: unless_known_args,
-        eval: |_, a, _| pool(a, "avg_pool2d", Tensor::avg_pool2d),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            let shape = shape_of(e, c.x[0]);
+    AvgPool2D = pooling("AvgPool2D", &[Py::Op("avg_pool2d")],
+        |e, c| { let shape = shape_of(e, c.x[0]);
             e.op(Prim::AvgPool2DGrad, &[&[c.d, shape], &c.x[1..4]].concat())
-        }))),
-    }
+        });
     /// `MaxPool2DGrad(d, x, kernel_size, stride, padding)`: each window's sensitivity at its
-    /// first largest element of `x`.
-    MaxPool2DGrad {
-        name: "MaxPool2DGrad", python: &[], signature: "(d, x, kernel_size, stride, padding)",
-        effects: Effects::PURE,
-        // Shaped like the input.
-        infer: |_, a| Ok(shaped_like_x(a)), raises: unless_known_args,
-        eval: |p, a, _| pool_grad(p, a, Tensor::max_pool2d_grad),
-        kernels: Kernels::Tensor { fused: false },
-        // The pooling gradients are linear in their sensitivity; where the maxima are only
-        // changes where x ties, so x gets no gradient.
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            e.op(Prim::MaxPool2DGradGrad, &[&[c.d, c.x[1]], &c.x[2..5]].concat())
-        }))),
-    }
+    /// first largest element of `x`. Linear in `d`; where the maxima are only changes where
+    /// `x` ties, so `x` gets no gradient.
+    MaxPool2DGrad = network(PrimDef::new("MaxPool2DGrad", "(d, x, kernel_size, stride, padding)",
+        |_, a| Ok(shaped_like_x(a)), |p, a, _| pool_grad(p, a, Tensor::max_pool2d_grad),
+        first(|e, c| e.op(Prim::MaxPool2DGradGrad, &[&[c.d, c.x[1]], &c.x[2..5]].concat()))));
     /// `MaxPool2DGradGrad(dd, x, kernel_size, stride, padding)`: `dd` (shaped like `x`) read at
     /// each window's first largest element (the adjoint of `MaxPool2DGrad` in `d`).
-    MaxPool2DGradGrad {
-        name: "MaxPool2DGradGrad", python: &[], signature: "(d, x, kernel_size, stride, padding)",
-        effects: Effects::PURE,
-        // Shaped like the pooling's output.
-        infer: |_, a| match (&a[0], &a[1]) {
-            (Abs::Tensor(_), x @ Abs::Tensor(_)) => pool2d_abs("max_pool2d", x, &a[2..5]),
-            (Abs::Any, _) | (_, Abs::Any) => Ok(Abs::Any),
-            _ => Ok(Abs::Bottom),
-        },
-        raises: unless_known_args,
-        eval: |p, a, _| pool_grad(p, a, Tensor::max_pool2d_grad_grad),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            e.op(Prim::MaxPool2DGrad, &[&[c.d, c.x[1]], &c.x[2..5]].concat())
-        }))),
-    }
+    MaxPool2DGradGrad = network(PrimDef::new("MaxPool2DGradGrad",
+        "(d, x, kernel_size, stride, padding)", max_pool_grad_grad_abs,
+        |p, a, _| pool_grad(p, a, Tensor::max_pool2d_grad_grad),
+        first(|e, c| e.op(Prim::MaxPool2DGrad, &[&[c.d, c.x[1]], &c.x[2..5]].concat()))));
     /// `AvgPool2DGrad(d, input_shape, kernel_size, stride, padding)`: each window's sensitivity
     /// shared by its positions.
-    AvgPool2DGrad {
-        name: "AvgPool2DGrad", python: &[], signature: "(d, input_shape, kernel_size, stride, padding)",
-        effects: Effects::PURE,
-        infer: |_, a| match &a[0] {
-            Abs::Tensor(d) => Ok(match shape_arg_abs(&a[1]) {
-                Some(shape) => tensor_abs(d.dtype, shape),
-                None => Abs::Any,
-            }),
-            Abs::Any => Ok(Abs::Any),
-            _ => Ok(Abs::Bottom),
-        },
-        raises: unless_known_args,
-        eval: |p, a, _| {
-            let d = need_tensor(&a[0], p.name())?;
-            let shape = shape_arg(&a[1])?;
-            let spec = pool_spec_of(p.name(), &a[2..5])?;
-            tensor(Tensor::avg_pool2d_grad(d, &shape, &spec)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            e.op(Prim::AvgPool2D, &[&[c.d], &c.x[2..5]].concat())
-        }))),
-    }
-    /// `ops.softmax(x, axis=-1)`.
-    Softmax {
-        name: "Softmax", python: &[Py::Op("softmax")], signature: "(x, axis=-1)",
-        effects: Effects::PURE,
-        infer: |_, a| softmax_abs("softmax", a), raises: unless_known_args,
-        eval: |_, a, _| softmax(a, "ops.softmax", Tensor::softmax),
-        kernels: Kernels::Tensor { fused: false },
-        // With s = softmax(x): dx = s * (d - sum(d * s)), the sum over the axis, kept.
-        backward: Backward::Rule(|e, c| {
-            let keep = e.konst(Const::Bool(true));
-            let ds = e.op(Prim::Mul, &[c.d, c.out]);
-            let total = e.op(Prim::ReduceSum, &[ds, c.x[1], keep]);
-            let centered = e.op(Prim::Sub, &[c.d, total]);
-            let mut g = c.none();
-            g[0] = Some(e.op(Prim::Mul, &[c.out, centered]));
-            Some(g)
-        }),
-    }
-    /// `ops.log_softmax(x, axis=-1)`.
-    LogSoftmax {
-        name: "LogSoftmax", python: &[Py::Op("log_softmax")], signature: "(x, axis=-1)",
-        effects: Effects::PURE,
-        infer: |_, a| softmax_abs("log_softmax", a), raises: unless_known_args,
-        eval: |_, a, _| softmax(a, "ops.log_softmax", Tensor::log_softmax),
-        kernels: Kernels::Tensor { fused: false },
-        // With l = log_softmax(x): dx = d - exp(l) * sum(d), the sum over the axis, kept.
-        backward: Backward::Rule(|e, c| {
-            let keep = e.konst(Const::Bool(true));
-            let total = e.op(Prim::ReduceSum, &[c.d, c.x[1], keep]);
-            let s = e.op(Prim::Exp, &[c.out]);
-            let t = e.op(Prim::Mul, &[s, total]);
-            let mut g = c.none();
-            g[0] = Some(e.op(Prim::Sub, &[c.d, t]));
-            Some(g)
-        }),
-    }
-    /// `ops.logsumexp(x, axis=None, keepdims=False)`.
-    LogSumExp {
-        name: "LogSumExp", python: &[Py::Op("logsumexp")], signature: "(x, axis=None, keepdims=False)",
-        effects: Effects::PURE,
-        infer: |_, a| logsumexp_abs(a), raises: unless_known_args,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.logsumexp")?;
-            let axes = match &a[1] {
-                Value::None => None,
-                Value::Tuple(items) | Value::List(items) => {
-                    Some(items.iter().map(int_arg).collect::<Result<Vec<_>, _>>()?)
-                }
-                v => Some(vec![int_arg(v)?]),
-            };
-            tensor(Tensor::logsumexp(x, axes.as_deref(), truth(&a[2])?)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        // dx = d * exp(x - out), broadcast over the reduced axes.
-        backward: Backward::Rule(|e, c| {
-            let k = e.konst(Const::str("logsumexp"));
-            let mut g = c.none();
-            g[0] = Some(e.op(Prim::ReduceGrad, &[k, c.d, c.x[0], c.out, c.x[1], c.x[2]]));
-            Some(g)
-        }),
-    }
+    AvgPool2DGrad = network(PrimDef::new("AvgPool2DGrad",
+        "(d, input_shape, kernel_size, stride, padding)", avg_pool_grad_abs, avg_pool_grad,
+        first(|e, c| e.op(Prim::AvgPool2D, &[&[c.d], &c.x[2..5]].concat()))));
+    /// `ops.softmax(x, axis=-1)`. With s = softmax(x): dx = s * (d - sum(d * s)), the sum over
+    /// the axis, kept.
+    Softmax = network(PrimDef::new("Softmax", "(x, axis=-1)", |_, a| softmax_abs("softmax", a),
+        |_, a, _| softmax(a, "ops.softmax", Tensor::softmax), Backward::Rule(softmax_back)))
+        .called(&[Py::Op("softmax")]);
+    /// `ops.log_softmax(x, axis=-1)`. With l = log_softmax(x): dx = d - exp(l) * sum(d), the
+    /// sum over the axis, kept.
+    LogSoftmax = network(PrimDef::new("LogSoftmax", "(x, axis=-1)",
+        |_, a| softmax_abs("log_softmax", a),
+        |_, a, _| softmax(a, "ops.log_softmax", Tensor::log_softmax),
+        Backward::Rule(log_softmax_back)))
+        .called(&[Py::Op("log_softmax")]);
+    /// `ops.logsumexp(x, axis=None, keepdims=False)`: dx = d * exp(x - out), broadcast over
+    /// the reduced axes.
+    LogSumExp = network(PrimDef::new("LogSumExp", "(x, axis=None, keepdims=False)",
+        |_, a| logsumexp_abs(a), logsumexp, Backward::Rule(|e, c| reduce_back(e, c, "logsumexp"))))
+        .called(&[Py::Op("logsumexp")]);
 }
 
-type PoolFn = fn(&Tensor, &Pool2dSpec) -> Result<Tensor, anfora_tensor::TensorError>;
-type PoolGradFn = fn(&Tensor, &Tensor, &Pool2dSpec) -> Result<Tensor, anfora_tensor::TensorError>;
+/// A neural-network operation: it raises only for arguments inference could not check.
+const fn network(def: PrimDef) -> PrimDef {
+    def.tensor_kernel().raising(unless_known_args)
+}
 
-fn pool(args: &[Value], op: &str, f: PoolFn) -> OpResult {
+/// A 2-D pooling, whose sensitivity `back` computes.
+const fn pooling(
+    name: &'static str,
+    python: &'static [Py],
+    back: fn(&mut dyn Emit, &Call) -> NodeId,
+) -> PrimDef {
+    let signature = "(x, kernel_size, stride=None, padding=0)";
+    network(PrimDef::new(name, signature, pool_abs, pool, first(back))).called(python)
+}
+
+fn conv2d(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.conv2d")?;
+    let w = need_tensor(&a[1], "ops.conv2d")?;
+    let spec = spec_of("conv2d", &a[2..6])?;
+    tensor(Tensor::conv2d(x, w, &spec)).map(Value::Tensor)
+}
+
+type ConvGradFn = fn(&Tensor, &Tensor, &[usize], &Conv2dSpec) -> anfora_tensor::Result<Tensor>;
+
+/// A gradient kernel of `conv2d`: `(d, other, shape, stride, padding, dilation, groups)`.
+fn conv_grad(p: Prim, a: &[Value], f: ConvGradFn) -> OpResult {
+    let d = need_tensor(&a[0], p.name())?;
+    let other = need_tensor(&a[1], p.name())?;
+    let spec = spec_of(p.name(), &a[3..7])?;
+    tensor(f(d, other, &shape_arg(&a[2])?, &spec)).map(Value::Tensor)
+}
+
+/// Convolution is bilinear in (x, weight); each backward kernel is bilinear in its two
+/// tensors too, and their adjoints are the other two kernels.
+fn conv2d_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let (x, d) = (c.x, c.d);
+    let spec = &x[2..6];
+    Some(c.each(e, 0..2, |e, i| {
+        let shape = shape_of(e, x[i]);
+        let (kernel, other) = if i == 0 {
+            (Prim::Conv2DBackpropInput, x[1])
+        } else {
+            (Prim::Conv2DBackpropFilter, x[0])
+        };
+        e.op(kernel, &[&[d, other, shape], spec].concat())
+    }))
+}
+
+/// The adjoints of a gradient kernel `out = k(d0, o)`: `<D, k(d0, o)>` is `<conv(.), d0>`
+/// and `<o, other(., D)>`, `other` the remaining gradient kernel. For the input gradient
+/// (o = w): conv(D, w) and dW(d0, D); for the filter gradient (o = x): conv(x, D) and
+/// dx(d0, D).
+fn conv_grad_back(e: &mut dyn Emit, c: &Call, [other, conv]: [Prim; 2]) -> Option<Grads> {
+    let (x, d) = (c.x, c.d);
+    let spec = &x[3..7];
+    Some(c.each(e, 0..2, |e, i| {
+        if i == 0 {
+            let pair = if other == Prim::Conv2DBackpropFilter {
+                [d, x[1]]
+            } else {
+                [x[1], d]
+            };
+            return e.op(conv, &[&pair[..], spec].concat());
+        }
+        let shape = shape_of(e, x[1]);
+        e.op(other, &[&[x[0], d, shape], spec].concat())
+    }))
+}
+
+fn pool(p: Prim, args: &[Value], _: &mut dyn Write) -> OpResult {
+    let op = if p == Prim::MaxPool2D {
+        "max_pool2d"
+    } else {
+        "avg_pool2d"
+    };
     let x = need_tensor(&args[0], &format!("ops.{op}"))?;
     let spec = pool_spec_of(op, &args[1..4])?;
+    let f = if p == Prim::MaxPool2D {
+        Tensor::max_pool2d
+    } else {
+        Tensor::avg_pool2d
+    };
     tensor(f(x, &spec)).map(Value::Tensor)
 }
+
+fn avg_pool_grad(p: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let d = need_tensor(&a[0], p.name())?;
+    let shape = shape_arg(&a[1])?;
+    let spec = pool_spec_of(p.name(), &a[2..5])?;
+    tensor(Tensor::avg_pool2d_grad(d, &shape, &spec)).map(Value::Tensor)
+}
+
+fn logsumexp(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.logsumexp")?;
+    let axes = match &a[1] {
+        Value::None => None,
+        Value::Tuple(items) | Value::List(items) => {
+            Some(items.iter().map(int_arg).collect::<Result<Vec<_>, _>>()?)
+        }
+        v => Some(vec![int_arg(v)?]),
+    };
+    tensor(Tensor::logsumexp(x, axes.as_deref(), truth(&a[2])?)).map(Value::Tensor)
+}
+
+fn softmax_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let keep = e.konst(Const::Bool(true));
+    let ds = e.op(Prim::Mul, &[c.d, c.out]);
+    let total = e.op(Prim::ReduceSum, &[ds, c.x[1], keep]);
+    let centered = e.op(Prim::Sub, &[c.d, total]);
+    let mut g = c.none();
+    g[0] = Some(e.op(Prim::Mul, &[c.out, centered]));
+    Some(g)
+}
+
+fn log_softmax_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let keep = e.konst(Const::Bool(true));
+    let total = e.op(Prim::ReduceSum, &[c.d, c.x[1], keep]);
+    let s = e.op(Prim::Exp, &[c.out]);
+    let t = e.op(Prim::Mul, &[s, total]);
+    let mut g = c.none();
+    g[0] = Some(e.op(Prim::Sub, &[c.d, t]));
+    Some(g)
+}
+
+type PoolGradFn = fn(&Tensor, &Tensor, &Pool2dSpec) -> anfora_tensor::Result<Tensor>;
 
 fn pool_grad(p: Prim, args: &[Value], f: PoolGradFn) -> OpResult {
     let d = need_tensor(&args[0], p.name())?;
@@ -270,7 +223,7 @@ fn pool_grad(p: Prim, args: &[Value], f: PoolGradFn) -> OpResult {
     tensor(f(d, x, &spec)).map(Value::Tensor)
 }
 
-type SoftmaxFn = fn(&Tensor, i64) -> Result<Tensor, anfora_tensor::TensorError>;
+type SoftmaxFn = fn(&Tensor, i64) -> anfora_tensor::Result<Tensor>;
 
 fn softmax(args: &[Value], name: &str, f: SoftmaxFn) -> OpResult {
     let x = need_tensor(&args[0], name)?;
@@ -456,6 +409,35 @@ fn spec_of(op: &str, args: &[Value]) -> Result<Conv2dSpec, PyErr> {
 }
 
 // ---- abstract values ----------------------------------------------------------------------
+
+fn pool_abs(p: Prim, a: &[Abs]) -> Rule {
+    let op = if p == Prim::MaxPool2D {
+        "max_pool2d"
+    } else {
+        "avg_pool2d"
+    };
+    pool2d_abs_named(op, &a[0], &a[1..4])
+}
+
+/// Shaped like the pooling's output.
+fn max_pool_grad_grad_abs(_: Prim, a: &[Abs]) -> Rule {
+    match (&a[0], &a[1]) {
+        (Abs::Tensor(_), x @ Abs::Tensor(_)) => pool2d_abs_named("max_pool2d", x, &a[2..5]),
+        (Abs::Any, _) | (_, Abs::Any) => Ok(Abs::Any),
+        _ => Ok(Abs::Bottom),
+    }
+}
+
+fn avg_pool_grad_abs(_: Prim, a: &[Abs]) -> Rule {
+    match &a[0] {
+        Abs::Tensor(d) => Ok(match shape_arg_abs(&a[1]) {
+            Some(shape) => tensor_abs(d.dtype, shape),
+            None => Abs::Any,
+        }),
+        Abs::Any => Ok(Abs::Any),
+        _ => Ok(Abs::Bottom),
+    }
+}
 fn nn_arg(a: &Abs) -> Option<NnArg> {
     Some(match a {
         Abs::Int(Some(i)) => NnArg::Int(*i),
@@ -556,7 +538,7 @@ fn pool_spec(op: &str, args: &[Abs]) -> Result<Checked<Pool2dSpec>, RuleError> {
 }
 
 /// `ops.max_pool2d`/`ops.avg_pool2d` (`op`) of `x` with the hyper-parameters `args`.
-fn pool2d_abs(op: &str, x: &Abs, args: &[Abs]) -> Rule {
+fn pool2d_abs_named(op: &str, x: &Abs, args: &[Abs]) -> Rule {
     let x = match x {
         Abs::Tensor(x) => x,
         Abs::Any => return Ok(Abs::Any),

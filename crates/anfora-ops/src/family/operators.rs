@@ -6,15 +6,16 @@ use std::cmp::Ordering;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use anfora_tensor::BinaryOp as B;
 use anfora_tensor::{
     BinaryOp, DType, Tensor, UnaryOp, binary_result_dtype, binary_scalar_result_dtype,
 };
 
 use crate::abs::{Abs, Rule, from_tensor_error};
 use crate::args::{Kind, broadcast, kind, scalar_of, tensor_abs, unary_tensor_abs};
-use crate::def::{Backward, Kernels, Py, always, primitives, unless_float};
+use crate::def::{Backward, EvalFn, Kernels, PrimDef, Py, primitives, unless_float};
 use crate::emit::{Call, Emit, Grads, int, scaled, unbroadcast};
-use crate::prim::{Effects, Prim};
+use crate::prim::Prim;
 use crate::pynum::{self, IntPow, PyErr, overflow, tensor, type_error, value_error};
 use crate::python::{MAX_ITEMS, truth};
 use crate::value::{OpResult, Value};
@@ -22,204 +23,105 @@ use crate::value::{OpResult, Value};
 primitives! {
     family operators = 1;
 
-    Add {
-        name: "Add", python: &[Py::Op("add")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Add, fused: true },
-        backward: Backward::Rule(add_back),
-        passes_values: true,
-    }
+    Add = operator("Add", B::Add, Backward::Rule(add_back))
+        .called(&[Py::Op("add")]).raising(unless_float).passing_values();
     /// `x += y`: like Add, but refuses lists (Python would mutate them in place).
-    InplaceAdd {
-        name: "InplaceAdd", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Add, fused: false },
-        backward: Backward::Rule(add_back),
-        passes_values: true, label: Some("add"),
-    }
-    Sub {
-        name: "Sub", python: &[Py::Op("sub")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Sub, fused: true },
-        backward: Backward::Rule(sub_back),
-    }
-    Mul {
-        name: "Mul", python: &[Py::Op("mul")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Mul, fused: true },
-        backward: Backward::Rule(mul_back),
-        passes_values: true,
-    }
+    InplaceAdd = unfused_operator("InplaceAdd", B::Add, Backward::Rule(add_back))
+        .passing_values().labelled("add");
+    Sub = operator("Sub", B::Sub, Backward::Rule(sub_back))
+        .called(&[Py::Op("sub")]).raising(unless_float);
+    Mul = operator("Mul", B::Mul, Backward::Rule(mul_back))
+        .called(&[Py::Op("mul")]).raising(unless_float).passing_values();
     /// `x *= y`: like Mul, but refuses lists.
-    InplaceMul {
-        name: "InplaceMul", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Mul, fused: false },
-        backward: Backward::Rule(mul_back),
-        passes_values: true, label: Some("mul"),
+    InplaceMul = unfused_operator("InplaceMul", B::Mul, Backward::Rule(mul_back))
+        .passing_values().labelled("mul");
+    Div = operator("Div", B::Div, Backward::Rule(div_back))
+        .called(&[Py::Op("div")]).raising(unless_float);
+    FloorDiv = operator("FloorDiv", B::FloorDiv, Backward::Zero)
+        .called(&[Py::Op("floor_div")]);
+    Mod = operator("Mod", B::Mod, Backward::Rule(mod_back))
+        .called(&[Py::Op("mod")]);
+    Pow = operator("Pow", B::Pow, Backward::Rule(pow_back))
+        .called(&[Py::Builtin("pow"), Py::Op("pow")]).signed("(base, exp)");
+    LShift = unfused_operator("LShift", B::LShift, Backward::Zero)
+        .labelled("left_shift");
+    RShift = unfused_operator("RShift", B::RShift, Backward::Zero)
+        .labelled("right_shift");
+    BitAnd = operator("BitAnd", B::BitAnd, Backward::Zero)
+        .labelled("bitwise_and");
+    BitOr = operator("BitOr", B::BitOr, Backward::Zero)
+        .labelled("bitwise_or");
+    BitXor = operator("BitXor", B::BitXor, Backward::Zero)
+        .labelled("bitwise_xor");
+    Eq = comparison("Equal", B::Eq, &[Py::Op("equal")])
+        .raising(equality_raises);
+    Ne = comparison("NotEqual", B::Ne, &[Py::Op("not_equal")])
+        .raising(equality_raises);
+    Lt = comparison("Less", B::Lt, &[Py::Op("less")]);
+    Le = comparison("LessEqual", B::Le, &[Py::Op("less_equal")]);
+    Gt = comparison("Greater", B::Gt, &[Py::Op("greater")]);
+    Ge = comparison("GreaterEqual", B::Ge, &[Py::Op("greater_equal")]);
+    /// numpy's `maximum`: elementwise, NaN-propagating on tensors.
+    Maximum = extremum("Maximum", B::Maximum, &[Py::Op("maximum")]);
+    /// numpy's `minimum`.
+    Minimum = extremum("Minimum", B::Minimum, &[Py::Op("minimum")]);
+    /// The builtin `divmod(x, y)`: `(x // y, x % y)`.
+    Divmod = PrimDef::new("divmod", "(x, y)", binary_abs, |p, a, _| binary(p, &a[0], &a[1]),
+        Backward::Refused("divmod is not differentiated (use // and % separately)"))
+        .tensor_kernel().called(&[Py::Builtin("divmod")]);
+    /// `-x`.
+    Neg = unary_operator("Neg", UnaryOp::Neg, Backward::Rule(neg_back))
+        .called(&[Py::Op("neg")]).raising(unless_float);
+    /// `+x`.
+    Pos = unary_operator("Pos", UnaryOp::Pos, Backward::Rule(pos_back))
+        .labelled("positive");
+    /// `~x`.
+    Invert = unary_operator("Invert", UnaryOp::Invert, Backward::Zero)
+        .labelled("invert");
+}
+
+/// A binary operator: Python's on numbers and sequences, numpy's ufunc `op` on tensors (fused
+/// into one-pass kernels, and computed into a free operand's buffer).
+const fn operator(name: &'static str, op: BinaryOp, backward: Backward) -> PrimDef {
+    let eval: EvalFn = |p, a, _| binary(p, &a[0], &a[1]);
+    PrimDef::new(name, "(x, y)", binary_abs, eval, backward)
+        .tensor_kernel()
+        .with_kernels(Kernels::Binary { op, fused: true })
+}
+
+/// A binary operator the one-pass kernels do not take.
+const fn unfused_operator(name: &'static str, op: BinaryOp, backward: Backward) -> PrimDef {
+    operator(name, op, backward).with_kernels(Kernels::Binary { op, fused: false })
+}
+
+/// A comparison: a bool (tensors: elementwise), no gradient.
+const fn comparison(name: &'static str, op: BinaryOp, python: &'static [Py]) -> PrimDef {
+    PrimDef {
+        eval: |p, a, _| compare(p, &a[0], &a[1]),
+        ..operator(name, op, Backward::Zero)
     }
-    Div {
-        name: "Div", python: &[Py::Op("div")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Div, fused: true },
-        backward: Backward::Rule(div_back),
+    .raising(unless_float)
+    .called(python)
+}
+
+/// numpy's `maximum`/`minimum` of tensors or numbers.
+const fn extremum(name: &'static str, op: BinaryOp, python: &'static [Py]) -> PrimDef {
+    PrimDef {
+        eval: extremum_eval,
+        ..operator(name, op, Backward::Rule(extremum_back))
     }
-    FloorDiv {
-        name: "FloorDiv", python: &[Py::Op("floor_div")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::FloorDiv, fused: true },
-        backward: Backward::Zero,
-    }
-    Mod {
-        name: "Mod", python: &[Py::Op("mod")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Mod, fused: true },
-        backward: Backward::Rule(mod_back),
-    }
-    Pow {
-        name: "Pow", python: &[Py::Builtin("pow"), Py::Op("pow")], signature: "(base, exp)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Pow, fused: true },
-        backward: Backward::Rule(pow_back),
-    }
-    LShift {
-        name: "LShift", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::LShift, fused: false },
-        backward: Backward::Zero,
-        label: Some("left_shift"),
-    }
-    RShift {
-        name: "RShift", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::RShift, fused: false },
-        backward: Backward::Zero,
-        label: Some("right_shift"),
-    }
-    BitAnd {
-        name: "BitAnd", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::BitAnd, fused: true },
-        backward: Backward::Zero,
-        label: Some("bitwise_and"),
-    }
-    BitOr {
-        name: "BitOr", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::BitOr, fused: true },
-        backward: Backward::Zero,
-        label: Some("bitwise_or"),
-    }
-    BitXor {
-        name: "BitXor", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::BitXor, fused: true },
-        backward: Backward::Zero,
-        label: Some("bitwise_xor"),
-    }
-    Eq {
-        name: "Equal", python: &[Py::Op("equal")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: equality_raises, eval: |p, a, _| compare(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Eq, fused: true },
-        backward: Backward::Zero,
-    }
-    Ne {
-        name: "NotEqual", python: &[Py::Op("not_equal")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: equality_raises, eval: |p, a, _| compare(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Ne, fused: true },
-        backward: Backward::Zero,
-    }
-    Lt {
-        name: "Less", python: &[Py::Op("less")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: |p, a, _| compare(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Lt, fused: true },
-        backward: Backward::Zero,
-    }
-    Le {
-        name: "LessEqual", python: &[Py::Op("less_equal")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: |p, a, _| compare(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Le, fused: true },
-        backward: Backward::Zero,
-    }
-    Gt {
-        name: "Greater", python: &[Py::Op("greater")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: |p, a, _| compare(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Gt, fused: true },
-        backward: Backward::Zero,
-    }
-    Ge {
-        name: "GreaterEqual", python: &[Py::Op("greater_equal")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: |p, a, _| compare(p, &a[0], &a[1]),
-        kernels: Kernels::Binary { op: BinaryOp::Ge, fused: true },
-        backward: Backward::Zero,
-    }
-    Maximum {
-        name: "Maximum", python: &[Py::Op("maximum")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: extremum,
-        kernels: Kernels::Binary { op: BinaryOp::Maximum, fused: true },
-        backward: Backward::Rule(extremum_back),
-    }
-    Minimum {
-        name: "Minimum", python: &[Py::Op("minimum")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: unless_float, eval: extremum,
-        kernels: Kernels::Binary { op: BinaryOp::Minimum, fused: true },
-        backward: Backward::Rule(extremum_back),
-    }
-    Divmod {
-        name: "divmod", python: &[Py::Builtin("divmod")], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: binary_abs, raises: always, eval: |p, a, _| binary(p, &a[0], &a[1]),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Refused("divmod is not differentiated (use // and % separately)"),
-    }
-    Neg {
-        name: "Neg", python: &[Py::Op("neg")], signature: "(x)",
-        effects: Effects::PURE,
-        infer: unary_abs, raises: unless_float, eval: |p, a, _| unary(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Neg),
-        backward: Backward::Rule(|e, c| {
-            let mut g = c.none();
-            g[0] = Some(e.op(Prim::Neg, &[c.d]));
-            Some(g)
-        }),
-    }
-    Pos {
-        name: "Pos", python: &[], signature: "(x)",
-        effects: Effects::PURE,
-        infer: unary_abs, raises: always, eval: |p, a, _| unary(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Pos),
-        backward: Backward::Rule(|e, c| Some(c.first(e, |_| c.d))),
-        label: Some("positive"),
-    }
-    Invert {
-        name: "Invert", python: &[], signature: "(x)",
-        effects: Effects::PURE,
-        infer: unary_abs, raises: always, eval: |p, a, _| unary(p, &a[0]),
-        kernels: Kernels::Unary(UnaryOp::Invert),
-        backward: Backward::Zero,
-        label: Some("invert"),
+    .raising(unless_float)
+    .called(python)
+}
+
+/// A unary operator: numpy's `op` on tensors.
+const fn unary_operator(name: &'static str, op: UnaryOp, backward: Backward) -> PrimDef {
+    PrimDef {
+        signature: "(x)",
+        infer: unary_abs,
+        eval: |p, a, _| unary(p, &a[0]),
+        kernels: Kernels::Unary(op),
+        ..operator(name, B::Add, backward)
     }
 }
 
@@ -231,7 +133,7 @@ fn equality_raises(args: &[Abs]) -> bool {
 }
 
 /// `maximum(x, y)`/`minimum(x, y)` of tensors or numbers.
-fn extremum(p: Prim, a: &[Value], _: &mut dyn std::io::Write) -> OpResult {
+fn extremum_eval(p: Prim, a: &[Value], _: &mut dyn std::io::Write) -> OpResult {
     match tensor_binary(p, &a[0], &a[1]) {
         Some(r) => r,
         None => match (num(&a[0]), num(&a[1])) {
@@ -259,6 +161,16 @@ fn unary_abs(p: Prim, a: &[Abs]) -> Rule {
 }
 
 // ---- backward rules ---------------------------------------------------------------------
+
+fn neg_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let mut g = c.none();
+    g[0] = Some(e.op(Prim::Neg, &[c.d]));
+    Some(g)
+}
+
+fn pos_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    Some(c.first(e, |_| c.d))
+}
 
 fn add_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
     Some(c.each(e, 0..2, |e, i| unbroadcast(e, c.d, c.x[i])))

@@ -7,8 +7,9 @@ use anfora_tensor::fused::{FusedKernel, FusedOp};
 use anfora_tensor::{BinaryOp, DType, Scalar, Tensor};
 
 use crate::abs::{Abs, Rule};
-use crate::def::{Backward, Kernels, Py, always, primitives};
-use crate::prim::{Effects, Prim, Refs};
+use crate::def::{Backward, Kernels, PrimDef, Py, primitives};
+use crate::param::ParamRef;
+use crate::prim::Prim;
 use crate::pynum::{PyErr, tensor_err};
 use crate::python::{binary, truth};
 use crate::state::{check_update, current, param_arg, store, written_abs};
@@ -17,32 +18,18 @@ use crate::value::{OpResult, Value};
 primitives! {
     family optim = 12;
 
-    /// `ops.sgd(param, grad, lr)`: `param -= lr * grad`.
-    Sgd {
-        name: "SGD", python: &[Py::Op("sgd")], signature: "(param, grad, lr)",
-        effects: Effects::MEM,
-        infer: sgd_abs, raises: always, eval: |_, a, _| sgd(a),
-        // The update written into the Parameter's own buffer when it is free.
-        kernels: Kernels::Update(|_, a, _| sgd_owned(a)),
-        backward: Backward::Zero,
-        refs: Refs::Writes(1),
-    }
-    ApplyMomentum {
-        name: "ApplyMomentum", python: &[Py::Op("apply_momentum")],
-        signature: "(variable, accumulation, learning_rate, gradient, momentum, use_nesterov=False)",
-        effects: Effects::MEM,
-        infer: written_abs, raises: always, eval: |_, a, _| apply_momentum(a),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::Writes(2),
-    }
-    Adam {
-        name: "Adam", python: &[Py::Op("adam")],
-        signature: "(param, m, v, grad, step, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08)",
-        effects: Effects::MEM,
-        infer: written_abs, raises: always, eval: |_, a, _| adam(a),
-        kernels: Kernels::None, backward: Backward::Zero,
-        refs: Refs::Writes(3),
-    }
+    /// `ops.sgd(param, grad, lr)`: `param -= lr * grad`; written into the Parameter's own
+    /// buffer when it is free.
+    Sgd = PrimDef::new("SGD", "(param, grad, lr)", sgd_abs, |_, a, _| sgd(a), Backward::Zero)
+        .writing(1).called(&[Py::Op("sgd")]).with_kernels(Kernels::Update(|_, a, _| sgd_owned(a)));
+    ApplyMomentum = PrimDef::new("ApplyMomentum",
+        "(variable, accumulation, learning_rate, gradient, momentum, use_nesterov=False)",
+        written_abs, |_, a, _| apply_momentum(a), Backward::Zero)
+        .writing(2).called(&[Py::Op("apply_momentum")]);
+    Adam = PrimDef::new("Adam",
+        "(param, m, v, grad, step, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-08)", written_abs,
+        |_, a, _| adam(a), Backward::Zero)
+        .writing(3).called(&[Py::Op("adam")]);
 }
 
 fn sgd_abs(p: Prim, args: &[Abs]) -> Rule {
@@ -59,9 +46,7 @@ fn sgd(args: &[Value]) -> OpResult {
     let func = "ops.sgd";
     let first = param_arg(&args[0], func, "first")?;
     let step = binary(Prim::Mul, &args[2], &args[1])?;
-    let new = binary(Prim::Sub, &current(first), &step)?;
-    store(first, new, func)?;
-    Ok(Value::Ref(first.clone()))
+    step_down(first, &step, func)
 }
 
 fn apply_momentum(args: &[Value]) -> OpResult {
@@ -87,9 +72,7 @@ fn apply_momentum(args: &[Value]) -> OpResult {
     } else {
         binary(Prim::Mul, &acc, lr)?
     };
-    let new = binary(Prim::Sub, &current(first), &delta)?;
-    store(first, new, func)?;
-    Ok(Value::Ref(first.clone()))
+    step_down(first, &delta, func)
 }
 
 fn adam(args: &[Value]) -> OpResult {
@@ -125,9 +108,14 @@ fn adam(args: &[Value]) -> OpResult {
     let v_hat = binary(Prim::Div, &current(v), &c2)?;
     let denom = binary(Prim::Add, &Prim::Sqrt.eval(&[v_hat])?, eps)?;
     let delta = binary(Prim::Mul, lr, &binary(Prim::Div, &m_hat, &denom)?)?;
-    let new = binary(Prim::Sub, &current(first), &delta)?;
-    store(first, new, func)?;
-    Ok(Value::Ref(first.clone()))
+    step_down(first, &delta, func)
+}
+
+/// `param -= delta`, as user code would compute it; returns the Parameter.
+fn step_down(param: &ParamRef, delta: &Value, func: &str) -> OpResult {
+    let new = binary(Prim::Sub, &current(param), delta)?;
+    store(param, new, func)?;
+    Ok(Value::Ref(param.clone()))
 }
 
 /// `ops.sgd(param, grad, lr)` with its operands owned, for the compiled engine: when the

@@ -4,11 +4,15 @@
 use anfora_tensor::{PadMode, Scalar, Tensor, pad_widths, tuple_repr};
 
 use crate::abs::{Abs, Rule, RuleError, TensorAbs, err, to_value};
-use crate::args::{int_arg, need_tensor, shaped_like_x, tensor_abs, tensor_arg_abs};
+use crate::args::tensor_operand;
+use crate::args::{int_arg, need_tensor, shaped_like_x, tensor_abs};
 use crate::constant::Const;
-use crate::def::{Backward, Kernels, Py, always, primitives};
+use std::io::Write;
+
+use crate::def::{Backward, PrimDef, Py, first, primitives};
 use crate::emit::{Call, Emit, Grads, unbroadcast};
-use crate::prim::{Effects, Prim};
+use crate::ids::NodeId;
+use crate::prim::Prim;
 use crate::pynum::{PyErr, tensor, type_error, value_error};
 use crate::value::{OpResult, Value};
 
@@ -21,84 +25,60 @@ primitives! {
     /// `ops.pad(x, pad_width, mode='constant', constant_values=None)`: numpy's `pad` in its
     /// modes 'constant' (`constant_values`, `None` meaning not given: 0), 'edge', 'reflect'
     /// and 'symmetric'. The mode must be known at compile time.
-    Pad {
-        name: "Pad", python: &[Py::Op("pad")],
-        signature: "(x, pad_width, mode='constant', constant_values=None)",
-        effects: Effects::PURE,
-        infer: |_, a| pad_abs(a), raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.pad")?;
-            let (widths, mode, value) = pad_args(x, &a[1], &a[2], &a[3])?;
-            tensor(x.pad(&widths, mode, value)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(pad_back),
-        constant_args: &[(2, "mode")],
-    }
+    Pad = PrimDef::new("Pad", "(x, pad_width, mode='constant', constant_values=None)",
+        |_, a| pad_abs(a), pad, Backward::Rule(pad_back))
+        .tensor_kernel().called(&[Py::Op("pad")]).with_constant_args(&[(2, "mode")]);
     /// `PadGrad(d, x, pad_width, mode)`: the adjoint of `Pad` in `x` (the interior of `d` in
     /// the constant mode; each element of `d` added into the element it copies in the others).
-    PadGrad {
-        name: "PadGrad", python: &[], signature: "(d, x, pad_width, mode)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(shaped_like_x(a)), raises: always,
-        eval: |_, a, _| {
-            let d = need_tensor(&a[0], "PadGrad")?;
-            let x = need_tensor(&a[1], "PadGrad")?;
-            let widths = tensor(pad_widths(&pad_width_rows(&a[2])?, x.ndim()))?;
-            tensor(Tensor::pad_grad(d, x.shape(), &widths, pad_mode(&a[3])?)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        // Linear in d: the adjoint of the adjoint is the pad itself (zeros around in the
-        // constant mode).
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            let none = e.konst(Const::None);
+    /// Linear in d: the adjoint of the adjoint is the pad itself (zeros around in the constant
+    /// mode).
+    PadGrad = PrimDef::new("PadGrad", "(d, x, pad_width, mode)", |_, a| Ok(shaped_like_x(a)),
+        pad_grad, first(|e, c| { let none = e.konst(Const::None);
             e.op(Prim::Pad, &[c.d, c.x[2], c.x[3], none])
-        }))),
-        constant_args: MODE_ARG,
-    }
+        }))
+        .tensor_kernel()
+        .with_constant_args(MODE_ARG);
     /// `ops.reflection_pad2d(x, padding)`: PyTorch's `ReflectionPad2d` of (N, C, H, W) or
     /// (C, H, W) input, `padding` an int or `(left, right, top, bottom)`, each less than the
     /// size of its axis.
-    ReflectionPad2D {
-        name: "ReflectionPad2D", python: &[Py::Op("reflection_pad2d")], signature: "(x, padding)",
-        effects: Effects::PURE,
-        infer: pad2d_abs, raises: always, eval: |p, a, _| pad2d(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(pad2d_back),
-    }
+    ReflectionPad2D = pad2d_primitive("ReflectionPad2D", &[Py::Op("reflection_pad2d")]);
     /// `ops.replication_pad2d(x, padding)`: PyTorch's `ReplicationPad2d` (numpy's 'edge').
-    ReplicationPad2D {
-        name: "ReplicationPad2D", python: &[Py::Op("replication_pad2d")], signature: "(x, padding)",
-        effects: Effects::PURE,
-        infer: pad2d_abs, raises: always, eval: |p, a, _| pad2d(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(pad2d_back),
-    }
+    ReplicationPad2D = pad2d_primitive("ReplicationPad2D", &[Py::Op("replication_pad2d")]);
     /// `ops.zero_pad2d(x, padding)`: PyTorch's `ZeroPad2d`.
-    ZeroPad2D {
-        name: "ZeroPad2D", python: &[Py::Op("zero_pad2d")], signature: "(x, padding)",
-        effects: Effects::PURE,
-        infer: pad2d_abs, raises: always, eval: |p, a, _| pad2d(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(pad2d_back),
-    }
+    ZeroPad2D = pad2d_primitive("ZeroPad2D", &[Py::Op("zero_pad2d")]);
     /// `Pad2DGrad(d, x, padding, mode)`: the adjoint in `x` of the 2-D padding of `mode`
     /// ('reflect', 'edge' or 'constant').
-    Pad2DGrad {
-        name: "Pad2DGrad", python: &[], signature: "(d, x, padding, mode)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(shaped_like_x(a)), raises: always,
-        eval: |_, a, _| {
-            let d = need_tensor(&a[0], "Pad2DGrad")?;
-            let x = need_tensor(&a[1], "Pad2DGrad")?;
-            let mode = pad_mode(&a[3])?;
-            let widths = pad2d_widths(x.shape(), &a[2], mode)?;
-            tensor(Tensor::pad_grad(d, x.shape(), &widths, mode)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(pad2d_grad_back),
-        constant_args: MODE_ARG,
-    }
+    Pad2DGrad = PrimDef::new("Pad2DGrad", "(d, x, padding, mode)", |_, a| Ok(shaped_like_x(a)),
+        pad2d_grad, first(pad2d_grad_back))
+        .tensor_kernel().with_constant_args(MODE_ARG);
+}
+
+/// A 2-D padding of (N, C, H, W) or (C, H, W) input, of its mode.
+const fn pad2d_primitive(name: &'static str, python: &'static [Py]) -> PrimDef {
+    PrimDef::new(name, "(x, padding)", pad2d_abs, pad2d, first(pad2d_back))
+        .tensor_kernel()
+        .called(python)
+}
+
+fn pad(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.pad")?;
+    let (widths, mode, value) = pad_args(x, &a[1], &a[2], &a[3])?;
+    tensor(x.pad(&widths, mode, value)).map(Value::Tensor)
+}
+
+fn pad_grad(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let d = need_tensor(&a[0], "PadGrad")?;
+    let x = need_tensor(&a[1], "PadGrad")?;
+    let widths = tensor(pad_widths(&pad_width_rows(&a[2])?, x.ndim()))?;
+    tensor(Tensor::pad_grad(d, x.shape(), &widths, pad_mode(&a[3])?)).map(Value::Tensor)
+}
+
+fn pad2d_grad(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let d = need_tensor(&a[0], "Pad2DGrad")?;
+    let x = need_tensor(&a[1], "Pad2DGrad")?;
+    let mode = pad_mode(&a[3])?;
+    let widths = pad2d_widths(x.shape(), &a[2], mode)?;
+    tensor(Tensor::pad_grad(d, x.shape(), &widths, mode)).map(Value::Tensor)
 }
 
 /// The three 2-D paddings.
@@ -108,7 +88,7 @@ const PAD2D: [Prim; 3] = [
     Prim::ZeroPad2D,
 ];
 
-fn pad2d(p: Prim, args: &[Value]) -> OpResult {
+fn pad2d(p: Prim, args: &[Value], _: &mut dyn Write) -> OpResult {
     let x = need_tensor(&args[0], &p.python_name())?;
     let mode = pad2d_mode(p).expect("a 2-D padding");
     let widths = pad2d_widths(x.shape(), &args[1], mode)?;
@@ -137,40 +117,36 @@ fn pad_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
 }
 
 /// Each 2-D padding is a pad of its mode.
-fn pad2d_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
-    Some(c.first(e, |e| {
-        let mode = pad2d_mode(c.prim).expect("a 2-D padding").name();
-        let mode = e.konst(Const::str(mode));
-        let t = e.op(Prim::Pad2DGrad, &[c.d, c.x[0], c.x[1], mode]);
-        unbroadcast(e, t, c.x[0])
-    }))
+fn pad2d_back(e: &mut dyn Emit, c: &Call) -> NodeId {
+    let mode = pad2d_mode(c.prim).expect("a 2-D padding").name();
+    let mode = e.konst(Const::str(mode));
+    let t = e.op(Prim::Pad2DGrad, &[c.d, c.x[0], c.x[1], mode]);
+    unbroadcast(e, t, c.x[0])
 }
 
 /// Linear in d: its adjoint is the 2-D padding of its mode.
-fn pad2d_grad_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+fn pad2d_grad_back(e: &mut dyn Emit, c: &Call) -> NodeId {
     let (x, d) = (c.x, c.d);
-    Some(c.first(e, |e| {
-        let forward = match e.constant(x[3]) {
-            Some(Const::Str(m)) => PAD2D
-                .into_iter()
-                .find(|&p| pad2d_mode(p).is_some_and(|mode| mode.name() == &*m)),
-            _ => None,
-        };
-        match forward {
-            Some(f) => e.op(f, &[d, x[2]]),
-            // The rule above always gives the mode as a constant; a mode known only at run
-            // time chooses the padding then.
-            None => {
-                let (r, ed) = (e.konst(Const::str("reflect")), e.konst(Const::str("edge")));
-                let is_reflect = e.op(Prim::Eq, &[x[3], r]);
-                let is_edge = e.op(Prim::Eq, &[x[3], ed]);
-                let [kr, ke, kz] = PAD2D.map(|f| e.konst(Const::Prim(f)));
-                let other = e.op(Prim::Switch, &[is_edge, ke, kz]);
-                let f = e.op(Prim::Switch, &[is_reflect, kr, other]);
-                e.call(f, &[d, x[2]])
-            }
+    let forward = match e.constant(x[3]) {
+        Some(Const::Str(m)) => PAD2D
+            .into_iter()
+            .find(|&p| pad2d_mode(p).is_some_and(|mode| mode.name() == &*m)),
+        _ => None,
+    };
+    match forward {
+        Some(f) => e.op(f, &[d, x[2]]),
+        // The rule above always gives the mode as a constant; a mode known only at run
+        // time chooses the padding then.
+        None => {
+            let (r, ed) = (e.konst(Const::str("reflect")), e.konst(Const::str("edge")));
+            let is_reflect = e.op(Prim::Eq, &[x[3], r]);
+            let is_edge = e.op(Prim::Eq, &[x[3], ed]);
+            let [kr, ke, kz] = PAD2D.map(|f| e.konst(Const::Prim(f)));
+            let other = e.op(Prim::Switch, &[is_edge, ke, kz]);
+            let f = e.op(Prim::Switch, &[is_reflect, kr, other]);
+            e.call(f, &[d, x[2]])
         }
-    }))
+    }
 }
 
 /// `pad_width` as nested ints (a scalar is one row of one).
@@ -375,10 +351,7 @@ fn padded(x: &TensorAbs, widths: &[[usize; 2]]) -> Abs {
 /// (widths, mode, `constant_values`, an empty axis). The mode is a constant by now (the
 /// engine refuses one known only at run time, E0304).
 fn pad_abs(args: &[Abs]) -> Rule {
-    let x = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+    let x = tensor_operand!(&args[0]);
     // Widths known only at run time keep the rank.
     let widths = match pad_rows(&args[1]) {
         Some(rows) => {
@@ -417,10 +390,7 @@ fn pad_abs(args: &[Abs]) -> Rule {
 /// `ops.reflection_pad2d`, `ops.replication_pad2d` and `ops.zero_pad2d`, checked by the VM's
 /// own function (an unknown size passes the reflection check).
 fn pad2d_abs(p: Prim, args: &[Abs]) -> Rule {
-    let x = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+    let x = tensor_operand!(&args[0]);
     let mode = pad2d_mode(p).expect("a 2-D padding");
     let Some(padding) = to_value(&args[1]) else {
         if !matches!(x.shape.len(), 3 | 4) {

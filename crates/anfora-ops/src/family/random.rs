@@ -5,10 +5,11 @@ use anfora_tensor::{DType, Tensor};
 
 use crate::abs::{Abs, Rule, err};
 use crate::args::{dtype_arg, dtype_arg_abs, int_arg, shape_arg, shape_arg_abs, tensor_abs};
-use crate::def::{Backward, Kernels, Py, always, primitives};
-use crate::emit::Forward;
+use crate::def::{Backward, PrimDef, Py, primitives};
+use crate::emit::{Emit, Forward};
+use crate::ids::NodeId;
 use crate::prim::{Effects, Prim};
-use crate::pynum::{PyErr, tensor_err, type_error, value_error};
+use crate::pynum::{PyErr, tensor, tensor_err, type_error, value_error};
 use crate::python::{binary, truth};
 use crate::state::{float_arg, float_dtype, float_dtype_abs, need, set_seed, with_rng};
 use crate::value::{OpResult, Value};
@@ -17,133 +18,114 @@ primitives! {
     family random = 13;
 
     /// `anfora.set_seed(n)`: restarts the random generator.
-    SetSeed {
-        name: "SetSeed", python: &[Py::Anfora("set_seed")], signature: "(seed)",
-        effects: Effects::IO,
-        infer: |_, a| match &a[0] {
-            Abs::Int(_) | Abs::Bool(_) | Abs::Any => Ok(Abs::None),
-            other => Err(err(format!("set_seed() expects an int, got {other}"))),
-        },
-        raises: always,
-        eval: |_, a, _| {
-            let seed = int_arg(&a[0])?;
-            if seed < 0 {
-                return Err(value_error("set_seed: the seed must be non-negative"));
-            }
-            set_seed(seed as u64);
-            Ok(Value::None)
-        },
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Uniform {
-        name: "UniformReal", python: &[Py::Op("uniform")],
-        signature: "(shape, minval=0.0, maxval=1.0, dtype=None)",
-        effects: Effects::HIDDEN,
-        infer: float_draw_abs, raises: always, eval: |p, a, _| uniform(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Normal {
-        name: "StandardNormal", python: &[Py::Op("normal")],
-        signature: "(shape, mean=0.0, stddev=1.0, dtype=None)",
-        effects: Effects::HIDDEN,
-        infer: float_draw_abs, raises: always, eval: |p, a, _| normal(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Randint {
-        name: "UniformInt", python: &[Py::Op("randint")], signature: "(low, high, shape, dtype=None)",
-        effects: Effects::HIDDEN,
-        infer: |p, a| {
-            let Some(shape) = shape_arg_abs(&a[2]) else {
-                return Ok(Abs::Bottom);
-            };
-            match dtype_arg_abs(&a[3], DType::I64) {
-                Some(d) if d.is_int() => Ok(tensor_abs(d, shape)),
-                Some(d) => Err(err(format!("{}() needs an integer dtype, got {d}", p.python_name()))),
-                None => Ok(Abs::Any),
-            }
-        },
-        raises: always, eval: |p, a, _| randint(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Bernoulli {
-        name: "Bernoulli", python: &[Py::Op("bernoulli")], signature: "(p)",
-        effects: Effects::HIDDEN,
-        infer: like_float_tensor, raises: always, eval: |p, a, _| bernoulli(p, a),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
-    Dropout {
-        name: "Dropout", python: &[Py::Op("dropout")], signature: "(x, p=0.5, training=True)",
-        effects: Effects::HIDDEN,
-        infer: like_float_tensor, raises: always,
-        eval: |_, a, _| {
-            let mask = dropout_mask(&a[0], &a[1], &a[2])?;
-            dropout_apply(&a[0], &mask, &a[1], &a[2])
-        },
-        kernels: Kernels::None,
-        // Differentiated as DropoutApply(x, DropoutMask(x, p, training), p, training), so
-        // that the backward pass multiplies by the very mask the forward pass drew.
-        backward: Backward::Through(|e, x| {
-            if x.len() != 3 {
-                return None;
-            }
-            let mask = e.op(Prim::DropoutMask, x);
-            let args = vec![x[0], mask, x[1], x[2]];
-            let out = e.op(Prim::DropoutApply, &args);
-            Some(Forward { out, prim: Prim::DropoutApply, args })
-        }),
-    }
+    SetSeed = PrimDef::new("SetSeed", "(seed)", set_seed_abs, |_, a, _| seed(a), Backward::Zero)
+        .with_effects(Effects::IO).called(&[Py::Anfora("set_seed")]);
+    Uniform = PrimDef::new("UniformReal", "(shape, minval=0.0, maxval=1.0, dtype=None)",
+        float_draw_abs, |p, a, _| float_draw(p, a), Backward::Zero)
+        .with_effects(Effects::HIDDEN).called(&[Py::Op("uniform")]);
+    Normal = PrimDef::new("StandardNormal", "(shape, mean=0.0, stddev=1.0, dtype=None)",
+        float_draw_abs, |p, a, _| float_draw(p, a), Backward::Zero)
+        .with_effects(Effects::HIDDEN).called(&[Py::Op("normal")]);
+    Randint = PrimDef::new("UniformInt", "(low, high, shape, dtype=None)", randint_abs,
+        |p, a, _| randint(p, a), Backward::Zero)
+        .with_effects(Effects::HIDDEN).called(&[Py::Op("randint")]);
+    Bernoulli = PrimDef::new("Bernoulli", "(p)", like_float_tensor, |p, a, _| bernoulli(p, a),
+        Backward::Zero)
+        .with_effects(Effects::HIDDEN).called(&[Py::Op("bernoulli")]);
+    // Differentiated as DropoutApply(x, DropoutMask(x, p, training), p, training), so that
+    // the backward pass multiplies by the very mask the forward pass drew.
+    Dropout = PrimDef::new("Dropout", "(x, p=0.5, training=True)", like_float_tensor,
+        |_, a, _| dropout(a), Backward::Through(dropout_forward))
+        .with_effects(Effects::HIDDEN).called(&[Py::Op("dropout")]);
     /// `DropoutMask(x, p, training)`: the keep mask `ops.dropout` draws (bool, shaped like `x`;
     /// all true, drawing nothing, when not training or `p` is 0).
-    DropoutMask {
-        name: "DropoutMask", python: &[], signature: "(x, p, training)",
-        effects: Effects::HIDDEN,
-        infer: like_float_tensor, raises: always,
-        eval: |_, a, _| dropout_mask(&a[0], &a[1], &a[2]),
-        kernels: Kernels::None, backward: Backward::Zero,
-    }
+    DropoutMask = PrimDef::new("DropoutMask", "(x, p, training)", like_float_tensor,
+        |_, a, _| dropout_mask(&a[0], &a[1], &a[2]), Backward::Zero)
+        .with_effects(Effects::HIDDEN);
     /// `DropoutApply(x, mask, p, training)`: `x / (1 - p)` where `mask`, else 0 (`x` itself
     /// when not training or `p` is 0). Linear in `x`: its gradient is itself applied to `d`.
-    DropoutApply {
-        name: "DropoutApply", python: &[], signature: "(x, mask, p, training)",
-        effects: Effects::PURE,
-        infer: like_float_tensor, raises: always,
-        eval: |_, a, _| dropout_apply(&a[0], &a[1], &a[2], &a[3]),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| {
-            e.op(Prim::DropoutApply, &[c.d, c.x[1], c.x[2], c.x[3]])
-        }))),
+    DropoutApply = PrimDef::new("DropoutApply", "(x, mask, p, training)", like_float_tensor,
+        |_, a, _| dropout_apply(&a[0], &a[1], &a[2], &a[3]),
+        Backward::First(|e, c| e.op(Prim::DropoutApply, &[c.d, c.x[1], c.x[2], c.x[3]])))
+        .tensor_kernel();
+}
+
+fn set_seed_abs(_: Prim, a: &[Abs]) -> Rule {
+    match &a[0] {
+        Abs::Int(_) | Abs::Bool(_) | Abs::Any => Ok(Abs::None),
+        other => Err(err(format!("set_seed() expects an int, got {other}"))),
     }
 }
 
-fn uniform(p: Prim, args: &[Value]) -> OpResult {
+fn seed(a: &[Value]) -> OpResult {
+    let seed = int_arg(&a[0])?;
+    if seed < 0 {
+        return Err(value_error("set_seed: the seed must be non-negative"));
+    }
+    set_seed(seed as u64);
+    Ok(Value::None)
+}
+
+fn randint_abs(p: Prim, a: &[Abs]) -> Rule {
+    let Some(shape) = shape_arg_abs(&a[2]) else {
+        return Ok(Abs::Bottom);
+    };
+    match dtype_arg_abs(&a[3], DType::I64) {
+        Some(d) if d.is_int() => Ok(tensor_abs(d, shape)),
+        Some(d) => Err(err(format!(
+            "{}() needs an integer dtype, got {d}",
+            p.python_name()
+        ))),
+        None => Ok(Abs::Any),
+    }
+}
+
+fn dropout(a: &[Value]) -> OpResult {
+    let mask = dropout_mask(&a[0], &a[1], &a[2])?;
+    dropout_apply(&a[0], &mask, &a[1], &a[2])
+}
+
+fn dropout_forward(e: &mut dyn Emit, x: &[NodeId]) -> Option<Forward> {
+    if x.len() != 3 {
+        return None;
+    }
+    let mask = e.op(Prim::DropoutMask, x);
+    let args = vec![x[0], mask, x[1], x[2]];
+    let out = e.op(Prim::DropoutApply, &args);
+    Some(Forward {
+        out,
+        prim: Prim::DropoutApply,
+        args,
+    })
+}
+
+/// `uniform(shape, minval, maxval, dtype)` or `normal(shape, mean, stddev, dtype)`: floats
+/// drawn with two parameters.
+fn float_draw(p: Prim, args: &[Value]) -> OpResult {
     let func = p.python_name();
     let shape = shape_arg(&args[0])?;
-    let (lo, hi) = (
-        float_arg(&args[1], &func, "minval")?,
-        float_arg(&args[2], &func, "maxval")?,
-    );
-    if lo >= hi {
+    let uniform = p == Prim::Uniform;
+    let [first, second] = if uniform {
+        ["minval", "maxval"]
+    } else {
+        ["mean", "stddev"]
+    };
+    let a = float_arg(&args[1], &func, first)?;
+    let b = float_arg(&args[2], &func, second)?;
+    if uniform && a >= b {
         return Err(value_error(format!(
-            "{func}: minval ({lo}) must be less than maxval ({hi})"
+            "{func}: minval ({a}) must be less than maxval ({b})"
         )));
     }
     let d = float_dtype(&args[3], &func)?;
-    with_rng(|g| g.uniform(&shape, lo, hi, d))
-        .map(Value::Tensor)
-        .map_err(tensor_err)
-}
-
-fn normal(p: Prim, args: &[Value]) -> OpResult {
-    let func = p.python_name();
-    let shape = shape_arg(&args[0])?;
-    let (mean, std) = (
-        float_arg(&args[1], &func, "mean")?,
-        float_arg(&args[2], &func, "stddev")?,
-    );
-    let d = float_dtype(&args[3], &func)?;
-    with_rng(|g| g.normal(&shape, mean, std, d))
-        .map(Value::Tensor)
-        .map_err(tensor_err)
+    let drawn = with_rng(|g| {
+        if uniform {
+            g.uniform(&shape, a, b, d)
+        } else {
+            g.normal(&shape, a, b, d)
+        }
+    });
+    tensor(drawn).map(Value::Tensor)
 }
 
 fn randint(p: Prim, args: &[Value]) -> OpResult {
@@ -161,9 +143,7 @@ fn randint(p: Prim, args: &[Value]) -> OpResult {
             "{func}: low ({lo}) must be less than high ({hi})"
         )));
     }
-    with_rng(|g| g.randint(&shape, lo, hi, d))
-        .map(Value::Tensor)
-        .map_err(tensor_err)
+    tensor(with_rng(|g| g.randint(&shape, lo, hi, d))).map(Value::Tensor)
 }
 
 fn bernoulli(p: Prim, args: &[Value]) -> OpResult {

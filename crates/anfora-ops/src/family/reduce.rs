@@ -4,14 +4,16 @@
 use anfora_tensor::{DType, ReduceOp, Tensor, reduce_result_dtype};
 
 use crate::abs::{Abs, Rule, err};
+use crate::args::distinct_axes;
+use crate::args::tensor_operand;
 use crate::args::{
     axes_arg_abs, int_arg, int_list, need_tensor, normalize_axis, reduced_axes, reshaped,
-    sens_tensor, tensor_abs, tensor_arg_abs,
+    sens_tensor, tensor_abs,
 };
 use crate::constant::Const;
-use crate::def::{Backward, Kernels, Py, always, primitives, unless_known_floats};
+use crate::def::{Backward, EvalFn, PrimDef, Py, primitives, unless_known_floats};
 use crate::emit::{Call, Emit, Grads};
-use crate::prim::{Effects, Prim};
+use crate::prim::Prim;
 use crate::pynum::{PyErr, tensor, tensor as t, type_error};
 use crate::python::{binary, truth};
 use crate::value::{OpResult, Value};
@@ -19,74 +21,63 @@ use crate::value::{OpResult, Value};
 primitives! {
     family reduce = 5;
 
-    ReduceSum {
-        name: "ReduceSum", python: &[Py::Op("sum")], signature: "(x, axis=None, keepdims=False)",
-        effects: Effects::PURE,
-        infer: reduce_abs, raises: unless_known_floats, eval: |p, a, _| reduce(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| reduce_back(e, c, "sum")),
-    }
-    ReduceMean {
-        name: "ReduceMean", python: &[Py::Op("mean")], signature: "(x, axis=None, keepdims=False)",
-        effects: Effects::PURE,
-        infer: reduce_abs, raises: unless_known_floats, eval: |p, a, _| reduce(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| reduce_back(e, c, "mean")),
-    }
-    ReduceMax {
-        name: "ReduceMax", python: &[Py::Op("max")], signature: "(x, axis=None, keepdims=False)",
-        effects: Effects::PURE,
-        infer: reduce_abs, raises: always, eval: |p, a, _| reduce(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| reduce_back(e, c, "max")),
-    }
-    ReduceMin {
-        name: "ReduceMin", python: &[Py::Op("min")], signature: "(x, axis=None, keepdims=False)",
-        effects: Effects::PURE,
-        infer: reduce_abs, raises: always, eval: |p, a, _| reduce(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| reduce_back(e, c, "min")),
-    }
-    ReduceProd {
-        name: "ReduceProd", python: &[Py::Op("prod")], signature: "(x, axis=None, keepdims=False)",
-        effects: Effects::PURE,
-        infer: reduce_abs, raises: always, eval: |p, a, _| reduce(p, a),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| reduce_back(e, c, "prod")),
-    }
+    ReduceSum = reduction("ReduceSum", &[Py::Op("sum")],
+        Backward::Rule(|e, c| reduce_back(e, c, "sum")))
+        .raising(unless_known_floats);
+    ReduceMean = reduction("ReduceMean", &[Py::Op("mean")],
+        Backward::Rule(|e, c| reduce_back(e, c, "mean")))
+        .raising(unless_known_floats);
+    ReduceMax = reduction("ReduceMax", &[Py::Op("max")],
+        Backward::Rule(|e, c| reduce_back(e, c, "max")));
+    ReduceMin = reduction("ReduceMin", &[Py::Op("min")],
+        Backward::Rule(|e, c| reduce_back(e, c, "min")));
+    ReduceProd = reduction("ReduceProd", &[Py::Op("prod")],
+        Backward::Rule(|e, c| reduce_back(e, c, "prod")));
     /// `ops.argmax(x, axis=None, keepdims=False)`: numpy's, int64.
-    ArgMax {
-        name: "ArgMax", python: &[Py::Op("argmax")], signature: "(x, axis=None, keepdims=False)",
-        effects: Effects::PURE,
-        infer: arg_reduce, raises: always, eval: |p, a, _| arg_extremum(p, a),
-        kernels: Kernels::Tensor { fused: false }, backward: Backward::Zero,
-    }
+    ArgMax = arg_reduction("ArgMax", &[Py::Op("argmax")]);
     /// `ops.argmin(x, axis=None, keepdims=False)`: numpy's, int64.
-    ArgMin {
-        name: "ArgMin", python: &[Py::Op("argmin")], signature: "(x, axis=None, keepdims=False)",
-        effects: Effects::PURE,
-        infer: arg_reduce, raises: always, eval: |p, a, _| arg_extremum(p, a),
-        kernels: Kernels::Tensor { fused: false }, backward: Backward::Zero,
-    }
+    ArgMin = arg_reduction("ArgMin", &[Py::Op("argmin")]);
     /// `ReduceGrad(kind, d, x, out, axis, keepdims)`: the sensitivity of `x` for a reduction.
-    ReduceGrad {
-        name: "ReduceGrad", python: &[], signature: "(kind, d, x, out, axis, keepdims)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match (&a[1], &a[2]) {
-            (Abs::None, _) => Abs::None,
-            (_, Abs::Tensor(x)) if x.dtype.is_float() => tensor_abs(x.dtype, x.shape.clone()),
-            (_, Abs::Tensor(_)) => Abs::None,
-            _ => Abs::Any,
-        }),
-        raises: unless_known_floats,
-        eval: |_, a, _| reduce_grad(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5]),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(reduce_grad_back),
+    ReduceGrad = PrimDef::new("ReduceGrad", "(kind, d, x, out, axis, keepdims)", reduce_grad_abs,
+        |_, a, _| reduce_grad(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5]),
+        Backward::Rule(reduce_grad_back))
+        .tensor_kernel().raising(unless_known_floats);
+}
+
+fn reduce_grad_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match (&a[1], &a[2]) {
+        (Abs::None, _) => Abs::None,
+        (_, Abs::Tensor(x)) if x.dtype.is_float() => tensor_abs(x.dtype, x.shape.clone()),
+        (_, Abs::Tensor(_)) => Abs::None,
+        _ => Abs::Any,
+    })
+}
+
+/// A reduction over `axis` (all of them for `None`), numpy's.
+const fn reduction(name: &'static str, python: &'static [Py], backward: Backward) -> PrimDef {
+    let eval: EvalFn = |p, a, _| reduce(p, a);
+    PrimDef::new(
+        name,
+        "(x, axis=None, keepdims=False)",
+        reduce_abs,
+        eval,
+        backward,
+    )
+    .tensor_kernel()
+    .called(python)
+}
+
+/// The index of the largest (smallest) element along `axis`: no gradient.
+const fn arg_reduction(name: &'static str, python: &'static [Py]) -> PrimDef {
+    PrimDef {
+        infer: arg_reduce,
+        eval: |p, a, _| arg_extremum(p, a),
+        ..reduction(name, python, Backward::Zero)
     }
 }
 
 /// A reduction's sensitivity: `ReduceGrad(kind, d, x, out, axis, keepdims)`.
-fn reduce_back(e: &mut dyn Emit, c: &Call, kind: &str) -> Option<Grads> {
+pub(crate) fn reduce_back(e: &mut dyn Emit, c: &Call, kind: &str) -> Option<Grads> {
     let k = e.konst(Const::str(kind));
     let mut g = c.none();
     g[0] = Some(e.op(Prim::ReduceGrad, &[k, c.d, c.x[0], c.out, c.x[1], c.x[2]]));
@@ -143,6 +134,14 @@ fn reduce_grad_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
         g[2] = Some(e.op(Prim::ReduceGrad, &[pairs, v, x[2], x[3], x[4], x[5]]));
     }
     Some(g)
+}
+
+/// An `axis` argument: all axes (`None`), or a list of them.
+fn axes_value(axis: &Value) -> Result<Option<Vec<i64>>, PyErr> {
+    Ok(match axis {
+        Value::None => None,
+        v => Some(int_list(v)?),
+    })
 }
 
 fn arg_extremum(p: Prim, args: &[Value]) -> OpResult {
@@ -297,19 +296,21 @@ fn reduce_grad(
     }
 }
 
-fn reduce(p: Prim, args: &[Value]) -> OpResult {
-    let op = match p {
+/// The reduction a `Reduce*` primitive computes.
+fn reduce_op(p: Prim) -> ReduceOp {
+    match p {
         Prim::ReduceSum => ReduceOp::Sum,
         Prim::ReduceMean => ReduceOp::Mean,
         Prim::ReduceMax => ReduceOp::Max,
         Prim::ReduceMin => ReduceOp::Min,
         _ => ReduceOp::Prod,
-    };
+    }
+}
+
+fn reduce(p: Prim, args: &[Value]) -> OpResult {
+    let op = reduce_op(p);
     let t = need_tensor(&args[0], &p.python_name())?;
-    let axes = match &args[1] {
-        Value::None => None,
-        v => Some(int_list(v)?),
-    };
+    let axes = axes_value(&args[1])?;
     let keep = truth(&args[2])?;
     tensor(Tensor::reduce(op, t, axes.as_deref(), keep)).map(Value::Tensor)
 }
@@ -323,13 +324,7 @@ fn reduce_abs(p: Prim, args: &[Abs]) -> Rule {
         // `ops.sum(3)`: TypeError at run time.
         _ => return Ok(Abs::Bottom),
     };
-    let op = match p {
-        Prim::ReduceSum => ReduceOp::Sum,
-        Prim::ReduceMean => ReduceOp::Mean,
-        Prim::ReduceMax => ReduceOp::Max,
-        Prim::ReduceMin => ReduceOp::Min,
-        _ => ReduceOp::Prod,
-    };
+    let op = reduce_op(p);
     let dtype = reduce_result_dtype(op, t.dtype);
     let (Some(axes), Some(keep)) = (
         axes_arg_abs(&args[1]),
@@ -343,17 +338,7 @@ fn reduce_abs(p: Prim, args: &[Abs]) -> Rule {
     let ndim = t.shape.len();
     let axes: Vec<usize> = match axes {
         None => (0..ndim).collect(),
-        Some(list) => {
-            let mut v = Vec::new();
-            for a in list {
-                let a = normalize_axis(a, ndim)?;
-                if v.contains(&a) {
-                    return Err(err("duplicate value in 'axis'"));
-                }
-                v.push(a);
-            }
-            v
-        }
+        Some(list) => distinct_axes(list, ndim, "duplicate value in 'axis'")?,
     };
     if matches!(op, ReduceOp::Max | ReduceOp::Min) {
         for &a in &axes {
@@ -385,10 +370,7 @@ fn reduce_abs(p: Prim, args: &[Abs]) -> Rule {
 }
 
 fn arg_reduce(p: Prim, args: &[Abs]) -> Rule {
-    let x = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+    let x = tensor_operand!(&args[0]);
     let name = if p == Prim::ArgMax {
         "argmax"
     } else {

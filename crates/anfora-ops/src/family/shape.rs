@@ -3,143 +3,106 @@
 //! permutation of a transpose's gradient.
 
 use crate::abs::{Abs, Rule, RuleError, TensorAbs, err, from_tensor_error, shape_text};
+use crate::args::distinct_axes;
+use crate::args::tensor_operand;
 use crate::args::{
-    axes_arg, axes_arg_abs, compact_shape, int_list, need_tensor, normalize_axis, reduced_axes,
-    shape_arg, shape_arg_abs, tensor_abs, tensor_arg_abs,
+    axes_arg, axes_arg_abs, compact_shape, int_list, need_tensor, normalize_axis, on_tensor,
+    reduced_axes, shape_arg, shape_arg_abs, tensor_abs,
 };
-use crate::def::{Backward, Kernels, Py, always, primitives};
-use crate::emit::{Call, Emit, Grads, shape_of, unbroadcast};
-use crate::prim::{Effects, Prim};
+use std::io::Write;
+
+use crate::def::{Backward, PrimDef, Py, primitives};
+use crate::emit::{shape_of, unbroadcast};
+use crate::prim::Prim;
 use crate::pynum::{tensor as t, type_error};
 use crate::value::{OpResult, Value};
 
 primitives! {
     family shape = 6;
 
-    Reshape {
-        name: "Reshape", python: &[Py::Op("reshape")], signature: "(x, shape)",
-        effects: Effects::PURE,
-        infer: |_, a| match &a[0] {
-            Abs::Tensor(x) => reshape_abs(x, &a[1]),
-            Abs::Any => Ok(Abs::Any),
-            _ => Ok(Abs::Bottom),
-        },
-        raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.reshape")?;
-            t(x.reshape(&int_list(&a[1])?)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(back_to_shape),
-    }
-    Transpose {
-        name: "Transpose", python: &[Py::Op("transpose")], signature: "(x, axes=None)",
-        effects: Effects::PURE,
-        infer: |_, a| match &a[0] {
-            Abs::Tensor(x) => transpose_abs(x, &a[1]),
-            Abs::Any => Ok(Abs::Any),
-            _ => Ok(Abs::Bottom),
-        },
-        raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.transpose")?;
-            let axes = match &a[1] {
-                Value::None => None,
-                v => Some(int_list(v)?),
-            };
-            t(x.transpose(axes.as_deref())).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(transpose_back),
-    }
+    Reshape = PrimDef::new("Reshape", "(x, shape)", reshape_abs, reshape, TO_SHAPE)
+        .tensor_kernel().called(&[Py::Op("reshape")]);
+    Transpose = PrimDef::new("Transpose", "(x, axes=None)", transpose_abs, transpose, BACK)
+        .tensor_kernel().called(&[Py::Op("transpose")]);
     /// `ops.permute(x, axes)`: `ops.transpose` with the axes required (PyTorch, MindSpore).
-    Permute {
-        name: "Permute", python: &[Py::Op("permute")], signature: "(x, axes)",
-        effects: Effects::PURE,
-        // The axes are required: None is a TypeError at run time.
-        infer: |_, a| match (&a[0], &a[1]) {
-            (Abs::Tensor(_), Abs::None) => Ok(Abs::Bottom),
-            (Abs::Tensor(x), axes) => transpose_abs(x, axes),
-            (Abs::Any, _) => Ok(Abs::Any),
-            _ => Ok(Abs::Bottom),
-        },
-        raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.permute")?;
-            if matches!(a[1], Value::None) {
-                return Err(type_error("ops.permute() needs axes, not None"));
-            }
-            t(x.transpose(Some(&int_list(&a[1])?))).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(transpose_back),
-    }
+    Permute = PrimDef::new("Permute", "(x, axes)", permute_abs, permute, BACK)
+        .tensor_kernel().called(&[Py::Op("permute")]);
     /// `TransposeGrad(d, axes)`: `d` transposed by the inverse permutation.
-    TransposeGrad {
-        name: "TransposeGrad", python: &[], signature: "(d, axes)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(transpose_grad_abs(&a[0], &a[1])), raises: always,
-        eval: |_, a, _| transpose_grad(&a[0], &a[1]),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::Transpose, &[c.d, c.x[1]])))),
-    }
+    TransposeGrad = PrimDef::new("TransposeGrad", "(d, axes)",
+        |_, a| Ok(transpose_grad_abs(&a[0], &a[1])), |_, a, _| transpose_grad(&a[0], &a[1]),
+        Backward::First(|e, c| e.op(Prim::Transpose, &[c.d, c.x[1]])))
+        .tensor_kernel();
     /// `ops.squeeze(x, axis=None)`: numpy's.
-    Squeeze {
-        name: "Squeeze", python: &[Py::Op("squeeze")], signature: "(x, axis=None)",
-        effects: Effects::PURE,
-        infer: |_, a| squeeze_abs(a), raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.squeeze")?;
-            t(x.squeeze(axes_arg(&a[1])?.as_deref())).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(back_to_shape),
-    }
-    /// `ops.expand_dims(x, axis)`: numpy's.
-    ExpandDims {
-        name: "ExpandDims", python: &[Py::Op("expand_dims"), Py::Op("unsqueeze")],
-        signature: "(x, axis)",
-        effects: Effects::PURE,
-        infer: |_, a| expand_dims_abs(a), raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.expand_dims")?;
-            let axes = axes_arg(&a[1])?
-                .ok_or_else(|| type_error("ops.expand_dims() needs an axis, not None"))?;
-            t(x.expand_dims(&axes)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(back_to_shape),
-    }
+    Squeeze = PrimDef::new("Squeeze", "(x, axis=None)", squeeze_abs, squeeze, TO_SHAPE)
+        .tensor_kernel().called(&[Py::Op("squeeze")]);
+    /// `ops.expand_dims(x, axis)` (also `unsqueeze`): numpy's.
+    ExpandDims = PrimDef::new("ExpandDims", "(x, axis)", expand_dims_abs, expand_dims, TO_SHAPE)
+        .tensor_kernel().called(&[Py::Op("expand_dims"), Py::Op("unsqueeze")]);
     /// `ops.broadcast_to(x, shape)`: numpy's.
-    BroadcastTo {
-        name: "BroadcastTo", python: &[Py::Op("broadcast_to")], signature: "(x, shape)",
-        effects: Effects::PURE,
-        infer: |_, a| broadcast_to_abs(a), raises: always,
-        eval: |_, a, _| {
-            let x = need_tensor(&a[0], "ops.broadcast_to")?;
-            t(x.broadcast_to(&shape_arg(&a[1])?)).map(Value::Tensor)
-        },
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(|e, c| {
-            let mut g = c.none();
-            g[0] = Some(unbroadcast(e, c.d, c.x[0]));
-            Some(g)
-        }),
-    }
+    BroadcastTo = PrimDef::new("BroadcastTo", "(x, shape)", broadcast_to_abs, broadcast_to,
+        UNBROADCAST)
+        .tensor_kernel().called(&[Py::Op("broadcast_to")]);
 }
 
-/// `d` reshaped back to the shape of `x`.
-fn back_to_shape(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+/// The backward rule of the transposes: `d` transposed back.
+const BACK: Backward = Backward::Rule(|e, c| {
+    let mut g = c.none();
+    g[0] = Some(e.op(Prim::TransposeGrad, &[c.d, c.x[1]]));
+    Some(g)
+});
+
+/// The backward rule of `broadcast_to`: `d` summed back to the shape of `x`.
+const UNBROADCAST: Backward = Backward::Rule(|e, c| {
+    let mut g = c.none();
+    g[0] = Some(unbroadcast(e, c.d, c.x[0]));
+    Some(g)
+});
+
+/// The backward rule of the reshapes: `d` reshaped back to the shape of `x`.
+const TO_SHAPE: Backward = Backward::Rule(|e, c| {
     let shape = shape_of(e, c.x[0]);
     let mut g = c.none();
     g[0] = Some(e.op(Prim::Reshape, &[c.d, shape]));
     Some(g)
+});
+
+fn reshape(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.reshape")?;
+    t(x.reshape(&int_list(&a[1])?)).map(Value::Tensor)
 }
 
-fn transpose_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
-    let mut g = c.none();
-    g[0] = Some(e.op(Prim::TransposeGrad, &[c.d, c.x[1]]));
-    Some(g)
+fn transpose(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.transpose")?;
+    let axes = match &a[1] {
+        Value::None => None,
+        v => Some(int_list(v)?),
+    };
+    t(x.transpose(axes.as_deref())).map(Value::Tensor)
+}
+
+fn permute(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.permute")?;
+    if matches!(a[1], Value::None) {
+        return Err(type_error("ops.permute() needs axes, not None"));
+    }
+    t(x.transpose(Some(&int_list(&a[1])?))).map(Value::Tensor)
+}
+
+fn squeeze(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.squeeze")?;
+    t(x.squeeze(axes_arg(&a[1])?.as_deref())).map(Value::Tensor)
+}
+
+fn expand_dims(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.expand_dims")?;
+    let axes =
+        axes_arg(&a[1])?.ok_or_else(|| type_error("ops.expand_dims() needs an axis, not None"))?;
+    t(x.expand_dims(&axes)).map(Value::Tensor)
+}
+
+fn broadcast_to(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.broadcast_to")?;
+    t(x.broadcast_to(&shape_arg(&a[1])?)).map(Value::Tensor)
 }
 
 /// `TransposeGrad(d, axes)`.
@@ -167,7 +130,11 @@ fn transpose_grad(d: &Value, axes: &Value) -> OpResult {
 
 // ---- abstract values ----------------------------------------------------------------------
 
-fn reshape_abs(t: &TensorAbs, spec: &Abs) -> Rule {
+fn reshape_abs(_: Prim, a: &[Abs]) -> Rule {
+    on_tensor(&a[0], |t| reshape_tensor(t, &a[1]))
+}
+
+fn reshape_tensor(t: &TensorAbs, spec: &Abs) -> Rule {
     let dims: Vec<i64> = match spec {
         Abs::Tuple(items) | Abs::List(items) => match items.iter().map(Abs::as_i64).collect() {
             Some(d) => d,
@@ -216,7 +183,19 @@ fn resolve_reshape(total: usize, dims: &[i64]) -> Result<Vec<usize>, RuleError> 
     anfora_tensor::resolve_reshape(total, dims).map_err(from_tensor_error)
 }
 
-fn transpose_abs(t: &TensorAbs, axes: &Abs) -> Rule {
+fn transpose_abs(_: Prim, a: &[Abs]) -> Rule {
+    on_tensor(&a[0], |t| transpose_tensor(t, &a[1]))
+}
+
+/// `ops.permute`: the axes are required (None is a TypeError at run time).
+fn permute_abs(p: Prim, a: &[Abs]) -> Rule {
+    match a[1] {
+        Abs::None => on_tensor(&a[0], |_| Ok(Abs::Bottom)),
+        _ => transpose_abs(p, a),
+    }
+}
+
+fn transpose_tensor(t: &TensorAbs, axes: &Abs) -> Rule {
     let ndim = t.shape.len();
     let perm: Vec<usize> = match axes_arg_abs(axes) {
         Some(None) => (0..ndim).rev().collect(),
@@ -224,15 +203,7 @@ fn transpose_abs(t: &TensorAbs, axes: &Abs) -> Rule {
             if list.len() != ndim {
                 return Err(err("axes don't match array"));
             }
-            let mut perm = Vec::new();
-            for a in list {
-                let a = normalize_axis(a, ndim)?;
-                if perm.contains(&a) {
-                    return Err(err("repeated axis in transpose"));
-                }
-                perm.push(a);
-            }
-            perm
+            distinct_axes(list, ndim, "repeated axis in transpose")?
         }
         None => return Ok(tensor_abs(t.dtype, vec![None; ndim])),
     };
@@ -242,11 +213,8 @@ fn transpose_abs(t: &TensorAbs, axes: &Abs) -> Rule {
     ))
 }
 
-fn squeeze_abs(args: &[Abs]) -> Rule {
-    let x = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+fn squeeze_abs(_: Prim, args: &[Abs]) -> Rule {
+    let x = tensor_operand!(&args[0]);
     let Some(list) = axes_arg_abs(&args[1]) else {
         return Ok(Abs::Any);
     };
@@ -284,11 +252,8 @@ fn squeeze_abs(args: &[Abs]) -> Rule {
     Ok(tensor_abs(x.dtype, shape))
 }
 
-fn expand_dims_abs(args: &[Abs]) -> Rule {
-    let x = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+fn expand_dims_abs(_: Prim, args: &[Abs]) -> Rule {
+    let x = tensor_operand!(&args[0]);
     let list = match axes_arg_abs(&args[1]).ok_or(()) {
         Ok(Some(list)) => list,
         // `None`: a TypeError at run time.
@@ -317,11 +282,8 @@ fn expand_dims_abs(args: &[Abs]) -> Rule {
     Ok(tensor_abs(x.dtype, shape))
 }
 
-fn broadcast_to_abs(args: &[Abs]) -> Rule {
-    let x = match tensor_arg_abs(&args[0]) {
-        Ok(x) => x,
-        Err(r) => return Ok(r),
-    };
+fn broadcast_to_abs(_: Prim, args: &[Abs]) -> Rule {
+    let x = tensor_operand!(&args[0]);
     let Some(shape) = shape_arg_abs(&args[1]) else {
         return Ok(Abs::Any);
     };

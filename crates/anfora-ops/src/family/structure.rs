@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::abs::{Abs, Func, Rule};
 use crate::args::int_arg;
-use crate::def::{Backward, Kernels, always, never, primitives};
+use crate::def::{Backward, EvalFn, InferFn, PrimDef, never, primitives};
 use crate::emit::{Call, Emit, Grads, int};
 use crate::prim::{Effects, Prim, Refs};
 use crate::pynum::{PyErr, overflow, type_error};
@@ -22,310 +22,246 @@ primitives! {
     family structure = 0;
 
     /// `Switch(cond, f, g)` returns `f` if `cond` else `g`; the caller applies the result.
-    Switch {
-        name: "Switch", python: &[], signature: "(cond, true_branch, false_branch)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match a[0].as_bool() {
-            Some(true) => a[1].clone(),
-            Some(false) => a[2].clone(),
-            None => a[1].join(&a[2]).unwrap_or(Abs::Any),
-        }),
-        raises: never,
-        eval: |_, a, _| Ok(if truth(&a[0])? { a[1].clone() } else { a[2].clone() }),
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-        refs: Refs::AllButFirst, fold: false, lazy: true,
-    }
-    /// `Partial(f, a...)` binds leading arguments.
-    Partial {
-        name: "Partial", python: &[], signature: "(*args)",
-        effects: Effects::PROPAGATE,
-        infer: |_, a| Ok(match &a[0] {
-            Abs::Func(fs) if fs.len() == 1 => Abs::func(Func::Partial(
-                Arc::new(fs[0].clone()),
-                Arc::from(a[1..].to_vec()),
-            )),
-            _ => Abs::Any,
-        }),
-        raises: never,
-        eval: |_, a, _| {
-            let (f, rest) = a.split_first().ok_or_else(|| type_error("Partial needs a function"))?;
-            Ok(Value::Partial(Rc::new(PartialApp { func: f.clone(), args: rest.to_vec() })))
-        },
-        kernels: Kernels::None,
-        // A Partial's sensitivity is that of its bound arguments.
-        backward: Backward::Rule(|e, c| Some(items_back(e, c, 1))),
-        refs: Refs::All, opaque: true, fold: false,
-    }
-    MakeTuple {
-        name: "MakeTuple", python: &[], signature: "(*args)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(Abs::tuple(a.to_vec())),
-        raises: never,
-        eval: |_, a, _| Ok(Value::tuple(a.to_vec())),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|e, c| Some(items_back(e, c, 0))),
-        refs: Refs::All, lazy: true,
-    }
-    MakeList {
-        name: "MakeList", python: &[], signature: "(*args)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(Abs::List(Arc::from(a.to_vec()))),
-        raises: never,
-        eval: |_, a, _| Ok(Value::List(Rc::from(a.to_vec()))),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|e, c| Some(items_back(e, c, 0))),
-        refs: Refs::All, lazy: true,
-    }
+    Switch = PrimDef::new("Switch", "(cond, true_branch, false_branch)", switch_abs, switch,
+        Backward::Zero)
+        .raising(never).with_refs(Refs::AllButFirst).unfoldable().lazy();
+    /// `Partial(f, a...)` binds leading arguments; its sensitivity is that of its bound
+    /// arguments.
+    Partial = PrimDef::new("Partial", "(*args)", partial_abs, partial,
+        Backward::Rule(|e, c| { Some(items_back(e, c, 1)) }))
+        .raising(never).with_effects(Effects::PROPAGATE).with_refs(Refs::All).unfoldable().opaque();
+    MakeTuple = sequence("MakeTuple", |_, a| Ok(Abs::tuple(a.to_vec())),
+        |_, a, _| Ok(Value::tuple(a.to_vec())));
+    MakeList = sequence("MakeList", |_, a| Ok(Abs::List(Arc::from(a.to_vec()))),
+        |_, a, _| Ok(Value::List(Rc::from(a.to_vec()))));
     /// `TupleGetItem(t, i)` with a constant index, made by unpacking.
-    TupleGetItem {
-        name: "TupleGetItem", python: &[], signature: "(obj, index)",
-        effects: Effects::PURE,
-        infer: |_, a| getitem_abs(&a[0], &a[1]),
-        raises: never,
-        eval: |_, a, _| getitem(&a[0], &a[1]),
-        kernels: Kernels::None,
-        backward: Backward::Rule(item_back),
-        passes_values: true, label: Some("index"),
-    }
+    TupleGetItem = PrimDef::new("TupleGetItem", "(obj, index)", item_abs, item,
+        Backward::Rule(item_back))
+        .raising(never).passing_values().labelled("index");
     /// `obj[index]`.
-    GetItem {
-        name: "GetItem", python: &[], signature: "(obj, index)",
-        effects: Effects::PURE,
-        infer: |_, a| getitem_abs(&a[0], &a[1]),
-        raises: always,
-        eval: |_, a, _| getitem(&a[0], &a[1]),
-        kernels: Kernels::Tensor { fused: false },
-        backward: Backward::Rule(item_back),
-        passes_values: true, label: Some("index"),
-    }
-    MakeSlice {
-        name: "MakeSlice", python: &[], signature: "(start, stop, step)",
-        effects: Effects::PURE,
-        infer: |_, a| {
-            let part = |a: &Abs| match a {
-                Abs::None => Some(None),
-                other => other.as_i64().map(Some),
-            };
-            Ok(match (part(&a[0]), part(&a[1]), part(&a[2])) {
-                (Some(start), Some(stop), Some(step)) => Abs::Slice(Some(Slice { start, stop, step })),
-                _ => Abs::Slice(None),
-            })
-        },
-        raises: always,
-        eval: |_, a, _| make_slice(a),
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-    }
+    GetItem = PrimDef::new("GetItem", "(obj, index)", item_abs, item, Backward::Rule(item_back))
+        .tensor_kernel().passing_values().labelled("index");
+    MakeSlice = PrimDef::new("MakeSlice", "(start, stop, step)", make_slice_abs,
+        |_, a, _| make_slice(a), Backward::Zero);
     /// Python truthiness of a condition (one-element tensors allowed): returns a bool.
-    Truth {
-        name: "Truth", python: &[], signature: "(obj)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(truth_abs(&a[0])),
-        raises: unless_plain,
-        eval: |_, a, _| Ok(Value::Bool(truth(&a[0])?)),
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-    }
+    Truth = PrimDef::new("Truth", "(obj)", |_, a| Ok(truth_abs(&a[0])),
+        |_, a, _| Ok(Value::Bool(truth(&a[0])?)), Backward::Zero)
+        .raising(unless_plain);
     /// `not x`.
-    Not {
-        name: "Not", python: &[], signature: "(x)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match truth_abs(&a[0]) {
-            Abs::Bool(b) => Abs::Bool(b.map(|b| !b)),
-            other => other,
-        }),
-        raises: unless_plain,
-        eval: |_, a, _| Ok(Value::Bool(!truth(&a[0])?)),
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-    }
+    Not = PrimDef::new("Not", "(x)", not_abs, |_, a, _| Ok(Value::Bool(!truth(&a[0])?)),
+        Backward::Zero)
+        .raising(unless_plain);
     /// `CallKw(f, names, args...)`: a call with keyword arguments whose callee is only known at
     /// run time; the last `len(names)` arguments are the keyword values.
-    CallKw {
-        name: "CallKw", python: &[], signature: "(func, names, *args)",
-        effects: Effects::PURE,
-        infer: |_, _| Ok(Abs::Any),
-        raises: always,
-        eval: |_, _, _| Err(("SystemError", "CallKw is executed by the machine".into())),
-        kernels: Kernels::None,
-        backward: Backward::Refused(
+    CallKw = PrimDef::new("CallKw", "(func, names, *args)", |_, _| Ok(Abs::Any),
+        |_, _, _| Err(("SystemError", "CallKw is executed by the machine".into())),
+        Backward::Refused(
             "a keyword call of a function value: its binding is only known at run time",
-        ),
-        refs: Refs::All, opaque: true, fold: false,
-    }
+        ))
+        .with_refs(Refs::All).unfoldable().opaque();
     /// `GetAttr(obj, "name")`.
-    GetAttr {
-        name: "GetAttr", python: &[], signature: "(obj, name)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match &a[1] {
-            Abs::Str(Some(name)) => getattr_abs(&a[0], name),
-            _ => Abs::Any,
-        }),
-        raises: always,
-        eval: |_, a, _| match &a[1] {
-            Value::Str(name) => getattr(&a[0], name),
-            _ => Err(type_error("attribute name must be a string")),
-        },
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-        refs: Refs::First,
-    }
+    GetAttr = PrimDef::new("GetAttr", "(obj, name)", attr_abs, attr, Backward::Zero)
+        .with_refs(Refs::First);
     /// `CheckBound(x, "name", is_free)` raises UnboundLocalError (or NameError for a free
-    /// variable of a closure) if `x` is the Unbound marker, else returns `x`.
-    CheckBound {
-        name: "CheckBound", python: &[], signature: "(value, name, is_free)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match &a[0] {
-            Abs::Unbound => Abs::Bottom,
-            other => other.clone(),
-        }),
-        raises: always,
-        eval: |_, a, _| check_bound(a),
-        kernels: Kernels::None,
-        // The check is on the primal; the sensitivity passes through.
-        backward: Backward::Rule(|e, c| Some(c.first(e, |_| c.d))),
-        refs: Refs::All, passes_values: true, opaque: true, fold: false,
-    }
+    /// variable of a closure) if `x` is the Unbound marker, else returns `x`. The check is on
+    /// the primal; the sensitivity passes through.
+    CheckBound = PrimDef::new("CheckBound", "(value, name, is_free)", check_bound_abs,
+        |_, a, _| check_bound(a), Backward::First(|_, c| c.d))
+        .with_refs(Refs::All).unfoldable().opaque().passing_values();
     /// `Unpack(seq, n)` checks that `seq` has `n` items and returns them as a tuple.
-    Unpack {
-        name: "Unpack", python: &[], signature: "(seq, n)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(unpack_abs(&a[0], &a[1])),
-        raises: always,
-        eval: |_, a, _| unpack(&a[0], a[1].as_index().unwrap_or(0)),
-        kernels: Kernels::None,
-        backward: Backward::Rule(|_, c| {
-            let mut g = c.none();
-            g[0] = Some(c.d);
-            Some(g)
-        }),
-        passes_values: true,
-    }
+    Unpack = PrimDef::new("Unpack", "(seq, n)", |_, a| Ok(unpack_abs(&a[0], &a[1])),
+        |_, a, _| unpack(&a[0], a[1].as_index().unwrap_or(0)), Backward::Rule(unpack_back))
+        .passing_values();
     /// `Raise("ExcType", message)`.
-    Raise {
-        name: "Raise", python: &[], signature: "(kind, message)",
-        effects: Effects::IO,
-        infer: |_, _| Ok(Abs::Bottom),
-        raises: always,
-        eval: |_, a, _| Err((
-            match &a[0] {
-                Value::Str(s) if &**s == "AssertionError" => "AssertionError",
-                _ => "RuntimeError",
-            },
-            to_str(&a[1]),
-        )),
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-        opaque: true,
-    }
+    Raise = PrimDef::new("Raise", "(kind, message)", |_, _| Ok(Abs::Bottom), |_, a, _| raise(a),
+        Backward::Zero)
+        .with_effects(Effects::IO).opaque();
     /// `Assert(cond, message)`: raises AssertionError when `cond` is false.
-    Assert {
-        name: "Assert", python: &[], signature: "(cond, message)",
-        effects: Effects::IO,
-        infer: |_, _| Ok(Abs::None),
-        raises: always,
-        eval: |_, a, _| {
-            if truth(&a[0])? {
-                return Ok(Value::None);
-            }
-            let message = match &a[1] {
-                Value::None => String::new(),
-                m => to_str(m),
-            };
-            Err(("AssertionError", message))
-        },
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-        opaque: true,
-    }
+    Assert = PrimDef::new("Assert", "(cond, message)", |_, _| Ok(Abs::None), |_, a, _| assert(a),
+        Backward::Zero)
+        .with_effects(Effects::IO).opaque();
     /// `Enumerate(seq, start)`: tuple of `(start + i, item)` pairs.
-    Enumerate {
-        name: "Enumerate", python: &[], signature: "(iterable, start=0)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match items_abs(&a[0]) {
-            Some(xs) => Abs::tuple(
-                xs.into_iter()
-                    .enumerate()
-                    .map(|(i, x)| Abs::tuple(vec![Abs::Int(a[1].as_i64().map(|s| s + i as i64)), x]))
-                    .collect(),
-            ),
-            None => Abs::Any,
-        }),
-        raises: always,
-        eval: |_, a, _| enumerate(a),
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-        passes_values: true,
-    }
+    Enumerate = PrimDef::new("Enumerate", "(iterable, start=0)", enumerate_abs,
+        |_, a, _| enumerate(a), Backward::Zero)
+        .passing_values();
     /// `Zip(a, b, ...)`: tuple of item tuples, as long as the shortest input.
-    Zip {
-        name: "Zip", python: &[], signature: "(*args)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(match a.iter().map(items_abs).collect::<Option<Vec<_>>>() {
-            Some(lists) => zip_items(&lists, Abs::tuple),
-            None => Abs::Any,
-        }),
-        raises: always,
-        eval: |_, a, _| zip(a),
-        kernels: Kernels::None,
-        backward: Backward::Refused(
+    Zip = PrimDef::new("Zip", "(*args)", zip_abs, |_, a, _| zip(a),
+        Backward::Refused(
             "sequence conversions of the builtins are not differentiated (use tuples directly)",
-        ),
-        passes_values: true,
-    }
+        ))
+        .passing_values();
     /// Length of a sequence a `for` loop iterates over ("'int' object is not iterable").
-    IterLen {
-        name: "IterLen", python: &[], signature: "(obj)",
-        effects: Effects::PURE,
-        infer: |_, a| Ok(length_abs(&a[0])),
-        raises: always,
-        eval: |_, a, _| iter_len(&a[0]).map(Value::Int),
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-    }
+    IterLen = PrimDef::new("IterLen", "(obj)", |_, a| Ok(length_abs(&a[0])),
+        |_, a, _| iter_len(&a[0]).map(Value::Int), Backward::Zero);
     /// `x is y`.
-    Is {
-        name: "Is", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: is_abs,
-        raises: never,
-        eval: is,
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-        refs: Refs::All,
-    }
+    Is = identity("Is");
     /// `x is not y`.
-    IsNot {
-        name: "IsNot", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: is_abs,
-        raises: never,
-        eval: is,
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-        refs: Refs::All,
-    }
+    IsNot = identity("IsNot");
     /// `x in y`.
-    In {
-        name: "In", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: |_, _| Ok(Abs::Bool(None)),
-        raises: always,
-        eval: |_, a, _| contains(&a[1], &a[0]).map(Value::Bool),
-        kernels: Kernels::None,
-        backward: Backward::Zero,
-    }
+    In = membership("In");
     /// `x not in y`.
-    NotIn {
-        name: "NotIn", python: &[], signature: "(x, y)",
-        effects: Effects::PURE,
-        infer: |_, _| Ok(Abs::Bool(None)),
-        raises: always,
-        eval: |_, a, _| contains(&a[1], &a[0]).map(|b| Value::Bool(!b)),
-        kernels: Kernels::None,
-        backward: Backward::Zero,
+    NotIn = membership("NotIn");
+}
+
+/// A tuple or list display: its items' sensitivities are those of the items.
+const fn sequence(name: &'static str, infer: InferFn, eval: EvalFn) -> PrimDef {
+    let backward = Backward::Rule(|e, c| Some(items_back(e, c, 0)));
+    PrimDef::new(name, "(*args)", infer, eval, backward)
+        .raising(never)
+        .with_refs(Refs::All)
+        .lazy()
+}
+
+/// `is` or `is not`: compares any values, Parameters included.
+const fn identity(name: &'static str) -> PrimDef {
+    PrimDef::new(name, "(x, y)", is_abs, is, Backward::Zero)
+        .raising(never)
+        .with_refs(Refs::All)
+}
+
+/// `in` or `not in`.
+const fn membership(name: &'static str) -> PrimDef {
+    PrimDef::new(
+        name,
+        "(x, y)",
+        |_, _| Ok(Abs::Bool(None)),
+        contains_eval,
+        Backward::Zero,
+    )
+}
+
+fn contains_eval(p: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let found = contains(&a[1], &a[0])?;
+    Ok(Value::Bool(found != (p == Prim::NotIn)))
+}
+
+fn switch(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    Ok(if truth(&a[0])? {
+        a[1].clone()
+    } else {
+        a[2].clone()
+    })
+}
+
+fn item_abs(_: Prim, a: &[Abs]) -> Rule {
+    getitem_abs(&a[0], &a[1])
+}
+
+fn item(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    getitem(&a[0], &a[1])
+}
+
+fn unpack_back(_: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let mut g = c.none();
+    g[0] = Some(c.d);
+    Some(g)
+}
+
+fn switch_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match a[0].as_bool() {
+        Some(true) => a[1].clone(),
+        Some(false) => a[2].clone(),
+        None => a[1].join(&a[2]).unwrap_or(Abs::Any),
+    })
+}
+
+fn partial_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match &a[0] {
+        Abs::Func(fs) if fs.len() == 1 => Abs::func(Func::Partial(
+            Arc::new(fs[0].clone()),
+            Arc::from(a[1..].to_vec()),
+        )),
+        _ => Abs::Any,
+    })
+}
+
+fn partial(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let (f, rest) = a
+        .split_first()
+        .ok_or_else(|| type_error("Partial needs a function"))?;
+    Ok(Value::Partial(Rc::new(PartialApp {
+        func: f.clone(),
+        args: rest.to_vec(),
+    })))
+}
+
+fn make_slice_abs(_: Prim, a: &[Abs]) -> Rule {
+    let part = |a: &Abs| match a {
+        Abs::None => Some(None),
+        other => other.as_i64().map(Some),
+    };
+    Ok(match (part(&a[0]), part(&a[1]), part(&a[2])) {
+        (Some(start), Some(stop), Some(step)) => Abs::Slice(Some(Slice { start, stop, step })),
+        _ => Abs::Slice(None),
+    })
+}
+
+fn not_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match truth_abs(&a[0]) {
+        Abs::Bool(b) => Abs::Bool(b.map(|b| !b)),
+        other => other,
+    })
+}
+
+fn attr_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match &a[1] {
+        Abs::Str(Some(name)) => getattr_abs(&a[0], name),
+        _ => Abs::Any,
+    })
+}
+
+fn attr(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    match &a[1] {
+        Value::Str(name) => getattr(&a[0], name),
+        _ => Err(type_error("attribute name must be a string")),
     }
+}
+
+fn check_bound_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match &a[0] {
+        Abs::Unbound => Abs::Bottom,
+        other => other.clone(),
+    })
+}
+
+fn raise(a: &[Value]) -> OpResult {
+    Err((
+        match &a[0] {
+            Value::Str(s) if &**s == "AssertionError" => "AssertionError",
+            _ => "RuntimeError",
+        },
+        to_str(&a[1]),
+    ))
+}
+
+fn assert(a: &[Value]) -> OpResult {
+    if truth(&a[0])? {
+        return Ok(Value::None);
+    }
+    let message = match &a[1] {
+        Value::None => String::new(),
+        m => to_str(m),
+    };
+    Err(("AssertionError", message))
+}
+
+fn enumerate_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match items_abs(&a[0]) {
+        Some(xs) => Abs::tuple(
+            xs.into_iter()
+                .enumerate()
+                .map(|(i, x)| Abs::tuple(vec![Abs::Int(a[1].as_i64().map(|s| s + i as i64)), x]))
+                .collect(),
+        ),
+        None => Abs::Any,
+    })
+}
+
+fn zip_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match a.iter().map(items_abs).collect::<Option<Vec<_>>>() {
+        Some(lists) => zip_items(&lists, Abs::tuple),
+        None => Abs::Any,
+    })
 }
 
 /// Truthiness raises only for tensors (and objects with a `__bool__` of their own).

@@ -1,0 +1,319 @@
+//! Expanding one call of `grad`, `value_and_grad` or `vjp` on a graph `f`: its constant
+//! options are checked, `f` is lifted (free values and weights become leading parameters) and
+//! differentiated into J(f), and the call is replaced by a wrapper around J(f).
+
+use anfora_ir::codes;
+use anfora_ir::diag::Diagnostic;
+use anfora_ir::{Const, GraphId, GraphKind, NodeId, ParamRef, Prim, Span};
+
+use crate::lift::{FvKey, Lifted, lift};
+use crate::{Transform, replace_call};
+
+/// The constant arguments of a `grad`/`value_and_grad` call (`vjp` takes none).
+struct Options {
+    /// The positions of the arguments differentiated.
+    argnums: Vec<usize>,
+    /// `argnums` was one int: the wrapper returns that gradient alone, not a tuple.
+    single: bool,
+    /// The Parameters differentiated, when `weights` is given.
+    weights: Option<Vec<ParamRef>>,
+    /// The wrapper takes the output's sensitivity as an extra last argument.
+    sens: bool,
+}
+
+/// How to call J(f) from a wrapper: the J graph, then the lifted free values, then the
+/// arguments.
+struct JCall {
+    graph: NodeId,
+    free_values: Vec<NodeId>,
+    /// The number of lifted free values: where the sensitivities of `f`'s own arguments start.
+    k: i64,
+}
+
+impl JCall {
+    fn inputs(&self, args: &[NodeId]) -> Vec<NodeId> {
+        let mut call = vec![self.graph];
+        call.extend(&self.free_values);
+        call.extend(args);
+        call
+    }
+}
+
+impl Transform<'_> {
+    /// Replaces the grad call `n` in graph `h`, on graph `fg`, by its expansion; `all` are the
+    /// graphs whose uses of `n` are rewritten.
+    pub(crate) fn expand_one(
+        &mut self,
+        h: GraphId,
+        n: NodeId,
+        fg: GraphId,
+        all: &[GraphId],
+    ) -> Result<(), Vec<Diagnostic>> {
+        let p = self.m.callee_prim(n).expect("a grad call");
+        let span = self.m.node(n).span;
+        let ins = self.m.inputs(n).to_vec();
+        let options = if p == Prim::Vjp {
+            None
+        } else {
+            Some(self.options(&ins, self.m.graph(fg).params.len(), span)?)
+        };
+        let ws = options
+            .as_ref()
+            .and_then(|o| o.weights.clone())
+            .unwrap_or_default();
+        let lifted = lift(self.m, fg, &ws, &mut self.names);
+        let call = self.j_call(&lifted, &ws);
+        match options {
+            None => self.expand_vjp(h, n, fg, &call, &ins[2..], all, span),
+            Some(options) => {
+                let wv = self.grad_wrapper(p, fg, &call, &lifted, &options, span);
+                self.m.graphs[h].order.retain(|&x| x != n);
+                self.m.replace_uses(all, n, wv);
+            }
+        }
+        Ok(())
+    }
+
+    /// The options of a `grad`/`value_and_grad` call with inputs `ins`, on a function of
+    /// `nparams` parameters.
+    fn options(
+        &self,
+        ins: &[NodeId],
+        nparams: usize,
+        span: Span,
+    ) -> Result<Options, Vec<Diagnostic>> {
+        let bad = |msg: &str| vec![Diagnostic::error(codes::GRAD_ARGUMENT, msg, span)];
+        let (argnums, single) = self
+            .argnums(ins[2], nparams)
+            .ok_or_else(|| bad("argnums must be None, an int or a tuple of ints"))?;
+        if let Some(i) = argnums.iter().find(|&&i| !(0..nparams as i64).contains(&i)) {
+            let msg =
+                format!("argnums {i} is out of range for a function of {nparams} argument(s)");
+            return Err(bad(&msg));
+        }
+        let weights = match self.const_arg(ins[3]) {
+            Some(Const::None) => None,
+            Some(c) => {
+                Some(weights_of(c).ok_or_else(|| bad("weights must be a tuple of Parameters"))?)
+            }
+            None => return Err(bad("weights must be a tuple of module-level Parameters")),
+        };
+        // With sens_param the wrapper takes the output sensitivity as an extra last argument.
+        let sens = match ins.get(4).map(|&x| self.const_arg(x)) {
+            None | Some(Some(Const::Bool(false))) => false,
+            Some(Some(Const::Bool(true))) => true,
+            _ => return Err(bad("sens_param must be a constant bool")),
+        };
+        let argnums = argnums.into_iter().map(|i| i as usize).collect();
+        Ok(Options {
+            argnums,
+            single,
+            weights,
+            sens,
+        })
+    }
+
+    /// `argnums`: `None`, `...` (every argument, GradOperation's get_all), an int, or a tuple of
+    /// ints; whether it was one int.
+    fn argnums(&self, n: NodeId, nparams: usize) -> Option<(Vec<i64>, bool)> {
+        Some(match self.const_arg(n)? {
+            Const::None => (vec![], false),
+            Const::Ellipsis => ((0..nparams as i64).collect(), false),
+            Const::Int(i) => (vec![i], true),
+            Const::Tuple(items) => {
+                let ints = items.iter().map(|c| match c {
+                    Const::Int(i) => Some(*i),
+                    _ => None,
+                });
+                (ints.collect::<Option<Vec<_>>>()?, false)
+            }
+            _ => return None,
+        })
+    }
+
+    /// Constant `argnums`/`weights` arguments: literals and tuples of them.
+    fn const_arg(&self, n: NodeId) -> Option<Const> {
+        if let Some(c) = self.m.constant(n) {
+            return Some(c.clone());
+        }
+        if self.m.callee_prim(n) == Some(Prim::MakeTuple) {
+            let items = self.m.inputs(n)[1..]
+                .iter()
+                .map(|&x| self.const_arg(x))
+                .collect::<Option<Vec<_>>>()?;
+            return Some(Const::tuple(items));
+        }
+        None
+    }
+
+    /// J(f) of the lifted graph, and the values of its free values (weights by reference).
+    fn j_call(&mut self, lifted: &Lifted, ws: &[ParamRef]) -> JCall {
+        let jf = self.j_graph(lifted.graph);
+        self.finish();
+        let free_values = lifted
+            .fvs
+            .iter()
+            .map(|key| match key {
+                FvKey::Node(v) => *v,
+                FvKey::Weight(w) => self.m.value(Const::Ref(ws[*w as usize].clone())),
+            })
+            .collect();
+        JCall {
+            graph: self.m.value(Const::Graph(jf)),
+            free_values,
+            k: lifted.fvs.len() as i64,
+        }
+    }
+
+    /// `vjp(f, *primals)`: `(y, vjp_fn)` built in place of call `n` in `h`, where `vjp_fn(ct)`
+    /// gives the primals' sensitivities.
+    #[allow(clippy::too_many_arguments)]
+    fn expand_vjp(
+        &mut self,
+        h: GraphId,
+        n: NodeId,
+        fg: GraphId,
+        call: &JCall,
+        primals: &[NodeId],
+        all: &[GraphId],
+        span: Span,
+    ) {
+        let mark = self.m.graph(h).order.len();
+        let (y, bp) = self.call_j(h, call.inputs(primals), span);
+        let vg = self.vjp_function(fg, call.k, primals.len(), span);
+        let mut pins = vec![self.m.value(Const::Graph(vg)), bp];
+        pins.extend(primals);
+        pins.push(y);
+        let vjp_fn = self.prim(h, Prim::Partial, &pins, span);
+        let result = self.prim(h, Prim::MakeTuple, &[y, vjp_fn], span);
+        replace_call(self.m, h, n, mark, result, all);
+    }
+
+    /// `vjp_fn(bprop, primal..., out, cotangent)`: the sensitivities of the `n` primals of `f`,
+    /// which start at item `k` of the backward closure's result.
+    fn vjp_function(&mut self, fg: GraphId, k: i64, n: usize, span: Span) -> GraphId {
+        let f = self.m.graph(fg);
+        let (name, function) = (
+            self.names.fresh(&format!("vjp_{}", f.name)),
+            f.function.clone(),
+        );
+        let vg = self.m.add_graph(name, function, GraphKind::Lambda, span);
+        let bprop = self.m.add_param(vg, "bprop", span);
+        let primals: Vec<NodeId> = (0..n)
+            .map(|i| self.m.add_param(vg, &format!("primal{i}"), span))
+            .collect();
+        let out = self.m.add_param(vg, "out", span);
+        let ct = self.m.add_param(vg, "cotangent", span);
+        let ct = self.prim(vg, Prim::SensCheck, &[ct, out], span);
+        let ds = self.apply(vg, vec![bprop, ct], span);
+        let outs: Vec<NodeId> = (primals.iter().enumerate())
+            .map(|(i, &pi)| self.dense_item(vg, ds, k + i as i64, pi, span))
+            .collect();
+        let result = self.prim(vg, Prim::MakeTuple, &outs, span);
+        self.m.set_output(vg, result);
+        vg
+    }
+
+    /// `grad`/`value_and_grad`: a wrapper graph with f's signature (plus the sensitivity, with
+    /// `sens_param`) returning the gradients asked for; the wrapper's value.
+    fn grad_wrapper(
+        &mut self,
+        p: Prim,
+        fg: GraphId,
+        call: &JCall,
+        lifted: &Lifted,
+        options: &Options,
+        span: Span,
+    ) -> NodeId {
+        let f = self.m.graph(fg).clone();
+        let name = self.names.fresh(&format!("grad_{}", f.name));
+        let wg = self
+            .m
+            .add_graph(name, f.function.clone(), GraphKind::Function, span);
+        // With a sensitivity parameter the wrapper's signature is f's plus one positional
+        // argument, which plain positional binding covers.
+        if !options.sens {
+            self.m.graphs[wg].signature = f.signature.clone();
+        }
+        let params: Vec<NodeId> = (f.params.iter())
+            .map(|&q| {
+                let node = self.m.node(q).clone();
+                self.m
+                    .add_param(wg, node.name.as_deref().unwrap_or("x"), node.span)
+            })
+            .collect();
+        let (y, bp) = self.call_j(wg, call.inputs(&params), span);
+        let seed = if options.sens {
+            let d = self.m.add_param(wg, "sens", span);
+            self.prim(wg, Prim::SensCheck, &[d, y], span)
+        } else {
+            self.prim(wg, Prim::SensOnes, &[y], span)
+        };
+        let ds = self.apply(wg, vec![bp, seed], span);
+        let input_grads: Vec<NodeId> = (options.argnums.iter())
+            .map(|&i| self.dense_item(wg, ds, call.k + i as i64, params[i], span))
+            .collect();
+        let inputs = if options.single {
+            input_grads[0]
+        } else {
+            self.prim(wg, Prim::MakeTuple, &input_grads, span)
+        };
+        let grads = match &options.weights {
+            None => inputs,
+            Some(ws) => {
+                let wt = self.weight_grads(wg, ds, lifted, ws, span);
+                if options.argnums.is_empty() {
+                    wt
+                } else {
+                    self.prim(wg, Prim::MakeTuple, &[inputs, wt], span)
+                }
+            }
+        };
+        let out = if p == Prim::ValueAndGrad {
+            self.prim(wg, Prim::MakeTuple, &[y, grads], span)
+        } else {
+            grads
+        };
+        self.m.set_output(wg, out);
+        self.m.value_at(Const::Graph(wg), span)
+    }
+
+    /// The tuple of the sensitivities of the weights `ws`, in wrapper `wg` whose backward
+    /// result is `ds` (zeros for a weight f never reads).
+    fn weight_grads(
+        &mut self,
+        wg: GraphId,
+        ds: NodeId,
+        lifted: &Lifted,
+        ws: &[ParamRef],
+        span: Span,
+    ) -> NodeId {
+        let mut wgrads = Vec::new();
+        for (j, w) in ws.iter().enumerate() {
+            let wv = self.m.value(Const::Ref(w.clone()));
+            let at = (lifted.fvs.iter()).position(|&f| f == FvKey::Weight(j as u32));
+            wgrads.push(match at {
+                Some(pos) => self.dense_item(wg, ds, pos as i64, wv, span),
+                None => {
+                    let none = self.m.value(Const::None);
+                    self.prim(wg, Prim::FillZeros, &[none, wv], span)
+                }
+            });
+        }
+        self.prim(wg, Prim::MakeTuple, &wgrads, span)
+    }
+}
+
+/// `weights`: a Parameter or a tuple of them.
+fn weights_of(c: Const) -> Option<Vec<ParamRef>> {
+    let items = match c {
+        Const::Tuple(xs) => xs.to_vec(),
+        c => vec![c],
+    };
+    (items.iter())
+        .map(|c| match c {
+            Const::Ref(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
