@@ -209,3 +209,13 @@ def test_vjp_and_jvp_from_python_match_the_derivatives():
         anfora.jvp(_host_f, (anfora.tensor(x), anfora.tensor(y)), (anfora.tensor(tx),))
     with pytest.raises(anfora.CompileError, match="shape"):
         pullback(anfora.tensor(np.ones(4)))
+
+
+def hardswish_sum(x):
+    return ops.sum(ops.hardswish(x))
+
+
+def test_hardswish_gradient_is_pytorch_s_at_the_ends():
+    x = np.array([-4.0, -3.0, -1.5, 0.0, 2.0, 3.0, 4.0])
+    g = anfora.grad(hardswish_sum)(t(x))
+    np.testing.assert_allclose(np.asarray(g), [0.0, -0.5, 0.0, 0.5, 7 / 6, 1.5, 1.0], rtol=1e-15)

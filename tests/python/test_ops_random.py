@@ -863,6 +863,26 @@ def test_argmax_argmin(name):
             )
 
 
+def test_hardswish():
+    jit_fn = anfora.jit(lambda x: ops.hardswish(x))
+    for i, rng in cases("hardswish", 40):
+        with Case("hardswish", i) as c:
+            dtype = str(rng.choice(DTYPES, p=[0.05, 0.05, 0.1, 0.4, 0.4]))
+            x = rand_arg(rng, rand_shape(rng), dtype, scale=float(rng.choice([1.0, 3.0])), specials=0.1)
+            c.note(x=x)
+            if x.a.dtype.kind != "f":
+                # PyTorch's hardswish takes float tensors only.
+                assert_raises(lambda: ops.hardswish(x.t), TypeError)
+                continue
+            # PyTorch's formula in the tensor's dtype (Python numbers are weak), step by step.
+            with np.errstate(all="ignore"):
+                want = x.a * np.minimum(np.maximum(x.a + 3, 0), 6) / 6
+            got = ops.hardswish(x.t)
+            check(got, want, exact=True)
+            if i < 6:
+                check_same(jit_fn(x.t), got)
+
+
 # ---------------------------------------------------------------------------------------------
 # The softmax family (float tensors only)
 

@@ -367,6 +367,26 @@ fn a_small_classifier_with_cross_entropy() {
     );
 }
 
+// ---- hardswish ---------------------------------------------------------------------------------
+
+/// Values in [-5, 5): over the three pieces of hardswish (none within the step of a kink).
+fn wide(shape: &[usize], seed: u64) -> Value {
+    let n = shape.iter().product();
+    let v = values(n, seed).into_iter().map(|v| 5.0 * v).collect();
+    Value::Tensor(Tensor::from_f64(v, shape).unwrap())
+}
+
+#[test]
+fn hardswish_gradients() {
+    let x = wide(&[4, 6], 61);
+    check(
+        "def f(x):\n    return ops.sum(ops.hardswish(x) * ops.cos(x))",
+        std::slice::from_ref(&x),
+    );
+    let second = "def inner(x):\n    return ops.sum(ops.hardswish(x) * x)\n\ndef f(x):\n    return ops.sum(ops.sin(grad(inner)(x)))";
+    check_with(second, &[x], 1e-5);
+}
+
 // ---- dropout ------------------------------------------------------------------------------------
 
 /// Runs `main(x, d)` of `src` on both engines: they must agree exactly (same seed, same draws).

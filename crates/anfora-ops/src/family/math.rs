@@ -19,7 +19,7 @@ use crate::emit::{Call, Emit, Grads, float, int, unbroadcast};
 use crate::ids::NodeId;
 use crate::prim::Prim;
 use crate::pynum::{PyErr, overflow, tensor, type_error, value_error};
-use crate::python::truth;
+use crate::python::{binary, truth};
 use crate::value::{OpResult, Value};
 
 primitives! {
@@ -51,6 +51,12 @@ primitives! {
     Softplus = function("Softplus", UnaryOp::Softplus, &[Py::Op("softplus")],
         Backward::Rule(softplus_back));
     Rsqrt = function("Rsqrt", UnaryOp::Rsqrt, &[Py::Op("rsqrt")], Backward::Rule(rsqrt_back));
+    /// `ops.hardswish(x)`: `x * min(max(x + 3, 0), 6) / 6` of a float tensor (MobileNetV3's;
+    /// PyTorch's `hardswish`, computed in the same order). Its derivative is PyTorch's: 0 below
+    /// -3, 1 above 3, `x / 3 + 1/2` from -3 to 3, both ends included.
+    HardSwish = PrimDef::new("HSwish", "(x)", hardswish_abs, |_, a, _| hardswish(&a[0]),
+        Backward::First(hardswish_back))
+        .tensor_kernel().called(&[Py::Op("hardswish")]);
     /// The sign: no gradient flows back.
     Sign = function("Sign", UnaryOp::Sign, &[Py::Op("sign")], Backward::Zero);
     LogicalNot = function("LogicalNot", UnaryOp::LogicalNot, &[Py::Op("logical_not")],
@@ -74,6 +80,49 @@ primitives! {
     Cast = PrimDef::new("Cast", "(x, dtype)", |_, a| Ok(cast_abs(&a[0], &a[1])), |_, a, _| cast(a),
         Backward::Rule(|e, c| chain(e, c, |e| unbroadcast(e, c.d, c.x[0]))))
         .tensor_kernel().called(&[Py::Op("cast")]);
+}
+
+/// `hardswish` takes float tensors (of any shape and float dtype).
+fn hardswish_abs(_: Prim, a: &[Abs]) -> Rule {
+    match &a[0] {
+        Abs::Tensor(t) if t.dtype.is_float() => Ok(a[0].clone()),
+        Abs::Tensor(t) => Err(err(format!(
+            "hardswish expects a float tensor, got {}",
+            t.dtype
+        ))),
+        Abs::Any => Ok(Abs::Any),
+        other => Err(err(format!(
+            "hardswish expects a float tensor, got {other}"
+        ))),
+    }
+}
+
+fn hardswish(x: &Value) -> OpResult {
+    let t = need_tensor(x, "ops.hardswish")?;
+    if !t.dtype().is_float() {
+        let msg = format!("ops.hardswish expects a float tensor, got {}", t.dtype());
+        return Err(type_error(msg));
+    }
+    let shifted = binary(Prim::Add, x, &Value::Float(3.0))?;
+    let relu6 = clip(&shifted, &Value::Float(0.0), &Value::Float(6.0))?;
+    let scaled = binary(Prim::Mul, x, &relu6)?;
+    binary(Prim::Div, &scaled, &Value::Float(6.0))
+}
+
+/// `d * (x / 3 + 1/2)` inside [-3, 3], `d` above it, 0 below: built from differentiable
+/// operations (the comparisons have no gradient), so higher orders follow.
+fn hardswish_back(e: &mut dyn Emit, c: &Call) -> NodeId {
+    let x = c.x[0];
+    let (three, minus_three, half) = (float(e, 3.0), float(e, -3.0), float(e, 0.5));
+    let ramp = e.op(Prim::Div, &[x, three]);
+    let ramp = e.op(Prim::Add, &[ramp, half]);
+    let from = e.op(Prim::Ge, &[x, minus_three]);
+    let to = e.op(Prim::Le, &[x, three]);
+    let inside = e.op(Prim::Mul, &[from, to]);
+    let above = e.op(Prim::Gt, &[x, three]);
+    let slope = e.op(Prim::Mul, &[ramp, inside]);
+    let slope = e.op(Prim::Add, &[slope, above]);
+    e.op(Prim::Mul, &[c.d, slope])
 }
 
 /// GELU raises unless its operand is a float tensor and `approximate` a known bool.
