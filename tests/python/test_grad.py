@@ -219,3 +219,21 @@ def test_hardswish_gradient_is_pytorch_s_at_the_ends():
     x = np.array([-4.0, -3.0, -1.5, 0.0, 2.0, 3.0, 4.0])
     g = anfora.grad(hardswish_sum)(t(x))
     np.testing.assert_allclose(np.asarray(g), [0.0, -0.5, 0.0, 0.5, 7 / 6, 1.5, 1.0], rtol=1e-15)
+
+
+def weighted_var(x, w, axis, ddof):
+    return ops.sum(ops.var(x, axis=axis, ddof=ddof) * w)
+
+
+def test_var_gradient_matches_finite_differences():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4))
+    for axis, ddof in [(None, 0), (1, 1), (0, 2.5), ((0, 1), 3)]:
+        shape = np.var(x, axis=axis).shape
+        w = np.cos(np.arange(np.prod(shape))).reshape(shape)
+
+        def np_f(x):
+            return np.sum(np.var(x, axis=axis, ddof=ddof) * w)
+
+        g = anfora.grad(weighted_var)(t(x), t(w), axis, ddof)
+        np.testing.assert_allclose(np.asarray(g), numeric_grad(np_f, [x], 0), rtol=1e-6, atol=1e-8)

@@ -863,6 +863,42 @@ def test_argmax_argmin(name):
             )
 
 
+def var_tolerance(dtype, x, axis, keepdims, divisor, n):
+    """A variance computed in another summation order: a few ulp of the sum of the squares
+    (which bounds the cancellation in the deviations), over the divisor."""
+    mag = np.where(np.isfinite(x), x, 0).astype(np.float64)
+    squares = np.sum(mag * mag, axis=axis, keepdims=keepdims)
+    return EPS[dtype] * (4 + 2 * n) * squares / max(divisor, 1)
+
+
+def test_var():
+    jit_fn = anfora.jit(lambda x, axis, ddof, keepdims: ops.var(x, axis, ddof, keepdims))
+    for i, rng in cases("var", 60):
+        with Case("var", i) as c:
+            dtype = str(rng.choice(DTYPES))
+            shape = rand_shape(rng)
+            x = rand_arg(rng, shape, dtype, specials=0.05)
+            axis = rand_axis(rng, len(shape))
+            # numpy divides by max(N - ddof, 0): a ddof of N or more gives inf or nan.
+            ddof = [0, 1, 2, 1.5, 7][int(rng.integers(5))]
+            keepdims = bool(rng.random() < 0.4)
+            c.note(x=x, axis=axis, ddof=ddof, keepdims=keepdims)
+
+            def compare(got, want):
+                want = np.asarray(want)
+                n = reduced_count(shape, axis)
+                divisor = max(n - ddof, 0)
+                tol = var_tolerance(want.dtype.name, x.a, axis, keepdims, divisor, n)
+                check(got, want, rtol=RTOL[want.dtype.name], atol=tol)
+
+            run_case(
+                lambda: np.var(x.a, axis=axis, ddof=ddof, keepdims=keepdims),
+                lambda: ops.var(x.t, axis=axis, ddof=ddof, keepdims=keepdims),
+                compare,
+                jit_fn=(lambda: jit_fn(x.t, axis, ddof, keepdims)) if i < 8 else None,
+            )
+
+
 def test_hardswish():
     jit_fn = anfora.jit(lambda x: ops.hardswish(x))
     for i, rng in cases("hardswish", 40):

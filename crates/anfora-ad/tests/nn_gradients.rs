@@ -367,7 +367,7 @@ fn a_small_classifier_with_cross_entropy() {
     );
 }
 
-// ---- hardswish ---------------------------------------------------------------------------------
+// ---- hardswish and var ---------------------------------------------------------------------------
 
 /// Values in [-5, 5): over the three pieces of hardswish (none within the step of a kink).
 fn wide(shape: &[usize], seed: u64) -> Value {
@@ -385,6 +385,37 @@ fn hardswish_gradients() {
     );
     let second = "def inner(x):\n    return ops.sum(ops.hardswish(x) * x)\n\ndef f(x):\n    return ops.sum(ops.sin(grad(inner)(x)))";
     check_with(second, &[x], 1e-5);
+}
+
+#[test]
+fn var_gradients() {
+    for call in [
+        "ops.var(x)",
+        "ops.var(x, axis=1)",
+        "ops.var(x, axis=(0, 2), ddof=1, keepdims=True)",
+        "ops.var(x, -1, 1.5)",
+    ] {
+        let body = format!(
+            "def f(x):\n    y = {call}\n    return ops.sum(y * ops.sin(ops.reshape(ops.arange(y.size, dtype=anfora.float64), y.shape)))"
+        );
+        check(&body, &[tensor(&[2, 3, 4], 62)]);
+    }
+}
+
+#[test]
+fn var_second_and_third_order() {
+    for call in [
+        "ops.var(x, axis=1)",
+        "ops.var(x, ddof=1)",
+        "ops.var(x, axis=0, keepdims=True)",
+    ] {
+        let body = format!(
+            "def inner(x):\n    y = {call}\n    return ops.sum(y * ops.cos(ops.reshape(ops.arange(y.size, dtype=anfora.float64), y.shape)))\n\ndef f(x):\n    return ops.sum(ops.sin(grad(inner)(x)))"
+        );
+        check_with(&body, &[tensor(&[3, 4], 63)], 1e-5);
+    }
+    let third = "def inner(x):\n    return ops.var(x, axis=1)[0] * 3.0\n\ndef middle(x):\n    return ops.sum(ops.sin(grad(inner)(x)))\n\ndef f(x):\n    return ops.sum(ops.cos(grad(middle)(x)))";
+    check_with(third, &[tensor(&[2, 3], 64)], 1e-5);
 }
 
 // ---- dropout ------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
-//! Reductions over axes: `sum`, `mean`, `max`, `min`, `prod`, `argmax`, `argmin`, and the
-//! kernel of their gradients, `ReduceGrad`.
+//! Reductions over axes: `sum`, `mean`, `max`, `min`, `prod`, `argmax`, `argmin`, `var`, and
+//! the kernels of their gradients, `ReduceGrad` and `VarGrad`.
 
-use anfora_tensor::{DType, ReduceOp, Tensor, reduce_result_dtype};
+use anfora_tensor::{BinaryOp, DType, ReduceOp, Tensor, reduce_result_dtype};
 
 use crate::abs::{Abs, Rule, err};
 use crate::args::distinct_axes;
@@ -11,7 +11,7 @@ use crate::args::{
     sens_tensor, tensor_abs,
 };
 use crate::constant::Const;
-use crate::def::{Backward, EvalFn, PrimDef, Py, primitives, unless_known_floats};
+use crate::def::{Backward, EvalFn, PrimDef, Py, first, primitives, unless_known_floats};
 use crate::emit::{Call, Emit, Grads};
 use crate::prim::Prim;
 use crate::pynum::{PyErr, tensor, tensor as t, type_error};
@@ -37,6 +37,16 @@ primitives! {
     ArgMax = arg_reduction("ArgMax", &[Py::Op("argmax")]);
     /// `ops.argmin(x, axis=None, keepdims=False)`: numpy's, int64.
     ArgMin = arg_reduction("ArgMin", &[Py::Op("argmin")]);
+    /// `ops.var(x, axis=None, ddof=0, keepdims=False)`: numpy's variance, the sum of the squared
+    /// deviations from the mean over `N - ddof` (0 when negative); ints and bools give float64.
+    Var = PrimDef::new("ReduceVar", "(x, axis=None, ddof=0, keepdims=False)", var_abs,
+        |_, a, _| var(a), first(|e, c| e.op(Prim::VarGrad, &[c.d, c.x[0], c.x[1], c.x[2], c.x[3]])))
+        .tensor_kernel().called(&[Py::Op("var")]);
+    /// `VarGrad(d, x, axis, ddof, keepdims)`: the sensitivity of `x` for `var`,
+    /// `2 (x - mean(x)) d / (N - ddof)` with `d` spread over the reduced axes.
+    VarGrad = PrimDef::new("VarGrad", "(d, x, axis, ddof, keepdims)", var_grad_abs,
+        |_, a, _| var_grad(a), Backward::Rule(var_grad_back))
+        .tensor_kernel().raising(unless_known_floats);
     /// `ReduceGrad(kind, d, x, out, axis, keepdims)`: the sensitivity of `x` for a reduction.
     ReduceGrad = PrimDef::new("ReduceGrad", "(kind, d, x, out, axis, keepdims)", reduce_grad_abs,
         |_, a, _| reduce_grad(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5]),
@@ -132,6 +142,106 @@ fn reduce_grad_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
         let v = e.op(Prim::Mul, &[d, spread]);
         let pairs = e.konst(Const::str("prod_pairs"));
         g[2] = Some(e.op(Prim::ReduceGrad, &[pairs, v, x[2], x[3], x[4], x[5]]));
+    }
+    Some(g)
+}
+
+/// `var`: the shape and dtype of a mean; `ddof` a number.
+fn var_abs(_: Prim, a: &[Abs]) -> Rule {
+    match &a[2] {
+        Abs::Int(_) | Abs::Bool(_) | Abs::Float(_) | Abs::Any => {}
+        other => return Err(err(format!("var() ddof must be a number, got {other}"))),
+    }
+    reduce_abs(
+        Prim::ReduceMean,
+        &[a[0].clone(), a[1].clone(), a[3].clone()],
+    )
+}
+
+fn var(a: &[Value]) -> OpResult {
+    let x = need_tensor(&a[0], "ops.var")?;
+    let x = if x.dtype().is_float() {
+        x.clone()
+    } else {
+        x.cast(DType::F64)
+    };
+    let axes = axes_value(&a[1])?;
+    let dev = deviations(&x, axes.as_deref())?;
+    let squares = t(Tensor::binary(BinaryOp::Mul, &dev, &dev))?;
+    let sum = t(Tensor::reduce(
+        ReduceOp::Sum,
+        &squares,
+        axes.as_deref(),
+        truth(&a[3])?,
+    ))?;
+    let divisor = var_divisor(&x, &a[1], &a[2])?;
+    binary(Prim::Div, &Value::Tensor(sum), &Value::Float(divisor))
+}
+
+/// `x - mean(x)` over `axes`.
+fn deviations(x: &Tensor, axes: Option<&[i64]>) -> Result<Tensor, PyErr> {
+    let mean = t(Tensor::reduce(ReduceOp::Mean, x, axes, true))?;
+    t(Tensor::binary(BinaryOp::Sub, x, &mean))
+}
+
+/// `max(N - ddof, 0)`, N the number of elements each result reduces (`axis` checked).
+fn var_divisor(x: &Tensor, axis: &Value, ddof: &Value) -> Result<f64, PyErr> {
+    let ddof = match ddof {
+        Value::Int(i) => *i as f64,
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Float(f) => *f,
+        other => {
+            let msg = format!(
+                "ops.var() ddof must be a number, not '{}'",
+                other.type_name()
+            );
+            return Err(type_error(msg));
+        }
+    };
+    let n: usize = (reduced_axes(axis, x.ndim())?.iter())
+        .map(|&i| x.shape()[i])
+        .product();
+    Ok((n as f64 - ddof).max(0.0))
+}
+
+/// `VarGrad(d, x, axis, ddof, keepdims)`; `None` for a missing sensitivity or a non-float `x`.
+fn var_grad(a: &[Value]) -> OpResult {
+    let (d, x, axis, ddof, keepdims) = (&a[0], &a[1], &a[2], &a[3], &a[4]);
+    let sum = Value::str("sum");
+    let spread = reduce_grad(&sum, d, x, d, axis, keepdims)?;
+    let Value::Tensor(spread) = &spread else {
+        return Ok(spread);
+    };
+    let x = need_tensor(x, "VarGrad")?;
+    let dev = deviations(x, axes_value(axis)?.as_deref())?;
+    let t2 = t(Tensor::binary(BinaryOp::Mul, &dev, spread))?;
+    let scale = 2.0 / var_divisor(x, axis, ddof)?;
+    binary(Prim::Mul, &Value::Tensor(t2), &Value::Float(scale))
+}
+
+fn var_grad_abs(_: Prim, a: &[Abs]) -> Rule {
+    reduce_grad_abs(Prim::ReduceGrad, &[Abs::None, a[0].clone(), a[1].clone()])
+}
+
+/// Second order. `VarGrad` is linear in `d`: its adjoint sums `dd` times the share
+/// `2 (x - mean) / c` back over the axes. In `x` it is `2 (x - mean(x)) D / c` with `D` the
+/// spread `d`, whose adjoint applied to `v` is `2 (w - mean(w)) / c` with `w = D v`: itself,
+/// with a sensitivity of ones, at `w`.
+fn var_grad_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let [d, x, axis, ddof, keep] = [c.x[0], c.x[1], c.x[2], c.x[3], c.x[4]];
+    let mut g = c.none();
+    let ones = e.op(Prim::SensOnes, &[d]);
+    if c.need(0) {
+        let share = e.op(Prim::VarGrad, &[ones, x, axis, ddof, keep]);
+        let t = e.op(Prim::Mul, &[c.d, share]);
+        g[0] = Some(e.op(Prim::ReduceSum, &[t, axis, keep]));
+    }
+    if c.need(1) {
+        let sum = e.konst(Const::str("sum"));
+        // The reduction's result, for its shape, is `d` (a sum's spread reads nothing else).
+        let spread = e.op(Prim::ReduceGrad, &[sum, d, x, d, axis, keep]);
+        let w = e.op(Prim::Mul, &[spread, c.d]);
+        g[1] = Some(e.op(Prim::VarGrad, &[ones, w, axis, ddof, keep]));
     }
     Some(g)
 }
