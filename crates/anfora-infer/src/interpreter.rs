@@ -13,21 +13,22 @@
 //!   can name one specialized graph. A closure whose identity is lost (it flows into `Any`) is
 //!   compiled for arbitrary arguments.
 //! * A context whose result changes makes its callers dirty; a worklist re-evaluates them.
+//!
+//! This module holds the contexts and the worklist; `calls` evaluates calls (of primitives,
+//! closures and methods, with keyword binding) and `diagnostics` reports the shape and join
+//! errors that remain once the analysis is done.
+
+mod calls;
+mod diagnostics;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
-use anfora_ir::analysis::Analysis;
+use anfora_ir::analysis::{Analysis, breadth_first};
+use anfora_ir::codes::NO_FIXPOINT;
 use anfora_ir::diag::Diagnostic;
-use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim, Span};
-
-use anfora_ops::abs::RuleError;
+use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Span};
 use anfora_ops::abs::from_value;
 use anfora_ops::abs::{Abs, CtxId, Func, JoinError};
-use anfora_ops::call::{infer_prim, not_constant, op_label, shape_message};
-use anfora_ops::python::method_abs;
-use anfora_ops::value::Method;
-
-use anfora_ir::codes::{JOIN as JOIN_ERROR, NO_FIXPOINT, NOT_CONSTANT, SHAPE as SHAPE_ERROR};
 
 /// Most specializations of one function for one parent context.
 const MAX_POLY: usize = 8;
@@ -111,14 +112,7 @@ impl Solved {
 
     /// The context of graph `g` among `c` and its enclosing contexts.
     pub fn enclosing(&self, c: CtxId, g: GraphId) -> Option<CtxId> {
-        let mut cur = Some(c);
-        while let Some(x) = cur {
-            if self.ctx(x).graph == g {
-                return Some(x);
-            }
-            cur = self.ctx(x).parent;
-        }
-        None
+        find_enclosing(c, g, |x| (self.ctx(x).graph, self.ctx(x).parent))
     }
 
     pub fn mono_of(&self, graph: GraphId, parent: Option<CtxId>) -> Option<CtxId> {
@@ -194,9 +188,7 @@ impl<'m> Interpreter<'m> {
             }
             for (g, pc) in pending {
                 self.generic.insert((g, pc));
-                let n = self.module.graph(g).params.len();
-                let c = self.mono_context(g, pc);
-                self.add_mono_args(c, &vec![Abs::Any; n], None);
+                let c = self.any_args_context(g, pc);
                 if !self.ctxs[c.0 as usize].evaluated {
                     self.evaluate(c);
                 }
@@ -211,115 +203,18 @@ impl<'m> Interpreter<'m> {
         root
     }
 
-    /// E0301 for the operations that fail on their final arguments. While the analysis runs,
-    /// the value a loop or a recursion carries is first only what its exit path gives (the
-    /// recursive call's result is still `Bottom`): a tuple grown in a loop is `()` in the
-    /// first round and of unknown length later. An error found in an earlier round may not
-    /// exist in the program, so each context keeps the errors of its latest evaluation only,
-    /// and those of the contexts the program keeps are reported here.
-    fn report_shape_errors(&mut self, root: CtxId) {
-        for c in self.live(root) {
-            for (n, operation, msg, constant) in self.ctx(c).shape_errors.clone() {
-                let span = self.module.node(n).span;
-                let message = shape_message(&operation, &msg);
-                let d = if constant {
-                    Diagnostic::error(NOT_CONSTANT, message, span)
-                        .with_label("not known at compile time")
-                        .with_hint(
-                            "write the value as a literal (or a module-level constant) at the \
-                             call, or pass it as an argument that is a compile-time constant; a \
-                             value chosen at run time (by a branch on a tensor, or as the \
-                             variable of a loop over several strings) is not",
-                        )
-                } else {
-                    Diagnostic::error(SHAPE_ERROR, message, span)
-                        .with_label("here")
-                        .with_hint(
-                            "tensor shapes and dtypes are checked when compiling, before the \
-                             program runs",
-                        )
-                };
-                self.report(c, d);
-            }
-        }
-    }
-
     /// The contexts the specialized program keeps: those reached from the root by calls, their
     /// enclosing contexts and the contexts of closures used as values.
     fn live(&self, root: CtxId) -> Vec<CtxId> {
-        let mut seen = HashSet::new();
-        let mut order = Vec::new();
-        let mut queue = VecDeque::from([root]);
-        for &(g, pc) in &self.value_closures {
-            if let Some(&c) = self.keys.get(&Key::Mono(g, pc)) {
-                queue.push_back(c);
-            }
-        }
-        while let Some(c) = queue.pop_front() {
-            if !seen.insert(c) {
-                continue;
-            }
-            order.push(c);
+        let values = self
+            .value_closures
+            .iter()
+            .filter_map(|&(g, pc)| self.keys.get(&Key::Mono(g, pc)).copied());
+        breadth_first(std::iter::once(root).chain(values), |c| {
             let ctx = self.ctx(c);
-            for targets in ctx.calls.values() {
-                queue.extend(targets.iter().copied());
-            }
-            queue.extend(ctx.parent);
-        }
-        order
-    }
-
-    /// E0302 for the joins whose sizes disagree once the analysis is done. While it runs, a
-    /// value may have a size in one round and an unknown size in the next (a loop or a
-    /// recursion that changes it); only the final values tell whether two paths really give
-    /// tensors of different shapes. (Different dtypes or ranks are reported at once: they do
-    /// not change from round to round.)
-    fn check_joins(&mut self, root: CtxId) {
-        let live = self.live(root);
-        let is_live: HashSet<CtxId> = live.iter().copied().collect();
-        for &c in &live {
-            // The functions a call may call.
-            let mut calls: Vec<(NodeId, Vec<(Func, Abs)>)> = self
-                .ctx(c)
-                .results
-                .iter()
-                .map(|(n, r)| (*n, r.clone()))
-                .collect();
-            calls.sort_by_key(|(n, _)| *n);
-            for (n, results) in calls {
-                if let Some((i, j)) = first_conflict(results.iter().map(|(_, a)| a)) {
-                    let (a, b) = (&results[i], &results[j]);
-                    self.results_join_error(c, n, (&a.0, &a.1), (&b.0, &b.1));
-                }
-            }
-            // The jumps into a join block.
-            if self.module.graph(self.ctx(c).graph).kind != GraphKind::Join {
-                continue;
-            }
-            let edges: Vec<((CtxId, NodeId), Vec<ArgSource>)> = self
-                .ctx(c)
-                .incoming
-                .iter()
-                .filter(|((from, n), _)| {
-                    is_live.contains(from)
-                        && self
-                            .ctx(*from)
-                            .calls
-                            .get(n)
-                            .is_some_and(|ts| ts.contains(&c))
-                })
-                .cloned()
-                .collect();
-            let n_params = self.module.graph(self.ctx(c).graph).params.len();
-            for i in 0..n_params {
-                let values = edges.iter().map(|(_, sources)| &sources[i].value);
-                if let Some((a, b)) = first_conflict(values) {
-                    let from = edges[b].0.0;
-                    let (first, second) = (edges[a].1[i].clone(), edges[b].1[i].clone());
-                    self.phi_join_error(from, c, i, &first, &second);
-                }
-            }
-        }
+            let calls = ctx.calls.values().flatten().copied();
+            calls.chain(ctx.parent).collect::<Vec<_>>()
+        })
     }
 
     /// Hands over the results.
@@ -410,6 +305,14 @@ impl<'m> Interpreter<'m> {
             vec![Abs::Bottom; n],
             true,
         )
+    }
+
+    /// The monovariant context of closure `graph` (in context `parent`) called with anything.
+    fn any_args_context(&mut self, graph: GraphId, parent: Option<CtxId>) -> CtxId {
+        let n = self.module.graph(graph).params.len();
+        let c = self.mono_context(graph, parent);
+        self.add_mono_args(c, &vec![Abs::Any; n], None);
+        c
     }
 
     fn mark_dirty(&mut self, c: CtxId) {
@@ -578,14 +481,10 @@ impl<'m> Interpreter<'m> {
             NodeKind::Value(k) => self.constant(c, k),
             _ => {
                 let owner = node.owner.expect("non-value nodes have owners");
-                let mut cur = Some(c);
-                while let Some(x) = cur {
-                    if self.ctx(x).graph == owner {
-                        return self.ctx(x).values.get(&n).cloned().unwrap_or(Abs::Bottom);
-                    }
-                    cur = self.ctx(x).parent;
+                match self.enclosing(c, owner) {
+                    Some(x) => self.ctx(x).values.get(&n).cloned().unwrap_or(Abs::Bottom),
+                    None => Abs::Any,
                 }
-                Abs::Any
             }
         }
     }
@@ -599,24 +498,19 @@ impl<'m> Interpreter<'m> {
             Const::Tuple(items) => Abs::tuple(items.iter().map(|i| self.constant(c, i)).collect()),
             Const::List(items) => Abs::List(items.iter().map(|i| self.constant(c, i)).collect()),
             Const::Tensor(t) => from_value(&anfora_ops::Value::Tensor(t.clone())),
-            other => {
-                let v = anfora_ops::value::from_const(other, &mut |_| anfora_ops::Value::None);
-                from_value(&v)
-            }
+            other => plain_constant(other),
         }
     }
 
     /// The context of `h`'s parent graph, found among `c` and its enclosing contexts.
     fn closure_parent(&self, c: CtxId, h: GraphId) -> Option<CtxId> {
         let parent = self.analysis.parent.get(h).copied().flatten()?;
-        let mut cur = Some(c);
-        while let Some(x) = cur {
-            if self.ctx(x).graph == parent {
-                return Some(x);
-            }
-            cur = self.ctx(x).parent;
-        }
-        None
+        self.enclosing(c, parent)
+    }
+
+    /// The context of graph `g` among `c` and its enclosing contexts.
+    fn enclosing(&self, c: CtxId, g: GraphId) -> Option<CtxId> {
+        find_enclosing(c, g, |x| (self.ctx(x).graph, self.ctx(x).parent))
     }
 
     /// A graph constant used as a value (not called right away) needs a specialization that
@@ -630,337 +524,6 @@ impl<'m> Interpreter<'m> {
                 self.value_closures.insert((h, pc));
             }
         }
-    }
-
-    fn eval_apply(&mut self, c: CtxId, n: NodeId) -> Abs {
-        let inputs = self.module.inputs(n).to_vec();
-        let callee = self.operand(c, inputs[0]);
-        let is_switch = self.module.callee_prim(n) == Some(Prim::Switch);
-        let mut args = Vec::with_capacity(inputs.len() - 1);
-        for &i in &inputs[1..] {
-            if !is_switch && !self.module.is_apply(i) && !self.module.is_param(i) {
-                self.note_value_use(c, i);
-            }
-            args.push(self.operand(c, i));
-        }
-        let direct = self.module.constant(inputs[0]).is_some();
-        self.call(c, n, &callee, args, direct)
-    }
-
-    fn call(&mut self, c: CtxId, n: NodeId, callee: &Abs, args: Vec<Abs>, direct: bool) -> Abs {
-        match callee {
-            Abs::Bottom => Abs::Bottom,
-            Abs::Func(fs) => {
-                let fs = fs.clone();
-                let mut result = Abs::Bottom;
-                for f in fs.iter() {
-                    let r = self.call_func(c, n, f, args.clone(), direct);
-                    result = self.join_result(c, n, &result, f, r);
-                }
-                result
-            }
-            Abs::Any => {
-                for a in &args {
-                    self.escape(a);
-                }
-                Abs::Any
-            }
-            // Calling something that is not a function: TypeError at run time.
-            _ => Abs::Bottom,
-        }
-    }
-
-    /// Joins what function `f` gave at call `n` into what the functions before it gave, and
-    /// records it for [`Interpreter::check_joins`]. Tensors whose sizes disagree join to unknown
-    /// sizes until then; other disagreements are errors now.
-    fn join_result(&mut self, c: CtxId, n: NodeId, acc: &Abs, f: &Func, r: Abs) -> Abs {
-        if !r.is_bottom() {
-            self.ctx_mut(c)
-                .results
-                .entry(n)
-                .or_default()
-                .push((f.clone(), r.clone()));
-        }
-        match acc.join_sizes(&r) {
-            Ok(joined) => self.after_join(acc, &r, joined),
-            Err(_) => {
-                let seen = self.ctx(c).results.get(&n).cloned().unwrap_or_default();
-                let first = seen
-                    .iter()
-                    .find(|(_, a)| a.join_sizes(&r).is_err())
-                    .cloned()
-                    .unwrap_or((f.clone(), acc.clone()));
-                self.results_join_error(c, n, (&first.0, &first.1), (f, &r));
-                Abs::Any
-            }
-        }
-    }
-
-    /// Calls `f`. `direct` calls name their callee in the program (the frontend bound their
-    /// arguments to its signature); other calls go through values and are bound here, as the
-    /// VM binds them at run time.
-    fn call_func(&mut self, c: CtxId, n: NodeId, f: &Func, args: Vec<Abs>, direct: bool) -> Abs {
-        match f {
-            Func::Prim(Prim::CallKw) => self.call_kw(c, n, args),
-            Func::Prim(p) => {
-                if direct {
-                    return self.call_prim(c, n, *p, args);
-                }
-                match bind_positional(p.signature(), args, &mut |k| self.constant(c, k)) {
-                    Some(bound) => self.call_prim(c, n, *p, bound),
-                    // TypeError at run time.
-                    None => Abs::Bottom,
-                }
-            }
-            Func::Closure { graph, ctx } => self.call_closure(c, n, *graph, *ctx, args, direct),
-            Func::Partial(inner, bound) => {
-                let mut all = bound.to_vec();
-                all.extend(args);
-                self.call_func(c, n, inner, all, false)
-            }
-            Func::Method(m, t) => match method_abs(*m, t, &args) {
-                Ok(r) => r,
-                Err(RuleError(msg)) => self.shape_error(c, n, m.name(), &msg),
-            },
-        }
-    }
-
-    /// Calls primitive `p` with arguments bound to its signature.
-    fn call_prim(&mut self, c: CtxId, n: NodeId, p: Prim, args: Vec<Abs>) -> Abs {
-        if let Some(msg) = not_constant(p, &args) {
-            let operation = op_label(p);
-            self.ctx_mut(c).shape_errors.push((n, operation, msg, true));
-            return Abs::Bottom;
-        }
-        let r = if p == Prim::Switch {
-            self.switch(&args)
-        } else {
-            match infer_prim(p, &args) {
-                Ok(r) => r,
-                Err(RuleError(msg)) => self.shape_error(c, n, &op_label(p), &msg),
-            }
-        };
-        if p.def().attrs.passes_values && contains_any(&r) {
-            for a in &args {
-                self.escape(a);
-            }
-        }
-        r
-    }
-
-    /// E0301 at call node `n`: `operation: message`, if the operation still fails once the
-    /// analysis is done. The failing operation gives no value (`Bottom`, as an operation that
-    /// always raises): an unknown value (`Any`) would flow on into the loop or recursion that
-    /// led here and could make the operation's own arguments unknown in the next round, hiding
-    /// the error.
-    fn shape_error(&mut self, c: CtxId, n: NodeId, operation: &str, msg: &str) -> Abs {
-        self.ctx_mut(c)
-            .shape_errors
-            .push((n, operation.to_string(), msg.to_string(), false));
-        Abs::Bottom
-    }
-
-    fn switch(&mut self, args: &[Abs]) -> Abs {
-        match args[0].as_bool() {
-            Some(true) => args[1].clone(),
-            Some(false) => args[2].clone(),
-            None => match self.join(&args[1], &args[2]) {
-                Ok(r) => r,
-                Err(_) => Abs::Any,
-            },
-        }
-    }
-
-    /// `CallKw(f, names, args...)` with a known callee: bind keywords, then call.
-    fn call_kw(&mut self, c: CtxId, n: NodeId, args: Vec<Abs>) -> Abs {
-        let Some(Abs::Tuple(names)) = args.get(1).cloned() else {
-            return Abs::Any;
-        };
-        let names: Vec<String> = names
-            .iter()
-            .map(|a| match a {
-                Abs::Str(Some(s)) => s.to_string(),
-                _ => String::new(),
-            })
-            .collect();
-        let split = args.len() - names.len();
-        let positional = args[2..split].to_vec();
-        let kw = args[split..].to_vec();
-        let callee = args[0].clone();
-        let Abs::Func(fs) = &callee else {
-            for a in &args {
-                self.escape(a);
-            }
-            return Abs::Any;
-        };
-        let mut result = Abs::Bottom;
-        for f in fs.iter() {
-            let sig = match f {
-                Func::Prim(p) => Some(p.signature().clone()),
-                Func::Closure { graph, .. } => self.module.graph(*graph).signature.clone(),
-                _ => None,
-            };
-            let r = match sig {
-                Some(sig) => {
-                    let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-                    match sig.bind(positional.len(), &refs) {
-                        Ok(sources) => {
-                            let bound = sources
-                                .into_iter()
-                                .map(|s| match s {
-                                    anfora_ir::ArgSource::Positional(i) => positional[i].clone(),
-                                    anfora_ir::ArgSource::Keyword(j) => kw[j].clone(),
-                                    anfora_ir::ArgSource::Default(k) => self.constant(c, &k),
-                                })
-                                .collect();
-                            match f {
-                                Func::Prim(p) => self.call_prim(c, n, *p, bound),
-                                _ => self.call_func(c, n, f, bound, false),
-                            }
-                        }
-                        // TypeError at run time.
-                        Err(_) => Abs::Bottom,
-                    }
-                }
-                None => {
-                    // Tensor methods take keywords too.
-                    if let Func::Method(m, t) = f {
-                        match bind_method(*m, &positional, &names, &kw) {
-                            Some(bound) => match method_abs(*m, t, &bound) {
-                                Ok(r) => r,
-                                Err(RuleError(msg)) => self.shape_error(c, n, m.name(), &msg),
-                            },
-                            // TypeError at run time.
-                            None => Abs::Bottom,
-                        }
-                    } else {
-                        Abs::Any
-                    }
-                }
-            };
-            result = self.join_result(c, n, &result, f, r);
-        }
-        result
-    }
-
-    fn call_closure(
-        &mut self,
-        c: CtxId,
-        n: NodeId,
-        h: GraphId,
-        pc: Option<CtxId>,
-        args: Vec<Abs>,
-        direct: bool,
-    ) -> Abs {
-        let graph = self.module.graph(h);
-        // Calls through values are bound at run time: fill defaults here.
-        let args = if args.len() != graph.params.len() {
-            match graph.signature.clone() {
-                Some(sig) if !direct => {
-                    match bind_positional(&sig, args, &mut |k| self.constant(c, k)) {
-                        Some(bound) => bound,
-                        None => return Abs::Bottom,
-                    }
-                }
-                _ => return Abs::Bottom,
-            }
-        } else {
-            args
-        };
-        let graph = self.module.graph(h);
-        let kind = graph.kind;
-        let unroll = self.unrolls(c, h, pc);
-        let recursive = !unroll && self.is_recursive_call(c, h, pc);
-        // A recursive call whose broadened arguments are those of an existing specialization
-        // (the entry called with values known only at run time) calls it: one specialization.
-        let existing = if recursive && !self.generic.contains(&(h, pc)) {
-            let broadened: Vec<Abs> = args.iter().map(Abs::broaden).collect();
-            self.keys.get(&Key::Poly(h, pc, broadened)).copied()
-        } else {
-            None
-        };
-        // A signature specialized before keeps its specialization when the caller is
-        // re-evaluated after the limit was reached.
-        let known = || self.keys.contains_key(&Key::Poly(h, pc, args.clone()));
-        let mono = (matches!(kind, GraphKind::Join | GraphKind::LoopHeader) && !unroll)
-            || !direct
-            || recursive
-            || self.generic.contains(&(h, pc))
-            || (!unroll
-                && self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_POLY
-                && !known());
-        let target = if let Some(x) = existing {
-            x
-        } else if mono {
-            let t = self.mono_context(h, pc);
-            let broaden = kind == GraphKind::LoopHeader || recursive || kind == GraphKind::Function;
-            let args: Vec<Abs> = if self.generic.contains(&(h, pc)) {
-                vec![Abs::Any; args.len()]
-            } else if broaden {
-                args.iter().map(Abs::broaden).collect()
-            } else {
-                args
-            };
-            self.add_mono_args(t, &args, Some((c, n)));
-            t
-        } else {
-            let key = Key::Poly(h, pc, args.clone());
-            if !self.keys.contains_key(&key) {
-                *self.poly_count.entry((h, pc)).or_insert(0) += 1;
-            }
-            self.context(key, h, pc, args, false)
-        };
-        self.ctx_mut(c).calls.entry(n).or_default().push(target);
-        self.ctx_mut(target).callers.insert(c);
-        // The first call reaching a context created after the caller is where it comes from
-        // (origins point to older contexts, so their chains end).
-        if self.ctx(target).origin.is_none() && target > c {
-            self.ctx_mut(target).origin = Some((c, n));
-        }
-        if !self.ctx(target).evaluated && !self.in_progress.contains(&target) {
-            self.evaluate(target);
-        }
-        self.ctx(target).result.clone()
-    }
-
-    /// Whether a call of loop header `h` is specialized per iteration (unrolled): the loop
-    /// walks short tuples (or lists) whose items differ in type, such as a network's
-    /// Parameters, layers or gradients. A loop would join those types into unknowns; each
-    /// iteration sees its own items instead. The trip count is the tuple's length, known here.
-    fn unrolls(&mut self, c: CtxId, h: GraphId, pc: Option<CtxId>) -> bool {
-        if self.module.graph(h).iterates.is_empty()
-            || self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_UNROLL
-        {
-            return false;
-        }
-        let seqs = self.module.graph(h).iterates.clone();
-        let from = pc.unwrap_or(c);
-        seqs.iter().any(|&s| match self.operand(from, s) {
-            Abs::Tuple(items) | Abs::List(items) if items.len() <= MAX_UNROLL => {
-                let first = items.first().map(Abs::broaden);
-                items.iter().any(|x| Some(x.broaden()) != first)
-            }
-            _ => false,
-        })
-    }
-
-    /// Whether calling graph `h` (with parent context `pc`) from context `c` is a recursive
-    /// call: an instance of `h` is being evaluated, or is among the calls that led to `c`. (The
-    /// chain of first calls does not depend on the order contexts are evaluated in, so a
-    /// context re-evaluated on its own still sees its recursive calls as recursive.)
-    fn is_recursive_call(&self, c: CtxId, h: GraphId, pc: Option<CtxId>) -> bool {
-        let is_h = |x: CtxId| self.ctx(x).graph == h && self.ctx(x).parent == pc;
-        if self.in_progress.iter().any(|&x| is_h(x)) {
-            return true;
-        }
-        let mut cur = Some(c);
-        while let Some(x) = cur {
-            if is_h(x) {
-                return true;
-            }
-            cur = self.ctx(x).origin.map(|(caller, _)| caller);
-        }
-        false
     }
 
     /// Joins `args` into a monovariant context's arguments; re-evaluates it if they grew. The
@@ -1044,135 +607,6 @@ impl<'m> Interpreter<'m> {
         }
     }
 
-    /// E0302 for the phi of a join block or loop header: parameter `i` of context `t` gets
-    /// `second` (from a jump in context `c`) where it already had a tensor it cannot join.
-    fn phi_join_error(
-        &mut self,
-        c: CtxId,
-        t: CtxId,
-        i: usize,
-        first: &ArgSource,
-        second: &ArgSource,
-    ) {
-        let g = self.ctx(t).graph;
-        let graph = self.module.graph(g);
-        let var = graph
-            .params
-            .get(i)
-            .and_then(|&p| self.module.node(p).name.clone())
-            .map(|n| n.trim_start_matches('ф').to_string())
-            .unwrap_or_default();
-        let var = if var.starts_with('.') || var.is_empty() {
-            "the value".to_string()
-        } else {
-            format!("'{var}'")
-        };
-        let (a, b) = (first.value.broaden(), second.value.broaden());
-        let what = difference(&a, &b);
-        let (message, hint) = if graph.kind == GraphKind::LoopHeader {
-            (
-                format!("{var} changes from {a} to {b} between loop iterations ({what} differ)"),
-                "a tensor carried through a loop must keep its dtype and rank (its sizes may change)",
-            )
-        } else {
-            (
-                format!(
-                    "{var} is {a} {} and {b} {} ({what} differ)",
-                    path_name(first.from, true),
-                    path_name(second.from, false)
-                ),
-                "the branches of an `if` must give tensors of the same dtype and shape",
-            )
-        };
-        let span = graph.span;
-        let d = Diagnostic::error(JOIN_ERROR, message, span)
-            .with_label(if graph.kind == GraphKind::LoopHeader {
-                "in this loop"
-            } else {
-                "where the paths join"
-            })
-            .with_hint(hint)
-            .with_related(first.span, format!("{a} here"))
-            .with_related(second.span, format!("{b} here"));
-        self.report(c, d);
-    }
-
-    /// E0302 for the results of the functions a call may call (the branches of an `if` that
-    /// both return, or a function value that is one of several functions).
-    fn results_join_error(
-        &mut self,
-        c: CtxId,
-        n: NodeId,
-        first: (&Func, &Abs),
-        second: (&Func, &Abs),
-    ) {
-        let (a, b) = (first.1.broaden(), second.1.broaden());
-        let what = difference(&a, &b);
-        let kind = |f: &Func| match f {
-            Func::Closure { graph, .. } => Some(self.module.graph(*graph).kind),
-            _ => None,
-        };
-        let out_span = |f: &Func| match f {
-            Func::Closure { graph, .. } => {
-                let g = self.module.graph(*graph);
-                g.output
-                    .map(|o| self.module.node(o).span)
-                    .filter(|s| !s.is_none())
-                    .unwrap_or(g.span)
-            }
-            _ => Span::NONE,
-        };
-        let name = |f: &Func| match f {
-            Func::Closure { graph, .. } => format!("'{}'", self.module.graph(*graph).function),
-            Func::Prim(p) => format!("'{}'", p.python_name()),
-            Func::Partial(..) => "a partial application".to_string(),
-            Func::Method(m, _) => format!("'Tensor.{}'", m.name()),
-        };
-        let (k1, k2) = (kind(first.0), kind(second.0));
-        let branches = matches!(
-            (k1, k2),
-            (Some(GraphKind::TrueBranch), Some(GraphKind::FalseBranch))
-                | (Some(GraphKind::FalseBranch), Some(GraphKind::TrueBranch))
-        );
-        let (message, label, hint) = if branches {
-            (
-                format!(
-                    "the branches of this `if` give tensors of different {what}: {a} {} and {b} {}",
-                    path_name(k1.unwrap_or(GraphKind::Join), true),
-                    path_name(k2.unwrap_or(GraphKind::Join), false)
-                ),
-                "the branches join here",
-                "the branches of an `if` must give tensors of the same dtype and shape",
-            )
-        } else if k1.is_some_and(GraphKind::is_block) && k2.is_some_and(GraphKind::is_block) {
-            (
-                format!("the paths that join here give tensors of different {what}: {a} and {b}"),
-                "the paths join here",
-                "every path must give tensors of the same dtype and shape",
-            )
-        } else {
-            (
-                format!(
-                    "the functions called here give tensors of different {what}: {a} from {} and {b} from {}",
-                    name(first.0),
-                    name(second.0)
-                ),
-                "one of several functions",
-                "the functions one call may call must return tensors of the same dtype and shape",
-            )
-        };
-        let mut d = Diagnostic::error(JOIN_ERROR, message, self.module.node(n).span)
-            .with_label(label)
-            .with_hint(hint);
-        for (f, v) in [(first.0, &a), (second.0, &b)] {
-            let s = out_span(f);
-            if !s.is_none() {
-                d = d.with_related(s, format!("{v} here"));
-            }
-        }
-        self.report(c, d);
-    }
-
     /// The closures in `a` may now be called with anything: compile them generically.
     fn escape(&mut self, a: &Abs) {
         let mut funcs = Vec::new();
@@ -1183,127 +617,35 @@ impl<'m> Interpreter<'m> {
             };
             if self.generic.insert((graph, ctx)) {
                 self.value_closures.insert((graph, ctx));
-                let n = self.module.graph(graph).params.len();
-                let t = self.mono_context(graph, ctx);
-                self.add_mono_args(t, &vec![Abs::Any; n], None);
+                self.any_args_context(graph, ctx);
             }
         }
     }
 }
 
-/// The first two of `values` (by position) that do not join.
-fn first_conflict<'a>(values: impl Iterator<Item = &'a Abs>) -> Option<(usize, usize)> {
-    let values: Vec<&Abs> = values.collect();
-    for j in 1..values.len() {
-        for i in 0..j {
-            if values[i].join(values[j]).is_err() {
-                return Some((i, j));
-            }
+/// The context of graph `g` among `c` and its enclosing contexts; `link` gives a context's graph
+/// and parent context.
+fn find_enclosing(
+    c: CtxId,
+    g: GraphId,
+    link: impl Fn(CtxId) -> (GraphId, Option<CtxId>),
+) -> Option<CtxId> {
+    let mut cur = Some(c);
+    while let Some(x) = cur {
+        let (graph, parent) = link(x);
+        if graph == g {
+            return Some(x);
         }
+        cur = parent;
     }
     None
 }
 
-/// How a path into a join is named in messages, from the kind of block that jumps.
-fn path_name(kind: GraphKind, first: bool) -> &'static str {
-    match kind {
-        GraphKind::TrueBranch => "in the true branch",
-        GraphKind::FalseBranch => "in the false branch",
-        _ if first => "on one path",
-        _ => "on another",
-    }
-}
-
-/// What two abstracts that do not join disagree on: `dtypes`, `shapes` or both (of the first
-/// pair of tensors that disagree).
-fn difference(a: &Abs, b: &Abs) -> &'static str {
-    fn find(a: &Abs, b: &Abs) -> Option<&'static str> {
-        match (a, b) {
-            (Abs::Tensor(x), Abs::Tensor(y)) => {
-                let dtypes = x.dtype != y.dtype;
-                let ranks = x.shape.len() != y.shape.len();
-                let shapes = x.shape != y.shape;
-                match (dtypes, ranks, shapes) {
-                    (true, true, _) => Some("dtypes and ranks"),
-                    (true, false, true) => Some("dtypes and shapes"),
-                    (true, false, false) => Some("dtypes"),
-                    (false, true, _) => Some("ranks"),
-                    (false, false, true) => Some("shapes"),
-                    (false, false, false) => None,
-                }
-            }
-            (Abs::Tuple(xs), Abs::Tuple(ys)) | (Abs::List(xs), Abs::List(ys))
-                if xs.len() == ys.len() =>
-            {
-                xs.iter().zip(ys.iter()).find_map(|(x, y)| find(x, y))
-            }
-            _ => None,
-        }
-    }
-    find(a, b).unwrap_or("dtypes or shapes")
-}
-
-/// Binds the positional arguments of a call through a value to `sig` (defaults filled in);
-/// `None` when Python would raise TypeError.
-fn bind_positional(
-    sig: &anfora_ir::Signature,
-    args: Vec<Abs>,
-    constant: &mut dyn FnMut(&Const) -> Abs,
-) -> Option<Vec<Abs>> {
-    let sources = sig.bind(args.len(), &[]).ok()?;
-    Some(
-        sources
-            .into_iter()
-            .map(|s| match s {
-                anfora_ir::ArgSource::Positional(i) => args[i].clone(),
-                anfora_ir::ArgSource::Default(k) => constant(&k),
-                anfora_ir::ArgSource::Keyword(_) => Abs::Any,
-            })
-            .collect(),
-    )
-}
-
-/// Binds the arguments of a tensor method called with keywords as the VM does (`None` when
-/// Python would raise TypeError). The result holds the arguments after the tensor.
-fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> Option<Vec<Abs>> {
-    let reduction = match m {
-        Method::Sum => Prim::ReduceSum,
-        Method::Mean => Prim::ReduceMean,
-        Method::Max => Prim::ReduceMax,
-        Method::Min => Prim::ReduceMin,
-        Method::Prod => Prim::ReduceProd,
-        Method::Astype => {
-            return match (positional, names) {
-                ([d], []) => Some(vec![d.clone()]),
-                ([], [k]) if k == "dtype" => Some(vec![kw[0].clone()]),
-                _ => None,
-            };
-        }
-        Method::Reshape | Method::Transpose | Method::Permute | Method::Item => {
-            return names.is_empty().then(|| positional.to_vec());
-        }
-    };
-    let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-    // The tensor is the first parameter of the reduction.
-    let sources = reduction
-        .signature()
-        .bind(positional.len() + 1, &refs)
-        .ok()?;
-    let mut bound: Vec<Abs> = sources
-        .into_iter()
-        .map(|s| match s {
-            anfora_ir::ArgSource::Positional(0) => Abs::None,
-            anfora_ir::ArgSource::Positional(i) => positional[i - 1].clone(),
-            anfora_ir::ArgSource::Keyword(j) => kw[j].clone(),
-            anfora_ir::ArgSource::Default(k) => {
-                from_value(&anfora_ops::value::from_const(&k, &mut |_| {
-                    anfora_ops::Value::None
-                }))
-            }
-        })
-        .collect();
-    bound.remove(0);
-    Some(bound)
+/// The abstract of a constant that holds no graph.
+fn plain_constant(k: &Const) -> Abs {
+    from_value(&anfora_ops::value::from_const(k, &mut |_| {
+        anfora_ops::Value::None
+    }))
 }
 
 fn contains_func(a: &Abs) -> bool {

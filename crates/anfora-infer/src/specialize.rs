@@ -3,8 +3,9 @@
 //! condition becomes the branch taken, and calls whose callee is known become direct calls of
 //! the right specialization.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
+use anfora_ir::analysis::breadth_first;
 use anfora_ir::{Const, Graph, GraphId, Module, Node, NodeId, NodeKind, Prim};
 
 use crate::interpreter::{Solved, single_closure};
@@ -42,21 +43,10 @@ fn foldable_call(solved: &Solved, m: &Module, c: CtxId, n: NodeId) -> bool {
 pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Specialized {
     let value_ctx = |c: CtxId, h: GraphId| solved.mono_of(h, solved.parent_ctx(c, h));
     // Contexts reachable from the root, breadth first.
-    let mut order: Vec<CtxId> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut queue = VecDeque::from([root]);
-    while let Some(c) = queue.pop_front() {
-        if !seen.insert(c) {
-            continue;
-        }
-        order.push(c);
+    let order = breadth_first([root], |c| {
         let ctx = solved.ctx(c);
-        for targets in ctx.calls.values() {
-            queue.extend(targets.iter().copied());
-        }
-        if let Some(p) = ctx.parent {
-            queue.push_back(p);
-        }
+        let mut next: Vec<CtxId> = ctx.calls.values().flatten().copied().collect();
+        next.extend(ctx.parent);
         let graph = module.graph(ctx.graph);
         let mut operands: Vec<NodeId> = module
             .graph_nodes(ctx.graph)
@@ -66,14 +56,11 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
         operands.extend(graph.output);
         for i in operands {
             if let Some(k) = module.constant(i) {
-                k.for_each_graph(&mut |h| {
-                    if let Some(t) = value_ctx(c, h) {
-                        queue.push_back(t);
-                    }
-                });
+                k.for_each_graph(&mut |h| next.extend(value_ctx(c, h)));
             }
         }
-    }
+        next
+    });
 
     // Phase 1: graphs, parameters and nodes (inputs are filled in phase 2).
     let mut name_uses: HashMap<String, usize> = HashMap::new();

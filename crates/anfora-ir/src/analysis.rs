@@ -7,6 +7,7 @@
 //! (a graph that materializes a closure must be able to supply that closure's environment).
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::hash::Hash;
 
 use cranelift_entity::SecondaryMap;
 
@@ -70,98 +71,110 @@ pub fn referenced(module: &Module, roots: &[GraphId]) -> Vec<(GraphId, Vec<NodeI
 }
 
 fn walk(module: &Module, roots: &[GraphId], owners_too: bool) -> Vec<(GraphId, Vec<NodeId>)> {
-    let mut seen: HashSet<GraphId> = HashSet::new();
-    let mut queue: VecDeque<GraphId> = roots.iter().copied().collect();
     let mut out = Vec::new();
-    while let Some(g) = queue.pop_front() {
-        if !seen.insert(g) {
+    visit(module, roots, owners_too, |g, uses| {
+        out.push((g, uses.nodes))
+    });
+    out
+}
+
+/// What one graph's Apply nodes and output use.
+struct Uses {
+    /// The Apply nodes (see [`Module::graph_nodes`]).
+    nodes: Vec<NodeId>,
+    /// Graph constants, in first-use order.
+    used: Vec<GraphId>,
+    /// Nodes owned by other graphs (free variables), in first-use order.
+    free_vars: Vec<NodeId>,
+}
+
+/// Hands `f` each graph reachable from `roots` (breadth first, through the graphs used and,
+/// with `owners_too`, the owners of free variables) with what it uses.
+fn visit(
+    module: &Module,
+    roots: &[GraphId],
+    owners_too: bool,
+    mut f: impl FnMut(GraphId, Uses),
+) -> Vec<GraphId> {
+    breadth_first(roots.iter().copied(), |g| {
+        let uses = graph_uses(module, g);
+        let mut next = uses.used.clone();
+        if owners_too {
+            next.extend(uses.free_vars.iter().filter_map(|&n| module.node(n).owner));
+        }
+        f(g, uses);
+        next
+    })
+}
+
+/// The items reached from `start`, breadth first, each once, in the order found; `next` gives
+/// the items one leads to.
+pub fn breadth_first<T, I>(
+    start: impl IntoIterator<Item = T>,
+    mut next: impl FnMut(T) -> I,
+) -> Vec<T>
+where
+    T: Copy + Eq + Hash,
+    I: IntoIterator<Item = T>,
+{
+    let mut seen = HashSet::new();
+    let mut queue: VecDeque<T> = start.into_iter().collect();
+    let mut order = Vec::new();
+    while let Some(x) = queue.pop_front() {
+        if !seen.insert(x) {
             continue;
         }
-        let nodes = module.graph_nodes(g);
-        let mut used = Vec::new();
-        let mut owners = Vec::new();
-        let inputs = nodes
-            .iter()
-            .flat_map(|&n| module.inputs(n).iter().copied())
-            .chain(module.graph(g).output);
-        for input in inputs {
-            let node = module.node(input);
-            match &node.kind {
-                NodeKind::Value(c) => c.for_each_graph(&mut |h| {
-                    if !used.contains(&h) {
-                        used.push(h);
-                    }
-                }),
-                _ => {
-                    if let Some(o) = node.owner
-                        && owners_too
-                        && o != g
-                        && !owners.contains(&o)
-                    {
-                        owners.push(o);
-                    }
+        order.push(x);
+        queue.extend(next(x));
+    }
+    order
+}
+
+/// What graph `g` uses.
+fn graph_uses(module: &Module, g: GraphId) -> Uses {
+    let nodes = module.graph_nodes(g);
+    let mut used = Vec::new();
+    let mut free_vars = Vec::new();
+    let inputs = nodes
+        .iter()
+        .flat_map(|&n| module.inputs(n).iter().copied())
+        .chain(module.graph(g).output);
+    for input in inputs {
+        let node = module.node(input);
+        match &node.kind {
+            NodeKind::Value(c) => c.for_each_graph(&mut |h| {
+                if !used.contains(&h) {
+                    used.push(h);
+                }
+            }),
+            _ => {
+                if node.owner != Some(g) && !free_vars.contains(&input) {
+                    free_vars.push(input);
                 }
             }
         }
-        queue.extend(used);
-        queue.extend(owners);
-        out.push((g, nodes));
     }
-    out
+    Uses {
+        nodes,
+        used,
+        free_vars,
+    }
 }
 
 /// Analyzes every graph reachable from `roots`.
 pub fn analyze(module: &Module, roots: &[GraphId]) -> Analysis {
     let mut a = Analysis::default();
-
     // Reachable graphs, their nodes, free variables and used graphs.
-    let mut seen: HashSet<GraphId> = HashSet::new();
-    let mut queue: VecDeque<GraphId> = roots.iter().copied().collect();
-    while let Some(g) = queue.pop_front() {
-        if !seen.insert(g) {
-            continue;
-        }
-        a.graphs.push(g);
-        let nodes = module.graph_nodes(g);
-        let mut used = Vec::new();
-        let mut fvs = Vec::new();
-        let note_input = |n: NodeId, used: &mut Vec<GraphId>, fvs: &mut Vec<NodeId>| {
-            let node = module.node(n);
-            match &node.kind {
-                NodeKind::Value(c) => c.for_each_graph(&mut |h| {
-                    if !used.contains(&h) {
-                        used.push(h);
-                    }
-                }),
-                _ => {
-                    if node.owner != Some(g) && !fvs.contains(&n) {
-                        fvs.push(n);
-                    }
-                }
-            }
-        };
-        for &n in &nodes {
+    a.graphs = visit(module, roots, true, |g, uses| {
+        for &n in &uses.nodes {
             for (i, &input) in module.inputs(n).iter().enumerate() {
                 a.users.entry(input).or_default().push((n, i));
-                note_input(input, &mut used, &mut fvs);
             }
         }
-        if let Some(out) = module.graph(g).output {
-            note_input(out, &mut used, &mut fvs);
-        }
-        for &h in &used {
-            queue.push_back(h);
-        }
-        for &fv in &fvs {
-            if let Some(owner) = module.node(fv).owner {
-                queue.push_back(owner);
-            }
-        }
-        a.nodes[g] = nodes;
-        a.used[g] = used;
-        a.free_vars[g] = fvs;
-    }
-
+        a.nodes[g] = uses.nodes;
+        a.used[g] = uses.used;
+        a.free_vars[g] = uses.free_vars;
+    });
     compute_parents(module, &mut a);
     compute_sccs(&mut a);
     a

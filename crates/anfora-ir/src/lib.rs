@@ -27,6 +27,6 @@ pub use anfora_ops::{
     ArgSource, BindError, Const, Effects, GraphId, Monad, NodeId, Param, ParamRef, Prim, Signature,
     deep,
 };
-pub use module::{Graph, GraphKind, Inlined, Module, Node, NodeKind};
+pub use module::{Graph, GraphKind, Inlined, Module, Node, NodeKind, replaced};
 pub use runtime::{Options, RuntimeError, TraceEntry};
 pub use span::{FileId, Location, SourceFile, SourceMap, Span};

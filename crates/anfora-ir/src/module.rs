@@ -4,6 +4,7 @@
 //! it. Parameters and Apply nodes (CNodes) are owned by one graph; Value nodes belong to no graph.
 //! An edge from a node of graph `g` to a node owned by another graph is a free variable of `g`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use cranelift_entity::PrimaryMap;
@@ -337,6 +338,34 @@ impl Module {
             }
         }
     }
+
+    /// Replaces every use of each key of `repl` by its value (following chains, see
+    /// [`replaced`]) in the Apply nodes and outputs of `graphs`, and drops the replaced nodes
+    /// from their evaluation orders.
+    pub fn apply_replacements(&mut self, graphs: &[GraphId], repl: &HashMap<NodeId, NodeId>) {
+        for &g in graphs {
+            for n in self.graph_nodes(g) {
+                if let Some(inputs) = self.inputs_mut(n) {
+                    for i in inputs.iter_mut() {
+                        *i = replaced(repl, *i);
+                    }
+                }
+            }
+            let graph = &mut self.graphs[g];
+            if let Some(o) = graph.output {
+                graph.output = Some(replaced(repl, o));
+            }
+            graph.order.retain(|n| !repl.contains_key(n));
+        }
+    }
+}
+
+/// What `n` becomes under a batch of replacements, following chains (`a → b → c` gives `c`).
+pub fn replaced(repl: &HashMap<NodeId, NodeId>, mut n: NodeId) -> NodeId {
+    while let Some(&m) = repl.get(&n) {
+        n = m;
+    }
+    n
 }
 
 #[cfg(test)]

@@ -329,6 +329,24 @@ fn prim_node(
     n
 }
 
+/// Moves state chain `state` (of monad `m`, which has a current state) past the nodes `after`:
+/// `UpdateState(state, after...)`, appended to `order`, becomes its current state.
+fn advance(
+    pass: &mut Pass,
+    g: GraphId,
+    state: &mut Option<NodeId>,
+    m: Monad,
+    after: &[NodeId],
+    span: Span,
+    order: &mut Vec<NodeId>,
+) {
+    let mut args = vec![state.expect("a chain with a current state")];
+    args.extend_from_slice(after);
+    let s = prim_node(pass, g, Prim::UpdateState, &args, span, Abs::Monad(m));
+    order.push(s);
+    *state = Some(s);
+}
+
 fn thread(
     pass: &mut Pass,
     g: GraphId,
@@ -382,19 +400,8 @@ fn thread(
                     loads.push(l);
                 }
             }
-            if let (false, Some(cur)) = (loads.is_empty(), u) {
-                let mut args = vec![cur];
-                args.extend(&loads);
-                let s = prim_node(
-                    pass,
-                    g,
-                    Prim::UpdateState,
-                    &args,
-                    span,
-                    Abs::Monad(Monad::U),
-                );
-                order.push(s);
-                u = Some(s);
+            if !loads.is_empty() && u.is_some() {
+                advance(pass, g, &mut u, Monad::U, &loads, span, &mut order);
             }
             let e = p.effects();
             let (chain, m) = if e.mem {
@@ -412,9 +419,7 @@ fn thread(
                 if in_order.contains(&n) {
                     order.push(n);
                 }
-                let s = prim_node(pass, g, Prim::UpdateState, &[cur, n], span, Abs::Monad(m));
-                order.push(s);
-                *chain = Some(s);
+                advance(pass, g, chain, m, &[n], span, &mut order);
             } else if in_order.contains(&n) {
                 order.push(n);
             }
@@ -452,28 +457,10 @@ fn thread(
             continue;
         }
         if passed.u {
-            let s = prim_node(
-                pass,
-                g,
-                Prim::UpdateState,
-                &[u.unwrap(), n],
-                span,
-                Abs::Monad(Monad::U),
-            );
-            order.push(s);
-            u = Some(s);
+            advance(pass, g, &mut u, Monad::U, &[n], span, &mut order);
         }
         if passed.io {
-            let s = prim_node(
-                pass,
-                g,
-                Prim::UpdateState,
-                &[io.unwrap(), n],
-                span,
-                Abs::Monad(Monad::IO),
-            );
-            order.push(s);
-            io = Some(s);
+            advance(pass, g, &mut io, Monad::IO, &[n], span, &mut order);
         }
     }
     // The output waits for the last state of each chain this graph changed.

@@ -334,9 +334,7 @@ pub fn run(p: &mut Graphs) -> bool {
             order.insert(at, new);
         }
     }
-    let changed = changed || !repl.is_empty();
-    rewrite::apply(p, &repl);
-    changed
+    rewrite::apply(p, &repl) || changed
 }
 
 #[cfg(test)]

@@ -74,9 +74,7 @@ pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> boo
             }
         }
     }
-    let changed = !repl.is_empty();
-    rewrite::apply(p, &repl);
-    changed
+    rewrite::apply(p, &repl)
 }
 
 #[cfg(test)]

@@ -202,9 +202,7 @@ pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> boo
             }
         }
     }
-    let changed = rewritten || !repl.is_empty();
-    rewrite::apply(p, &repl);
-    changed
+    rewrite::apply(p, &repl) || rewritten
 }
 
 #[cfg(test)]

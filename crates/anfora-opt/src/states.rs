@@ -111,9 +111,7 @@ pub fn run(p: &mut Graphs) -> bool {
             }
         }
     }
-    let changed = rewritten || !repl.is_empty();
-    rewrite::apply(p, &repl);
-    changed
+    rewrite::apply(p, &repl) || rewritten
 }
 
 #[cfg(test)]

@@ -1,0 +1,304 @@
+//! Expressions: operators, `and`/`or`, conditional expressions and comparison chains (through
+//! hidden variables), subscripts and calls.
+
+use anfora_ir::diag::Diagnostic;
+use anfora_ir::{ArgSource, Const, NodeId, Prim, Signature, Span};
+
+use super::{IterKind, Lowerer, Val, bin_prim, cmp_prim, const_eval, literal};
+use crate::ast::*;
+use crate::codes;
+
+impl Lowerer<'_> {
+    pub(super) fn value(&mut self, e: &Expr) -> NodeId {
+        let v = self.expr(e);
+        self.require_node(v, e.span)
+    }
+
+    pub(super) fn expr(&mut self, e: &Expr) -> Val {
+        anfora_ir::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> Val {
+        let span = e.span;
+        let node = match &e.kind {
+            ExprKind::Name(n) => return self.load_name(n, span),
+            ExprKind::Literal(l) => self.konst_at(literal(l), span),
+            ExprKind::Tuple(items) => {
+                let nodes: Vec<NodeId> = items.iter().map(|i| self.value(i)).collect();
+                let consts: Option<Vec<Const>> = nodes
+                    .iter()
+                    .map(|&n| match self.fe.module.constant(n) {
+                        Some(
+                            c @ (Const::None
+                            | Const::Bool(_)
+                            | Const::Int(_)
+                            | Const::Float(_)
+                            | Const::Str(_)
+                            | Const::Tuple(_)),
+                        ) => Some(c.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                match consts {
+                    Some(cs) => self.konst_at(Const::tuple(cs), span),
+                    None => self.prim(Prim::MakeTuple, &nodes, span),
+                }
+            }
+            ExprKind::List(items) => {
+                let nodes: Vec<NodeId> = items.iter().map(|i| self.value(i)).collect();
+                self.prim(Prim::MakeList, &nodes, span)
+            }
+            ExprKind::BinOp { op, left, right } => {
+                let l = self.value(left);
+                let r = self.value(right);
+                self.prim(bin_prim(*op), &[l, r], span)
+            }
+            ExprKind::UnaryOp { op, operand } => {
+                if let Some(c) = const_eval(e)
+                    && matches!(c, Const::Int(_) | Const::Float(_))
+                {
+                    return Val::Node(self.konst_at(c, span));
+                }
+                let x = self.value(operand);
+                let p = match op {
+                    UnaryOp::Neg => Prim::Neg,
+                    UnaryOp::Pos => Prim::Pos,
+                    UnaryOp::Invert => Prim::Invert,
+                    UnaryOp::Not => Prim::Not,
+                };
+                self.prim(p, &[x], span)
+            }
+            ExprKind::BoolOp { op, values } => self.bool_op(*op, values, span),
+            ExprKind::Compare {
+                left,
+                ops,
+                comparators,
+            } => self.compare(left, ops, comparators, span),
+            ExprKind::IfExp { test, body, orelse } => {
+                let c = self.value(test);
+                let t = self.prim(Prim::Truth, &[c], test.span);
+                self.select(t, span, |l| l.value(body), |l| l.value(orelse))
+            }
+            ExprKind::Call {
+                func,
+                args,
+                keywords,
+            } => return self.call(func, args, keywords, span),
+            ExprKind::Attribute { value, attr } => return self.attribute(value, attr, span),
+            ExprKind::Subscript { value, index } => {
+                let obj = self.value(value);
+                let idx = self.index(index);
+                self.prim(Prim::GetItem, &[obj, idx], span)
+            }
+            ExprKind::Slice { .. } => self.index(e),
+            ExprKind::Lambda(def) => self.lambda(def),
+            ExprKind::Invalid => self.none(),
+        };
+        Val::Node(node)
+    }
+
+    /// `then` or `else_` depending on the bool `cond`, as a value (through a join phi).
+    fn select(
+        &mut self,
+        cond: NodeId,
+        span: Span,
+        then: impl FnOnce(&mut Self) -> NodeId,
+        else_: impl FnOnce(&mut Self) -> NodeId,
+    ) -> NodeId {
+        let var = self.hidden_name("v");
+        let base = self.cur_name();
+        let (tb, fb) = self.branch(cond, span);
+        self.set_cur(Some(tb));
+        let a = then(self);
+        let end_t = self.cur_block();
+        self.write(end_t, &var, a);
+        self.set_cur(Some(fb));
+        let b = else_(self);
+        let end_f = self.cur_block();
+        self.write(end_f, &var, b);
+        let j = self
+            .join(vec![end_t, end_f], &base, span)
+            .expect("two live ends");
+        self.set_cur(Some(j));
+        self.read(j, &var)
+    }
+
+    fn bool_op(&mut self, op: BoolOp, values: &[Expr], span: Span) -> NodeId {
+        let mut acc = self.value(&values[0]);
+        for v in &values[1..] {
+            let t = self.prim(Prim::Truth, &[acc], span);
+            let keep = acc;
+            acc = match op {
+                BoolOp::And => self.select(t, span, |l| l.value(v), |_| keep),
+                BoolOp::Or => self.select(t, span, |_| keep, |l| l.value(v)),
+            };
+        }
+        acc
+    }
+
+    fn compare(&mut self, left: &Expr, ops: &[CmpOp], comparators: &[Expr], span: Span) -> NodeId {
+        let l = self.value(left);
+        self.compare_chain(l, ops, comparators, span)
+    }
+
+    /// `l op0 c0 op1 c1 ...` = `(l op0 c0) and (c0 op1 c1) and ...`, each operand evaluated once.
+    fn compare_chain(
+        &mut self,
+        l: NodeId,
+        ops: &[CmpOp],
+        comparators: &[Expr],
+        span: Span,
+    ) -> NodeId {
+        let r = self.value(&comparators[0]);
+        let c = self.prim(cmp_prim(ops[0]), &[l, r], span);
+        if ops.len() == 1 {
+            return c;
+        }
+        let t = self.prim(Prim::Truth, &[c], span);
+        self.select(
+            t,
+            span,
+            |lw| lw.compare_chain(r, &ops[1..], &comparators[1..], span),
+            |_| c,
+        )
+    }
+
+    fn index(&mut self, e: &Expr) -> NodeId {
+        match &e.kind {
+            ExprKind::Slice { lower, upper, step } => {
+                let part = |l: &mut Self, x: &Option<Box<Expr>>| match x {
+                    Some(x) => l.value(x),
+                    None => l.none(),
+                };
+                let a = part(self, lower);
+                let b = part(self, upper);
+                let c = part(self, step);
+                self.prim(Prim::MakeSlice, &[a, b, c], e.span)
+            }
+            ExprKind::Tuple(items)
+                if items
+                    .iter()
+                    .any(|i| matches!(i.kind, ExprKind::Slice { .. })) =>
+            {
+                let nodes: Vec<NodeId> = items.iter().map(|i| self.index(i)).collect();
+                self.prim(Prim::MakeTuple, &nodes, e.span)
+            }
+            _ => self.value(e),
+        }
+    }
+
+    fn attribute(&mut self, obj: &Expr, attr: &Name, span: Span) -> Val {
+        // `ops.add` is folded by the resolve stage once `ops` is known to be a namespace.
+        let n = self.value(obj);
+        let s = self.konst(Const::Str(attr.clone()));
+        Val::Node(self.prim(Prim::GetAttr, &[n, s], span))
+    }
+
+    /// `enumerate(...)`/`zip(...)` where the builtin is meant: returns the kind and its
+    /// arguments (`[seq, start]` or the sequences).
+    pub(super) fn iterator_call(&mut self, e: &Expr) -> Option<(IterKind, Vec<NodeId>)> {
+        let ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &e.kind
+        else {
+            return None;
+        };
+        let ExprKind::Name(name) = &func.kind else {
+            return None;
+        };
+        let kind = self.builtin_iterator(name)?;
+        let nodes = self.bound_args(kind.prim().signature(), args, keywords, e.span)?;
+        Some((kind, nodes))
+    }
+
+    /// Evaluates the arguments and binds them to `sig`; `None` after a diagnosed mismatch.
+    fn bound_args(
+        &mut self,
+        sig: &Signature,
+        args: &[Expr],
+        keywords: &[Keyword],
+        span: Span,
+    ) -> Option<Vec<NodeId>> {
+        let positional: Vec<NodeId> = args.iter().map(|a| self.value(a)).collect();
+        let kw: Vec<NodeId> = keywords.iter().map(|k| self.value(&k.value)).collect();
+        let names: Vec<&str> = keywords.iter().map(|k| &*k.name).collect();
+        match sig.bind(positional.len(), &names) {
+            Ok(sources) => {
+                let nodes = sources
+                    .into_iter()
+                    .map(|s| match s {
+                        ArgSource::Positional(i) => positional[i],
+                        ArgSource::Keyword(j) => kw[j],
+                        ArgSource::Default(c) => self.konst(c),
+                    })
+                    .collect();
+                Some(nodes)
+            }
+            Err(err) => {
+                self.error(
+                    Diagnostic::error(codes::BAD_CALL, err.message(&sig.name), span)
+                        .with_label("in this call")
+                        .with_hint("this fails in Python too: fix the arguments"),
+                );
+                None
+            }
+        }
+    }
+
+    /// A call: the callee and the arguments in order. Keyword arguments make a `CallKw`. The
+    /// resolve stage binds arguments to the signature of callees known at compile time.
+    fn call(&mut self, func: &Expr, args: &[Expr], keywords: &[Keyword], span: Span) -> Val {
+        // tuple(enumerate(x)) and list(zip(a, b)) materialize the iterator's items.
+        if let ExprKind::Name(f) = &func.kind
+            && matches!(&**f, "tuple" | "list")
+            && args.len() == 1
+            && keywords.is_empty()
+            && self.is_builtin(f)
+            && let Some((kind, it_args)) = self.iterator_call(&args[0])
+        {
+            let callee = self.konst_at(
+                Const::Prim(if &**f == "tuple" {
+                    Prim::TupleType
+                } else {
+                    Prim::ListType
+                }),
+                func.span,
+            );
+            let items = self.prim(kind.prim(), &it_args, args[0].span);
+            return Val::Node(self.apply(vec![callee, items], span));
+        }
+        let callee = match self.expr(func) {
+            Val::Node(n) => n,
+            other => {
+                let n = self.require_node(other, func.span);
+                // Still lower the arguments so that their own problems are reported.
+                for a in args {
+                    let _ = self.expr(a);
+                }
+                return Val::Node(n);
+            }
+        };
+        let mut inputs = vec![callee];
+        inputs.extend(args.iter().map(|a| self.value(a)));
+        if keywords.is_empty() {
+            return Val::Node(self.apply(inputs, span));
+        }
+        let names = Const::tuple(
+            keywords
+                .iter()
+                .map(|k| Const::Str(k.name.clone()))
+                .collect(),
+        );
+        let names = self.konst(names);
+        inputs.insert(1, names);
+        for k in keywords {
+            let v = self.value(&k.value);
+            inputs.push(v);
+        }
+        let call_kw = self.konst(Const::Prim(Prim::CallKw));
+        inputs.insert(0, call_kw);
+        Val::Node(self.apply(inputs, span))
+    }
+}

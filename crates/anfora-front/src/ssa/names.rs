@@ -1,0 +1,161 @@
+//! Reads of names: locals (through the SSA construction), variables of enclosing functions,
+//! and globals, which the resolve stage binds.
+
+use std::rc::Rc;
+
+use anfora_ir::diag::Diagnostic;
+use anfora_ir::{Const, NodeId, Prim, Span};
+
+use super::{IterKind, Lowerer, Val};
+use crate::ast::*;
+use crate::{Resolved, codes};
+
+impl Lowerer<'_> {
+    /// The value of a name, as a node (diagnosing namespaces and iterators used as values).
+    pub(super) fn load(&mut self, name: &Name, span: Span) -> NodeId {
+        match self.load_name(name, span) {
+            Val::Node(n) => n,
+            other => self.require_node(other, span),
+        }
+    }
+
+    pub(super) fn load_name(&mut self, name: &Name, span: Span) -> Val {
+        let depth = self.fns.len() - 1;
+        if self.fns[depth].info.locals.contains(name) {
+            let b = self.cur_block();
+            let v = self.read(b, name);
+            return Val::Node(self.check_bound(v, name, false, span));
+        }
+        for e in (0..depth).rev() {
+            if !self.fns[e].info.locals.contains(name) {
+                continue;
+            }
+            let child = Rc::as_ptr(&self.fns[e + 1].def);
+            let child_start = self.fns[e + 1].def.span.start;
+            let info = &self.fns[e].info;
+            // A name bound only by a `def`: the function itself (recursion) or a sibling
+            // defined right after (mutual recursion) is the graph, whatever runs when.
+            if let Some(d) = info.sole_def(name)
+                && (d == child || info.adjacent_defs(child, d))
+            {
+                let g = self.fns[e].nested[&d];
+                return Val::Node(self.konst_at(Const::Graph(g), span));
+            }
+            if info.capture_is_exact(name, child_start) {
+                let b = self.fns[e]
+                    .current
+                    .expect("enclosing function paused in a block");
+                let v = self.read(b, name);
+                return Val::Node(self.check_bound(v, name, true, span));
+            }
+            let child_def = self.fns[e + 1].def.clone();
+            let what = if child_def.is_lambda {
+                "a lambda".to_string()
+            } else {
+                format!("function '{}'", child_def.name)
+            };
+            self.error(
+                Diagnostic::error(
+                    codes::LATE_BINDING,
+                    format!(
+                        "{what} reads '{name}', which its enclosing function assigns after {} is created",
+                        if child_def.is_lambda { "the lambda" } else { "it" }
+                    ),
+                    span,
+                )
+                .with_label("captured here")
+                .with_related(child_def.head_span, "defined here")
+                .with_hint(format!(
+                    "Python reads '{name}' when the inner function runs, anfora when it is created; pass '{name}' as an argument (or assign it only before the definition)"
+                )),
+            );
+            return Val::Node(self.none());
+        }
+        self.load_global(name, span)
+    }
+
+    /// The value of a variable read at `span` (its own or a captured one): `v`, checked for
+    /// being unassigned where it may be.
+    fn check_bound(&mut self, v: NodeId, name: &Name, free: bool, span: Span) -> NodeId {
+        // A bound `self` gets a node per use, so that errors point at the use.
+        if let Some(c @ Const::HostObject(_)) = self.fe.module.constant(v) {
+            let c = c.clone();
+            return self.konst_at(c, span);
+        }
+        let maybe = self.phi_block.contains_key(&v)
+            || matches!(self.fe.module.constant(v), Some(Const::Unbound));
+        if !maybe || name.starts_with('.') {
+            return v;
+        }
+        let n = self.konst(Const::Str(name.clone()));
+        let f = self.konst(Const::Bool(free));
+        let c = self.prim(Prim::CheckBound, &[v, n, f], span);
+        self.checks.push(c);
+        c
+    }
+
+    fn is_local_anywhere(&self, name: &Name) -> bool {
+        self.fns.iter().any(|f| f.info.locals.contains(name))
+    }
+
+    /// A global name: a `Symbol` the resolve stage replaces, or one of the iterator builtins.
+    fn load_global(&mut self, name: &Name, span: Span) -> Val {
+        if let Some(kind) = self.builtin_iterator(name) {
+            return Val::Iter(kind);
+        }
+        Val::Node(self.konst_at(
+            Const::Symbol {
+                scope: self.scope.0,
+                name: name.clone(),
+            },
+            span,
+        ))
+    }
+
+    /// The iterator builtin (`enumerate`, `zip`) `name` stands for here, if any.
+    pub(super) fn builtin_iterator(&mut self, name: &Name) -> Option<IterKind> {
+        let kind = match &**name {
+            "enumerate" => IterKind::Enumerate,
+            "zip" => IterKind::Zip,
+            _ => return None,
+        };
+        self.is_builtin(name).then_some(kind)
+    }
+
+    /// Whether `name` here means the Python builtin (no local or global shadows it). Only the
+    /// builtins that change how code is lowered ask this.
+    pub(super) fn is_builtin(&mut self, name: &Name) -> bool {
+        !self.is_local_anywhere(name)
+            && matches!(
+                self.resolver.resolve_global(self.scope, name),
+                Resolved::Unknown
+            )
+    }
+
+    pub(super) fn require_node(&mut self, v: Val, span: Span) -> NodeId {
+        match v {
+            Val::Node(n) => n,
+            Val::Iter(kind) => {
+                self.iterator_misuse(kind, span);
+                self.none()
+            }
+        }
+    }
+
+    fn iterator_misuse(&mut self, kind: IterKind, span: Span) {
+        let name = kind.name();
+        self.error(
+            Diagnostic::error(
+                codes::ITERATOR,
+                format!(
+                    "`{name}` is only supported in a `for` loop header or inside tuple()/list()"
+                ),
+                span,
+            )
+            .with_label("iterator used here")
+            .with_hint(format!(
+                "write `for ... in {name}(...)`, or `tuple({name}(...))` to get the items"
+            )),
+        );
+    }
+}
