@@ -102,3 +102,12 @@ pub fn float(e: &mut dyn Emit, v: f64) -> NodeId {
 pub fn int(e: &mut dyn Emit, v: i64) -> NodeId {
     e.konst(Const::Int(v))
 }
+
+/// The sensitivity of a reduction `kind(x, axis, keepdims)` (a `sum`, a `logsumexp`, ...):
+/// `ReduceGrad(kind, d, x, out, axis, keepdims)` for `x`, none for the others.
+pub fn reduce_back(e: &mut dyn Emit, c: &Call, kind: &str) -> Option<Grads> {
+    let k = e.konst(Const::str(kind));
+    let mut g = c.none();
+    g[0] = Some(e.op(Prim::ReduceGrad, &[k, c.d, c.x[0], c.out, c.x[1], c.x[2]]));
+    Some(g)
+}

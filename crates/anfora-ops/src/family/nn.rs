@@ -13,9 +13,8 @@ use crate::args::{
 use crate::constant::Const;
 use std::io::Write;
 
-use super::reduce::reduce_back;
 use crate::def::{Backward, PrimDef, Py, first, primitives, unless_known_args};
-use crate::emit::{Call, Emit, Grads, shape_of};
+use crate::emit::{Call, Emit, Grads, reduce_back, shape_of};
 use crate::ids::NodeId;
 use crate::prim::Prim;
 use crate::pynum::{PyErr, tensor, type_error, value_error};

@@ -12,7 +12,7 @@ use crate::args::{
 };
 use crate::constant::Const;
 use crate::def::{Backward, EvalFn, PrimDef, Py, first, primitives, unless_known_floats};
-use crate::emit::{Call, Emit, Grads};
+use crate::emit::{Call, Emit, Grads, reduce_back};
 use crate::prim::Prim;
 use crate::pynum::{PyErr, tensor, tensor as t, type_error};
 use crate::python::{binary, truth};
@@ -84,14 +84,6 @@ const fn arg_reduction(name: &'static str, python: &'static [Py]) -> PrimDef {
         eval: |p, a, _| arg_extremum(p, a),
         ..reduction(name, python, Backward::Zero)
     }
-}
-
-/// A reduction's sensitivity: `ReduceGrad(kind, d, x, out, axis, keepdims)`.
-pub(crate) fn reduce_back(e: &mut dyn Emit, c: &Call, kind: &str) -> Option<Grads> {
-    let k = e.konst(Const::str(kind));
-    let mut g = c.none();
-    g[0] = Some(e.op(Prim::ReduceGrad, &[k, c.d, c.x[0], c.out, c.x[1], c.x[2]]));
-    Some(g)
 }
 
 fn kind_is(e: &dyn Emit, n: crate::ids::NodeId, kind: &str) -> bool {
