@@ -415,13 +415,7 @@ fn dtype_name(d: DType) -> &'static str {
 /// MindSpore-style: `<Int64, 3>`, `<Tensor[Float32], (2, 3)>`, `<Tuple[Int64, Float64]>`.
 impl fmt::Display for Abs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::deep(|| self.fmt_inner(f))
-    }
-}
-
-impl Abs {
-    fn fmt_inner(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        crate::deep(|| match self {
             Abs::Bottom => f.write_str("<Bottom>"),
             Abs::Any => f.write_str("<Any>"),
             Abs::None => f.write_str("<None>"),
@@ -472,7 +466,7 @@ impl Abs {
             }
             Abs::Monad(crate::Monad::U) => f.write_str("<UMonad>"),
             Abs::Monad(crate::Monad::IO) => f.write_str("<IOMonad>"),
-        }
+        })
     }
 }
 

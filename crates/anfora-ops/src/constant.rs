@@ -162,13 +162,7 @@ fn write_items(
 /// Graph names need the module, so graphs print as their id here; the printer overrides them.
 impl fmt::Display for Const {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        crate::deep(|| self.fmt_inner(f))
-    }
-}
-
-impl Const {
-    fn fmt_inner(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        crate::deep(|| match self {
             Const::None => f.write_str("None"),
             Const::Bool(b) => write!(f, "Bool({})", *b as u8),
             Const::Int(i) => write!(f, "I64({i})"),
@@ -206,6 +200,6 @@ impl Const {
             Const::Namespace(name) => write!(f, "Namespace({name})"),
             Const::HostObject(id) => write!(f, "HostObject({id})"),
             Const::Unbound => f.write_str("Unbound"),
-        }
+        })
     }
 }

@@ -66,7 +66,12 @@ fn layer(name: &str) -> u8 {
 #[test]
 fn every_crate_depends_only_on_lower_layers() {
     let manifests = manifests();
-    assert_eq!(manifests.len(), LAYERS.len(), "crates: {:?}", manifests.keys());
+    assert_eq!(
+        manifests.len(),
+        LAYERS.len(),
+        "crates: {:?}",
+        manifests.keys()
+    );
     for (name, text) in &manifests {
         for dep in dependencies(text) {
             assert!(
@@ -83,7 +88,10 @@ fn every_crate_depends_only_on_lower_layers() {
 fn only_the_session_and_the_command_line_use_the_oracle() {
     for (name, text) in manifests() {
         if dependencies(&text).iter().any(|d| d == "anfora-vm") {
-            assert!(ORACLE_USERS.contains(&name.as_str()), "{name} uses anfora-vm");
+            assert!(
+                ORACLE_USERS.contains(&name.as_str()),
+                "{name} uses anfora-vm"
+            );
         }
     }
 }

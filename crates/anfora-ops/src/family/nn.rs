@@ -319,13 +319,8 @@ fn padding_pair(op: &str, a: &NnArg) -> Result<[usize; 2], PyErr> {
 
 /// The hyper-parameters of `ops.conv2d`: `stride` and `dilation` positive ints or pairs,
 /// `padding` a non-negative int or pair or `'valid'`/`'same'`, `groups` a positive int.
-fn conv2d_spec(
-    op: &str,
-    stride: &NnArg,
-    padding: &NnArg,
-    dilation: &NnArg,
-    groups: &NnArg,
-) -> Result<Conv2dSpec, PyErr> {
+fn conv2d_spec(op: &str, args: &[NnArg]) -> Result<Conv2dSpec, PyErr> {
+    let [stride, padding, dilation, groups] = [&args[0], &args[1], &args[2], &args[3]];
     let stride = positive_pair(op, "stride", stride)?;
     let padding = match padding {
         NnArg::Str(s) if s == "valid" => Padding2d::Valid,
@@ -368,12 +363,8 @@ fn conv2d_spec(
 
 /// The hyper-parameters of `ops.max_pool2d`/`ops.avg_pool2d`: `kernel_size` a positive int or
 /// pair, `stride` one too or `None` (the kernel size), `padding` a non-negative int or pair.
-fn pool2d_spec(
-    op: &str,
-    kernel: &NnArg,
-    stride: &NnArg,
-    padding: &NnArg,
-) -> Result<Pool2dSpec, PyErr> {
+fn pool2d_spec(op: &str, args: &[NnArg]) -> Result<Pool2dSpec, PyErr> {
+    let [kernel, stride, padding] = [&args[0], &args[1], &args[2]];
     let kernel = positive_pair(op, "kernel_size", kernel)?;
     let stride = match stride {
         NnArg::None => kernel,
@@ -387,24 +378,15 @@ fn pool2d_spec(
     })
 }
 
+/// The hyper-parameters of a pooling from its three trailing arguments `kernel_size, stride,
+/// padding`.
 fn pool_spec_of(op: &str, args: &[Value]) -> Result<Pool2dSpec, PyErr> {
-    pool2d_spec(
-        op,
-        &NnArg::of(&args[0]),
-        &NnArg::of(&args[1]),
-        &NnArg::of(&args[2]),
-    )
+    pool2d_spec(op, &args.iter().map(NnArg::of).collect::<Vec<_>>())
 }
 
 /// The spec from the four trailing arguments `stride, padding, dilation, groups`.
 fn spec_of(op: &str, args: &[Value]) -> Result<Conv2dSpec, PyErr> {
-    conv2d_spec(
-        op,
-        &NnArg::of(&args[0]),
-        &NnArg::of(&args[1]),
-        &NnArg::of(&args[2]),
-        &NnArg::of(&args[3]),
-    )
+    conv2d_spec(op, &args.iter().map(NnArg::of).collect::<Vec<_>>())
 }
 
 // ---- abstract values ----------------------------------------------------------------------
@@ -475,12 +457,16 @@ enum Checked<T> {
     RaisesAtRunTime,
 }
 
-fn conv_spec(op: &str, args: &[Abs]) -> Result<Checked<anfora_tensor::Conv2dSpec>, RuleError> {
-    let parts: Option<Vec<NnArg>> = args.iter().map(nn_arg).collect();
-    let Some(parts) = parts else {
+/// A hyper-parameter set checked at compile time by `spec`, the check of run time.
+fn checked<T>(
+    op: &str,
+    args: &[Abs],
+    spec: fn(&str, &[NnArg]) -> Result<T, PyErr>,
+) -> Result<Checked<T>, RuleError> {
+    let Some(parts) = args.iter().map(nn_arg).collect::<Option<Vec<NnArg>>>() else {
         return Ok(Checked::Unknown);
     };
-    match conv2d_spec(op, &parts[0], &parts[1], &parts[2], &parts[3]) {
+    match spec(op, &parts) {
         Ok(spec) => Ok(Checked::Known(spec)),
         Err(("TypeError", _)) => Ok(Checked::RaisesAtRunTime),
         Err((_, msg)) => Err(err(msg)),
@@ -507,7 +493,7 @@ fn conv2d_abs(args: &[Abs]) -> Rule {
             shape_text(&w.shape, "?", ", ")
         )));
     }
-    let spec = match conv_spec("conv2d", &args[2..6])? {
+    let spec = match checked("conv2d", &args[2..6], conv2d_spec)? {
         Checked::Known(spec) => Some(spec),
         Checked::Unknown => None,
         Checked::RaisesAtRunTime => return Ok(Abs::Bottom),
@@ -524,18 +510,6 @@ fn conv2d_abs(args: &[Abs]) -> Rule {
     Ok(tensor_abs(dtype, shape))
 }
 
-fn pool_spec(op: &str, args: &[Abs]) -> Result<Checked<Pool2dSpec>, RuleError> {
-    let parts: Option<Vec<NnArg>> = args.iter().map(nn_arg).collect();
-    let Some(parts) = parts else {
-        return Ok(Checked::Unknown);
-    };
-    match pool2d_spec(op, &parts[0], &parts[1], &parts[2]) {
-        Ok(spec) => Ok(Checked::Known(spec)),
-        Err(("TypeError", _)) => Ok(Checked::RaisesAtRunTime),
-        Err((_, msg)) => Err(err(msg)),
-    }
-}
-
 /// `ops.max_pool2d`/`ops.avg_pool2d` (`op`) of `x` with the hyper-parameters `args`.
 fn pool2d_abs_named(op: &str, x: &Abs, args: &[Abs]) -> Rule {
     let x = match x {
@@ -550,7 +524,7 @@ fn pool2d_abs_named(op: &str, x: &Abs, args: &[Abs]) -> Rule {
             shape_text(&x.shape, "?", ", ")
         )));
     }
-    let spec = match pool_spec(op, args)? {
+    let spec = match checked(op, args, pool2d_spec)? {
         Checked::Known(spec) => Some(spec),
         Checked::Unknown => None,
         Checked::RaisesAtRunTime => return Ok(Abs::Bottom),
