@@ -418,8 +418,11 @@ struct Run<'a> {
     pc: usize,
 }
 
+// Every method is inlined into the dispatch loop, and the loop into `execute`, so that the
+// running frame's cursor stays in registers as in one function.
 impl Run<'_> {
     /// The dispatch loop: one instruction after the other until the entry returns.
+    #[inline(always)]
     fn interpret(&mut self) -> Result<Value, RuntimeError> {
         let program = self.program;
         loop {
@@ -565,7 +568,7 @@ impl Run<'_> {
     }
 
     /// A product that runs with the next instruction (see [`WithNext`]).
-    #[inline]
+    #[inline(always)]
     fn joint_product(&mut self, dst: Reg, args: &[Opnd], at: u32, joint: WithNext) -> Step {
         let program = self.program;
         let Some(Instr::Prim {
@@ -595,7 +598,7 @@ impl Run<'_> {
         self.write(*dst2, r2, *at2)
     }
 
-    #[inline]
+    #[inline(always)]
     fn prim(
         &mut self,
         dst: Reg,
@@ -613,7 +616,7 @@ impl Run<'_> {
         self.write(dst, r, at)
     }
 
-    #[inline]
+    #[inline(always)]
     fn fused(&mut self, dst: Reg, kernel: u32, args: &[Opnd], at: u32) -> Step {
         let mut vals = self.scratch_values(args);
         let r = run_kernel(&self.program.kernels[kernel as usize], &mut vals, self.out);
@@ -628,7 +631,7 @@ impl Run<'_> {
         ControlFlow::Continue(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn make_closure(&mut self, dst: Reg, unit: u32, captures: &[Opnd]) -> Step {
         let captures = self.values(captures);
         self.m.regs[self.base + dst as usize] = Value::Closure(Rc::new(Closure {
@@ -638,13 +641,13 @@ impl Run<'_> {
         ControlFlow::Continue(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn call(&mut self, dst: Reg, unit: u32, args: &[Opnd], at: u32) -> Step {
         let values = self.values(args);
         self.enter(unit, values, dst, at)
     }
 
-    #[inline]
+    #[inline(always)]
     fn call_value(&mut self, dst: Reg, callee: Opnd, args: &[Opnd], at: u32) -> Step {
         let f = self.load(callee);
         let values = self.values(args);
@@ -659,7 +662,7 @@ impl Run<'_> {
     }
 
     /// Pushes a frame for `unit` with `values`, the callee's result going to `dst`.
-    #[inline]
+    #[inline(always)]
     fn enter(&mut self, unit: u32, values: Vec<Value>, dst: Reg, at: u32) -> Step {
         if self.m.frames.len() >= self.max_depth {
             let message = format!(
@@ -765,7 +768,7 @@ impl Run<'_> {
     }
 
     /// Returns `v` from the running frame.
-    #[inline]
+    #[inline(always)]
     fn leave(&mut self, v: Value) -> Step {
         self.program.clear_frame(self.m, self.unit, self.base);
         let done = self.m.frames.pop().expect("a running frame");
@@ -779,13 +782,13 @@ impl Run<'_> {
         ControlFlow::Continue(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn tail_call(&mut self, unit: u32, args: &[Opnd]) -> Step {
         let values = self.values(args);
         self.replace(unit, values)
     }
 
-    #[inline]
+    #[inline(always)]
     fn tail_call_value(&mut self, callee: Opnd, args: &[Opnd], at: u32) -> Step {
         let f = self.load(callee);
         let values = self.values(args);
@@ -800,7 +803,7 @@ impl Run<'_> {
     }
 
     /// Replaces the running frame by one of `unit` with `values`.
-    #[inline]
+    #[inline(always)]
     fn replace(&mut self, unit: u32, values: Vec<Value>) -> Step {
         self.program.clear_frame(self.m, self.unit, self.base);
         self.program.enter_frame(self.m, unit, self.base, values);
