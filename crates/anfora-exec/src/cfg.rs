@@ -20,7 +20,7 @@ pub fn simplify(unit: &mut Unit) {
     let n = unit.code.len();
     for pc in 0..n {
         let mut targets = Vec::new();
-        unit.code[pc].targets_mut_free(|t| targets.push(t));
+        unit.code[pc].targets(|t| targets.push(t));
         let threaded: Vec<u32> = targets
             .iter()
             .map(|&t| final_target(&unit.code, t))

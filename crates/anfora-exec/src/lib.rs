@@ -204,7 +204,7 @@ fn block_starts(unit: &Unit) -> Vec<usize> {
         if ends && pc + 1 < n {
             starts[pc + 1] = true;
         }
-        i.targets_mut_free(|t| {
+        i.targets(|t| {
             if (t as usize) < n {
                 starts[t as usize] = true;
             }

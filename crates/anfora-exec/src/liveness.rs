@@ -94,7 +94,7 @@ pub fn optimize(unit: &mut Unit) {
         instr.defs(|r| defs.push(r));
         // Last reads: the final occurrence of a register that is dead afterwards.
         let mut ops: Vec<Opnd> = Vec::new();
-        instr.operands_mut(|o| ops.push(*o));
+        instr.operands(|o| ops.push(*o));
         let mut take = vec![false; ops.len()];
         let mut seen: Vec<Reg> = Vec::new();
         for (i, o) in ops.iter().enumerate().rev() {

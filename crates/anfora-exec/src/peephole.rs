@@ -18,7 +18,7 @@ pub fn run(unit: &mut crate::Unit) {
     let n = unit.code.len();
     let mut targeted = vec![false; n + 1];
     for i in &unit.code {
-        i.targets_mut_free(|t| targeted[t as usize] = true);
+        i.targets(|t| targeted[t as usize] = true);
     }
     let mut remove = vec![false; n];
     for pc in 0..n.saturating_sub(1) {
@@ -94,7 +94,7 @@ fn product(i: &Instr) -> Option<u32> {
 fn targets(unit: &crate::Unit) -> Vec<bool> {
     let mut targeted = vec![false; unit.code.len() + 1];
     for i in &unit.code {
-        i.targets_mut_free(|t| targeted[t as usize] = true);
+        i.targets(|t| targeted[t as usize] = true);
     }
     targeted
 }

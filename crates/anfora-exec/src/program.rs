@@ -208,66 +208,71 @@ pub enum Instr {
     },
 }
 
-impl Instr {
-    /// Registers read, in the order the instruction reads them.
-    pub fn uses(&self, mut f: impl FnMut(Reg)) {
-        let mut op = |o: &Opnd| {
-            if let Opnd::Reg(r) | Opnd::Take(r) = o {
-                f(*r)
-            }
-        };
-        match self {
+/// Calls `$f` on every operand of `$instr` in reading order; `$iter` is `iter` or `iter_mut`,
+/// so the shared and the mutable accessor read the one list of operand fields.
+macro_rules! each_operand {
+    ($instr:expr, $f:ident, $iter:ident) => {
+        match $instr {
             Instr::Bin { a, b, .. } => {
-                op(a);
-                op(b);
+                $f(a);
+                $f(b);
             }
             Instr::Prim { args, .. }
             | Instr::Fused { args, .. }
             | Instr::Call { args, .. }
-            | Instr::TailCall { args, .. } => args.iter().for_each(op),
-            Instr::Copy { src, .. } | Instr::Return { src } => op(src),
-            Instr::MakeClosure { captures, .. } => captures.iter().for_each(op),
+            | Instr::TailCall { args, .. } => args.$iter().for_each($f),
+            Instr::Copy { src, .. } | Instr::Return { src } => $f(src),
+            Instr::MakeClosure { captures, .. } => captures.$iter().for_each($f),
             Instr::CallValue { callee, args, .. } | Instr::TailCallValue { callee, args, .. } => {
-                op(callee);
-                args.iter().for_each(op);
+                $f(callee);
+                args.$iter().for_each($f);
             }
-            Instr::Jump { moves, .. } => moves.iter().for_each(|(_, s)| op(s)),
+            Instr::Jump { moves, .. } => moves.$iter().for_each(|(_, s)| $f(s)),
             Instr::Branch { cond, compare, .. } => {
-                op(cond);
+                $f(cond);
                 if let Some((_, b, _)) = compare {
-                    op(b);
+                    $f(b);
                 }
             }
             Instr::Drop { .. } => {}
         }
+    };
+}
+
+/// Calls `$f` on the jump and branch targets of `$instr` (by reference or mutably).
+macro_rules! each_target {
+    ($instr:expr, $f:ident) => {
+        match $instr {
+            Instr::Jump { target, .. } => $f(target),
+            Instr::Branch {
+                then_pc, else_pc, ..
+            } => {
+                $f(then_pc);
+                $f(else_pc);
+            }
+            _ => {}
+        }
+    };
+}
+
+impl Instr {
+    /// Registers read, in the order the instruction reads them.
+    pub fn uses(&self, mut f: impl FnMut(Reg)) {
+        self.operands(|o| {
+            if let Opnd::Reg(r) | Opnd::Take(r) = o {
+                f(*r)
+            }
+        });
+    }
+
+    /// Every operand, in reading order.
+    pub fn operands(&self, mut f: impl FnMut(&Opnd)) {
+        each_operand!(self, f, iter)
     }
 
     /// Mutable access to every operand, in reading order.
     pub fn operands_mut(&mut self, mut f: impl FnMut(&mut Opnd)) {
-        match self {
-            Instr::Bin { a, b, .. } => {
-                f(a);
-                f(b);
-            }
-            Instr::Prim { args, .. }
-            | Instr::Fused { args, .. }
-            | Instr::Call { args, .. }
-            | Instr::TailCall { args, .. } => args.iter_mut().for_each(f),
-            Instr::Copy { src, .. } | Instr::Return { src } => f(src),
-            Instr::MakeClosure { captures, .. } => captures.iter_mut().for_each(f),
-            Instr::CallValue { callee, args, .. } | Instr::TailCallValue { callee, args, .. } => {
-                f(callee);
-                args.iter_mut().for_each(f);
-            }
-            Instr::Jump { moves, .. } => moves.iter_mut().for_each(|(_, s)| f(s)),
-            Instr::Branch { cond, compare, .. } => {
-                f(cond);
-                if let Some((_, b, _)) = compare {
-                    f(b);
-                }
-            }
-            Instr::Drop { .. } => {}
-        }
+        each_operand!(self, f, iter_mut)
     }
 
     /// Registers written.
@@ -289,46 +294,23 @@ impl Instr {
         }
     }
 
-    /// Where control can go next (`None` in the list: the next instruction).
+    /// Where control can go next.
     pub fn successors(&self, pc: u32, mut f: impl FnMut(u32)) {
         match self {
-            Instr::Jump { target, .. } => f(*target),
-            Instr::Branch {
-                then_pc, else_pc, ..
-            } => {
-                f(*then_pc);
-                f(*else_pc);
-            }
+            Instr::Jump { .. } | Instr::Branch { .. } => self.targets(f),
             Instr::Return { .. } | Instr::TailCall { .. } | Instr::TailCallValue { .. } => {}
             _ => f(pc + 1),
         }
     }
 
     /// Jump and branch targets.
-    pub fn targets_mut_free(&self, mut f: impl FnMut(u32)) {
-        match self {
-            Instr::Jump { target, .. } => f(*target),
-            Instr::Branch {
-                then_pc, else_pc, ..
-            } => {
-                f(*then_pc);
-                f(*else_pc);
-            }
-            _ => {}
-        }
+    pub fn targets(&self, mut f: impl FnMut(u32)) {
+        let mut read = |t: &u32| f(*t);
+        each_target!(self, read)
     }
 
     pub fn targets_mut(&mut self, mut f: impl FnMut(&mut u32)) {
-        match self {
-            Instr::Jump { target, .. } => f(target),
-            Instr::Branch {
-                then_pc, else_pc, ..
-            } => {
-                f(then_pc);
-                f(else_pc);
-            }
-            _ => {}
-        }
+        each_target!(self, f)
     }
 }
 
@@ -431,6 +413,9 @@ fn regs(rs: &[Reg]) -> String {
 /// Text of one instruction (`r3! ` marks the last read of r3, which moves the value).
 pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedProgram]) -> String {
     let c = |o: &Opnd| opnd(o, consts);
+    let call = |unit: &u32, args: &[Opnd]| {
+        format!("@{}({})", units[*unit as usize].name, list(args, consts))
+    };
     match i {
         Instr::Bin { dst, op, a, b, .. } => {
             format!("r{dst} = {}({}, {})", op.prim().name(), c(a), c(b))
@@ -472,11 +457,7 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
         ),
         Instr::Call {
             dst, unit, args, ..
-        } => format!(
-            "r{dst} = call @{}({})",
-            units[*unit as usize].name,
-            list(args, consts)
-        ),
+        } => format!("r{dst} = call {}", call(unit, args)),
         Instr::CallValue {
             dst, callee, args, ..
         } => format!("r{dst} = {}({})", c(callee), list(args, consts)),
@@ -515,11 +496,7 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
         }
         Instr::Drop { regs: rs } => format!("drop {}", regs(rs)),
         Instr::Return { src } => format!("return {}", c(src)),
-        Instr::TailCall { unit, args, .. } => format!(
-            "tailcall @{}({})",
-            units[*unit as usize].name,
-            list(args, consts)
-        ),
+        Instr::TailCall { unit, args, .. } => format!("tailcall {}", call(unit, args)),
         Instr::TailCallValue { callee, args, .. } => {
             format!("tailcall {}({})", c(callee), list(args, consts))
         }

@@ -3,13 +3,15 @@
 //! tail calls and loops run in constant space.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::rc::Rc;
 
 use anfora_ir::{ArgSource, Prim};
 use anfora_ir::{RuntimeError, TraceEntry};
 use anfora_ops::call::{bind_prim, split_call_kw};
+use anfora_ops::kernels::Kernel;
 use anfora_ops::pynum::{self, PyErr, type_error};
-use anfora_ops::value::{Closure, from_const};
+use anfora_ops::value::{Closure, OpResult, from_const};
 use anfora_ops::{Value, call, python};
 use smallvec::SmallVec;
 
@@ -95,12 +97,7 @@ fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
                 Div => Value::Float(pynum::int_true_div(x, y).ok()?),
                 FloorDiv => Value::Int(pynum::int_floor_div(x, y).ok()?),
                 Mod => Value::Int(pynum::int_mod(x, y).ok()?),
-                Lt => Value::Bool(x < y),
-                Le => Value::Bool(x <= y),
-                Gt => Value::Bool(x > y),
-                Ge => Value::Bool(x >= y),
-                Eq => Value::Bool(x == y),
-                Ne => Value::Bool(x != y),
+                Lt | Le | Gt | Ge | Eq | Ne => Value::Bool(compare(op, x, y)),
             })
         }
         (Value::Float(x), Value::Float(y)) => {
@@ -112,15 +109,24 @@ fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
                 Div => Value::Float(pynum::float_true_div(x, y).ok()?),
                 FloorDiv => Value::Float(pynum::float_floor_div(x, y).ok()?),
                 Mod => Value::Float(pynum::float_mod(x, y).ok()?),
-                Lt => Value::Bool(x < y),
-                Le => Value::Bool(x <= y),
-                Gt => Value::Bool(x > y),
-                Ge => Value::Bool(x >= y),
-                Eq => Value::Bool(x == y),
-                Ne => Value::Bool(x != y),
+                Lt | Le | Gt | Ge | Eq | Ne => Value::Bool(compare(op, x, y)),
             })
         }
         _ => None,
+    }
+}
+
+/// `x op y` for a comparison `op`, on ints or floats.
+#[inline(always)]
+fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
+    match op {
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        _ => unreachable!("{op:?} is not a comparison"),
     }
 }
 
@@ -204,7 +210,16 @@ impl Program {
         let awake = (m.last_run >= anfora_tensor::KeepThreadsAwake::WORTH)
             .then(anfora_tensor::KeepThreadsAwake::start)
             .flatten();
-        let result = self.interpret(m, out, max_depth);
+        let mut run = Run {
+            program: self,
+            m,
+            out,
+            max_depth,
+            unit: 0,
+            base: 0,
+            pc: 0,
+        };
+        let result = run.interpret();
         drop(awake);
         m.last_run = started.elapsed();
         if result.is_err() {
@@ -372,177 +387,56 @@ impl Program {
             ))),
         }
     }
+}
 
-    fn interpret(
-        &self,
-        m: &mut Machine,
-        out: &mut dyn Write,
-        max_depth: usize,
-    ) -> Result<Value, RuntimeError> {
-        let consts = &self.consts[..];
-        let mut unit_id = 0u32;
-        let mut base = 0usize;
-        let mut pc = 0usize;
-        macro_rules! fail {
-            ($e:expr, $at:expr) => {{
-                let e = $e;
-                return Err(self.error(m, e, $at));
-            }};
-        }
-        macro_rules! args {
-            ($ops:expr) => {{
-                let mut v = std::mem::take(&mut m.scratch);
-                for &o in $ops.iter() {
-                    v.push(load(&mut m.regs, consts, base, o));
-                }
-                v
-            }};
-        }
-        // Pushes a frame for `unit` with `values`, the callee's result going to `dst`.
-        macro_rules! call {
-            ($unit:expr, $values:expr, $dst:expr, $at:expr) => {{
-                if m.frames.len() >= max_depth {
-                    fail!(
-                        (
-                            "RecursionError",
-                            format!("maximum recursion depth exceeded ({max_depth} nested calls)")
-                        ),
-                        $at
-                    );
-                }
-                let top = m.frames.last_mut().expect("a running frame");
-                top.pc = pc;
-                top.at = $at;
-                let new_base = base + self.units[unit_id as usize].n_regs as usize;
-                self.enter_frame(m, $unit, new_base, $values);
-                m.frames.push(Frame {
-                    unit: $unit,
-                    base: new_base,
-                    pc: 0,
-                    ret: $dst,
-                    at: 0,
-                });
-                unit_id = $unit;
-                base = new_base;
-                pc = 0;
-            }};
-        }
-        // Replaces the running frame by one of `unit` with `values`.
-        macro_rules! tail {
-            ($unit:expr, $values:expr) => {{
-                self.clear_frame(m, unit_id, base);
-                let unit: u32 = $unit;
-                self.enter_frame(m, unit, base, $values);
-                let top = m.frames.last_mut().expect("a running frame");
-                top.unit = unit;
-                unit_id = unit;
-                pc = 0;
-            }};
-        }
-        // Returns `v` from the running frame.
-        macro_rules! ret {
-            ($v:expr) => {{
-                let v: Value = $v;
-                self.clear_frame(m, unit_id, base);
-                let done = m.frames.pop().expect("a running frame");
-                match m.frames.last() {
-                    None => return Ok(v),
-                    Some(caller) => {
-                        unit_id = caller.unit;
-                        base = caller.base;
-                        pc = caller.pc;
-                        m.regs[base + done.ret as usize] = v;
-                    }
-                }
-            }};
-        }
+/// Why the dispatch loop stops: the entry returned, or an instruction raised (the error and
+/// the instruction's site).
+enum Stop {
+    Return(Value),
+    Raise(PyErr, u32),
+}
+
+/// What an instruction leaves to the dispatch loop: go on, or stop.
+type Step = ControlFlow<Stop>;
+
+/// Stops with the error `e` of the instruction at site `at`.
+#[inline(always)]
+fn raise(e: PyErr, at: u32) -> Step {
+    ControlFlow::Break(Stop::Raise(e, at))
+}
+
+/// One call of the entry: the program, the machine it runs on, and where it is.
+struct Run<'a> {
+    program: &'a Program,
+    m: &'a mut Machine,
+    out: &'a mut dyn Write,
+    max_depth: usize,
+    /// The running frame's unit and first register.
+    unit: u32,
+    base: usize,
+    /// The next instruction.
+    pc: usize,
+}
+
+// Every method is inlined into the dispatch loop, and the loop into `execute`, so that the
+// running frame's cursor stays in registers as in one function.
+impl Run<'_> {
+    /// The dispatch loop: one instruction after the other until the entry returns.
+    #[inline(always)]
+    fn interpret(&mut self) -> Result<Value, RuntimeError> {
+        let program = self.program;
         loop {
-            let unit = &self.units[unit_id as usize];
-            let instr = &unit.code[pc];
-            pc += 1;
-            match instr {
-                Instr::Bin { dst, op, a, b, at } => {
-                    let fast = fast_bin(
-                        *op,
-                        peek(&m.regs, consts, base, *a),
-                        peek(&m.regs, consts, base, *b),
-                    );
-                    let v = match fast {
-                        Some(v) => v,
-                        None => {
-                            let x = load(&mut m.regs, consts, base, *a);
-                            let y = load(&mut m.regs, consts, base, *b);
-                            match anfora_ops::inplace::binary(op.prim(), x, y) {
-                                Ok(v) => v,
-                                Err(e) => fail!(e, *at),
-                            }
-                        }
-                    };
-                    set(&mut m.regs[base + *dst as usize], v);
-                }
+            let instr = &program.units[self.unit as usize].code[self.pc];
+            self.pc += 1;
+            let step = match instr {
+                Instr::Bin { dst, op, a, b, at } => self.bin(*dst, *op, *a, *b, *at),
                 Instr::Prim {
                     dst,
                     args,
                     at,
                     with_next: joint @ (WithNext::SideBySide | WithNext::IntoUpdate),
                     ..
-                } => {
-                    let Some(Instr::Prim {
-                        dst: dst2,
-                        args: args2,
-                        at: at2,
-                        ..
-                    }) = unit.code.get(pc)
-                    else {
-                        fail!(internal("a joint product without its partner"), *at);
-                    };
-                    pc += 1;
-                    let mut vals = args!(args);
-                    // An update's gradient is this product, not computed yet (a product side
-                    // by side never reads the other).
-                    let mut vals2: SmallVec<[Value; 5]> = args2
-                        .iter()
-                        .map(|&o| match o {
-                            Opnd::Take(r) if r == *dst => Value::None,
-                            o => load(&mut m.regs, consts, base, o),
-                        })
-                        .collect();
-                    let gemm = Prim::Gemm;
-                    let (r1, r2) = if *joint == WithNext::SideBySide {
-                        match anfora_ops::family::linalg::gemm_pair(&mut vals, &mut vals2) {
-                            Some(rs) => rs,
-                            // Not two products of tensors: one by one, as written, for the error.
-                            None => match anfora_ops::inplace::prim(gemm, &mut vals, out) {
-                                Ok(v) => (Ok(v), anfora_ops::inplace::prim(gemm, &mut vals2, out)),
-                                e => (e, Ok(Value::None)),
-                            },
-                        }
-                    } else {
-                        match anfora_ops::family::optim::sgd_product(&vals2, &vals) {
-                            Some(r) => (Ok(Value::None), r),
-                            // As written: the product, then the update.
-                            None => match anfora_ops::inplace::prim(gemm, &mut vals, out) {
-                                Ok(g) => {
-                                    vals2[1] = g;
-                                    let sgd = anfora_ops::inplace::prim(Prim::Sgd, &mut vals2, out);
-                                    (Ok(Value::None), sgd)
-                                }
-                                e => (e, Ok(Value::None)),
-                            },
-                        }
-                    };
-                    vals.clear();
-                    m.scratch = vals;
-                    drop(vals2);
-                    match r1 {
-                        Ok(v) => set(&mut m.regs[base + *dst as usize], v),
-                        Err(e) => fail!(e, *at),
-                    }
-                    match r2 {
-                        Ok(v) => set(&mut m.regs[base + *dst2 as usize], v),
-                        Err(e) => fail!(e, *at2),
-                    }
-                }
+                } => self.joint_product(*dst, args, *at, *joint),
                 Instr::Prim {
                     dst,
                     prim,
@@ -550,107 +444,32 @@ impl Program {
                     kernel,
                     at,
                     ..
-                } => {
-                    let mut vals = args!(args);
-                    let r = match kernel {
-                        None => anfora_ops::inplace::prim(*prim, &mut vals, out),
-                        Some(k) => k.call(&mut vals, out),
-                    };
-                    vals.clear();
-                    m.scratch = vals;
-                    match r {
-                        Ok(v) => set(&mut m.regs[base + *dst as usize], v),
-                        Err(e) => fail!(e, *at),
-                    }
-                }
+                } => self.prim(*dst, *prim, kernel.as_ref(), args, *at),
                 Instr::Fused {
                     dst,
                     kernel,
                     args,
                     at,
-                } => {
-                    let mut vals = args!(args);
-                    let r = run_kernel(&self.kernels[*kernel as usize], &mut vals, out);
-                    vals.clear();
-                    m.scratch = vals;
-                    match r {
-                        Ok(v) => set(&mut m.regs[base + *dst as usize], v),
-                        Err(e) => fail!(e, *at),
-                    }
-                }
-                Instr::Copy { dst, src } => {
-                    let v = load(&mut m.regs, consts, base, *src);
-                    set(&mut m.regs[base + *dst as usize], v);
-                }
+                } => self.fused(*dst, *kernel, args, *at),
+                Instr::Copy { dst, src } => self.copy(*dst, *src),
                 Instr::MakeClosure {
                     dst,
-                    unit: u,
+                    unit,
                     captures,
-                } => {
-                    let caps: Vec<Value> = captures
-                        .iter()
-                        .map(|&o| load(&mut m.regs, consts, base, o))
-                        .collect();
-                    m.regs[base + *dst as usize] = Value::Closure(Rc::new(Closure {
-                        graph: self.units[*u as usize].graph,
-                        captures: Rc::from(caps),
-                    }));
-                }
+                } => self.make_closure(*dst, *unit, captures),
                 Instr::Call {
                     dst,
-                    unit: u,
+                    unit,
                     args,
                     at,
-                } => {
-                    let values: Vec<Value> = args
-                        .iter()
-                        .map(|&o| load(&mut m.regs, consts, base, o))
-                        .collect();
-                    call!(*u, values, *dst, *at);
-                }
+                } => self.call(*dst, *unit, args, *at),
                 Instr::CallValue {
                     dst,
                     callee,
                     args,
                     at,
-                } => {
-                    let f = load(&mut m.regs, consts, base, *callee);
-                    let values: Vec<Value> = args
-                        .iter()
-                        .map(|&o| load(&mut m.regs, consts, base, o))
-                        .collect();
-                    match self.apply(f, values, None, out) {
-                        Ok(Flow::Value(v)) => set(&mut m.regs[base + *dst as usize], v),
-                        Ok(Flow::Enter(u, values)) => call!(u, values, *dst, *at),
-                        Err(e) => fail!(e, *at),
-                    }
-                }
-                Instr::Jump { target, moves } => {
-                    match &moves[..] {
-                        [] => {}
-                        [(d, s)] => {
-                            let v = load(&mut m.regs, consts, base, *s);
-                            set(&mut m.regs[base + *d as usize], v);
-                        }
-                        [(d1, s1), (d2, s2)] => {
-                            let v1 = load(&mut m.regs, consts, base, *s1);
-                            let v2 = load(&mut m.regs, consts, base, *s2);
-                            set(&mut m.regs[base + *d1 as usize], v1);
-                            set(&mut m.regs[base + *d2 as usize], v2);
-                        }
-                        _ => {
-                            let mut vals = std::mem::take(&mut m.scratch);
-                            for (_, s) in moves.iter() {
-                                vals.push(load(&mut m.regs, consts, base, *s));
-                            }
-                            for ((d, _), v) in moves.iter().zip(vals.drain(..)) {
-                                m.regs[base + *d as usize] = v;
-                            }
-                            m.scratch = vals;
-                        }
-                    }
-                    pc = *target as usize;
-                }
+                } => self.call_value(*dst, *callee, args, *at),
+                Instr::Jump { target, moves } => self.jump(*target, moves),
                 Instr::Branch {
                     cond,
                     compare,
@@ -659,80 +478,372 @@ impl Program {
                     kill_then,
                     kill_else,
                     at,
-                } => {
-                    let truth = match compare {
-                        None => match peek(&m.regs, consts, base, *cond) {
-                            Value::Bool(b) => Ok(*b),
-                            v => python::truth(v),
-                        },
-                        Some((op, b, cmp_at)) => {
-                            let fast = fast_bin(
-                                *op,
-                                peek(&m.regs, consts, base, *cond),
-                                peek(&m.regs, consts, base, *b),
-                            );
-                            match fast {
-                                Some(Value::Bool(t)) => Ok(t),
-                                _ => {
-                                    let x = load(&mut m.regs, consts, base, *cond);
-                                    let y = load(&mut m.regs, consts, base, *b);
-                                    match anfora_ops::inplace::binary(op.prim(), x, y) {
-                                        Ok(Value::Bool(t)) => Ok(t),
-                                        Ok(v) => python::truth(&v),
-                                        Err(e) => fail!(e, *cmp_at),
-                                    }
-                                }
-                            }
-                        }
-                    };
-                    for o in std::iter::once(cond).chain(compare.as_ref().map(|c| &c.1)) {
-                        if let Opnd::Take(r) = o {
-                            set(&mut m.regs[base + *r as usize], Value::None);
-                        }
-                    }
-                    let (target, kill) = match truth {
-                        Ok(true) => (*then_pc, kill_then),
-                        Ok(false) => (*else_pc, kill_else),
-                        Err(e) => fail!(e, *at),
-                    };
-                    for &r in kill.iter() {
-                        m.regs[base + r as usize] = Value::None;
-                    }
-                    pc = target as usize;
-                }
-                Instr::Drop { regs } => {
-                    for &r in regs.iter() {
-                        m.regs[base + r as usize] = Value::None;
-                    }
-                }
-                Instr::Return { src } => {
-                    let v = load(&mut m.regs, consts, base, *src);
-                    ret!(v);
-                }
-                Instr::TailCall { unit: u, args, at } => {
-                    let _ = at;
-                    let values: Vec<Value> = args
-                        .iter()
-                        .map(|&o| load(&mut m.regs, consts, base, o))
-                        .collect();
-                    tail!(*u, values);
-                }
+                } => self.branch(
+                    (*cond, compare.as_ref()),
+                    [(*then_pc, kill_then), (*else_pc, kill_else)],
+                    *at,
+                ),
+                Instr::Drop { regs } => self.clear(regs),
+                Instr::Return { src } => self.ret(*src),
+                Instr::TailCall { unit, args, .. } => self.tail_call(*unit, args),
                 Instr::TailCallValue { callee, args, at } => {
-                    let f = load(&mut m.regs, consts, base, *callee);
-                    let values: Vec<Value> = args
-                        .iter()
-                        .map(|&o| load(&mut m.regs, consts, base, o))
-                        .collect();
-                    if let Some(top) = m.frames.last_mut() {
-                        top.at = *at;
-                    }
-                    match self.apply(f, values, None, out) {
-                        Ok(Flow::Value(v)) => ret!(v),
-                        Ok(Flow::Enter(u, values)) => tail!(u, values),
-                        Err(e) => fail!(e, *at),
-                    }
+                    self.tail_call_value(*callee, args, *at)
                 }
+            };
+            if let ControlFlow::Break(stop) = step {
+                return match stop {
+                    Stop::Return(v) => Ok(v),
+                    Stop::Raise(e, at) => Err(self.program.error(self.m, e, at)),
+                };
             }
+        }
+    }
+
+    #[inline(always)]
+    fn peek(&self, o: Opnd) -> &Value {
+        peek(&self.m.regs, &self.program.consts, self.base, o)
+    }
+
+    #[inline(always)]
+    fn load(&mut self, o: Opnd) -> Value {
+        load(&mut self.m.regs, &self.program.consts, self.base, o)
+    }
+
+    #[inline(always)]
+    fn set(&mut self, dst: Reg, v: Value) {
+        set(&mut self.m.regs[self.base + dst as usize], v)
+    }
+
+    /// Stores an instruction's result in `dst`, or raises its error at `at`.
+    #[inline(always)]
+    fn write(&mut self, dst: Reg, r: OpResult, at: u32) -> Step {
+        match r {
+            Ok(v) => {
+                self.set(dst, v);
+                ControlFlow::Continue(())
+            }
+            Err(e) => raise(e, at),
+        }
+    }
+
+    /// The values of `ops` in the scratch buffer, which `recycle` takes back.
+    #[inline(always)]
+    fn scratch_values(&mut self, ops: &[Opnd]) -> Vec<Value> {
+        let mut vals = std::mem::take(&mut self.m.scratch);
+        for &o in ops {
+            vals.push(self.load(o));
+        }
+        vals
+    }
+
+    #[inline(always)]
+    fn recycle(&mut self, mut vals: Vec<Value>) {
+        vals.clear();
+        self.m.scratch = vals;
+    }
+
+    /// The values of `ops` in a vector of their own (a callee's frame or a closure keeps it).
+    #[inline(always)]
+    fn values(&mut self, ops: &[Opnd]) -> Vec<Value> {
+        ops.iter().map(|&o| self.load(o)).collect()
+    }
+
+    /// `a op b`: ints and floats inline, anything else through the generic operator.
+    #[inline(always)]
+    fn binary(&mut self, op: BinOp, a: Opnd, b: Opnd) -> OpResult {
+        match fast_bin(op, self.peek(a), self.peek(b)) {
+            Some(v) => Ok(v),
+            None => {
+                let x = self.load(a);
+                let y = self.load(b);
+                anfora_ops::inplace::binary(op.prim(), x, y)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn bin(&mut self, dst: Reg, op: BinOp, a: Opnd, b: Opnd, at: u32) -> Step {
+        let r = self.binary(op, a, b);
+        self.write(dst, r, at)
+    }
+
+    /// A product that runs with the next instruction (see [`WithNext`]).
+    #[inline(always)]
+    fn joint_product(&mut self, dst: Reg, args: &[Opnd], at: u32, joint: WithNext) -> Step {
+        let program = self.program;
+        let Some(Instr::Prim {
+            dst: dst2,
+            args: args2,
+            at: at2,
+            ..
+        }) = program.units[self.unit as usize].code.get(self.pc)
+        else {
+            return raise(internal("a joint product without its partner"), at);
+        };
+        self.pc += 1;
+        let mut vals = self.scratch_values(args);
+        // An update's gradient is this product, not computed yet (a product side by side
+        // never reads the other).
+        let mut vals2: SmallVec<[Value; 5]> = args2
+            .iter()
+            .map(|&o| match o {
+                Opnd::Take(r) if r == dst => Value::None,
+                o => self.load(o),
+            })
+            .collect();
+        let (r1, r2) = joint_products(joint, &mut vals, &mut vals2, self.out);
+        self.recycle(vals);
+        drop(vals2);
+        self.write(dst, r1, at)?;
+        self.write(*dst2, r2, *at2)
+    }
+
+    #[inline(always)]
+    fn prim(
+        &mut self,
+        dst: Reg,
+        prim: Prim,
+        kernel: Option<&Kernel>,
+        args: &[Opnd],
+        at: u32,
+    ) -> Step {
+        let mut vals = self.scratch_values(args);
+        let r = match kernel {
+            None => anfora_ops::inplace::prim(prim, &mut vals, self.out),
+            Some(k) => k.call(&mut vals, self.out),
+        };
+        self.recycle(vals);
+        self.write(dst, r, at)
+    }
+
+    #[inline(always)]
+    fn fused(&mut self, dst: Reg, kernel: u32, args: &[Opnd], at: u32) -> Step {
+        let mut vals = self.scratch_values(args);
+        let r = run_kernel(&self.program.kernels[kernel as usize], &mut vals, self.out);
+        self.recycle(vals);
+        self.write(dst, r, at)
+    }
+
+    #[inline(always)]
+    fn copy(&mut self, dst: Reg, src: Opnd) -> Step {
+        let v = self.load(src);
+        self.set(dst, v);
+        ControlFlow::Continue(())
+    }
+
+    #[inline(always)]
+    fn make_closure(&mut self, dst: Reg, unit: u32, captures: &[Opnd]) -> Step {
+        let captures = self.values(captures);
+        self.m.regs[self.base + dst as usize] = Value::Closure(Rc::new(Closure {
+            graph: self.program.units[unit as usize].graph,
+            captures: Rc::from(captures),
+        }));
+        ControlFlow::Continue(())
+    }
+
+    #[inline(always)]
+    fn call(&mut self, dst: Reg, unit: u32, args: &[Opnd], at: u32) -> Step {
+        let values = self.values(args);
+        self.enter(unit, values, dst, at)
+    }
+
+    #[inline(always)]
+    fn call_value(&mut self, dst: Reg, callee: Opnd, args: &[Opnd], at: u32) -> Step {
+        let f = self.load(callee);
+        let values = self.values(args);
+        match self.program.apply(f, values, None, self.out) {
+            Ok(Flow::Value(v)) => {
+                self.set(dst, v);
+                ControlFlow::Continue(())
+            }
+            Ok(Flow::Enter(u, values)) => self.enter(u, values, dst, at),
+            Err(e) => raise(e, at),
+        }
+    }
+
+    /// Pushes a frame for `unit` with `values`, the callee's result going to `dst`.
+    #[inline(always)]
+    fn enter(&mut self, unit: u32, values: Vec<Value>, dst: Reg, at: u32) -> Step {
+        if self.m.frames.len() >= self.max_depth {
+            let message = format!(
+                "maximum recursion depth exceeded ({} nested calls)",
+                self.max_depth
+            );
+            return raise(("RecursionError", message), at);
+        }
+        let top = self.m.frames.last_mut().expect("a running frame");
+        top.pc = self.pc;
+        top.at = at;
+        let base = self.base + self.program.units[self.unit as usize].n_regs as usize;
+        self.program.enter_frame(self.m, unit, base, values);
+        self.m.frames.push(Frame {
+            unit,
+            base,
+            pc: 0,
+            ret: dst,
+            at: 0,
+        });
+        self.unit = unit;
+        self.base = base;
+        self.pc = 0;
+        ControlFlow::Continue(())
+    }
+
+    /// Parallel moves, then the jump.
+    #[inline(always)]
+    fn jump(&mut self, target: u32, moves: &[(Reg, Opnd)]) -> Step {
+        match moves {
+            [] => {}
+            [(d, s)] => {
+                let v = self.load(*s);
+                self.set(*d, v);
+            }
+            [(d1, s1), (d2, s2)] => {
+                let v1 = self.load(*s1);
+                let v2 = self.load(*s2);
+                self.set(*d1, v1);
+                self.set(*d2, v2);
+            }
+            _ => {
+                let mut vals = std::mem::take(&mut self.m.scratch);
+                for (_, s) in moves {
+                    vals.push(self.load(*s));
+                }
+                for ((d, _), v) in moves.iter().zip(vals.drain(..)) {
+                    self.m.regs[self.base + *d as usize] = v;
+                }
+                self.m.scratch = vals;
+            }
+        }
+        self.pc = target as usize;
+        ControlFlow::Continue(())
+    }
+
+    /// Tests `cond` (or `cond op b`), clears what dies on the edge taken, and takes it.
+    #[inline(always)]
+    fn branch(
+        &mut self,
+        (cond, compare): (Opnd, Option<&(BinOp, Opnd, u32)>),
+        [then, otherwise]: [(u32, &[Reg]); 2],
+        at: u32,
+    ) -> Step {
+        let truth = match compare {
+            None => match self.peek(cond) {
+                Value::Bool(b) => Ok(*b),
+                v => python::truth(v),
+            },
+            Some(&(op, b, cmp_at)) => match self.binary(op, cond, b) {
+                Ok(Value::Bool(t)) => Ok(t),
+                Ok(v) => python::truth(&v),
+                Err(e) => return raise(e, cmp_at),
+            },
+        };
+        for o in std::iter::once(cond).chain(compare.map(|c| c.1)) {
+            if let Opnd::Take(r) = o {
+                self.set(r, Value::None);
+            }
+        }
+        let (target, kill) = match truth {
+            Ok(true) => then,
+            Ok(false) => otherwise,
+            Err(e) => return raise(e, at),
+        };
+        self.pc = target as usize;
+        self.clear(kill)
+    }
+
+    /// Clears registers whose values are dead.
+    #[inline(always)]
+    fn clear(&mut self, regs: &[Reg]) -> Step {
+        for &r in regs {
+            self.m.regs[self.base + r as usize] = Value::None;
+        }
+        ControlFlow::Continue(())
+    }
+
+    #[inline(always)]
+    fn ret(&mut self, src: Opnd) -> Step {
+        let v = self.load(src);
+        self.leave(v)
+    }
+
+    /// Returns `v` from the running frame.
+    #[inline(always)]
+    fn leave(&mut self, v: Value) -> Step {
+        self.program.clear_frame(self.m, self.unit, self.base);
+        let done = self.m.frames.pop().expect("a running frame");
+        let Some(caller) = self.m.frames.last() else {
+            return ControlFlow::Break(Stop::Return(v));
+        };
+        self.unit = caller.unit;
+        self.base = caller.base;
+        self.pc = caller.pc;
+        self.m.regs[self.base + done.ret as usize] = v;
+        ControlFlow::Continue(())
+    }
+
+    #[inline(always)]
+    fn tail_call(&mut self, unit: u32, args: &[Opnd]) -> Step {
+        let values = self.values(args);
+        self.replace(unit, values)
+    }
+
+    #[inline(always)]
+    fn tail_call_value(&mut self, callee: Opnd, args: &[Opnd], at: u32) -> Step {
+        let f = self.load(callee);
+        let values = self.values(args);
+        if let Some(top) = self.m.frames.last_mut() {
+            top.at = at;
+        }
+        match self.program.apply(f, values, None, self.out) {
+            Ok(Flow::Value(v)) => self.leave(v),
+            Ok(Flow::Enter(u, values)) => self.replace(u, values),
+            Err(e) => raise(e, at),
+        }
+    }
+
+    /// Replaces the running frame by one of `unit` with `values`.
+    #[inline(always)]
+    fn replace(&mut self, unit: u32, values: Vec<Value>) -> Step {
+        self.program.clear_frame(self.m, self.unit, self.base);
+        self.program.enter_frame(self.m, unit, self.base, values);
+        self.m.frames.last_mut().expect("a running frame").unit = unit;
+        self.unit = unit;
+        self.pc = 0;
+        ControlFlow::Continue(())
+    }
+}
+
+/// A product (operands in `first`) and the instruction after it (operands in `second`), run
+/// together as `joint` says; the product's result is `None` when it went into an update.
+fn joint_products(
+    joint: WithNext,
+    first: &mut [Value],
+    second: &mut [Value],
+    out: &mut dyn Write,
+) -> (OpResult, OpResult) {
+    let gemm = Prim::Gemm;
+    if joint == WithNext::SideBySide {
+        match anfora_ops::family::linalg::gemm_pair(first, second) {
+            Some(rs) => rs,
+            // Not two products of tensors: one by one, as written, for the error.
+            None => match anfora_ops::inplace::prim(gemm, first, out) {
+                Ok(v) => (Ok(v), anfora_ops::inplace::prim(gemm, second, out)),
+                e => (e, Ok(Value::None)),
+            },
+        }
+    } else {
+        match anfora_ops::family::optim::sgd_product(second, first) {
+            Some(r) => (Ok(Value::None), r),
+            // As written: the product, then the update.
+            None => match anfora_ops::inplace::prim(gemm, first, out) {
+                Ok(g) => {
+                    second[1] = g;
+                    let sgd = anfora_ops::inplace::prim(Prim::Sgd, second, out);
+                    (Ok(Value::None), sgd)
+                }
+                e => (e, Ok(Value::None)),
+            },
         }
     }
 }
