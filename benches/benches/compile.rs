@@ -6,7 +6,9 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use anfora_benches::{W1_MLP, loop_with_branches, straight_line_50, w4_ctrl, w4_input, w4_line50};
+use anfora_benches::{
+    W1_MLP, loop_with_branches, mutable_floats, straight_line_50, w4_ctrl, w4_input, w4_line50,
+};
 use anfora_ir::Options;
 use anfora_ops::Value;
 use anfora_session::{Arg, Session};
@@ -29,38 +31,37 @@ fn sources(make: fn(f64) -> String) -> impl Fn() -> String + Sync {
     move || make((k.fetch_add(1, Ordering::Relaxed) + 1) as f64 * 1e-6)
 }
 
+/// W4's `entry` compiled for the W4 input, from a differently perturbed source each run.
+fn w4_compile(b: divan::Bencher, make: fn(f64) -> String, entry: &str) {
+    let args = [Arg::from(Value::Tensor(w4_input()))];
+    b.with_inputs(sources(make))
+        .bench_local_refs(|src| compile(src, entry, &args));
+}
+
 #[divan::bench]
 fn w4_line50_tensor(b: divan::Bencher) {
-    let args = [Arg::from(Value::Tensor(w4_input()))];
-    b.with_inputs(sources(w4_line50))
-        .bench_local_refs(|src| compile(src, "line50", &args));
+    w4_compile(b, w4_line50, "line50");
 }
 
 #[divan::bench]
 fn w4_ctrl_tensor(b: divan::Bencher) {
-    let args = [Arg::from(Value::Tensor(w4_input()))];
-    b.with_inputs(sources(w4_ctrl))
-        .bench_local_refs(|src| compile(src, "ctrl", &args));
+    w4_compile(b, w4_ctrl, "ctrl");
+}
+
+/// Scalar workload `src` (its function `f`) compiled for mutable floats.
+fn scalars_compile(b: divan::Bencher, src: String) {
+    let args = mutable_floats();
+    b.bench_local(|| compile(&src, "f", &args));
 }
 
 #[divan::bench]
 fn straight_line_50_scalars(b: divan::Bencher) {
-    let src = straight_line_50();
-    let args = [
-        Arg::mutable(Value::Float(1.5)),
-        Arg::mutable(Value::Float(2.0)),
-    ];
-    b.bench_local(|| compile(&src, "f", &args));
+    scalars_compile(b, straight_line_50());
 }
 
 #[divan::bench]
 fn while_loop_if_else_20_ops_scalars(b: divan::Bencher) {
-    let src = loop_with_branches();
-    let args = [
-        Arg::mutable(Value::Float(1.5)),
-        Arg::mutable(Value::Float(2.0)),
-    ];
-    b.bench_local(|| compile(&src, "f", &args));
+    scalars_compile(b, loop_with_branches());
 }
 
 /// The MLP loss of W1 (784-512-512-10, ReLU, softmax cross-entropy written with `exp`, `log`,

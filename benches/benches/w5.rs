@@ -3,8 +3,7 @@
 //! keeps the caller's x (the kernel writes a new buffer); `moved` hands x over, so the result
 //! may be written into x's buffer (x is rebuilt outside the timed part).
 
-use anfora_benches::{W5_CHAIN, vector};
-use anfora_ir::Options;
+use anfora_benches::{W5_CHAIN, vector, warm};
 use anfora_ops::Value;
 use anfora_session::{Arg, Session};
 
@@ -15,10 +14,7 @@ fn main() {
 }
 
 fn session(x: &Value) -> Session {
-    let mut s = Session::load("bench.py", W5_CHAIN, Options::default());
-    s.call("w5", vec![Arg::from(x.clone())], &mut std::io::sink())
-        .unwrap_or_else(|f| panic!("{}", s.render(&f)));
-    s
+    warm(W5_CHAIN, "w5", &[Arg::from(x.clone())])
 }
 
 #[divan::bench(sample_count = 30)]

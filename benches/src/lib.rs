@@ -115,17 +115,7 @@ pub fn w1_batch() -> (anfora_tensor::Tensor, anfora_tensor::Tensor) {
         .map(|v| v + 0.5)
         .collect();
     let x = anfora_tensor::Tensor::from_f32(data, &[128, 784]).expect("a batch");
-    let labels: Vec<f32> = (0..128 * 10)
-        .map(|i| {
-            if (i / 10 * 7) % 10 == i % 10 {
-                1.0
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    let y = anfora_tensor::Tensor::from_f32(labels, &[128, 10]).expect("labels");
-    (x, y)
+    (x, one_hot_labels(128, 7))
 }
 
 /// The W2 batch: 64 images (1x28x28) of values in [-1, 1] and their one-hot labels.
@@ -133,17 +123,40 @@ pub fn w2_batch() -> (anfora_tensor::Tensor, anfora_tensor::Tensor) {
     let x = vector(64 * 28 * 28, 1.0)
         .reshape(&[64, 1, 28, 28])
         .expect("a batch");
-    let labels: Vec<f32> = (0..64 * 10)
+    (x, one_hot_labels(64, 3))
+}
+
+/// `n` one-hot labels of 10 classes (`n x 10` float32): sample `k` is class `k * step % 10`.
+fn one_hot_labels(n: usize, step: usize) -> anfora_tensor::Tensor {
+    let labels: Vec<f32> = (0..n * 10)
         .map(|i| {
-            if (i / 10 * 3) % 10 == i % 10 {
+            let (sample, class) = (i / 10, i % 10);
+            if (sample * step) % 10 == class {
                 1.0
             } else {
                 0.0
             }
         })
         .collect();
-    let y = anfora_tensor::Tensor::from_f32(labels, &[64, 10]).expect("labels");
-    (x, y)
+    anfora_tensor::Tensor::from_f32(labels, &[n, 10]).expect("labels")
+}
+
+/// A session of `src` whose `entry` has run once on `args` (so later calls find it compiled).
+pub fn warm(src: &str, entry: &str, args: &[anfora_session::Arg]) -> anfora_session::Session {
+    let mut s = anfora_session::Session::load("bench.py", src, anfora_ir::Options::default());
+    s.call(entry, args.to_vec(), &mut std::io::sink())
+        .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+    s
+}
+
+/// The scalar workloads' arguments, `x = 1.5` and `y = 2.0`, marked mutable (compiled for any
+/// float rather than for these values).
+pub fn mutable_floats() -> [anfora_session::Arg; 2] {
+    use anfora_ops::Value;
+    [
+        anfora_session::Arg::mutable(Value::Float(1.5)),
+        anfora_session::Arg::mutable(Value::Float(2.0)),
+    ]
 }
 
 /// The W4 input: 1024 float32 values from a fixed sequence in [-2, 2].

@@ -453,12 +453,19 @@ class WithLossCell(Cell):
         return self.loss_fn(self.backbone(data), label)
 
 
-class SGD(Cell):
+class _Optimizer(Cell):
+    """What every optimizer holds: the Parameters it updates and its learning rate."""
+
+    def __init__(self, params, learning_rate):
+        self.parameters = ParameterTuple(params)
+        self.learning_rate = float(learning_rate)
+
+
+class SGD(_Optimizer):
     """Plain SGD, `param -= learning_rate * grad`, as in-graph updates (`ops.sgd`)."""
 
     def __init__(self, params, learning_rate=0.01):
-        self.parameters = ParameterTuple(params)
-        self.learning_rate = float(learning_rate)
+        super().__init__(params, learning_rate)
 
     def construct(self, gradients):
         for p, g in zip(self.parameters, gradients):
@@ -476,15 +483,14 @@ def _slots(params, what):
     )
 
 
-class Momentum(Cell):
+class Momentum(_Optimizer):
     """SGD with momentum (`ops.apply_momentum`, in place): `accum = momentum * accum + grad`,
     then `param -= learning_rate * accum`, or with `use_nesterov`
     `param -= learning_rate * (grad + momentum * accum)`. `weight_decay` adds
     `weight_decay * param` to each gradient first."""
 
     def __init__(self, params, learning_rate, momentum, weight_decay=0.0, use_nesterov=False):
-        self.parameters = ParameterTuple(params)
-        self.learning_rate = float(learning_rate)
+        super().__init__(params, learning_rate)
         self.momentum = float(momentum)
         self.weight_decay = float(weight_decay)
         self.use_nesterov = bool(use_nesterov)
@@ -498,7 +504,7 @@ class Momentum(Cell):
         return True
 
 
-class Adam(Cell):
+class Adam(_Optimizer):
     """Adam (`ops.adam`, in place) with bias correction; the step count is a Parameter too, so
     a training step stays one compiled call and the state can be checkpointed.
     `weight_decay` adds `weight_decay * param` to each gradient (L2, not AdamW)."""
@@ -506,8 +512,7 @@ class Adam(Cell):
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0):
         import numpy as _np
 
-        self.parameters = ParameterTuple(params)
-        self.learning_rate = float(learning_rate)
+        super().__init__(params, learning_rate)
         self.beta1 = float(beta1)
         self.beta2 = float(beta2)
         self.eps = float(eps)

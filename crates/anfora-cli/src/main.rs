@@ -14,7 +14,7 @@ use anfora_driver::{DumpSpec, Dumps, stage_names};
 use anfora_ir::Options;
 use anfora_session::{Arg, Engine, Failure, Session, literal_value, repr};
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
 #[command(
@@ -35,22 +35,8 @@ enum Command {
         /// The function to call.
         #[arg(long, default_value = "main")]
         entry: String,
-        /// Deepest chain of nested (non-tail) calls before RecursionError.
-        #[arg(long, default_value_t = 10_000)]
-        max_depth: usize,
-        /// `compiled` (the optimizing pipeline) or `reference` (the reference VM on the
-        /// parsed graphs, the oracle).
-        #[arg(long, value_enum, default_value_t = EngineArg::Compiled)]
-        engine: EngineArg,
-        /// Print why the function compiled (its signature, or what changed) on stderr.
-        #[arg(long)]
-        explain_compile: bool,
-        /// Print the time of each compile stage and of the run on stderr.
-        #[arg(long)]
-        timings: bool,
-        /// The device to compile for: `cpu`, or `cuda:N` when a backend for it is registered.
-        #[arg(long, default_value = "cpu")]
-        device: String,
+        #[command(flatten)]
+        flags: RunFlags,
         /// Arguments: ints, floats, True/False/None, strings, tuples; lists become tensors;
         /// `mutable(x)` compiles for any value of x's type and shape instead of its value.
         #[arg(allow_hyphen_values = true)]
@@ -128,11 +114,24 @@ fn failure(session: &Session, f: &Failure) -> Exit {
     Exit(code, session.render(f))
 }
 
+/// The options of `anfora run` (flattened into its arguments).
+#[derive(Args)]
 struct RunFlags {
+    /// Deepest chain of nested (non-tail) calls before RecursionError.
+    #[arg(long, default_value_t = 10_000)]
     max_depth: usize,
+    /// `compiled` (the optimizing pipeline) or `reference` (the reference VM on the
+    /// parsed graphs, the oracle).
+    #[arg(long, value_enum, default_value_t = EngineArg::Compiled)]
     engine: EngineArg,
+    /// Print why the function compiled (its signature, or what changed) on stderr.
+    #[arg(long)]
     explain_compile: bool,
+    /// Print the time of each compile stage and of the run on stderr.
+    #[arg(long)]
     timings: bool,
+    /// The device to compile for: `cpu`, or `cuda:N` when a backend for it is registered.
+    #[arg(long, default_value = "cpu")]
     device: String,
 }
 
@@ -265,24 +264,9 @@ fn execute(cli: Cli) -> u8 {
         Command::Run {
             file,
             entry,
-            max_depth,
-            engine,
-            explain_compile,
-            timings,
-            device,
+            flags,
             args,
-        } => run(
-            file,
-            entry,
-            RunFlags {
-                max_depth,
-                engine,
-                explain_compile,
-                timings,
-                device,
-            },
-            args,
-        ),
+        } => run(file, entry, flags, args),
         Command::Dump {
             file,
             entry,

@@ -15,4 +15,4 @@ pub use anfora_ops::value::repr;
 pub use dump::{DumpSpec, Dumps, StageView};
 pub use grad::{Gradient, grad_entry};
 pub use key::{Arg, arg_abstract, explain};
-pub use pipeline::{Compiled, Failure, compile_function, compile_graph, specialize, stage_names};
+pub use pipeline::{Compiled, Failure, compile_function, specialize, stage_names};

@@ -71,8 +71,8 @@ pub fn millis(d: Duration) -> String {
 struct Work<'a> {
     fe: &'a mut Frontend,
     resolver: &'a mut dyn Resolver,
-    /// The function to parse; `None` when the entry graph is given.
-    function: Option<FunctionRef>,
+    /// The function to parse.
+    function: FunctionRef,
     /// The gradient of the function to compile instead of the function.
     gradient: Option<Gradient<'a>>,
     /// The entry graph (the specialized one from inference on); `None` before parsing.
@@ -148,8 +148,7 @@ fn diagnostics(fe: &Frontend) -> Failure {
 }
 
 fn parse(w: &mut Work, _: &mut Observer) -> Result<(), Failure> {
-    let f = w.function.expect("parse needs a function");
-    let g = w.fe.parse_function(f, w.resolver);
+    let g = w.fe.parse_function(w.function, w.resolver);
     if w.fe.has_errors() {
         return Err(diagnostics(w.fe));
     }
@@ -224,10 +223,10 @@ fn lower(w: &mut Work, _: &mut Observer) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Runs the stages from `first` on (the specializing ones only with arguments).
-fn run(mut w: Work, first: usize, observe: &mut Observer) -> Result<Compiled, Failure> {
+/// Runs the stages (the specializing ones only with arguments).
+fn run(mut w: Work, observe: &mut Observer) -> Result<Compiled, Failure> {
     let mut timings = Vec::new();
-    for stage in &STAGES[first..] {
+    for stage in &STAGES {
         if stage.specializes && w.args.is_none() {
             break;
         }
@@ -271,36 +270,14 @@ pub fn compile_function(
     let w = Work {
         fe,
         resolver,
-        function: Some(f),
+        function: f,
         gradient,
         graph: None,
         args,
         spec: None,
         program: None,
     };
-    run(w, 0, observe)
-}
-
-/// The pipeline from the resolve stage on, for graph `g` (a parsed function, or a wrapper
-/// built around one).
-pub fn compile_graph(
-    fe: &mut Frontend,
-    g: GraphId,
-    resolver: &mut dyn Resolver,
-    args: Option<&[Arg]>,
-    observe: &mut dyn FnMut(StageView),
-) -> Result<Compiled, Failure> {
-    let w = Work {
-        fe,
-        resolver,
-        function: None,
-        gradient: None,
-        graph: Some(g),
-        args,
-        spec: None,
-        program: None,
-    };
-    run(w, 1, observe)
+    run(w, observe)
 }
 
 /// Infers and specializes graph `g` for arguments `args` (the infer stage alone).

@@ -38,55 +38,55 @@ impl View for &Entry {
     }
 }
 
+/// anfora's dtypes and the format's names for them.
+const DTYPES: [(DType, Dtype); 7] = [
+    (DType::Bool, Dtype::BOOL),
+    (DType::I32, Dtype::I32),
+    (DType::I64, Dtype::I64),
+    (DType::F32, Dtype::F32),
+    (DType::F64, Dtype::F64),
+    (DType::F16, Dtype::F16),
+    (DType::BF16, Dtype::BF16),
+];
+
+fn file_dtype(d: DType) -> Dtype {
+    let found = DTYPES.iter().find(|(ours, _)| *ours == d);
+    found.expect("every dtype has a safetensors name").1
+}
+
 fn entry(t: &Tensor) -> Entry {
-    fn le<T: Copy, const N: usize>(xs: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+    fn le<T: Copy, const N: usize>(xs: Option<&[T]>, f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        let xs = xs.expect("the tensor holds data of its dtype");
         xs.iter().flat_map(|&x| f(x)).collect()
     }
-    let (dtype, bytes) = match t.dtype() {
-        DType::Bool => (
-            Dtype::BOOL,
-            le(t.as_bool_slice().expect("bool data"), |b| [b as u8]),
-        ),
-        DType::I32 => (
-            Dtype::I32,
-            le(t.as_i32_slice().expect("i32 data"), i32::to_le_bytes),
-        ),
-        DType::I64 => (
-            Dtype::I64,
-            le(t.as_i64_slice().expect("i64 data"), i64::to_le_bytes),
-        ),
-        DType::F32 => (
-            Dtype::F32,
-            le(t.as_f32_slice().expect("f32 data"), f32::to_le_bytes),
-        ),
-        DType::F64 => (
-            Dtype::F64,
-            le(t.as_f64_slice().expect("f64 data"), f64::to_le_bytes),
-        ),
-        DType::F16 => (
-            Dtype::F16,
-            le(t.as_half_bits().expect("f16 data"), u16::to_le_bytes),
-        ),
-        DType::BF16 => (
-            Dtype::BF16,
-            le(t.as_half_bits().expect("bf16 data"), u16::to_le_bytes),
-        ),
+    let bytes = match t.dtype() {
+        DType::Bool => le(t.as_bool_slice(), |b| [b as u8]),
+        DType::I32 => le(t.as_i32_slice(), i32::to_le_bytes),
+        DType::I64 => le(t.as_i64_slice(), i64::to_le_bytes),
+        DType::F32 => le(t.as_f32_slice(), f32::to_le_bytes),
+        DType::F64 => le(t.as_f64_slice(), f64::to_le_bytes),
+        DType::F16 | DType::BF16 => le(t.as_half_bits(), u16::to_le_bytes),
     };
     Entry {
-        dtype,
+        dtype: file_dtype(t.dtype()),
         shape: t.shape().to_vec(),
         bytes,
     }
 }
 
-fn tensor_of(name: &str, dtype: Dtype, shape: &[usize], data: &[u8]) -> PyResult<Tensor> {
+fn tensor_of(name: &str, file_dtype: Dtype, shape: &[usize], data: &[u8]) -> PyResult<Tensor> {
     fn chunks<const N: usize, T>(data: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
         data.chunks_exact(N)
             .map(|c| f(c.try_into().expect("chunks of N bytes")))
             .collect()
     }
+    let Some(&(dtype, _)) = DTYPES.iter().find(|(_, theirs)| *theirs == file_dtype) else {
+        return Err(PyValueError::new_err(format!(
+            "checkpoint tensor '{name}' has dtype {file_dtype:?}, which anfora does not support (bool, int32, int64, float16, bfloat16, float32 and float64 are)"
+        )));
+    };
     let t = match dtype {
-        Dtype::BOOL => {
+        DType::Bool => {
             if let Some(b) = data.iter().find(|&&b| b > 1) {
                 return Err(PyValueError::new_err(format!(
                     "checkpoint tensor '{name}': a bool holds the byte {b} (only 0 and 1 are booleans)"
@@ -94,18 +94,12 @@ fn tensor_of(name: &str, dtype: Dtype, shape: &[usize], data: &[u8]) -> PyResult
             }
             Tensor::from_bool(data.iter().map(|&b| b == 1).collect(), shape)
         }
-        Dtype::I32 => Tensor::from_i32(chunks(data, i32::from_le_bytes), shape),
-        Dtype::I64 => Tensor::from_i64(chunks(data, i64::from_le_bytes), shape),
-        Dtype::F32 => Tensor::from_f32(chunks(data, f32::from_le_bytes), shape),
-        Dtype::F64 => Tensor::from_f64(chunks(data, f64::from_le_bytes), shape),
-        Dtype::F16 => Tensor::from_half_bits(&chunks(data, u16::from_le_bytes), shape, DType::F16),
-        Dtype::BF16 => {
-            Tensor::from_half_bits(&chunks(data, u16::from_le_bytes), shape, DType::BF16)
-        }
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "checkpoint tensor '{name}' has dtype {other:?}, which anfora does not support (bool, int32, int64, float16, bfloat16, float32 and float64 are)"
-            )));
+        DType::I32 => Tensor::from_i32(chunks(data, i32::from_le_bytes), shape),
+        DType::I64 => Tensor::from_i64(chunks(data, i64::from_le_bytes), shape),
+        DType::F32 => Tensor::from_f32(chunks(data, f32::from_le_bytes), shape),
+        DType::F64 => Tensor::from_f64(chunks(data, f64::from_le_bytes), shape),
+        DType::F16 | DType::BF16 => {
+            Tensor::from_half_bits(&chunks(data, u16::from_le_bytes), shape, dtype)
         }
     };
     t.map_err(|e| PyValueError::new_err(format!("checkpoint tensor '{name}': {}", e.message)))

@@ -1,6 +1,7 @@
 //! `@anfora.jit`: a function (or method) compiled on its first call for each argument
 //! signature, and what `f.lower(*args)` shows of one.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
@@ -9,9 +10,7 @@ use pyo3::types::{PyDict, PyTuple};
 
 use anfora_driver::Arg;
 
-use std::rc::Rc;
-
-use crate::cache::{Cache, args_of, run};
+use crate::cache::{Cache, run};
 use crate::compiler::{Entry, EntryDumps};
 use crate::grad::{Argnums, GradFunction, GradSpec, Weights};
 use crate::source::Source;
@@ -27,14 +26,9 @@ pub struct JitFunction {
 }
 
 impl JitFunction {
-    pub fn new(
-        py: Python<'_>,
-        func: Py<PyAny>,
-        bound: Option<Py<PyAny>>,
-        specs: Option<Vec<Py<PyAny>>>,
-    ) -> Self {
+    fn new(source: Source) -> Self {
         JitFunction {
-            source: Arc::new(Source::new(py, func, bound, specs)),
+            source: Arc::new(source),
             cache: Cache::default(),
             explanation: Default::default(),
             grad: Default::default(),
@@ -68,9 +62,7 @@ impl JitFunction {
         args: &Bound<'py, PyTuple>,
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let args = self.source.positional(py, args, kwargs)?;
-        self.source.check_specs(py, &args)?;
-        let args = args_of(&args)?;
+        let args = self.source.call_args(py, args, kwargs)?;
         let entry = self.entry(py, &args)?;
         run(py, &entry, args)
     }
@@ -90,15 +82,13 @@ impl JitFunction {
         let this = slf.borrow();
         let specs =
             (this.source.specs.as_ref()).map(|s| s.iter().map(|x| x.clone_ref(py)).collect());
-        let bound = Bound::new(
+        let source = Source::new(
             py,
-            JitFunction::new(
-                py,
-                this.source.func.clone_ref(py),
-                Some(obj.clone().unbind()),
-                specs,
-            ),
-        )?;
+            this.source.func.clone_ref(py),
+            Some(obj.clone().unbind()),
+            specs,
+        );
+        let bound = Bound::new(py, JitFunction::new(source))?;
         let name: String = this.source.func.bind(py).getattr("__name__")?.extract()?;
         if let Ok(d) = obj.getattr("__dict__") {
             let _ = d.set_item(name, &bound);
@@ -205,9 +195,7 @@ impl JitFunction {
     /// Compiles for `args` (without running) and returns the IR.
     #[pyo3(signature = (*args))]
     fn lower<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Lowered> {
-        let args = self.source.positional(py, args, None)?;
-        self.source.check_specs(py, &args)?;
-        let e = self.entry(py, &args_of(&args)?)?;
+        let e = self.entry(py, &self.source.call_args(py, args, None)?)?;
         Ok(Lowered {
             signature: e.key.iter().map(|a| a.to_string()).collect(),
             dumps: e.dumps.clone(),
@@ -278,12 +266,11 @@ pub fn jit(
     // A bound method (`anfora.grad(net.construct)`): its function, bound to its object.
     if func.is_instance(&py.import("types")?.getattr("MethodType")?)? {
         let (f, this) = (func.getattr("__func__")?, func.getattr("__self__")?);
-        return Py::new(
-            py,
-            JitFunction::new(py, f.unbind(), Some(this.unbind()), specs),
-        );
+        let source = Source::new(py, f.unbind(), Some(this.unbind()), specs);
+        return Py::new(py, JitFunction::new(source));
     }
-    Py::new(py, JitFunction::new(py, func.clone().unbind(), None, specs))
+    let source = Source::new(py, func.clone().unbind(), None, specs);
+    Py::new(py, JitFunction::new(source))
 }
 
 /// The IR of one compiled signature: `f.lower(*args)`.

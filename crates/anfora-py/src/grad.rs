@@ -12,7 +12,7 @@ use pyo3::types::{PyDict, PyTuple};
 
 use anfora_driver::Gradient;
 
-use crate::cache::{Cache, args_of, run, to_arg};
+use crate::cache::{Cache, run, to_arg};
 use crate::source::Source;
 use crate::tensor::{Parameter, Tensor};
 
@@ -161,9 +161,7 @@ impl GradFunction {
         } else {
             (args.clone(), None)
         };
-        let args = of.positional(py, &args, kwargs)?;
-        of.check_specs(py, &args)?;
-        let mut args = args_of(&args)?;
+        let mut args = of.call_args(py, &args, kwargs)?;
         let argnums: Vec<usize> = match &self.spec.argnums {
             Argnums::Given(a) => a.clone(),
             Argnums::All => (0..args.len()).collect(),

@@ -7,6 +7,7 @@ use pyo3::types::{PyDict, PyTuple};
 
 use anfora_driver::{Arg, Gradient};
 
+use crate::cache::args_of;
 use crate::compiler::Entry;
 use crate::tensor::Tensor;
 
@@ -43,6 +44,19 @@ impl Source {
             .getattr("__qualname__")
             .and_then(|q| q.extract())
             .unwrap_or_else(|_| "<function>".into())
+    }
+
+    /// The compiler's arguments for a call: bound to the parameters and checked against the
+    /// typed signature.
+    pub fn call_args(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Vec<Arg>> {
+        let args = self.positional(py, args, kwargs)?;
+        self.check_specs(py, &args)?;
+        args_of(&args)
     }
 
     /// The arguments of a call, one per parameter in order, bound as Python binds them

@@ -120,14 +120,50 @@ pub fn dtype_object(d: DType) -> PyDType {
     PyDType { inner: d }
 }
 
-/// The numeric operators, shared by `Tensor` and `Parameter` (which computes on its current
-/// value): each runs the VM's primitive, so eager results are the compiled ones. Wraps the
-/// class's `#[pymethods]` block (a class has one).
+/// The array attributes and numeric operators, shared by `Tensor` and `Parameter` (which
+/// computes on its current value, `current()`): each operator runs the VM's primitive, so eager
+/// results are the compiled ones. Wraps the class's `#[pymethods]` block (a class has one).
 macro_rules! tensor_pymethods {
     (impl $ty:ident { $($body:tt)* }) => {
         #[pymethods]
         impl $ty {
             $($body)*
+
+            #[getter]
+            fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+                PyTuple::new(py, self.inner.shape())
+            }
+            #[getter]
+            fn dtype(&self) -> PyDType {
+                dtype_object(self.inner.dtype())
+            }
+            #[getter]
+            fn ndim(&self) -> usize {
+                self.inner.shape().len()
+            }
+            /// The number of elements.
+            #[getter]
+            fn size(&self) -> usize {
+                self.inner.shape().iter().product()
+            }
+            fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                to_numpy(py, &self.current())
+            }
+            /// Above numpy's own: `np_scalar - t` and `np_array * t` defer to the reflected
+            /// operators (a Tensor, as in compiled code) instead of converting it to an array.
+            #[classattr]
+            fn __array_priority__() -> f64 {
+                1000.0
+            }
+            #[pyo3(signature = (dtype=None, copy=None))]
+            fn __array__<'py>(
+                &self,
+                py: Python<'py>,
+                dtype: Option<&Bound<'py, PyAny>>,
+                copy: Option<bool>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                array(py, &self.current(), dtype, copy)
+            }
 
             fn __add__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
                 from_value(slf.py(), &binary(Prim::Add, slf.as_any(), o)?)
@@ -301,6 +337,13 @@ pub struct Parameter {
     pub grad: Option<Py<Tensor>>,
 }
 
+impl Parameter {
+    /// The value the shared methods of `tensor_pymethods!` compute on.
+    fn current(&self) -> RTensor {
+        self.inner.get()
+    }
+}
+
 tensor_pymethods! {
 impl Parameter {
     #[new]
@@ -329,27 +372,6 @@ impl Parameter {
         Tensor {
             inner: self.inner.get(),
         }
-    }
-
-    #[getter]
-    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.inner.shape())
-    }
-
-    #[getter]
-    fn dtype(&self) -> PyDType {
-        dtype_object(self.inner.dtype())
-    }
-
-    #[getter]
-    fn ndim(&self) -> usize {
-        self.inner.shape().len()
-    }
-
-    /// The number of elements.
-    #[getter]
-    fn size(&self) -> usize {
-        self.inner.shape().iter().product()
     }
 
     /// Replaces the value; the dtype and shape must stay the same.
@@ -385,26 +407,6 @@ impl Parameter {
     /// The methods of its value (`p.sum()`, `p.reshape(...)`), on the current value.
     fn __getattr__(&self, name: &str) -> PyResult<TensorMethod> {
         tensor_method(&self.inner.get(), name, "anfora.Parameter")
-    }
-
-    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_numpy(py, &self.inner.get())
-    }
-
-    /// As a Tensor's (see there).
-    #[classattr]
-    fn __array_priority__() -> f64 {
-        1000.0
-    }
-
-    #[pyo3(signature = (dtype=None, copy=None))]
-    fn __array__<'py>(
-        &self,
-        py: Python<'py>,
-        dtype: Option<&Bound<'py, PyAny>>,
-        copy: Option<bool>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        array(py, &self.inner.get(), dtype, copy)
     }
 
     /// `str()` of its current value, as `print(p)` shows it in compiled code.
@@ -671,26 +673,16 @@ fn to_value_nested(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
 
 /// The Python object for a value a compiled function or eager op returned.
 pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    let objects =
+        |xs: &[Value]| -> PyResult<Vec<_>> { xs.iter().map(|x| from_value(py, x)).collect() };
     Ok(match v {
         Value::None => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
         Value::Int(i) => i.into_pyobject(py)?.into_any(),
         Value::Float(f) => f.into_pyobject(py)?.into_any(),
         Value::Str(s) => PyString::new(py, s).into_any(),
-        Value::Tuple(items) => {
-            let items = items
-                .iter()
-                .map(|x| from_value(py, x))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyTuple::new(py, items)?.into_any()
-        }
-        Value::List(items) => {
-            let items = items
-                .iter()
-                .map(|x| from_value(py, x))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, items)?.into_any()
-        }
+        Value::Tuple(xs) => PyTuple::new(py, objects(xs)?)?.into_any(),
+        Value::List(xs) => PyList::new(py, objects(xs)?)?.into_any(),
         Value::Tensor(t) => Bound::new(py, Tensor { inner: t.clone() })?.into_any(),
         Value::DType(d) => Bound::new(py, dtype_object(*d))?.into_any(),
         Value::Ref(p) => Bound::new(
@@ -712,6 +704,11 @@ pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
 }
 
 impl Tensor {
+    /// The value the shared methods of `tensor_pymethods!` compute on.
+    fn current(&self) -> RTensor {
+        self.inner.clone()
+    }
+
     /// `float(t)` / `int(t)` as compiled code computes them (one element, Python's rules).
     fn convert(&self, p: Prim) -> PyResult<Value> {
         let t = Value::Tensor(self.inner.clone());
@@ -741,26 +738,6 @@ fn unary(p: Prim, a: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 tensor_pymethods! {
 impl Tensor {
-    #[getter]
-    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.inner.shape())
-    }
-
-    #[getter]
-    fn dtype(&self) -> PyDType {
-        dtype_object(self.inner.dtype())
-    }
-
-    #[getter]
-    fn ndim(&self) -> usize {
-        self.inner.ndim()
-    }
-
-    #[getter]
-    fn size(&self) -> usize {
-        self.inner.numel()
-    }
-
     /// The transpose (axes reversed), as numpy's `.T`.
     #[getter(T)]
     fn transposed(&self) -> PyResult<Tensor> {
@@ -771,33 +748,9 @@ impl Tensor {
         Ok(Tensor { inner: t })
     }
 
-    fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_numpy(py, &self.inner)
-    }
-
-    /// Above numpy's own: `np_scalar - t` and `np_array * t` defer to the Tensor's reflected
-    /// operators (a Tensor, as in compiled code) instead of converting it to an array.
-    #[classattr]
-    fn __array_priority__() -> f64 {
-        1000.0
-    }
-
-    #[pyo3(signature = (dtype=None, copy=None))]
-    fn __array__<'py>(
-        &self,
-        py: Python<'py>,
-        dtype: Option<&Bound<'py, PyAny>>,
-        copy: Option<bool>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        array(py, &self.inner, dtype, copy)
-    }
-
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         to_numpy(py, &self.inner)?.call_method0("tolist")
     }
-
-
-
 
     fn __repr__(&self) -> String {
         self.inner.tensor_repr()
