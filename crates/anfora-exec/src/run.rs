@@ -6,9 +6,9 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
-use anfora_ir::{ArgSource, Prim};
+use anfora_ir::Prim;
 use anfora_ir::{RuntimeError, TraceEntry};
-use anfora_ops::call::{bind_prim, split_call_kw};
+use anfora_ops::call::{bind_call, bind_prim, split_call_kw};
 use anfora_ops::kernels::Kernel;
 use anfora_ops::pynum::{self, PyErr, type_error};
 use anfora_ops::value::{Closure, OpResult, from_const};
@@ -302,19 +302,7 @@ impl Program {
                 args.len()
             ))),
             (Some(sig), kw) => {
-                let (names, values) = kw.unwrap_or_default();
-                let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-                let bound = sig
-                    .bind(args.len(), &refs)
-                    .map_err(|e| type_error(e.message(&sig.name)))?;
-                Ok(bound
-                    .into_iter()
-                    .map(|s| match s {
-                        ArgSource::Positional(i) => args[i].clone(),
-                        ArgSource::Keyword(j) => values[j].clone(),
-                        ArgSource::Default(c) => from_const(&c, &mut |g| self.function(g)),
-                    })
-                    .collect())
+                bind_call(sig, &args, kw, |c| from_const(c, &mut |g| self.function(g)))
             }
         }
     }

@@ -25,7 +25,7 @@ use ruff_text_size::{Ranged, TextRange};
 use crate::ast::*;
 use crate::codes;
 
-pub use literal::{PyLiteral, parse_literal};
+pub use literal::parse_literal;
 
 fn options() -> ParseOptions {
     ParseOptions::from(Mode::Module).with_target_version(ra::PythonVersion::PY311)

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use anfora_ir::diag::Diagnostic;
-use anfora_ir::{ArgSource, Const, GraphId, NodeId, NodeKind, Prim, Signature, Span};
+use anfora_ir::{Const, GraphId, NodeId, NodeKind, Prim, Signature, Span};
 
 use crate::{
     Frontend, Namespace, Resolved, Resolver, ScopeId, codes, namespace_attr, namespace_names,
@@ -333,16 +333,11 @@ fn bind_call(fe: &mut Frontend, n: NodeId) {
         _ => return,
     };
     let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-    match sig.bind(positional.len(), &refs) {
-        Ok(sources) => {
-            let mut bound = vec![callee];
-            for s in sources {
-                bound.push(match s {
-                    ArgSource::Positional(i) => positional[i],
-                    ArgSource::Keyword(j) => kw_values[j],
-                    ArgSource::Default(c) => fe.module.value(c),
-                });
-            }
+    match sig.bind_args(&positional, &refs, &kw_values, |c| {
+        fe.module.value(c.clone())
+    }) {
+        Ok(args) => {
+            let bound = std::iter::once(callee).chain(args).collect();
             *fe.module.inputs_mut(n).expect("an Apply node") = bound;
         }
         Err(err) => {

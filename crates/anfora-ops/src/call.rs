@@ -5,9 +5,10 @@
 use std::io::Write;
 
 use crate::abs::{Abs, Rule, from_value, to_value};
+use crate::constant::Const;
 use crate::prim::Prim;
 use crate::pynum::{PyErr, type_error};
-use crate::signature::ArgSource;
+use crate::signature::Signature;
 use crate::value::{OpResult, Value, from_const, to_str};
 
 /// The name of an operation in compile-time error messages: the `anfora.ops` or builtin name
@@ -168,18 +169,21 @@ pub fn bind_prim(
     args: Vec<Value>,
     kw: Option<(Vec<String>, Vec<Value>)>,
 ) -> Result<Vec<Value>, PyErr> {
-    let sig = p.signature();
+    bind_call(p.signature(), &args, kw, |c| {
+        from_const(c, &mut |_| Value::None)
+    })
+}
+
+/// A call's arguments bound to `sig` as both engines bind them, Python's `TypeError` for a
+/// mismatch; `kw` the keyword arguments' names and values, `default` makes a default.
+pub fn bind_call(
+    sig: &Signature,
+    args: &[Value],
+    kw: Option<(Vec<String>, Vec<Value>)>,
+    default: impl FnMut(&Const) -> Value,
+) -> Result<Vec<Value>, PyErr> {
     let (names, values) = kw.unwrap_or_default();
     let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-    let bound = sig
-        .bind(args.len(), &refs)
-        .map_err(|e| type_error(e.message(&sig.name)))?;
-    Ok(bound
-        .into_iter()
-        .map(|s| match s {
-            ArgSource::Positional(i) => args[i].clone(),
-            ArgSource::Keyword(j) => values[j].clone(),
-            ArgSource::Default(c) => from_const(&c, &mut |_| Value::None),
-        })
-        .collect())
+    sig.bind_args(args, &refs, &values, default)
+        .map_err(|e| type_error(e.message(&sig.name)))
 }

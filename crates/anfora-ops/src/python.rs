@@ -421,19 +421,12 @@ pub fn call_method(
             let names: Vec<&str> = kwargs.iter().map(|(k, _)| k.as_str()).collect();
             let mut positional = vec![this];
             positional.extend(args);
-            let bound = sig
-                .bind(positional.len(), &names)
-                .map_err(|e| type_error(e.message(&format!("Tensor.{}", m.name()))))?;
-            let full: Vec<Value> = bound
-                .into_iter()
-                .map(|s| match s {
-                    crate::ArgSource::Positional(i) => positional[i].clone(),
-                    crate::ArgSource::Keyword(j) => kwargs[j].1.clone(),
-                    crate::ArgSource::Default(c) => {
-                        crate::value::from_const(&c, &mut |_| Value::None)
-                    }
+            let values: Vec<Value> = kwargs.iter().map(|(_, v)| v.clone()).collect();
+            let full = sig
+                .bind_args(&positional, &names, &values, |c| {
+                    crate::value::from_const(c, &mut |_| Value::None)
                 })
-                .collect();
+                .map_err(|e| type_error(e.message(&format!("Tensor.{}", m.name()))))?;
             prim.eval(&full)
         }
         Method::Reshape | Method::Transpose | Method::Permute => {

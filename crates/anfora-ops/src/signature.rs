@@ -48,6 +48,23 @@ pub enum ArgSource {
     Default(Const),
 }
 
+impl ArgSource {
+    /// The argument this source picks: one of the `positional` or `keyword` arguments, or the
+    /// default, made by `default`.
+    pub fn pick<T: Clone>(
+        self,
+        positional: &[T],
+        keyword: &[T],
+        default: &mut dyn FnMut(&Const) -> T,
+    ) -> T {
+        match self {
+            ArgSource::Positional(i) => positional[i].clone(),
+            ArgSource::Keyword(j) => keyword[j].clone(),
+            ArgSource::Default(c) => default(&c),
+        }
+    }
+}
+
 /// A failed binding, rendered with Python's wording by [`BindError::message`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BindError {
@@ -187,6 +204,22 @@ impl Signature {
             return Err(BindError::UnexpectedKeyword(name.to_string()));
         }
         Ok(out)
+    }
+
+    /// The arguments of a call with the `positional` ones and the keyword arguments `names` =
+    /// `keyword`, bound: in the order of [`Signature::bind`], defaults made by `default`.
+    pub fn bind_args<T: Clone>(
+        &self,
+        positional: &[T],
+        names: &[&str],
+        keyword: &[T],
+        mut default: impl FnMut(&Const) -> T,
+    ) -> Result<Vec<T>, BindError> {
+        let sources = self.bind(positional.len(), names)?;
+        Ok(sources
+            .into_iter()
+            .map(|s| s.pick(positional, keyword, &mut default))
+            .collect())
     }
 
     /// The signature written as Python writes a parameter list, `"(x, axis=None, *, k=1)"`:

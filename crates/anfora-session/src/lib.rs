@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use anfora_front::ast::{StmtKind, Target};
-use anfora_front::py_ast::{PyLiteral, parse_literal};
+use anfora_front::py_ast::parse_literal;
 use anfora_front::{
     Frontend, FunctionRef, Namespace, Resolved, Resolver, ScopeId, codes, namespace_attr,
 };
@@ -20,7 +20,7 @@ use anfora_ir::{Const, FileId, GraphId, Span};
 use anfora_ir::{Options, RuntimeError};
 use anfora_ops::Abs;
 use anfora_ops::Value;
-use anfora_ops::value::to_const;
+use anfora_ops::value::{from_const, to_const};
 use anfora_tensor::{Nested, Scalar, Tensor};
 use anfora_vm::Vm;
 
@@ -481,31 +481,24 @@ pub fn literal_value(text: &str) -> Result<Value, String> {
     literal(&lit)
 }
 
-fn literal(lit: &PyLiteral) -> Result<Value, String> {
-    Ok(match lit {
-        PyLiteral::None => Value::None,
-        PyLiteral::Bool(b) => Value::Bool(*b),
-        PyLiteral::Int(i) => Value::Int(*i),
-        PyLiteral::Float(f) => Value::Float(*f),
-        PyLiteral::Str(s) => Value::Str(s.clone()),
-        PyLiteral::Tuple(items) => {
-            Value::tuple(items.iter().map(literal).collect::<Result<_, _>>()?)
+fn literal(c: &Const) -> Result<Value, String> {
+    Ok(match c {
+        Const::Tuple(items) => Value::tuple(items.iter().map(literal).collect::<Result<_, _>>()?),
+        Const::List(_) => {
+            Value::Tensor(Tensor::from_nested(&nested(c)?, None).map_err(|e| e.to_string())?)
         }
-        PyLiteral::List(_) => {
-            let n = nested(lit)?;
-            Value::Tensor(Tensor::from_nested(&n, None).map_err(|e| e.to_string())?)
-        }
+        c => from_const(c, &mut |_| Value::None),
     })
 }
 
-fn nested(lit: &PyLiteral) -> Result<Nested, String> {
-    Ok(match lit {
-        PyLiteral::List(items) | PyLiteral::Tuple(items) => {
+fn nested(c: &Const) -> Result<Nested, String> {
+    Ok(match c {
+        Const::List(items) | Const::Tuple(items) => {
             Nested::List(items.iter().map(nested).collect::<Result<_, _>>()?)
         }
-        PyLiteral::Bool(b) => Nested::Scalar(Scalar::Bool(*b)),
-        PyLiteral::Int(i) => Nested::Scalar(Scalar::Int(*i)),
-        PyLiteral::Float(f) => Nested::Scalar(Scalar::Float(*f)),
+        Const::Bool(b) => Nested::Scalar(Scalar::Bool(*b)),
+        Const::Int(i) => Nested::Scalar(Scalar::Int(*i)),
+        Const::Float(f) => Nested::Scalar(Scalar::Float(*f)),
         _ => return Err("lists must hold only numbers (they become tensors)".into()),
     })
 }

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::rc::Rc;
 
 use anfora_ir::analysis::analyze;
-use anfora_ir::{ArgSource, Const, GraphId, Module, NodeId, NodeKind, Prim, Span};
+use anfora_ir::{Const, GraphId, Module, NodeId, NodeKind, Prim, Span};
 
 use anfora_ir::{Options, RuntimeError, TraceEntry};
 use anfora_ops::pynum::PyErr;
@@ -526,21 +526,7 @@ impl<'m> Vm<'m> {
                     args.len()
                 )));
             }
-            (Some(sig), kw) => {
-                let (names, values) = kw.unwrap_or_default();
-                let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-                let bound = sig
-                    .bind(args.len(), &refs)
-                    .map_err(|e| type_error(e.message(&sig.name)))?;
-                bound
-                    .into_iter()
-                    .map(|s| match s {
-                        ArgSource::Positional(i) => args[i].clone(),
-                        ArgSource::Keyword(j) => values[j].clone(),
-                        ArgSource::Default(c) => self.constant(&c),
-                    })
-                    .collect()
-            }
+            (Some(sig), kw) => call::bind_call(sig, &args, kw, |c| self.constant(c))?,
         };
         full.resize(prep.n_slots, Value::None);
         Ok(full)

@@ -2,7 +2,7 @@
 //! hidden variables), subscripts and calls.
 
 use anfora_ir::diag::Diagnostic;
-use anfora_ir::{ArgSource, Const, NodeId, Prim, Signature, Span};
+use anfora_ir::{Const, NodeId, Prim, Signature, Span};
 
 use super::{IterKind, Lowerer, Val, bin_prim, cmp_prim, const_eval, literal};
 use crate::ast::*;
@@ -224,18 +224,8 @@ impl Lowerer<'_> {
         let positional: Vec<NodeId> = args.iter().map(|a| self.value(a)).collect();
         let kw: Vec<NodeId> = keywords.iter().map(|k| self.value(&k.value)).collect();
         let names: Vec<&str> = keywords.iter().map(|k| &*k.name).collect();
-        match sig.bind(positional.len(), &names) {
-            Ok(sources) => {
-                let nodes = sources
-                    .into_iter()
-                    .map(|s| match s {
-                        ArgSource::Positional(i) => positional[i],
-                        ArgSource::Keyword(j) => kw[j],
-                        ArgSource::Default(c) => self.konst(c),
-                    })
-                    .collect();
-                Some(nodes)
-            }
+        match sig.bind_args(&positional, &names, &kw, |c| self.konst(c.clone())) {
+            Ok(nodes) => Some(nodes),
             Err(err) => {
                 self.error(
                     Diagnostic::error(codes::BAD_CALL, err.message(&sig.name), span)

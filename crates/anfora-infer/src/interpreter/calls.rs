@@ -412,10 +412,6 @@ fn pick_args(
 ) -> Vec<Abs> {
     sources
         .into_iter()
-        .map(|s| match s {
-            ArgSource::Positional(i) => positional[i].clone(),
-            ArgSource::Keyword(j) => kw[j].clone(),
-            ArgSource::Default(k) => default(&k),
-        })
+        .map(|s| s.pick(positional, kw, default))
         .collect()
 }
