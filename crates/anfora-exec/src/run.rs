@@ -8,9 +8,9 @@ use std::rc::Rc;
 
 use anfora_ir::Prim;
 use anfora_ir::{RuntimeError, TraceEntry};
-use anfora_ops::call::{bind_call, bind_prim, split_call_kw};
+use anfora_ops::call::{Called, Keywords, bind_call};
 use anfora_ops::kernels::Kernel;
-use anfora_ops::pynum::{self, PyErr, type_error};
+use anfora_ops::pynum::{self, PyErr};
 use anfora_ops::value::{Closure, OpResult, from_const};
 use anfora_ops::{Value, call, python};
 use smallvec::SmallVec;
@@ -325,55 +325,26 @@ impl Program {
         &self,
         callee: Value,
         args: Vec<Value>,
-        kw: Option<(Vec<String>, Vec<Value>)>,
+        kw: Option<Keywords>,
         out: &mut dyn Write,
     ) -> Result<Flow, PyErr> {
-        match &callee {
-            Value::Closure(c) => {
-                let Some(&u) = self.unit_of_graph.get(&c.graph) else {
-                    return Err(internal("a closure of a graph this program does not hold"));
-                };
-                let mut values = self.bind(u, args, kw)?;
-                values.extend(c.captures.iter().cloned());
-                if values.len()
-                    != (self.units[u as usize].n_params + self.units[u as usize].n_captures)
-                        as usize
-                {
-                    return Err(internal(format!(
-                        "closure of @{} has the wrong number of captures",
-                        self.units[u as usize].name
-                    )));
-                }
-                Ok(Flow::Enter(u, values))
-            }
-            Value::Prim(Prim::CallKw) => {
-                let (f, positional, kw) = split_call_kw(args)?;
-                self.apply(f, positional, Some(kw), out)
-            }
-            Value::Prim(p) => {
-                let bound = match kw {
-                    None => args,
-                    kw => bind_prim(*p, call::without_monads(args), kw)?,
-                };
-                call::call_prim(*p, &bound, out).map(Flow::Value)
-            }
-            Value::Partial(pa) => {
-                let mut all = pa.args.clone();
-                all.extend(args);
-                self.apply(pa.func.clone(), all, kw, out)
-            }
-            Value::Method(mm) => {
-                let kwargs = match kw {
-                    Some((names, values)) => names.into_iter().zip(values).collect(),
-                    None => Vec::new(),
-                };
-                python::call_method(mm.0, &mm.1, args, kwargs).map(Flow::Value)
-            }
-            other => Err(type_error(format!(
-                "'{}' object is not callable",
-                other.type_name()
-            ))),
+        let (c, args, kw) = match call::call_value(&callee, args, kw, out)? {
+            Called::Done(v) => return Ok(Flow::Value(v)),
+            Called::Enter(c, args, kw) => (c, args, kw),
+        };
+        let Some(&u) = self.unit_of_graph.get(&c.graph) else {
+            return Err(internal("a closure of a graph this program does not hold"));
+        };
+        let unit = &self.units[u as usize];
+        let mut values = self.bind(u, args, kw)?;
+        values.extend(c.captures.iter().cloned());
+        if values.len() != (unit.n_params + unit.n_captures) as usize {
+            return Err(internal(format!(
+                "closure of @{} has the wrong number of captures",
+                unit.name
+            )));
         }
+        Ok(Flow::Enter(u, values))
     }
 }
 

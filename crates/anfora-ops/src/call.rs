@@ -3,13 +3,15 @@
 //! rules themselves are in each primitive's declaration.
 
 use std::io::Write;
+use std::rc::Rc;
 
 use crate::abs::{Abs, Rule, from_value, to_value};
 use crate::constant::Const;
 use crate::prim::Prim;
 use crate::pynum::{PyErr, type_error};
+use crate::python::call_method;
 use crate::signature::Signature;
-use crate::value::{OpResult, Value, from_const, to_str};
+use crate::value::{Closure, OpResult, Value, from_const, to_str};
 
 /// The name of an operation in compile-time error messages: the `anfora.ops` or builtin name
 /// (`add`, `matmul`, `sum`, `len`), or the label its declaration gives.
@@ -161,6 +163,54 @@ pub fn split_call_kw(
         .ok_or_else(|| call_kw_error("CallKw arity"))?;
     let values = positional.split_off(split);
     Ok((f, positional, (names, values)))
+}
+
+/// Keyword arguments of a call: their names and values.
+pub type Keywords = (Vec<String>, Vec<Value>);
+
+/// What calling a value leaves to the engine: a closure to enter with its arguments, or the
+/// call's value.
+pub enum Called {
+    Enter(Rc<Closure>, Vec<Value>, Option<Keywords>),
+    Done(Value),
+}
+
+/// Calls `callee` as both engines do: a keyword call unpacked, a partial application's bound
+/// arguments put first, a primitive bound to its signature and called, a tensor method
+/// called, anything else not callable. Entering a closure is the engine's.
+pub fn call_value(
+    callee: &Value,
+    args: Vec<Value>,
+    kw: Option<Keywords>,
+    out: &mut dyn Write,
+) -> Result<Called, PyErr> {
+    let (mut callee, mut args, mut kw) = (callee.clone(), args, kw);
+    loop {
+        (callee, args, kw) = match &callee {
+            Value::Closure(c) => return Ok(Called::Enter(c.clone(), args, kw)),
+            Value::Prim(Prim::CallKw) => {
+                let (f, positional, keywords) = split_call_kw(args)?;
+                (f, positional, Some(keywords))
+            }
+            Value::Prim(p) => {
+                let bound = bind_prim(*p, without_monads(args), kw)?;
+                return call_prim(*p, &bound, out).map(Called::Done);
+            }
+            Value::Partial(pa) => {
+                let all = pa.args.iter().cloned().chain(args).collect();
+                (pa.func.clone(), all, kw)
+            }
+            Value::Method(m) => {
+                let (names, values) = kw.unwrap_or_default();
+                let kwargs = names.into_iter().zip(values).collect();
+                return call_method(m.0, &m.1, args, kwargs).map(Called::Done);
+            }
+            other => {
+                let msg = format!("'{}' object is not callable", other.type_name());
+                return Err(type_error(msg));
+            }
+        };
+    }
 }
 
 /// Binds the positional and keyword arguments of a call of primitive `p` to its parameters.

@@ -233,3 +233,20 @@ fn deeply_nested_values_and_sources_need_no_large_stack() {
         "{out}"
     );
 }
+
+#[test]
+fn primitives_called_as_values_get_their_defaults_on_both_engines() {
+    // The callee is one of two primitives chosen at run time, called without its optional
+    // arguments: both engines bind the call to the primitive's signature.
+    let src = "from anfora import ops\n\ndef main(n):\n    fs = (ops.sum, ops.mean)\n    x = ops.tensor([[1.0, -2.0]])\n    r = 0.0\n    for i in range(n):\n        r = r + fs[i % 2](x) + fs[i % 2](x, 1, keepdims=True)[0]\n    return r\n";
+    for engine in [
+        anfora_session::Engine::Compiled,
+        anfora_session::Engine::Reference,
+    ] {
+        let mut s = Session::load("prog.py", src, Options::default());
+        s.engine = engine;
+        let r = s.run("main", vec![Value::Int(5)], &mut std::io::sink());
+        let v = r.unwrap_or_else(|f| panic!("{engine:?}: {}", s.render(&f)));
+        assert_eq!(repr(&v), "Tensor([-8.], dtype=float32)", "{engine:?}");
+    }
+}

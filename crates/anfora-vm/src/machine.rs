@@ -16,8 +16,8 @@ use anfora_ir::analysis::analyze;
 use anfora_ir::{Const, GraphId, Module, NodeId, NodeKind, Prim, Span};
 
 use anfora_ir::{Options, RuntimeError, TraceEntry};
+use anfora_ops::call::{Called, Keywords};
 use anfora_ops::pynum::PyErr;
-use anfora_ops::pynum::type_error;
 use anfora_ops::value::{Closure, Value, from_const};
 use anfora_ops::{call, python};
 
@@ -466,47 +466,23 @@ impl<'m> Vm<'m> {
         &mut self,
         callee: Value,
         args: Vec<Value>,
-        kw: Option<(Vec<String>, Vec<Value>)>,
+        kw: Option<Keywords>,
         out: &mut dyn Write,
     ) -> Result<Flow, PyErr> {
-        match &callee {
-            Value::Closure(c) => {
-                let prep = self.prepare(c.graph)?;
-                let slots = self.bind_closure(&prep, args, kw)?;
-                Ok(Flow::Enter(Activation {
-                    prep,
-                    slots,
-                    captures: c.captures.clone(),
-                    pc: 0,
-                    ret_slot: 0,
-                    current: None,
-                }))
-            }
-            Value::Prim(Prim::CallKw) => {
-                let (f, positional, kw) = call::split_call_kw(args)?;
-                self.apply(f, positional, Some(kw), out)
-            }
-            Value::Prim(p) => {
-                let bound = call::bind_prim(*p, call::without_monads(args), kw)?;
-                call::call_prim(*p, &bound, out).map(Flow::Value)
-            }
-            Value::Partial(pa) => {
-                let mut all = pa.args.clone();
-                all.extend(args);
-                self.apply(pa.func.clone(), all, kw, out)
-            }
-            Value::Method(m) => {
-                let kwargs = match kw {
-                    Some((names, values)) => names.into_iter().zip(values).collect(),
-                    None => Vec::new(),
-                };
-                python::call_method(m.0, &m.1, args, kwargs).map(Flow::Value)
-            }
-            other => Err(type_error(format!(
-                "'{}' object is not callable",
-                other.type_name()
-            ))),
-        }
+        let (c, args, kw) = match call::call_value(&callee, args, kw, out)? {
+            Called::Done(v) => return Ok(Flow::Value(v)),
+            Called::Enter(c, args, kw) => (c, args, kw),
+        };
+        let prep = self.prepare(c.graph)?;
+        let slots = self.bind_closure(&prep, args, kw)?;
+        Ok(Flow::Enter(Activation {
+            prep,
+            slots,
+            captures: c.captures.clone(),
+            pc: 0,
+            ret_slot: 0,
+            current: None,
+        }))
     }
 
     fn bind_closure(
