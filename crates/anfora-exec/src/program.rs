@@ -12,8 +12,8 @@ use std::sync::Arc;
 use anfora_ir::{GraphId, Prim, Signature, Span};
 use anfora_ops::Value;
 use anfora_ops::kernels::Kernel;
-use anfora_tensor::DType;
 use anfora_tensor::fused::FusedKernel;
+use anfora_tensor::{BinaryOp, DType};
 
 /// Register index inside a frame.
 pub type Reg = u32;
@@ -41,64 +41,33 @@ pub struct Site {
     pub calls: Arc<[(Arc<str>, Span)]>,
 }
 
-/// Binary operators with inline fast paths for Python ints and floats.
+/// A binary operator with inline fast paths for Python ints and floats: Python's arithmetic
+/// and comparisons, by their primitive and its elementwise operator (the declaration's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    FloorDiv,
-    Mod,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,
+pub struct BinOp {
+    pub prim: Prim,
+    pub op: BinaryOp,
 }
 
 impl BinOp {
-    pub fn from_prim(p: Prim) -> Option<BinOp> {
-        Some(match p {
-            Prim::Add => BinOp::Add,
-            Prim::Sub => BinOp::Sub,
-            Prim::Mul => BinOp::Mul,
-            Prim::Div => BinOp::Div,
-            Prim::FloorDiv => BinOp::FloorDiv,
-            Prim::Mod => BinOp::Mod,
-            Prim::Lt => BinOp::Lt,
-            Prim::Le => BinOp::Le,
-            Prim::Gt => BinOp::Gt,
-            Prim::Ge => BinOp::Ge,
-            Prim::Eq => BinOp::Eq,
-            Prim::Ne => BinOp::Ne,
-            _ => return None,
-        })
+    pub fn from_prim(prim: Prim) -> Option<BinOp> {
+        let fast = matches!(
+            prim,
+            Prim::Add | Prim::Sub | Prim::Mul | Prim::Div | Prim::FloorDiv | Prim::Mod
+        ) || Self::comparison(prim);
+        let op = prim.def().kernels.binary_op().filter(|_| fast)?;
+        Some(BinOp { prim, op })
     }
 
     pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
-        )
+        Self::comparison(self.prim)
     }
 
-    pub fn prim(self) -> Prim {
-        match self {
-            BinOp::Add => Prim::Add,
-            BinOp::Sub => Prim::Sub,
-            BinOp::Mul => Prim::Mul,
-            BinOp::Div => Prim::Div,
-            BinOp::FloorDiv => Prim::FloorDiv,
-            BinOp::Mod => Prim::Mod,
-            BinOp::Lt => Prim::Lt,
-            BinOp::Le => Prim::Le,
-            BinOp::Gt => Prim::Gt,
-            BinOp::Ge => Prim::Ge,
-            BinOp::Eq => Prim::Eq,
-            BinOp::Ne => Prim::Ne,
-        }
+    fn comparison(p: Prim) -> bool {
+        matches!(
+            p,
+            Prim::Lt | Prim::Le | Prim::Gt | Prim::Ge | Prim::Eq | Prim::Ne
+        )
     }
 }
 
@@ -418,7 +387,7 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
     };
     match i {
         Instr::Bin { dst, op, a, b, .. } => {
-            format!("r{dst} = {}({}, {})", op.prim().name(), c(a), c(b))
+            format!("r{dst} = {}({}, {})", op.prim.name(), c(a), c(b))
         }
         Instr::Prim {
             dst,
@@ -482,7 +451,7 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
             ..
         } => {
             let test = match compare {
-                Some((op, b, _)) => format!("{}({}, {})", op.prim().name(), c(cond), c(b)),
+                Some((op, b, _)) => format!("{}({}, {})", op.prim.name(), c(cond), c(b)),
                 None => c(cond),
             };
             let mut s = format!("branch {test} ? {then_pc} : {else_pc}");

@@ -8,11 +8,12 @@ use std::rc::Rc;
 
 use anfora_ir::Prim;
 use anfora_ir::{RuntimeError, TraceEntry};
-use anfora_ops::call::{Called, Keywords, bind_call};
+use anfora_ops::call::{Called, bind_call};
 use anfora_ops::kernels::Kernel;
 use anfora_ops::pynum::{self, PyErr};
 use anfora_ops::value::{Closure, OpResult, from_const};
 use anfora_ops::{Value, call, python};
+use anfora_tensor::BinaryOp;
 use smallvec::SmallVec;
 
 use crate::Program;
@@ -86,30 +87,32 @@ fn set(slot: &mut Value, v: Value) {
 /// operands are anything else or the result needs the generic path (overflow, errors).
 #[inline(always)]
 fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
-    use BinOp::*;
+    use BinaryOp::*;
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => {
             let (x, y) = (*x, *y);
-            Some(match op {
+            Some(match op.op {
                 Add => Value::Int(x.checked_add(y)?),
                 Sub => Value::Int(x.checked_sub(y)?),
                 Mul => Value::Int(x.checked_mul(y)?),
                 Div => Value::Float(pynum::int_true_div(x, y).ok()?),
                 FloorDiv => Value::Int(pynum::int_floor_div(x, y).ok()?),
                 Mod => Value::Int(pynum::int_mod(x, y).ok()?),
-                Lt | Le | Gt | Ge | Eq | Ne => Value::Bool(compare(op, x, y)),
+                Lt | Le | Gt | Ge | Eq | Ne => Value::Bool(compare(op.op, x, y)),
+                _ => return None,
             })
         }
         (Value::Float(x), Value::Float(y)) => {
             let (x, y) = (*x, *y);
-            Some(match op {
+            Some(match op.op {
                 Add => Value::Float(x + y),
                 Sub => Value::Float(x - y),
                 Mul => Value::Float(x * y),
                 Div => Value::Float(pynum::float_true_div(x, y).ok()?),
                 FloorDiv => Value::Float(pynum::float_floor_div(x, y).ok()?),
                 Mod => Value::Float(pynum::float_mod(x, y).ok()?),
-                Lt | Le | Gt | Ge | Eq | Ne => Value::Bool(compare(op, x, y)),
+                Lt | Le | Gt | Ge | Eq | Ne => Value::Bool(compare(op.op, x, y)),
+                _ => return None,
             })
         }
         _ => None,
@@ -118,14 +121,14 @@ fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
 
 /// `x op y` for a comparison `op`, on ints or floats.
 #[inline(always)]
-fn compare<T: PartialOrd>(op: BinOp, x: T, y: T) -> bool {
+fn compare<T: PartialOrd>(op: BinaryOp, x: T, y: T) -> bool {
     match op {
-        BinOp::Lt => x < y,
-        BinOp::Le => x <= y,
-        BinOp::Gt => x > y,
-        BinOp::Ge => x >= y,
-        BinOp::Eq => x == y,
-        BinOp::Ne => x != y,
+        BinaryOp::Lt => x < y,
+        BinaryOp::Le => x <= y,
+        BinaryOp::Gt => x > y,
+        BinaryOp::Ge => x >= y,
+        BinaryOp::Eq => x == y,
+        BinaryOp::Ne => x != y,
         _ => unreachable!("{op:?} is not a comparison"),
     }
 }
@@ -321,14 +324,8 @@ impl Program {
     }
 
     /// Calls any callable value.
-    fn apply(
-        &self,
-        callee: Value,
-        args: Vec<Value>,
-        kw: Option<Keywords>,
-        out: &mut dyn Write,
-    ) -> Result<Flow, PyErr> {
-        let (c, args, kw) = match call::call_value(&callee, args, kw, out)? {
+    fn apply(&self, callee: Value, args: Vec<Value>, out: &mut dyn Write) -> Result<Flow, PyErr> {
+        let (c, args, kw) = match call::call_value(&callee, args, None, out)? {
             Called::Done(v) => return Ok(Flow::Value(v)),
             Called::Enter(c, args, kw) => (c, args, kw),
         };
@@ -515,7 +512,7 @@ impl Run<'_> {
             None => {
                 let x = self.load(a);
                 let y = self.load(b);
-                anfora_ops::inplace::binary(op.prim(), x, y)
+                anfora_ops::inplace::binary(op.prim, x, y)
             }
         }
     }
@@ -610,7 +607,7 @@ impl Run<'_> {
     fn call_value(&mut self, dst: Reg, callee: Opnd, args: &[Opnd], at: u32) -> Step {
         let f = self.load(callee);
         let values = self.values(args);
-        match self.program.apply(f, values, None, self.out) {
+        match self.program.apply(f, values, self.out) {
             Ok(Flow::Value(v)) => {
                 self.set(dst, v);
                 ControlFlow::Continue(())
@@ -754,7 +751,7 @@ impl Run<'_> {
         if let Some(top) = self.m.frames.last_mut() {
             top.at = at;
         }
-        match self.program.apply(f, values, None, self.out) {
+        match self.program.apply(f, values, self.out) {
             Ok(Flow::Value(v)) => self.leave(v),
             Ok(Flow::Enter(u, values)) => self.replace(u, values),
             Err(e) => raise(e, at),

@@ -16,7 +16,7 @@ use anfora_ir::analysis::analyze;
 use anfora_ir::{Const, GraphId, Module, NodeId, NodeKind, Prim, Span};
 
 use anfora_ir::{Options, RuntimeError, TraceEntry};
-use anfora_ops::call::{Called, Keywords};
+use anfora_ops::call::Called;
 use anfora_ops::pynum::PyErr;
 use anfora_ops::value::{Closure, Value, from_const};
 use anfora_ops::{call, python};
@@ -167,7 +167,7 @@ impl<'m> Vm<'m> {
         out: &mut dyn Write,
     ) -> Result<Value, RuntimeError> {
         let mut stack: Vec<Activation> = Vec::new();
-        match self.apply(f.clone(), args, None, out) {
+        match self.apply(f.clone(), args, out) {
             Ok(Flow::Value(v)) => return Ok(v),
             Ok(Flow::Enter(act)) => stack.push(act),
             Err(e) => return Err(self.error(e, None, &stack)),
@@ -205,7 +205,7 @@ impl<'m> Vm<'m> {
                     }
                     _ => {
                         let args = step.args.iter().map(|a| self.load(top, a)).collect();
-                        self.apply(callee, args, None, out)
+                        self.apply(callee, args, out)
                     }
                 };
                 match flow {
@@ -237,7 +237,7 @@ impl<'m> Vm<'m> {
                         (Value::Prim(p), true) if *p != Prim::CallKw => {
                             call::call_prim(*p, &args, out).map(Flow::Value)
                         }
-                        _ => self.apply(callee, args, None, out),
+                        _ => self.apply(callee, args, out),
                     };
                     match flow {
                         Ok(Flow::Value(v)) => v,
@@ -466,10 +466,9 @@ impl<'m> Vm<'m> {
         &mut self,
         callee: Value,
         args: Vec<Value>,
-        kw: Option<Keywords>,
         out: &mut dyn Write,
     ) -> Result<Flow, PyErr> {
-        let (c, args, kw) = match call::call_value(&callee, args, kw, out)? {
+        let (c, args, kw) = match call::call_value(&callee, args, None, out)? {
             Called::Done(v) => return Ok(Flow::Value(v)),
             Called::Enter(c, args, kw) => (c, args, kw),
         };
