@@ -7,7 +7,7 @@ use std::mem::MaybeUninit;
 
 use crate::matmul::GemmElem;
 use crate::shape_repr::tuple_repr;
-use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError};
+use crate::{DType, ErrorKind, Result, TensorError};
 
 mod conv;
 mod im2col;
@@ -15,7 +15,9 @@ mod pool;
 mod softmax;
 
 pub use conv::{Conv2dSpec, Padding2d, conv2d_output_shape};
-pub(crate) use conv::{conv2d, conv2d_backprop_filter, conv2d_backprop_input};
+pub(crate) use conv::{Wrt, conv2d, conv2d_backprop};
+#[cfg(target_arch = "x86_64")]
+pub(crate) use pool::tile_row_pairs;
 pub use pool::{Pool2dSpec, pool2d_output_shape};
 pub(crate) use pool::{PoolKind, avg_pool2d_grad, max_pool2d_grad, max_pool2d_grad_grad, pool2d};
 pub(crate) use softmax::{logsumexp, softmax};
@@ -100,31 +102,45 @@ fn check_shape(op: &str, what: &str, got: &[usize], expected: &[usize]) -> Resul
     Ok(())
 }
 
-/// Runs the kernel for the operands' float dtype.
-fn dispatch2(
-    a: &Tensor,
-    b: &Tensor,
-    f32_kernel: impl FnOnce(&[f32], &[f32]) -> Result<Vec<f32>>,
-    f64_kernel: impl FnOnce(&[f64], &[f64]) -> Result<Vec<f64>>,
-) -> Result<Storage> {
-    Ok(match (a.data(), b.data()) {
-        (Storage::F32(x), Storage::F32(y)) => Storage::F32(f32_kernel(x, y)?),
-        (Storage::F64(x), Storage::F64(y)) => Storage::F64(f64_kernel(x, y)?),
-        _ => unreachable!("dtypes checked by nn_float_dtype"),
-    })
+/// A ValueError unless both values of a pair (`what`: the stride, ...) are positive.
+fn check_positive(op: &str, what: &str, [a, b]: [usize; 2]) -> Result<()> {
+    if a == 0 || b == 0 {
+        return Err(value_error(
+            op,
+            format!("{what} must be positive, got ({a}, {b})"),
+        ));
+    }
+    Ok(())
 }
 
-/// Runs a one-operand kernel for the operand's float dtype.
-fn dispatch1(
-    op: &str,
-    a: &Tensor,
-    f32_kernel: impl FnOnce(&[f32]) -> Result<Vec<f32>>,
-    f64_kernel: impl FnOnce(&[f64]) -> Result<Vec<f64>>,
-) -> Result<Storage> {
-    nn_float_dtype(op, &[a.dtype()])?;
-    Ok(match a.data() {
-        Storage::F32(x) => Storage::F32(f32_kernel(x)?),
-        Storage::F64(x) => Storage::F64(f64_kernel(x)?),
-        _ => unreachable!("dtype checked by nn_float_dtype"),
-    })
+/// The dimensions of an image input, `(N, C, H, W)` or unbatched `(C, H, W)`: the batch size
+/// (`None` when unbatched), the channels, the height and the width.
+fn image_dims(op: &str, x: &[usize]) -> Result<(Option<usize>, usize, usize, usize)> {
+    match *x {
+        [n, c, h, w] => Ok((Some(n), c, h, w)),
+        [c, h, w] => Ok((None, c, h, w)),
+        _ => Err(value_error(
+            op,
+            format!(
+                "expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape {}",
+                tuple_repr(x)
+            ),
+        )),
+    }
 }
+
+/// The tensor of shape `$shape` that `$kernel` computes: an expression in the operands `$t`
+/// (tensors of one float dtype, as [`nn_float_dtype`] checked), each bound to its elements,
+/// written once and compiled for float32 and for float64. `$shape` is read after the kernel ran.
+macro_rules! float_kernel {
+    ($shape:expr; $($t:ident),+ => $kernel:expr) => {{
+        use $crate::Storage;
+        let storage = match ($($t.data(),)+) {
+            ($(Storage::F32($t),)+) => Storage::F32($kernel?),
+            ($(Storage::F64($t),)+) => Storage::F64($kernel?),
+            _ => unreachable!("dtypes checked by nn_float_dtype"),
+        };
+        $crate::Tensor::from_storage(storage, $shape)
+    }};
+}
+use float_kernel;

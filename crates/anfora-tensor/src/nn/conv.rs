@@ -11,7 +11,10 @@
 use rayon::prelude::*;
 
 use super::im2col::{col2im, columns};
-use super::{Float, PARALLEL_WORK, add_into, check_shape, dispatch2, nn_float_dtype, value_error};
+use super::{
+    Float, PARALLEL_WORK, add_into, check_positive, check_shape, float_kernel, image_dims,
+    nn_float_dtype, value_error,
+};
 use crate::alloc::{self, try_filled};
 #[cfg(target_arch = "x86_64")]
 use crate::direct_conv;
@@ -105,19 +108,7 @@ fn fits(len: usize, pad: [usize; 2], k: usize, d: usize) -> bool {
 }
 
 fn conv_geometry(op: &str, x: &[usize], w: &[usize], spec: &Conv2dSpec) -> Result<Conv> {
-    let (batched, n, c, h, wd) = match *x {
-        [n, c, h, w] => (true, n, c, h, w),
-        [c, h, w] => (false, 1, c, h, w),
-        _ => {
-            return Err(value_error(
-                op,
-                format!(
-                    "expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape {}",
-                    tuple_repr(x)
-                ),
-            ));
-        }
-    };
+    let (batch, c, h, wd) = image_dims(op, x)?;
     let &[o, wc, kh, kw] = w else {
         return Err(value_error(
             op,
@@ -136,24 +127,9 @@ fn conv_geometry(op: &str, x: &[usize], w: &[usize], spec: &Conv2dSpec) -> Resul
     if groups == 0 {
         return Err(value_error(op, "groups must be a positive integer"));
     }
-    if sh == 0 || sw == 0 {
-        return Err(value_error(
-            op,
-            format!("stride must be positive, got ({sh}, {sw})"),
-        ));
-    }
-    if dh == 0 || dw == 0 {
-        return Err(value_error(
-            op,
-            format!("dilation must be positive, got ({dh}, {dw})"),
-        ));
-    }
-    if kh == 0 || kw == 0 {
-        return Err(value_error(
-            op,
-            format!("the kernel size must be positive, got ({kh}, {kw})"),
-        ));
-    }
+    check_positive(op, "stride", [sh, sw])?;
+    check_positive(op, "dilation", [dh, dw])?;
+    check_positive(op, "the kernel size", [kh, kw])?;
     if o % groups != 0 {
         return Err(value_error(
             op,
@@ -198,8 +174,8 @@ fn conv_geometry(op: &str, x: &[usize], w: &[usize], spec: &Conv2dSpec) -> Resul
         ));
     };
     Ok(Conv {
-        batched,
-        n,
+        batched: batch.is_some(),
+        n: batch.unwrap_or(1),
         c,
         h,
         w: wd,
@@ -231,19 +207,16 @@ impl Conv {
     pub(super) fn hw(&self) -> usize {
         self.h * self.w
     }
+    /// `dims`, after the batch size when the convolution is batched.
+    fn with_batch(&self, dims: [usize; 3]) -> Vec<usize> {
+        let batch = self.batched.then_some(self.n);
+        batch.into_iter().chain(dims).collect()
+    }
     fn output_shape(&self) -> Vec<usize> {
-        let mut s = vec![self.o, self.oh, self.ow];
-        if self.batched {
-            s.insert(0, self.n);
-        }
-        s
+        self.with_batch([self.o, self.oh, self.ow])
     }
     fn input_shape(&self) -> Vec<usize> {
-        let mut s = vec![self.c, self.h, self.w];
-        if self.batched {
-            s.insert(0, self.n);
-        }
-        s
+        self.with_batch([self.c, self.h, self.w])
     }
     fn weight_shape(&self) -> Vec<usize> {
         vec![self.o, self.cg, self.kh, self.kw]
@@ -397,86 +370,119 @@ fn direct_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Option<Vec<T>>>
     Ok(Some(dw))
 }
 
+/// Part `i` of `v` cut into parts of `len` elements (the samples of a batch, the groups of a
+/// sample).
+fn part<T>(v: &[T], i: usize, len: usize) -> &[T] {
+    &v[i * len..(i + 1) * len]
+}
+
+fn part_mut<T>(v: &mut [T], i: usize, len: usize) -> &mut [T] {
+    &mut v[i * len..(i + 1) * len]
+}
+
+/// `dst (m×n) = op(a) · op(b)`, or `+=` with [`Dst::Accumulate`], for packed `m×k` and `k×n`
+/// operands, each read transposed where its flag says: the product of one group, on the
+/// thread pool when `threads`.
+fn group_product<T: Float>(
+    dst: &mut [T],
+    (a, a_transposed): (&[T], bool),
+    (b, b_transposed): (&[T], bool),
+    (m, k, n): (usize, usize, usize),
+    found: Dst,
+    threads: bool,
+) {
+    let a_layout = Layout::of(if a_transposed { m } else { k }, a_transposed);
+    let b_layout = Layout::of(if b_transposed { k } else { n }, b_transposed);
+    T::gemm_with(dst, a, a_layout, b, b_layout, (m, k, n), found, threads);
+}
+
+/// How the general kernels split a batch: `tasks` parts of `chunk` samples, one column buffer
+/// per part, and whether each group's product runs on the thread pool itself.
+struct Split<T> {
+    tasks: usize,
+    chunk: usize,
+    buffers: Vec<Vec<T>>,
+    threads: bool,
+}
+
+impl<T: Float> Split<T> {
+    fn of(g: &Conv) -> Result<Split<T>> {
+        let (tasks, chunk) = g.tasks();
+        Ok(Split {
+            tasks,
+            chunk,
+            buffers: column_buffers(g, tasks)?,
+            threads: g.gemm_threads(tasks),
+        })
+    }
+
+    /// [`over_batch`] with the parts' column buffers.
+    fn run(
+        &mut self,
+        dst: &mut [T],
+        per: usize,
+        work: impl Fn(usize, &mut [T], &mut Vec<T>) + Sync + Send,
+    ) {
+        over_batch(dst, per, (self.tasks, self.chunk), &mut self.buffers, work);
+    }
+}
+
 fn conv_forward<T: Float>(x: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
     #[cfg(target_arch = "x86_64")]
     if let Some(out) = direct_forward(x, w, g)? {
         return Ok(out);
     }
     let mut out = try_filled(&g.output_shape(), T::zero())?;
-    let (tasks, chunk) = g.tasks();
-    let mut bufs = column_buffers::<T>(g, tasks)?;
-    let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
-    let gemm_threads = g.gemm_threads(tasks);
-    over_batch(
-        &mut out,
-        g.o * ohw,
-        (tasks, chunk),
-        &mut bufs,
-        |first, part, cols| {
-            for (i, out_n) in part.chunks_exact_mut(g.o * ohw).enumerate() {
-                let xn = &x[(first + i) * chw..(first + i + 1) * chw];
-                for grp in 0..g.groups {
-                    let xg = &xn[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
-                    let rhs = columns(xg, g, cols);
-                    T::gemm_with(
-                        &mut out_n[grp * g.og * ohw..(grp + 1) * g.og * ohw],
-                        &w[grp * g.og * k..(grp + 1) * g.og * k],
-                        Layout::of(k, false),
-                        rhs,
-                        Layout::of(ohw, false),
-                        (g.og, k, ohw),
-                        Dst::Overwrite,
-                        gemm_threads,
-                    );
-                }
+    let mut split = Split::of(g)?;
+    let (k, ohw, threads) = (g.k(), g.ohw(), split.threads);
+    let per_sample = g.o * ohw;
+    split.run(&mut out, per_sample, |first, out, cols| {
+        for (i, out_n) in out.chunks_exact_mut(per_sample).enumerate() {
+            let xn = part(x, first + i, g.c * g.hw());
+            for grp in 0..g.groups {
+                let rhs = columns(part(xn, grp, g.cg * g.hw()), g, cols);
+                let dst = part_mut(out_n, grp, g.og * ohw);
+                let wg = part(w, grp, g.og * k);
+                let dims = (g.og, k, ohw);
+                group_product(
+                    dst,
+                    (wg, false),
+                    (rhs, false),
+                    dims,
+                    Dst::Overwrite,
+                    threads,
+                );
             }
-        },
-    );
+        }
+    });
     Ok(out)
 }
 
 fn conv_backprop_input<T: Float>(d: &[T], w: &[T], g: &Conv) -> Result<Vec<T>> {
     let mut dx = try_filled(&g.input_shape(), T::zero())?;
-    let (tasks, chunk) = g.tasks();
-    let mut bufs = column_buffers::<T>(g, tasks)?;
-    let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
-    let gemm_threads = g.gemm_threads(tasks);
-    over_batch(
-        &mut dx,
-        chw,
-        (tasks, chunk),
-        &mut bufs,
-        |first, part, cols| {
-            for (i, dx_n) in part.chunks_exact_mut(chw).enumerate() {
-                let dn = &d[(first + i) * g.o * ohw..(first + i + 1) * g.o * ohw];
-                for grp in 0..g.groups {
-                    let dxg = &mut dx_n[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
-                    let wg = &w[grp * g.og * k..(grp + 1) * g.og * k];
-                    let dg = &dn[grp * g.og * ohw..(grp + 1) * g.og * ohw];
-                    // The columns' gradient W_gᵀ · d_g (k × OH·OW), the image's gradient itself for
-                    // a pointwise kernel.
-                    let product = |dst: &mut [T]| {
-                        T::gemm_with(
-                            dst,
-                            wg,
-                            Layout::of(k, true),
-                            dg,
-                            Layout::of(ohw, false),
-                            (k, g.og, ohw),
-                            Dst::Overwrite,
-                            gemm_threads,
-                        )
-                    };
-                    if g.pointwise() {
-                        product(dxg);
-                    } else {
-                        product(cols);
-                        col2im(cols, g, dxg);
-                    }
+    let mut split = Split::of(g)?;
+    let (k, ohw, chw, threads) = (g.k(), g.ohw(), g.c * g.hw(), split.threads);
+    split.run(&mut dx, chw, |first, dx, cols| {
+        for (i, dx_n) in dx.chunks_exact_mut(chw).enumerate() {
+            let dn = part(d, first + i, g.o * ohw);
+            for grp in 0..g.groups {
+                let dxg = part_mut(dx_n, grp, g.cg * g.hw());
+                let (wg, dg) = (part(w, grp, g.og * k), part(dn, grp, g.og * ohw));
+                // The columns' gradient W_gᵀ · d_g (k × OH·OW), the image's gradient itself
+                // for a pointwise kernel.
+                let dims = (k, g.og, ohw);
+                let product = |dst: &mut [T]| {
+                    group_product(dst, (wg, true), (dg, false), dims, Dst::Overwrite, threads)
+                };
+                if g.pointwise() {
+                    product(dxg);
+                } else {
+                    product(cols);
+                    col2im(cols, g, dxg);
                 }
             }
-        },
-    );
+        }
+    });
     Ok(dx)
 }
 
@@ -486,32 +492,30 @@ fn conv_backprop_filter<T: Float>(d: &[T], x: &[T], g: &Conv) -> Result<Vec<T>> 
         return Ok(dw);
     }
     let wshape = g.weight_shape();
-    let (tasks, chunk) = g.tasks();
+    let split = Split::<T>::of(g)?;
     // Per part of the batch: its sum (the first part's becomes the result) and its columns.
-    let mut parts: Vec<(Vec<T>, Vec<T>)> = column_buffers::<T>(g, tasks)?
+    let mut parts: Vec<(Vec<T>, Vec<T>)> = split
+        .buffers
         .into_iter()
         .map(|cols| Ok((try_filled(&wshape, T::zero())?, cols)))
         .collect::<Result<_>>()?;
-    let (k, ohw, chw) = (g.k(), g.ohw(), g.c * g.hw());
-    let gemm_threads = g.gemm_threads(tasks);
+    let (k, ohw, threads) = (g.k(), g.ohw(), split.threads);
     if !parts[0].0.is_empty() {
-        sum_by_parts(&mut parts, |part, (dw, cols)| {
-            for n in part * chunk..((part + 1) * chunk).min(g.n) {
-                let xn = &x[n * chw..(n + 1) * chw];
-                let dn = &d[n * g.o * ohw..(n + 1) * g.o * ohw];
+        sum_by_parts(&mut parts, |p, (dw, cols)| {
+            for n in p * split.chunk..((p + 1) * split.chunk).min(g.n) {
+                let (xn, dn) = (part(x, n, g.c * g.hw()), part(d, n, g.o * ohw));
                 for grp in 0..g.groups {
-                    let xg = &xn[grp * g.cg * g.hw()..(grp + 1) * g.cg * g.hw()];
-                    let rhs = columns(xg, g, cols);
+                    let rhs = columns(part(xn, grp, g.cg * g.hw()), g, cols);
                     // dW_g += d_g (O_g × OH·OW) · colsᵀ (OH·OW × k).
-                    T::gemm_with(
-                        &mut dw[grp * g.og * k..(grp + 1) * g.og * k],
-                        &dn[grp * g.og * ohw..(grp + 1) * g.og * ohw],
-                        Layout::of(ohw, false),
-                        rhs,
-                        Layout::of(ohw, true),
-                        (g.og, ohw, k),
+                    let (dwg, dg) = (part_mut(dw, grp, g.og * k), part(dn, grp, g.og * ohw));
+                    let dims = (g.og, ohw, k);
+                    group_product(
+                        dwg,
+                        (dg, false),
+                        (rhs, true),
+                        dims,
                         Dst::Accumulate,
-                        gemm_threads,
+                        threads,
                     );
                 }
             }
@@ -551,59 +555,54 @@ pub(crate) fn conv2d(x: &Tensor, w: &Tensor, spec: &Conv2dSpec) -> Result<Tensor
     let g = conv_geometry(op, x.shape(), w.shape(), spec)?;
     let shape = g.output_shape();
     alloc::check_size(&shape, dtype)?;
-    let storage = dispatch2(
-        x,
-        w,
-        |x, w| conv_forward(x, w, &g),
-        |x, w| conv_forward(x, w, &g),
-    )?;
-    Ok(Tensor::from_storage(storage, shape))
+    Ok(float_kernel!(shape; x, w => conv_forward(x, w, &g)))
 }
 
-pub(crate) fn conv2d_backprop_input(
-    d: &Tensor,
-    w: &Tensor,
-    input_shape: &[usize],
-    spec: &Conv2dSpec,
-) -> Result<Tensor> {
-    let op = "conv2d_backprop_input";
-    let dtype = nn_float_dtype(op, &[d.dtype(), w.dtype()])?;
-    let g = conv_geometry(op, input_shape, w.shape(), spec)?;
-    check_shape(op, "the sensitivity", d.shape(), &g.output_shape())?;
-    alloc::check_size(input_shape, dtype)?;
-    let storage = dispatch2(
-        d,
-        w,
-        |d, w| conv_backprop_input(d, w, &g),
-        |d, w| conv_backprop_input(d, w, &g),
-    )?;
-    Ok(Tensor::from_storage(storage, input_shape.to_vec()))
+/// What a backward product of a convolution is the gradient with respect to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wrt {
+    Input,
+    Weight,
 }
 
-pub(crate) fn conv2d_backprop_filter(
+/// The gradient of [`conv2d`] with respect to its input (`other` is then the weight) or its
+/// weight (`other` is the input), of shape `shape`, for the output's sensitivity `d`.
+pub(crate) fn conv2d_backprop(
+    wrt: Wrt,
     d: &Tensor,
-    x: &Tensor,
-    weight_shape: &[usize],
+    other: &Tensor,
+    shape: &[usize],
     spec: &Conv2dSpec,
 ) -> Result<Tensor> {
-    let op = "conv2d_backprop_filter";
-    let dtype = nn_float_dtype(op, &[d.dtype(), x.dtype()])?;
-    let g = conv_geometry(op, x.shape(), weight_shape, spec)?;
+    let (op, x, w) = match wrt {
+        Wrt::Input => ("conv2d_backprop_input", shape, other.shape()),
+        Wrt::Weight => ("conv2d_backprop_filter", other.shape(), shape),
+    };
+    let dtype = nn_float_dtype(op, &[d.dtype(), other.dtype()])?;
+    let g = conv_geometry(op, x, w, spec)?;
     check_shape(op, "the sensitivity", d.shape(), &g.output_shape())?;
-    alloc::check_size(weight_shape, dtype)?;
-    let storage = dispatch2(
-        d,
-        x,
-        |d, x| conv_backprop_filter(d, x, &g),
-        |d, x| conv_backprop_filter(d, x, &g),
-    )?;
-    Ok(Tensor::from_storage(storage, weight_shape.to_vec()))
+    alloc::check_size(shape, dtype)?;
+    let shape = shape.to_vec();
+    Ok(match wrt {
+        Wrt::Input => float_kernel!(shape; d, other => conv_backprop_input(d, other, &g)),
+        Wrt::Weight => float_kernel!(shape; d, other => conv_backprop_filter(d, other, &g)),
+    })
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
     use crate::DType;
+
+    /// The 4-D index of the element at flat index `at` of an array of shape `(_, d1, d2, d3)`.
+    fn unravel(at: usize, [d1, d2, d3]: [usize; 3]) -> [usize; 4] {
+        [
+            at / (d1 * d2 * d3),
+            at / (d2 * d3) % d1,
+            at / d3 % d2,
+            at % d3,
+        ]
+    }
 
     fn random(n: usize, seed: u64) -> Vec<f32> {
         let mut rng = crate::random::Generator::new(seed);
@@ -652,12 +651,7 @@ mod tests {
             let got = Tensor::conv2d(&x, &wt, &spec).unwrap();
             let got = got.as_f32_slice().unwrap();
             for (at, &v) in got.iter().enumerate() {
-                let (b, oc, y, xx) = (
-                    at / (o * oh * ow),
-                    at / (oh * ow) % o,
-                    at / ow % oh,
-                    at % ow,
-                );
+                let [b, oc, y, xx] = unravel(at, [o, oh, ow]);
                 let want = taps().fold(0.0f32, |acc, (ci, i, j)| {
                     wv[((oc * c + ci) * kh + i) * kw + j].mul_add(xat(b, ci, y + i, xx + j), acc)
                 });
@@ -672,12 +666,7 @@ mod tests {
             let got = got.as_f32_slice().unwrap();
             let (tasks, chunk) = g.tasks();
             for (at, &v) in got.iter().enumerate() {
-                let (oc, ci, i, j) = (
-                    at / (c * kh * kw),
-                    at / (kh * kw) % c,
-                    at / kw % kh,
-                    at % kw,
-                );
+                let [oc, ci, i, j] = unravel(at, [c, kh, kw]);
                 let part = |p: usize| {
                     let mut acc = 0.0f32;
                     for b in p * chunk..((p + 1) * chunk).min(n) {
@@ -703,43 +692,16 @@ mod tests {
     /// Convolutions the direct kernels do not take stay on the general path.
     #[test]
     fn other_convolutions_are_not_direct() {
-        let geometry = |x: &[usize], w: &[usize], spec: &Conv2dSpec| {
-            direct_shape(&conv_geometry("conv2d", x, w, spec).unwrap())
-        };
         let plain = Conv2dSpec::default();
-        assert!(
-            geometry(&[1, 1, 8, 8], &[1, 1, 3, 8], &plain).is_none(),
-            "8 wide"
-        );
-        assert!(
-            geometry(&[1, 1, 8, 8], &[33, 1, 3, 3], &plain).is_none(),
-            "33 channels"
-        );
-        assert!(
-            geometry(&[1, 64, 8, 8], &[4, 64, 3, 3], &plain).is_none(),
-            "576 taps"
-        );
-        assert!(
-            geometry(&[1, 1, 258, 258], &[1, 1, 2, 2], &plain).is_none(),
-            "257² positions"
-        );
-        assert!(
-            geometry(&[1, 1, 257, 257], &[1, 1, 2, 2], &plain).is_some()
-                == crate::avx512::available(),
-            "256² positions"
-        );
         let strided = Conv2dSpec {
             stride: [1, 2],
             ..plain
         };
-        assert!(geometry(&[1, 1, 8, 8], &[2, 1, 3, 3], &strided).is_none());
         let dilated = Conv2dSpec {
             dilation: [2, 1],
             ..plain
         };
-        assert!(geometry(&[1, 1, 8, 8], &[2, 1, 3, 3], &dilated).is_none());
         let grouped = Conv2dSpec { groups: 2, ..plain };
-        assert!(geometry(&[1, 2, 8, 8], &[2, 1, 3, 3], &grouped).is_none());
         let padded = Conv2dSpec {
             padding: Padding2d::Explicit {
                 h: [0, 1],
@@ -747,9 +709,35 @@ mod tests {
             },
             ..plain
         };
-        assert!(geometry(&[1, 1, 8, 8], &[2, 1, 3, 3], &padded).is_none());
-        assert!(
-            geometry(&[1, 1, 8, 8], &[2, 1, 3, 3], &plain).is_some() == crate::avx512::available()
-        );
+        let avx512 = crate::avx512::available();
+        // (input shape, weight shape, spec, whether the direct kernels take it, what it shows)
+        let rows = [
+            ([1, 1, 8, 8], [1, 1, 3, 8], plain, false, "8 wide"),
+            ([1, 1, 8, 8], [33, 1, 3, 3], plain, false, "33 channels"),
+            ([1, 64, 8, 8], [4, 64, 3, 3], plain, false, "576 taps"),
+            (
+                [1, 1, 258, 258],
+                [1, 1, 2, 2],
+                plain,
+                false,
+                "257² positions",
+            ),
+            (
+                [1, 1, 257, 257],
+                [1, 1, 2, 2],
+                plain,
+                avx512,
+                "256² positions",
+            ),
+            ([1, 1, 8, 8], [2, 1, 3, 3], strided, false, "strided"),
+            ([1, 1, 8, 8], [2, 1, 3, 3], dilated, false, "dilated"),
+            ([1, 2, 8, 8], [2, 1, 3, 3], grouped, false, "grouped"),
+            ([1, 1, 8, 8], [2, 1, 3, 3], padded, false, "padded"),
+            ([1, 1, 8, 8], [2, 1, 3, 3], plain, avx512, "plain"),
+        ];
+        for (x, w, spec, direct, what) in rows {
+            let g = conv_geometry("conv2d", &x, &w, &spec).unwrap();
+            assert_eq!(direct_shape(&g).is_some(), direct, "{what}");
+        }
     }
 }

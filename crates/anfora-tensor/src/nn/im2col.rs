@@ -77,75 +77,93 @@ fn im2col<T: Float>(x: &[T], g: &Conv, cols: &mut [T]) {
     im2col_with::<T, PlainRuns>(x, g, cols);
 }
 
+/// One tap `(ki, kj)` of the kernel: the offsets (in input rows and columns, padding
+/// subtracted) it reads at from each output position, and the output rows `oy0..oy1` and
+/// columns `ox0..ox1` where that read is inside the image.
+struct Tap {
+    yoff: isize,
+    xoff: isize,
+    rows: (usize, usize),
+    cols: (usize, usize),
+}
+
+/// Calls `f` on every tap of `g`'s kernel, row-major: the order of the rows of one channel in
+/// the column matrix.
+#[inline(always)]
+fn for_each_tap(g: &Conv, mut f: impl FnMut(Tap)) {
+    for ki in 0..g.kh {
+        let yoff = (ki * g.dh) as isize - g.pt as isize;
+        let rows = valid_range(g.oh, g.sh, yoff, g.h);
+        for kj in 0..g.kw {
+            let xoff = (kj * g.dw) as isize - g.pl as isize;
+            let cols = valid_range(g.ow, g.sw, xoff, g.w);
+            f(Tap {
+                yoff,
+                xoff,
+                rows,
+                cols,
+            });
+        }
+    }
+}
+
 #[inline(always)]
 fn im2col_with<T: Float, R: RunOps<T>>(x: &[T], g: &Conv, cols: &mut [T]) {
-    let (ohw, hw) = (g.ohw(), g.hw());
     let zero = T::zero();
-    let mut rows = cols.chunks_exact_mut(ohw);
-    for plane in x.chunks_exact(hw).take(g.cg) {
-        for ki in 0..g.kh {
-            let yoff = (ki * g.dh) as isize - g.pt as isize;
-            let (oy0, oy1) = valid_range(g.oh, g.sh, yoff, g.h);
-            for kj in 0..g.kw {
-                let xoff = (kj * g.dw) as isize - g.pl as isize;
-                let (ox0, ox1) = valid_range(g.ow, g.sw, xoff, g.w);
-                let dst = rows.next().expect("one row per (c, ki, kj)");
-                for (oy, drow) in dst.chunks_exact_mut(g.ow).enumerate() {
-                    if oy < oy0 || oy >= oy1 || ox0 == ox1 {
-                        drow.fill(zero);
-                        continue;
-                    }
-                    let iy = (oy * g.sh) as isize + yoff;
-                    let src = &plane[iy as usize * g.w..(iy as usize + 1) * g.w];
-                    drow[..ox0].fill(zero);
-                    drow[ox1..].fill(zero);
-                    let ix0 = ((ox0 * g.sw) as isize + xoff) as usize;
-                    let run = &mut drow[ox0..ox1];
-                    if g.sw == 1 {
-                        R::copy(run, &src[ix0..ix0 + run.len()]);
-                    } else {
-                        for (j, v) in run.iter_mut().enumerate() {
-                            *v = src[ix0 + j * g.sw];
-                        }
+    let mut rows = cols.chunks_exact_mut(g.ohw());
+    for plane in x.chunks_exact(g.hw()).take(g.cg) {
+        for_each_tap(g, |tap| {
+            let dst = rows.next().expect("one row per (c, ki, kj)");
+            let ((oy0, oy1), (ox0, ox1)) = (tap.rows, tap.cols);
+            for (oy, drow) in dst.chunks_exact_mut(g.ow).enumerate() {
+                if oy < oy0 || oy >= oy1 || ox0 == ox1 {
+                    drow.fill(zero);
+                    continue;
+                }
+                let iy = (oy * g.sh) as isize + tap.yoff;
+                let src = &plane[iy as usize * g.w..(iy as usize + 1) * g.w];
+                drow[..ox0].fill(zero);
+                drow[ox1..].fill(zero);
+                let ix0 = ((ox0 * g.sw) as isize + tap.xoff) as usize;
+                let run = &mut drow[ox0..ox1];
+                if g.sw == 1 {
+                    R::copy(run, &src[ix0..ix0 + run.len()]);
+                } else {
+                    for (j, v) in run.iter_mut().enumerate() {
+                        *v = src[ix0 + j * g.sw];
                     }
                 }
             }
-        }
+        });
     }
 }
 
 /// The adjoint of [`im2col`]: adds every column entry back into the input position it was
 /// read from (`dx`: C_g × H × W); padding positions are dropped.
 pub(super) fn col2im<T: Float>(cols: &[T], g: &Conv, dx: &mut [T]) {
-    let (ohw, hw) = (g.ohw(), g.hw());
-    let mut rows = cols.chunks_exact(ohw);
-    for plane in dx.chunks_exact_mut(hw).take(g.cg) {
-        for ki in 0..g.kh {
-            let yoff = (ki * g.dh) as isize - g.pt as isize;
-            let (oy0, oy1) = valid_range(g.oh, g.sh, yoff, g.h);
-            for kj in 0..g.kw {
-                let xoff = (kj * g.dw) as isize - g.pl as isize;
-                let (ox0, ox1) = valid_range(g.ow, g.sw, xoff, g.w);
-                let src = rows.next().expect("one row per (c, ki, kj)");
-                if ox0 == ox1 {
-                    continue;
-                }
-                for oy in oy0..oy1 {
-                    let iy = ((oy * g.sh) as isize + yoff) as usize;
-                    let drow = &mut plane[iy * g.w..(iy + 1) * g.w];
-                    let srow = &src[oy * g.ow + ox0..oy * g.ow + ox1];
-                    let ix0 = ((ox0 * g.sw) as isize + xoff) as usize;
-                    if g.sw == 1 {
-                        for (d, &v) in drow[ix0..ix0 + srow.len()].iter_mut().zip(srow) {
-                            *d += v;
-                        }
-                    } else {
-                        for (j, &v) in srow.iter().enumerate() {
-                            drow[ix0 + j * g.sw] += v;
-                        }
+    let mut rows = cols.chunks_exact(g.ohw());
+    for plane in dx.chunks_exact_mut(g.hw()).take(g.cg) {
+        for_each_tap(g, |tap| {
+            let src = rows.next().expect("one row per (c, ki, kj)");
+            let ((oy0, oy1), (ox0, ox1)) = (tap.rows, tap.cols);
+            if ox0 == ox1 {
+                return;
+            }
+            let ix0 = ((ox0 * g.sw) as isize + tap.xoff) as usize;
+            for oy in oy0..oy1 {
+                let iy = ((oy * g.sh) as isize + tap.yoff) as usize;
+                let drow = &mut plane[iy * g.w..(iy + 1) * g.w];
+                let srow = &src[oy * g.ow + ox0..oy * g.ow + ox1];
+                if g.sw == 1 {
+                    for (d, &v) in drow[ix0..ix0 + srow.len()].iter_mut().zip(srow) {
+                        *d += v;
+                    }
+                } else {
+                    for (j, &v) in srow.iter().enumerate() {
+                        drow[ix0 + j * g.sw] += v;
                     }
                 }
             }
-        }
+        });
     }
 }

@@ -4,9 +4,11 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use super::{Float, PARALLEL_WORK, check_shape, dispatch1, dispatch2, nn_float_dtype, value_error};
+use super::{
+    Float, PARALLEL_WORK, check_positive, check_shape, float_kernel, image_dims, nn_float_dtype,
+    value_error,
+};
 use crate::alloc::{self, try_filled};
-use crate::shape_repr::tuple_repr;
 use crate::{Result, Tensor};
 
 /// Input elements per group of planes in the max-pooling kernels ([`Pool::max_rows`]).
@@ -39,36 +41,16 @@ struct Pool {
 }
 
 fn pool_geometry(op: &str, x: &[usize], spec: &Pool2dSpec) -> Result<(Pool, Vec<usize>)> {
-    let (lead, h, w) = match *x {
-        [n, c, h, w] => (vec![n, c], h, w),
-        [c, h, w] => (vec![c], h, w),
-        _ => {
-            return Err(value_error(
-                op,
-                format!(
-                    "expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape {}",
-                    tuple_repr(x)
-                ),
-            ));
-        }
-    };
+    let (batch, c, h, w) = image_dims(op, x)?;
+    // The planes' shape: (N, C) or (C,).
+    let lead: Vec<usize> = batch.into_iter().chain([c]).collect();
     let Pool2dSpec {
         kernel: [kh, kw],
         stride: [sh, sw],
         padding: [ph, pw],
     } = *spec;
-    if kh == 0 || kw == 0 {
-        return Err(value_error(
-            op,
-            format!("kernel_size must be positive, got ({kh}, {kw})"),
-        ));
-    }
-    if sh == 0 || sw == 0 {
-        return Err(value_error(
-            op,
-            format!("stride must be positive, got ({sh}, {sw})"),
-        ));
-    }
+    check_positive(op, "kernel_size", [kh, kw])?;
+    check_positive(op, "stride", [sh, sw])?;
     if ph > kh / 2 || pw > kw / 2 {
         return Err(value_error(
             op,
@@ -356,13 +338,7 @@ fn max_2x2_backward<T: Float>(d: &[T], x: &[T], g: &Pool, dx: &mut [MaybeUninit<
             return;
         }
         let zero = T::zero();
-        for ((rows, dxr), dr) in x
-            .chunks_exact(2 * w)
-            .zip(dx.chunks_exact_mut(2 * w))
-            .zip(d.chunks_exact(ow))
-        {
-            let (x0, x1) = rows.split_at(w);
-            let (dx0, dx1) = dxr.split_at_mut(w);
+        for ((x0, x1), (dx0, dx1), dr) in tile_row_pairs(x, dx, d, (w, ow)) {
             for (ox, &s) in dr.iter().enumerate() {
                 let (top, right0) = first_max(x0[2 * ox], x0[2 * ox + 1]);
                 let (bottom, right1) = first_max(x1[2 * ox], x1[2 * ox + 1]);
@@ -376,6 +352,25 @@ fn max_2x2_backward<T: Float>(d: &[T], x: &[T], g: &Pool, dx: &mut [MaybeUninit<
             }
         }
     });
+}
+
+/// Two input rows of 2×2 tiles, the same rows of their gradient, and the row of the output's
+/// sensitivity they make.
+type TileRows<'a, T, U> = ((&'a [T], &'a [T]), (&'a mut [U], &'a mut [U]), &'a [T]);
+
+/// The rows of 2×2 tiles ([`Pool::tiles_2x2`]; input rows `w` long): each pair of input rows
+/// of `x`, the same rows of its gradient `dx`, and the row of `d` (`ow` long) they make.
+#[inline(always)]
+pub(crate) fn tile_row_pairs<'a, T, U>(
+    x: &'a [T],
+    dx: &'a mut [U],
+    d: &'a [T],
+    (w, ow): (usize, usize),
+) -> impl Iterator<Item = TileRows<'a, T, U>> {
+    x.chunks_exact(2 * w)
+        .zip(dx.chunks_exact_mut(2 * w))
+        .zip(d.chunks_exact(ow))
+        .map(move |((rows, dxr), dr)| (rows.split_at(w), dxr.split_at_mut(w), dr))
 }
 
 /// Whether `v`, met after `best` in a window, becomes the window's maximum: once the best is a
@@ -530,42 +525,34 @@ pub(crate) fn pool2d(kind: PoolKind, x: &Tensor, spec: &Pool2dSpec) -> Result<Te
     nn_float_dtype(op, &[x.dtype()])?;
     let (g, shape) = pool_geometry(op, x.shape(), spec)?;
     alloc::check_size(&shape, x.dtype())?;
-    let storage = dispatch1(
-        op,
-        x,
-        |x| pool_forward(x, &g, kind, &shape),
-        |x| pool_forward(x, &g, kind, &shape),
-    )?;
-    Ok(Tensor::from_storage(storage, shape))
+    Ok(float_kernel!(shape; x => pool_forward(x, &g, kind, &shape)))
+}
+
+/// The geometry of max pooling `x` for `op`, one of its derivatives, checking the operands:
+/// one float dtype, and the sensitivity `s` shaped like the input (`of_input`) or the output.
+fn derivative_geometry(
+    op: &str,
+    s: &Tensor,
+    x: &Tensor,
+    spec: &Pool2dSpec,
+    of_input: bool,
+) -> Result<(Pool, Vec<usize>)> {
+    nn_float_dtype(op, &[s.dtype(), x.dtype()])?;
+    let (g, out) = pool_geometry(op, x.shape(), spec)?;
+    let expected = if of_input { x.shape() } else { &out };
+    check_shape(op, "the sensitivity", s.shape(), expected)?;
+    Ok((g, out))
 }
 
 pub(crate) fn max_pool2d_grad(d: &Tensor, x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
-    let op = "max_pool2d_grad";
-    nn_float_dtype(op, &[d.dtype(), x.dtype()])?;
-    let (g, out) = pool_geometry(op, x.shape(), spec)?;
-    check_shape(op, "the sensitivity", d.shape(), &out)?;
+    let (g, _) = derivative_geometry("max_pool2d_grad", d, x, spec, false)?;
     let shape = x.shape().to_vec();
-    let storage = dispatch2(
-        d,
-        x,
-        |d, x| pool_backward(d, Some(x), &g, PoolKind::Max, &shape),
-        |d, x| pool_backward(d, Some(x), &g, PoolKind::Max, &shape),
-    )?;
-    Ok(Tensor::from_storage(storage, shape))
+    Ok(float_kernel!(shape; d, x => pool_backward(d, Some(x), &g, PoolKind::Max, &shape)))
 }
 
 pub(crate) fn max_pool2d_grad_grad(dd: &Tensor, x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
-    let op = "max_pool2d_grad_grad";
-    nn_float_dtype(op, &[dd.dtype(), x.dtype()])?;
-    let (g, out) = pool_geometry(op, x.shape(), spec)?;
-    check_shape(op, "the sensitivity", dd.shape(), x.shape())?;
-    let storage = dispatch2(
-        dd,
-        x,
-        |dd, x| max_pool_grad_grad(dd, x, &g, &out),
-        |dd, x| max_pool_grad_grad(dd, x, &g, &out),
-    )?;
-    Ok(Tensor::from_storage(storage, out))
+    let (g, out) = derivative_geometry("max_pool2d_grad_grad", dd, x, spec, true)?;
+    Ok(float_kernel!(out; dd, x => max_pool_grad_grad(dd, x, &g, &out)))
 }
 
 pub(crate) fn avg_pool2d_grad(
@@ -577,13 +564,9 @@ pub(crate) fn avg_pool2d_grad(
     let (g, out) = pool_geometry(op, input_shape, spec)?;
     check_shape(op, "the sensitivity", d.shape(), &out)?;
     alloc::check_size(input_shape, d.dtype())?;
-    let storage = dispatch1(
-        op,
-        d,
-        |d| pool_backward(d, None, &g, PoolKind::Avg, input_shape),
-        |d| pool_backward(d, None, &g, PoolKind::Avg, input_shape),
-    )?;
-    Ok(Tensor::from_storage(storage, input_shape.to_vec()))
+    nn_float_dtype(op, &[d.dtype()])?;
+    let shape = input_shape.to_vec();
+    Ok(float_kernel!(shape; d => pool_backward(d, None, &g, PoolKind::Avg, input_shape)))
 }
 
 #[cfg(test)]
