@@ -3,7 +3,7 @@
 
 use crate::alloc::{self, try_collect, try_filled};
 use crate::element::{Element, with_storage, with_type};
-use crate::shape::normalize_axis;
+use crate::shape::{normalize_axis, resolve_index};
 use crate::shape_repr::compact_shape;
 use crate::{DType, ErrorKind, Result, Tensor, TensorError};
 
@@ -419,14 +419,7 @@ fn take_indices(
                 crate::Scalar::Bool(b) => i64::from(b),
                 crate::Scalar::Float(_) => unreachable!("integer indices"),
             };
-            let j = if i < 0 { i + n as i64 } else { i };
-            if j < 0 || j >= n as i64 {
-                return Err(TensorError::new(
-                    ErrorKind::Index,
-                    format!("index {i} is out of bounds for axis {axis} with size {n}"),
-                ));
-            }
-            Ok(j as usize)
+            resolve_index(i, axis, n)
         })
         .collect()
 }
@@ -695,18 +688,9 @@ fn for_each_source(
             visit(out, base + j);
             out += 1;
         }
-        // The next row of the result (an odometer over the leading axes).
-        let mut d = lead.len();
-        loop {
-            if d == 0 {
-                return;
-            }
-            d -= 1;
-            at[d] += 1;
-            if at[d] < lead[d] {
-                break;
-            }
-            at[d] = 0;
+        // The next row of the result.
+        if !crate::shape::next_index(&mut at, lead, |_, _| {}) {
+            return;
         }
     }
 }

@@ -3,10 +3,10 @@
 //!
 //! * Rows of float32 max pooling over 2×2 tiles (windows 2×2, stride 2, no padding, even plane
 //!   sizes): sixteen windows at a time, the even and odd columns of each input row separated
-//!   with one permutation each, and the first-maximum rule of `nn::replaces` as mask
+//!   with one permutation each, and the first-maximum rule of `nn::pool::replaces` as mask
 //!   operations. LLVM's vectorization of the same loops gave anything from 1.5× faster to 6×
 //!   slower than the scalar code depending on inlining; written out, the kernels are the same
-//!   wherever they are called from. Results are bitwise those of the scalar rows in `nn`
+//!   wherever they are called from. Results are bitwise those of the scalar rows in `nn::pool`
 //!   (tested there): the same comparisons in the same order select the same elements.
 //! * Short runs of float32 for the convolutions' `im2col` ([`Runs`]): copies of 4 to 30
 //!   elements, one masked vector operation each instead of a `memmove` call (LeNet's
@@ -33,7 +33,7 @@ fn masks(m: usize) -> (__mmask16, __mmask16, __mmask16) {
 }
 
 /// Where `v`, met after `best`, becomes the maximum: `v > best` or either is NaN, unless `best`
-/// is NaN (`nn::replaces`).
+/// is NaN (`nn::pool::replaces`).
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn replaces(v: __m512, best: __m512) -> __mmask16 {
@@ -149,13 +149,7 @@ pub(crate) fn backward(x: &[f32], d: &[f32], dx: &mut [MaybeUninit<f32>], ow: us
     assert!(ow > 0 && x.len() == 2 * w * (d.len() / ow) && d.len().is_multiple_of(ow));
     assert_eq!(dx.len(), x.len());
     let zero = _mm512_setzero_ps();
-    for ((rows, dxr), dr) in x
-        .chunks_exact(2 * w)
-        .zip(dx.chunks_exact_mut(2 * w))
-        .zip(d.chunks_exact(ow))
-    {
-        let (r0, r1) = rows.split_at(w);
-        let (dx0, dx1) = dxr.split_at_mut(w);
+    for ((r0, r1), (dx0, dx1), dr) in crate::nn::tile_row_pairs(x, dx, d, (w, ow)) {
         for j in (0..ow).step_by(16) {
             let (lo, hi, m) = masks(ow - j);
             // SAFETY: as in `forward`, plus dr[j..ow] read and columns 2j..w of the two
@@ -221,11 +215,9 @@ impl Runs {
 /// The columns go in blocks of up to 256 (sixteen vectors held in registers while the rows
 /// stream past), then smaller blocks and one masked vector for the last columns.
 pub(crate) fn vector_matrix(y: &mut [f32], x: &[f32], w: &[f32], ld: usize) {
-    let (k, n) = (x.len(), y.len());
-    if k == 0 || n == 0 {
+    let Some((k, n)) = checked_sizes(y, x, w, ld, false) else {
         return;
-    }
-    assert!(available() && n <= ld && (k - 1) * ld + n <= w.len());
+    };
     // SAFETY: AVX-512F is checked; `columns` reads rows `p < k` at `p·ld + j0 + ..` for
     // columns below `n`, inside `w` (asserted), and writes `y[j0..]` within `n`.
     unsafe {
@@ -299,25 +291,41 @@ unsafe fn columns<const V: usize, const MASKED: bool>(
 /// then added pairwise (`l` and `l + 8`, then `+ 4`, `+ 2`, `+ 1`), and the sum is added to
 /// `y[j]` last. Four rows of `w` go at a time.
 pub(crate) fn vector_matrix_transposed(y: &mut [f32], x: &[f32], w: &[f32], ld: usize) {
-    let (k, n) = (x.len(), y.len());
-    if k == 0 || n == 0 {
+    let Some((k, n)) = checked_sizes(y, x, w, ld, true) else {
         return;
-    }
-    assert!(available() && k <= ld && (n - 1) * ld + k <= w.len());
+    };
+    let fours = n - n % 4;
     // SAFETY: AVX-512F is checked; `dots` reads rows `j < n` of `w`, `k` elements each, inside
     // `w` (asserted), and writes `y[j..j + R]` within `n`.
     unsafe {
-        let (yp, x, w) = (y.as_mut_ptr(), x.as_ptr(), w.as_ptr());
-        let mut j = 0;
-        while n - j >= 4 {
-            dots::<4>(yp.add(j), x, k, w.add(j * ld), ld);
-            j += 4;
+        let (y, x, w) = (y.as_mut_ptr(), x.as_ptr(), w.as_ptr());
+        for j in (0..fours).step_by(4) {
+            dots::<4>(y.add(j), x, k, w.add(j * ld), ld);
         }
-        while j < n {
-            dots::<1>(yp.add(j), x, k, w.add(j * ld), ld);
-            j += 1;
+        for j in fours..n {
+            dots::<1>(y.add(j), x, k, w.add(j * ld), ld);
         }
     }
+}
+
+/// The sizes `(k, n)` of `y += x · W`, with `W` (`k×n`, or its transpose `n×k` when
+/// `transposed`) stored at row stride `ld` in `w`, once the machine's AVX-512F and the bounds
+/// of `w` are checked; `None` for an empty product.
+fn checked_sizes(
+    y: &[f32],
+    x: &[f32],
+    w: &[f32],
+    ld: usize,
+    transposed: bool,
+) -> Option<(usize, usize)> {
+    let (k, n) = (x.len(), y.len());
+    if k == 0 || n == 0 {
+        return None;
+    }
+    // The rows of `w` read, and the elements read of each.
+    let (rows, row) = if transposed { (n, k) } else { (k, n) };
+    assert!(available() && row <= ld && (rows - 1) * ld + row <= w.len());
+    Some((k, n))
 }
 
 /// [`vector_matrix_transposed`] for `R` consecutive rows of `w`.

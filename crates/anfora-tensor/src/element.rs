@@ -25,8 +25,10 @@ pub(crate) trait Element: Copy + PartialEq + PartialOrd + Send + Sync + 'static 
     fn to_scalar(self) -> Scalar;
     fn to_f64(self) -> f64;
     fn is_zero(self) -> bool;
-    /// Equality where NaN equals NaN and `-0.0` differs from `0.0`.
-    fn same(self, other: Self) -> bool;
+    /// Equality where NaN equals NaN and `-0.0` differs from `0.0` (floats define their own).
+    fn same(self, other: Self) -> bool {
+        self == other
+    }
 
     fn slice(storage: &Storage) -> Option<&[Self]>;
     fn into_storage(v: Vec<Self>) -> Storage;
@@ -44,6 +46,15 @@ pub(crate) trait Element: Copy + PartialEq + PartialOrd + Send + Sync + 'static 
 /// The conversions between a typed value and the dtype-tagged enums, for variant `$v`.
 macro_rules! any_conversions {
     ($v:ident) => {
+        fn slice(storage: &Storage) -> Option<&[Self]> {
+            match storage {
+                Storage::$v(v) => Some(v),
+                _ => None,
+            }
+        }
+        fn into_storage(v: Vec<Self>) -> Storage {
+            Storage::$v(v)
+        }
         fn vec_mut(storage: &mut Storage) -> Option<&mut Vec<Self>> {
             match storage {
                 Storage::$v(v) => Some(v),
@@ -120,186 +131,62 @@ impl Element for bool {
     fn is_zero(self) -> bool {
         !self
     }
-    fn same(self, other: Self) -> bool {
-        self == other
-    }
-    fn slice(storage: &Storage) -> Option<&[Self]> {
-        match storage {
-            Storage::Bool(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn into_storage(v: Vec<Self>) -> Storage {
-        Storage::Bool(v)
-    }
     any_conversions!(Bool);
 }
 
-impl Element for i32 {
-    const DTYPE: DType = DType::I32;
+/// The numeric dtypes: `$t` in variant `$v`, a Python `Scalar::$scalar`; `cast` goes through
+/// `D::$from` (which every dtype converts from exactly), and float64 becomes `$t` by
+/// `$from_f64`. Integers convert directly: int64 to int32 wraps (numpy's C cast), and into a
+/// float they round once (through float64 they could round twice).
+macro_rules! numeric_element {
+    ($t:ty, $v:ident, $scalar:ident, $from:ident, $from_f64:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$v;
 
-    fn from_bool(v: bool) -> Self {
-        i32::from(v)
-    }
-    fn from_i64(v: i64) -> Self {
-        v as i32
-    }
-    fn from_f64(v: f64) -> Self {
-        f64_to_i32(v)
-    }
-    fn from_i32(v: i32) -> Self {
-        v
-    }
-    fn cast<D: Element>(self) -> D {
-        D::from_i32(self)
-    }
-    fn to_scalar(self) -> Scalar {
-        Scalar::Int(i64::from(self))
-    }
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    fn is_zero(self) -> bool {
-        self == 0
-    }
-    fn same(self, other: Self) -> bool {
-        self == other
-    }
-    fn slice(storage: &Storage) -> Option<&[Self]> {
-        match storage {
-            Storage::I32(v) => Some(v),
-            _ => None,
+            fn from_bool(v: bool) -> Self {
+                <$t>::from(u8::from(v))
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+            fn from_i32(v: i32) -> Self {
+                v as $t
+            }
+            fn from_f64(v: f64) -> Self {
+                $from_f64(v)
+            }
+            fn cast<D: Element>(self) -> D {
+                D::$from(self)
+            }
+            fn to_scalar(self) -> Scalar {
+                Scalar::$scalar(self.into())
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn is_zero(self) -> bool {
+                self == 0 as $t
+            }
+            same_of!($scalar);
+            any_conversions!($v);
         }
-    }
-    fn into_storage(v: Vec<Self>) -> Storage {
-        Storage::I32(v)
-    }
-    any_conversions!(I32);
+    };
 }
 
-impl Element for i64 {
-    const DTYPE: DType = DType::I64;
-
-    fn from_bool(v: bool) -> Self {
-        i64::from(v)
-    }
-    fn from_i64(v: i64) -> Self {
-        v
-    }
-    fn from_f64(v: f64) -> Self {
-        f64_to_i64(v)
-    }
-    fn cast<D: Element>(self) -> D {
-        D::from_i64(self)
-    }
-    fn to_scalar(self) -> Scalar {
-        Scalar::Int(self)
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    fn is_zero(self) -> bool {
-        self == 0
-    }
-    fn same(self, other: Self) -> bool {
-        self == other
-    }
-    fn slice(storage: &Storage) -> Option<&[Self]> {
-        match storage {
-            Storage::I64(v) => Some(v),
-            _ => None,
+/// [`Element::same`] of a numeric type by its kind of Python scalar: integers keep the default
+/// equality, floats compare bits (NaN equal to NaN whatever its payload).
+macro_rules! same_of {
+    (Int) => {};
+    (Float) => {
+        fn same(self, other: Self) -> bool {
+            self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
         }
-    }
-    fn into_storage(v: Vec<Self>) -> Storage {
-        Storage::I64(v)
-    }
-    any_conversions!(I64);
+    };
 }
-
-impl Element for f32 {
-    const DTYPE: DType = DType::F32;
-
-    fn from_bool(v: bool) -> Self {
-        f32::from(u8::from(v))
-    }
-    fn from_i64(v: i64) -> Self {
-        // Direct rounding: going through f64 could round twice.
-        v as f32
-    }
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-    fn from_i32(v: i32) -> Self {
-        v as f32
-    }
-    fn from_f32(v: f32) -> Self {
-        v
-    }
-    fn cast<D: Element>(self) -> D {
-        D::from_f32(self)
-    }
-    fn to_scalar(self) -> Scalar {
-        Scalar::Float(f64::from(self))
-    }
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    fn is_zero(self) -> bool {
-        self == 0.0
-    }
-    fn same(self, other: Self) -> bool {
-        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
-    }
-    fn slice(storage: &Storage) -> Option<&[Self]> {
-        match storage {
-            Storage::F32(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn into_storage(v: Vec<Self>) -> Storage {
-        Storage::F32(v)
-    }
-    any_conversions!(F32);
-}
-
-impl Element for f64 {
-    const DTYPE: DType = DType::F64;
-
-    fn from_bool(v: bool) -> Self {
-        f64::from(u8::from(v))
-    }
-    fn from_i64(v: i64) -> Self {
-        v as f64
-    }
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-    fn cast<D: Element>(self) -> D {
-        D::from_f64(self)
-    }
-    fn to_scalar(self) -> Scalar {
-        Scalar::Float(self)
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-    fn is_zero(self) -> bool {
-        self == 0.0
-    }
-    fn same(self, other: Self) -> bool {
-        self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
-    }
-    fn slice(storage: &Storage) -> Option<&[Self]> {
-        match storage {
-            Storage::F64(v) => Some(v),
-            _ => None,
-        }
-    }
-    fn into_storage(v: Vec<Self>) -> Storage {
-        Storage::F64(v)
-    }
-    any_conversions!(F64);
-}
+numeric_element!(i32, I32, Int, from_i32, f64_to_i32);
+numeric_element!(i64, I64, Int, from_i64, f64_to_i64);
+numeric_element!(f32, F32, Float, from_f32, |v| v as f32);
+numeric_element!(f64, F64, Float, from_f64, |v| v);
 
 /// Runs `$body` with `$v` bound to the typed `Vec` inside a `Storage` (one monomorphized arm
 /// per dtype).
@@ -323,27 +210,16 @@ pub(crate) use with_storage;
 /// Like [`with_storage`] but binds a type alias `$t` for the element type as well.
 macro_rules! with_type {
     ($dtype:expr, $t:ident => $body:expr) => {
+        $crate::element::with_type!(@arms $dtype, $t => $body;
+            Bool: bool, I32: i32, I64: i64, F32: f32, F64: f64)
+    };
+    // One arm per compute dtype: its `DType` variant and its element type.
+    (@arms $dtype:expr, $t:ident => $body:expr; $($variant:ident: $ty:ty),+) => {
         match $dtype {
-            $crate::DType::Bool => {
-                type $t = bool;
+            $($crate::DType::$variant => {
+                type $t = $ty;
                 $body
-            }
-            $crate::DType::I32 => {
-                type $t = i32;
-                $body
-            }
-            $crate::DType::I64 => {
-                type $t = i64;
-                $body
-            }
-            $crate::DType::F32 => {
-                type $t = f32;
-                $body
-            }
-            $crate::DType::F64 => {
-                type $t = f64;
-                $body
-            }
+            })+
             $crate::DType::F16 | $crate::DType::BF16 => {
                 unreachable!("half-precision tensors reach kernels as float32")
             }

@@ -3,15 +3,13 @@
 //!
 //! The function of each op on each dtype is chosen in one place ([`BinaryFns`],
 //! [`UnaryFns`]); the whole-tensor ops, the in-place ops and the fused kernels all run those
-//! functions through the loops of [`crate::kernels`], so they give the same bits.
+//! functions through the loops of [`crate::loops`], so they give the same bits.
 
 use std::mem::MaybeUninit;
 
 use crate::alloc;
 use crate::element::{AnyOut, AnyVal, Element, Val, with_storage, with_type};
-use crate::loops::{
-    CHUNK, as_uninit, fill_vec, for_parts, map1_into, map2_into, parallel, select_into, task_len,
-};
+use crate::loops::{CHUNK, as_uninit, fill_vec, for_parts, map1_into, map2_into, select_into};
 use crate::math::MathFloat;
 use crate::promote::{binary_types, promote_types, unary_result_dtype, weak_scalar_dtype};
 use crate::shape::{BroadcastRead, broadcast_n, broadcast_strides, for_each_row};
@@ -123,6 +121,7 @@ fn map3<A: Element, B: Element, C: Element, O: Element>(
 
 /// Arithmetic shared by the integer and float dtypes, with numpy's semantics.
 trait Arith: Element {
+    const ZERO: Self;
     fn add(a: Self, b: Self) -> Self;
     fn sub(a: Self, b: Self) -> Self;
     fn mul(a: Self, b: Self) -> Self;
@@ -133,21 +132,14 @@ trait Arith: Element {
     fn min(a: Self, b: Self) -> Self;
     fn neg(a: Self) -> Self;
     fn abs(a: Self) -> Self;
-}
-
-/// Bitwise ops of the integer dtypes.
-trait Bits: Arith {
-    fn and(a: Self, b: Self) -> Self;
-    fn or(a: Self, b: Self) -> Self;
-    fn xor(a: Self, b: Self) -> Self;
-    fn shl(a: Self, b: Self) -> Self;
-    fn shr(a: Self, b: Self) -> Self;
-    fn not(a: Self) -> Self;
+    /// numpy's `sign`: -1, 0 or 1 (NaN stays NaN).
+    fn sign(a: Self) -> Self;
 }
 
 macro_rules! impl_int {
     ($t:ty) => {
         impl Arith for $t {
+            const ZERO: Self = 0;
             fn add(a: Self, b: Self) -> Self {
                 a.wrapping_add(b)
             }
@@ -199,18 +191,13 @@ macro_rules! impl_int {
             fn abs(a: Self) -> Self {
                 a.wrapping_abs()
             }
+            #[inline]
+            fn sign(a: Self) -> Self {
+                a.signum()
+            }
         }
 
         impl Bits for $t {
-            fn and(a: Self, b: Self) -> Self {
-                a & b
-            }
-            fn or(a: Self, b: Self) -> Self {
-                a | b
-            }
-            fn xor(a: Self, b: Self) -> Self {
-                a ^ b
-            }
             // numpy defines shifts by >= the bit width (or negative amounts) as 0, or -1 for
             // right shifts of negative numbers, instead of leaving them undefined.
             fn shl(a: Self, b: Self) -> Self {
@@ -229,14 +216,23 @@ macro_rules! impl_int {
                     0
                 }
             }
-            fn not(a: Self) -> Self {
-                !a
-            }
         }
     };
 }
 impl_int!(i32);
 impl_int!(i64);
+
+/// Bitwise ops of the integer dtypes: Rust's operators, and shifts with numpy's semantics.
+trait Bits:
+    Arith
+    + std::ops::BitAnd<Output = Self>
+    + std::ops::BitOr<Output = Self>
+    + std::ops::BitXor<Output = Self>
+    + std::ops::Not<Output = Self>
+{
+    fn shl(a: Self, b: Self) -> Self;
+    fn shr(a: Self, b: Self) -> Self;
+}
 
 /// Float-only operations (the elementary functions are in [`crate::math`]).
 trait Float: Arith + MathFloat {
@@ -246,6 +242,7 @@ trait Float: Arith + MathFloat {
 macro_rules! impl_float {
     ($t:ty) => {
         impl Arith for $t {
+            const ZERO: Self = 0.0;
             fn add(a: Self, b: Self) -> Self {
                 a + b
             }
@@ -276,6 +273,19 @@ macro_rules! impl_float {
             }
             fn abs(a: Self) -> Self {
                 a.abs()
+            }
+            // Both zeros give +0.
+            #[inline]
+            fn sign(a: Self) -> Self {
+                if a > 0.0 {
+                    1.0
+                } else if a < 0.0 {
+                    -1.0
+                } else if a == 0.0 {
+                    0.0
+                } else {
+                    a
+                }
             }
         }
 
@@ -379,45 +389,33 @@ impl BinaryFns for bool {
     }
 }
 
-macro_rules! int_binary_fns {
-    ($t:ty) => {
-        impl BinaryFns for $t {
-            fn visit_binary<S: BinarySink<$t>>(op: BinaryOp, sink: S) -> S::Out {
-                match op {
-                    BinaryOp::BitAnd => sink.apply(<$t as Bits>::and),
-                    BinaryOp::BitOr => sink.apply(<$t as Bits>::or),
-                    BinaryOp::BitXor => sink.apply(<$t as Bits>::xor),
-                    BinaryOp::LShift => sink.apply(<$t as Bits>::shl),
-                    BinaryOp::RShift => sink.apply(<$t as Bits>::shr),
-                    BinaryOp::Div => unreachable!("integer division computes in float64"),
-                    _ => visit_arith(op, sink),
-                }
-            }
-        }
-    };
+/// Passes the integer `op` to `sink`.
+#[inline(always)]
+fn visit_int_binary<T: Bits, S: BinarySink<T>>(op: BinaryOp, sink: S) -> S::Out {
+    match op {
+        BinaryOp::BitAnd => sink.apply(|x: T, y: T| x & y),
+        BinaryOp::BitOr => sink.apply(|x: T, y: T| x | y),
+        BinaryOp::BitXor => sink.apply(|x: T, y: T| x ^ y),
+        BinaryOp::LShift => sink.apply(T::shl),
+        BinaryOp::RShift => sink.apply(T::shr),
+        BinaryOp::Div => unreachable!("integer division computes in float64"),
+        _ => visit_arith(op, sink),
+    }
 }
-int_binary_fns!(i32);
-int_binary_fns!(i64);
 
-macro_rules! float_binary_fns {
-    ($t:ty) => {
-        impl BinaryFns for $t {
-            fn visit_binary<S: BinarySink<$t>>(op: BinaryOp, sink: S) -> S::Out {
-                match op {
-                    BinaryOp::Div => sink.apply(<$t as Float>::div),
-                    BinaryOp::BitAnd
-                    | BinaryOp::BitOr
-                    | BinaryOp::BitXor
-                    | BinaryOp::LShift
-                    | BinaryOp::RShift => unreachable!("{op:?} on floats is rejected"),
-                    _ => visit_arith(op, sink),
-                }
-            }
-        }
-    };
+/// Passes the float `op` to `sink`.
+#[inline(always)]
+fn visit_float_binary<T: Float, S: BinarySink<T>>(op: BinaryOp, sink: S) -> S::Out {
+    match op {
+        BinaryOp::Div => sink.apply(T::div),
+        BinaryOp::BitAnd
+        | BinaryOp::BitOr
+        | BinaryOp::BitXor
+        | BinaryOp::LShift
+        | BinaryOp::RShift => unreachable!("{op:?} on floats is rejected"),
+        _ => visit_arith(op, sink),
+    }
 }
-float_binary_fns!(f32);
-float_binary_fns!(f64);
 
 /// A unary function over slices: `dst[i] = f(src[i])`, same lengths.
 pub(crate) trait SliceFn<T, O>: Copy + Send + Sync {
@@ -469,70 +467,77 @@ impl UnaryFns for bool {
     }
 }
 
-macro_rules! int_unary_fns {
-    ($t:ty) => {
-        impl UnaryFns for $t {
-            fn visit_unary<S: UnarySink<$t>>(op: UnaryOp, sink: S) -> S::Out {
-                match op {
-                    UnaryOp::LogicalNot => sink.apply(PerElement(|x: $t| x == 0)),
-                    UnaryOp::Neg => sink.apply(PerElement(<$t as Arith>::neg)),
-                    UnaryOp::Abs => sink.apply(PerElement(<$t as Arith>::abs)),
-                    UnaryOp::Relu => sink.apply(PerElement(|x: $t| <$t as Arith>::max(x, 0))),
-                    UnaryOp::Invert => sink.apply(PerElement(<$t as Bits>::not)),
-                    UnaryOp::Sign => sink.apply(PerElement(<$t>::signum)),
-                    _ => unreachable!("{op:?} on integers computes in float64"),
-                }
-            }
-        }
-    };
+/// Passes the unary `op` that every numeric type has to `sink`.
+#[inline(always)]
+fn visit_numeric_unary<T: Arith, S: UnarySink<T>>(op: UnaryOp, sink: S) -> S::Out {
+    match op {
+        UnaryOp::LogicalNot => sink.apply(PerElement(|x: T| x == T::ZERO)),
+        UnaryOp::Neg => sink.apply(PerElement(T::neg)),
+        UnaryOp::Abs => sink.apply(PerElement(T::abs)),
+        UnaryOp::Relu => sink.apply(PerElement(|x: T| T::max(x, T::ZERO))),
+        UnaryOp::Sign => sink.apply(PerElement(T::sign)),
+        _ => unreachable!("{op:?} is not an op of every numeric type"),
+    }
 }
-int_unary_fns!(i32);
-int_unary_fns!(i64);
 
-macro_rules! float_unary_fns {
-    ($t:ty) => {
-        impl UnaryFns for $t {
-            fn visit_unary<S: UnarySink<$t>>(op: UnaryOp, sink: S) -> S::Out {
-                match op {
-                    UnaryOp::LogicalNot => sink.apply(PerElement(|x: $t| x == 0.0)),
-                    UnaryOp::Neg => sink.apply(PerElement(<$t as Arith>::neg)),
-                    UnaryOp::Abs => sink.apply(PerElement(<$t as Arith>::abs)),
-                    UnaryOp::Relu => sink.apply(PerElement(|x: $t| <$t as Arith>::max(x, 0.0))),
-                    UnaryOp::Exp
-                    | UnaryOp::Log
-                    | UnaryOp::Sqrt
-                    | UnaryOp::Tanh
-                    | UnaryOp::Sin
-                    | UnaryOp::Cos
-                    | UnaryOp::Sigmoid
-                    | UnaryOp::Log1p
-                    | UnaryOp::Expm1
-                    | UnaryOp::Erf
-                    | UnaryOp::Gelu
-                    | UnaryOp::GeluTanh
-                    | UnaryOp::Silu
-                    | UnaryOp::Softplus
-                    | UnaryOp::Rsqrt => sink.apply(Elementary(op)),
-                    // numpy's sign: NaN stays NaN, both zeros give +0.
-                    UnaryOp::Sign => sink.apply(PerElement(|x: $t| {
-                        if x > 0.0 {
-                            1.0
-                        } else if x < 0.0 {
-                            -1.0
-                        } else if x == 0.0 {
-                            0.0
-                        } else {
-                            x
-                        }
-                    })),
-                    UnaryOp::Invert | UnaryOp::Pos => unreachable!("{op:?} never gets here"),
-                }
+/// Passes the integer unary `op` to `sink`.
+#[inline(always)]
+fn visit_int_unary<T: Bits, S: UnarySink<T>>(op: UnaryOp, sink: S) -> S::Out {
+    match op {
+        UnaryOp::Invert => sink.apply(PerElement(|x: T| !x)),
+        UnaryOp::LogicalNot | UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Relu | UnaryOp::Sign => {
+            visit_numeric_unary(op, sink)
+        }
+        _ => unreachable!("{op:?} on integers computes in float64"),
+    }
+}
+
+/// Passes the float unary `op` to `sink`.
+#[inline(always)]
+fn visit_float_unary<T: Float, S: UnarySink<T>>(op: UnaryOp, sink: S) -> S::Out {
+    match op {
+        UnaryOp::Exp
+        | UnaryOp::Log
+        | UnaryOp::Sqrt
+        | UnaryOp::Tanh
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Sigmoid
+        | UnaryOp::Log1p
+        | UnaryOp::Expm1
+        | UnaryOp::Erf
+        | UnaryOp::Gelu
+        | UnaryOp::GeluTanh
+        | UnaryOp::Silu
+        | UnaryOp::Softplus
+        | UnaryOp::Rsqrt => sink.apply(Elementary(op)),
+        UnaryOp::Invert | UnaryOp::Pos => unreachable!("{op:?} never gets here"),
+        _ => visit_numeric_unary(op, sink),
+    }
+}
+
+/// The numeric types' [`BinaryFns`] and [`UnaryFns`]: the visits of their kind.
+macro_rules! numeric_fns {
+    ($($t:ty: $binary:ident, $unary:ident;)+) => {$(
+        impl BinaryFns for $t {
+            fn visit_binary<S: BinarySink<$t>>(op: BinaryOp, sink: S) -> S::Out {
+                $binary(op, sink)
             }
         }
-    };
+
+        impl UnaryFns for $t {
+            fn visit_unary<S: UnarySink<$t>>(op: UnaryOp, sink: S) -> S::Out {
+                $unary(op, sink)
+            }
+        }
+    )+};
 }
-float_unary_fns!(f32);
-float_unary_fns!(f64);
+numeric_fns! {
+    i32: visit_int_binary, visit_int_unary;
+    i64: visit_int_binary, visit_int_unary;
+    f32: visit_float_binary, visit_float_unary;
+    f64: visit_float_binary, visit_float_unary;
+}
 
 // ----- whole tensors -------------------------------------------------------------------------------
 
@@ -719,24 +724,14 @@ pub(crate) fn cast_storage(s: &Storage, shape: &[usize], dtype: DType) -> Result
 /// Runs `work(start, part, scratch)` over consecutive parts of at most [`CHUNK`] elements of
 /// `data`, in parallel for large tensors; `scratch` holds a copy of `part`.
 fn in_place_chunks<T: Element>(data: &mut [T], work: impl Fn(usize, &mut [T], &[T]) + Sync) {
-    let run = |offset: usize, task: &mut [T]| {
+    for_parts(data, |offset, task| {
         let mut scratch = vec![T::from_bool(false); task.len().min(CHUNK)];
         for (i, part) in task.chunks_mut(CHUNK).enumerate() {
             let copy = &mut scratch[..part.len()];
             copy.copy_from_slice(part);
             work(offset + i * CHUNK, part, copy);
         }
-    };
-    let n = data.len();
-    if !parallel(n) {
-        run(0, data);
-        return;
-    }
-    use rayon::prelude::*;
-    let len = task_len(n);
-    data.par_chunks_mut(len)
-        .enumerate()
-        .for_each(|(i, task)| run(i * len, task));
+    });
 }
 
 /// The destination of a kernel that writes over `part`, whose values were copied out first.

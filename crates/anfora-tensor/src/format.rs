@@ -619,32 +619,28 @@ mod tests {
 
     #[test]
     fn digits_parse_and_layout() {
-        assert_eq!(
-            Digits::from_sci("1.2345e-5"),
-            Digits {
-                digits: b"12345".to_vec(),
-                exp: -5
-            }
-        );
-        assert_eq!(Digits::from_sci("0e0"), Digits::zero());
-        assert_eq!(
-            Digits::from_fixed("0.00012300"),
-            Digits {
-                digits: b"123".to_vec(),
-                exp: -4
-            }
-        );
-        assert_eq!(Digits::from_fixed("0.00000000"), Digits::zero());
-        let d = Digits::from_fixed("1200.50");
-        assert_eq!(d.positional(), ("1200".to_string(), "5".to_string()));
-        assert_eq!(
-            Digits::from_sci("1.2e3").positional(),
-            ("1200".to_string(), String::new())
-        );
-        assert_eq!(
-            Digits::from_sci("1.2e-3").positional(),
-            ("0".to_string(), "0012".to_string())
-        );
+        let digits = |d: &[u8], exp| Digits {
+            digits: d.to_vec(),
+            exp,
+        };
+        let parsed = [
+            (Digits::from_sci("1.2345e-5"), digits(b"12345", -5)),
+            (Digits::from_sci("0e0"), Digits::zero()),
+            (Digits::from_fixed("0.00012300"), digits(b"123", -4)),
+            (Digits::from_fixed("0.00000000"), Digits::zero()),
+        ];
+        for (got, want) in parsed {
+            assert_eq!(got, want);
+        }
+        // (digits, integer part, fraction part)
+        let laid_out = [
+            (Digits::from_fixed("1200.50"), "1200", "5"),
+            (Digits::from_sci("1.2e3"), "1200", ""),
+            (Digits::from_sci("1.2e-3"), "0", "0012"),
+        ];
+        for (d, int, frac) in laid_out {
+            assert_eq!(d.positional(), (int.to_string(), frac.to_string()), "{d:?}");
+        }
     }
 
     #[test]

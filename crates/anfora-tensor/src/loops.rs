@@ -296,10 +296,7 @@ pub(crate) fn parallel(n: usize) -> bool {
 /// Calls `work(start, part)` on consecutive parts of `dst` covering it, in parallel for large
 /// outputs. `start` is the index of the part's first element.
 #[inline]
-pub(crate) fn for_parts<O: Send>(
-    dst: &mut [MaybeUninit<O>],
-    work: impl Fn(usize, &mut [MaybeUninit<O>]) + Sync + Send,
-) {
+pub(crate) fn for_parts<E: Send>(dst: &mut [E], work: impl Fn(usize, &mut [E]) + Sync + Send) {
     let n = dst.len();
     if !parallel(n) {
         work(0, dst);

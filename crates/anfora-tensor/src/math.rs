@@ -21,6 +21,146 @@ use std::mem::MaybeUninit;
 use crate::UnaryOp;
 use crate::loops::map1_into;
 
+// ----- shared by float32 and float64 ------------------------------------------------------------
+
+/// What the routines written once for float32 and float64 need of the type: the constants of
+/// the reduction by ln 2, and powers of two made in the exponent field.
+trait Real:
+    Copy
+    + PartialOrd
+    + std::ops::Neg<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+{
+    /// The signed integer of the type's width.
+    type Int;
+    /// 1.5 · 2^(mantissa bits): adding it rounds a number of smaller magnitude to an integer,
+    /// which then sits in the low bits.
+    const MAGIC: Self;
+    const LOG2E: Self;
+    /// ln 2 = LN2_HI + LN2_LO, with LN2_HI short enough that `n * LN2_HI` is exact.
+    const LN2_HI: Self;
+    const LN2_LO: Self;
+    const ZERO: Self;
+    const INFINITY: Self;
+    const NEG_INFINITY: Self;
+    const NAN: Self;
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    fn is_nan(self) -> bool;
+    fn abs(self) -> Self;
+    /// `n` from `t = MAGIC + n`: the difference of their bits.
+    fn magic_int(t: Self) -> Self::Int;
+    /// 2^n for `n` in the exponent range of normal numbers.
+    fn pow2(n: Self::Int) -> Self;
+    /// `x · 2^n` in two factors, so that 2^n is representable on the way to a subnormal or
+    /// infinite result, which then rounds once.
+    fn scale(x: Self, n: Self::Int) -> Self;
+}
+
+/// [`Real`] for `$t`: `$int` and `$uint` its integers of the same width, `$bias` its exponent
+/// bias, `$mantissa` its mantissa bits, then `MAGIC`, `LOG2E`, `LN2_HI` and `LN2_LO`.
+macro_rules! impl_real {
+    (
+        $t:ident, $int:ty, $uint:ty, $bias:literal, $mantissa:literal,
+        [$magic:expr, $log2e:expr, $ln2_hi:expr, $ln2_lo:expr]
+    ) => {
+        impl Real for $t {
+            type Int = $int;
+            const MAGIC: Self = $magic;
+            const LOG2E: Self = $log2e;
+            const LN2_HI: Self = $ln2_hi;
+            const LN2_LO: Self = $ln2_lo;
+            const ZERO: Self = 0.0;
+            const INFINITY: Self = $t::INFINITY;
+            const NEG_INFINITY: Self = $t::NEG_INFINITY;
+            const NAN: Self = $t::NAN;
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                $t::mul_add(self, a, b)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $t::abs(self)
+            }
+            #[inline(always)]
+            fn magic_int(t: Self) -> $int {
+                (t.to_bits() as $int).wrapping_sub(Self::MAGIC.to_bits() as $int)
+            }
+            #[inline(always)]
+            fn pow2(n: $int) -> Self {
+                $t::from_bits((n.wrapping_add($bias) as $uint) << $mantissa)
+            }
+            #[inline(always)]
+            fn scale(x: Self, n: $int) -> Self {
+                let n1 = n >> 1;
+                x * Self::pow2(n1) * Self::pow2(n.wrapping_sub(n1))
+            }
+        }
+    };
+}
+impl_real! { f32, i32, u32, 127, 23, [MAGIC32, LOG2E32, LN2_HI32, LN2_LO32] }
+impl_real! { f64, i64, u64, 1023, 52, [MAGIC64, LOG2E64, LN2_HI64, LN2_LO64] }
+
+/// x = n ln2 + r with n = round(x / ln2) and |r| <= ln(2)/2 (plus a little), for |x| below a
+/// quarter of `MAGIC` (2^21 for float32): `r`, and `t = MAGIC + n`, which holds `n` in its low
+/// bits.
+#[inline(always)]
+fn reduce_ln2_magic<F: Real>(x: F) -> (F, F) {
+    let t = x.mul_add(F::LOG2E, F::MAGIC);
+    let n = t - F::MAGIC;
+    // Exact: n * LN2_HI has few bits and cancels against x.
+    let r = n.mul_add(-F::LN2_HI, x);
+    (n.mul_add(-F::LN2_LO, r), t)
+}
+
+/// [`reduce_ln2_magic`] with `n` as an integer.
+#[inline(always)]
+fn reduce_ln2<F: Real>(x: F) -> (F, F::Int) {
+    let (r, t) = reduce_ln2_magic(x);
+    (r, F::magic_int(t))
+}
+
+/// `c[0] + c[1] t + ... + c[N-1] t^(N-1)` by Horner's scheme, one fused multiply-add a step
+/// from `t·c[N-1] + c[N-2]`.
+#[inline(always)]
+fn horner<F: Real, const N: usize>(t: F, c: [F; N]) -> F {
+    let mut p = t.mul_add(c[N - 1], c[N - 2]);
+    for &k in c[..N - 2].iter().rev() {
+        p = p.mul_add(t, k);
+    }
+    p
+}
+
+/// `|x|`, and `tanh |x|` for small `|x|` (below 0.55): `a + a·z·p(z)` with `z = a²` and `p` the
+/// polynomial of coefficients `c`, a fit of `(tanh a - a) / a³`.
+#[inline(always)]
+fn tanh_near_zero<F: Real, const N: usize>(x: F, c: [F; N]) -> (F, F) {
+    let a = x.abs();
+    let z = a * a;
+    (a, (a * z).mul_add(horner(z, c), a))
+}
+
+/// `x` clamped to `[lo, hi]`; the comparisons keep NaN.
+#[inline(always)]
+fn clamp<F: Real>(x: F, lo: F, hi: F) -> F {
+    let x = if x < lo { lo } else { x };
+    if x > hi { hi } else { x }
+}
+
+/// `log x` where it is special (-inf at zero, NaN below zero and at NaN, inf at inf), `res`
+/// elsewhere.
+#[inline(always)]
+fn log_special<F: Real>(x: F, res: F) -> F {
+    let res = if x == F::ZERO { F::NEG_INFINITY } else { res };
+    let res = if x < F::ZERO { F::NAN } else { res };
+    let res = if x == F::INFINITY { x } else { res };
+    if x.is_nan() { x } else { res }
+}
+
 // ----- float32 -----------------------------------------------------------------------------------
 
 /// 1.5 * 2^23: adding it rounds a float32 of magnitude below 2^22 to an integer.
@@ -50,24 +190,6 @@ const LOG1P_R32: [f32; 8] = [
     -0.078_662_59,
 ];
 
-/// 2^n for n in [-126, 127].
-#[inline(always)]
-fn pow2_32(n: i32) -> f32 {
-    f32::from_bits((n.wrapping_add(127) as u32) << 23)
-}
-
-/// x = n ln2 + r with n = round(x / ln2) and |r| <= ln(2)/2 (plus a little), for |x| < 2^21.
-#[inline(always)]
-fn reduce_ln2_32(x: f32) -> (f32, i32) {
-    let t = x.mul_add(LOG2E32, MAGIC32);
-    let n = t - MAGIC32;
-    // Exact: n * LN2_HI32 has few bits and cancels against x.
-    let r = n.mul_add(-LN2_HI32, x);
-    let r = n.mul_add(-LN2_LO32, r);
-    let ni = (t.to_bits() as i32).wrapping_sub(MAGIC32.to_bits() as i32);
-    (r, ni)
-}
-
 /// e^r on |r| <= ln(2)/2 as one polynomial, `1 + r + r^2 (q0 + q1 r + ...)` with the
 /// coefficients of `EXPM1_Q32`, lowest degree first.
 pub(crate) const EXP_P32: [f32; 7] = [
@@ -83,31 +205,20 @@ pub(crate) const EXP_P32: [f32; 7] = [
 /// e^r for |r| <= ln(2)/2: `EXP_P32` by Horner's scheme.
 #[inline(always)]
 fn exp_poly32(r: f32) -> f32 {
-    let c = EXP_P32;
-    let mut p = c[6];
-    for &k in c[..6].iter().rev() {
-        p = p.mul_add(r, k);
-    }
-    p
+    horner(r, EXP_P32)
 }
 
 /// e^x for x in [-104, 89] (and NaN).
 #[inline(always)]
 fn exp_core32(x: f32) -> f32 {
-    let (r, n) = reduce_ln2_32(x);
-    let e = exp_poly32(r);
-    // Two factors, so that 2^n is representable on the way to a subnormal or infinite result,
-    // which then rounds once.
-    let n1 = n >> 1;
-    e * pow2_32(n1) * pow2_32(n.wrapping_sub(n1))
+    let (r, n) = reduce_ln2(x);
+    f32::scale(exp_poly32(r), n)
 }
 
 #[inline(always)]
 pub(crate) fn exp_f32(x: f32) -> f32 {
-    // The comparisons keep NaN. Beyond these bounds the result is 0 or inf anyway.
-    let x = if x < -104.0 { -104.0 } else { x };
-    let x = if x > 89.0 { 89.0 } else { x };
-    exp_core32(x)
+    // Beyond these bounds the result is 0 or inf anyway.
+    exp_core32(clamp(x, -104.0, 89.0))
 }
 
 /// (tanh x - x) / x^3 in z = x^2, |x| <= 0.55: error 1.0e-9 relative to tanh x.
@@ -123,27 +234,17 @@ pub(crate) const TANH_P32: [f32; 5] = [
 /// e = e^(-2|x|), where 2e/(1 + e) < 1/2 keeps the subtraction's error under half an ulp.
 pub(crate) const TANH_SMALL: f32 = 0.55;
 
-/// `reduce_ln2_32`'s first result: `bits(t) << 23` is `n << 23`, the exponent to add for 2^n.
+/// [`reduce_ln2`] of a float32 with `n << 23`, the exponent to add for 2^n, for `n`.
 #[inline(always)]
 fn reduce_ln2_bits32(x: f32) -> (f32, u32) {
-    let t = x.mul_add(LOG2E32, MAGIC32);
-    let n = t - MAGIC32;
-    let r = n.mul_add(-LN2_HI32, x);
-    let r = n.mul_add(-LN2_LO32, r);
+    let (r, t) = reduce_ln2_magic(x);
     // t = 1.5 * 2^23 + n: shifting out all but the low bits leaves n << 23, modulo 2^32.
     (r, t.to_bits() << 23)
 }
 
 #[inline(always)]
 pub(crate) fn tanh_f32(x: f32) -> f32 {
-    let a = x.abs();
-    let z = a * a;
-    let c = TANH_P32;
-    let p = z.mul_add(c[4], c[3]);
-    let p = p.mul_add(z, c[2]);
-    let p = p.mul_add(z, c[1]);
-    let p = p.mul_add(z, c[0]);
-    let small = (a * z).mul_add(p, a);
+    let (a, small) = tanh_near_zero(x, TANH_P32);
     // e = e^(-2|x|) in [e^-80, e^-1.1]: normal, so its exponent is added to the bits directly
     // (e's error only reaches the result halved).
     let y = -2.0 * a;
@@ -192,10 +293,7 @@ pub(crate) const RECIP_1P_SIGMOID32: [f32; 6] = [
 /// quotient before its one rounding, and 1 + e is never rounded.
 #[inline(always)]
 fn quotient_1p32<const N: usize>(n: f32, e: f32, c: [f32; N]) -> f32 {
-    let mut r = c[N - 1];
-    for &k in c[..N - 1].iter().rev() {
-        r = r.mul_add(e, k);
-    }
+    let r = horner(e, c);
     let q0 = n * r;
     // Exact: q0 is within [n/2, 2n] (Sterbenz).
     let t = n - q0;
@@ -218,21 +316,10 @@ pub(crate) fn log_f32(x: f32) -> f32 {
     let m = f32::from_bits(((ix & 0x007f_ffff) + 0x3f35_04f3) as u32);
     let f = m - 1.0;
     let kf = k as f32;
-    let c = LOG1P_R32;
-    let p = f.mul_add(c[7], c[6]);
-    let p = p.mul_add(f, c[5]);
-    let p = p.mul_add(f, c[4]);
-    let p = p.mul_add(f, c[3]);
-    let p = p.mul_add(f, c[2]);
-    let p = p.mul_add(f, c[1]);
-    let p = p.mul_add(f, c[0]);
+    let p = horner(f, LOG1P_R32);
     // log x = k ln2 + f - f^2/2 + f^3 p
     let lo = (f * f).mul_add(f.mul_add(p, -0.5), kf * LN2_LO32);
-    let res = kf.mul_add(LN2_HI32, f + lo);
-    let res = if x == 0.0 { f32::NEG_INFINITY } else { res };
-    let res = if x < 0.0 { f32::NAN } else { res };
-    let res = if x == f32::INFINITY { x } else { res };
-    if x.is_nan() { x } else { res }
+    log_special(x, kf.mul_add(LN2_HI32, f + lo))
 }
 
 // ----- float64 -----------------------------------------------------------------------------------
@@ -258,49 +345,20 @@ const EXPM1_Q64: [f64; 10] = [
 ];
 
 #[inline(always)]
-fn pow2_64(n: i64) -> f64 {
-    f64::from_bits((n.wrapping_add(1023) as u64) << 52)
-}
-
-#[inline(always)]
-fn reduce_ln2_64(x: f64) -> (f64, i64) {
-    let t = x.mul_add(LOG2E64, MAGIC64);
-    let n = t - MAGIC64;
-    let r = n.mul_add(-LN2_HI64, x);
-    let r = n.mul_add(-LN2_LO64, r);
-    let ni = (t.to_bits() as i64).wrapping_sub(MAGIC64.to_bits() as i64);
-    (r, ni)
-}
-
-#[inline(always)]
 fn expm1_poly64(r: f64) -> f64 {
-    let q = EXPM1_Q64;
-    let p = r.mul_add(q[9], q[8]);
-    let p = p.mul_add(r, q[7]);
-    let p = p.mul_add(r, q[6]);
-    let p = p.mul_add(r, q[5]);
-    let p = p.mul_add(r, q[4]);
-    let p = p.mul_add(r, q[3]);
-    let p = p.mul_add(r, q[2]);
-    let p = p.mul_add(r, q[1]);
-    let p = p.mul_add(r, q[0]);
-    (r * r).mul_add(p, r)
+    (r * r).mul_add(horner(r, EXPM1_Q64), r)
 }
 
 /// e^x for x in [-746, 710] (and NaN).
 #[inline(always)]
 fn exp_core64(x: f64) -> f64 {
-    let (r, n) = reduce_ln2_64(x);
-    let e = expm1_poly64(r) + 1.0;
-    let n1 = n >> 1;
-    e * pow2_64(n1) * pow2_64(n.wrapping_sub(n1))
+    let (r, n) = reduce_ln2(x);
+    f64::scale(expm1_poly64(r) + 1.0, n)
 }
 
 #[inline(always)]
 pub(crate) fn exp_f64(x: f64) -> f64 {
-    let x = if x < -746.0 { -746.0 } else { x };
-    let x = if x > 710.0 { 710.0 } else { x };
-    exp_core64(x)
+    exp_core64(clamp(x, -746.0, 710.0))
 }
 
 /// (tanh x - x) / x^3 in z = x^2, |x| <= 0.55: error 5.6e-19 relative to tanh x.
@@ -320,17 +378,10 @@ const TANH_P64: [f64; 11] = [
 
 #[inline(always)]
 pub(crate) fn tanh_f64(x: f64) -> f64 {
-    let a = x.abs();
-    let z = a * a;
-    let c = TANH_P64;
-    let mut p = z.mul_add(c[10], c[9]);
-    for &k in c[..9].iter().rev() {
-        p = p.mul_add(z, k);
-    }
-    let small = (a * z).mul_add(p, a);
+    let (a, small) = tanh_near_zero(x, TANH_P64);
     let y = -2.0 * a;
-    let (r, n) = reduce_ln2_64(if y < -200.0 { -200.0 } else { y });
-    let e = (expm1_poly64(r) + 1.0) * pow2_64(n);
+    let (r, n) = reduce_ln2(if y < -200.0 { -200.0 } else { y });
+    let e = (expm1_poly64(r) + 1.0) * f64::pow2(n);
     let large = 1.0 - (e + e) / (1.0 + e);
     let t = if a < 0.55 { small } else { large };
     t.copysign(x)
@@ -380,11 +431,10 @@ pub(crate) fn log_f64(x: f64) -> f64 {
     let t2 = z * (LG[0] + w * (LG[2] + w * (LG[4] + w * LG[6])));
     let r = t2 + t1;
     let dk = k as f64;
-    let res = dk * LN2_HI64 - ((hfsq - (s * (hfsq + r) + dk * LN2_LO64)) - f);
-    let res = if x == 0.0 { f64::NEG_INFINITY } else { res };
-    let res = if x < 0.0 { f64::NAN } else { res };
-    let res = if x == f64::INFINITY { x } else { res };
-    if x.is_nan() { x } else { res }
+    log_special(
+        x,
+        dk * LN2_HI64 - ((hfsq - (s * (hfsq + r) + dk * LN2_LO64)) - f),
+    )
 }
 
 // ----- sin and cos -------------------------------------------------------------------------------
@@ -417,19 +467,13 @@ fn sincos32(x: f32) -> (f64, f64) {
     let x = f64::from(x);
     let t = x.mul_add(FRAC_2_PI, MAGIC64);
     let n = t - MAGIC64;
-    let q = (t.to_bits() as i64).wrapping_sub(MAGIC64.to_bits() as i64);
+    let q = f64::magic_int(t);
     let r = n.mul_add(-PIO2_1, x);
     let r = n.mul_add(-PIO2_2, r);
     let r = n.mul_add(-PIO2_2T, r);
     let z = r * r;
-    let s = z.mul_add(SIN_S[3], SIN_S[2]);
-    let s = s.mul_add(z, SIN_S[1]);
-    let s = s.mul_add(z, SIN_S[0]);
-    let sin_r = (r * z).mul_add(s, r);
-    let c = z.mul_add(COS_C[3], COS_C[2]);
-    let c = c.mul_add(z, COS_C[1]);
-    let c = c.mul_add(z, COS_C[0]);
-    let cos_r = (z * z).mul_add(c, z.mul_add(-0.5, 1.0));
+    let sin_r = (r * z).mul_add(horner(z, SIN_S), r);
+    let cos_r = (z * z).mul_add(horner(z, COS_C), z.mul_add(-0.5, 1.0));
     // Quadrant q: sin x = sin r, cos r, -sin r, -cos r.
     let (sin, cos) = if q & 1 == 0 {
         (sin_r, cos_r)
@@ -471,51 +515,93 @@ fn fixup<T: Copy>(
 /// The float dtypes' elementary functions over slices.
 pub(crate) trait MathFloat: Copy + Send + Sync {
     /// Writes `op(src[i])` into `dst[i]` for the float functions (`Exp`, `Log`, `Sqrt`, `Tanh`,
-    /// `Sin`, `Cos`, `Sigmoid`); `src` and `dst` have the same length.
+    /// `Sin`, `Cos`, `Sigmoid`, ...); `src` and `dst` have the same length.
     fn math_into(op: UnaryOp, src: &[Self], dst: &mut [MaybeUninit<Self>]);
 }
 
-impl MathFloat for f32 {
-    fn math_into(op: UnaryOp, src: &[f32], dst: &mut [MaybeUninit<f32>]) {
-        match op {
-            UnaryOp::Exp => map1_into(src, dst, exp_f32),
-            UnaryOp::Log => map1_into(src, dst, log_f32),
-            UnaryOp::Sqrt => map1_into(src, dst, f32::sqrt),
-            UnaryOp::Tanh => map1_into(src, dst, tanh_f32),
-            UnaryOp::Sigmoid => map1_into(src, dst, sigmoid_f32),
-            UnaryOp::Sin => {
-                map1_into(src, dst, sin_core32);
-                fixup(
-                    src,
-                    dst,
-                    |x| x.abs() > TRIG_LIMIT32,
-                    |x| f64::from(x).sin() as f32,
-                );
+/// [`MathFloat`] for `$t`, each op computed by the routine (element by element) or the slice
+/// function (`*_into`) given for it.
+macro_rules! impl_math_float {
+    ($t:ident {
+        exp: $exp:expr,
+        log: $log:expr,
+        tanh: $tanh:expr,
+        sigmoid: $sigmoid:expr,
+        sin_into: $sin_into:expr,
+        cos_into: $cos_into:expr,
+        erf: $erf:expr,
+        gelu: $gelu:expr,
+        gelu_tanh: $gelu_tanh:expr $(,)?
+    }) => {
+        impl MathFloat for $t {
+            fn math_into(op: UnaryOp, src: &[$t], dst: &mut [MaybeUninit<$t>]) {
+                match op {
+                    UnaryOp::Exp => map1_into(src, dst, $exp),
+                    UnaryOp::Log => map1_into(src, dst, $log),
+                    UnaryOp::Sqrt => map1_into(src, dst, $t::sqrt),
+                    UnaryOp::Tanh => map1_into(src, dst, $tanh),
+                    UnaryOp::Sigmoid => map1_into(src, dst, $sigmoid),
+                    UnaryOp::Sin => $sin_into(src, dst),
+                    UnaryOp::Cos => $cos_into(src, dst),
+                    UnaryOp::Log1p => map1_into(src, dst, $t::ln_1p),
+                    UnaryOp::Expm1 => map1_into(src, dst, $t::exp_m1),
+                    UnaryOp::Erf => map1_into(src, dst, $erf),
+                    UnaryOp::Gelu => map1_into(src, dst, $gelu),
+                    UnaryOp::GeluTanh => map1_into(src, dst, $gelu_tanh),
+                    UnaryOp::Silu => map1_into(src, dst, |x: $t| x * $sigmoid(x)),
+                    UnaryOp::Softplus => {
+                        map1_into(src, dst, |x: $t| x.max(0.0) + $exp(-x.abs()).ln_1p())
+                    }
+                    UnaryOp::Rsqrt => map1_into(src, dst, |x: $t| 1.0 / x.sqrt()),
+                    _ => unreachable!("{op:?} is not an elementary function"),
+                }
             }
-            UnaryOp::Cos => {
-                map1_into(src, dst, cos_core32);
-                fixup(
-                    src,
-                    dst,
-                    |x| x.abs() > TRIG_LIMIT32,
-                    |x| f64::from(x).cos() as f32,
-                );
-            }
-            UnaryOp::Log1p => map1_into(src, dst, f32::ln_1p),
-            UnaryOp::Expm1 => map1_into(src, dst, f32::exp_m1),
-            UnaryOp::Erf => map1_into(src, dst, libm::erff),
-            // In float64, rounded once.
-            UnaryOp::Gelu => map1_into(src, dst, |x: f32| gelu_f64(f64::from(x)) as f32),
-            UnaryOp::GeluTanh => map1_into(src, dst, gelu_tanh_f32),
-            UnaryOp::Silu => map1_into(src, dst, |x: f32| x * sigmoid_f32(x)),
-            UnaryOp::Softplus => {
-                map1_into(src, dst, |x: f32| x.max(0.0) + exp_f32(-x.abs()).ln_1p())
-            }
-            UnaryOp::Rsqrt => map1_into(src, dst, |x: f32| 1.0 / x.sqrt()),
-            _ => unreachable!("{op:?} is not an elementary function"),
         }
-    }
+    };
 }
+
+/// float32 `sin` or `cos` over a slice: `core` (in float64 after a Cody–Waite reduction), and
+/// libm's float64 `slow` where |x| > TRIG_LIMIT32.
+#[inline(always)]
+fn trig32_into(
+    src: &[f32],
+    dst: &mut [MaybeUninit<f32>],
+    core: impl Fn(f32) -> f32,
+    slow: impl Fn(f64) -> f64,
+) {
+    map1_into(src, dst, core);
+    fixup(
+        src,
+        dst,
+        |x| x.abs() > TRIG_LIMIT32,
+        |x| slow(f64::from(x)) as f32,
+    );
+}
+
+impl_math_float!(f32 {
+    exp: exp_f32,
+    log: log_f32,
+    tanh: tanh_f32,
+    sigmoid: sigmoid_f32,
+    sin_into: |s, d| trig32_into(s, d, sin_core32, f64::sin),
+    cos_into: |s, d| trig32_into(s, d, cos_core32, f64::cos),
+    erf: libm::erff,
+    // In float64, rounded once.
+    gelu: |x: f32| gelu_f64(f64::from(x)) as f32,
+    gelu_tanh: gelu_tanh_f32,
+});
+
+impl_math_float!(f64 {
+    exp: exp_f64,
+    log: log_f64,
+    tanh: tanh_f64,
+    sigmoid: sigmoid_f64,
+    sin_into: |s, d| map1_into(s, d, f64::sin),
+    cos_into: |s, d| map1_into(s, d, f64::cos),
+    erf: libm::erf,
+    gelu: gelu_f64,
+    gelu_tanh: gelu_tanh_f64,
+});
 
 /// √(2/π) and the cubic coefficient of GELU's tanh approximation.
 const GELU_C: f64 = 0.797_884_560_802_865_4;
@@ -533,29 +619,4 @@ fn gelu_tanh_f32(x: f32) -> f32 {
 
 fn gelu_tanh_f64(x: f64) -> f64 {
     0.5 * x * (1.0 + tanh_f64(GELU_C * (x + GELU_A * x * x * x)))
-}
-
-impl MathFloat for f64 {
-    fn math_into(op: UnaryOp, src: &[f64], dst: &mut [MaybeUninit<f64>]) {
-        match op {
-            UnaryOp::Exp => map1_into(src, dst, exp_f64),
-            UnaryOp::Log => map1_into(src, dst, log_f64),
-            UnaryOp::Sqrt => map1_into(src, dst, f64::sqrt),
-            UnaryOp::Tanh => map1_into(src, dst, tanh_f64),
-            UnaryOp::Sigmoid => map1_into(src, dst, sigmoid_f64),
-            UnaryOp::Sin => map1_into(src, dst, f64::sin),
-            UnaryOp::Cos => map1_into(src, dst, f64::cos),
-            UnaryOp::Log1p => map1_into(src, dst, f64::ln_1p),
-            UnaryOp::Expm1 => map1_into(src, dst, f64::exp_m1),
-            UnaryOp::Erf => map1_into(src, dst, libm::erf),
-            UnaryOp::Gelu => map1_into(src, dst, gelu_f64),
-            UnaryOp::GeluTanh => map1_into(src, dst, gelu_tanh_f64),
-            UnaryOp::Silu => map1_into(src, dst, |x: f64| x * sigmoid_f64(x)),
-            UnaryOp::Softplus => {
-                map1_into(src, dst, |x: f64| x.max(0.0) + exp_f64(-x.abs()).ln_1p())
-            }
-            UnaryOp::Rsqrt => map1_into(src, dst, |x: f64| 1.0 / x.sqrt()),
-            _ => unreachable!("{op:?} is not an elementary function"),
-        }
-    }
 }

@@ -675,8 +675,7 @@ pub(crate) fn gemm(
     a: &Tensor,
     b: &Tensor,
     c: Option<Tensor>,
-    transpose_a: bool,
-    transpose_b: bool,
+    (transpose_a, transpose_b): (bool, bool),
 ) -> Result<Tensor> {
     let dtype = a.dtype();
     let (&[ar, ac], &[br, bc]) = (&a.shape[..], &b.shape[..]) else {

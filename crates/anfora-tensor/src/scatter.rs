@@ -7,7 +7,7 @@
 //! index per tuple. `x` is never modified: the result is a new buffer.
 
 use crate::element::{Element, with_storage};
-use crate::shape::contiguous_strides;
+use crate::shape::{contiguous_strides, resolve_index};
 use crate::shape_repr::compact_shape;
 use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError, alloc};
 
@@ -185,17 +185,8 @@ fn resolve_offsets(
     let mut offset = 0usize;
     for (n, index) in indices.enumerate() {
         let axis = n % k;
-        // Dimensions of a tensor fit in `isize`, so in `i64`.
-        let size = shape[axis] as i64;
-        let resolved = if index < 0 { index + size } else { index };
-        if !(0..size).contains(&resolved) {
-            return Err(TensorError::new(
-                ErrorKind::Index,
-                format!("index {index} is out of bounds for axis {axis} with size {size}"),
-            ));
-        }
         // In range, so the offset stays within the tensor.
-        offset += resolved as usize * strides[axis] as usize;
+        offset += resolve_index(index, axis, shape[axis])? * strides[axis] as usize;
         if axis == k - 1 {
             offsets.push(offset);
             offset = 0;

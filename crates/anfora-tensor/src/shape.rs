@@ -120,26 +120,41 @@ pub(crate) fn for_each_row<const N: usize>(
     let mut off = base;
     loop {
         row(off, inner, inner_strides);
-        // Odometer increment over the outer axes.
-        let mut axis = outer.len();
-        loop {
-            if axis == 0 {
-                return;
-            }
-            axis -= 1;
-            idx[axis] += 1;
+        let more = next_index(&mut idx, outer, |axis, wrapped| {
             for k in 0..N {
                 off[k] += st[axis][k];
+                if wrapped {
+                    off[k] -= st[axis][k] * outer[axis] as isize;
+                }
             }
-            if idx[axis] < outer[axis] {
-                break;
-            }
-            for k in 0..N {
-                off[k] -= st[axis][k] * outer[axis] as isize;
-            }
-            idx[axis] = 0;
+        });
+        if !more {
+            return;
         }
     }
+}
+
+/// Moves the multi-index `at` (within `dims`) to the next one in row-major order, an odometer:
+/// calls `moved(axis, wrapped)` for each axis it changes, the last axis first (`wrapped`: the
+/// axis went back to 0). False, and `at` all zeros, after the last index.
+#[inline(always)]
+pub(crate) fn next_index(
+    at: &mut [usize],
+    dims: &[usize],
+    mut moved: impl FnMut(usize, bool),
+) -> bool {
+    for axis in (0..dims.len()).rev() {
+        at[axis] += 1;
+        let wrapped = at[axis] == dims[axis];
+        if wrapped {
+            at[axis] = 0;
+        }
+        moved(axis, wrapped);
+        if !wrapped {
+            return true;
+        }
+    }
+    false
 }
 
 /// Copies the strided view `(offset, dims)` of `src` into a new contiguous vector.
@@ -269,6 +284,21 @@ pub(crate) fn normalize_axis(axis: i64, ndim: usize) -> Result<usize> {
     Ok(if axis < 0 { axis + n } else { axis } as usize)
 }
 
+/// Index `i` along `axis` of `size` elements, a negative one counting from the end; numpy's
+/// IndexError when it is out of range.
+pub(crate) fn resolve_index(i: i64, axis: usize, size: usize) -> Result<usize> {
+    // Dimensions of a tensor fit in `isize`, so in `i64`.
+    let size = size as i64;
+    let j = if i < 0 { i + size } else { i };
+    if !(0..size).contains(&j) {
+        return Err(TensorError::new(
+            ErrorKind::Index,
+            format!("index {i} is out of bounds for axis {axis} with size {size}"),
+        ));
+    }
+    Ok(j as usize)
+}
+
 /// Validates a transpose permutation; `None` reverses the axes.
 pub(crate) fn resolve_permutation(ndim: usize, axes: Option<&[i64]>) -> Result<Vec<usize>> {
     let Some(axes) = axes else {
@@ -339,14 +369,7 @@ pub(crate) fn index_view_strided(
     for item in items {
         match *item {
             IndexItem::Int(i) => {
-                let size = shape[axis] as i64;
-                let j = if i < 0 { i + size } else { i };
-                if !(0..size).contains(&j) {
-                    return Err(TensorError::new(
-                        ErrorKind::Index,
-                        format!("index {i} is out of bounds for axis {axis} with size {size}"),
-                    ));
-                }
+                let j = resolve_index(i, axis, shape[axis])?;
                 offset += j as isize * in_strides[axis];
                 axis += 1;
             }

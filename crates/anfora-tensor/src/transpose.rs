@@ -46,19 +46,18 @@ pub(crate) fn transpose<T: Pod>(
     };
     #[cfg(target_arch = "x86_64")]
     if let Some(simd) = pulp::x86::V4::try_new() {
+        // A block is as many rows as a row has elements: sixteen of 4 bytes, eight of 8.
         match size_of::<T>() {
             4 => {
-                let (src, dst) = (cast_slice(src), cast_slice_mut(dst));
                 return simd.vectorize(
                     #[inline(always)]
-                    || blocks16(simd, src, dst, m),
+                    || register_blocks::<T, 16>(simd, src, dst, m),
                 );
             }
             8 => {
-                let (src, dst) = (cast_slice(src), cast_slice_mut(dst));
                 return simd.vectorize(
                     #[inline(always)]
-                    || blocks8(simd, src, dst, m),
+                    || register_blocks::<T, 8>(simd, src, dst, m),
                 );
             }
             _ => {}
@@ -119,78 +118,36 @@ impl Matrices {
     }
 }
 
-/// 16×16 blocks of 4-byte elements in AVX-512 registers.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn blocks16(simd: pulp::x86::V4, src: &[u32], dst: &mut [u32], m: Matrices) {
-    use std::arch::x86_64::{__m512, __m512i};
-    let lo: __m512i = pulp::cast([0u32, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23]);
-    let hi: __m512i = pulp::cast([
-        8u32, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
-    ]);
-    let f = simd.avx512f;
-    blocks::<u32, __m512, 16>(
-        src,
-        dst,
-        m,
-        #[inline(always)]
-        |row| pulp::cast::<[u32; 16], _>(row.try_into().expect("16 elements")),
-        #[inline(always)]
-        |v, row| row.copy_from_slice(&pulp::cast::<_, [u32; 16]>(v)),
-        #[inline(always)]
-        |a, b| {
-            (
-                f._mm512_permutex2var_ps(a, lo, b),
-                f._mm512_permutex2var_ps(a, hi, b),
-            )
-        },
-    );
-}
-
-/// 8×8 blocks of 8-byte elements in AVX-512 registers.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn blocks8(simd: pulp::x86::V4, src: &[u64], dst: &mut [u64], m: Matrices) {
-    use std::arch::x86_64::{__m512d, __m512i};
-    let lo: __m512i = pulp::cast([0u64, 8, 1, 9, 2, 10, 3, 11]);
-    let hi: __m512i = pulp::cast([4u64, 12, 5, 13, 6, 14, 7, 15]);
-    let f = simd.avx512f;
-    blocks::<u64, __m512d, 8>(
-        src,
-        dst,
-        m,
-        #[inline(always)]
-        |row| pulp::cast::<[u64; 8], _>(row.try_into().expect("8 elements")),
-        #[inline(always)]
-        |v, row| row.copy_from_slice(&pulp::cast::<_, [u64; 8]>(v)),
-        #[inline(always)]
-        |a, b| {
-            (
-                f._mm512_permutex2var_pd(a, lo, b),
-                f._mm512_permutex2var_pd(a, hi, b),
-            )
-        },
-    );
-}
-
-/// Transposes with `N`×`N` blocks held as `N` vectors `V` of `N` elements: `load` and `store`
-/// move a row of a block, `interleave(a, b)` is one round of the perfect shuffle (the
-/// interleaved lower halves of `a` and `b`, then the upper halves), and log2(N) rounds of it
-/// over rows `a` and `a + N/2` transpose the block.
+/// The transpose by `N`×`N` blocks in AVX-512 registers, `N` 16 (4-byte elements) or 8 (8-byte
+/// ones). A block row is one vector of sixteen 4-byte lanes (an 8-byte element is two lanes
+/// that move together), loaded and stored whole; log2(N) rounds of the perfect shuffle over
+/// rows `a` and `a + N/2` (the interleaved lower halves of the two rows, then the upper halves)
+/// transpose the block.
 ///
-/// Every closure, these and the callers', is inlined into `vectorize`'s AVX-512 body: one
+/// Called inside `V4::vectorize`, into whose AVX-512 body it and every closure are inlined: one
 /// compiled on its own lacks the target feature, and each shuffle became a function call (4×
 /// slower).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn blocks<E: Copy, V: Copy, const N: usize>(
+fn register_blocks<E: Pod, const N: usize>(
+    simd: pulp::x86::V4,
     src: &[E],
     dst: &mut [E],
     m: Matrices,
-    load: impl Fn(&[E]) -> V,
-    store: impl Fn(V, &mut [E]),
-    interleave: impl Fn(V, V) -> (V, V),
 ) {
+    use std::arch::x86_64::{__m512, __m512i};
+    // The lanes `_mm512_permutex2var_ps` gathers for the interleave of elements `first..` of
+    // two rows `a` (elements 0..N, lanes 0..16) and `b` (elements N..2N, lanes 16..32).
+    let per = 16 / N;
+    let interleaved = |first: usize| -> __m512i {
+        pulp::cast(std::array::from_fn::<u32, 16, _>(|lane| {
+            let at = lane / per;
+            let element = first + at / 2 + (at % 2) * N;
+            (element * per + lane % per) as u32
+        }))
+    };
+    let (lo, hi) = (interleaved(0), interleaved(N / 2));
+    let f = simd.avx512f;
     m.tiles(
         #[inline(always)]
         |i, j, h, w| {
@@ -200,27 +157,43 @@ fn blocks<E: Copy, V: Copy, const N: usize>(
                 (i, j, h, w),
                 #[inline(always)]
                 |src, dst, r, c| {
-                    let mut v: [V; N] = std::array::from_fn(
+                    let mut v: [__m512; N] = std::array::from_fn(
                         #[inline(always)]
                         |a| {
                             let at = (r + a) * m.src_row + c;
-                            load(&src[at..at + N])
+                            load_row(&src[at..at + N])
                         },
                     );
                     for _ in 0..N.trailing_zeros() {
                         let s = v;
                         for a in 0..N / 2 {
-                            (v[2 * a], v[2 * a + 1]) = interleave(s[a], s[a + N / 2]);
+                            v[2 * a] = f._mm512_permutex2var_ps(s[a], lo, s[a + N / 2]);
+                            v[2 * a + 1] = f._mm512_permutex2var_ps(s[a], hi, s[a + N / 2]);
                         }
                     }
                     for (b, &v) in v.iter().enumerate() {
                         let at = (c + b) * m.dst_row + r;
-                        store(v, &mut dst[at..at + N]);
+                        store_row(v, &mut dst[at..at + N]);
                     }
                 },
             )
         },
-    );
+    )
+}
+
+/// A block row of [`register_blocks`] (64 bytes) as one vector.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn load_row<E: Pod>(row: &[E]) -> std::arch::x86_64::__m512 {
+    let lanes: &[f32] = cast_slice(row);
+    pulp::cast::<[f32; 16], _>(lanes.try_into().expect("16 lanes"))
+}
+
+/// The vector back into a block row of [`register_blocks`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn store_row<E: Pod>(v: std::arch::x86_64::__m512, row: &mut [E]) {
+    cast_slice_mut::<E, f32>(row).copy_from_slice(&pulp::cast::<_, [f32; 16]>(v))
 }
 
 #[cfg(test)]

@@ -328,7 +328,7 @@ impl VectorCode {
         self.bin(Bin::Max, lo, x)
     }
 
-    /// `math::reduce_ln2_32` of `x * k` for `k` 1 or -2: `(r, n)` with `x * k = n ln 2 + r`
+    /// `math::reduce_ln2` of float32 `x * k` for `k` 1 or -2: `(r, n)` with `x * k = n ln 2 + r`
     /// and `n` an integral float. For `k = -2` this is `r / -2` (every step scales exactly), so
     /// the caller's polynomial in `r` takes coefficients scaled by powers of -2.
     fn reduce_ln2(&mut self, x: V, k: f32) -> (V, V) {

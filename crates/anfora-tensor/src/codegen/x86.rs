@@ -682,167 +682,128 @@ mod tests {
         a.b
     }
 
+    /// Bytes as `objdump -d` prints them: `"62 91 74"`.
+    fn hex(bytes: &str) -> Vec<u8> {
+        let byte = |b| u8::from_str_radix(b, 16).expect("two hex digits");
+        bytes.split(' ').map(byte).collect()
+    }
+
     /// Encodings checked against GNU as 2.40 (`objdump -d`).
     #[test]
     fn encodings_match_the_assembler() {
-        let load = |base| Mem {
-            base,
-            index: Some(RAX),
-            disp: 0,
-            bcst: false,
-            scale: 64,
+        let pool = |slot| Rm::Mem(pool_bcst(slot));
+        let load = |base| {
+            Rm::Mem(Mem {
+                base,
+                index: Some(RAX),
+                disp: 0,
+                bcst: false,
+                scale: 64,
+            })
         };
-        let cases: Vec<(Vec<u8>, &[u8])> = vec![
+        // EVEX instructions without a mask or an immediate: (opcode, ModRM.reg, EVEX.vvvv,
+        // ModRM.rm, encoding).
+        let plain = [
             // vaddps zmm3, zmm17, zmm29
-            (
-                one(|a| a.evex(ADDPS, 3, 17, zmm(29), 0, false, None)),
-                &[0x62, 0x91, 0x74, 0x40, 0x58, 0xdd],
-            ),
+            (ADDPS, 3, 17, zmm(29), "62 91 74 40 58 dd"),
             // vsubps zmm0, zmm1, DWORD BCST [rsi+0x100]
-            (
-                one(|a| a.evex(SUBPS, 0, 1, Rm::Mem(pool_bcst(64)), 0, false, None)),
-                &[0x62, 0xf1, 0x74, 0x58, 0x5c, 0x46, 0x40],
-            ),
+            (SUBPS, 0, 1, pool(64), "62 f1 74 58 5c 46 40"),
             // vmulps zmm20, zmm5, zmm6
-            (
-                one(|a| a.evex(MULPS, 20, 5, zmm(6), 0, false, None)),
-                &[0x62, 0xe1, 0x54, 0x48, 0x59, 0xe6],
-            ),
+            (MULPS, 20, 5, zmm(6), "62 e1 54 48 59 e6"),
             // vdivps zmm7, zmm8, zmm9
-            (
-                one(|a| a.evex(DIVPS, 7, 8, zmm(9), 0, false, None)),
-                &[0x62, 0xd1, 0x3c, 0x48, 0x5e, 0xf9],
-            ),
+            (DIVPS, 7, 8, zmm(9), "62 d1 3c 48 5e f9"),
             // vmaxps zmm1, zmm2, zmm3
-            (
-                one(|a| a.evex(MAXPS, 1, 2, zmm(3), 0, false, None)),
-                &[0x62, 0xf1, 0x6c, 0x48, 0x5f, 0xcb],
-            ),
+            (MAXPS, 1, 2, zmm(3), "62 f1 6c 48 5f cb"),
             // vfmadd213ps zmm4, zmm30, DWORD BCST [rsi+0x8]
-            (
-                one(|a| a.evex(FMADD213PS, 4, 30, Rm::Mem(pool_bcst(2)), 0, false, None)),
-                &[0x62, 0xf2, 0x0d, 0x50, 0xa8, 0x66, 0x02],
-            ),
+            (FMADD213PS, 4, 30, pool(2), "62 f2 0d 50 a8 66 02"),
             // vfnmadd213ps zmm4, zmm5, zmm6
-            (
-                one(|a| a.evex(FNMADD213PS, 4, 5, zmm(6), 0, false, None)),
-                &[0x62, 0xf2, 0x55, 0x48, 0xac, 0xe6],
-            ),
+            (FNMADD213PS, 4, 5, zmm(6), "62 f2 55 48 ac e6"),
             // vfmadd231ps zmm4, zmm5, zmm6
-            (
-                one(|a| a.evex(FMADD231PS, 4, 5, zmm(6), 0, false, None)),
-                &[0x62, 0xf2, 0x55, 0x48, 0xb8, 0xe6],
-            ),
+            (FMADD231PS, 4, 5, zmm(6), "62 f2 55 48 b8 e6"),
             // vfnmadd231ps zmm4, zmm30, DWORD BCST [rsi]
-            (
-                one(|a| a.evex(FNMADD231PS, 4, 30, Rm::Mem(pool_bcst(0)), 0, false, None)),
-                &[0x62, 0xf2, 0x0d, 0x50, 0xbc, 0x26],
-            ),
+            (FNMADD231PS, 4, 30, pool(0), "62 f2 0d 50 bc 26"),
             // vsqrtps zmm2, zmm19
-            (
-                one(|a| a.evex(SQRTPS, 2, 0, zmm(19), 0, false, None)),
-                &[0x62, 0xb1, 0x7c, 0x48, 0x51, 0xd3],
-            ),
+            (SQRTPS, 2, 0, zmm(19), "62 b1 7c 48 51 d3"),
             // vpandd zmm1, zmm2, DWORD BCST [rsi+0x4]
-            (
-                one(|a| a.evex(PANDD, 1, 2, Rm::Mem(pool_bcst(1)), 0, false, None)),
-                &[0x62, 0xf1, 0x6d, 0x58, 0xdb, 0x4e, 0x01],
-            ),
+            (PANDD, 1, 2, pool(1), "62 f1 6d 58 db 4e 01"),
             // vpord / vpxord zmm1, zmm2, zmm3
-            (
-                one(|a| a.evex(PORD, 1, 2, zmm(3), 0, false, None)),
-                &[0x62, 0xf1, 0x6d, 0x48, 0xeb, 0xcb],
-            ),
-            (
-                one(|a| a.evex(PXORD, 1, 2, zmm(3), 0, false, None)),
-                &[0x62, 0xf1, 0x6d, 0x48, 0xef, 0xcb],
-            ),
+            (PORD, 1, 2, zmm(3), "62 f1 6d 48 eb cb"),
+            (PXORD, 1, 2, zmm(3), "62 f1 6d 48 ef cb"),
             // vscalefps zmm29, zmm17, zmm3 / vscalefps zmm4, zmm2, DWORD BCST [rsi+0x8]
-            (
-                one(|a| a.evex(SCALEFPS, 29, 17, zmm(3), 0, false, None)),
-                &[0x62, 0x62, 0x75, 0x40, 0x2c, 0xeb],
-            ),
-            (
-                one(|a| a.evex(SCALEFPS, 4, 2, Rm::Mem(pool_bcst(2)), 0, false, None)),
-                &[0x62, 0xf2, 0x6d, 0x58, 0x2c, 0x66, 0x02],
-            ),
-            // vpternlogd zmm29, zmm17, zmm3, 0xd8 / zmm1, zmm5, DWORD BCST [rsi+0x100], 0xd8
-            (
-                one(|a| a.evex(PTERNLOGD, 29, 17, zmm(3), 0, false, Some(0xd8))),
-                &[0x62, 0x63, 0x75, 0x40, 0x25, 0xeb, 0xd8],
-            ),
-            (
-                one(|a| {
-                    a.evex(
-                        PTERNLOGD,
-                        1,
-                        5,
-                        Rm::Mem(pool_bcst(64)),
-                        0,
-                        false,
-                        Some(0xd8),
-                    )
-                }),
-                &[0x62, 0xf3, 0x55, 0x58, 0x25, 0x4e, 0x40, 0xd8],
-            ),
-            // vcmpps k2, zmm3, DWORD BCST [rsi+0x10], 0x11 / vcmpps k2, zmm3, zmm25, 0x1d
-            (
-                one(|a| a.evex(CMPPS, 2, 3, Rm::Mem(pool_bcst(4)), 0, false, Some(0x11))),
-                &[0x62, 0xf1, 0x64, 0x58, 0xc2, 0x56, 0x04, 0x11],
-            ),
-            (
-                one(|a| a.evex(CMPPS, 2, 3, zmm(25), 0, false, Some(0x1d))),
-                &[0x62, 0x91, 0x64, 0x48, 0xc2, 0xd1, 0x1d],
-            ),
-            // vblendmps zmm5{k2}, zmm6, zmm7 / vblendmps zmm25{k2}, zmm6, DWORD BCST [rsi+0x20]
-            (
-                one(|a| a.evex(BLENDMPS, 5, 6, zmm(7), 2, false, None)),
-                &[0x62, 0xf2, 0x4d, 0x4a, 0x65, 0xef],
-            ),
-            (
-                one(|a| a.evex(BLENDMPS, 25, 6, Rm::Mem(pool_bcst(8)), 2, false, None)),
-                &[0x62, 0x62, 0x4d, 0x5a, 0x65, 0x4e, 0x08],
-            ),
+            (SCALEFPS, 29, 17, zmm(3), "62 62 75 40 2c eb"),
+            (SCALEFPS, 4, 2, pool(2), "62 f2 6d 58 2c 66 02"),
             // vmovaps zmm5, zmm28
-            (
-                one(|a| a.evex(MOVAPS, 5, 0, zmm(28), 0, false, None)),
-                &[0x62, 0x91, 0x7c, 0x48, 0x28, 0xec],
-            ),
+            (MOVAPS, 5, 0, zmm(28), "62 91 7c 48 28 ec"),
             // vbroadcastss zmm30, DWORD PTR [rsi+0x40]
             (
-                one(|a| a.evex(BROADCASTSS, 30, 0, Rm::Mem(bcst_load(16)), 0, false, None)),
-                &[0x62, 0x62, 0x7d, 0x48, 0x18, 0x76, 0x10],
+                BROADCASTSS,
+                30,
+                0,
+                Rm::Mem(bcst_load(16)),
+                "62 62 7d 48 18 76 10",
             ),
-            // vmovups zmm3, [r8+rax] / zmm19{k1}{z}, [rdi+rax] / zmm3, [r11+rax]
-            (
-                one(|a| a.evex(MOVUPS_LOAD, 3, 0, Rm::Mem(load(8)), 0, false, None)),
-                &[0x62, 0xd1, 0x7c, 0x48, 0x10, 0x1c, 0x00],
-            ),
-            (
-                one(|a| a.evex(MOVUPS_LOAD, 19, 0, Rm::Mem(load(RDI)), 1, true, None)),
-                &[0x62, 0xe1, 0x7c, 0xc9, 0x10, 0x1c, 0x07],
-            ),
-            (
-                one(|a| a.evex(MOVUPS_LOAD, 3, 0, Rm::Mem(load(11)), 0, false, None)),
-                &[0x62, 0xd1, 0x7c, 0x48, 0x10, 0x1c, 0x03],
-            ),
-            // vmovups [rdx+rax], zmm3 / [rdx+rax]{k1}, zmm21
-            (
-                one(|a| a.evex(MOVUPS_STORE, 3, 0, Rm::Mem(load(RDX)), 0, false, None)),
-                &[0x62, 0xf1, 0x7c, 0x48, 0x11, 0x1c, 0x02],
-            ),
-            (
-                one(|a| a.evex(MOVUPS_STORE, 21, 0, Rm::Mem(load(RDX)), 1, false, None)),
-                &[0x62, 0xe1, 0x7c, 0x49, 0x11, 0x2c, 0x02],
-            ),
-            // mov rcx, [rdi] / mov r8, [rdi+0x20] / mov r11, [rdi+0x38] / mov rdi, [rdi+0x40]
-            (one(|a| a.mov_load(RCX, RDI, 0)), &[0x48, 0x8b, 0x0f]),
-            (one(|a| a.mov_load(8, RDI, 32)), &[0x4c, 0x8b, 0x47, 0x20]),
-            (one(|a| a.mov_load(11, RDI, 56)), &[0x4c, 0x8b, 0x5f, 0x38]),
-            (one(|a| a.mov_load(RDI, RDI, 64)), &[0x48, 0x8b, 0x7f, 0x40]),
+            // vmovups zmm3, [r8+rax] / vmovups zmm3, [r11+rax]
+            (MOVUPS_LOAD, 3, 0, load(8), "62 d1 7c 48 10 1c 00"),
+            (MOVUPS_LOAD, 3, 0, load(11), "62 d1 7c 48 10 1c 03"),
+            // vmovups [rdx+rax], zmm3
+            (MOVUPS_STORE, 3, 0, load(RDX), "62 f1 7c 48 11 1c 02"),
         ];
-        for (k, (got, want)) in cases.iter().enumerate() {
-            assert_eq!(&got[..], *want, "case {k}");
+        // With an immediate: (opcode, reg, vvvv, rm, imm8, encoding).
+        let immediate = [
+            // vpternlogd zmm29, zmm17, zmm3, 0xd8 / zmm1, zmm5, DWORD BCST [rsi+0x100], 0xd8
+            (PTERNLOGD, 29, 17, zmm(3), 0xd8, "62 63 75 40 25 eb d8"),
+            (PTERNLOGD, 1, 5, pool(64), 0xd8, "62 f3 55 58 25 4e 40 d8"),
+            // vcmpps k2, zmm3, DWORD BCST [rsi+0x10], 0x11 / vcmpps k2, zmm3, zmm25, 0x1d
+            (CMPPS, 2, 3, pool(4), 0x11, "62 f1 64 58 c2 56 04 11"),
+            (CMPPS, 2, 3, zmm(25), 0x1d, "62 91 64 48 c2 d1 1d"),
+        ];
+        // Masked: (opcode, reg, vvvv, rm, mask register, zeroing, encoding).
+        let masked = [
+            // vblendmps zmm5{k2}, zmm6, zmm7 / vblendmps zmm25{k2}, zmm6, DWORD BCST [rsi+0x20]
+            (BLENDMPS, 5, 6, zmm(7), 2, false, "62 f2 4d 4a 65 ef"),
+            (BLENDMPS, 25, 6, pool(8), 2, false, "62 62 4d 5a 65 4e 08"),
+            // vmovups zmm19{k1}{z}, [rdi+rax]
+            (
+                MOVUPS_LOAD,
+                19,
+                0,
+                load(RDI),
+                1,
+                true,
+                "62 e1 7c c9 10 1c 07",
+            ),
+            // vmovups [rdx+rax]{k1}, zmm21
+            (
+                MOVUPS_STORE,
+                21,
+                0,
+                load(RDX),
+                1,
+                false,
+                "62 e1 7c 49 11 2c 02",
+            ),
+        ];
+        // mov dst, [base+disp]: (dst, base, disp, encoding).
+        let mov_loads = [
+            // mov rcx, [rdi] / mov r8, [rdi+0x20] / mov r11, [rdi+0x38] / mov rdi, [rdi+0x40]
+            (RCX, RDI, 0, "48 8b 0f"),
+            (8, RDI, 32, "4c 8b 47 20"),
+            (11, RDI, 56, "4c 8b 5f 38"),
+            (RDI, RDI, 64, "48 8b 7f 40"),
+        ];
+        let plain = plain.map(|(e, reg, vvvv, rm, want)| (e, reg, vvvv, rm, 0, false, None, want));
+        let immediate = immediate
+            .map(|(e, reg, vvvv, rm, imm, want)| (e, reg, vvvv, rm, 0, false, Some(imm), want));
+        let masked =
+            masked.map(|(e, reg, vvvv, rm, k, zero, want)| (e, reg, vvvv, rm, k, zero, None, want));
+        for (e, reg, vvvv, rm, k, zero, imm, want) in
+            plain.into_iter().chain(immediate).chain(masked)
+        {
+            let got = one(|a| a.evex(e, reg, vvvv, rm, k, zero, imm));
+            assert_eq!(got, hex(want), "{want}");
+        }
+        for (dst, base, disp, want) in mov_loads {
+            assert_eq!(one(|a| a.mov_load(dst, base, disp)), hex(want), "{want}");
         }
     }
 

@@ -10,7 +10,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::{Arg, Const, Dst, InputMode, InstKind, Plan, StepKind};
+use super::plan::{Arg, Dst, InputMode, Plan, StepKind};
+use super::{Const, InstKind};
 use crate::codegen::{Cmp, Kernel, V, VectorCode};
 use crate::{BinaryOp, DType, UnaryOp};
 

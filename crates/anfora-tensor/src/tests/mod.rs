@@ -50,6 +50,23 @@ pub(crate) fn bools(v: &[bool], shape: &[usize]) -> Tensor {
     Tensor::from_bool(v.to_vec(), shape).unwrap()
 }
 
+// One-dimensional tensors (the shape is the length), for rows of tables of cases.
+pub(crate) fn f32s1(v: &[f32]) -> Tensor {
+    f32s(v, &[v.len()])
+}
+pub(crate) fn f64s1(v: &[f64]) -> Tensor {
+    f64s(v, &[v.len()])
+}
+pub(crate) fn i32s1(v: &[i32]) -> Tensor {
+    i32s(v, &[v.len()])
+}
+pub(crate) fn i64s1(v: &[i64]) -> Tensor {
+    i64s(v, &[v.len()])
+}
+pub(crate) fn bools1(v: &[bool]) -> Tensor {
+    bools(v, &[v.len()])
+}
+
 /// `np.arange(n, dtype=dtype)`.
 pub(crate) fn ar(n: i64, dtype: DType) -> Tensor {
     Tensor::arange(Scalar::Int(0), Scalar::Int(n), Scalar::Int(1), Some(dtype)).unwrap()
@@ -79,6 +96,43 @@ pub(crate) fn assert_tensor(t: &Tensor, expected: &Tensor) {
         "got {t:?} with shape {:?}, expected {expected:?} with shape {:?}",
         t.shape(),
         expected.shape()
+    );
+}
+
+/// What a row of a table of cases expects: a tensor (compared as [`assert_tensor`] compares),
+/// or an error's Python class and message.
+pub(crate) type Expected = std::result::Result<Tensor, (ErrorKind, String)>;
+
+/// An expected error.
+pub(crate) fn raises(kind: ErrorKind, message: &str) -> Expected {
+    Err((kind, message.to_string()))
+}
+
+/// Runs a table of cases, each a description, the result and what is expected, and fails
+/// after the last one if any result differs, listing every such row (numbered from 0).
+#[track_caller]
+pub(crate) fn check_rows(
+    rows: impl IntoIterator<Item = (String, crate::Result<Tensor>, Expected)>,
+) {
+    let mut failed = Vec::new();
+    let mut n = 0;
+    for (i, (what, got, want)) in rows.into_iter().enumerate() {
+        n += 1;
+        let same = match (&got, &want) {
+            (Ok(t), Ok(w)) => t.same_as(w),
+            (Err(e), Err((kind, message))) => e.kind == *kind && e.message == *message,
+            _ => false,
+        };
+        if !same {
+            failed.push(format!("row {i}, {what}: got {got:?}, expected {want:?}"));
+        }
+    }
+    assert!(n > 0, "an empty table");
+    assert!(
+        failed.is_empty(),
+        "{} of {n} rows failed:\n{}",
+        failed.len(),
+        failed.join("\n")
     );
 }
 

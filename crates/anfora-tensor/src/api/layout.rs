@@ -1,0 +1,106 @@
+//! Shapes and views: reshaping, transposing, indexing, joining and splitting.
+
+use crate::element::{Element, with_storage};
+use crate::{
+    ErrorKind, IndexItem, Result, SplitSpec, Tensor, TensorError, alloc, array_ops, half, shape,
+};
+
+impl Tensor {
+    /// One dimension may be -1.
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        let shape = shape::resolve_reshape(self.numel(), shape)?;
+        alloc::checked_numel_of(&shape, self.dtype())?;
+        Ok(Tensor {
+            shape: shape.into(),
+            storage: self.dense(),
+        })
+    }
+    /// `None` reverses the axes.
+    pub fn transpose(&self, axes: Option<&[i64]>) -> Result<Tensor> {
+        let perm = shape::resolve_permutation(self.ndim(), axes)?;
+        if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            return Ok(self.clone());
+        }
+        let strides = self.strides();
+        let new_shape: Vec<usize> = perm.iter().map(|&p| self.shape[p]).collect();
+        let new_strides: Vec<isize> = perm.iter().map(|&p| strides[p]).collect();
+        self.view_of(self.offset(), new_shape, new_strides)
+    }
+    /// numpy basic indexing (a view, as numpy's).
+    pub fn index(&self, items: &[IndexItem]) -> Result<Tensor> {
+        let (offset, new_shape, strides) =
+            shape::index_view_strided(&self.shape, &self.strides(), items)?;
+        self.view_of(self.offset() + offset, new_shape, strides)
+    }
+
+    /// The gradient of basic indexing: zeros of `shape` holding `self` where `x[items]` reads
+    /// (basic indices never read a position twice). `self` has the shape of that view.
+    pub fn index_scatter(&self, shape: &[usize], items: &[IndexItem]) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| w[0].index_scatter(shape, items));
+        }
+        let (offset, view, strides) = shape::index_view(shape, items)?;
+        if self.shape() != view.as_slice() {
+            return Err(TensorError::new(
+                ErrorKind::Value,
+                format!(
+                    "the sensitivity of an indexing has shape {:?}, not the indexed shape {:?}",
+                    self.shape(),
+                    view
+                ),
+            ));
+        }
+        let storage = with_storage!(self.data(), v => {
+            let mut out = alloc::try_filled(shape, Element::from_bool(false))?;
+            shape::scatter_view(&mut out, offset, &view, &strides, v);
+            Element::into_storage(out)
+        });
+        Ok(Tensor::from_storage(storage, shape.to_vec()))
+    }
+
+    /// numpy's `squeeze` (`None`: every axis of length 1).
+    pub fn squeeze(&self, axes: Option<&[i64]>) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| array_ops::squeeze(&w[0], axes));
+        }
+        array_ops::squeeze(self, axes)
+    }
+    /// numpy's `expand_dims`.
+    pub fn expand_dims(&self, axes: &[i64]) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| array_ops::expand_dims(&w[0], axes));
+        }
+        array_ops::expand_dims(self, axes)
+    }
+    /// numpy's `broadcast_to`.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| array_ops::broadcast_to(&w[0], shape));
+        }
+        array_ops::broadcast_to(self, shape)
+    }
+
+    /// numpy's `concatenate` along `axis` (dtypes promoted).
+    pub fn concat(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+        if tensors.iter().any(Tensor::is_half) {
+            let all: Vec<&Tensor> = tensors.iter().collect();
+            return half::via_f32(&all, |w| array_ops::concat(w, axis));
+        }
+        array_ops::concat(tensors, axis)
+    }
+    /// numpy's `stack` along a new `axis`.
+    pub fn stack(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
+        if tensors.iter().any(Tensor::is_half) {
+            let all: Vec<&Tensor> = tensors.iter().collect();
+            return half::via_f32(&all, |w| array_ops::stack(w, axis));
+        }
+        array_ops::stack(tensors, axis)
+    }
+    /// numpy's `split` along `axis`: `n` equal parts, or the parts between indices.
+    pub fn split(&self, spec: &SplitSpec, axis: i64) -> Result<Vec<Tensor>> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| array_ops::split(&w[0], spec, axis));
+        }
+        array_ops::split(self, spec, axis)
+    }
+}

@@ -1,0 +1,71 @@
+//! Matrix products.
+
+use crate::{DType, Result, Scalar, Tensor, half, matmul};
+
+impl Tensor {
+    /// numpy `matmul` semantics (1-d promotion, batch broadcasting).
+    pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+        if a.is_half() || b.is_half() {
+            return half::via_f32(&[a, b], |w| matmul::matmul(&w[0], &w[1]));
+        }
+        // A product of float matrices of one dtype reads views (`x.T`, `x[::2]`) in place.
+        if (a.is_view() || b.is_view())
+            && let (&[_, k], &[k2, _]) = (a.shape(), b.shape())
+            && k == k2
+            && a.dtype() == b.dtype()
+            && matches!(a.dtype(), DType::F32 | DType::F64)
+        {
+            return matmul::gemm(a, b, None, (false, false));
+        }
+        matmul::matmul(a, b)
+    }
+    /// `op(a) @ op(b) + c` for 2-d float matrices of one dtype: `op` transposes when asked
+    /// (through strides, without a copy) and `c` (broadcast to the result) is accumulated
+    /// into, in its own buffer when it is unique and has the result's shape.
+    pub fn gemm(
+        a: &Tensor,
+        b: &Tensor,
+        c: Option<Tensor>,
+        transpose_a: bool,
+        transpose_b: bool,
+    ) -> Result<Tensor> {
+        let transposed = (transpose_a, transpose_b);
+        if a.is_half() || b.is_half() || c.as_ref().is_some_and(Tensor::is_half) {
+            let c = c.map(|c| c.widen());
+            let r = matmul::gemm(&a.widen(), &b.widen(), c, transposed)?;
+            let dtypes = [a.dtype(), b.dtype()];
+            return r.try_cast(half::stored_dtype(r.dtype(), dtypes));
+        }
+        matmul::gemm(a, b, c, transposed)
+    }
+
+    /// One SGD step on a gradient that is a product: `self -= rate * (op(a) @ op(b))`, in
+    /// `self`'s buffer, with the bits of `Tensor::gemm` followed by the update
+    /// `self - rate * g` (`rate` a weak scalar), but without the gradient as a tensor: the
+    /// product is computed by parts, each updated while in cache. Returns `Ok(false)` and
+    /// changes nothing where that does not apply (a shared or non-float `self`, operands that
+    /// do not make a product of its shape and dtype, products too small for gemm's general
+    /// kernel); the caller then takes the unfused path, which also reports any error.
+    pub fn sgd_product(
+        &mut self,
+        a: &Tensor,
+        b: &Tensor,
+        transpose_a: bool,
+        transpose_b: bool,
+        rate: Scalar,
+    ) -> Result<bool> {
+        matmul::sgd_product(self, a, b, (transpose_a, transpose_b), rate)
+    }
+
+    /// Two independent products, as two calls of [`Tensor::gemm`] would give them (the same
+    /// bits: the kernels' sums do not depend on the number of threads). Products of similar
+    /// size run side by side, one per core, each on one thread: for the products of a
+    /// backward pass (`d @ Wᵀ` and `hᵀ @ d`) that keeps both cores busy at one core's rate of
+    /// gemm, which scales poorly over two threads at these sizes.
+    pub fn gemm_pair(
+        first: matmul::GemmCall,
+        second: matmul::GemmCall,
+    ) -> (Result<Tensor>, Result<Tensor>) {
+        matmul::gemm_pair(first, second)
+    }
+}

@@ -1,0 +1,282 @@
+//! Where a tensor's elements live: dense storage of each dtype, or a strided view of another
+//! tensor's, and the crate-internal accessors over them.
+
+use std::sync::Arc;
+
+use crate::element::{Element, with_storage};
+use crate::{DType, ErrorKind, Result, Tensor, TensorError, alloc, shape, shape_repr, transpose};
+
+#[derive(Clone, Debug)]
+pub(crate) enum Storage {
+    Bool(Vec<bool>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    /// Half-precision storage: kernels never see it (they get float32 copies, see `half`).
+    F16(Vec<::half::f16>),
+    BF16(Vec<::half::bf16>),
+    /// A strided view of another storage (never itself a view). Readers get the gathered
+    /// elements (`Tensor::data`), so kernels never meet this variant.
+    View(View),
+}
+
+pub(crate) fn storage_len(storage: &Storage) -> usize {
+    match storage {
+        Storage::F16(v) => v.len(),
+        Storage::BF16(v) => v.len(),
+        Storage::View(_) => unreachable!("the length of a view's base is asked"),
+        s => with_storage!(s, v => v.len()),
+    }
+}
+
+pub(crate) fn storage_dtype(storage: &Storage) -> DType {
+    match storage {
+        Storage::Bool(_) => DType::Bool,
+        Storage::I32(_) => DType::I32,
+        Storage::I64(_) => DType::I64,
+        Storage::F32(_) => DType::F32,
+        Storage::F64(_) => DType::F64,
+        Storage::F16(_) => DType::F16,
+        Storage::BF16(_) => DType::BF16,
+        Storage::View(v) => storage_dtype(&v.base),
+    }
+}
+
+/// Where a view's elements are: the element at multi-index `i` is `base[offset + Σ i_k ·
+/// strides_k]`.
+#[derive(Clone, Debug)]
+pub(crate) struct View {
+    base: Arc<Storage>,
+    offset: isize,
+    strides: Box<[isize]>,
+    /// The elements in row-major order, gathered on first read.
+    dense: std::sync::OnceLock<Arc<Storage>>,
+}
+
+impl Tensor {
+    /// `shape` must pass `alloc::checked_numel` (the crate's invariant on tensor shapes), as it
+    /// does when `storage` came from the `alloc` helpers.
+    pub(crate) fn from_storage(storage: Storage, shape: Vec<usize>) -> Tensor {
+        debug_assert_eq!(
+            Ok(storage_len(&storage)),
+            alloc::checked_numel_of(&shape, storage_dtype(&storage))
+        );
+        Tensor {
+            shape: shape.into(),
+            storage: Arc::new(storage),
+        }
+    }
+
+    pub(crate) fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        let n = alloc::checked_numel(shape, T::DTYPE.size_of())?;
+        if data.len() != n {
+            return Err(TensorError::new(
+                ErrorKind::Value,
+                format!(
+                    "cannot reshape array of size {} into shape {}",
+                    data.len(),
+                    shape_repr::compact_shape(shape)
+                ),
+            ));
+        }
+        Ok(Tensor::from_storage(T::into_storage(data), shape.to_vec()))
+    }
+
+    /// Whether the storage is uniquely owned (no other Tensor shares it) and not a view, so
+    /// that the `_owned` ops and `FusedKernel::run_owned` can write into it.
+    pub fn is_unique(&self) -> bool {
+        self.view().is_none()
+            && Arc::strong_count(&self.storage) == 1
+            && Arc::weak_count(&self.storage) == 0
+    }
+
+    /// The storage to write into: `None` unless uniquely owned and not a view.
+    pub(crate) fn storage_mut(&mut self) -> Option<&mut Storage> {
+        if self.view().is_some() {
+            return None;
+        }
+        Arc::get_mut(&mut self.storage)
+    }
+
+    pub(crate) fn view(&self) -> Option<&View> {
+        match &*self.storage {
+            Storage::View(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The storage the elements are in (a view's base).
+    pub(crate) fn base(&self) -> &Arc<Storage> {
+        self.view().map_or(&self.storage, |v| &v.base)
+    }
+
+    /// Whether this tensor is a strided view (its elements are not its storage in order).
+    pub fn is_view(&self) -> bool {
+        self.view().is_some()
+    }
+
+    /// The same elements, contiguous (a view's are gathered once and kept).
+    pub fn contiguous(&self) -> Tensor {
+        Tensor {
+            shape: self.shape.clone(),
+            storage: self.dense(),
+        }
+    }
+
+    /// The elements in row-major order.
+    #[inline]
+    pub(crate) fn data(&self) -> &Storage {
+        match &*self.storage {
+            Storage::View(v) => self.gathered(v),
+            s => s,
+        }
+    }
+
+    /// [`Tensor::data`] as a shared storage.
+    pub(crate) fn dense(&self) -> Arc<Storage> {
+        match &*self.storage {
+            Storage::View(v) => self.gathered(v).clone(),
+            _ => self.storage.clone(),
+        }
+    }
+
+    /// A view's elements, gathered on the first call and kept.
+    fn gathered<'a>(&'a self, v: &'a View) -> &'a Arc<Storage> {
+        v.dense.get_or_init(|| Arc::new(self.gather_view(v)))
+    }
+
+    fn gather_view(&self, v: &View) -> Storage {
+        fn pick<T: Copy>(src: &[T], offset: isize, shape: &[usize], strides: &[isize]) -> Vec<T> {
+            let mut out = Vec::with_capacity(shape.iter().product());
+            shape::gather_into(&mut out, src, offset, shape, strides);
+            out
+        }
+        /// A transposed matrix (strides `(1, s)`, as `x.T` makes) by the blocked transpose,
+        /// which moves whole cache lines; anything else row by row.
+        fn pick_bits<T: Copy + pulp::bytemuck::Pod>(
+            src: &[T],
+            offset: isize,
+            shape: &[usize],
+            strides: &[isize],
+        ) -> Vec<T> {
+            if let ([rows, cols], &[1, s]) = (shape, strides)
+                && *rows > 1
+                && *cols > 1
+                && s >= *rows as isize
+                && offset >= 0
+            {
+                // Element (i, j) is at offset + i + j·s: the transpose of the cols×rows
+                // matrix at `offset` with row stride s.
+                let mut out = vec![src[offset as usize]; rows * cols];
+                transpose::transpose(
+                    &src[offset as usize..],
+                    s as usize,
+                    *cols,
+                    *rows,
+                    &mut out,
+                    *cols,
+                );
+                return out;
+            }
+            pick(src, offset, shape, strides)
+        }
+        let (o, sh, st) = (v.offset, &self.shape[..], &v.strides[..]);
+        // The size was checked (memory cap included) when the view was made.
+        match &*v.base {
+            Storage::F16(x) => Storage::F16(pick(x, o, sh, st)),
+            Storage::BF16(x) => Storage::BF16(pick(x, o, sh, st)),
+            Storage::Bool(x) => Storage::Bool(pick(x, o, sh, st)),
+            Storage::I32(x) => Storage::I32(pick_bits(x, o, sh, st)),
+            Storage::I64(x) => Storage::I64(pick_bits(x, o, sh, st)),
+            Storage::F32(x) => Storage::F32(pick_bits(x, o, sh, st)),
+            Storage::F64(x) => Storage::F64(pick_bits(x, o, sh, st)),
+            Storage::View(_) => unreachable!("a view's base is dense"),
+        }
+    }
+
+    /// Whether a view's elements have been gathered (tests check that kernels reading strides
+    /// did not).
+    #[cfg(test)]
+    pub(crate) fn is_gathered(&self) -> bool {
+        self.view().is_some_and(|v| v.dense.get().is_some())
+    }
+
+    /// This tensor's strides over its storage, in elements.
+    pub(crate) fn strides(&self) -> std::borrow::Cow<'_, [isize]> {
+        match self.view() {
+            None => std::borrow::Cow::Owned(shape::contiguous_strides(&self.shape)),
+            Some(v) => std::borrow::Cow::Borrowed(&v.strides),
+        }
+    }
+
+    /// The storage itself (a view's elements are somewhere in it: see `matrix_layout`).
+    pub(crate) fn raw_storage(&self) -> &Storage {
+        self.base()
+    }
+
+    /// Where this tensor's first element is in its storage.
+    pub(crate) fn offset(&self) -> isize {
+        self.view().map_or(0, |v| v.offset)
+    }
+
+    /// The 2-D strides and storage offset to read this matrix in place, when it is one (a
+    /// view with non-negative strides, or contiguous).
+    pub(crate) fn matrix_layout(&self) -> Option<(isize, isize, isize)> {
+        match (self.view(), &self.shape[..]) {
+            (None, &[_, c]) => Some((0, c as isize, 1)),
+            (Some(v), &[_, _]) if v.strides.iter().all(|&s| s >= 0) => {
+                Some((v.offset, v.strides[0], v.strides[1]))
+            }
+            _ => None,
+        }
+    }
+
+    /// A view of this tensor's storage with `shape` and `strides` from `offset` (contiguous
+    /// again when that is what it reads).
+    pub(crate) fn view_of(
+        &self,
+        offset: isize,
+        shape: Vec<usize>,
+        strides: Vec<isize>,
+    ) -> Result<Tensor> {
+        let n = alloc::checked_numel_of(&shape, self.dtype())?;
+        let base = self.base();
+        let dense = offset == 0
+            && n == storage_len(base)
+            && shape::contiguous_strides(&shape)
+                .iter()
+                .zip(&strides)
+                .zip(&shape)
+                .all(|((a, b), &d)| d <= 1 || a == b);
+        let storage = if dense {
+            base.clone()
+        } else {
+            Arc::new(Storage::View(View {
+                base: base.clone(),
+                offset,
+                strides: strides.into(),
+                dense: std::sync::OnceLock::new(),
+            }))
+        };
+        Ok(Tensor {
+            shape: shape.into(),
+            storage,
+        })
+    }
+
+    /// The address of the first element of the storage (to check buffer reuse; never
+    /// dereference it).
+    pub fn as_ptr_addr(&self) -> usize {
+        match self.data() {
+            Storage::F16(v) => v.as_ptr() as usize,
+            Storage::BF16(v) => v.as_ptr() as usize,
+            s => with_storage!(s, v => v.as_ptr() as usize),
+        }
+    }
+
+    /// Whether two tensors share the same storage allocation (cheap clones and reshapes do).
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(self.base(), other.base())
+    }
+}
