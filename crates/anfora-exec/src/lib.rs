@@ -196,7 +196,7 @@ fn block_starts(unit: &Unit) -> Vec<usize> {
         let ends = matches!(
             i,
             Instr::Jump { .. }
-                | Instr::Branch { .. }
+                | Instr::Branch(_)
                 | Instr::Return { .. }
                 | Instr::TailCall { .. }
                 | Instr::TailCallValue { .. }
@@ -220,7 +220,7 @@ fn site_of(i: &Instr) -> Option<u32> {
         | Instr::Fused { at, .. }
         | Instr::Call { at, .. }
         | Instr::CallValue { at, .. }
-        | Instr::Branch { at, .. }
+        | Instr::Branch(program::Branch { at, .. })
         | Instr::TailCall { at, .. }
         | Instr::TailCallValue { at, .. } => Some(*at),
         _ => None,

@@ -113,20 +113,14 @@ pub fn optimize(unit: &mut Unit) {
             i += 1;
         });
         match instr {
-            Instr::Branch {
-                then_pc,
-                else_pc,
-                kill_then,
-                kill_else,
-                ..
-            } => {
+            Instr::Branch(b) => {
                 let dead = |target: u32| -> Box<[Reg]> {
                     out.iter()
                         .filter(|&r| !live_in[target as usize].has(r))
                         .collect()
                 };
-                *kill_then = dead(*then_pc);
-                *kill_else = dead(*else_pc);
+                b.kill_then = dead(b.then_pc);
+                b.kill_else = dead(b.else_pc);
             }
             Instr::Jump { .. } | Instr::Drop { .. } => {}
             _ => {

@@ -26,7 +26,7 @@ use anfora_tensor::fused::{FusedKernel, FusedOp};
 use anfora_tensor::{DType, Device, UnaryOp};
 
 use crate::program::{
-    BinOp, FusedArg, FusedProgram, FusedStep, Instr, Opnd, Reg, Site, Unit, WithNext,
+    BinOp, Branch, FusedArg, FusedProgram, FusedStep, Instr, Opnd, Reg, Site, Unit, WithNext,
 };
 use crate::{Program, cfg, liveness, peephole};
 
@@ -513,7 +513,7 @@ impl Lowering<'_> {
                 stubs.push(self.transfer(e, h, &inputs[1..], at, root)?);
             }
             let pc = e.code.len() as u32;
-            e.code.push(Instr::Branch {
+            e.code.push(Instr::Branch(Branch {
                 cond,
                 compare: None,
                 then_pc: pc + 1,
@@ -521,7 +521,7 @@ impl Lowering<'_> {
                 kill_then: Box::new([]),
                 kill_else: Box::new([]),
                 at,
-            });
+            }));
             for (k, stub) in stubs.into_iter().enumerate() {
                 if let Instr::Jump { .. } = stub.0 {
                     e.pending.push((pc + 1 + k as u32, stub.1));

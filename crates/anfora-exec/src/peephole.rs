@@ -32,14 +32,13 @@ pub fn run(unit: &mut crate::Unit) {
                 Instr::Bin {
                     dst, op, a, b, at, ..
                 },
-                Instr::Branch {
-                    cond,
-                    compare: c @ None,
-                    ..
-                },
-            ) if *cond == Opnd::Take(*dst) && op.is_comparison() => {
-                *cond = *a;
-                *c = Some((*op, *b, *at));
+                Instr::Branch(branch),
+            ) if branch.compare.is_none()
+                && branch.cond == Opnd::Take(*dst)
+                && op.is_comparison() =>
+            {
+                branch.cond = *a;
+                branch.compare = Some((*op, *b, *at));
                 remove[pc] = true;
             }
             (def, Instr::Jump { moves, .. }) => {

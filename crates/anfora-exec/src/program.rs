@@ -147,15 +147,7 @@ pub enum Instr {
     /// die on an edge are cleared when it is taken. With `compare = Some((op, b))` the
     /// condition is `cond op b` (a comparison fused into the branch; its errors are reported
     /// at the third element, the comparison's site).
-    Branch {
-        cond: Opnd,
-        compare: Option<(BinOp, Opnd, u32)>,
-        then_pc: u32,
-        else_pc: u32,
-        kill_then: Box<[Reg]>,
-        kill_else: Box<[Reg]>,
-        at: u32,
-    },
+    Branch(Branch),
     /// Clears registers whose values are dead.
     Drop {
         regs: Box<[Reg]>,
@@ -175,6 +167,20 @@ pub enum Instr {
         args: Box<[Opnd]>,
         at: u32,
     },
+}
+
+/// A two-way branch on `cond` (or on `compare`'s comparison of `cond` with an operand, whose
+/// site is its third part), to `then_pc` or `else_pc`, clearing the registers that die on the
+/// edge taken.
+#[derive(Clone, Debug)]
+pub struct Branch {
+    pub cond: Opnd,
+    pub compare: Option<(BinOp, Opnd, u32)>,
+    pub then_pc: u32,
+    pub else_pc: u32,
+    pub kill_then: Box<[Reg]>,
+    pub kill_else: Box<[Reg]>,
+    pub at: u32,
 }
 
 /// Calls `$f` on every operand of `$instr` in reading order; `$iter` is `iter` or `iter_mut`,
@@ -197,10 +203,10 @@ macro_rules! each_operand {
                 args.$iter().for_each($f);
             }
             Instr::Jump { moves, .. } => moves.$iter().for_each(|(_, s)| $f(s)),
-            Instr::Branch { cond, compare, .. } => {
+            Instr::Branch(Branch { cond, compare, .. }) => {
                 $f(cond);
-                if let Some((_, b, _)) = compare {
-                    $f(b);
+                if let Some((_, x, _)) = compare {
+                    $f(x);
                 }
             }
             Instr::Drop { .. } => {}
@@ -213,9 +219,9 @@ macro_rules! each_target {
     ($instr:expr, $f:ident) => {
         match $instr {
             Instr::Jump { target, .. } => $f(target),
-            Instr::Branch {
+            Instr::Branch(Branch {
                 then_pc, else_pc, ..
-            } => {
+            }) => {
                 $f(then_pc);
                 $f(else_pc);
             }
@@ -256,7 +262,7 @@ impl Instr {
             | Instr::CallValue { dst, .. } => f(*dst),
             Instr::Jump { moves, .. } => moves.iter().for_each(|(d, _)| f(*d)),
             Instr::Drop { regs } => regs.iter().for_each(|r| f(*r)),
-            Instr::Branch { .. }
+            Instr::Branch(_)
             | Instr::Return { .. }
             | Instr::TailCall { .. }
             | Instr::TailCallValue { .. } => {}
@@ -266,7 +272,7 @@ impl Instr {
     /// Where control can go next.
     pub fn successors(&self, pc: u32, mut f: impl FnMut(u32)) {
         match self {
-            Instr::Jump { .. } | Instr::Branch { .. } => self.targets(f),
+            Instr::Jump { .. } | Instr::Branch(_) => self.targets(f),
             Instr::Return { .. } | Instr::TailCall { .. } | Instr::TailCallValue { .. } => {}
             _ => f(pc + 1),
         }
@@ -441,25 +447,17 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
                 format!("jump {target} with {}", ms.join(", "))
             }
         }
-        Instr::Branch {
-            cond,
-            compare,
-            then_pc,
-            else_pc,
-            kill_then,
-            kill_else,
-            ..
-        } => {
-            let test = match compare {
-                Some((op, b, _)) => format!("{}({}, {})", op.prim.name(), c(cond), c(b)),
-                None => c(cond),
+        Instr::Branch(b) => {
+            let test = match &b.compare {
+                Some((op, x, _)) => format!("{}({}, {})", op.prim.name(), c(&b.cond), c(x)),
+                None => c(&b.cond),
             };
-            let mut s = format!("branch {test} ? {then_pc} : {else_pc}");
-            if !kill_then.is_empty() {
-                let _ = write!(s, " drop-then[{}]", regs(kill_then));
+            let mut s = format!("branch {test} ? {} : {}", b.then_pc, b.else_pc);
+            if !b.kill_then.is_empty() {
+                let _ = write!(s, " drop-then[{}]", regs(&b.kill_then));
             }
-            if !kill_else.is_empty() {
-                let _ = write!(s, " drop-else[{}]", regs(kill_else));
+            if !b.kill_else.is_empty() {
+                let _ = write!(s, " drop-else[{}]", regs(&b.kill_else));
             }
             s
         }

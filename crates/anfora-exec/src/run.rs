@@ -17,7 +17,7 @@ use anfora_tensor::BinaryOp;
 use smallvec::SmallVec;
 
 use crate::Program;
-use crate::program::{BinOp, FusedArg, FusedProgram, Instr, Opnd, Reg, WithNext};
+use crate::program::{BinOp, Branch, FusedArg, FusedProgram, Instr, Opnd, Reg, WithNext};
 
 /// Registers and frames, kept between calls so a cached call allocates nothing for them.
 #[derive(Default)]
@@ -426,19 +426,7 @@ impl Run<'_> {
                     at,
                 } => self.call_value(*dst, *callee, args, *at),
                 Instr::Jump { target, moves } => self.jump(*target, moves),
-                Instr::Branch {
-                    cond,
-                    compare,
-                    then_pc,
-                    else_pc,
-                    kill_then,
-                    kill_else,
-                    at,
-                } => self.branch(
-                    (*cond, compare.as_ref()),
-                    [(*then_pc, kill_then), (*else_pc, kill_else)],
-                    *at,
-                ),
+                Instr::Branch(b) => self.branch(b),
                 Instr::Drop { regs } => self.clear(regs),
                 Instr::Return { src } => self.ret(*src),
                 Instr::TailCall { unit, args, .. } => self.tail_call(*unit, args),
@@ -677,18 +665,14 @@ impl Run<'_> {
 
     /// Tests `cond` (or `cond op b`), clears what dies on the edge taken, and takes it.
     #[inline(always)]
-    fn branch(
-        &mut self,
-        (cond, compare): (Opnd, Option<&(BinOp, Opnd, u32)>),
-        [then, otherwise]: [(u32, &[Reg]); 2],
-        at: u32,
-    ) -> Step {
+    fn branch(&mut self, b: &Branch) -> Step {
+        let (cond, compare) = (b.cond, b.compare.as_ref());
         let truth = match compare {
             None => match self.peek(cond) {
                 Value::Bool(b) => Ok(*b),
                 v => python::truth(v),
             },
-            Some(&(op, b, cmp_at)) => match self.binary(op, cond, b) {
+            Some(&(op, x, cmp_at)) => match self.binary(op, cond, x) {
                 Ok(Value::Bool(t)) => Ok(t),
                 Ok(v) => python::truth(&v),
                 Err(e) => return raise(e, cmp_at),
@@ -700,9 +684,9 @@ impl Run<'_> {
             }
         }
         let (target, kill) = match truth {
-            Ok(true) => then,
-            Ok(false) => otherwise,
-            Err(e) => return raise(e, at),
+            Ok(true) => (b.then_pc, &b.kill_then),
+            Ok(false) => (b.else_pc, &b.kill_else),
+            Err(e) => return raise(e, b.at),
         };
         self.pc = target as usize;
         self.clear(kill)

@@ -74,13 +74,7 @@ fn a_while_loop_is_one_frame_of_jumps_and_fused_compare_branches() {
             0
         );
         assert_eq!(
-            count(p, |i| matches!(
-                i,
-                Instr::Branch {
-                    compare: Some(_),
-                    ..
-                }
-            )),
+            count(p, |i| matches!(i, Instr::Branch(b) if b.compare.is_some())),
             2,
             "both comparisons are fused into their branches"
         );

@@ -176,49 +176,25 @@ pub fn int_mod(a: i64, b: i64) -> Result<i64, PyErr> {
     }
 }
 
-/// CPython's float divmod: (floor quotient, modulo with the sign of the divisor).
-fn float_divmod_raw(vx: f64, wx: f64) -> (f64, f64) {
-    let mut m = vx % wx; // fmod
-    let mut div = (vx - m) / wx;
-    if m != 0.0 {
-        if (wx < 0.0) != (m < 0.0) {
-            m += wx;
-            div -= 1.0;
-        }
-    } else {
-        m = 0.0f64.copysign(wx);
-    }
-    let floordiv = if div != 0.0 {
-        let mut f = div.floor();
-        if div - f > 0.5 {
-            f += 1.0;
-        }
-        f
-    } else {
-        0.0f64.copysign(vx / wx)
-    };
-    (floordiv, m)
-}
-
 pub fn float_floor_div(a: f64, b: f64) -> Result<f64, PyErr> {
     if b == 0.0 {
         return Err(("ZeroDivisionError", "float floor division by zero".into()));
     }
-    Ok(float_divmod_raw(a, b).0)
+    Ok(anfora_tensor::float_divmod(a, b).0)
 }
 
 pub fn float_mod(a: f64, b: f64) -> Result<f64, PyErr> {
     if b == 0.0 {
         return Err(("ZeroDivisionError", "float modulo".into()));
     }
-    Ok(float_divmod_raw(a, b).1)
+    Ok(anfora_tensor::float_divmod(a, b).1)
 }
 
 pub fn float_divmod(a: f64, b: f64) -> Result<(f64, f64), PyErr> {
     if b == 0.0 {
         return Err(("ZeroDivisionError", "float divmod()".into()));
     }
-    Ok(float_divmod_raw(a, b))
+    Ok(anfora_tensor::float_divmod(a, b))
 }
 
 pub fn float_true_div(a: f64, b: f64) -> Result<f64, PyErr> {

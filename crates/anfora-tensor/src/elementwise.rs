@@ -295,9 +295,10 @@ macro_rules! impl_float {
             }
         }
 
-        /// numpy's `npy_divmod`: floor division and a remainder with the divisor's sign, from
-        /// `fmod` so that `a == q * b + r` holds as closely as floats allow. `b != 0`.
-        fn divmod(a: $t, b: $t) -> ($t, $t) {
+        /// numpy's `npy_divmod` (CPython's float divmod): floor division and a remainder with
+        /// the divisor's sign, from `fmod` so that `a == q * b + r` holds as closely as floats
+        /// allow. `b != 0`.
+        pub(super) fn divmod(a: $t, b: $t) -> ($t, $t) {
             let mut m = a % b;
             let mut div = (a - m) / b;
             if m != 0.0 {
@@ -326,6 +327,12 @@ mod f32_impl {
 mod f64_impl {
     use super::*;
     impl_float!(f64);
+}
+
+/// Floor division and remainder of two floats, as numpy's `divmod` and Python's float `//`
+/// and `%` compute them: `(a // b, a % b)`. `b != 0`.
+pub fn float_divmod(a: f64, b: f64) -> (f64, f64) {
+    f64_impl::divmod(a, b)
 }
 
 // ----- the function of each op ------------------------------------------------------------------

@@ -66,6 +66,7 @@ mod transpose;
 
 pub use array_ops::{PadMode, SplitSpec, pad_widths, split_bounds};
 pub use device::{Backend, CpuBackend, Device, DeviceKind};
+pub use elementwise::float_divmod;
 pub use fused::{FusedKernel, FusedOp};
 pub use matmul::GemmCall;
 pub use nn::{
