@@ -2,9 +2,9 @@
 //! primitive, so eager and compiled results agree.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
 
 use crate::cache::flush_output;
+use crate::pycall::{Args, Kwargs, Returned};
 use crate::tensor::{from_value, to_value};
 
 /// An eager call of `anfora.ops.<name>` outside compiled code.
@@ -13,9 +13,9 @@ use crate::tensor::{from_value, to_value};
 pub fn call_op<'py>(
     py: Python<'py>,
     name: &str,
-    args: &Bound<'py, PyTuple>,
-    kwargs: Option<&Bound<'py, PyDict>>,
-) -> PyResult<Bound<'py, PyAny>> {
+    args: &Args<'py>,
+    kwargs: Option<&Kwargs<'py>>,
+) -> Returned<'py> {
     let p = anfora_ir::Prim::op(name).ok_or_else(|| {
         pyo3::exceptions::PyAttributeError::new_err(format!(
             "module 'anfora.ops' has no attribute '{name}'"

@@ -6,13 +6,14 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyTuple;
 
 use anfora_driver::Arg;
 
 use crate::cache::{Cache, run};
 use crate::compiler::{Entry, EntryDumps};
 use crate::grad::{Argnums, GradFunction, GradSpec, Weights};
+use crate::pycall::{Args, Kwargs, Returned};
 use crate::source::Source;
 use crate::tensor::Parameter;
 
@@ -56,12 +57,8 @@ impl JitFunction {
 #[pymethods]
 impl JitFunction {
     #[pyo3(signature = (*args, **kwargs))]
-    fn __call__<'py>(
-        &self,
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn __call__<'py>(&self, args: &Args<'py>, kwargs: Option<&Kwargs<'py>>) -> Returned<'py> {
+        let py = args.py();
         let args = self.source.call_args(py, args, kwargs)?;
         let entry = self.entry(py, &args)?;
         run(py, &entry, args)

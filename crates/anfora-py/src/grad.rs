@@ -13,6 +13,7 @@ use pyo3::types::{PyDict, PyTuple};
 use anfora_driver::Gradient;
 
 use crate::cache::{Cache, run, to_arg};
+use crate::pycall::{Args, Kwargs, Returned};
 use crate::source::Source;
 use crate::tensor::{Parameter, Tensor};
 
@@ -140,12 +141,8 @@ pub fn parameters_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Py<Paramet
 #[pymethods]
 impl GradFunction {
     #[pyo3(signature = (*args, **kwargs))]
-    fn __call__<'py>(
-        &self,
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn __call__<'py>(&self, args: &Args<'py>, kwargs: Option<&Kwargs<'py>>) -> Returned<'py> {
+        let py = args.py();
         let of = &self.of;
         // With sens_param the last positional argument is the sensitivity, not the function's.
         let (args, sens) = if self.spec.sens {

@@ -12,6 +12,7 @@ mod eager;
 mod function;
 mod grad;
 mod host;
+mod pycall;
 mod source;
 mod tensor;
 

@@ -7,12 +7,15 @@ use anfora_ir::{ParamRef, Prim};
 use anfora_ops::Value;
 use anfora_tensor::{DType, Tensor as RTensor};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+
 use pyo3::exceptions::{
     PyIndexError, PyMemoryError, PyOverflowError, PyRuntimeError, PyTypeError, PyValueError,
     PyZeroDivisionError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
+
+use crate::pycall::{Args, Kwargs, Returned};
 
 /// A Python exception of the class the VM names (`ValueError`, ...).
 pub fn py_error(kind: &str, message: String) -> PyErr {
@@ -281,12 +284,8 @@ pub struct TensorMethod {
 #[pymethods]
 impl TensorMethod {
     #[pyo3(signature = (*args, **kwargs))]
-    fn __call__<'py>(
-        &self,
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, pyo3::types::PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn __call__<'py>(&self, args: &Args<'py>, kwargs: Option<&Kwargs<'py>>) -> Returned<'py> {
+        let py = args.py();
         let args = args
             .iter()
             .map(|a| to_value(&a).map(loaded))

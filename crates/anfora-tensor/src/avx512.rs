@@ -149,7 +149,7 @@ pub(crate) fn backward(x: &[f32], d: &[f32], dx: &mut [MaybeUninit<f32>], ow: us
     assert!(ow > 0 && x.len() == 2 * w * (d.len() / ow) && d.len().is_multiple_of(ow));
     assert_eq!(dx.len(), x.len());
     let zero = _mm512_setzero_ps();
-    for ((r0, r1), (dx0, dx1), dr) in crate::nn::tile_row_pairs(x, dx, d, (w, ow)) {
+    for ((r0, r1), (dx0, dx1), dr) in crate::loops::tile_row_pairs(x, dx, d, (w, ow)) {
         for j in (0..ow).step_by(16) {
             let (lo, hi, m) = masks(ow - j);
             // SAFETY: as in `forward`, plus dr[j..ow] read and columns 2j..w of the two

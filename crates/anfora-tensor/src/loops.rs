@@ -327,3 +327,22 @@ pub(crate) unsafe fn fill_vec<O: Element>(
     unsafe { v.set_len(n) };
     v
 }
+
+/// Two input rows of 2×2 tiles, the same rows of their gradient, and the row of the output's
+/// sensitivity they make.
+type TileRows<'a, T, U> = ((&'a [T], &'a [T]), (&'a mut [U], &'a mut [U]), &'a [T]);
+
+/// The rows of 2×2 tiles of max pooling (input rows `w` long): each pair of input rows
+/// of `x`, the same rows of its gradient `dx`, and the row of `d` (`ow` long) they make.
+#[inline(always)]
+pub(crate) fn tile_row_pairs<'a, T, U>(
+    x: &'a [T],
+    dx: &'a mut [U],
+    d: &'a [T],
+    (w, ow): (usize, usize),
+) -> impl Iterator<Item = TileRows<'a, T, U>> {
+    x.chunks_exact(2 * w)
+        .zip(dx.chunks_exact_mut(2 * w))
+        .zip(d.chunks_exact(ow))
+        .map(move |((rows, dxr), dr)| (rows.split_at(w), dxr.split_at_mut(w), dr))
+}

@@ -10,14 +10,14 @@ use crate::shape_repr::tuple_repr;
 use crate::{DType, ErrorKind, Result, TensorError};
 
 mod conv;
+mod geometry;
 mod im2col;
 mod pool;
 mod softmax;
 
-pub use conv::{Conv2dSpec, Padding2d, conv2d_output_shape};
 pub(crate) use conv::{Wrt, conv2d, conv2d_backprop};
+pub use geometry::{Conv2dSpec, Padding2d, conv2d_output_shape};
 #[cfg(target_arch = "x86_64")]
-pub(crate) use pool::tile_row_pairs;
 pub use pool::{Pool2dSpec, pool2d_output_shape};
 pub(crate) use pool::{PoolKind, avg_pool2d_grad, max_pool2d_grad, max_pool2d_grad_grad, pool2d};
 pub(crate) use softmax::{logsumexp, softmax};

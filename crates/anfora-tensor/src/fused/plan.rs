@@ -1,12 +1,14 @@
 //! Preparing a fused program for particular inputs: every value's shape, how each input is
 //! read, and the steps over chunk registers, with constants folded.
 
-use super::run::{out_of, run_inst};
 use super::{Alloc, Const, FusedKernel, InstKind, ShapeRule, Slot, invalid};
-use crate::element::{AnyVal, Element, with_type};
-use crate::elementwise::{DataError, binary_out_shape, broadcast_out};
+use crate::element::{AnyOut, AnyVal, Element, with_storage, with_type};
+use crate::elementwise::{
+    DataError, binary_chunk, binary_out_shape, broadcast_out, cast_chunk, select_chunk, unary_chunk,
+};
+use crate::loops::as_uninit;
 use crate::shape::BroadcastRead;
-use crate::{DType, ErrorKind, Result, Tensor, TensorError, alloc};
+use crate::{DType, ErrorKind, Result, Storage, Tensor, TensorError, alloc};
 
 /// How an input is read while running.
 #[derive(Clone, Debug)]
@@ -329,4 +331,26 @@ impl FusedKernel {
             regs,
         })
     }
+}
+
+/// Runs one instruction over a chunk.
+pub(super) fn run_inst(
+    kind: StepKind,
+    args: &[AnyVal],
+    dst: AnyOut,
+) -> std::result::Result<(), DataError> {
+    match kind {
+        StepKind::Copy | StepKind::Inst(InstKind::Cast) => cast_chunk(args[0], dst),
+        StepKind::Inst(InstKind::Unary(op)) => unary_chunk(op, args[0], dst),
+        StepKind::Inst(InstKind::Binary(op, compute)) => {
+            binary_chunk(op, compute, args[0], args[1], dst)?
+        }
+        StepKind::Inst(InstKind::Select) => select_chunk(args[0], args[1], args[2], dst),
+    }
+    Ok(())
+}
+
+/// Elements `offset..offset + len` of a register, as a destination.
+pub(super) fn out_of(buf: &mut Storage, offset: usize, len: usize) -> AnyOut<'_> {
+    with_storage!(buf, v => Element::any_out(as_uninit(&mut v[offset..offset + len])))
 }

@@ -5,10 +5,10 @@ use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::plan::{Arg, Dst, InputMode, Plan, StepKind};
-use super::{Const, FusedKernel, FusedOp, InstKind, ValueId, generated};
+use super::plan::{Arg, Dst, InputMode, Plan, out_of, run_inst};
+use super::{Const, FusedKernel, FusedOp, ValueId, generated};
 use crate::element::{AnyOut, AnyVal, Element, Val, with_storage, with_type};
-use crate::elementwise::{DataError, binary_chunk, cast_chunk, select_chunk, unary_chunk};
+use crate::elementwise::DataError;
 use crate::loops::{CHUNK, as_uninit, for_parts, parallel, task_len};
 use crate::shape::BroadcastRead;
 use crate::{DType, Result, Scalar, Storage, Tensor, alloc};
@@ -66,28 +66,6 @@ fn register_phase(addrs: &[usize]) -> usize {
                 .unwrap_or(PAGE)
         })
         .expect("candidates")
-}
-
-/// Runs one instruction over a chunk.
-pub(super) fn run_inst(
-    kind: StepKind,
-    args: &[AnyVal],
-    dst: AnyOut,
-) -> std::result::Result<(), DataError> {
-    match kind {
-        StepKind::Copy | StepKind::Inst(InstKind::Cast) => cast_chunk(args[0], dst),
-        StepKind::Inst(InstKind::Unary(op)) => unary_chunk(op, args[0], dst),
-        StepKind::Inst(InstKind::Binary(op, compute)) => {
-            binary_chunk(op, compute, args[0], args[1], dst)?
-        }
-        StepKind::Inst(InstKind::Select) => select_chunk(args[0], args[1], args[2], dst),
-    }
-    Ok(())
-}
-
-/// Elements `offset..offset + len` of a register, as a destination.
-pub(super) fn out_of(buf: &mut Storage, offset: usize, len: usize) -> AnyOut<'_> {
-    with_storage!(buf, v => Element::any_out(as_uninit(&mut v[offset..offset + len])))
 }
 
 fn gather<T: Element>(read: &BroadcastRead, src: &Storage, start: usize, dst: &mut [T]) {

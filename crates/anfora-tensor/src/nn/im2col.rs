@@ -2,7 +2,7 @@
 //! out as the columns of a matrix, `col2im` adds such columns back into an image.
 
 use super::Float;
-use super::conv::Conv;
+use super::geometry::Conv;
 
 /// The output positions `o' < o` whose input index `o'·s + off` lies in `[0, len)`: a range.
 fn valid_range(o: usize, s: usize, off: isize, len: usize) -> (usize, usize) {
