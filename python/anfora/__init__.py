@@ -101,6 +101,8 @@ def jit(fn=None):
     calls of another type."""
     if fn is None:
         return jit
+    if getattr(fn, "__anfora_op__", None) is not None:
+        fn = ops._as_function(fn.__anfora_op__)
     specs, is_method = _specs_of(fn)
     f = _anfora.jit(fn, specs)
     if specs is not None and not is_method:

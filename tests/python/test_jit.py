@@ -313,3 +313,22 @@ def test_lambdas_compile_from_their_source():
         anfora.jit(BAD_LAMBDA)(1)
     line = next(i for i, l in enumerate(open(__file__), 1) if l.startswith("BAD_LAMBDA ="))
     assert f"test_jit.py:{line}:28" in str(e.value) and "dict displays" in str(e.value)
+
+
+def test_an_op_itself_compiles_and_differentiates_with_its_own_parameters():
+    x = anfora.tensor(np.array([0.5, 1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(anfora.jit(ops.exp)(x).numpy(), ops.exp(x).numpy())
+    np.testing.assert_array_equal(
+        anfora.jit(ops.sum)(x, axis=0, keepdims=True).numpy(), np.array([3.5], np.float32)
+    )
+    np.testing.assert_allclose(
+        anfora.jit(ops.var)(x, ddof=1).numpy(), np.var(x.numpy(), ddof=1), rtol=1e-6
+    )
+    t = anfora.tensor(np.float64(0.5))
+    assert float(anfora.grad(ops.tanh)(t).numpy()) == pytest.approx(1 - np.tanh(0.5) ** 2, 1e-15)
+    ir = anfora.jit(ops.tanh).lower(x).ir()
+    assert "Tanh(%para1_x)" in ir and "<anfora.ops.tanh>:2:12" in ir
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        anfora.jit(ops.sum)(x, bogus=1)
+    with pytest.raises(TypeError, match="cannot compile ops.depend itself"):
+        anfora.jit(ops.depend)

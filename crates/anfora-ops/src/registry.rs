@@ -265,7 +265,14 @@ mod tests {
         for &p in &t.all {
             assert!(names.insert(p.name()), "two primitives named {}", p.name());
             assert!(idents.insert(p.def().ident), "two constants {:?}", p);
-            let _ = p.signature();
+            let text = p.signature().python_text();
+            let again = Signature::parse(p.name(), &text).unwrap();
+            assert_eq!(
+                again.python_text(),
+                text,
+                "{} does not round-trip",
+                p.name()
+            );
         }
         assert!(t.all.len() > 100);
     }

@@ -262,6 +262,22 @@ impl Signature {
         Ok(sig)
     }
 
+    /// The parameter list as Python writes it, the inverse of [`Signature::parse`]:
+    /// `"(x, axis=None, *, keepdims=False)"`.
+    pub fn python_text(&self) -> String {
+        let mut parts: Vec<String> = self.params.iter().map(param_text).collect();
+        if self.posonly > 0 {
+            parts.insert(self.posonly, "/".into());
+        }
+        if self.varargs {
+            parts.push("*args".into());
+        } else if !self.kwonly.is_empty() {
+            parts.push("*".into());
+        }
+        parts.extend(self.kwonly.iter().map(param_text));
+        format!("({})", parts.join(", "))
+    }
+
     /// Number of inputs a bound call has for `n_positional` positional arguments.
     pub fn bound_len(&self, n_positional: usize) -> usize {
         self.params.len().max(n_positional) + self.kwonly.len()
@@ -305,6 +321,23 @@ fn parse_default(text: &str) -> Result<Const, String> {
             ),
         },
     })
+}
+
+/// `name` or `name=default`, the default as Python writes it.
+fn param_text(p: &Param) -> String {
+    let Some(default) = &p.default else {
+        return p.name.to_string();
+    };
+    let text = match default {
+        Const::None => "None".into(),
+        Const::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Const::Int(i) => i.to_string(),
+        Const::Float(f) => crate::pynum::float_repr(*f),
+        Const::Str(s) => crate::pynum::str_repr(s),
+        Const::Tuple(t) if t.is_empty() => "()".into(),
+        other => other.to_string(),
+    };
+    format!("{}={text}", p.name)
 }
 
 /// A parameter not given positionally: its keyword argument, else its default, else missing.
@@ -427,5 +460,19 @@ mod tests {
         assert!(Signature::parse("bad", "x, y").is_err());
         assert!(Signature::parse("bad", "(x, *a, *b)").is_err());
         assert!(Signature::parse("bad", "(x=nope)").is_err());
+    }
+
+    #[test]
+    fn python_text_is_the_parsed_text() {
+        for text in [
+            "(x, axis=None, keepdims=False, lr=0.001, n=-2)",
+            "(*args, sep=' ', end='\\n')",
+            "(value, *args)",
+            "(x, *, mode='constant', pad=())",
+            "()",
+        ] {
+            let sig = Signature::parse("f", text).unwrap();
+            assert_eq!(sig.python_text(), text);
+        }
     }
 }

@@ -16,11 +16,7 @@ pub fn call_op<'py>(
     args: &Args<'py>,
     kwargs: Option<&Kwargs<'py>>,
 ) -> Returned<'py> {
-    let p = anfora_ir::Prim::op(name).ok_or_else(|| {
-        pyo3::exceptions::PyAttributeError::new_err(format!(
-            "module 'anfora.ops' has no attribute '{name}'"
-        ))
-    })?;
+    let p = op_prim(name)?;
     let values = args
         .iter()
         .map(|a| to_value(&a))
@@ -43,6 +39,21 @@ pub fn call_op<'py>(
     flush_output(py, &out)?;
     let v = result.map_err(crate::tensor::vm_error)?;
     from_value(py, &v)
+}
+
+/// The parameter list of `anfora.ops.<name>` as Python writes it, `"(x, axis=None)"`.
+#[pyfunction]
+pub fn op_signature(name: &str) -> PyResult<String> {
+    Ok(op_prim(name)?.signature().python_text())
+}
+
+/// The primitive `anfora.ops.<name>` names.
+fn op_prim(name: &str) -> PyResult<anfora_ir::Prim> {
+    anfora_ir::Prim::op(name).ok_or_else(|| {
+        pyo3::exceptions::PyAttributeError::new_err(format!(
+            "module 'anfora.ops' has no attribute '{name}'"
+        ))
+    })
 }
 
 /// The names of `anfora.ops`.

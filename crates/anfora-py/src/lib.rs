@@ -91,6 +91,7 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compiler::forget_parsed_functions, m)?)?;
     m.add_function(wrap_pyfunction!(eager::call_op, m)?)?;
     m.add_function(wrap_pyfunction!(eager::op_names, m)?)?;
+    m.add_function(wrap_pyfunction!(eager::op_signature, m)?)?;
     m.add_function(wrap_pyfunction!(grad::py_parameters_of, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint::save_safetensors, m)?)?;
     m.add_function(wrap_pyfunction!(checkpoint::load_safetensors, m)?)?;
