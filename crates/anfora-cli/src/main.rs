@@ -158,25 +158,26 @@ fn run(file: PathBuf, entry: String, flags: RunFlags, args: Vec<String>) -> Resu
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = session.call(&entry, args, &mut out);
-    let _ = out.flush();
+    let flushed = out.flush();
     for w in session.take_warnings() {
-        eprintln!("{w}");
+        warn(&format!("{w}\n"));
     }
     if explain_compile && let Some(why) = session.last_explanation() {
-        eprintln!("{why}");
+        warn(&format!("{why}\n"));
     }
     if timings {
         if let Some(c) = session.last_compiled() {
-            eprint!("{}", c.timing_report());
+            warn(&c.timing_report());
         }
         if let Some(d) = session.last_run_time() {
-            eprintln!("run: {} ms", millis(d));
+            warn(&format!("run: {} ms\n", millis(d)));
         }
     }
     let value = result.map_err(|f| failure(&session, &f))?;
-    let _ = writeln!(out, "{}", repr(&value));
-    let _ = out.flush();
-    Ok(())
+    flushed
+        .and_then(|()| writeln!(out, "{}", repr(&value)))
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
 }
 
 fn dump(
@@ -195,6 +196,17 @@ fn dump(
             format!(
                 "error: unknown stage '{stage}' ({} or all)\n",
                 names.join(", ")
+            ),
+        ));
+    }
+    if let Some(path) = &output
+        && is_same_file(path, &file)
+    {
+        return Err(Exit(
+            2,
+            format!(
+                "error: the output {} is the source file itself; choose another path with -o\n",
+                path.display()
             ),
         ));
     }
@@ -237,10 +249,7 @@ fn dump(
     match output {
         Some(path) => std::fs::write(&path, text)
             .map_err(|e| Exit(1, format!("error: cannot write {}: {e}\n", path.display()))),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => emit(&text),
     }
 }
 
@@ -249,8 +258,7 @@ fn check(file: PathBuf) -> Result<(), Exit> {
     let mut session = Session::load(&file.display().to_string(), &text, Options::default());
     let diags = session.check();
     if diags.is_empty() {
-        println!("{}: no problems found", file.display());
-        return Ok(());
+        return emit(&format!("{}: no problems found\n", file.display()));
     }
     Err(Exit(
         1,
@@ -277,21 +285,49 @@ fn execute(cli: Cli) -> u8 {
         } => dump(file, entry, format, stage, output, args),
         Command::Check { file } => check(file),
         Command::Devices => {
-            for d in anfora_tensor::device::devices() {
-                if let Ok(b) = anfora_tensor::device::backend(d) {
-                    println!("{d}\t{}", b.describe());
-                }
-            }
-            Ok(())
+            let lines = anfora_tensor::device::devices()
+                .into_iter()
+                .filter_map(|d| {
+                    let b = anfora_tensor::device::backend(d).ok()?;
+                    Some(format!("{d}\t{}\n", b.describe()))
+                });
+            emit(&lines.collect::<String>())
         }
     };
     match result {
         Ok(()) => 0,
         Err(Exit(code, message)) => {
-            eprint!("{message}");
+            warn(&message);
             code
         }
     }
+}
+
+/// Whether two paths name one existing file (through links and relative paths).
+fn is_same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Writes `text` to standard output. A write that fails (a closed pipe, a full disk) is an
+/// error, exit status 1, never a panic as `print!` would give.
+fn emit(text: &str) -> Result<(), Exit> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
+fn stdout_error(e: std::io::Error) -> Exit {
+    Exit(1, format!("error: cannot write to standard output: {e}\n"))
+}
+
+/// Writes `text` to standard error. A failed write is ignored: there is nowhere left to
+/// report it, and the exit status already says what happened.
+fn warn(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 fn main() -> ExitCode {
@@ -299,9 +335,9 @@ fn main() -> ExitCode {
     // Deep recursion in user code runs on the VM's own stack, but parsing and lowering deeply
     // nested expressions recurse: give the work a large stack.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!(
-            "anfora: internal error: {info}\nThis is a bug in anfora; please report it with the input that caused it."
-        );
+        warn(&format!(
+            "anfora: internal error: {info}\nThis is a bug in anfora; please report it with the input that caused it.\n"
+        ));
     }));
     let worker = std::thread::Builder::new()
         .name("anfora".into())

@@ -414,3 +414,78 @@ fn devices_lists_the_cpu_and_run_refuses_a_device_without_a_backend() {
         "error: unknown device 'npu': expected 'cpu', 'cuda' or 'cuda:N' (N a device index)\n"
     );
 }
+
+#[test]
+fn output_that_cannot_be_written_is_exit_1_not_an_abort() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for (args, stdout_full) in [
+        (&["run", "missing.py"][..], false),
+        (&["run", "examples/demo.py"][..], true),
+        (&["check", "examples/demo.py"][..], true),
+        (&["devices"][..], true),
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_anfora"));
+        cmd.args(args).current_dir(root()).stderr(full());
+        if stdout_full {
+            cmd.stdout(full());
+        }
+        let o = cmd.output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_anfora"));
+    let o = cmd
+        .args(["run", "examples/demo.py"])
+        .current_dir(root())
+        .stdout(full())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("error: cannot write to standard output: No space left on device"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn dump_refuses_to_overwrite_its_own_source() {
+    let text = "def main():\n    return 1\n";
+    let p = temp("own.py", text);
+    let o = anfora(&["dump", p.to_str().unwrap(), "-o", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("is the source file itself"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+}
+
+#[test]
+fn reprs_and_literals_are_cpythons() {
+    let p = temp(
+        "repr.py",
+        "def main(n, s):\n    print(repr('\\u0378'), repr('\\u061c'), repr('\\U000e0001'))\n    \
+         print(1000000000000000.25, -1000000000000000.75, -9223372036854775808)\n    return n, s\n",
+    );
+    let o = anfora(&[
+        "run",
+        p.to_str().unwrap(),
+        "-9223372036854775808",
+        "'\\u00e9\\x00'",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "'\\u0378' '\\u061c' '\\U000e0001'\n1000000000000000.2 -1000000000000000.8 \
+         -9223372036854775808\n(-9223372036854775808, 'é\\x00')\n"
+    );
+    let o = anfora(&["run", p.to_str().unwrap(), "1", "'\\ud800'"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("a lone surrogate"), "{}", stderr(&o));
+}

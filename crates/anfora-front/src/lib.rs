@@ -12,6 +12,7 @@
 pub mod ast;
 pub use anfora_ir::codes;
 pub mod py_ast;
+mod python_builtins;
 mod resolve;
 mod scope;
 mod ssa;

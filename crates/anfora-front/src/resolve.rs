@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, GraphId, NodeId, NodeKind, Prim, Signature, Span};
 
+use crate::python_builtins::{cpython_accepts, is_python_builtin};
 use crate::{
     Frontend, Namespace, Resolved, Resolver, ScopeId, codes, namespace_attr, namespace_names,
 };
@@ -274,6 +275,18 @@ fn resolve_symbol(
             if let Some(p) = Prim::builtin(name) {
                 return Const::Prim(p);
             }
+            if is_python_builtin(name) {
+                fe.diags.push(
+                    Diagnostic::error(
+                        codes::UNSUPPORTED_BUILTIN,
+                        format!("the Python builtin '{name}' is not supported in compiled code"),
+                        span,
+                    )
+                    .with_label("not supported")
+                    .with_hint(BUILTIN_HINT),
+                );
+                return Const::None;
+            }
             let hint = if Prim::op(name).is_some() {
                 format!("did you mean `ops.{name}` (after `from anfora import ops`)?")
             } else {
@@ -293,6 +306,9 @@ fn resolve_symbol(
         known => resolved_const(fe, known, span),
     }
 }
+
+const BUILTIN_HINT: &str = "compute it from the supported operations (docs/language.md), or call \
+     it outside compiled code and pass the result in";
 
 /// Binds the arguments of a call whose callee is a primitive or a graph with a signature.
 fn bind_call(fe: &mut Frontend, n: NodeId) {
@@ -323,6 +339,8 @@ fn bind_call(fe: &mut Frontend, n: NodeId) {
     } else {
         (inputs[0], inputs[1..].to_vec(), Vec::new(), Vec::new())
     };
+    let is_builtin = matches!(m.constant(callee),
+        Some(Const::Prim(p)) if Prim::builtin(&p.signature().name) == Some(*p));
     let sig: Signature = match m.constant(callee) {
         // Every call of a known primitive is bound, so the VM can trust argument counts.
         Some(Const::Prim(p)) if *p != Prim::CallKw => p.signature().clone(),
@@ -342,11 +360,24 @@ fn bind_call(fe: &mut Frontend, n: NodeId) {
         }
         Err(err) => {
             let span = fe.module.node(n).span;
-            fe.diags.push(
+            let diag = if is_builtin && cpython_accepts(&sig.name, positional.len(), &refs) {
+                Diagnostic::error(
+                    codes::UNSUPPORTED_BUILTIN,
+                    format!(
+                        "this call of {}() is not supported in compiled code, where it takes {}",
+                        sig.name,
+                        sig.python_text()
+                    ),
+                    span,
+                )
+                .with_label("not supported")
+                .with_hint(BUILTIN_HINT)
+            } else {
                 Diagnostic::error(codes::BAD_CALL, err.message(&sig.name), span)
                     .with_label("in this call")
-                    .with_hint("this fails in Python too: fix the arguments"),
-            );
+                    .with_hint("this fails in Python too: fix the arguments")
+            };
+            fe.diags.push(diag);
         }
     }
 }

@@ -39,6 +39,10 @@ pub const CODES: &[(&str, &str)] = &[
         "`is` comparison with something other than None, True or False",
     ),
     (OUTSIDE_LOOP, "break/continue outside a loop"),
+    (
+        UNSUPPORTED_BUILTIN,
+        "a Python builtin, or a form of its call, that compiled code does not support",
+    ),
     (UNDEFINED, "undefined name"),
     (
         LATE_BINDING,
@@ -113,6 +117,7 @@ pub const MODULE_STMT: &str = "E0119";
 pub const LITERAL: &str = "E0120";
 pub const IS: &str = "E0121";
 pub const OUTSIDE_LOOP: &str = "E0123";
+pub const UNSUPPORTED_BUILTIN: &str = "E0124";
 pub const UNDEFINED: &str = "E0201";
 pub const LATE_BINDING: &str = "E0202";
 pub const BAD_CALL: &str = "E0203";

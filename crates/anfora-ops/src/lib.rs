@@ -33,6 +33,7 @@ mod signature;
 pub mod state;
 #[cfg(test)]
 mod tests;
+mod unicode_printable;
 pub mod value;
 
 pub use abs::{Abs, Func, RefAbs, TensorAbs};

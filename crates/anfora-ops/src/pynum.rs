@@ -35,8 +35,7 @@ pub fn float_repr(x: f64) -> String {
             "0.0".into()
         };
     }
-    // `{:e}` gives the shortest round-trip digits: "d.ddddde±x".
-    let sci = format!("{:e}", x.abs());
+    let sci = shortest_digits(x.abs());
     let (mantissa, exp) = sci.split_once('e').expect("exponent form");
     let exp: i32 = exp.parse().expect("exponent");
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
@@ -65,6 +64,24 @@ pub fn float_repr(x: f64) -> String {
         };
         let esign = if exp < 0 { '-' } else { '+' };
         format!("{sign}{mant}e{esign}{:02}", exp.abs())
+    }
+}
+
+/// The shortest digits that round-trip, as `"d.dddde±x"`, chosen as CPython's repr chooses:
+/// of the shortest strings that read back as `x`, the one nearest to `x`, ties to even.
+/// Rust's `{:e}` finds the shortest length but may pick the other string of a tie
+/// (1000000000000000.25 → ...3 where CPython writes ...2); the correctly rounded string of that
+/// length (`{:.N$e}`, exact with ties to even) is CPython's whenever it reads back as `x`.
+fn shortest_digits(x: f64) -> String {
+    let shortest = format!("{x:e}");
+    let digits = shortest
+        .split_once('e')
+        .map_or(0, |(m, _)| m.len() - usize::from(m.contains('.')));
+    let rounded = format!("{x:.*e}", digits.saturating_sub(1));
+    if rounded.parse::<f64>() == Ok(x) {
+        rounded
+    } else {
+        shortest
     }
 }
 
@@ -387,21 +404,15 @@ pub fn str_repr(s: &str) -> String {
     out
 }
 
-/// Python's `str.isprintable` for one character (control, format and separator characters
-/// other than the ASCII space are not printable).
-fn is_printable(c: char) -> bool {
+pub use crate::unicode_printable::UNICODE_VERSION;
+
+/// Python's `str.isprintable` for one character, from CPython's own Unicode tables
+/// (`unicode_printable.rs`, generated).
+pub fn is_printable(c: char) -> bool {
+    use crate::unicode_printable::NOT_PRINTABLE;
     let v = c as u32;
-    !(v < 0x20
-        || (0x7f..=0xa0).contains(&v)
-        || v == 0xad
-        || v == 0x1680
-        || (0x2000..=0x200f).contains(&v)
-        || (0x2028..=0x202f).contains(&v)
-        || (0x205f..=0x2064).contains(&v)
-        || v == 0x3000
-        || v == 0xfeff
-        || (0xe000..=0xf8ff).contains(&v)
-        || (0xfff9..=0xfffb).contains(&v))
+    let i = NOT_PRINTABLE.partition_point(|&(_, last)| last < v);
+    NOT_PRINTABLE.get(i).is_none_or(|&(first, _)| v < first)
 }
 
 #[cfg(test)]
@@ -428,6 +439,10 @@ mod tests {
             (5e-324, "5e-324"),
             (1.7976931348623157e308, "1.7976931348623157e+308"),
             (12345678901234567.0, "1.2345678901234568e+16"),
+            // Two shortest strings at the same distance: CPython takes the even digit.
+            (1e15 + 0.25, "1000000000000000.2"),
+            (1e15 + 0.75, "1000000000000000.8"),
+            (-(1e15 + 0.25), "-1000000000000000.2"),
         ];
         for (x, want) in cases {
             assert_eq!(float_repr(x), want, "{x:e}");

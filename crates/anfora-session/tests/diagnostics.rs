@@ -109,6 +109,14 @@ fn unsupported_expressions() {
             ("E0120", 2, 12),
         ),
         ("def f(a, b):\n    return a is b\n", ("E0121", 2, 12)),
+        // A lone surrogate, at its escape; raw strings and escaped backslashes have none.
+        ("def f():\n    return 'ab' 'x\\ud800y'\n", ("E0120", 2, 19)),
+        ("def f():\n    return '\\U0000dfff'\n", ("E0120", 2, 13)),
+        // CPython's builtins that compiled code lacks, and a call CPython's builtin accepts.
+        ("def f(x):\n    return round(x)\n", ("E0124", 2, 12)),
+        ("def f(t):\n    return sorted(t)\n", ("E0124", 2, 12)),
+        ("def f():\n    return pow(2, 3, 5)\n", ("E0124", 2, 12)),
+        ("def f():\n    return len((1,), 2)\n", ("E0203", 2, 12)),
         ("def f():\n    await g()\n", ("E0106", 2, 5)),
     ]);
 }
@@ -178,6 +186,16 @@ fn allowed_closure_patterns_are_not_refused() {
     assert!(check("def f(n):\n    def even(k):\n        return True if k == 0 else odd(k - 1)\n    def odd(k):\n        return False if k == 0 else even(k - 1)\n    return even(n)\n").is_empty());
     // A closure inside a loop reading only loop-invariant values.
     assert!(check("def f(n):\n    t = 0\n    k = 3\n    for i in range(n):\n        g = lambda x: x * k\n        t = t + g(i)\n    return t\n").is_empty());
+}
+
+#[test]
+fn strings_without_surrogates_and_the_smallest_int_compile() {
+    for src in [
+        "def f():\n    return r'\\ud800' + '\\\\ud800' + '\\ue000'\n",
+        "def f():\n    return -9223372036854775808\n",
+    ] {
+        assert_eq!(check(src), vec![], "{src}");
+    }
 }
 
 #[test]

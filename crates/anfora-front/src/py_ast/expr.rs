@@ -8,6 +8,7 @@ use ruff_python_ast as ra;
 use ruff_text_size::{Ranged, TextRange};
 
 use super::Converter;
+use super::literal::{LONE_SURROGATE, is_two_to_63, surrogate_escape};
 use super::names::target_names;
 use crate::ast::*;
 use crate::codes;
@@ -56,6 +57,10 @@ impl Converter<'_> {
                 left: self.boxed(&b.left),
                 right: self.boxed(&b.right),
             },
+            // -9223372036854775808: the magnitude alone does not fit in 64 bits.
+            ra::Expr::UnaryOp(u) if u.op == ra::UnaryOp::USub && is_two_to_63(&u.operand) => {
+                ExprKind::Literal(Literal::Int(i64::MIN))
+            }
             ra::Expr::UnaryOp(u) => ExprKind::UnaryOp {
                 op: match u.op {
                     ra::UnaryOp::Invert => UnaryOp::Invert,
@@ -106,9 +111,7 @@ impl Converter<'_> {
                 "f-strings are",
                 "pass the values to print() separately, or build the text with str() and +",
             ),
-            ra::Expr::StringLiteral(s) => {
-                ExprKind::Literal(Literal::Str(Arc::from(s.value.to_str())))
-            }
+            ra::Expr::StringLiteral(s) => self.string(s),
             ra::Expr::BytesLiteral(_) => {
                 self.refuse(span, codes::LITERAL, "bytes literals are", "use a str")
             }
@@ -235,6 +238,16 @@ impl Converter<'_> {
             args,
             keywords,
         }
+    }
+
+    fn string(&mut self, s: &ra::ExprStringLiteral) -> ExprKind {
+        if let Some(at) = surrogate_escape(self.text, &s.value) {
+            self.error(codes::LITERAL, LONE_SURROGATE, at, "a lone surrogate")
+                .hint =
+                Some("write whole characters, e.g. '\\U0001f600' rather than a UTF-16 pair".into());
+            return ExprKind::Invalid;
+        }
+        ExprKind::Literal(Literal::Str(Arc::from(s.value.to_str())))
     }
 
     fn number(&mut self, n: &ra::ExprNumberLiteral, span: Span) -> ExprKind {
