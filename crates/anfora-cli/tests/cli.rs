@@ -489,3 +489,32 @@ fn reprs_and_literals_are_cpythons() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("a lone surrogate"), "{}", stderr(&o));
 }
+
+#[test]
+fn deep_recursion_tracebacks_collapse_repeats_as_cpython() {
+    let p = temp(
+        "rec.py",
+        "def f(n):\n    return f(n + 1) + 1\n\n\ndef main():\n    return f(0)\n",
+    );
+    let frame = "  File \"PATH\", line 2, in f\n    return f(n + 1) + 1\n           ^^^^^^^^\n";
+    let want = format!(
+        "Traceback (most recent call last):\n  File \"PATH\", line 6, in main\n    return f(0)\n           \
+         ^^^^\n{}  [Previous line repeated 9997 more times]\nRecursionError: maximum recursion \
+         depth exceeded (10000 nested calls)\nerror: runtime error at PATH:2:12\n",
+        frame.repeat(3)
+    )
+    .replace("PATH", p.to_str().unwrap());
+    let o = anfora(&["run", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), want);
+    // The reference VM's trace keeps the innermost frames, the same run of them.
+    let o = anfora(&["run", p.to_str().unwrap(), "--engine", "reference"]);
+    let tail = &want[want
+        .find(
+            "  File \"PATH\", line 2"
+                .replace("PATH", p.to_str().unwrap())
+                .as_str(),
+        )
+        .unwrap()..];
+    assert!(stderr(&o).ends_with(tail), "{}", stderr(&o));
+}

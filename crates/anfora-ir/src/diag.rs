@@ -3,7 +3,10 @@
 
 use std::fmt;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    SourceCode, SourceSpan, SpanContents,
+};
 
 use crate::{Location, SourceMap, Span};
 
@@ -107,12 +110,13 @@ impl Diagnostic {
         let padding = "\n".repeat(file.line_offset as usize);
         let text = format!("{padding}{}", file.text);
         let shift = padding.len();
-        let label = |span: Span, text: &str| {
+        let label = |span: Span, label: &str| {
+            let start = span.start as usize + shift;
             let len = (span.end.saturating_sub(span.start)) as usize;
             LabeledSpan::new(
-                (!text.is_empty()).then(|| text.to_string()),
-                span.start as usize + shift,
-                len.max(1),
+                (!label.is_empty()).then(|| label.to_string()),
+                start,
+                shown_len(&text, start, len.max(1)),
             )
         };
         let mut labels = vec![label(self.span, &self.label)];
@@ -124,7 +128,10 @@ impl Diagnostic {
         let report = Report {
             header: format!("{}[{}]: {}", self.severity_word(), self.code, self.message),
             hint: self.hint.clone(),
-            source: NamedSource::new(file.name.clone(), text),
+            source: Excerpts {
+                name: file.name.clone(),
+                text,
+            },
             labels,
         };
         let mut out = String::new();
@@ -165,8 +172,82 @@ pub fn render_all(diags: &[Diagnostic], sources: &SourceMap) -> String {
 struct Report {
     header: String,
     hint: Option<String>,
-    source: NamedSource<String>,
+    source: Excerpts,
     labels: Vec<LabeledSpan>,
+}
+
+/// Lines longer than this many bytes are shown as a window around the span, not whole (a
+/// generated file may hold a megabyte on one line).
+const LONG_LINE: usize = 240;
+/// Bytes shown on each side of a span in a long line.
+const WINDOW: usize = 80;
+
+/// The length of the underline of a span at `start`: the span's, but within a window of its
+/// line when the line is long.
+fn shown_len(text: &str, start: usize, len: usize) -> usize {
+    let rest = text.get(start..).unwrap_or("");
+    let line_len = rest.find('\n').unwrap_or(rest.len());
+    let line_start = text[..start.min(text.len())]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    if start + line_len - line_start <= LONG_LINE {
+        return len;
+    }
+    let cut = rest.floor_char_boundary(len.min(line_len).min(WINDOW));
+    cut.max(1)
+}
+
+/// The source text as the report reads it: whole lines with their context, except that a long
+/// line is cut to a window around the span.
+#[derive(Debug)]
+struct Excerpts {
+    name: String,
+    text: String,
+}
+
+impl SourceCode for Excerpts {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let whole = self.text.as_str().read_span(span, before, after)?;
+        let long = whole
+            .data()
+            .split(|&b| b == b'\n')
+            .any(|l| l.len() > LONG_LINE);
+        if before == 0 || !long {
+            // (The report's location line reads only the line and column of a span without
+            // context.)
+            return Ok(Box::new(MietteSpanContents::new_named(
+                self.name.clone(),
+                whole.data(),
+                *whole.span(),
+                whole.line(),
+                whole.column(),
+                whole.line_count(),
+            )));
+        }
+        let text = self.text.as_str();
+        let at = span.offset().min(text.len());
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let start = text.floor_char_boundary(at.saturating_sub(WINDOW).max(line_start));
+        let end = text.ceil_char_boundary((at + span.len() + WINDOW).min(line_end));
+        let line = text.as_bytes()[..start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            &text.as_bytes()[start..end],
+            SourceSpan::new(start.into(), end - start),
+            line,
+            0,
+            1,
+        )))
+    }
 }
 
 impl fmt::Display for Report {
@@ -197,6 +278,29 @@ impl miette::Diagnostic for Report {
 mod tests {
     use super::*;
     use crate::SourceFile;
+
+    #[test]
+    fn long_lines_show_a_window_around_the_span() {
+        let mut sources = SourceMap::new();
+        let pad = "a".repeat(1_000_000);
+        let text = format!("def main():\n    y = '{pad}' + zz + '{pad}'\n    return y\n");
+        let at = text.find("zz").unwrap() as u32;
+        let file = sources.add(SourceFile::new("long.py", text.as_str(), 0));
+        let d = Diagnostic::error(
+            "E0201",
+            "name 'zz' is not defined",
+            Span::new(file, at, at + 2),
+        )
+        .with_label("not defined");
+        let out = d.render(&sources);
+        assert!(out.len() < 1_000, "{} bytes", out.len());
+        assert!(out.contains("[long.py:2:1000014]"), "{out}");
+        let shown = out.lines().find(|l| l.starts_with(" 2 │")).unwrap();
+        let underline = out.lines().find(|l| l.contains('┬')).unwrap();
+        let column = |l: &str, p: &str| l.char_indices().position(|(i, _)| l[i..].starts_with(p));
+        assert_eq!(column(shown, "zz"), column(underline, "─┬"), "{out}");
+        assert_eq!(shown.matches('a').count(), 2 * (WINDOW - 4), "{out}");
+    }
 
     #[test]
     fn renders_location_line_underline_and_hint() {

@@ -46,31 +46,25 @@ impl RuntimeError {
         }
     }
 
-    /// A Python-style traceback with the failing expression underlined.
+    /// A Python-style traceback with the failing expression underlined. As CPython does, a
+    /// run of more than three identical entries (file, line, function: deep recursion) shows
+    /// three of them and "[Previous line repeated N more times]".
     pub fn render(&self, sources: &SourceMap) -> String {
         let mut out = String::from("Traceback (most recent call last):\n");
+        let mut run: Option<(&TraceEntry, usize)> = None;
         for entry in &self.trace {
-            match sources.location(entry.span) {
-                Some((file, loc)) => {
-                    let _ = writeln!(
-                        out,
-                        "  File \"{}\", line {}, in {}",
-                        file.name, loc.line, entry.function
-                    );
-                    let line = file.line_text(entry.span.start);
-                    let trimmed = line.trim_start();
-                    let indent = line.chars().count() - trimmed.chars().count();
-                    let _ = writeln!(out, "    {}", trimmed.trim_end());
-                    let start = (loc.col as usize - 1).saturating_sub(indent);
-                    let text = file.slice(entry.span);
-                    let width = text.lines().next().unwrap_or("").chars().count().max(1);
-                    let _ = writeln!(out, "    {}{}", " ".repeat(start), "^".repeat(width));
-                }
-                None => {
-                    let _ = writeln!(out, "  (compiled code), in {}", entry.function);
+            match &mut run {
+                Some((last, n)) if same_line(sources, last, entry) => *n += 1,
+                _ => {
+                    repeated(&mut out, run.map_or(0, |(_, n)| n));
+                    run = Some((entry, 1));
                 }
             }
+            if run.is_some_and(|(_, n)| n <= 3) {
+                render_entry(&mut out, sources, entry);
+            }
         }
+        repeated(&mut out, run.map_or(0, |(_, n)| n));
         let _ = writeln!(out, "{}", self.headline());
         if let Some((file, loc)) = sources.location(self.span) {
             let _ = writeln!(
@@ -81,4 +75,46 @@ impl RuntimeError {
         }
         out
     }
+}
+
+/// Whether two entries name the same file, line and function (CPython's test for a repeat).
+fn same_line(sources: &SourceMap, a: &TraceEntry, b: &TraceEntry) -> bool {
+    let line = |e: &TraceEntry| {
+        sources
+            .location(e.span)
+            .map(|(f, loc)| (f.name.clone(), loc.line))
+    };
+    a.function == b.function && line(a) == line(b)
+}
+
+/// CPython's line for the entries of a run past its first three.
+fn repeated(out: &mut String, run: usize) {
+    match run.saturating_sub(3) {
+        0 => {}
+        1 => out.push_str("  [Previous line repeated 1 more time]\n"),
+        n => {
+            let _ = writeln!(out, "  [Previous line repeated {n} more times]");
+        }
+    }
+}
+
+/// One entry: its file, line and function, the source line and the call underlined.
+fn render_entry(out: &mut String, sources: &SourceMap, entry: &TraceEntry) {
+    let Some((file, loc)) = sources.location(entry.span) else {
+        let _ = writeln!(out, "  (compiled code), in {}", entry.function);
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "  File \"{}\", line {}, in {}",
+        file.name, loc.line, entry.function
+    );
+    let line = file.line_text(entry.span.start);
+    let trimmed = line.trim_start();
+    let indent = line.chars().count() - trimmed.chars().count();
+    let _ = writeln!(out, "    {}", trimmed.trim_end());
+    let start = (loc.col as usize - 1).saturating_sub(indent);
+    let text = file.slice(entry.span);
+    let width = text.lines().next().unwrap_or("").chars().count().max(1);
+    let _ = writeln!(out, "    {}{}", " ".repeat(start), "^".repeat(width));
 }
