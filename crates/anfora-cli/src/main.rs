@@ -80,7 +80,24 @@ enum Format {
 
 fn read(path: &PathBuf) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    String::from_utf8(bytes).map_err(|_| format!("{} is not valid UTF-8 text", path.display()))
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        // The column counts the characters before the bad byte, as diagnostics do.
+        let col = 1 + String::from_utf8_lossy(&bytes[line_start..at])
+            .chars()
+            .count();
+        format!(
+            "{}:{line}:{col}: not valid UTF-8 text (byte 0x{:02x}); Python source is UTF-8",
+            path.display(),
+            bytes[at]
+        )
+    })
 }
 
 /// Parses command-line arguments: Python literals, optionally wrapped in `mutable(...)` to

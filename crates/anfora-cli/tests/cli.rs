@@ -518,3 +518,20 @@ fn deep_recursion_tracebacks_collapse_repeats_as_cpython() {
         .unwrap()..];
     assert!(stderr(&o).ends_with(tail), "{}", stderr(&o));
 }
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_at_its_first_bad_byte() {
+    let dir = std::env::temp_dir().join(format!("anfora-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("latin1.py");
+    std::fs::write(&p, b"def main():\n    return '\xe9t\xe9'\n").unwrap();
+    let o = anfora(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "error: {}:2:13: not valid UTF-8 text (byte 0xe9); Python source is UTF-8\n",
+            p.display()
+        )
+    );
+}
