@@ -186,7 +186,7 @@ fn unreadable_files_and_missing_entries_are_clear_errors() {
     std::fs::write(&p, [0xffu8, 0xfe, 0x00]).unwrap();
     let o = anfora(&["run", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("is not valid UTF-8"), "{}", stderr(&o));
+    assert!(stderr(&o).contains(":1:1: not valid UTF-8 text (byte 0xff)"), "{}", stderr(&o));
     let p = temp("noentry.py", "def f():\n    return 1\n");
     let o = anfora(&["run", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
