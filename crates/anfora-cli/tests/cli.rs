@@ -186,7 +186,11 @@ fn unreadable_files_and_missing_entries_are_clear_errors() {
     std::fs::write(&p, [0xffu8, 0xfe, 0x00]).unwrap();
     let o = anfora(&["run", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains(":1:1: not valid UTF-8 text (byte 0xff)"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(":1:1: not valid UTF-8 text (byte 0xff)"),
+        "{}",
+        stderr(&o)
+    );
     let p = temp("noentry.py", "def f():\n    return 1\n");
     let o = anfora(&["run", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -534,4 +538,28 @@ fn a_file_that_is_not_utf8_is_refused_at_its_first_bad_byte() {
             p.display()
         )
     );
+}
+
+#[test]
+fn unbounded_recursion_of_a_large_function_is_a_memory_error_under_a_cap() {
+    let mut src = String::from("def f(n):\n");
+    for i in 0..500 {
+        src += &format!("    a{i} = n + {i}\n");
+    }
+    src += "    return f(a0) + a499\n\n\ndef main():\n    return f(0)\n";
+    let p = temp("deep_frames.py", &src);
+    for engine in ["compiled", "reference"] {
+        // 1.5 GB of address space, and no limit on the depth of calls.
+        let script = format!(
+            "ulimit -v 1500000; exec '{}' run '{}' --engine {engine} --max-depth {}",
+            env!("CARGO_BIN_EXE_anfora"),
+            p.display(),
+            u64::MAX
+        );
+        let o = Command::new("sh").args(["-c", &script]).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{engine}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("\nMemoryError: cannot "), "{engine}: {err}");
+        assert!(err.contains("more times]\n"), "{engine}: {err}");
+    }
 }

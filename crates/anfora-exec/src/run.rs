@@ -208,7 +208,8 @@ impl Program {
             at: 0,
         });
         let bound = self.bind(0, args, None).map_err(|e| self.error(m, e, 0))?;
-        self.enter_frame(m, 0, 0, bound);
+        self.enter_frame(m, 0, 0, bound)
+            .map_err(|e| self.error(m, e, 0))?;
         let started = std::time::Instant::now();
         let awake = (m.last_run >= anfora_tensor::KeepThreadsAwake::WORTH)
             .then(anfora_tensor::KeepThreadsAwake::start)
@@ -235,15 +236,31 @@ impl Program {
         result
     }
 
-    /// Places `values` (parameters, then captures) in the registers of a frame at `base`.
-    fn enter_frame(&self, m: &mut Machine, unit: u32, base: usize, values: Vec<Value>) {
+    /// Places `values` (parameters, then captures) in the registers of a frame at `base`. The
+    /// register stack grows by a fallible allocation: deep recursion of a function with many
+    /// registers is a MemoryError, never an abort.
+    fn enter_frame(
+        &self,
+        m: &mut Machine,
+        unit: u32,
+        base: usize,
+        values: Vec<Value>,
+    ) -> Result<(), PyErr> {
         let need = base + self.units[unit as usize].n_regs as usize;
         if m.regs.len() < need {
+            m.regs
+                .try_reserve(need - m.regs.len())
+                .and_then(|()| m.frames.try_reserve(1))
+                .map_err(|_| {
+                    let message = format!("cannot grow the call stack to {need} registers");
+                    ("MemoryError", message)
+                })?;
             m.regs.resize(need, Value::None);
         }
         for (i, v) in values.into_iter().enumerate() {
             m.regs[base + i] = v;
         }
+        Ok(())
     }
 
     fn clear_frame(&self, m: &mut Machine, unit: u32, base: usize) {
@@ -619,7 +636,9 @@ impl Run<'_> {
         top.pc = self.pc;
         top.at = at;
         let base = self.base + self.program.units[self.unit as usize].n_regs as usize;
-        self.program.enter_frame(self.m, unit, base, values);
+        if let Err(e) = self.program.enter_frame(self.m, unit, base, values) {
+            return raise(e, at);
+        }
         self.m.frames.push(Frame {
             unit,
             base,
@@ -746,7 +765,10 @@ impl Run<'_> {
     #[inline(always)]
     fn replace(&mut self, unit: u32, values: Vec<Value>) -> Step {
         self.program.clear_frame(self.m, self.unit, self.base);
-        self.program.enter_frame(self.m, unit, self.base, values);
+        if let Err(e) = self.program.enter_frame(self.m, unit, self.base, values) {
+            let at = self.m.frames.last().map_or(0, |f| f.at);
+            return raise(e, at);
+        }
         self.m.frames.last_mut().expect("a running frame").unit = unit;
         self.unit = unit;
         self.pc = 0;

@@ -170,7 +170,7 @@ impl<'m> Vm<'m> {
         match self.apply(f.clone(), args, out) {
             Ok(Flow::Value(v)) => return Ok(v),
             Ok(Flow::Enter(act)) => stack.push(act),
-            Err(e) => return Err(self.error(e, None, &stack)),
+            Err(e) => return Err(self.error(e, None, &mut stack)),
         }
         loop {
             let top = stack
@@ -189,7 +189,7 @@ impl<'m> Vm<'m> {
                             let chosen = &step.args[if c { 1 } else { 2 }];
                             top.slots[step.slot as usize] = self.load(top, chosen);
                         }
-                        Err(e) => return Err(self.error(e, Some(step.node), &stack)),
+                        Err(e) => return Err(self.error(e, Some(step.node), &mut stack)),
                     }
                     continue;
                 }
@@ -219,12 +219,16 @@ impl<'m> Vm<'m> {
                                     self.opts.max_depth
                                 ),
                             );
-                            return Err(self.error(e, Some(step.node), &stack));
+                            return Err(self.error(e, Some(step.node), &mut stack));
                         }
                         act.ret_slot = step.slot;
+                        if stack.try_reserve(1).is_err() {
+                            let e = ("MemoryError", "cannot grow the call stack".to_string());
+                            return Err(self.error(e, Some(step.node), &mut stack));
+                        }
                         stack.push(act);
                     }
-                    Err(e) => return Err(self.error(e, Some(step.node), &stack)),
+                    Err(e) => return Err(self.error(e, Some(step.node), &mut stack)),
                 }
                 continue;
             }
@@ -246,7 +250,7 @@ impl<'m> Vm<'m> {
                             *top = act;
                             continue;
                         }
-                        Err(e) => return Err(self.error(e, Some(tail.node), &stack)),
+                        Err(e) => return Err(self.error(e, Some(tail.node), &mut stack)),
                     }
                 }
                 None => self.load(top, &prep.output),
@@ -263,8 +267,14 @@ impl<'m> Vm<'m> {
         &self,
         (kind, message): PyErr,
         node: Option<NodeId>,
-        stack: &[Activation],
+        stack: &mut [Activation],
     ) -> RuntimeError {
+        if kind == "MemoryError" {
+            // Free the frames' values first: the traceback needs memory too.
+            for a in stack.iter_mut() {
+                a.slots = Vec::new();
+            }
+        }
         let span = node.map(|n| self.module.node(n).span).unwrap_or(Span::NONE);
         let trace = stack
             .iter()
@@ -503,6 +513,14 @@ impl<'m> Vm<'m> {
             }
             (Some(sig), kw) => call::bind_call(sig, &args, kw, |c| self.constant(c))?,
         };
+        // Fallible: deep recursion of a large function is a MemoryError, never an abort.
+        full.try_reserve(prep.n_slots.saturating_sub(full.len()))
+            .map_err(|_| {
+                (
+                    "MemoryError",
+                    "cannot allocate the frame of a call".to_string(),
+                )
+            })?;
         full.resize(prep.n_slots, Value::None);
         Ok(full)
     }
