@@ -12,7 +12,9 @@
 //! * A closure called through a value (not by name) uses one monovariant context, so the value
 //!   can name one specialized graph. A closure whose identity is lost (it flows into `Any`) is
 //!   compiled for arbitrary arguments.
-//! * A context whose result changes makes its callers dirty; a worklist re-evaluates them.
+//! * A context whose result changes makes its callers dirty, and one whose values change the
+//!   contexts that read them (its children, and deeper blocks reading its nodes as free
+//!   variables); a worklist re-evaluates them.
 //!
 //! This module holds the contexts and the worklist; `calls` evaluates calls (of primitives,
 //! closures and methods, with keyword binding) and `diagnostics` reports the shape and join
@@ -58,7 +60,10 @@ pub struct Ctx {
     pub mono: bool,
     evaluated: bool,
     callers: HashSet<CtxId>,
-    children: HashSet<CtxId>,
+    /// The contexts that read this context's values: its children, and contexts nested deeper
+    /// that read its nodes as free variables (re-evaluated when the values change; a child
+    /// whose own values stay the same would not pass the change on to them).
+    readers: HashSet<CtxId>,
     /// Where each argument of a monovariant context first came from (for join errors).
     arg_sources: Vec<Option<ArgSource>>,
     /// The call that first reached this context: the calling context and call node (for the
@@ -282,7 +287,7 @@ impl<'m> Interpreter<'m> {
             mono,
             evaluated: false,
             callers: HashSet::new(),
-            children: HashSet::new(),
+            readers: HashSet::new(),
             arg_sources: vec![None; n],
             origin: None,
             incoming: Vec::new(),
@@ -291,7 +296,7 @@ impl<'m> Interpreter<'m> {
         });
         self.keys.insert(key, id);
         if let Some(p) = parent {
-            self.ctx_mut(p).children.insert(id);
+            self.ctx_mut(p).readers.insert(id);
         }
         id
     }
@@ -441,9 +446,9 @@ impl<'m> Interpreter<'m> {
             }
         }
         if !first && old_values != self.ctx(c).values {
-            let children: Vec<CtxId> = self.ctx(c).children.iter().copied().collect();
-            for child in children {
-                self.mark_dirty(child);
+            let readers: Vec<CtxId> = self.ctx(c).readers.iter().copied().collect();
+            for reader in readers {
+                self.mark_dirty(reader);
             }
         }
     }
@@ -482,7 +487,12 @@ impl<'m> Interpreter<'m> {
             _ => {
                 let owner = node.owner.expect("non-value nodes have owners");
                 match self.enclosing(c, owner) {
-                    Some(x) => self.ctx(x).values.get(&n).cloned().unwrap_or(Abs::Bottom),
+                    Some(x) => {
+                        if x != c {
+                            self.ctx_mut(x).readers.insert(c);
+                        }
+                        self.ctx(x).values.get(&n).cloned().unwrap_or(Abs::Bottom)
+                    }
                     None => Abs::Any,
                 }
             }
