@@ -12,14 +12,21 @@
 //! * A closure called through a value (not by name) uses one monovariant context, so the value
 //!   can name one specialized graph. A closure whose identity is lost (it flows into `Any`) is
 //!   compiled for arbitrary arguments.
-//! * A context whose result changes makes its callers dirty; a worklist re-evaluates them.
+//! * A context whose result changes makes its callers dirty, and one whose values change the
+//!   contexts that read them (its children, and deeper blocks reading its nodes as free
+//!   variables); a worklist re-evaluates them.
+//! * A result or argument carried from round to round that holds `Bottom` (a tuple of a
+//!   recursive call's result, not returned yet) is stored as `Bottom`, so no stored value grows
+//!   without end and the fixpoint is reached on every program (`nesting`).
 //!
 //! This module holds the contexts and the worklist; `calls` evaluates calls (of primitives,
-//! closures and methods, with keyword binding) and `diagnostics` reports the shape and join
-//! errors that remain once the analysis is done.
+//! closures and methods, with keyword binding), `diagnostics` reports the shape and join
+//! errors that remain once the analysis is done, and `nesting` the recursions whose results
+//! would nest without bound (E0305).
 
 mod calls;
 mod diagnostics;
+mod nesting;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -29,6 +36,7 @@ use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Span};
 use anfora_ops::abs::from_value;
 use anfora_ops::abs::{Abs, CtxId, Func, JoinError};
+use nesting::{Dropped, Slot};
 
 /// Most specializations of one function for one parent context.
 const MAX_POLY: usize = 8;
@@ -58,7 +66,10 @@ pub struct Ctx {
     pub mono: bool,
     evaluated: bool,
     callers: HashSet<CtxId>,
-    children: HashSet<CtxId>,
+    /// The contexts that read this context's values: its children, and contexts nested deeper
+    /// that read its nodes as free variables (re-evaluated when the values change; a child
+    /// whose own values stay the same would not pass the change on to them).
+    readers: HashSet<CtxId>,
     /// Where each argument of a monovariant context first came from (for join errors).
     arg_sources: Vec<Option<ArgSource>>,
     /// The call that first reached this context: the calling context and call node (for the
@@ -138,6 +149,8 @@ pub struct Interpreter<'m> {
     pub errors: Vec<Diagnostic>,
     reported: HashSet<(String, u32, u32)>,
     steps: usize,
+    /// The slots given values that do not exist yet (see `nesting`).
+    dropped: Dropped,
 }
 
 impl<'m> Interpreter<'m> {
@@ -157,6 +170,7 @@ impl<'m> Interpreter<'m> {
             errors: Vec::new(),
             reported: HashSet::new(),
             steps: 0,
+            dropped: HashMap::new(),
         }
     }
 
@@ -198,6 +212,7 @@ impl<'m> Interpreter<'m> {
         let out = self.ctxs[root.0 as usize].result.clone();
         self.escape(&out);
         self.drain();
+        self.report_unbounded(root);
         self.report_shape_errors(root);
         self.check_joins(root);
         root
@@ -282,7 +297,7 @@ impl<'m> Interpreter<'m> {
             mono,
             evaluated: false,
             callers: HashSet::new(),
-            children: HashSet::new(),
+            readers: HashSet::new(),
             arg_sources: vec![None; n],
             origin: None,
             incoming: Vec::new(),
@@ -291,7 +306,7 @@ impl<'m> Interpreter<'m> {
         });
         self.keys.insert(key, id);
         if let Some(p) = parent {
-            self.ctx_mut(p).children.insert(id);
+            self.ctx_mut(p).readers.insert(id);
         }
         id
     }
@@ -431,6 +446,7 @@ impl<'m> Interpreter<'m> {
         let first = !self.ctx(c).evaluated;
         self.ctx_mut(c).evaluated = true;
         let old = self.ctx(c).result.clone();
+        let out = self.settle(Slot::Result(c), out, None);
         let new = old.widen_join(&out);
         let new = self.widen(new);
         if new != old || first {
@@ -441,9 +457,9 @@ impl<'m> Interpreter<'m> {
             }
         }
         if !first && old_values != self.ctx(c).values {
-            let children: Vec<CtxId> = self.ctx(c).children.iter().copied().collect();
-            for child in children {
-                self.mark_dirty(child);
+            let readers: Vec<CtxId> = self.ctx(c).readers.iter().copied().collect();
+            for reader in readers {
+                self.mark_dirty(reader);
             }
         }
     }
@@ -482,7 +498,12 @@ impl<'m> Interpreter<'m> {
             _ => {
                 let owner = node.owner.expect("non-value nodes have owners");
                 match self.enclosing(c, owner) {
-                    Some(x) => self.ctx(x).values.get(&n).cloned().unwrap_or(Abs::Bottom),
+                    Some(x) => {
+                        if x != c {
+                            self.ctx_mut(x).readers.insert(c);
+                        }
+                        self.ctx(x).values.get(&n).cloned().unwrap_or(Abs::Bottom)
+                    }
                     None => Abs::Any,
                 }
             }
@@ -534,6 +555,7 @@ impl<'m> Interpreter<'m> {
         let strict = matches!(kind, GraphKind::Join | GraphKind::LoopHeader);
         let mut changed = false;
         for (i, a) in args.iter().enumerate() {
+            let a = &self.settle(Slot::Arg(t, i), a.clone(), from);
             let old = self.ctx(t).args.get(i).cloned().unwrap_or(Abs::Bottom);
             let source = from.map(|(c, n)| self.arg_source(c, n, i, a));
             let new = if strict {

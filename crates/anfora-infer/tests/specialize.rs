@@ -353,3 +353,20 @@ fn closures_and_function_values() {
         "(Tensor([0., 0.], dtype=float32), Tensor([0., 0.], dtype=float32), Tensor([0., 0.], dtype=float32), Tensor([1., 1.], dtype=float32))"
     );
 }
+
+#[test]
+fn a_block_reads_the_final_values_of_the_function_around_it() {
+    // The blocks after the loop read `a`, `b` and `c` from `main` as free variables, two
+    // levels of blocks down. The calls' results change from round to round; each block that
+    // read one is evaluated again when it changes (before, the block kept the first round's
+    // value, and the result claimed three constants `True`).
+    let src = "def has(t, target):\n    found = False\n    for i in range(len(t)):\n        if t[i] == target:\n            found = True\n            break\n    return found\n\ndef main():\n    a = has((1, 4), 4)\n    b = has((1, 4), 5)\n    c = has((), 0)\n    n = 2\n    while n < 100:\n        if n * n > 200:\n            break\n        n += 1\n    if n < 100:\n        print(n)\n    return (a, b, c, n)\n";
+    let i = infer(src, "main", &[]);
+    assert_eq!(
+        i.result().to_string(),
+        "<Tuple[<Bool>, <Bool>, <Bool>, <Int64>]>",
+        "{}",
+        i.ir()
+    );
+    assert_eq!(repr(&run(src, "main", vec![])), "(True, False, False, 15)");
+}

@@ -82,6 +82,10 @@ pub const CODES: &[(&str, &str)] = &[
         "an argument that must be known at compile time (ops.pad's mode) is not",
     ),
     (
+        UNBOUNDED,
+        "a recursive function whose result or argument nests tuples or lists without bound",
+    ),
+    (
         EFFECT_KW_CALL,
         "keyword call of an effectful function known only at run time",
     ),
@@ -133,6 +137,7 @@ pub const SHAPE: &str = "E0301";
 pub const JOIN: &str = "E0302";
 pub const NO_FIXPOINT: &str = "E0303";
 pub const NOT_CONSTANT: &str = "E0304";
+pub const UNBOUNDED: &str = "E0305";
 // Auto-monad (anfora-monad).
 pub const EFFECT_KW_CALL: &str = "E0401";
 // Automatic differentiation (anfora-ad).

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use anfora_ir::codes::{JOIN as JOIN_ERROR, NOT_CONSTANT, SHAPE as SHAPE_ERROR};
 use anfora_ir::diag::Diagnostic;
-use anfora_ir::{GraphKind, NodeId, Span};
+use anfora_ir::{GraphId, GraphKind, NodeId, Span};
 use anfora_ops::abs::{Abs, CtxId, Func};
 use anfora_ops::call::shape_message;
 
@@ -111,17 +111,7 @@ impl Interpreter<'_> {
     ) {
         let g = self.ctx(t).graph;
         let graph = self.module.graph(g);
-        let var = graph
-            .params
-            .get(i)
-            .and_then(|&p| self.module.node(p).name.clone())
-            .map(|n| n.trim_start_matches('ф').to_string())
-            .unwrap_or_default();
-        let var = if var.starts_with('.') || var.is_empty() {
-            "the value".to_string()
-        } else {
-            format!("'{var}'")
-        };
+        let var = self.param_label(g, i);
         let (a, b) = (first.value.broaden(), second.value.broaden());
         let what = difference(&a, &b);
         let (message, hint) = if graph.kind == GraphKind::LoopHeader {
@@ -150,6 +140,24 @@ impl Interpreter<'_> {
             .with_related(first.span, format!("{a} here"))
             .with_related(second.span, format!("{b} here"));
         self.report(c, d);
+    }
+
+    /// Parameter `i` of graph `g` in messages: `'x'` (a phi named after its variable), or
+    /// "the value" for a hidden variable (`and`/`or`, a conditional expression).
+    pub(super) fn param_label(&self, g: GraphId, i: usize) -> String {
+        let var = self
+            .module
+            .graph(g)
+            .params
+            .get(i)
+            .and_then(|&p| self.module.node(p).name.clone())
+            .map(|n| n.trim_start_matches('ф').to_string())
+            .unwrap_or_default();
+        if var.starts_with('.') || var.is_empty() {
+            "the value".to_string()
+        } else {
+            format!("'{var}'")
+        }
     }
 
     /// E0302 for the results of the functions a call may call (the branches of an `if` that
