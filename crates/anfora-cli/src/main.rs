@@ -83,18 +83,14 @@ fn read(path: &PathBuf) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|e| {
         let bytes = e.as_bytes();
         let at = e.utf8_error().valid_up_to();
-        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
-        let line_start = bytes[..at]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        // The column counts the characters before the bad byte, as diagnostics do.
-        let col = 1 + String::from_utf8_lossy(&bytes[line_start..at])
-            .chars()
-            .count();
+        // Located in the valid text before the bad byte, as diagnostics locate offsets.
+        let valid = String::from_utf8_lossy(&bytes[..at]);
+        let loc = anfora_ir::SourceFile::new("", &*valid, 0).location(at as u32);
         format!(
-            "{}:{line}:{col}: not valid UTF-8 text (byte 0x{:02x}); Python source is UTF-8",
+            "{}:{}:{}: not valid UTF-8 text (byte 0x{:02x}); Python source is UTF-8",
             path.display(),
+            loc.line,
+            loc.col,
             bytes[at]
         )
     })

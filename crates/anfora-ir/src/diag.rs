@@ -185,16 +185,20 @@ const WINDOW: usize = 80;
 /// The length of the underline of a span at `start`: the span's, but within a window of its
 /// line when the line is long.
 fn shown_len(text: &str, start: usize, len: usize) -> usize {
-    let rest = text.get(start..).unwrap_or("");
-    let line_len = rest.find('\n').unwrap_or(rest.len());
-    let line_start = text[..start.min(text.len())]
-        .rfind('\n')
-        .map_or(0, |i| i + 1);
-    if start + line_len - line_start <= LONG_LINE {
+    let start = start.min(text.len());
+    let (line_start, line_end) = line_bounds(text, start);
+    if line_end - line_start <= LONG_LINE {
         return len;
     }
-    let cut = rest.floor_char_boundary(len.min(line_len).min(WINDOW));
+    let cut = text[start..].floor_char_boundary(len.min(line_end - start).min(WINDOW));
     cut.max(1)
+}
+
+/// The byte range of the line holding byte `at` of `text`, without its newline.
+fn line_bounds(text: &str, at: usize) -> (usize, usize) {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    (start, end)
 }
 
 /// The source text as the report reads it: whole lines with their context, except that a long
@@ -231,8 +235,7 @@ impl SourceCode for Excerpts {
         }
         let text = self.text.as_str();
         let at = span.offset().min(text.len());
-        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let (line_start, line_end) = line_bounds(text, at);
         let start = text.floor_char_boundary(at.saturating_sub(WINDOW).max(line_start));
         let end = text.ceil_char_boundary((at + span.len() + WINDOW).min(line_end));
         let line = text.as_bytes()[..start]

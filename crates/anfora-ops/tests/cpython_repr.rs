@@ -84,12 +84,7 @@ fn float_repr_is_cpythons_for_100000_floats() {
         .filter(|(x, w)| float_repr(**x) != **w)
         .map(|(x, w)| format!("{:x}: anfora {} CPython {w}", x.to_bits(), float_repr(*x)))
         .collect();
-    assert!(
-        wrong.is_empty(),
-        "{} differ, e.g. {:?}",
-        wrong.len(),
-        &wrong[..wrong.len().min(5)]
-    );
+    assert_none_differ(&wrong);
 }
 
 #[test]
@@ -112,16 +107,21 @@ fn str_repr_is_cpythons_for_every_code_point() {
         .filter(|(_, ours, w)| ours != *w)
         .map(|(c, ours, w)| format!("U+{:04X}: anfora {ours} CPython {w}", c as u32))
         .collect();
-    assert!(
-        wrong.is_empty(),
-        "{} differ, e.g. {:?}",
-        wrong.len(),
-        &wrong[..wrong.len().min(5)]
-    );
+    assert_none_differ(&wrong);
 }
 
 /// The UTF-8 bytes of `s` in hex, as CPython's `s.encode().hex()` (the repr lines are compared
 /// in this form, free of the terminal's encoding).
 fn hex(s: &str) -> String {
     s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Fails with the number of differences and the first five.
+fn assert_none_differ(wrong: &[String]) {
+    assert!(
+        wrong.is_empty(),
+        "{} differ, e.g. {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(5)]
+    );
 }
