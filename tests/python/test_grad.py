@@ -237,3 +237,22 @@ def test_var_gradient_matches_finite_differences():
 
         g = anfora.grad(weighted_var)(t(x), t(w), axis, ddof)
         np.testing.assert_allclose(np.asarray(g), numeric_grad(np_f, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+def sines(x, n):
+    for _ in range(n):
+        x = ops.sin(x)
+    return ops.sum(x)
+
+
+def test_grad_through_a_loop_longer_than_the_recursion_limit():
+    # Both passes of a loop's gradient run as jumps and tail calls, so 100,000 iterations
+    # (ten times the limit of 10,000 nested calls) differentiate like 10.
+    x0, n = np.array([0.2, 0.7, 1.3]), 100_000
+    cosines, x = [], x0.copy()
+    for _ in range(n):
+        cosines.append(np.cos(x))
+        x = np.sin(x)
+    want = np.prod(cosines[::-1], axis=0)
+    got = anfora.grad(sines, argnums=0)(t(x0), n)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)

@@ -148,6 +148,7 @@ impl Transform<'_> {
 
     /// J(f) of the lifted graph, and the values of its free values (weights by reference).
     fn j_call(&mut self, lifted: &Lifted, ws: &[ParamRef]) -> JCall {
+        self.cycles.add(self.m, lifted.graph);
         let jf = self.j_graph(lifted.graph);
         self.finish();
         let free_values = lifted
@@ -235,13 +236,7 @@ impl Transform<'_> {
         if !options.sens {
             self.m.graphs[wg].signature = f.signature.clone();
         }
-        let params: Vec<NodeId> = (f.params.iter())
-            .map(|&q| {
-                let node = self.m.node(q).clone();
-                self.m
-                    .add_param(wg, node.name.as_deref().unwrap_or("x"), node.span)
-            })
-            .collect();
+        let params = self.copy_params(fg, wg);
         let (y, bp) = self.call_j(wg, call.inputs(&params), span);
         let seed = if options.sens {
             let d = self.m.add_param(wg, "sens", span);

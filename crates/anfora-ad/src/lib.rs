@@ -10,9 +10,11 @@
 //!    sensitivities of `g`'s parameters. Calls of graphs become calls of their J graphs;
 //!    primitive calls keep their forward form and their backward rule ([`rules`]) is emitted in
 //!    the backward graph, in reverse order; a value used several times sums its
-//!    sensitivities (`GradAdd`). Control flow needs nothing special: a `Switch` chooses
-//!    between J graphs, loops and recursion are calls, and the chain of backward closures is
-//!    the tape (each closure keeps only the forward values its rules read);
+//!    sensitivities (`GradAdd`). Control flow needs little: a `Switch` chooses between J
+//!    graphs, recursion is calls, and the chain of backward closures is the tape (each
+//!    closure keeps only the forward values its rules read). Loops (cycles of tail calls)
+//!    pass continuations instead ([`loops`]), so that neither pass nests a call per
+//!    iteration;
 //! 3. a wrapper graph calls `J(f)`, seeds the output sensitivity with ones and picks the
 //!    requested gradients.
 //!
@@ -24,6 +26,7 @@ mod expand;
 mod grad_arguments;
 mod jvp;
 mod lift;
+mod loops;
 
 use std::collections::{HashMap, HashSet};
 
@@ -206,14 +209,28 @@ enum Back {
     },
 }
 
+/// How a J graph ends.
+enum Ending {
+    /// `(value, bprop)`.
+    Pair(NodeId),
+    /// The tail call into its cycle that passes its continuation on (see [`loops`]).
+    Loop(loops::TailCall),
+}
+
 struct Transform<'a> {
     m: &'a mut Module,
     names: Namer,
-    /// J graph of each closed graph.
+    /// J graph of each closed graph (for a graph on a cycle of tail calls, the entry that
+    /// calls its continuation-passing form, see [`loops`]).
     j: HashMap<GraphId, GraphId>,
+    /// The continuation-passing J graph `Jk(g)` of each graph on or leaving a cycle of tail
+    /// calls.
+    jk: HashMap<GraphId, GraphId>,
     /// J graph of each primitive used as a value.
     j_prim: HashMap<Prim, GraphId>,
-    todo: Vec<(GraphId, GraphId)>,
+    /// J graphs to build: the graph, its J graph, and whether it passes continuations.
+    todo: Vec<(GraphId, GraphId, bool)>,
+    cycles: loops::TailCycles,
     errors: Vec<Diagnostic>,
     /// Missing rules already reported (one diagnostic per call site).
     reported: HashSet<(Prim, Span)>,
@@ -226,8 +243,10 @@ impl<'a> Transform<'a> {
             m,
             names,
             j: HashMap::new(),
+            jk: HashMap::new(),
             j_prim: HashMap::new(),
             todo: Vec::new(),
+            cycles: loops::TailCycles::default(),
             errors: Vec::new(),
             reported: HashSet::new(),
         }
@@ -262,14 +281,13 @@ impl<'a> Transform<'a> {
     }
 
     /// Ends backward graph `bg` with one dense sensitivity per parameter (so that the branches
-    /// of a Switch agree on their types) and J graph `jg` with `(out, bprop)`.
-    fn close(
+    /// of a Switch agree on their types), handed on to the continuation `k` if there is one.
+    fn close_backward(
         &mut self,
-        jg: GraphId,
         bg: GraphId,
-        out: NodeId,
         grads: Vec<Option<NodeId>>,
         params: &[NodeId],
+        k: Option<NodeId>,
         span: Span,
     ) {
         let mut outs = Vec::with_capacity(params.len());
@@ -277,11 +295,44 @@ impl<'a> Transform<'a> {
             let gi = gi.unwrap_or_else(|| self.m.value(Const::None));
             outs.push(self.prim(bg, Prim::FillZeros, &[gi, p], span));
         }
-        let bout = self.prim(bg, Prim::MakeTuple, &outs, span);
+        let mut bout = self.prim(bg, Prim::MakeTuple, &outs, span);
+        if let Some(k) = k {
+            // A tail call: the chain of continuations runs in constant depth.
+            bout = self.apply(bg, vec![k, bout], span);
+        }
         self.m.set_output(bg, bout);
+    }
+
+    /// Ends J graph `jg` with `(out, bprop)`, `bprop` being the backward graph `bg`.
+    fn return_pair(&mut self, jg: GraphId, out: NodeId, bg: GraphId, span: Span) {
         let bval = self.m.value(Const::Graph(bg));
         let r = self.prim(jg, Prim::MakeTuple, &[out, bval], span);
         self.m.set_output(jg, r);
+    }
+
+    /// Parameters of `to` named as those of `g`, in order.
+    fn copy_params(&mut self, g: GraphId, to: GraphId) -> Vec<NodeId> {
+        let params = self.m.graph(g).params.clone();
+        (params.into_iter())
+            .map(|p| {
+                let node = self.m.node(p).clone();
+                self.m
+                    .add_param(to, node.name.as_deref().unwrap_or("x"), node.span)
+            })
+            .collect()
+    }
+
+    /// A new, empty J graph for `g`, named `prefix` + `g`'s name.
+    fn new_j_graph(&mut self, g: GraphId, prefix: &str) -> GraphId {
+        let src = self.m.graph(g);
+        let (name, function, span) = (src.name.clone(), src.function.clone(), src.span);
+        let kind = src.kind;
+        self.m.add_graph(
+            self.names.fresh(&format!("{prefix}{name}")),
+            function,
+            kind,
+            span,
+        )
     }
 
     /// The J graph of closed graph `g` (built by [`Transform::finish`]).
@@ -289,20 +340,19 @@ impl<'a> Transform<'a> {
         if let Some(&j) = self.j.get(&g) {
             return j;
         }
-        let src = self.m.graph(g);
-        let (name, function, span) = (src.name.clone(), src.function.clone(), src.span);
-        let kind = src.kind;
-        let jg = self
-            .m
-            .add_graph(self.names.fresh(&format!("J{name}")), function, kind, span);
+        let jg = self.new_j_graph(g, "J");
         self.j.insert(g, jg);
-        self.todo.push((g, jg));
+        if self.cycles.contains(g) {
+            self.entry(g, jg);
+        } else {
+            self.todo.push((g, jg, false));
+        }
         jg
     }
 
     fn finish(&mut self) {
-        while let Some((g, jg)) = self.todo.pop() {
-            self.build(g, jg);
+        while let Some((g, jg, cps)) = self.todo.pop() {
+            self.build(g, jg, cps);
         }
     }
 
@@ -384,7 +434,8 @@ impl<'a> Transform<'a> {
             grads.truncate(1);
             grads.resize(params.len(), None);
         }
-        self.close(jg, bg, out, grads, &params, span);
+        self.close_backward(bg, grads, &params, None, span);
+        self.return_pair(jg, out, bg, span);
         jg
     }
 
@@ -430,63 +481,28 @@ impl<'a> Transform<'a> {
         }
     }
 
-    fn build(&mut self, g: GraphId, jg: GraphId) {
+    /// Builds `J(g)` into `jg` (`Jk(g)` with `cps`, see [`loops`]).
+    fn build(&mut self, g: GraphId, jg: GraphId, cps: bool) {
         let src = self.m.graph(g).clone();
-        let mut map: HashMap<NodeId, NodeId> = HashMap::new();
-        let mut jparams = Vec::new();
-        for &p in &src.params {
-            let node = self.m.node(p).clone();
-            let jp = self
-                .m
-                .add_param(jg, node.name.as_deref().unwrap_or("x"), node.span);
-            map.insert(p, jp);
-            jparams.push(jp);
+        let jparams = self.copy_params(g, jg);
+        let mut map: HashMap<NodeId, NodeId> =
+            src.params.iter().copied().zip(jparams.clone()).collect();
+        let k = cps.then(|| self.m.add_param(jg, "k", src.span));
+        let tail = if cps { self.cycle_tail_call(g) } else { None };
+        let backs = self.forward(g, jg, &mut map, tail.as_ref());
+        if let (Some(t), Some(k)) = (&tail, k)
+            && self.forwards(g, t)
+        {
+            // Its continuation would only pass the callee's sensitivities on to `k`.
+            self.continue_loop(g, jg, k, t, &map);
+            return;
         }
-        let mut backs: Vec<Back> = Vec::new();
-        for n in self.m.graph_nodes(g) {
-            let node = self.m.node(n).clone();
-            let span = node.span;
-            let ins = self.m.inputs(n).to_vec();
-            let args: Vec<NodeId> = ins[1..].iter().map(|&x| self.j_value(g, x, &map)).collect();
-            let fwd = match self.m.constant(ins[0]).cloned() {
-                Some(Const::Prim(p)) => {
-                    let (out, prim, args) = self.forward_prim(jg, ins[0], p, &args, span);
-                    backs.push(Back::Prim {
-                        node: n,
-                        prim,
-                        args,
-                        out,
-                    });
-                    out
-                }
-                other => {
-                    let (callee, dynamic) = match other {
-                        Some(Const::Graph(k)) => {
-                            let jk = self.j_graph(k);
-                            (self.m.value(Const::Graph(jk)), false)
-                        }
-                        _ => (self.j_value(g, ins[0], &map), true),
-                    };
-                    let mut jins = vec![callee];
-                    jins.extend(&args);
-                    let (out, bprop) = self.call_j(jg, jins, span);
-                    backs.push(Back::Call {
-                        node: n,
-                        bprop,
-                        dynamic,
-                    });
-                    out
-                }
-            };
-            if let Some(name) = &node.name {
-                self.m.set_name(fwd, name);
-            }
-            self.m.nodes[fwd].inlined = node.inlined.clone();
-            map.insert(n, fwd);
-        }
-        let out = match src.output {
-            Some(o) => self.j_value(g, o, &map),
-            None => self.m.value(Const::None),
+        let ending = match tail {
+            Some(t) => Ending::Loop(t),
+            None => Ending::Pair(match src.output {
+                Some(o) => self.j_value(g, o, &map),
+                None => self.m.value(Const::None),
+            }),
         };
 
         // The backward graph, nested in the J graph (it reads forward values).
@@ -496,14 +512,159 @@ impl<'a> Transform<'a> {
             GraphKind::Lambda,
             src.span,
         );
-        let dout = self.m.add_param(bg, "dout", src.span);
-        let owned = |m: &Module, x: NodeId| m.node(x).owner == Some(g);
         let mut sens: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
-        if let Some(o) = src.output
-            && owned(self.m, o)
-        {
-            sens.entry(o).or_default().push(dout);
+        match &ending {
+            Ending::Pair(_) => {
+                let dout = self.m.add_param(bg, "dout", src.span);
+                if let Some(o) = src.output
+                    && self.m.node(o).owner == Some(g)
+                {
+                    sens.entry(o).or_default().push(dout);
+                }
+            }
+            // A continuation receives the sensitivities of the tail call's arguments.
+            Ending::Loop(t) => {
+                let ds = self.m.add_param(bg, "ds", src.span);
+                self.call_sensitivities(g, bg, t.node, ds, false, &mut sens);
+            }
         }
+        self.backward(g, bg, backs, &mut sens);
+        let grads = src
+            .params
+            .iter()
+            .map(|p| self.accumulate(bg, sens.remove(p), src.span))
+            .collect();
+        self.close_backward(bg, grads, &jparams, k, src.span);
+        match ending {
+            Ending::Loop(t) => {
+                let bval = self.m.value(Const::Graph(bg));
+                self.continue_loop(g, jg, bval, &t, &map);
+            }
+            Ending::Pair(out) => self.return_pair(jg, out, bg, src.span),
+        }
+    }
+
+    /// Ends `Jk(g)` with its tail call into its cycle: `Jk(callee)(args..., cont)`, `cont`
+    /// being the callee's continuation.
+    fn continue_loop(
+        &mut self,
+        g: GraphId,
+        jg: GraphId,
+        cont: NodeId,
+        t: &loops::TailCall,
+        map: &HashMap<NodeId, NodeId>,
+    ) {
+        let ins = self.m.inputs(t.node).to_vec();
+        let callee = match t.switch {
+            Some(s) => map[&s],
+            None => {
+                let jk = self.jk_graph(t.targets[0]);
+                self.m.value(Const::Graph(jk))
+            }
+        };
+        let mut call = vec![callee];
+        for &x in &ins[1..] {
+            call.push(self.j_value(g, x, map));
+        }
+        call.push(cont);
+        let node = self.m.node(t.node).clone();
+        let r = self.apply(jg, call, node.span);
+        self.m.nodes[r].inlined = node.inlined;
+        self.m.set_output(jg, r);
+    }
+
+    /// The forward half of `J(g)` in `jg`: every node of `g` but `tail`'s call (which
+    /// [`Transform::continue_loop`] makes), mapped into `map`; the backward steps, in order.
+    fn forward(
+        &mut self,
+        g: GraphId,
+        jg: GraphId,
+        map: &mut HashMap<NodeId, NodeId>,
+        tail: Option<&loops::TailCall>,
+    ) -> Vec<Back> {
+        let mut backs: Vec<Back> = Vec::new();
+        for n in self.m.graph_nodes(g) {
+            if tail.is_some_and(|t| t.node == n) {
+                continue;
+            }
+            let node = self.m.node(n).clone();
+            let span = node.span;
+            let ins = self.m.inputs(n).to_vec();
+            let fwd = if let Some(t) = tail.filter(|t| t.switch == Some(n)) {
+                // The Switch of a tail call into the cycle chooses between `Jk` graphs (its
+                // backward rule is zero, and its branches are constants).
+                let mut sw = vec![self.j_value(g, ins[1], map)];
+                for &h in &t.targets {
+                    let jk = self.jk_graph(h);
+                    sw.push(self.m.value(Const::Graph(jk)));
+                }
+                self.prim(jg, Prim::Switch, &sw, span)
+            } else {
+                self.forward_node(g, jg, n, map, &mut backs)
+            };
+            if let Some(name) = &node.name {
+                self.m.set_name(fwd, name);
+            }
+            self.m.nodes[fwd].inlined = node.inlined.clone();
+            map.insert(n, fwd);
+        }
+        backs
+    }
+
+    /// The J-world counterpart of node `n` of `g`, made in `jg`, with its backward step.
+    fn forward_node(
+        &mut self,
+        g: GraphId,
+        jg: GraphId,
+        n: NodeId,
+        map: &HashMap<NodeId, NodeId>,
+        backs: &mut Vec<Back>,
+    ) -> NodeId {
+        let span = self.m.node(n).span;
+        let ins = self.m.inputs(n).to_vec();
+        let args: Vec<NodeId> = ins[1..].iter().map(|&x| self.j_value(g, x, map)).collect();
+        match self.m.constant(ins[0]).cloned() {
+            Some(Const::Prim(p)) => {
+                let (out, prim, args) = self.forward_prim(jg, ins[0], p, &args, span);
+                backs.push(Back::Prim {
+                    node: n,
+                    prim,
+                    args,
+                    out,
+                });
+                out
+            }
+            other => {
+                let (callee, dynamic) = match other {
+                    Some(Const::Graph(k)) => {
+                        let jk = self.j_graph(k);
+                        (self.m.value(Const::Graph(jk)), false)
+                    }
+                    _ => (self.j_value(g, ins[0], map), true),
+                };
+                let mut jins = vec![callee];
+                jins.extend(&args);
+                let (out, bprop) = self.call_j(jg, jins, span);
+                backs.push(Back::Call {
+                    node: n,
+                    bprop,
+                    dynamic,
+                });
+                out
+            }
+        }
+    }
+
+    /// Emits the backward steps `backs` of `g` into `bg`, in reverse, adding to `sens` the
+    /// sensitivities of the nodes of `g` that they give.
+    fn backward(
+        &mut self,
+        g: GraphId,
+        bg: GraphId,
+        backs: Vec<Back>,
+        sens: &mut HashMap<NodeId, Vec<NodeId>>,
+    ) {
+        let owned = |m: &Module, x: NodeId| m.node(x).owner == Some(g);
         for back in backs.into_iter().rev() {
             let n = match &back {
                 Back::Prim { node, .. } | Back::Call { node, .. } => *node,
@@ -547,29 +708,40 @@ impl<'a> Transform<'a> {
                 }
                 Back::Call { bprop, dynamic, .. } => {
                     let ds = self.apply(bg, vec![bprop, d], span);
-                    let nargs = ins.len() as i64 - 1;
-                    for (i, &x) in ins[1..].iter().enumerate() {
-                        if owned(self.m, x) {
-                            let idx = if dynamic { i as i64 - nargs } else { i as i64 };
-                            let k = self.int(idx);
-                            let item = self.prim(bg, Prim::TupleGetItem, &[ds, k], span);
-                            sens.entry(x).or_default().push(item);
-                        }
-                    }
-                    if dynamic && owned(self.m, ins[0]) {
-                        let k = self.int(nargs);
-                        let head = self.prim(bg, Prim::GradHead, &[ds, k], span);
-                        sens.entry(ins[0]).or_default().push(head);
-                    }
+                    self.call_sensitivities(g, bg, n, ds, dynamic, sens);
                 }
             }
         }
-        let grads = src
-            .params
-            .iter()
-            .map(|p| self.accumulate(bg, sens.remove(p), src.span))
-            .collect();
-        self.close(jg, bg, out, grads, &jparams, src.span);
+    }
+
+    /// Adds to `sens` the sensitivities of the arguments (and, for a call of a function value
+    /// `dynamic`, of the callee) of call `n` of `g`, items of its callee's backward result `ds`.
+    fn call_sensitivities(
+        &mut self,
+        g: GraphId,
+        bg: GraphId,
+        n: NodeId,
+        ds: NodeId,
+        dynamic: bool,
+        sens: &mut HashMap<NodeId, Vec<NodeId>>,
+    ) {
+        let owned = |m: &Module, x: NodeId| m.node(x).owner == Some(g);
+        let span = self.m.node(n).span;
+        let ins = self.m.inputs(n).to_vec();
+        let nargs = ins.len() as i64 - 1;
+        for (i, &x) in ins[1..].iter().enumerate() {
+            if owned(self.m, x) {
+                let idx = if dynamic { i as i64 - nargs } else { i as i64 };
+                let k = self.int(idx);
+                let item = self.prim(bg, Prim::TupleGetItem, &[ds, k], span);
+                sens.entry(x).or_default().push(item);
+            }
+        }
+        if dynamic && owned(self.m, ins[0]) {
+            let k = self.int(nargs);
+            let head = self.prim(bg, Prim::GradHead, &[ds, k], span);
+            sens.entry(ins[0]).or_default().push(head);
+        }
     }
 
     fn accumulate(

@@ -291,6 +291,19 @@ fn early_return_in_a_loop() {
     check(f, &[0.5]);
 }
 
+/// Loops longer than the recursion limit (10,000 nested calls): their J graphs pass
+/// continuations, so neither pass nests a call per iteration.
+#[test]
+fn long_loops_with_continue_and_break() {
+    check(
+        "def f(x, y):\n    acc = y\n    for i in range(20000):\n        acc = acc + 0.0001 * ops.sin(acc * x)\n    return acc",
+        &[0.7, 0.3],
+    );
+    let f = "def f(x, y):\n    acc = y\n    i = 0\n    while True:\n        i += 1\n        if i % 3 == 0:\n            continue\n        acc = acc + 0.0001 * ops.sin(acc * x)\n        if acc > 1.5 or i >= 30000:\n            break\n    return acc * x";
+    check(f, &[0.7, 0.3]);
+    check(f, &[2.5, 1.2]);
+}
+
 #[test]
 fn direct_and_mutual_recursion() {
     check(

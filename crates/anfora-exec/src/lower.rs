@@ -138,11 +138,7 @@ struct Lowering<'a> {
 
 impl Lowering<'_> {
     fn is_tail(&self, g: GraphId, n: NodeId) -> bool {
-        let graph = self.m.graph(g);
-        graph.output == Some(n)
-            && self.m.is_apply(n)
-            && self.m.node(n).owner == Some(g)
-            && (graph.order.last() == Some(&n) || !graph.order.contains(&n))
+        self.m.tail_call(g) == Some(n)
     }
 
     fn graph_const(&self, n: NodeId) -> Option<GraphId> {

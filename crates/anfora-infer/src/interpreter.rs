@@ -42,8 +42,11 @@ use nesting::{Dropped, Slot};
 const MAX_POLY: usize = 8;
 /// The longest tuple a `for` loop is unrolled over (see `Interpreter::unrolls`).
 const MAX_UNROLL: usize = 64;
-/// Largest set of possible functions kept before it becomes `Any`.
-const MAX_FUNCS: usize = 4;
+/// Largest set of possible functions kept before it becomes `Any`. The backward continuation
+/// of a loop header differentiated by `anfora-ad` is one of a set with a member per way into
+/// the header (the entry, the end of the body, each `continue`), so this bounds the loops
+/// whose gradients keep their types.
+const MAX_FUNCS: usize = 8;
 /// Bound on re-evaluations (a safety net: the lattice is finite).
 const MAX_STEPS: usize = 200_000;
 

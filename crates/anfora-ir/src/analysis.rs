@@ -1,6 +1,6 @@
 //! Analyses derived from the edges of the IR: reachable graphs, users of each node, free
 //! variables, graphs used, parents and children (lexical nesting), and recursion (SCCs of the
-//! call graph).
+//! call graph; [`strongly_connected`] finds them for other edges too).
 //!
 //! Nesting is not stored: like MindSpore's manager, we derive it. The parent of `g` is the
 //! innermost graph among the owners of the free variables of `g` and of every graph `g` uses
@@ -233,16 +233,37 @@ fn compute_parents(module: &Module, a: &mut Analysis) {
     }
 }
 
-/// Tarjan's algorithm, iterative so that long call chains cannot overflow the stack.
 fn compute_sccs(a: &mut Analysis) {
+    let sccs = strongly_connected(&a.graphs, |g| a.used[g].as_slice());
+    a.scc = sccs.component;
+    a.recursive = sccs.cyclic;
+}
+
+/// The strongly connected components of a directed graph over graphs.
+#[derive(Debug, Default)]
+pub struct Components {
+    /// The component of each graph visited (numbered in the order they are completed, so a
+    /// component's successors come before it).
+    pub component: SecondaryMap<GraphId, u32>,
+    /// Whether a graph can reach itself: its component has several members or an edge to
+    /// itself.
+    pub cyclic: SecondaryMap<GraphId, bool>,
+}
+
+/// Tarjan's algorithm over `graphs` and the edges from each graph, `edges(g)` (targets outside
+/// `graphs` are visited too), iterative so that long call chains cannot overflow the stack.
+pub fn strongly_connected<'a>(
+    graphs: &[GraphId],
+    edges: impl Fn(GraphId) -> &'a [GraphId],
+) -> Components {
+    let mut out = Components::default();
     let mut index: HashMap<GraphId, u32> = HashMap::new();
     let mut low: HashMap<GraphId, u32> = HashMap::new();
     let mut on_stack: HashSet<GraphId> = HashSet::new();
     let mut stack: Vec<GraphId> = Vec::new();
     let mut next = 0u32;
-    let mut scc_count = 0u32;
-    let graphs = a.graphs.clone();
-    for &root in &graphs {
+    let mut count = 0u32;
+    for &root in graphs {
         if index.contains_key(&root) {
             continue;
         }
@@ -255,9 +276,9 @@ fn compute_sccs(a: &mut Analysis) {
                 stack.push(g);
                 on_stack.insert(g);
             }
-            let used = &a.used[g];
-            if *i < used.len() {
-                let h = used[*i];
+            let targets = edges(g);
+            if *i < targets.len() {
+                let h = targets[*i];
                 *i += 1;
                 if !index.contains_key(&h) {
                     work.push((h, 0));
@@ -282,13 +303,14 @@ fn compute_sccs(a: &mut Analysis) {
                     }
                 }
                 for &h in &members {
-                    a.scc[h] = scc_count;
-                    a.recursive[h] = members.len() > 1 || a.used[h].contains(&h);
+                    out.component[h] = count;
+                    out.cyclic[h] = members.len() > 1 || edges(h).contains(&h);
                 }
-                scc_count += 1;
+                count += 1;
             }
         }
     }
+    out
 }
 
 #[cfg(test)]

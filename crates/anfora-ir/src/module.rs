@@ -282,6 +282,17 @@ impl Module {
         self.constant(callee)?.as_graph()
     }
 
+    /// The output of `graph` when it is a tail call: an Apply node of `graph` after which
+    /// nothing is evaluated (it is the last of the evaluation order, or not in it).
+    pub fn tail_call(&self, graph: GraphId) -> Option<NodeId> {
+        let g = &self.graphs[graph];
+        let out = g.output?;
+        (self.is_apply(out)
+            && self.nodes[out].owner == Some(graph)
+            && (g.order.last() == Some(&out) || !g.order.contains(&out)))
+        .then_some(out)
+    }
+
     /// Apply nodes owned by `graph` that its output or evaluation order reaches, in an order
     /// where every node comes after the nodes of the same graph it uses: first the evaluation
     /// order, then the rest (e.g. the output tail call) as needed.

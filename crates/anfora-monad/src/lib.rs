@@ -127,8 +127,7 @@ impl Pass<'_> {
     }
 
     fn is_tail(&self, g: GraphId, n: NodeId) -> bool {
-        let graph = self.module.graph(g);
-        graph.output == Some(n) && (graph.order.last() == Some(&n) || !graph.order.contains(&n))
+        self.module.tail_call(g) == Some(n)
     }
 
     /// The local needs of call `n` (primitives it runs itself, not the graphs it calls).

@@ -435,12 +435,8 @@ impl<'m> Vm<'m> {
         let output = graph
             .output
             .ok_or_else(|| internal(format!("@{} has no output", graph.name)))?;
-        // The output call is a tail call when nothing is evaluated after it: it is not in the
-        // evaluation order, or it is the last thing there.
-        let tail_node = (m.is_apply(output)
-            && m.node(output).owner == Some(g)
-            && (graph.order.last() == Some(&output) || !graph.order.contains(&output)))
-        .then_some(output);
+        // The output call is a tail call when nothing is evaluated after it.
+        let tail_node = m.tail_call(g);
         // Evaluation order first, then anything else the output needs, then the tail call.
         let mut steps: Vec<Step> = graph
             .order
