@@ -95,7 +95,7 @@ fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
                 Add => Value::Int(x.checked_add(y)?),
                 Sub => Value::Int(x.checked_sub(y)?),
                 Mul => Value::Int(x.checked_mul(y)?),
-                Div => Value::Float(pynum::int_true_div(x, y).ok()?),
+                Div => Value::new_float(pynum::int_true_div(x, y).ok()?),
                 FloorDiv => Value::Int(pynum::int_floor_div(x, y).ok()?),
                 Mod => Value::Int(pynum::int_mod(x, y).ok()?),
                 Lt | Le | Gt | Ge | Eq | Ne => Value::Bool(compare(op.op, x, y)),
@@ -105,12 +105,12 @@ fn fast_bin(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
         (Value::Float(x), Value::Float(y)) => {
             let (x, y) = (*x, *y);
             Some(match op.op {
-                Add => Value::Float(x + y),
-                Sub => Value::Float(x - y),
-                Mul => Value::Float(x * y),
-                Div => Value::Float(pynum::float_true_div(x, y).ok()?),
-                FloorDiv => Value::Float(pynum::float_floor_div(x, y).ok()?),
-                Mod => Value::Float(pynum::float_mod(x, y).ok()?),
+                Add => Value::new_float(x + y),
+                Sub => Value::new_float(x - y),
+                Mul => Value::new_float(x * y),
+                Div => Value::new_float(pynum::float_true_div(x, y).ok()?),
+                FloorDiv => Value::new_float(pynum::float_floor_div(x, y).ok()?),
+                Mod => Value::new_float(pynum::float_mod(x, y).ok()?),
                 Lt | Le | Gt | Ge | Eq | Ne => Value::Bool(compare(op.op, x, y)),
                 _ => return None,
             })

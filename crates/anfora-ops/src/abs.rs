@@ -590,6 +590,8 @@ pub fn from_value(v: &Value) -> Abs {
         Value::None => Abs::None,
         Value::Bool(b) => Abs::Bool(Some(*b)),
         Value::Int(i) => Abs::Int(Some(*i)),
+        // A NaN is a new object at each evaluation (see pynum::fresh_nan): never a constant.
+        Value::Float(f) if f.is_nan() => Abs::Float(None),
         Value::Float(f) => Abs::Float(Some(*f)),
         Value::Str(s) => Abs::Str(Some(s.clone())),
         Value::Tuple(items) => Abs::Tuple(items.iter().map(from_value).collect()),

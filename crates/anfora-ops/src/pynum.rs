@@ -10,6 +10,35 @@ use anfora_tensor::TensorError;
 /// An error as (Python exception class, message).
 pub type PyErr = (&'static str, String);
 
+/// A float result as a new Python object would carry it. CPython compares container items by
+/// identity before `==`, so `x in (x,)` holds for a NaN `x` while two NaNs made apart differ.
+/// A float has no identity here, so each NaN an operation produces gets a payload of its own
+/// (a counter): copies keep their bits, and bit-equal NaNs are the same object (see
+/// [`same_object`]).
+pub fn fresh_nan(f: f64) -> f64 {
+    if !f.is_nan() {
+        return f;
+    }
+    thread_local! {
+        static NEXT: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
+    }
+    const SIGN: u64 = 1 << 63;
+    const QUIET: u64 = 0x7ff8_0000_0000_0000;
+    const PAYLOAD: u64 = (1 << 51) - 1;
+    let k = NEXT.with(|n| {
+        let k = n.get();
+        n.set(k % PAYLOAD + 1);
+        k
+    });
+    f64::from_bits((f.to_bits() & SIGN) | QUIET | k)
+}
+
+/// Whether two floats are one Python object as far as containers can tell: only NaNs need
+/// identity (other equal floats compare equal anyway), and a NaN's payload names its origin.
+pub fn same_object(a: f64, b: f64) -> bool {
+    a.is_nan() && a.to_bits() == b.to_bits()
+}
+
 pub fn overflow(what: &str) -> PyErr {
     (
         "OverflowError",

@@ -296,7 +296,7 @@ pub fn contains(container: &Value, x: &Value) -> Result<bool, PyErr> {
     match container {
         Value::Tuple(items) | Value::List(items) => {
             for item in items.iter() {
-                if py_eq(item, x)? {
+                if same_or_eq(item, x)? {
                     return Ok(true);
                 }
             }
@@ -349,6 +349,17 @@ pub fn contains(container: &Value, x: &Value) -> Result<bool, PyErr> {
 /// Python's `==` as a bool (tensor results must have one element).
 pub fn py_eq(a: &Value, b: &Value) -> Result<bool, PyErr> {
     truth(&binary(Prim::Eq, a, b)?)
+}
+
+/// How a container compares its items: the same object, or `==` (CPython's
+/// `PyObject_RichCompare` after an identity check). Only NaN floats tell the two apart.
+pub fn same_or_eq(a: &Value, b: &Value) -> Result<bool, PyErr> {
+    if let (Value::Float(x), Value::Float(y)) = (a, b)
+        && crate::pynum::same_object(*x, *y)
+    {
+        return Ok(true);
+    }
+    py_eq(a, b)
 }
 
 /// Attribute access: tensors have `shape`, `dtype`, `ndim`, `size`, `T` and methods.

@@ -209,6 +209,21 @@ fn take_children(v: &mut Value, out: &mut Vec<Value>) {
 }
 
 impl Value {
+    /// A float made by an operation: a NaN gets an identity of its own ([`pynum::fresh_nan`]).
+    #[inline]
+    pub fn new_float(f: f64) -> Value {
+        Value::Float(crate::pynum::fresh_nan(f))
+    }
+
+    /// Whether `self` is or holds a NaN float, which must not become a compile-time constant.
+    pub fn holds_nan(&self) -> bool {
+        match self {
+            Value::Float(f) => f.is_nan(),
+            Value::Tuple(items) | Value::List(items) => items.iter().any(Value::holds_nan),
+            _ => false,
+        }
+    }
+
     pub fn tuple(items: Vec<Value>) -> Value {
         Value::Tuple(Rc::from(items))
     }

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use anfora_ir::{Const, Effects, NodeId, Prim};
+use anfora_ops::abs::Abs;
 
 use crate::{Graphs, rewrite};
 
@@ -37,6 +38,12 @@ impl Constants {
     }
 }
 
+/// A Python float that may be NaN: each evaluation is a new object, which containers tell
+/// apart by identity (`(a,) == (b,)` for two NaNs made apart is False), so it is not merged.
+fn may_be_nan(p: &Graphs, n: NodeId) -> bool {
+    matches!(p.abs(n), Abs::Float(None))
+}
+
 pub fn run(p: &mut Graphs) -> bool {
     run_with(p, &Prim::effects)
 }
@@ -51,7 +58,7 @@ pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> boo
             let Some(prim) = p.module.callee_prim(n) else {
                 continue;
             };
-            if !prim.pure_with(effects(prim)) || prim == Prim::CheckBound {
+            if !prim.pure_with(effects(prim)) || prim == Prim::CheckBound || may_be_nan(p, n) {
                 continue;
             }
             let key: Vec<KeyIn> = p.module.inputs(n)[1..]
@@ -109,6 +116,17 @@ mod tests {
         assert_eq!(b.run(main, vec![Value::Int(2)]).0, Ok("(3, 3)".into()));
     }
 
+    /// Python floats may be NaN, each a new object: `(x + 1.0,) == (x + 1.0,)` is False for a
+    /// NaN `x` in CPython, so two such additions stay apart (tensors still merge).
+    #[test]
+    fn python_float_results_never_merge() {
+        let (mut b, main) = two_adds(Const::Float(1.0), Const::Float(1.0), Abs::Float(None));
+        assert!(!b.apply(main, super::run));
+        assert_eq!(b.prims(main), vec![Prim::Add, Prim::Add, Prim::MakeTuple]);
+        let (mut b, main) = two_adds(Const::Int(1), Const::Int(1), int());
+        assert!(b.apply(main, super::run));
+    }
+
     #[test]
     fn primitives_with_hidden_effects_never_merge() {
         let (mut b, main) = two_adds(Const::Int(1), Const::Int(1), int());
@@ -141,8 +159,9 @@ mod tests {
 
     #[test]
     fn constants_are_compared_by_value_and_bits() {
-        // Equal constants in different Value nodes merge.
-        let (mut b, main) = two_adds(Const::Float(0.5), Const::Float(0.5), float());
+        // Equal constants in different Value nodes merge (adding to a tensor: Python float
+        // results never merge).
+        let (mut b, main) = two_adds(Const::Float(0.5), Const::Float(0.5), tensor(2));
         assert!(b.apply(main, super::run));
         // 0.0 and -0.0, 1 and 1.0 and True, "1" and 1 do not.
         for (k1, k2) in [
@@ -154,7 +173,7 @@ mod tests {
                 Const::tuple(vec![Const::Float(1.0)]),
             ),
         ] {
-            let (mut b, main) = two_adds(k1.clone(), k2.clone(), float());
+            let (mut b, main) = two_adds(k1.clone(), k2.clone(), tensor(2));
             assert!(!b.apply(main, super::run), "{k1} and {k2}");
         }
     }

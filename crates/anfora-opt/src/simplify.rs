@@ -163,6 +163,14 @@ pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> boo
                 }
                 _ => None,
             };
+            // Arithmetic on a Python float makes a new object, which a NaN can tell apart from
+            // its operand (`(x * 1.0,) == (x,)` is False): such a result is never its operand.
+            let new_float = matches!(result, Abs::Float(None))
+                && matches!(
+                    prim,
+                    Prim::Mul | Prim::Add | Prim::Sub | Prim::Div | Prim::Neg
+                );
+            let replacement = replacement.filter(|_| !new_float);
             if let Some(r) = replacement {
                 repl.insert(n, r);
                 continue;
@@ -191,6 +199,7 @@ pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> boo
                 });
                 if let (Some(values), false) = (values, has_graph)
                     && let Ok(v) = anfora_ops::call::call_prim(prim, &values, &mut std::io::sink())
+                    && !v.holds_nan()
                     && let Some(c) = to_const(&v)
                     && !matches!(&c, Const::Tensor(t) if t.numel() > MAX_CONST_ELEMENTS)
                 {
@@ -392,17 +401,23 @@ mod tests {
 
     #[test]
     fn subtracting_negative_zero_is_not_an_identity() {
-        // f - (-0.0) is 0.0 for f = -0.0; f - 0.0 is f.
-        for (k, removed) in [(-0.0, false), (0.0, true)] {
+        // f - (-0.0) is 0.0 for f = -0.0; f - 0.0 is f (for a tensor: a Python float result
+        // is a new object, which a NaN tells apart from f).
+        let zero = || Value::Tensor(anfora_tensor::Tensor::from_f32(vec![-0.0], &[1]).unwrap());
+        for (abs, arg, k, removed) in [
+            (tensor(1), zero(), -0.0, false),
+            (tensor(1), zero(), 0.0, true),
+            (float(), Value::Float(-0.0), 0.0, false),
+        ] {
             let mut b = Builder::new();
             let main = b.function("main");
-            let f = b.param(main, "f", float());
+            let f = b.param(main, "f", abs.clone());
             let kn = b.konst(Const::Float(k));
-            let sub = b.prim(main, Prim::Sub, &[f, kn], float());
+            let sub = b.prim(main, Prim::Sub, &[f, kn], abs);
             b.output(main, sub);
-            let before = b.run(main, vec![Value::Float(-0.0)]);
+            let before = b.run(main, vec![arg.clone()]);
             assert_eq!(b.apply(main, super::run), removed);
-            assert_eq!(b.run(main, vec![Value::Float(-0.0)]), before);
+            assert_eq!(b.run(main, vec![arg]), before);
         }
     }
 }

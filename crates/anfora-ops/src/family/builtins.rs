@@ -235,10 +235,11 @@ fn float_to_int(f: f64) -> Result<i64, PyErr> {
 }
 
 fn float_of(v: &Value) -> OpResult {
-    Ok(Value::Float(match v {
+    // float(x) of a float is x itself; everything else makes a new object.
+    Ok(Value::new_float(match v {
         Value::Int(i) => *i as f64,
         Value::Bool(b) => *b as i64 as f64,
-        Value::Float(f) => *f,
+        Value::Float(_) => return Ok(v.clone()),
         Value::Str(s) => pynum::parse_float(s)?,
         Value::Tensor(t) => tensor(t.item())?.as_f64(),
         other => {

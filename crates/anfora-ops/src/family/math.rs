@@ -346,7 +346,7 @@ fn abs(x: &Value) -> OpResult {
             .map(Value::Int)
             .ok_or_else(|| overflow("abs()")),
         Value::Bool(b) => Ok(Value::Int(*b as i64)),
-        Value::Float(f) => Ok(Value::Float(f.abs())),
+        Value::Float(f) => Ok(Value::new_float(f.abs())),
         Value::Tensor(_) => math(Prim::Abs, x),
         other => Err(type_error(format!(
             "bad operand type for abs(): '{}'",
@@ -515,7 +515,7 @@ fn math_op(p: Prim, op: UnaryOp, x: &Value) -> OpResult {
         {
             let f = v.as_scalar().map_or(0.0, Scalar::as_f64);
             let t = tensor(Tensor::scalar(Scalar::Float(f), DType::F64))?;
-            Ok(Value::Float(
+            Ok(Value::new_float(
                 tensor(Tensor::unary(op, &t))?.get_flat(0).as_f64(),
             ))
         }
@@ -532,7 +532,7 @@ fn math_op(p: Prim, op: UnaryOp, x: &Value) -> OpResult {
                 )));
             };
             let f = s.as_f64();
-            Ok(Value::Float(match p {
+            Ok(Value::new_float(match p {
                 Prim::Exp => f.exp(),
                 Prim::Log => f.ln(),
                 Prim::Sqrt => f.sqrt(),

@@ -408,15 +408,15 @@ fn arith(p: Prim, x: Num, y: Num, a: &Value, b: &Value) -> OpResult {
         (Prim::Mul | Prim::InplaceMul, I(i), I(j)) => {
             Value::Int(i.checked_mul(j).ok_or_else(|| overflow("*"))?)
         }
-        (Prim::Add | Prim::InplaceAdd, x, y) => Value::Float(as_f64(x) + as_f64(y)),
-        (Prim::Sub, x, y) => Value::Float(as_f64(x) - as_f64(y)),
-        (Prim::Mul | Prim::InplaceMul, x, y) => Value::Float(as_f64(x) * as_f64(y)),
-        (Prim::Div, I(i), I(j)) => Value::Float(pynum::int_true_div(i, j)?),
-        (Prim::Div, x, y) => Value::Float(pynum::float_true_div(as_f64(x), as_f64(y))?),
+        (Prim::Add | Prim::InplaceAdd, x, y) => Value::new_float(as_f64(x) + as_f64(y)),
+        (Prim::Sub, x, y) => Value::new_float(as_f64(x) - as_f64(y)),
+        (Prim::Mul | Prim::InplaceMul, x, y) => Value::new_float(as_f64(x) * as_f64(y)),
+        (Prim::Div, I(i), I(j)) => Value::new_float(pynum::int_true_div(i, j)?),
+        (Prim::Div, x, y) => Value::new_float(pynum::float_true_div(as_f64(x), as_f64(y))?),
         (Prim::FloorDiv, I(i), I(j)) => Value::Int(pynum::int_floor_div(i, j)?),
-        (Prim::FloorDiv, x, y) => Value::Float(pynum::float_floor_div(as_f64(x), as_f64(y))?),
+        (Prim::FloorDiv, x, y) => Value::new_float(pynum::float_floor_div(as_f64(x), as_f64(y))?),
         (Prim::Mod, I(i), I(j)) => Value::Int(pynum::int_mod(i, j)?),
-        (Prim::Mod, x, y) => Value::Float(pynum::float_mod(as_f64(x), as_f64(y))?),
+        (Prim::Mod, x, y) => Value::new_float(pynum::float_mod(as_f64(x), as_f64(y))?),
         (Prim::Divmod, I(i), I(j)) => {
             if j == 0 {
                 return Err((
@@ -431,13 +431,13 @@ fn arith(p: Prim, x: Num, y: Num, a: &Value, b: &Value) -> OpResult {
         }
         (Prim::Divmod, x, y) => {
             let (q, r) = pynum::float_divmod(as_f64(x), as_f64(y))?;
-            Value::tuple(vec![Value::Float(q), Value::Float(r)])
+            Value::tuple(vec![Value::new_float(q), Value::new_float(r)])
         }
         (Prim::Pow, I(i), I(j)) => match pynum::int_pow(i, j)? {
             IntPow::Int(v) => Value::Int(v),
-            IntPow::Float(f) => Value::Float(f),
+            IntPow::Float(f) => Value::new_float(f),
         },
-        (Prim::Pow, x, y) => Value::Float(pynum::float_pow(as_f64(x), as_f64(y))?),
+        (Prim::Pow, x, y) => Value::new_float(pynum::float_pow(as_f64(x), as_f64(y))?),
         (Prim::BitAnd | Prim::BitOr | Prim::BitXor, I(i), I(j)) => {
             let v = match p {
                 Prim::BitAnd => i & j,
@@ -497,7 +497,7 @@ fn arith(p: Prim, x: Num, y: Num, a: &Value, b: &Value) -> OpResult {
 
 fn seq_compare(p: Prim, x: &[Value], y: &[Value]) -> OpResult {
     for (u, v) in x.iter().zip(y.iter()) {
-        if !crate::python::py_eq(u, v)? {
+        if !crate::python::same_or_eq(u, v)? {
             return match p {
                 Prim::Eq => Ok(Value::Bool(false)),
                 Prim::Ne => Ok(Value::Bool(true)),
@@ -622,7 +622,7 @@ fn unary(p: Prim, a: &Value) -> OpResult {
             let op = p.def().kernels.unary_op().unwrap_or(UnaryOp::Invert);
             tensor(Tensor::unary(op, t)).map(Value::Tensor)
         }
-        (Prim::Neg, Value::Float(f)) => Ok(Value::Float(-f)),
+        (Prim::Neg, Value::Float(f)) => Ok(Value::new_float(-f)),
         (Prim::Pos, Value::Float(f)) => Ok(Value::Float(*f)),
         (_, v) if v.as_index().is_some() => {
             let i = v.as_index().unwrap();

@@ -117,6 +117,33 @@ fn comparisons_and_equality() {
     assert!(py_eq(&Value::DType(DType::F32), &Value::str("float32")).unwrap());
 }
 
+/// Containers compare items by identity first: a NaN equals itself in a tuple, two NaNs made
+/// apart (each operation's NaN is a new object) do not, and copies keep the identity.
+#[test]
+fn nan_items_compare_by_identity() {
+    let nan = |v: &Value| matches!(v, Value::Float(f) if f.is_nan());
+    let inf = Value::Float(f64::INFINITY);
+    let x = binary(Prim::Sub, &inf, &inf).unwrap();
+    let y = binary(Prim::Sub, &inf, &inf).unwrap();
+    let neg = crate::call::call_prim(Prim::Neg, &[x.clone()], &mut std::io::sink()).unwrap();
+    assert!(nan(&x) && nan(&y) && nan(&neg));
+    let eq = |a: &Value, b: &Value| repr(&compare(Prim::Eq, a, b).unwrap());
+    let t = |v: &Value| Value::tuple(vec![v.clone(), int(1)]);
+    assert_eq!(eq(&x, &x), "False");
+    assert_eq!(eq(&t(&x), &t(&x)), "True");
+    assert_eq!(eq(&t(&x), &t(&y)), "False");
+    assert_eq!(eq(&t(&x), &t(&neg)), "False");
+    assert_eq!(repr(&compare(Prim::Lt, &t(&x), &t(&x)).unwrap()), "False");
+    assert!(contains(&t(&x), &x).unwrap());
+    assert!(!contains(&t(&x), &y).unwrap());
+    // A NaN is never a compile-time constant, since each evaluation is a new object.
+    assert!(matches!(
+        crate::abs::from_value(&x),
+        crate::abs::Abs::Float(None)
+    ));
+    assert!(t(&x).holds_nan() && !t(&inf).holds_nan());
+}
+
 #[test]
 fn slicing_matches_python() {
     let t = tup(&[0, 1, 2, 3, 4, 5]);

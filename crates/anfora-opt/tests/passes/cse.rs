@@ -47,15 +47,17 @@ def main(x, y):
 #[test]
 fn operations_on_different_constants_are_not_merged() {
     // 0.0 and -0.0, 1 and 1.0 and True are different constants (and give different results).
+    // On Python floats nothing merges at all: each result is a new object, which a NaN tells
+    // apart from the other (see the unit tests for constants on tensors).
     let src = "\
 def main(f):
     return f * 0.0, f * -0.0, f + 1, f + 1.0, f + True, f * 0.0
 ";
     let args = [m(float(-2.0))];
     let mut s = specialize(src, "main", &args);
-    assert!(s.apply(cse::run));
+    assert!(!s.apply(cse::run));
     let ir = s.ir();
-    assert_eq!(ir.count(Prim::Mul), 2, "{}", ir.text);
+    assert_eq!(ir.count(Prim::Mul), 3, "{}", ir.text);
     assert_eq!(ir.count(Prim::Add), 3, "{}", ir.text);
     assert_eq!(s.eval(), ok("", "(-0.0, 0.0, -1.0, -1.0, -1.0, -0.0)"));
     expect(
