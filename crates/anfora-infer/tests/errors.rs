@@ -9,11 +9,7 @@ use common::*;
 /// The single diagnostic inference gives: (code, message, line, col) and the rendered text.
 fn one(src: &str, entry: &str, args: &[Arg]) -> ((&'static str, String, u32, u32), String) {
     let (s, ds) = errors(src, entry, args);
-    let all = summary(&s, &ds);
-    assert_eq!(all.len(), 1, "expected one diagnostic, got {all:#?}");
-    let (file, _, _) = location(&s, &ds[0]);
-    assert_eq!(file, FILE);
-    (all[0].clone(), render(&s, &ds))
+    single(&s, &ds)
 }
 
 /// `(source, args, (code, message, line, col))`: a program whose inference gives one error.

@@ -1,5 +1,5 @@
 //! Inference terminates on every program: a recursion whose result (or argument) would nest
-//! tuples or lists without bound is E0305 at the recursive call, found in well under a second;
+//! tuples or lists without bound is E0305 at the recursive call, found at once;
 //! recursions with a finite type compile and run as before; specializations stay bounded when
 //! arguments grow.
 
@@ -13,9 +13,9 @@ use anfora_ops::Value;
 use anfora_session::{Arg, Engine, Failure, Session, repr};
 use common::*;
 
-/// Inference of a program must end this soon (it takes milliseconds; the margin is for a
-/// loaded machine running an unoptimized build).
-const LIMIT: Duration = Duration::from_secs(1);
+/// A guard against a hang, not a performance bound: inference takes milliseconds here, and
+/// before it terminated on every program it ran forever.
+const LIMIT: Duration = Duration::from_secs(60);
 
 /// `try_infer`, checking that it finished within `LIMIT`.
 fn timed(
@@ -36,9 +36,7 @@ fn unbounded(src: &str, entry: &str, args: &[Arg]) -> ((&'static str, String, u3
         Ok(i) => panic!("inference succeeded:\n{}", i.ir()),
         Err(e) => *e,
     };
-    let all = summary(&s, &ds);
-    assert_eq!(all.len(), 1, "expected one diagnostic, got {all:#?}");
-    (all[0].clone(), render(&s, &ds))
+    single(&s, &ds)
 }
 
 /// Inference of a program that must compile, within `LIMIT`.

@@ -120,6 +120,13 @@ pub fn summary(s: &Session, ds: &[Diagnostic]) -> Vec<(&'static str, String, u32
         .collect()
 }
 
+/// The one diagnostic of `ds` as (code, message, line, col), and the rendered report.
+pub fn single(s: &Session, ds: &[Diagnostic]) -> ((&'static str, String, u32, u32), String) {
+    let all = summary(s, ds);
+    assert_eq!(all.len(), 1, "expected one diagnostic, got {all:#?}");
+    (all[0].clone(), render(s, ds))
+}
+
 pub fn render(s: &Session, ds: &[Diagnostic]) -> String {
     s.render(&Failure::Compile(ds.to_vec()))
 }
