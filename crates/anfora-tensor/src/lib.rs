@@ -51,6 +51,7 @@ pub mod half;
 mod loops;
 mod math;
 mod matmul;
+pub mod memory;
 mod nn;
 mod promote;
 pub mod random;

@@ -1,0 +1,257 @@
+//! The process's memory budget, for values that grow in many small steps.
+//!
+//! A single large request is refused where it is made ([`crate::alloc`]: a size check, then
+//! `try_reserve`). A program can also exhaust memory with millions of small values (`t = (t, t)`
+//! in a loop, a recursion whose arguments grow); those allocations are not fallible one by one,
+//! and the one that fails could be anywhere, aborting the process. So the interpreters call
+//! [`poll`] at their safe points (calls and loop iterations), and raise `MemoryError` while there
+//! is still room to unwind.
+//!
+//! Two limits, either of which ends the program:
+//! - the address-space limit (`ulimit -v`, `RLIMIT_AS`) less an eighth (at least 64 MiB) of
+//!   headroom, against the process's virtual size;
+//! - resident memory against `ANFORA_MAX_MEMORY_BYTES`, or seven eighths of the machine's
+//!   memory (where the kernel's out-of-memory killer would end the process without a word).
+//!
+//! The sizes come from `/proc/self/statm`; a read takes a few microseconds, so [`poll`] reads it
+//! once every [`POLL_PERIOD`] calls.
+
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+use crate::alloc::format_bytes;
+use crate::{ErrorKind, Result, TensorError};
+
+/// The environment variable that sets the resident-memory limit (a number of bytes).
+pub const ENV_VAR: &str = "ANFORA_MAX_MEMORY_BYTES";
+
+/// How many polls pass between two reads of the process's size: small values created between
+/// two reads take far less than the headroom.
+pub const POLL_PERIOD: u32 = 1 << 14;
+
+/// What the process holds, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Usage {
+    pub virtual_bytes: usize,
+    pub resident_bytes: usize,
+}
+
+/// Where the resident limit comes from (for the message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    Env,
+    MemTotal,
+}
+
+/// The limits a [`Usage`] is judged against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    virtual_bytes: Option<usize>,
+    resident_bytes: Option<(usize, Source)>,
+}
+
+impl Limits {
+    /// The limits given `ANFORA_MAX_MEMORY_BYTES`, the address-space limit and `/proc/meminfo`.
+    fn from_sources(
+        env: Option<&str>,
+        address_space: Option<u64>,
+        meminfo: Option<&str>,
+    ) -> Limits {
+        let virtual_bytes = address_space.map(|limit| {
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            limit.saturating_sub((limit / 8).max(64 << 20))
+        });
+        let env = env.and_then(|v| v.trim().parse::<u64>().ok());
+        let resident_bytes = match env {
+            Some(b) => Some((usize::try_from(b).unwrap_or(usize::MAX), Source::Env)),
+            None => meminfo
+                .and_then(mem_total)
+                .map(|b| (b / 8 * 7, Source::MemTotal)),
+        };
+        Limits {
+            virtual_bytes,
+            resident_bytes,
+        }
+    }
+
+    /// A `MemoryError` when `usage` is over a limit.
+    pub fn judge(&self, usage: Usage) -> Result<()> {
+        if let Some(limit) = self.virtual_bytes
+            && usage.virtual_bytes > limit
+        {
+            return Err(out_of_memory(format!(
+                "the process's address space reached {} of the {} it may use under its \
+                 address-space limit (ulimit -v)",
+                format_bytes(usage.virtual_bytes),
+                format_bytes(limit)
+            )));
+        }
+        if let Some((limit, source)) = self.resident_bytes
+            && usage.resident_bytes > limit
+        {
+            let why = match source {
+                Source::Env => format!("the limit set by {ENV_VAR}"),
+                Source::MemTotal => "seven eighths of this machine's memory".to_string(),
+            };
+            return Err(out_of_memory(format!(
+                "the process holds {} of memory, more than {} ({why})",
+                format_bytes(usage.resident_bytes),
+                format_bytes(limit)
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn out_of_memory(why: String) -> TensorError {
+    TensorError::new(ErrorKind::Memory, format!("out of memory: {why}"))
+}
+
+fn mem_total(meminfo: &str) -> Option<usize> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: usize = line["MemTotal:".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The process's limits, read once.
+pub fn limits() -> Limits {
+    static LIMITS: OnceLock<Limits> = OnceLock::new();
+    *LIMITS.get_or_init(|| {
+        let env = std::env::var(ENV_VAR).ok();
+        let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+        Limits::from_sources(env.as_deref(), address_space_limit(), meminfo.as_deref())
+    })
+}
+
+fn address_space_limit() -> Option<u64> {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given and nothing else.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut r) } == 0;
+    (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+}
+
+/// The sizes in `/proc/self/statm` (in pages: total, resident, ...).
+fn parse_statm(text: &str, page: usize) -> Option<Usage> {
+    let mut fields = text.split_whitespace().map(|f| f.parse::<usize>().ok());
+    let virtual_pages = fields.next()??;
+    let resident_pages = fields.next()??;
+    Some(Usage {
+        virtual_bytes: virtual_pages.saturating_mul(page),
+        resident_bytes: resident_pages.saturating_mul(page),
+    })
+}
+
+/// What the process holds now, where the system says (Linux).
+pub fn usage() -> Option<Usage> {
+    let text = std::fs::read_to_string("/proc/self/statm").ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    parse_statm(&text, usize::try_from(page).ok().filter(|&p| p > 0)?)
+}
+
+/// [`Limits::judge`] of the process's usage now (nothing to judge where it cannot be read).
+#[cold]
+pub fn check() -> Result<()> {
+    match usage() {
+        Some(u) => limits().judge(u),
+        None => Ok(()),
+    }
+}
+
+thread_local! {
+    static COUNTDOWN: Cell<u32> = const { Cell::new(POLL_PERIOD) };
+}
+
+/// Called at an interpreter's safe points: every [`POLL_PERIOD`]-th call checks the process's
+/// memory ([`check`]).
+#[inline]
+pub fn poll() -> Result<()> {
+    let due = COUNTDOWN.with(|c| {
+        let n = c.get() - 1;
+        c.set(if n == 0 { POLL_PERIOD } else { n });
+        n == 0
+    });
+    if due { check() } else { Ok(()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MEMINFO: &str = "MemTotal:       8388608 kB\nMemFree:  1 kB\n";
+    const GIB: usize = 1 << 30;
+
+    fn usage(virtual_gib: f64, resident_gib: f64) -> Usage {
+        Usage {
+            virtual_bytes: (virtual_gib * GIB as f64) as usize,
+            resident_bytes: (resident_gib * GIB as f64) as usize,
+        }
+    }
+
+    #[test]
+    fn the_address_space_limit_keeps_an_eighth_of_headroom() {
+        let l = Limits::from_sources(None, Some(2 * GIB as u64), Some(MEMINFO));
+        assert!(l.judge(usage(1.7, 1.0)).is_ok());
+        let e = l.judge(usage(1.9, 1.0)).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Memory);
+        assert_eq!(
+            e.message,
+            "out of memory: the process's address space reached 1.9 GiB of the 1.8 GiB it may \
+             use under its address-space limit (ulimit -v)"
+        );
+        // Small limits keep 64 MiB.
+        let l = Limits::from_sources(None, Some(256 << 20), None);
+        assert_eq!(l.virtual_bytes, Some(192 << 20));
+    }
+
+    #[test]
+    fn resident_memory_is_judged_against_the_variable_or_the_machine() {
+        let machine = Limits::from_sources(None, None, Some(MEMINFO));
+        assert!(machine.judge(usage(100.0, 6.9)).is_ok());
+        assert_eq!(
+            machine.judge(usage(100.0, 7.5)).unwrap_err().message,
+            "out of memory: the process holds 7.5 GiB of memory, more than 7.0 GiB (seven \
+             eighths of this machine's memory)"
+        );
+        let env = Limits::from_sources(Some(" 1048576 "), None, Some(MEMINFO));
+        assert_eq!(
+            env.judge(usage(1.0, 0.5)).unwrap_err().message,
+            "out of memory: the process holds 512.0 MiB of memory, more than 1.0 MiB (the \
+             limit set by ANFORA_MAX_MEMORY_BYTES)"
+        );
+        // Nothing known, nothing refused.
+        let none = Limits::from_sources(Some("lots"), None, Some("garbage"));
+        assert!(none.judge(usage(1e6, 1e6)).is_ok());
+    }
+
+    #[test]
+    fn statm_is_read_in_pages() {
+        assert_eq!(
+            parse_statm("300 200 10 1 0 50 0\n", 4096),
+            Some(Usage {
+                virtual_bytes: 300 * 4096,
+                resident_bytes: 200 * 4096
+            })
+        );
+        assert_eq!(parse_statm("", 4096), None);
+        assert_eq!(parse_statm("12 x", 4096), None);
+        let now = super::usage().expect("Linux has /proc/self/statm");
+        assert!(now.resident_bytes > 0 && now.virtual_bytes >= now.resident_bytes);
+    }
+
+    #[test]
+    fn polling_reads_the_sizes_once_per_period() {
+        // Under this test's limits nothing is refused; the countdown wraps around.
+        for _ in 0..2 * POLL_PERIOD + 1 {
+            poll().unwrap();
+        }
+        COUNTDOWN.with(|c| assert_eq!(c.get(), POLL_PERIOD - 1));
+    }
+}
