@@ -3,8 +3,8 @@
 //! A single large request is refused where it is made ([`crate::alloc`]: a size check, then
 //! `try_reserve`). A program can also exhaust memory with millions of small values (`t = (t, t)`
 //! in a loop, a recursion whose arguments grow); those allocations are not fallible one by one,
-//! and the one that fails could be anywhere, aborting the process. So the interpreters call
-//! [`poll`] at their safe points (calls and loop iterations), and raise `MemoryError` while there
+//! and the one that fails could be anywhere, aborting the process. So the interpreters tick a
+//! [`Poll`] at their safe points (calls and loop iterations), and raise `MemoryError` while there
 //! is still room to unwind.
 //!
 //! Two limits, either of which ends the program:
@@ -13,10 +13,9 @@
 //! - resident memory against `ANFORA_MAX_MEMORY_BYTES`, or seven eighths of the machine's
 //!   memory (where the kernel's out-of-memory killer would end the process without a word).
 //!
-//! The sizes come from `/proc/self/statm`; a read takes a few microseconds, so [`poll`] reads it
-//! once every [`POLL_PERIOD`] calls.
+//! The sizes come from `/proc/self/statm`; a read takes a few microseconds, so a [`Poll`] reads it
+//! once every [`POLL_PERIOD`] ticks.
 
-use std::cell::Cell;
 use std::sync::OnceLock;
 
 use crate::alloc::format_bytes;
@@ -165,20 +164,28 @@ pub fn check() -> Result<()> {
     }
 }
 
-thread_local! {
-    static COUNTDOWN: Cell<u32> = const { Cell::new(POLL_PERIOD) };
+/// A countdown an interpreter keeps (in its own state, to stay off thread-local storage in its
+/// hottest path) and ticks at each safe point: every [`POLL_PERIOD`]-th tick checks the
+/// process's memory ([`check`]).
+#[derive(Debug)]
+pub struct Poll(u32);
+
+impl Default for Poll {
+    fn default() -> Poll {
+        Poll(POLL_PERIOD)
+    }
 }
 
-/// Called at an interpreter's safe points: every [`POLL_PERIOD`]-th call checks the process's
-/// memory ([`check`]).
-#[inline]
-pub fn poll() -> Result<()> {
-    let due = COUNTDOWN.with(|c| {
-        let n = c.get() - 1;
-        c.set(if n == 0 { POLL_PERIOD } else { n });
-        n == 0
-    });
-    if due { check() } else { Ok(()) }
+impl Poll {
+    #[inline(always)]
+    pub fn tick(&mut self) -> Result<()> {
+        self.0 -= 1;
+        if self.0 == 0 {
+            self.0 = POLL_PERIOD;
+            return check();
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -249,9 +256,10 @@ mod tests {
     #[test]
     fn polling_reads_the_sizes_once_per_period() {
         // Under this test's limits nothing is refused; the countdown wraps around.
+        let mut p = Poll::default();
         for _ in 0..2 * POLL_PERIOD + 1 {
-            poll().unwrap();
+            p.tick().unwrap();
         }
-        COUNTDOWN.with(|c| assert_eq!(c.get(), POLL_PERIOD - 1));
+        assert_eq!(p.0, POLL_PERIOD - 1);
     }
 }
