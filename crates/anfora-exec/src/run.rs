@@ -44,8 +44,9 @@ struct Frame {
     /// Tail calls of `def`s this frame ran: each counts a level of recursion until the frame
     /// returns, as the frame CPython would have pushed for it.
     tail: usize,
-    /// The unit and site of the last of them, repeated `tail` times in a traceback.
-    tail_site: (u32, u32),
+    /// The unit and site of the first and the last of them: a traceback shows the first, then
+    /// the last for the others (exact for a function's recursion on itself).
+    tail_sites: [(u32, u32); 2],
 }
 
 enum Flow {
@@ -213,7 +214,7 @@ impl Program {
             ret: 0,
             at: 0,
             tail: 0,
-            tail_site: (0, 0),
+            tail_sites: [(0, 0); 2],
         });
         let bound = self.bind(0, args, None).map_err(|e| self.error(m, e, 0))?;
         self.enter_frame(m, 0, 0, bound)
@@ -303,8 +304,8 @@ impl Program {
         };
         for f in &m.frames {
             // The frames CPython would have for the tail calls this one ran.
-            for _ in 0..f.tail {
-                push_site(f.tail_site);
+            for k in 0..f.tail {
+                push_site(f.tail_sites[usize::from(k > 0)]);
             }
             push_site((f.unit, f.at));
         }
@@ -667,7 +668,7 @@ impl Run<'_> {
             ret: dst,
             at: 0,
             tail: 0,
-            tail_site: (0, 0),
+            tail_sites: [(0, 0); 2],
         });
         self.unit = unit;
         self.base = base;
@@ -790,8 +791,11 @@ impl Run<'_> {
             return raise(recursion_error(self.max_depth), at);
         }
         let top = self.m.frames.last_mut().expect("a running frame");
+        if top.tail == 0 {
+            top.tail_sites[0] = (self.unit, at);
+        }
         top.tail += 1;
-        top.tail_site = (self.unit, at);
+        top.tail_sites[1] = (self.unit, at);
         self.tail_levels += 1;
         ControlFlow::Continue(())
     }

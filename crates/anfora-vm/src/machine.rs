@@ -78,8 +78,9 @@ struct Activation {
     /// Tail calls of `def`s that replaced this activation: each counts a level of recursion
     /// until it returns, as the frame CPython would have pushed for it.
     tail: usize,
-    /// Where the last of them was made, repeated `tail` times in a traceback.
-    tail_site: Option<TraceEntry>,
+    /// Where the first and the last of them were made: a traceback shows the first, then the
+    /// last for the others (exact for a function's recursion on itself).
+    tail_sites: Option<Box<[TraceEntry; 2]>>,
 }
 
 enum Flow {
@@ -256,7 +257,7 @@ impl<'m> Vm<'m> {
                                 return Err(self.error(e, Some(tail.node), &mut stack));
                             }
                             act.ret_slot = top.ret_slot;
-                            (act.tail, act.tail_site) = (top.tail, top.tail_site.take());
+                            (act.tail, act.tail_sites) = (top.tail, top.tail_sites.take());
                             if deepens {
                                 self.deepen(top, &mut act, tail.node);
                                 tail_levels += 1;
@@ -281,11 +282,15 @@ impl<'m> Vm<'m> {
     /// Counts the tail call `node` of `top`, which `act` replaces, as the level of recursion
     /// CPython's frame for it would be, so that tail recursion stops where CPython's does.
     fn deepen(&self, top: &Activation, act: &mut Activation, node: NodeId) {
-        act.tail += 1;
-        act.tail_site = Some(TraceEntry {
+        let site = TraceEntry {
             function: self.module.graph(top.prep.graph).function.clone(),
             span: self.module.node(node).span,
-        });
+        };
+        match &mut act.tail_sites {
+            Some(sites) => sites[1] = site,
+            None => act.tail_sites = Some(Box::new([site.clone(), site])),
+        }
+        act.tail += 1;
     }
 
     fn error(
@@ -304,8 +309,9 @@ impl<'m> Vm<'m> {
         let mut trace = Vec::with_capacity(stack.len());
         for a in stack.iter() {
             // The frames CPython would have for the tail calls this activation replaced.
-            if let Some(site) = &a.tail_site {
-                trace.extend(std::iter::repeat_n(site, a.tail).cloned());
+            if let Some([first, last]) = a.tail_sites.as_deref() {
+                trace.push(first.clone());
+                trace.extend(std::iter::repeat_n(last, a.tail - 1).cloned());
             }
             trace.push(TraceEntry {
                 function: self.module.graph(a.prep.graph).function.clone(),
@@ -517,7 +523,7 @@ impl<'m> Vm<'m> {
             ret_slot: 0,
             current: None,
             tail: 0,
-            tail_site: None,
+            tail_sites: None,
         }))
     }
 
