@@ -296,32 +296,38 @@ pub(crate) fn try_collect<T: Element>(
     Ok(v)
 }
 
+/// The MemoryError for a buffer of `bytes` (`None`: more than `usize` counts) for `what`.
+#[cold]
+fn buffer_refusal(bytes: Option<usize>, what: &dyn Fn() -> String, why: &str) -> TensorError {
+    let size = bytes.map_or_else(|| "more memory than exists".to_string(), format_bytes);
+    let message = format!("cannot allocate {size} for {} ({why})", what());
+    TensorError::new(ErrorKind::Memory, message)
+}
+
 /// THE allocation helper for buffers that are not a tensor's (a str, a tuple, a list: the values
 /// `anfora-ops` builds): room for `n` items of `T`, refused with a MemoryError naming `what`
 /// (e.g. "a tuple of 12 items") when the size overflows, is above the cap or the allocator
 /// fails, never an abort.
 pub fn try_buffer<T>(n: usize, what: &dyn Fn() -> String) -> Result<Vec<T>> {
-    let refuse = |bytes: Option<usize>, why: &str| {
-        let size = bytes.map_or_else(|| "more memory than exists".to_string(), format_bytes);
-        let message = format!("cannot allocate {size} for {} ({why})", what());
-        TensorError::new(ErrorKind::Memory, message)
-    };
     let Some(bytes) = n.checked_mul(std::mem::size_of::<T>()) else {
-        return Err(refuse(None, "the size overflows"));
+        return Err(buffer_refusal(None, what, "the size overflows"));
     };
     let cap = cap();
     if bytes > cap.bytes {
-        return Err(refuse(Some(bytes), &cap.describe()));
+        return Err(buffer_refusal(Some(bytes), what, &cap.describe()));
     }
     let mut v = Vec::new();
     v.try_reserve_exact(n)
-        .map_err(|_| refuse(Some(bytes), "the allocation failed"))?;
+        .map_err(|_| buffer_refusal(Some(bytes), what, "the allocation failed"))?;
     Ok(v)
 }
 
-/// Whether [`try_buffer`] could allocate `bytes` now, the buffer freed again: the check before an
+/// Whether the allocator could give `bytes` now, the block freed again: the check before an
 /// allocation that cannot fail softly (the one block of an `Rc<[T]>` or `Arc<str>`, which
-/// stable Rust only allocates infallibly).
+/// stable Rust only allocates infallibly) of data that [`try_buffer`] already held, under the
+/// cap.
 pub fn probe(bytes: usize, what: &dyn Fn() -> String) -> Result<()> {
-    try_buffer::<u8>(bytes, what).map(drop)
+    let mut v = Vec::<u8>::new();
+    v.try_reserve_exact(bytes)
+        .map_err(|_| buffer_refusal(Some(bytes), what, "the allocation failed"))
 }
