@@ -580,7 +580,10 @@ fn run_limited(prefix: &str, name: &str, src: &str, engine: &str, args: &str) ->
 /// The last lines of a located runtime error: the failing line underlined, the exception, and
 /// where it happened.
 fn error_tail(line: &str, marks: &str, headline: &str, path: &Path, at: &str) -> String {
-    format!("    {line}\n    {marks}\n{headline}\nerror: runtime error at {}:{at}\n", path.display())
+    format!(
+        "    {line}\n    {marks}\n{headline}\nerror: runtime error at {}:{at}\n",
+        path.display()
+    )
 }
 
 #[test]
@@ -589,12 +592,32 @@ fn growing_values_past_a_memory_cap_are_a_located_memory_error() {
     let cap = "ANFORA_MAX_TENSOR_BYTES=1000000";
     let limit = "more than the 976.6 KiB limit set by ANFORA_MAX_TENSOR_BYTES";
     let doubling = |init: &str| {
-        format!("def main():\n    s = {init}\n    for i in range(40):\n        s = s + s\n    return len(s)\n")
+        format!(
+            "def main():\n    s = {init}\n    for i in range(40):\n        s = s + s\n    return len(s)\n"
+        )
     };
     let cases = [
-        (doubling("'ab'"), "s = s + s", "    ^^^^^", "1.0 MiB for a str of 1048576 bytes", "4:13"),
-        (doubling("(1, 2)"), "s = s + s", "    ^^^^^", "1.0 MiB for a tuple of 32768 items", "4:13"),
-        (doubling("[1, 2]"), "s = s + s", "    ^^^^^", "1.0 MiB for a list of 32768 items", "4:13"),
+        (
+            doubling("'ab'"),
+            "s = s + s",
+            "    ^^^^^",
+            "1.0 MiB for a str of 1048576 bytes",
+            "4:13",
+        ),
+        (
+            doubling("(1, 2)"),
+            "s = s + s",
+            "    ^^^^^",
+            "1.0 MiB for a tuple of 32768 items",
+            "4:13",
+        ),
+        (
+            doubling("[1, 2]"),
+            "s = s + s",
+            "    ^^^^^",
+            "1.0 MiB for a list of 32768 items",
+            "4:13",
+        ),
         (
             "def main():\n    return len('ab' * 600000)\n".to_string(),
             "return len('ab' * 600000)",
@@ -616,7 +639,11 @@ fn growing_values_past_a_memory_cap_are_a_located_memory_error() {
             let headline = format!("MemoryError: cannot allocate {what} ({limit})");
             let want = error_tail(line, marks, &headline, &p, at);
             assert_eq!(o.status.code(), Some(1), "{engine}: {}", stderr(&o));
-            assert!(stderr(&o).ends_with(&want), "{engine}:\n{}\nwant:\n{want}", stderr(&o));
+            assert!(
+                stderr(&o).ends_with(&want),
+                "{engine}:\n{}\nwant:\n{want}",
+                stderr(&o)
+            );
         }
     }
 }
@@ -627,10 +654,16 @@ fn copies_and_values_the_allocator_refuses_are_a_located_memory_error() {
     let ulimit = "ulimit -v 1500000;";
     let view = "from anfora import ops\ndef main():\n    x = ops.broadcast_to(ops.ones((1, 1)), (30000, 30000))\n    return ops.reshape(ops.transpose(x, (1, 0)), (-1,))\n";
     let doubling = |init: &str| {
-        format!("def main():\n    s = {init}\n    for i in range(40):\n        s = s + s\n    return len(s)\n")
+        format!(
+            "def main():\n    s = {init}\n    for i in range(40):\n        s = s + s\n    return len(s)\n"
+        )
     };
     let cases = [
-        (view.to_string(), "4:12", "cannot allocate 3.4 GiB for a tensor of shape (30000, 30000) and dtype float32"),
+        (
+            view.to_string(),
+            "4:12",
+            "cannot allocate 3.4 GiB for a tensor of shape (30000, 30000) and dtype float32",
+        ),
         (doubling("'ab'"), "4:13", "for a str of "),
         (doubling("(1, 2)"), "4:13", "for a tuple of "),
     ];
@@ -640,7 +673,10 @@ fn copies_and_values_the_allocator_refuses_are_a_located_memory_error() {
             let err = stderr(&o);
             assert_eq!(o.status.code(), Some(1), "{engine}: {err}");
             assert!(err.contains(what), "{engine}: {err}");
-            let end = format!(" (the allocation failed)\nerror: runtime error at {}:{at}\n", p.display());
+            let end = format!(
+                " (the allocation failed)\nerror: runtime error at {}:{at}\n",
+                p.display()
+            );
             assert!(err.ends_with(&end), "{engine}: {err}");
         }
     }
@@ -650,7 +686,10 @@ fn copies_and_values_the_allocator_refuses_are_a_located_memory_error() {
         let (o, _) = run_limited(ulimit, "view.py", print, engine, "");
         assert_eq!(o.status.code(), Some(0), "{engine}: {}", stderr(&o));
         let out = stdout(&o);
-        assert!(out.ends_with("shape=(30000, 30000), dtype=float32)\n"), "{engine}: {out}");
+        assert!(
+            out.ends_with("shape=(30000, 30000), dtype=float32)\n"),
+            "{engine}: {out}"
+        );
     }
 }
 
@@ -659,10 +698,14 @@ fn tail_recursion_counts_toward_the_recursion_limit_as_cpythons_frames() {
     let forever = "def f(n):\n    return f(n + 1)\n\n\ndef main():\n    return f(0)\n";
     let nesting = "def f(n):\n    return f((n,))\n\n\ndef main():\n    return f(0)\n";
     let countdown = |n: u32| {
-        format!("def f(n, acc):\n    if n == 0:\n        return acc\n    return f(n - 1, acc + n)\n\n\ndef main():\n    return f({n}, 0)\n")
+        format!(
+            "def f(n, acc):\n    if n == 0:\n        return acc\n    return f(n - 1, acc + n)\n\n\ndef main():\n    return f({n}, 0)\n"
+        )
     };
     let mutual = |n: u32| {
-        format!("def f(n):\n    if n == 0:\n        return 'f'\n    return g(n - 1)\n\n\ndef g(n):\n    if n == 0:\n        return 'g'\n    return f(n - 1)\n\n\ndef main():\n    return f({n})\n")
+        format!(
+            "def f(n):\n    if n == 0:\n        return 'f'\n    return g(n - 1)\n\n\ndef g(n):\n    if n == 0:\n        return 'g'\n    return f(n - 1)\n\n\ndef main():\n    return f({n})\n"
+        )
     };
     let headline = "RecursionError: maximum recursion depth exceeded (1000 nested calls)";
     let failing = [

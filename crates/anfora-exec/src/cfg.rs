@@ -11,9 +11,7 @@ fn final_target(code: &[Instr], mut pc: u32) -> u32 {
                 target,
                 moves,
                 call: None,
-            }) if moves.is_empty() && *target != pc => {
-                pc = *target
-            }
+            }) if moves.is_empty() && *target != pc => pc = *target,
             _ => break,
         }
     }

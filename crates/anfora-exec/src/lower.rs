@@ -574,7 +574,14 @@ impl Lowering<'_> {
                 let srcs = self.operands(e, args)?;
                 let moves = dsts.into_iter().zip(srcs.iter().copied()).collect();
                 let call = (self.m.graph(h).kind == GraphKind::Function).then_some(at);
-                Ok((Instr::Jump { target: 0, moves, call }, h))
+                Ok((
+                    Instr::Jump {
+                        target: 0,
+                        moves,
+                        call,
+                    },
+                    h,
+                ))
             }
             Some(&v) if exact => {
                 let mut all = self.operands(e, args)?.into_vec();

@@ -128,10 +128,7 @@ fn recursion_calls_a_unit_and_tail_recursion_jumps() {
         run_both(
             count_down,
             "count",
-            vec![
-                Arg::mutable(Value::Int(9_000)),
-                Arg::mutable(Value::Int(0))
-            ]
+            vec![Arg::mutable(Value::Int(9_000)), Arg::mutable(Value::Int(0))]
         ),
         "9000"
     );

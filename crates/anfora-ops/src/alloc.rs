@@ -17,6 +17,13 @@ fn too_large(what: &str) -> PyErr {
     ("MemoryError", format!("the {what} would be too large"))
 }
 
+/// Room for the `n` items of a tuple or list (`kind`).
+pub fn room(kind: &str, n: usize) -> Result<Vec<Value>, PyErr> {
+    tensor(anfora_tensor::try_buffer::<Value>(n, &|| {
+        format!("a {kind} of {n} items")
+    }))
+}
+
 /// The items of a tuple or list (`kind`) of `len` items that `fill` pushes, as the one block
 /// the value shares.
 pub fn items(
@@ -26,7 +33,7 @@ pub fn items(
 ) -> Result<Rc<[Value]>, PyErr> {
     let n = len.ok_or_else(|| too_large(kind))?;
     let what = || format!("a {kind} of {n} items");
-    let mut v = tensor(anfora_tensor::try_buffer::<Value>(n, &what))?;
+    let mut v = room(kind, n)?;
     fill(&mut v);
     debug_assert_eq!(v.len(), n);
     // `Rc::from` copies the items into a block of its own.
@@ -50,7 +57,9 @@ pub fn string(len: Option<usize>, fill: impl FnOnce(&mut Vec<u8>)) -> Result<Arc
 /// `parts` one after the other, as a tuple or list.
 pub fn concat(kind: &str, parts: &[&[Value]]) -> Result<Rc<[Value]>, PyErr> {
     let len = parts.iter().try_fold(0usize, |n, p| n.checked_add(p.len()));
-    items(kind, len, |v| parts.iter().for_each(|p| v.extend_from_slice(p)))
+    items(kind, len, |v| {
+        parts.iter().for_each(|p| v.extend_from_slice(p))
+    })
 }
 
 /// `part` `times` times, as a tuple or list.
@@ -63,7 +72,9 @@ pub fn repeat(kind: &str, part: &[Value], times: usize) -> Result<Rc<[Value]>, P
 /// `parts` one after the other, as a str.
 pub fn concat_str(parts: &[&str]) -> Result<Arc<str>, PyErr> {
     let len = parts.iter().try_fold(0usize, |n, p| n.checked_add(p.len()));
-    string(len, |v| parts.iter().for_each(|p| v.extend_from_slice(p.as_bytes())))
+    string(len, |v| {
+        parts.iter().for_each(|p| v.extend_from_slice(p.as_bytes()))
+    })
 }
 
 /// `part` `times` times, as a str.

@@ -22,7 +22,9 @@ fn main() {
 
     // Exactly at the cap: fine, in one block the value shares.
     let half = Value::str(&"a".repeat(CAP / 2));
-    let Value::Str(ref s) = binary(Prim::Add, &half, &half).unwrap() else { panic!("a str") };
+    let Value::Str(ref s) = binary(Prim::Add, &half, &half).unwrap() else {
+        panic!("a str")
+    };
     assert_eq!(s.len(), CAP);
     // One byte more: refused, by concatenation and by repetition.
     let more = Value::str(&"a".repeat(CAP / 2 + 1));
@@ -34,16 +36,27 @@ fn main() {
     // Tuples and lists: the cap counts their items' bytes.
     let n = CAP / item / 2;
     let t = Value::tuple(vec![Value::Int(1); n]);
-    let Value::Tuple(ref whole) = binary(Prim::Add, &t, &t).unwrap() else { panic!("a tuple") };
+    let Value::Tuple(ref whole) = binary(Prim::Add, &t, &t).unwrap() else {
+        panic!("a tuple")
+    };
     assert_eq!(whole.len(), 2 * n);
     let longer = Value::tuple(vec![Value::Int(1); n + 1]);
     let e = binary(Prim::Add, &t, &longer).unwrap_err();
-    assert_eq!(e, limit(&format!("1.0 MiB for a tuple of {} items", 2 * n + 1)));
+    assert_eq!(
+        e,
+        limit(&format!("1.0 MiB for a tuple of {} items", 2 * n + 1))
+    );
     let e = binary(Prim::Mul, &longer, &Value::Int(2)).unwrap_err();
-    assert_eq!(e, limit(&format!("1.0 MiB for a tuple of {} items", 2 * n + 2)));
+    assert_eq!(
+        e,
+        limit(&format!("1.0 MiB for a tuple of {} items", 2 * n + 2))
+    );
     let list = Value::List(std::rc::Rc::from(vec![Value::None; n + 1]));
     let e = binary(Prim::Add, &list, &list).unwrap_err();
-    assert_eq!(e, limit(&format!("1.0 MiB for a list of {} items", 2 * n + 2)));
+    assert_eq!(
+        e,
+        limit(&format!("1.0 MiB for a list of {} items", 2 * n + 2))
+    );
 
     // Sizes whose byte count overflows are refused before any arithmetic wraps.
     let e = anfora_ops::alloc::repeat_str("ab", usize::MAX).unwrap_err();

@@ -275,8 +275,16 @@ fn tail_calls_of_functions_count_toward_the_recursion_limit_and_loops_do_not() {
     for engine in [Engine::Compiled, Engine::Reference] {
         assert_eq!(tail_run(countdown, 900, engine), Ok("405450".into()));
         assert_eq!(tail_run(mutual, 901, engine), Ok("1".into()));
-        assert_eq!(tail_run(looping, 1_000_000, engine), Ok("499999500000".into()));
-        for (src, n) in [(countdown, 1100), (mutual, 1100), (forever, 0), (nesting, 0)] {
+        assert_eq!(
+            tail_run(looping, 1_000_000, engine),
+            Ok("499999500000".into())
+        );
+        for (src, n) in [
+            (countdown, 1100),
+            (mutual, 1100),
+            (forever, 0),
+            (nesting, 0),
+        ] {
             let (headline, frames) = tail_run(src, n, engine).expect_err("too deep");
             assert_eq!(headline, limit, "{engine:?}");
             // A line per level, as CPython's traceback (calls the optimizer inlined add a few).

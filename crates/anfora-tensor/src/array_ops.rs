@@ -83,8 +83,7 @@ pub(crate) fn arg_reduce(
             })
         })
     }
-    let out =
-        with_storage!(x.try_data()?, v => try_collect(&out_shape, run(v, (outer, n, inner), largest))?);
+    let out = with_storage!(x.try_data()?, v => try_collect(&out_shape, run(v, (outer, n, inner), largest))?);
     Tensor::from_vec(out, &out_shape)
 }
 

@@ -512,7 +512,9 @@ impl<'a> Layout<'a> {
 
     fn render(&self, axis: usize, offset: usize, indent: &str, width: usize) -> String {
         if axis == self.t.ndim() {
-            return self.fmt.format(self.t.raw_storage(), self.t.storage_index(offset));
+            return self
+                .fmt
+                .format(self.t.raw_storage(), self.t.storage_index(offset));
         }
         let next_indent = format!("{indent} ");
         let next_width = width.saturating_sub(1);

@@ -10,8 +10,8 @@ use anfora_tensor::{
     BinaryOp, DType, Tensor, UnaryOp, binary_result_dtype, binary_scalar_result_dtype,
 };
 
-use crate::alloc;
 use crate::abs::{Abs, Rule, from_tensor_error};
+use crate::alloc;
 use crate::args::{Kind, broadcast, kind, scalar_of, tensor_abs, unary_tensor_abs};
 use crate::def::{Backward, EvalFn, Kernels, PrimDef, Py, primitives, unless_float};
 use crate::emit::{Call, Emit, Grads, int, scaled, unbroadcast};
