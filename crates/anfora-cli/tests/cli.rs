@@ -511,16 +511,11 @@ fn deep_recursion_tracebacks_collapse_repeats_as_cpython() {
     let o = anfora(&["run", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o), want);
-    // The reference VM's trace keeps the innermost frames, the same run of them.
+    // The reference VM: the same lines, the first call of `f` (which `main` makes in tail
+    // position) counted as a level where the compiled engine inlined it.
     let o = anfora(&["run", p.to_str().unwrap(), "--engine", "reference"]);
-    let tail = &want[want
-        .find(
-            "  File \"PATH\", line 2"
-                .replace("PATH", p.to_str().unwrap())
-                .as_str(),
-        )
-        .unwrap()..];
-    assert!(stderr(&o).ends_with(tail), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), want.replace("9997 more", "9996 more"));
 }
 
 #[test]
