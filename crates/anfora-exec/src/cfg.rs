@@ -7,9 +7,11 @@ use crate::program::{Instr, Unit};
 fn final_target(code: &[Instr], mut pc: u32) -> u32 {
     for _ in 0..code.len() {
         match code.get(pc as usize) {
-            Some(Instr::Jump { target, moves }) if moves.is_empty() && *target != pc => {
-                pc = *target
-            }
+            Some(Instr::Jump {
+                target,
+                moves,
+                call: None,
+            }) if moves.is_empty() && *target != pc => pc = *target,
             _ => break,
         }
     }

@@ -71,7 +71,7 @@ pub fn optimize(unit: &mut Unit) {
     let (live_in, _) = liveness(unit);
     // Moves into registers nobody reads afterwards.
     for pc in 0..unit.code.len() {
-        if let Instr::Jump { target, moves } = &mut unit.code[pc]
+        if let Instr::Jump { target, moves, .. } = &mut unit.code[pc]
             && let Some(live) = live_in.get(*target as usize)
         {
             let kept: Vec<(Reg, Opnd)> = moves

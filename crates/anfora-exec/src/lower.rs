@@ -476,6 +476,7 @@ impl Lowering<'_> {
             sites: e.sites,
             labels: e.labels,
             signature: graph.signature.clone(),
+            deepens: graph.kind == GraphKind::Function,
         })
     }
 
@@ -572,7 +573,15 @@ impl Lowering<'_> {
                 };
                 let srcs = self.operands(e, args)?;
                 let moves = dsts.into_iter().zip(srcs.iter().copied()).collect();
-                Ok((Instr::Jump { target: 0, moves }, h))
+                let call = (self.m.graph(h).kind == GraphKind::Function).then_some(at);
+                Ok((
+                    Instr::Jump {
+                        target: 0,
+                        moves,
+                        call,
+                    },
+                    h,
+                ))
             }
             Some(&v) if exact => {
                 let mut all = self.operands(e, args)?.into_vec();

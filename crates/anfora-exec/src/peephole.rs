@@ -64,7 +64,11 @@ pub fn run(unit: &mut crate::Unit) {
     }
     // Jumps to the next instruction.
     for (pc, i) in unit.code.iter().enumerate() {
-        if let Instr::Jump { target, moves } = i
+        if let Instr::Jump {
+            target,
+            moves,
+            call: None,
+        } = i
             && *target as usize == pc + 1
             && moves.is_empty()
         {

@@ -139,9 +139,12 @@ pub enum Instr {
         at: u32,
     },
     /// Parallel moves (`dst_i = src_i`, all read before any is written), then jump.
+    /// `call` is the site of a tail call of a `def` lowered to this jump (its own recursion,
+    /// or another `def` only ever tail-called): it counts a level of recursion.
     Jump {
         target: u32,
         moves: Box<[(Reg, Opnd)]>,
+        call: Option<u32>,
     },
     /// Jump to `then_pc` if `cond` is true (Python truth), else to `else_pc`; registers that
     /// die on an edge are cleared when it is taken. With `compare = Some((op, b))` the
@@ -305,6 +308,8 @@ pub struct Unit {
     pub labels: Vec<(u32, String)>,
     /// Python signature of the root graph, for keyword binding of calls through values.
     pub signature: Option<Signature>,
+    /// Whether the root graph is a `def`: a tail call of the unit counts a level of recursion.
+    pub deepens: bool,
 }
 
 /// One operation of a fused kernel: a primitive over earlier values (kernel inputs first,
@@ -436,15 +441,21 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
         Instr::CallValue {
             dst, callee, args, ..
         } => format!("r{dst} = {}({})", c(callee), list(args, consts)),
-        Instr::Jump { target, moves } => {
+        Instr::Jump {
+            target,
+            moves,
+            call,
+        } => {
+            // A tail call of a `def` says so: it counts a level of recursion.
+            let verb = if call.is_some() { "call-jump" } else { "jump" };
             if moves.is_empty() {
-                format!("jump {target}")
+                format!("{verb} {target}")
             } else {
                 let ms: Vec<String> = moves
                     .iter()
                     .map(|(d, s)| format!("r{d} = {}", c(s)))
                     .collect();
-                format!("jump {target} with {}", ms.join(", "))
+                format!("{verb} {target} with {}", ms.join(", "))
             }
         }
         Instr::Branch(b) => {

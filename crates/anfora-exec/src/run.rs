@@ -7,6 +7,7 @@ use std::ops::ControlFlow;
 use std::rc::Rc;
 
 use anfora_ir::Prim;
+use anfora_ir::runtime::recursion_error;
 use anfora_ir::{RuntimeError, TraceEntry};
 use anfora_ops::call::{Called, bind_call};
 use anfora_ops::kernels::Kernel;
@@ -40,6 +41,12 @@ struct Frame {
     ret: Reg,
     /// Site of the instruction running (or waiting for a callee), for tracebacks.
     at: u32,
+    /// Tail calls of `def`s this frame ran: each counts a level of recursion until the frame
+    /// returns, as the frame CPython would have pushed for it.
+    tail: usize,
+    /// The unit and site of the first and the last of them: a traceback shows the first, then
+    /// the last for the others (exact for a function's recursion on itself).
+    tail_sites: [(u32, u32); 2],
 }
 
 enum Flow {
@@ -206,6 +213,8 @@ impl Program {
             pc: 0,
             ret: 0,
             at: 0,
+            tail: 0,
+            tail_sites: [(0, 0); 2],
         });
         let bound = self.bind(0, args, None).map_err(|e| self.error(m, e, 0))?;
         self.enter_frame(m, 0, 0, bound)
@@ -219,6 +228,7 @@ impl Program {
             m,
             out,
             max_depth,
+            tail_levels: 0,
             unit: 0,
             base: 0,
             pc: 0,
@@ -277,9 +287,9 @@ impl Program {
             top.at = at;
         }
         let mut trace = Vec::with_capacity(m.frames.len());
-        for f in &m.frames {
-            let Some(s) = self.units[f.unit as usize].sites.get(f.at as usize) else {
-                continue;
+        let mut push_site = |(unit, at): (u32, u32)| {
+            let Some(s) = self.units[unit as usize].sites.get(at as usize) else {
+                return;
             };
             for (function, span) in s.calls.iter() {
                 trace.push(TraceEntry {
@@ -291,6 +301,13 @@ impl Program {
                 function: s.function.clone(),
                 span: s.span,
             });
+        };
+        for f in &m.frames {
+            // The frames CPython would have for the tail calls this one ran.
+            for k in 0..f.tail {
+                push_site(f.tail_sites[usize::from(k > 0)]);
+            }
+            push_site((f.unit, f.at));
         }
         let span = trace
             .last()
@@ -384,6 +401,8 @@ struct Run<'a> {
     m: &'a mut Machine,
     out: &'a mut dyn Write,
     max_depth: usize,
+    /// The sum of the frames' `tail`: with the frames, the depth `max_depth` bounds.
+    tail_levels: usize,
     /// The running frame's unit and first register.
     unit: u32,
     base: usize,
@@ -442,11 +461,18 @@ impl Run<'_> {
                     args,
                     at,
                 } => self.call_value(*dst, *callee, args, *at),
-                Instr::Jump { target, moves } => self.jump(*target, moves),
+                Instr::Jump {
+                    target,
+                    moves,
+                    call,
+                } => match call {
+                    Some(at) => self.call_jump(*at, *target, moves),
+                    None => self.jump(*target, moves),
+                },
                 Instr::Branch(b) => self.branch(b),
                 Instr::Drop { regs } => self.clear(regs),
                 Instr::Return { src } => self.ret(*src),
-                Instr::TailCall { unit, args, .. } => self.tail_call(*unit, args),
+                Instr::TailCall { unit, args, at } => self.tail_call(*unit, args, *at),
                 Instr::TailCallValue { callee, args, at } => {
                     self.tail_call_value(*callee, args, *at)
                 }
@@ -625,12 +651,8 @@ impl Run<'_> {
     /// Pushes a frame for `unit` with `values`, the callee's result going to `dst`.
     #[inline(always)]
     fn enter(&mut self, unit: u32, values: Vec<Value>, dst: Reg, at: u32) -> Step {
-        if self.m.frames.len() >= self.max_depth {
-            let message = format!(
-                "maximum recursion depth exceeded ({} nested calls)",
-                self.max_depth
-            );
-            return raise(("RecursionError", message), at);
+        if self.m.frames.len() + self.tail_levels >= self.max_depth {
+            return raise(recursion_error(self.max_depth), at);
         }
         let top = self.m.frames.last_mut().expect("a running frame");
         top.pc = self.pc;
@@ -645,11 +667,20 @@ impl Run<'_> {
             pc: 0,
             ret: dst,
             at: 0,
+            tail: 0,
+            tail_sites: [(0, 0); 2],
         });
         self.unit = unit;
         self.base = base;
         self.pc = 0;
         ControlFlow::Continue(())
+    }
+
+    /// A tail call of a `def` lowered to a jump: a level deeper, then the jump.
+    #[inline(always)]
+    fn call_jump(&mut self, at: u32, target: u32, moves: &[(Reg, Opnd)]) -> Step {
+        self.deepen(at)?;
+        self.jump(target, moves)
     }
 
     /// Parallel moves, then the jump.
@@ -731,6 +762,7 @@ impl Run<'_> {
     fn leave(&mut self, v: Value) -> Step {
         self.program.clear_frame(self.m, self.unit, self.base);
         let done = self.m.frames.pop().expect("a running frame");
+        self.tail_levels -= done.tail;
         let Some(caller) = self.m.frames.last() else {
             return ControlFlow::Break(Stop::Return(v));
         };
@@ -742,9 +774,30 @@ impl Run<'_> {
     }
 
     #[inline(always)]
-    fn tail_call(&mut self, unit: u32, args: &[Opnd]) -> Step {
+    fn tail_call(&mut self, unit: u32, args: &[Opnd], at: u32) -> Step {
+        if self.program.units[unit as usize].deepens {
+            self.deepen(at)?;
+        }
         let values = self.values(args);
         self.replace(unit, values)
+    }
+
+    /// Counts a tail call of a `def` as the level of recursion CPython's frame for it would
+    /// be, so that tail recursion stops where CPython's does; the frame releases its levels
+    /// when it returns.
+    #[inline(always)]
+    fn deepen(&mut self, at: u32) -> Step {
+        if self.m.frames.len() + self.tail_levels >= self.max_depth {
+            return raise(recursion_error(self.max_depth), at);
+        }
+        let top = self.m.frames.last_mut().expect("a running frame");
+        if top.tail == 0 {
+            top.tail_sites[0] = (self.unit, at);
+        }
+        top.tail += 1;
+        top.tail_sites[1] = (self.unit, at);
+        self.tail_levels += 1;
+        ControlFlow::Continue(())
     }
 
     #[inline(always)]
@@ -756,7 +809,12 @@ impl Run<'_> {
         }
         match self.program.apply(f, values, self.out) {
             Ok(Flow::Value(v)) => self.leave(v),
-            Ok(Flow::Enter(u, values)) => self.replace(u, values),
+            Ok(Flow::Enter(u, values)) => {
+                if self.program.units[u as usize].deepens {
+                    self.deepen(at)?;
+                }
+                self.replace(u, values)
+            }
             Err(e) => raise(e, at),
         }
     }

@@ -103,7 +103,8 @@ fn recursion_calls_a_unit_and_tail_recursion_jumps() {
         run_both(fib, "fib", vec![Arg::mutable(Value::Int(20))]),
         "6765"
     );
-    // A self call in tail position becomes a jump: no frames, no recursion limit.
+    // A self call in tail position becomes a jump: no frames, but a level of recursion each
+    // (the jump says it is a call), as CPython's frames would be.
     let count_down = "def count(n, acc):\n    if n == 0:\n        return acc\n    return count(n - 1, acc + 1)\n";
     with_program(
         count_down,
@@ -117,7 +118,19 @@ fn recursion_calls_a_unit_and_tail_recursion_jumps() {
                 )),
                 0
             );
+            assert_eq!(
+                count(p, |i| matches!(i, Instr::Jump { call: Some(_), .. })),
+                1
+            );
         },
+    );
+    assert_eq!(
+        run_both(
+            count_down,
+            "count",
+            vec![Arg::mutable(Value::Int(9_000)), Arg::mutable(Value::Int(0))]
+        ),
+        "9000"
     );
     assert_eq!(
         run_both(
@@ -128,7 +141,7 @@ fn recursion_calls_a_unit_and_tail_recursion_jumps() {
                 Arg::mutable(Value::Int(0))
             ]
         ),
-        "50000"
+        "RecursionError: maximum recursion depth exceeded (10000 nested calls)"
     );
 }
 

@@ -8,8 +8,17 @@ use crate::{SourceMap, Span};
 
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Deepest allowed chain of non-tail calls.
+    /// Deepest allowed chain of calls of Python functions (CPython's recursion limit). A tail
+    /// call runs in the caller's frame, but one to a `def` still counts a level until that
+    /// frame returns, so tail recursion stops where CPython's recursion would; the jumps of
+    /// loops and branches count nothing.
     pub max_depth: usize,
+}
+
+/// The `RecursionError` both engines raise when a call would go past `max_depth`.
+pub fn recursion_error(max_depth: usize) -> (&'static str, String) {
+    let message = format!("maximum recursion depth exceeded ({max_depth} nested calls)");
+    ("RecursionError", message)
 }
 
 impl Default for Options {

@@ -14,6 +14,7 @@
 //!   backward rules write into ([`emit`]).
 
 pub mod abs;
+pub mod alloc;
 pub mod args;
 pub mod call;
 mod constant;

@@ -254,7 +254,9 @@ pub fn items(v: &Value, err: &dyn Fn(&str) -> PyErr) -> Result<Vec<Value>, PyErr
             if n > MAX_ITEMS {
                 return Err(("MemoryError", "range is too large to materialize".into()));
             }
-            (0..n as i64).map(|i| Value::Int(r.get(i))).collect()
+            let mut items = crate::alloc::room("list", n as usize)?;
+            items.extend((0..n as i64).map(|i| Value::Int(r.get(i))));
+            items
         }
         Value::Tensor(t) => {
             if t.ndim() == 0 {

@@ -4,7 +4,7 @@
 
 use anfora_ir::{Options, RuntimeError};
 use anfora_ops::Value;
-use anfora_session::{Failure, Session, repr};
+use anfora_session::{Engine, Failure, Session, repr};
 
 fn run_with(
     src: &str,
@@ -248,5 +248,47 @@ fn primitives_called_as_values_get_their_defaults_on_both_engines() {
         let r = s.run("main", vec![Value::Int(5)], &mut std::io::sink());
         let v = r.unwrap_or_else(|f| panic!("{engine:?}: {}", s.render(&f)));
         assert_eq!(repr(&v), "Tensor([-8.], dtype=float32)", "{engine:?}");
+    }
+}
+
+/// The result of `main(n)` on `engine` under a recursion limit of 1000, on a small stack.
+fn tail_run(src: &'static str, n: i64, engine: Engine) -> Result<String, (String, usize)> {
+    on_small_stack(move || {
+        let mut s = Session::load("prog.py", src, Options { max_depth: 1000 });
+        s.engine = engine;
+        match s.run("main", vec![Value::Int(n)], &mut Vec::new()) {
+            Ok(v) => Ok(repr(&v)),
+            Err(Failure::Runtime(e)) => Err((e.headline(), e.trace.len())),
+            Err(f) => panic!("{}", s.render(&f)),
+        }
+    })
+}
+
+#[test]
+fn tail_calls_of_functions_count_toward_the_recursion_limit_and_loops_do_not() {
+    let countdown = "def f(n, acc):\n    if n == 0:\n        return acc\n    return f(n - 1, acc + n)\n\ndef main(n):\n    return f(n, 0)\n";
+    let mutual = "def f(n):\n    if n == 0:\n        return 0\n    return g(n - 1)\n\ndef g(n):\n    if n == 0:\n        return 1\n    return f(n - 1)\n\ndef main(n):\n    return f(n)\n";
+    let forever = "def f(n):\n    return f(n + 1)\n\ndef main(n):\n    return f(n)\n";
+    let nesting = "def f(n):\n    return f((n,))\n\ndef main(n):\n    return f(n)\n";
+    let looping = "def main(n):\n    s = 0\n    for i in range(n):\n        s += i\n    while n > 0:\n        n -= 1\n    return s\n";
+    let limit = "RecursionError: maximum recursion depth exceeded (1000 nested calls)".to_string();
+    for engine in [Engine::Compiled, Engine::Reference] {
+        assert_eq!(tail_run(countdown, 900, engine), Ok("405450".into()));
+        assert_eq!(tail_run(mutual, 901, engine), Ok("1".into()));
+        assert_eq!(
+            tail_run(looping, 1_000_000, engine),
+            Ok("499999500000".into())
+        );
+        for (src, n) in [
+            (countdown, 1100),
+            (mutual, 1100),
+            (forever, 0),
+            (nesting, 0),
+        ] {
+            let (headline, frames) = tail_run(src, n, engine).expect_err("too deep");
+            assert_eq!(headline, limit, "{engine:?}");
+            // A line per level, as CPython's traceback (calls the optimizer inlined add a few).
+            assert!((1000..1010).contains(&frames), "{engine:?}: {frames}");
+        }
     }
 }

@@ -13,6 +13,10 @@
 //! cannot be read), or the byte count in the environment variable `ANFORA_MAX_TENSOR_BYTES`. It
 //! is read once, at the first allocation. It bounds each buffer, not their sum.
 //!
+//! The values a program builds that are not tensors (strings, tuples, lists: `anfora-ops`)
+//! take their buffers from [`try_buffer`] and [`probe`], under the same cap, so that one
+//! variable bounds every allocation whose size a program decides.
+//!
 //! Invariant: every `Tensor`'s shape passes [`checked_numel`] for its dtype, so products of its
 //! dimensions (element counts, strides) cannot overflow.
 
@@ -232,6 +236,17 @@ pub(crate) fn reserve<T: Element>(shape: &[usize], n: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// [`try_vec`] for any element type, the half types included (`dtype` says its size): the
+/// copy of a view's elements.
+pub(crate) fn try_vec_of<T>(shape: &[usize], dtype: DType) -> Result<Vec<T>> {
+    debug_assert_eq!(std::mem::size_of::<T>(), dtype.size_of());
+    let n = check_size(shape, dtype)?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| refusal(shape, dtype, "the allocation failed"))?;
+    Ok(v)
+}
+
 /// [`try_vec_capped`] with the process-wide cap.
 #[inline(always)]
 pub(crate) fn try_vec<T: Element>(shape: &[usize]) -> Result<Vec<T>> {
@@ -279,4 +294,40 @@ pub(crate) fn try_collect<T: Element>(
     v.extend(iter);
     debug_assert_eq!(v.len(), n);
     Ok(v)
+}
+
+/// The MemoryError for a buffer of `bytes` (`None`: more than `usize` counts) for `what`.
+#[cold]
+fn buffer_refusal(bytes: Option<usize>, what: &dyn Fn() -> String, why: &str) -> TensorError {
+    let size = bytes.map_or_else(|| "more memory than exists".to_string(), format_bytes);
+    let message = format!("cannot allocate {size} for {} ({why})", what());
+    TensorError::new(ErrorKind::Memory, message)
+}
+
+/// THE allocation helper for buffers that are not a tensor's (a str, a tuple, a list: the values
+/// `anfora-ops` builds): room for `n` items of `T`, refused with a MemoryError naming `what`
+/// (e.g. "a tuple of 12 items") when the size overflows, is above the cap or the allocator
+/// fails, never an abort.
+pub fn try_buffer<T>(n: usize, what: &dyn Fn() -> String) -> Result<Vec<T>> {
+    let Some(bytes) = n.checked_mul(std::mem::size_of::<T>()) else {
+        return Err(buffer_refusal(None, what, "the size overflows"));
+    };
+    let cap = cap();
+    if bytes > cap.bytes {
+        return Err(buffer_refusal(Some(bytes), what, &cap.describe()));
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| buffer_refusal(Some(bytes), what, "the allocation failed"))?;
+    Ok(v)
+}
+
+/// Whether the allocator could give `bytes` now, the block freed again: the check before an
+/// allocation that cannot fail softly (the one block of an `Rc<[T]>` or `Arc<str>`, which
+/// stable Rust only allocates infallibly) of data that [`try_buffer`] already held, under the
+/// cap.
+pub fn probe(bytes: usize, what: &dyn Fn() -> String) -> Result<()> {
+    let mut v = Vec::<u8>::new();
+    v.try_reserve_exact(bytes)
+        .map_err(|_| buffer_refusal(Some(bytes), what, "the allocation failed"))
 }

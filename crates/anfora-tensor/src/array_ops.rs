@@ -83,8 +83,7 @@ pub(crate) fn arg_reduce(
             })
         })
     }
-    let out =
-        with_storage!(x.data(), v => try_collect(&out_shape, run(v, (outer, n, inner), largest))?);
+    let out = with_storage!(x.try_data()?, v => try_collect(&out_shape, run(v, (outer, n, inner), largest))?);
     Tensor::from_vec(out, &out_shape)
 }
 
@@ -459,7 +458,7 @@ pub(crate) fn take(x: &Tensor, indices: &Tensor, axis: Option<i64>) -> Result<Te
     let (outer, n, inner, ax) = around(x.shape(), axis)?;
     let idx = take_indices(indices, n, ax, (outer, inner))?;
     let shape = take_shape(x.shape(), indices.shape(), axis.map(|_| ax));
-    let storage = with_storage!(x.data(), v => {
+    let storage = with_storage!(x.try_data()?, v => {
         let iter = (0..outer).flat_map(|o| {
             idx.iter()
                 .flat_map(move |&i| v[(o * n + i) * inner..(o * n + i + 1) * inner].iter().copied())
@@ -505,7 +504,7 @@ pub(crate) fn take_grad(
         Ok(out)
     }
     let dims = (outer, n, inner);
-    let storage = match d.data() {
+    let storage = match d.try_data()? {
         crate::Storage::F32(v) => crate::Storage::F32(run(v, x_shape, &idx, dims)?),
         crate::Storage::F64(v) => crate::Storage::F64(run(v, x_shape, &idx, dims)?),
         _ => {
@@ -709,7 +708,7 @@ pub(crate) fn pad(
     // As numpy: a result too large for memory first, then an empty axis to extend.
     let shape = padded_shape(x.shape(), widths, x.dtype())?;
     let sources = pad_sources(x.shape(), widths, mode)?;
-    let storage = with_storage!(x.data(), v => {
+    let storage = with_storage!(x.try_data()?, v => {
         let mut out = alloc::try_vec(&shape)?;
         for_each_source(x.shape(), &shape, &sources, |_, src| out.push(v[src]));
         Element::into_storage(out)
@@ -748,7 +747,7 @@ pub(crate) fn pad_grad(
         for_each_source(x_shape, shape, sources, |out, src| g[src] += dv[out]);
         Ok(g)
     }
-    let storage = match d.data() {
+    let storage = match d.try_data()? {
         crate::Storage::F32(v) => crate::Storage::F32(run(v, x_shape, &shape, &sources)?),
         crate::Storage::F64(v) => crate::Storage::F64(run(v, x_shape, &shape, &sources)?),
         _ => {
@@ -774,8 +773,8 @@ fn pad_constant(x: &Tensor, widths: &[[usize; 2]], value: crate::Scalar) -> Resu
     }
     alloc::check_size(&shape, x.dtype())?;
     let fill = Tensor::scalar(value, x.dtype())?;
-    let storage = with_storage!(x.data(), v => {
-        let fill = Element::slice(fill.data()).expect("the same dtype")[0];
+    let storage = with_storage!(x.try_data()?, v => {
+        let fill = Element::slice(fill.try_data()?).expect("the same dtype")[0];
         let mut out = try_filled(&shape, fill)?;
         if ndim == 0 {
             out.copy_from_slice(v);

@@ -553,11 +553,11 @@ struct Operand<'a, T> {
     shape: &'a [usize],
 }
 
-fn operand<'a, T: Element>(t: &'a Tensor) -> Operand<'a, T> {
-    Operand {
-        data: T::slice(t.data()).expect("operand was cast to the compute dtype"),
+fn operand<'a, T: Element>(t: &'a Tensor) -> Result<Operand<'a, T>> {
+    Ok(Operand {
+        data: T::slice(t.try_data()?).expect("operand was cast to the compute dtype"),
         shape: &t.shape,
-    }
+    })
 }
 
 /// A binary op over two whole tensors broadcast to `out`.
@@ -630,11 +630,11 @@ pub(crate) fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let b = b.try_cast(compute)?;
     // Every element of `b` is read when the output is non-empty, so scanning it is exact.
     if !out.contains(&0) {
-        check_int_operands(op, b.data())?;
+        check_int_operands(op, b.try_data()?)?;
     }
     let storage = with_type!(compute, T => T::visit_binary(op, Map2Sink {
-        a: operand::<T>(&a),
-        b: operand::<T>(&b),
+        a: operand::<T>(&a)?,
+        b: operand::<T>(&b)?,
         out: &out,
     }))?;
     Ok(Tensor::from_storage(storage, out))
@@ -685,8 +685,8 @@ pub(crate) fn unary(op: UnaryOp, a: &Tensor) -> Result<Tensor> {
         UnaryOp::Pos => return Ok(a.clone()),
         // Abs of bool is the identity (and tensors are immutable, so the storage is shared).
         UnaryOp::Abs if dtype == DType::Bool => return Ok(a.clone()),
-        UnaryOp::LogicalNot => with_storage!(a.data(), v => unary_storage(op, v, &a.shape)?),
-        _ => with_storage!(a.try_cast(dtype)?.data(), v => unary_storage(op, v, &a.shape)?),
+        UnaryOp::LogicalNot => with_storage!(a.try_data()?, v => unary_storage(op, v, &a.shape)?),
+        _ => with_storage!(a.try_cast(dtype)?.try_data()?, v => unary_storage(op, v, &a.shape)?),
     };
     Ok(Tensor::from_storage(storage, a.shape.to_vec()))
 }
@@ -697,10 +697,10 @@ pub(crate) fn where_(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     // Refuse an oversized result before copying the operands.
     alloc::check_size(&out, dtype)?;
     let cond = cond.try_cast(DType::Bool)?;
-    let c = bool::slice(cond.data()).expect("cast to bool");
+    let c = bool::slice(cond.try_data()?).expect("cast to bool");
     let (x, y) = (x.try_cast(dtype)?, y.try_cast(dtype)?);
-    let storage = with_storage!(x.data(), xv => {
-        let yv = operand(&y).data;
+    let storage = with_storage!(x.try_data()?, xv => {
+        let yv = operand(&y)?.data;
         Element::into_storage(map3(
             (c, &cond.shape),
             (xv.as_slice(), &x.shape),
@@ -827,7 +827,7 @@ pub(crate) fn binary_in_place(
     let other = other.try_cast(compute)?;
     if !out.contains(&0) {
         let rhs = if target_left { &other } else { &target };
-        check_int_operands(op, rhs.data())?;
+        check_int_operands(op, rhs.try_data()?)?;
     }
     let n = out.iter().product::<usize>();
     let broadcast =
@@ -837,7 +837,7 @@ pub(crate) fn binary_in_place(
         let data = T::vec_mut(storage).expect("the target has the compute dtype");
         T::visit_binary(op, InPlaceSink {
             target: data,
-            other: Other { data: operand::<T>(&other).data, n, broadcast },
+            other: Other { data: operand::<T>(&other)?.data, n, broadcast },
             target_left,
         })
     });

@@ -399,6 +399,9 @@ enum ElemFormat {
 impl ElemFormat {
     /// Fits the formatter to the elements at `shown` (flat indices).
     fn fit(t: &Tensor, shown: &[usize]) -> Self {
+        // Read in place: a view (a broadcast larger than memory) is never gathered to print.
+        let shown: Vec<usize> = shown.iter().map(|&i| t.storage_index(i)).collect();
+        let shown = &shown[..];
         fn pick<T: Copy>(v: &[T], shown: &[usize]) -> Vec<T> {
             shown.iter().map(|&i| v[i]).collect()
         }
@@ -406,7 +409,7 @@ impl ElemFormat {
             let (lo, hi) = values.fold((i64::MAX, i64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
             lo.to_string().len().max(hi.to_string().len())
         }
-        match t.data() {
+        match t.raw_storage() {
             Storage::Bool(_) => ElemFormat::Bool {
                 pad_true: t.ndim() > 0,
             },
@@ -430,7 +433,7 @@ impl ElemFormat {
                     .map(|&i| BF16Print(v[i].to_f32()))
                     .collect::<Vec<_>>(),
             )),
-            Storage::View(_) => unreachable!("data() is never a view"),
+            Storage::View(_) => unreachable!("a view's base is dense"),
         }
     }
 
@@ -509,7 +512,9 @@ impl<'a> Layout<'a> {
 
     fn render(&self, axis: usize, offset: usize, indent: &str, width: usize) -> String {
         if axis == self.t.ndim() {
-            return self.fmt.format(self.t.data(), offset);
+            return self
+                .fmt
+                .format(self.t.raw_storage(), self.t.storage_index(offset));
         }
         let next_indent = format!("{indent} ");
         let next_width = width.saturating_sub(1);
@@ -596,15 +601,16 @@ pub(crate) fn repr(t: &Tensor, class: &str) -> String {
 
 pub(crate) fn to_str(t: &Tensor) -> String {
     if t.ndim() == 0 {
-        return match t.data() {
-            Storage::Bool(v) => if v[0] { "True" } else { "False" }.to_string(),
-            Storage::I32(v) => v[0].to_string(),
-            Storage::I64(v) => v[0].to_string(),
-            Storage::F32(v) => float_scalar_str(v[0]),
-            Storage::F64(v) => float_scalar_str(v[0]),
-            Storage::F16(v) => float_scalar_str(F16Print(v[0].to_f32())),
-            Storage::BF16(v) => float_scalar_str(BF16Print(v[0].to_f32())),
-            Storage::View(_) => unreachable!("data() is never a view"),
+        let i = t.storage_index(0);
+        return match t.raw_storage() {
+            Storage::Bool(v) => if v[i] { "True" } else { "False" }.to_string(),
+            Storage::I32(v) => v[i].to_string(),
+            Storage::I64(v) => v[i].to_string(),
+            Storage::F32(v) => float_scalar_str(v[i]),
+            Storage::F64(v) => float_scalar_str(v[i]),
+            Storage::F16(v) => float_scalar_str(F16Print(v[i].to_f32())),
+            Storage::BF16(v) => float_scalar_str(BF16Print(v[i].to_f32())),
+            Storage::View(_) => unreachable!("a view's base is dense"),
         };
     }
     if t.numel() == 0 {

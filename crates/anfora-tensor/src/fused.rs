@@ -392,7 +392,7 @@ impl FusedKernel {
                     };
                     let weak = weak_scalar_dtype(b, dt, s);
                     let t = Tensor::scalar(s, weak)?;
-                    Ok((Slot::Const(Const::first(t.data())), weak, None))
+                    Ok((Slot::Const(Const::first(t.try_data()?)), weak, None))
                 }
             }
         };

@@ -665,7 +665,7 @@ fn accumulator<T: GemmElem>(mut c: Tensor, shape: &[usize]) -> Result<Vec<T>> {
     {
         return Ok(std::mem::take(v));
     }
-    let src = T::slice(c.data()).expect("gemm: the accumulator has the operands' dtype");
+    let src = T::slice(c.try_data()?).expect("gemm: the accumulator has the operands' dtype");
     gather(src, 0, shape, &broadcast_strides(&c.shape, shape))
 }
 
@@ -839,14 +839,14 @@ pub(crate) fn sgd_product(
             param,
             a,
             b,
-            f32::slice(rate.data()).expect("float32")[0],
+            f32::slice(rate.try_data()?).expect("float32")[0],
             (m, k, n),
         ),
         DType::F64 => run::<f64>(
             param,
             a,
             b,
-            f64::slice(rate.data()).expect("float64")[0],
+            f64::slice(rate.try_data()?).expect("float64")[0],
             (m, k, n),
         ),
         _ => unreachable!("checked float"),
@@ -1044,7 +1044,7 @@ pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         n,
     };
     let (a, b) = (a.try_cast(dtype)?, b.try_cast(dtype)?);
-    let storage = match (a.data(), b.data()) {
+    let storage = match (a.try_data()?, b.try_data()?) {
         (Storage::Bool(x), Storage::Bool(y)) => Storage::Bool(plan.run(x, y)?),
         (Storage::I32(x), Storage::I32(y)) => Storage::I32(plan.run(x, y)?),
         (Storage::I64(x), Storage::I64(y)) => Storage::I64(plan.run(x, y)?),

@@ -135,7 +135,7 @@ fn image_dims(op: &str, x: &[usize]) -> Result<(Option<usize>, usize, usize, usi
 macro_rules! float_kernel {
     ($shape:expr; $($t:ident),+ => $kernel:expr) => {{
         use $crate::Storage;
-        let storage = match ($($t.data(),)+) {
+        let storage = match ($($t.try_data()?,)+) {
             ($(Storage::F32($t),)+) => Storage::F32($kernel?),
             ($(Storage::F64($t),)+) => Storage::F64($kernel?),
             _ => unreachable!("dtypes checked by nn_float_dtype"),

@@ -250,7 +250,7 @@ pub(crate) fn reduce(
     // Refuse an oversized result before copying the input.
     alloc::check_size(&shape, acc_dtype)?;
     let input = a.try_cast(acc_dtype)?;
-    let storage = match (op, input.data()) {
+    let storage = match (op, input.try_data()?) {
         (ReduceOp::Max, s) => {
             with_storage!(s, v => Element::into_storage(layout.fold_first::<_, Max>(v)?))
         }

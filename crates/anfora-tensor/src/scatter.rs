@@ -166,8 +166,8 @@ pub(crate) fn scatter(
     let row: usize = x.shape()[k..].iter().product();
     let updates = updates.try_cast(x.dtype())?;
     let accumulate = op.accumulates();
-    let storage = with_storage!(x.data(), v => Element::into_storage(
-        apply(v, x.shape(), updates.data(), &offsets, row, accumulate)?
+    let storage = with_storage!(x.try_data()?, v => Element::into_storage(
+        apply(v, x.shape(), updates.try_data()?, &offsets, row, accumulate)?
     ));
     Ok(Tensor::from_storage(storage, x.shape().to_vec()))
 }

@@ -124,33 +124,71 @@ impl Tensor {
         }
     }
 
-    /// The elements in row-major order.
+    /// The elements in row-major order. Where a view's may not have been gathered yet and an
+    /// error can be returned, [`Tensor::try_data`] is the one to call: this one aborts when
+    /// they do not fit in memory.
     #[inline]
     pub(crate) fn data(&self) -> &Storage {
+        self.try_data().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The elements in row-major order: a view's are gathered on first use, a MemoryError when
+    /// they do not fit in memory.
+    #[inline]
+    pub(crate) fn try_data(&self) -> Result<&Storage> {
         match &*self.storage {
-            Storage::View(v) => self.gathered(v),
-            s => s,
+            Storage::View(v) => self.gathered(v).map(|s| &**s),
+            s => Ok(s),
         }
     }
 
-    /// [`Tensor::data`] as a shared storage.
-    pub(crate) fn dense(&self) -> Arc<Storage> {
+    /// [`Tensor::try_data`] as a shared storage.
+    pub(crate) fn try_dense(&self) -> Result<Arc<Storage>> {
         match &*self.storage {
-            Storage::View(v) => self.gathered(v).clone(),
-            _ => self.storage.clone(),
+            Storage::View(v) => self.gathered(v).cloned(),
+            _ => Ok(self.storage.clone()),
         }
+    }
+
+    /// [`Tensor::try_dense`] where an abort is the only answer to a gather that does not fit.
+    pub(crate) fn dense(&self) -> Arc<Storage> {
+        self.try_dense().unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// A view's elements, gathered on the first call and kept.
-    fn gathered<'a>(&'a self, v: &'a View) -> &'a Arc<Storage> {
-        v.dense.get_or_init(|| Arc::new(self.gather_view(v)))
+    fn gathered<'a>(&'a self, v: &'a View) -> Result<&'a Arc<Storage>> {
+        if let Some(dense) = v.dense.get() {
+            return Ok(dense);
+        }
+        // Two threads may both gather; the first result is kept.
+        let gathered = Arc::new(self.gather_view(v)?);
+        Ok(v.dense.get_or_init(|| gathered))
     }
 
-    fn gather_view(&self, v: &View) -> Storage {
-        fn pick<T: Copy>(src: &[T], offset: isize, shape: &[usize], strides: &[isize]) -> Vec<T> {
-            let mut out = Vec::with_capacity(shape.iter().product());
+    /// Where the element at row-major position `flat` is in [`Tensor::raw_storage`] (printing
+    /// reads the few elements it shows in place, as numpy does, instead of gathering a view).
+    pub(crate) fn storage_index(&self, flat: usize) -> usize {
+        let Some(v) = self.view() else { return flat };
+        let (mut rest, mut at) = (flat, v.offset);
+        for (&d, &s) in self.shape.iter().zip(v.strides.iter()).rev() {
+            at += (rest % d) as isize * s;
+            rest /= d;
+        }
+        at as usize
+    }
+
+    fn gather_view(&self, v: &View) -> Result<Storage> {
+        /// The copy a view's size asks for, allocated fallibly: a MemoryError, not an abort.
+        fn pick<T: Copy>(
+            src: &[T],
+            offset: isize,
+            shape: &[usize],
+            strides: &[isize],
+            dtype: DType,
+        ) -> Result<Vec<T>> {
+            let mut out = alloc::try_vec_of(shape, dtype)?;
             shape::gather_into(&mut out, src, offset, shape, strides);
-            out
+            Ok(out)
         }
         /// A transposed matrix (strides `(1, s)`, as `x.T` makes) by the blocked transpose,
         /// which moves whole cache lines; anything else row by row.
@@ -159,7 +197,8 @@ impl Tensor {
             offset: isize,
             shape: &[usize],
             strides: &[isize],
-        ) -> Vec<T> {
+            dtype: DType,
+        ) -> Result<Vec<T>> {
             if let ([rows, cols], &[1, s]) = (shape, strides)
                 && *rows > 1
                 && *cols > 1
@@ -168,7 +207,8 @@ impl Tensor {
             {
                 // Element (i, j) is at offset + i + j·s: the transpose of the cols×rows
                 // matrix at `offset` with row stride s.
-                let mut out = vec![src[offset as usize]; rows * cols];
+                let mut out = alloc::try_vec_of(shape, dtype)?;
+                out.resize(rows * cols, src[offset as usize]);
                 transpose::transpose(
                     &src[offset as usize..],
                     s as usize,
@@ -177,22 +217,21 @@ impl Tensor {
                     &mut out,
                     *cols,
                 );
-                return out;
+                return Ok(out);
             }
-            pick(src, offset, shape, strides)
+            pick(src, offset, shape, strides, dtype)
         }
-        let (o, sh, st) = (v.offset, &self.shape[..], &v.strides[..]);
-        // The size was checked (memory cap included) when the view was made.
-        match &*v.base {
-            Storage::F16(x) => Storage::F16(pick(x, o, sh, st)),
-            Storage::BF16(x) => Storage::BF16(pick(x, o, sh, st)),
-            Storage::Bool(x) => Storage::Bool(pick(x, o, sh, st)),
-            Storage::I32(x) => Storage::I32(pick_bits(x, o, sh, st)),
-            Storage::I64(x) => Storage::I64(pick_bits(x, o, sh, st)),
-            Storage::F32(x) => Storage::F32(pick_bits(x, o, sh, st)),
-            Storage::F64(x) => Storage::F64(pick_bits(x, o, sh, st)),
+        let (o, sh, st, d) = (v.offset, &self.shape[..], &v.strides[..], self.dtype());
+        Ok(match &*v.base {
+            Storage::F16(x) => Storage::F16(pick(x, o, sh, st, d)?),
+            Storage::BF16(x) => Storage::BF16(pick(x, o, sh, st, d)?),
+            Storage::Bool(x) => Storage::Bool(pick(x, o, sh, st, d)?),
+            Storage::I32(x) => Storage::I32(pick_bits(x, o, sh, st, d)?),
+            Storage::I64(x) => Storage::I64(pick_bits(x, o, sh, st, d)?),
+            Storage::F32(x) => Storage::F32(pick_bits(x, o, sh, st, d)?),
+            Storage::F64(x) => Storage::F64(pick_bits(x, o, sh, st, d)?),
             Storage::View(_) => unreachable!("a view's base is dense"),
-        }
+        })
     }
 
     /// Whether a view's elements have been gathered (tests check that kernels reading strides

@@ -13,7 +13,8 @@ use std::io::Write;
 use std::rc::Rc;
 
 use anfora_ir::analysis::analyze;
-use anfora_ir::{Const, GraphId, Module, NodeId, NodeKind, Prim, Span};
+use anfora_ir::runtime::recursion_error;
+use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim, Span};
 
 use anfora_ir::{Options, RuntimeError, TraceEntry};
 use anfora_ops::call::Called;
@@ -74,6 +75,12 @@ struct Activation {
     pc: usize,
     ret_slot: u32,
     current: Option<NodeId>,
+    /// Tail calls of `def`s that replaced this activation: each counts a level of recursion
+    /// until it returns, as the frame CPython would have pushed for it.
+    tail: usize,
+    /// Where the first and the last of them were made: a traceback shows the first, then the
+    /// last for the others (exact for a function's recursion on itself).
+    tail_sites: Option<Box<[TraceEntry; 2]>>,
 }
 
 enum Flow {
@@ -167,12 +174,15 @@ impl<'m> Vm<'m> {
         out: &mut dyn Write,
     ) -> Result<Value, RuntimeError> {
         let mut stack: Vec<Activation> = Vec::new();
+        // The sum of the activations' `tail`: with the stack, the depth `max_depth` bounds.
+        let mut tail_levels = 0;
         match self.apply(f.clone(), args, out) {
             Ok(Flow::Value(v)) => return Ok(v),
             Ok(Flow::Enter(act)) => stack.push(act),
             Err(e) => return Err(self.error(e, None, &mut stack)),
         }
         loop {
+            let depth = stack.len() + tail_levels;
             let top = stack
                 .last_mut()
                 .expect("the stack is not empty while running");
@@ -211,14 +221,8 @@ impl<'m> Vm<'m> {
                 match flow {
                     Ok(Flow::Value(v)) => top.slots[step.slot as usize] = v,
                     Ok(Flow::Enter(mut act)) => {
-                        if stack.len() >= self.opts.max_depth {
-                            let e = (
-                                "RecursionError",
-                                format!(
-                                    "maximum recursion depth exceeded ({} nested calls)",
-                                    self.opts.max_depth
-                                ),
-                            );
+                        if stack.len() + tail_levels >= self.opts.max_depth {
+                            let e = recursion_error(self.opts.max_depth);
                             return Err(self.error(e, Some(step.node), &mut stack));
                         }
                         act.ret_slot = step.slot;
@@ -246,7 +250,18 @@ impl<'m> Vm<'m> {
                     match flow {
                         Ok(Flow::Value(v)) => v,
                         Ok(Flow::Enter(mut act)) => {
+                            let deepens =
+                                self.module.graph(act.prep.graph).kind == GraphKind::Function;
+                            if deepens && depth >= self.opts.max_depth {
+                                let e = recursion_error(self.opts.max_depth);
+                                return Err(self.error(e, Some(tail.node), &mut stack));
+                            }
                             act.ret_slot = top.ret_slot;
+                            (act.tail, act.tail_sites) = (top.tail, top.tail_sites.take());
+                            if deepens {
+                                self.deepen(top, &mut act, tail.node);
+                                tail_levels += 1;
+                            }
                             *top = act;
                             continue;
                         }
@@ -256,11 +271,26 @@ impl<'m> Vm<'m> {
                 None => self.load(top, &prep.output),
             };
             let done = stack.pop().expect("an activation to return from");
+            tail_levels -= done.tail;
             match stack.last_mut() {
                 None => return Ok(result),
                 Some(caller) => caller.slots[done.ret_slot as usize] = result,
             }
         }
+    }
+
+    /// Counts the tail call `node` of `top`, which `act` replaces, as the level of recursion
+    /// CPython's frame for it would be, so that tail recursion stops where CPython's does.
+    fn deepen(&self, top: &Activation, act: &mut Activation, node: NodeId) {
+        let site = TraceEntry {
+            function: self.module.graph(top.prep.graph).function.clone(),
+            span: self.module.node(node).span,
+        };
+        match &mut act.tail_sites {
+            Some(sites) => sites[1] = site,
+            None => act.tail_sites = Some(Box::new([site.clone(), site])),
+        }
+        act.tail += 1;
     }
 
     fn error(
@@ -276,16 +306,21 @@ impl<'m> Vm<'m> {
             }
         }
         let span = node.map(|n| self.module.node(n).span).unwrap_or(Span::NONE);
-        let trace = stack
-            .iter()
-            .map(|a| TraceEntry {
+        let mut trace = Vec::with_capacity(stack.len());
+        for a in stack.iter() {
+            // The frames CPython would have for the tail calls this activation replaced.
+            if let Some([first, last]) = a.tail_sites.as_deref() {
+                trace.push(first.clone());
+                trace.extend(std::iter::repeat_n(last, a.tail - 1).cloned());
+            }
+            trace.push(TraceEntry {
                 function: self.module.graph(a.prep.graph).function.clone(),
                 span: a
                     .current
                     .map(|n| self.module.node(n).span)
                     .unwrap_or(Span::NONE),
-            })
-            .collect();
+            });
+        }
         RuntimeError {
             kind: kind.to_string(),
             message,
@@ -487,6 +522,8 @@ impl<'m> Vm<'m> {
             pc: 0,
             ret_slot: 0,
             current: None,
+            tail: 0,
+            tail_sites: None,
         }))
     }
 

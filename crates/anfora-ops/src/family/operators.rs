@@ -4,7 +4,6 @@
 
 use std::cmp::Ordering;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use anfora_tensor::BinaryOp as B;
 use anfora_tensor::{
@@ -12,6 +11,7 @@ use anfora_tensor::{
 };
 
 use crate::abs::{Abs, Rule, from_tensor_error};
+use crate::alloc;
 use crate::args::{Kind, broadcast, kind, scalar_of, tensor_abs, unary_tensor_abs};
 use crate::def::{Backward, EvalFn, Kernels, PrimDef, Py, primitives, unless_float};
 use crate::emit::{Call, Emit, Grads, int, scaled, unbroadcast};
@@ -316,7 +316,7 @@ fn tensor_binary(p: Prim, a: &Value, b: &Value) -> Option<OpResult> {
     Some(tensor(r).map(Value::Tensor))
 }
 
-fn repeat(items: &[Value], n: i64, what: &str) -> Result<Vec<Value>, PyErr> {
+fn repeat(items: &[Value], n: i64, what: &str) -> Result<Rc<[Value]>, PyErr> {
     let n = n.max(0) as i128;
     if items.len() as i128 * n > MAX_ITEMS {
         return Err((
@@ -324,11 +324,7 @@ fn repeat(items: &[Value], n: i64, what: &str) -> Result<Vec<Value>, PyErr> {
             format!("{what} repetition result is too large"),
         ));
     }
-    let mut out = Vec::with_capacity(items.len() * n as usize);
-    for _ in 0..n {
-        out.extend_from_slice(items);
-    }
-    Ok(out)
+    alloc::repeat(what, items, n as usize)
 }
 
 /// Binary operators, comparisons and `divmod`.
@@ -353,18 +349,18 @@ fn binary(p: Prim, a: &Value, b: &Value) -> OpResult {
     };
     match (p, a, b) {
         (Prim::Add | Prim::InplaceAdd, Value::Str(x), Value::Str(y)) => {
-            Ok(Value::Str(Arc::from(format!("{x}{y}").as_str())))
+            Ok(Value::Str(alloc::concat_str(&[x, y])?))
         }
         (Prim::Add | Prim::InplaceAdd, Value::Str(_), _) => Err(concat_err("str")),
         (Prim::Add | Prim::InplaceAdd, Value::Tuple(x), Value::Tuple(y)) => {
-            Ok(Value::tuple(x.iter().chain(y.iter()).cloned().collect()))
+            Ok(Value::Tuple(alloc::concat("tuple", &[x, y])?))
         }
         (Prim::Add | Prim::InplaceAdd, Value::Tuple(_), _) => Err(concat_err("tuple")),
         (Prim::InplaceAdd | Prim::InplaceMul, Value::List(_), _) => Err(type_error(
             "in-place `+=`/`*=` on a list would modify it in place, which compiled code does not do (lists are immutable values); write `xs = xs + [...]`",
         )),
         (Prim::Add, Value::List(x), Value::List(y)) => {
-            Ok(Value::List(x.iter().chain(y.iter()).cloned().collect()))
+            Ok(Value::List(alloc::concat("list", &[x, y])?))
         }
         (Prim::Add, Value::List(_), _) => Err(concat_err("list")),
         (Prim::Mul | Prim::InplaceMul, seq, n) | (Prim::Mul | Prim::InplaceMul, n, seq)
@@ -378,10 +374,10 @@ fn binary(p: Prim, a: &Value, b: &Value) -> OpResult {
                     if s.len() as i128 * reps > MAX_ITEMS {
                         return Err(("MemoryError", "str repetition result is too large".into()));
                     }
-                    Ok(Value::str(&s.repeat(reps as usize)))
+                    Ok(Value::Str(alloc::repeat_str(s, reps as usize)?))
                 }
-                Value::Tuple(items) => Ok(Value::tuple(repeat(items, n, "tuple")?)),
-                Value::List(items) => Ok(Value::List(Rc::from(repeat(items, n, "list")?))),
+                Value::Tuple(items) => Ok(Value::Tuple(repeat(items, n, "tuple")?)),
+                Value::List(items) => Ok(Value::List(repeat(items, n, "list")?)),
                 _ => unreachable!("checked above"),
             }
         }

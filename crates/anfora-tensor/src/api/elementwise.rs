@@ -93,7 +93,11 @@ impl Tensor {
         }
         Ok(Tensor {
             shape: self.shape.clone(),
-            storage: Arc::new(elementwise::cast_storage(self.data(), &self.shape, dtype)?),
+            storage: Arc::new(elementwise::cast_storage(
+                self.try_data()?,
+                &self.shape,
+                dtype,
+            )?),
         })
     }
 }

@@ -12,7 +12,7 @@ impl Tensor {
         alloc::checked_numel_of(&shape, self.dtype())?;
         Ok(Tensor {
             shape: shape.into(),
-            storage: self.dense(),
+            storage: self.try_dense()?,
         })
     }
     /// `None` reverses the axes.
@@ -50,7 +50,7 @@ impl Tensor {
                 ),
             ));
         }
-        let storage = with_storage!(self.data(), v => {
+        let storage = with_storage!(self.try_data()?, v => {
             let mut out = alloc::try_filled(shape, Element::from_bool(false))?;
             shape::scatter_view(&mut out, offset, &view, &strides, v);
             Element::into_storage(out)

@@ -107,6 +107,9 @@ impl FusedKernel {
                     ),
                 ));
             }
+            // The chunks read inputs in row-major order: a view's elements are gathered here,
+            // where a copy too large for memory can still be a MemoryError.
+            t.try_data()?;
         }
         Ok(())
     }

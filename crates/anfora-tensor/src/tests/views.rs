@@ -245,3 +245,22 @@ proptest! {
         prop_assert!(got.same_as(&want));
     }
 }
+
+#[test]
+fn printing_reads_a_view_in_place() {
+    // numpy prints a broadcast, a transpose or a reversed slice without copying it: so does
+    // anfora, so that printing a view larger than memory is not a MemoryError.
+    let a = counting(&[4, 3]);
+    let views = [
+        f32s(&[7.0, 8.0], &[2, 1]).broadcast_to(&[2, 2000]).unwrap(),
+        a.transpose(None).unwrap(),
+        a.index(&[slice(None, None, Some(-2))]).unwrap(),
+        a.index(&[IndexItem::Int(1), IndexItem::Int(2)]).unwrap(),
+    ];
+    for v in views {
+        let (repr, text) = (v.repr(), v.to_string());
+        assert!(v.is_view() && !v.is_gathered(), "{repr}");
+        let copy = v.contiguous();
+        assert_eq!((repr, text), (copy.repr(), copy.to_string()));
+    }
+}
