@@ -735,3 +735,33 @@ fn tail_recursion_counts_toward_the_recursion_limit_as_cpythons_frames() {
         }
     }
 }
+
+#[test]
+fn values_grown_in_small_steps_are_a_memory_error_at_the_process_limit() {
+    // 150 MB of resident memory: each step allocates a few dozen bytes, so only the process's
+    // budget, polled at calls and loop iterations, can stop it before an allocation aborts.
+    let cap = "ANFORA_MAX_MEMORY_BYTES=150000000";
+    let limit = "more than 143.1 MiB (the limit set by ANFORA_MAX_MEMORY_BYTES)";
+    let cases = [
+        (
+            "def main():\n    t = ()\n    while True:\n        t = (t, t)\n",
+            "",
+        ),
+        (
+            "def f(n):\n    return f((n,)) + 1\n\n\ndef main():\n    return f(0)\n",
+            "--max-depth 1000000000",
+        ),
+    ];
+    for (src, args) in cases {
+        for engine in ["compiled", "reference"] {
+            let (o, _) = run_limited(cap, "small_steps.py", src, engine, args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(1), "{engine}: {err}");
+            assert!(
+                err.contains("\nMemoryError: out of memory: the process holds "),
+                "{engine}: {err}"
+            );
+            assert!(err.contains(limit), "{engine}: {err}");
+        }
+    }
+}

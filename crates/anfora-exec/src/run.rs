@@ -15,6 +15,7 @@ use anfora_ops::pynum::{self, PyErr};
 use anfora_ops::value::{Closure, OpResult, from_const};
 use anfora_ops::{Value, call, python};
 use anfora_tensor::BinaryOp;
+use anfora_tensor::memory::Poll;
 use smallvec::SmallVec;
 
 use crate::Program;
@@ -229,6 +230,7 @@ impl Program {
             out,
             max_depth,
             tail_levels: 0,
+            poll: Poll::default(),
             unit: 0,
             base: 0,
             pc: 0,
@@ -403,6 +405,9 @@ struct Run<'a> {
     max_depth: usize,
     /// The sum of the frames' `tail`: with the frames, the depth `max_depth` bounds.
     tail_levels: usize,
+    /// Values grown in small steps (calls and loop iterations) are a MemoryError while there
+    /// is room to unwind: each call, tail call and jump ticks it.
+    poll: Poll,
     /// The running frame's unit and first register.
     unit: u32,
     base: usize,
@@ -654,6 +659,7 @@ impl Run<'_> {
         if self.m.frames.len() + self.tail_levels >= self.max_depth {
             return raise(recursion_error(self.max_depth), at);
         }
+        self.safe_point(Some(at))?;
         let top = self.m.frames.last_mut().expect("a running frame");
         top.pc = self.pc;
         top.at = at;
@@ -683,9 +689,22 @@ impl Run<'_> {
         self.jump(target, moves)
     }
 
+    /// Ticks the memory poll; a jump, which has no site, reports the frame's last call.
+    #[inline(always)]
+    fn safe_point(&mut self, at: Option<u32>) -> Step {
+        match self.poll.tick() {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                let at = at.unwrap_or_else(|| self.m.frames.last().map_or(0, |f| f.at));
+                raise(pynum::tensor_err(e), at)
+            }
+        }
+    }
+
     /// Parallel moves, then the jump.
     #[inline(always)]
     fn jump(&mut self, target: u32, moves: &[(Reg, Opnd)]) -> Step {
+        self.safe_point(None)?;
         match moves {
             [] => {}
             [(d, s)] => {
@@ -822,6 +841,7 @@ impl Run<'_> {
     /// Replaces the running frame by one of `unit` with `values`.
     #[inline(always)]
     fn replace(&mut self, unit: u32, values: Vec<Value>) -> Step {
+        self.safe_point(None)?;
         self.program.clear_frame(self.m, self.unit, self.base);
         if let Err(e) = self.program.enter_frame(self.m, unit, self.base, values) {
             let at = self.m.frames.last().map_or(0, |f| f.at);

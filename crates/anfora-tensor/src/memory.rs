@@ -79,9 +79,8 @@ impl Limits {
             && usage.virtual_bytes > limit
         {
             return Err(out_of_memory(format!(
-                "the process's address space reached {} of the {} it may use under its \
-                 address-space limit (ulimit -v)",
-                format_bytes(usage.virtual_bytes),
+                "the process's address space grew past {}, the most it may use under its \
+                 address-space limit (ulimit -v) while keeping room to unwind",
                 format_bytes(limit)
             )));
         }
@@ -210,8 +209,8 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::Memory);
         assert_eq!(
             e.message,
-            "out of memory: the process's address space reached 1.9 GiB of the 1.8 GiB it may \
-             use under its address-space limit (ulimit -v)"
+            "out of memory: the process's address space grew past 1.8 GiB, the most it may use \
+             under its address-space limit (ulimit -v) while keeping room to unwind"
         );
         // Small limits keep 64 MiB.
         let l = Limits::from_sources(None, Some(256 << 20), None);

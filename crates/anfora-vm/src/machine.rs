@@ -15,6 +15,8 @@ use std::rc::Rc;
 use anfora_ir::analysis::analyze;
 use anfora_ir::runtime::recursion_error;
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim, Span};
+use anfora_ops::pynum::tensor_err;
+use anfora_tensor::memory::Poll;
 
 use anfora_ir::{Options, RuntimeError, TraceEntry};
 use anfora_ops::call::Called;
@@ -176,6 +178,9 @@ impl<'m> Vm<'m> {
         let mut stack: Vec<Activation> = Vec::new();
         // The sum of the activations' `tail`: with the stack, the depth `max_depth` bounds.
         let mut tail_levels = 0;
+        // Values grown in small steps (calls and loop iterations) are a MemoryError while
+        // there is room to unwind.
+        let mut poll = Poll::default();
         match self.apply(f.clone(), args, out) {
             Ok(Flow::Value(v)) => return Ok(v),
             Ok(Flow::Enter(act)) => stack.push(act),
@@ -226,6 +231,9 @@ impl<'m> Vm<'m> {
                             return Err(self.error(e, Some(step.node), &mut stack));
                         }
                         act.ret_slot = step.slot;
+                        if let Err(e) = poll.tick() {
+                            return Err(self.error(tensor_err(e), Some(step.node), &mut stack));
+                        }
                         if stack.try_reserve(1).is_err() {
                             let e = ("MemoryError", "cannot grow the call stack".to_string());
                             return Err(self.error(e, Some(step.node), &mut stack));
@@ -255,6 +263,9 @@ impl<'m> Vm<'m> {
                             if deepens && depth >= self.opts.max_depth {
                                 let e = recursion_error(self.opts.max_depth);
                                 return Err(self.error(e, Some(tail.node), &mut stack));
+                            }
+                            if let Err(e) = poll.tick() {
+                                return Err(self.error(tensor_err(e), Some(tail.node), &mut stack));
                             }
                             act.ret_slot = top.ret_slot;
                             (act.tail, act.tail_sites) = (top.tail, top.tail_sites.take());
