@@ -55,15 +55,21 @@ pub fn run(p: &mut Graphs) -> bool {
     // this round waits for the next round.
     let mut modified: HashSet<GraphId> = HashSet::new();
     let mut names: HashSet<String> = p.module.graphs.values().map(|g| g.name.clone()).collect();
+    // A call whose value is used elsewhere is replaced by the inlined value once, for the
+    // whole round: replacing it at each call would scan every graph per call.
+    let mut repl: HashMap<NodeId, NodeId> = HashMap::new();
     let mut changed = false;
     for (g, n, h) in candidates {
         if subtree(&a, h).iter().any(|x| modified.contains(x)) {
             continue;
         }
-        inline_call(p, &a, g, n, h, &mut names);
+        if let Some(out) = inline_call(p, &a, g, n, h, &mut names) {
+            repl.insert(n, out);
+        }
         modified.insert(g);
         changed = true;
     }
+    crate::rewrite::apply(p, &repl);
     changed
 }
 
@@ -79,6 +85,8 @@ fn subtree(a: &Analysis, h: GraphId) -> Vec<GraphId> {
     out
 }
 
+/// Copies `h` (and the graphs nested in it) into `g` at the call `n`. Returns the value that
+/// replaces `n`'s other uses, unless `n` was `g`'s tail call and is gone already.
 fn inline_call(
     p: &mut Graphs,
     a: &Analysis,
@@ -86,7 +94,7 @@ fn inline_call(
     n: NodeId,
     h: GraphId,
     names: &mut HashSet<String>,
-) {
+) -> Option<NodeId> {
     let m = &mut *p.module;
     let tree = subtree(a, h);
     let args: Vec<NodeId> = m.inputs(n)[1..].to_vec();
@@ -204,6 +212,7 @@ fn inline_call(
     if m.graph(g).output == Some(n) && !m.graph(g).order.contains(&n) {
         m.graphs[g].order.extend(body);
         m.set_output(g, out);
+        None
     } else {
         if tail_call {
             body.push(out);
@@ -211,8 +220,8 @@ fn inline_call(
         let order = &mut m.graphs[g].order;
         let at = order.iter().position(|&o| o == n).unwrap_or(order.len());
         order.splice(at..(at + 1).min(order.len()), body);
-        let graphs = analyze(m, &[p.entry]).graphs;
-        m.replace_uses(&graphs, n, out);
+        // The caller replaces the uses of `n` by `out` at the end of the round.
+        Some(out)
     }
 }
 
