@@ -281,10 +281,10 @@ impl Program {
             let Some(s) = self.units[f.unit as usize].sites.get(f.at as usize) else {
                 continue;
             };
-            for (function, span) in s.calls.iter() {
+            for (function, span) in s.calls.to_vec() {
                 trace.push(TraceEntry {
-                    function: function.clone(),
-                    span: *span,
+                    function,
+                    span,
                 });
             }
             trace.push(TraceEntry {

@@ -127,17 +127,21 @@ fn inline_call(
     // Copied nodes remember the call they were inlined through (for tracebacks).
     // (A block is part of the caller's Python function: entering it is not a call.)
     let (caller_function, caller_calls) = m.origin(n);
-    let mut through = caller_calls.to_vec();
-    if !m.graph(h).kind.is_block() {
-        through.push((caller_function, m.node(n).span));
-    }
+    let through = if m.graph(h).kind.is_block() {
+        caller_calls
+    } else {
+        caller_calls.then(&anfora_ir::CallChain::call(
+            caller_function,
+            m.node(n).span,
+        ))
+    };
+    // A shared chain joined with each node's own: constant space per copy, however deep the
+    // inlining goes.
     let origin = |m: &anfora_ir::Module, node: NodeId| {
         let (function, calls) = m.origin(node);
-        let mut all = through.clone();
-        all.extend_from_slice(calls);
         Some(std::sync::Arc::new(anfora_ir::Inlined {
             function,
-            calls: all,
+            calls: through.then(&calls),
         }))
     };
     // Copies of every Apply node, inputs filled once all exist.
