@@ -52,7 +52,9 @@ fn flat_chain(op: &str, n: usize) -> String {
 
 fn frontend(src: &str) {
     let mut s = Session::load("scaling.py", src, Options::default());
-    let g = s.compile("main").unwrap_or_else(|f| panic!("{}", s.render(&f)));
+    let g = s
+        .compile("main")
+        .unwrap_or_else(|f| panic!("{}", s.render(&f)));
     divan::black_box(g);
 }
 

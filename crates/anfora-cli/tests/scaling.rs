@@ -40,7 +40,11 @@ fn runs(name: &str, src: &str, arg: &str, expected: &str) {
     let o = capped(&["run", p.to_str().unwrap(), arg]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{name}: {err}");
-    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), expected, "{name}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        expected,
+        "{name}"
+    );
 }
 
 /// `def main(x): return x op x op ... x` with `n` terms.
@@ -96,8 +100,18 @@ fn a_chain_of_10000_functions_is_checked() {
 fn a_comparison_chain_runs_to_pythons_value() {
     let src = flat_chain("<=", 10_000);
     runs("compare_run.py", &src, "3", "True");
-    runs("compare_run_false.py", &src.replacen("<=", "<", 1), "3", "False");
-    runs("compare_mutable.py", &flat_chain("<=", 300), "mutable(3)", "True");
+    runs(
+        "compare_run_false.py",
+        &src.replacen("<=", "<", 1),
+        "3",
+        "False",
+    );
+    runs(
+        "compare_mutable.py",
+        &flat_chain("<=", 300),
+        "mutable(3)",
+        "True",
+    );
 }
 
 #[test]
@@ -117,5 +131,10 @@ fn an_elif_chain_runs_to_pythons_value() {
 
 #[test]
 fn a_chain_of_10000_functions_runs_to_pythons_value() {
-    runs("functions_run.py", &functions(10_000), "mutable(5)", "10005");
+    runs(
+        "functions_run.py",
+        &functions(10_000),
+        "mutable(5)",
+        "10005",
+    );
 }

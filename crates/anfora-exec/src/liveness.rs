@@ -238,7 +238,9 @@ fn mark_last_reads(instr: &mut Instr, out: &Set, lv: &Liveness) -> Vec<Reg> {
     match instr {
         Instr::Branch(b) => {
             let dead = |target: u32| -> Box<[Reg]> {
-                out.iter().filter(|&r| !lv.at_entry(target).has(r)).collect()
+                out.iter()
+                    .filter(|&r| !lv.at_entry(target).has(r))
+                    .collect()
             };
             b.kill_then = dead(b.then_pc);
             b.kill_else = dead(b.else_pc);

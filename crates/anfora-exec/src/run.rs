@@ -282,10 +282,7 @@ impl Program {
                 continue;
             };
             for (function, span) in s.calls.to_vec() {
-                trace.push(TraceEntry {
-                    function,
-                    span,
-                });
+                trace.push(TraceEntry { function, span });
             }
             trace.push(TraceEntry {
                 function: s.function.clone(),

@@ -115,7 +115,9 @@ mod tests {
     fn joined_chains_list_their_calls_outermost_first() {
         let call = |name: &str| CallChain::call(Arc::from(name), Span::NONE);
         let outer = call("main").then(&call("f"));
-        let chain = outer.then(&CallChain::default()).then(&call("g").then(&call("h")));
+        let chain = outer
+            .then(&CallChain::default())
+            .then(&call("g").then(&call("h")));
         let names: Vec<String> = chain.to_vec().iter().map(|(f, _)| f.to_string()).collect();
         assert_eq!(names, ["main", "f", "g", "h"]);
         assert_eq!(chain.len(), 4);

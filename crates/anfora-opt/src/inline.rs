@@ -55,21 +55,23 @@ pub fn run(p: &mut Graphs) -> bool {
     // this round waits for the next round.
     let mut modified: HashSet<GraphId> = HashSet::new();
     let mut names: HashSet<String> = p.module.graphs.values().map(|g| g.name.clone()).collect();
-    // A call whose value is used elsewhere is replaced by the inlined value once, for the
-    // whole round: replacing it at each call would scan every graph per call.
-    let mut repl: HashMap<NodeId, NodeId> = HashMap::new();
+    let first_new = p.module.graphs.len();
     let mut changed = false;
     for (g, n, h) in candidates {
         if subtree(&a, h).iter().any(|x| modified.contains(x)) {
             continue;
         }
         if let Some(out) = inline_call(p, &a, g, n, h, &mut names) {
-            repl.insert(n, out);
+            // Only `g` and the graphs nested in it may use `n` (scoping), and the graphs
+            // copied this round: scanning every graph per inlined call would be quadratic.
+            let mut graphs = subtree(&a, g);
+            let last = p.module.graphs.len();
+            graphs.extend((first_new..last).map(|i| GraphId::from_u32(i as u32)));
+            p.module.replace_uses(&graphs, n, out);
         }
         modified.insert(g);
         changed = true;
     }
-    crate::rewrite::apply(p, &repl);
     changed
 }
 
@@ -130,10 +132,7 @@ fn inline_call(
     let through = if m.graph(h).kind.is_block() {
         caller_calls
     } else {
-        caller_calls.then(&anfora_ir::CallChain::call(
-            caller_function,
-            m.node(n).span,
-        ))
+        caller_calls.then(&anfora_ir::CallChain::call(caller_function, m.node(n).span))
     };
     // A shared chain joined with each node's own: constant space per copy, however deep the
     // inlining goes.

@@ -29,7 +29,11 @@ pub(super) struct Ancestry {
 impl Ancestry {
     /// Records context `c` (just created) of `instance`.
     pub(super) fn created(&mut self, c: CtxId, instance: Instance) {
-        debug_assert_eq!(c.0 as usize, self.jumps.len(), "contexts are numbered in order");
+        debug_assert_eq!(
+            c.0 as usize,
+            self.jumps.len(),
+            "contexts are numbered in order"
+        );
         self.jumps.push(Vec::new());
         self.by_instance.entry(instance).or_default().push(c);
     }
