@@ -14,7 +14,6 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
-use std::sync::Arc;
 
 use anfora_ir::analysis::{Analysis, analyze};
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
@@ -434,7 +433,7 @@ impl Lowering<'_> {
         e.sites.push(Site {
             span: graph.span,
             function: graph.function.clone(),
-            calls: Arc::from(Vec::new()),
+            calls: anfora_ir::CallChain::default(),
         });
         for &p in &graph.params {
             e.reg(p);
@@ -885,7 +884,7 @@ impl Emitter {
         self.sites.push(Site {
             span: m.node(n).span,
             function,
-            calls: calls.into(),
+            calls,
         });
         self.sites.len() as u32 - 1
     }

@@ -38,7 +38,7 @@ pub struct Site {
     pub function: Arc<str>,
     /// Calls the instruction's node was inlined through, outermost first: each is a
     /// traceback line of its own.
-    pub calls: Arc<[(Arc<str>, Span)]>,
+    pub calls: anfora_ir::CallChain,
 }
 
 /// A binary operator with inline fast paths for Python ints and floats: Python's arithmetic

@@ -293,11 +293,8 @@ impl Program {
             let Some(s) = self.units[unit as usize].sites.get(at as usize) else {
                 return;
             };
-            for (function, span) in s.calls.iter() {
-                trace.push(TraceEntry {
-                    function: function.clone(),
-                    span: *span,
-                });
+            for (function, span) in s.calls.to_vec() {
+                trace.push(TraceEntry { function, span });
             }
             trace.push(TraceEntry {
                 function: s.function.clone(),

@@ -36,6 +36,9 @@ use crate::{Frontend, Resolver, ScopeId};
 
 type BlockId = usize;
 
+/// The longest base (in bytes) a block's name is built on; see `new_named_block`.
+const MAX_BLOCK_NAME: usize = 64;
+
 struct Block {
     graph: GraphId,
     /// Predecessors and the jump node each uses to enter (None for a Switch branch).
@@ -289,8 +292,17 @@ impl Lowerer<'_> {
         sealed: bool,
         span: Span,
     ) -> BlockId {
-        let name = self.fe.unique_name(&format!("{}{base}", kind.marker()));
         let function = self.fun().def.name.clone();
+        // A block is named after the block it starts from, one marker per level, which
+        // reads well in dumps but would make the names of a flat chain of n branches
+        // (an `elif` chain, `a < b < ...`) quadratic in total length: past a few dozen
+        // markers the name restarts from the function's, numbered by `unique_name`.
+        let base = if base.len() > MAX_BLOCK_NAME {
+            &*function
+        } else {
+            base
+        };
+        let name = self.fe.unique_name(&format!("{}{base}", kind.marker()));
         let g = self.fe.module.add_graph(name, function, kind, span);
         self.graphs.push(g);
         self.new_block(g, sealed)

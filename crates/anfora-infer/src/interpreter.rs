@@ -24,6 +24,7 @@
 //! errors that remain once the analysis is done, and `nesting` the recursions whose results
 //! would nest without bound (E0305).
 
+mod ancestry;
 mod calls;
 mod diagnostics;
 mod nesting;
@@ -140,7 +141,8 @@ pub struct Interpreter<'m> {
     pub ctxs: Vec<Ctx>,
     keys: HashMap<Key, CtxId>,
     poly_count: HashMap<(GraphId, Option<CtxId>), usize>,
-    in_progress: Vec<CtxId>,
+    /// The contexts being evaluated, and the chains of calls that reached each context.
+    ancestry: ancestry::Ancestry,
     dirty: VecDeque<CtxId>,
     dirty_set: HashSet<CtxId>,
     /// Contexts that changed while being evaluated.
@@ -164,7 +166,7 @@ impl<'m> Interpreter<'m> {
             ctxs: Vec::new(),
             keys: HashMap::new(),
             poly_count: HashMap::new(),
-            in_progress: Vec::new(),
+            ancestry: ancestry::Ancestry::default(),
             dirty: VecDeque::new(),
             dirty_set: HashSet::new(),
             rerun: HashSet::new(),
@@ -308,6 +310,7 @@ impl<'m> Interpreter<'m> {
             shape_errors: Vec::new(),
         });
         self.keys.insert(key, id);
+        self.ancestry.created(id, (graph, parent));
         if let Some(p) = parent {
             self.ctx_mut(p).readers.insert(id);
         }
@@ -334,7 +337,7 @@ impl<'m> Interpreter<'m> {
     }
 
     fn mark_dirty(&mut self, c: CtxId) {
-        if self.in_progress.contains(&c) {
+        if self.ancestry.is_running(c) {
             // Evaluate again once the evaluation under way finishes.
             self.rerun.insert(c);
         } else if self.ctx(c).evaluated && self.dirty_set.insert(c) {
@@ -345,7 +348,7 @@ impl<'m> Interpreter<'m> {
     fn drain(&mut self) {
         while let Some(c) = self.dirty.pop_front() {
             self.dirty_set.remove(&c);
-            if self.in_progress.contains(&c) {
+            if self.ancestry.is_running(c) {
                 self.rerun.insert(c);
                 continue;
             }
@@ -413,8 +416,9 @@ impl<'m> Interpreter<'m> {
     }
 
     fn evaluate_inner(&mut self, c: CtxId) {
-        self.in_progress.push(c);
         let g = self.ctx(c).graph;
+        let instance = (g, self.ctx(c).parent);
+        self.ancestry.enter(c, instance);
         let graph = self.module.graph(g);
         let mut values: HashMap<NodeId, Abs> = HashMap::new();
         for (i, &p) in graph.params.iter().enumerate() {
@@ -442,7 +446,7 @@ impl<'m> Interpreter<'m> {
         if self.generic.contains(&(g, self.ctx(c).parent)) {
             self.escape(&out);
         }
-        self.in_progress.pop();
+        self.ancestry.leave(c, instance);
         if self.rerun.remove(&c) && self.dirty_set.insert(c) {
             self.dirty.push_back(c);
         }

@@ -13,6 +13,7 @@
 //! [`verify`] checks the invariants; [`print`] and [`dot`] write dumps.
 
 pub mod analysis;
+mod call_chain;
 pub mod codes;
 pub mod diag;
 pub mod dot;
@@ -27,6 +28,7 @@ pub use anfora_ops::{
     ArgSource, BindError, Const, Effects, GraphId, Monad, NodeId, Param, ParamRef, Prim, Signature,
     deep,
 };
+pub use call_chain::CallChain;
 pub use module::{Graph, GraphKind, Inlined, Module, Node, NodeKind, replaced};
 pub use runtime::{Options, RuntimeError, TraceEntry};
 pub use span::{FileId, Location, SourceFile, SourceMap, Span};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cranelift_entity::PrimaryMap;
 
-use crate::{Const, GraphId, NodeId, Prim, Signature, SourceMap, Span};
+use crate::{CallChain, Const, GraphId, NodeId, Prim, Signature, SourceMap, Span};
 
 #[derive(Clone, Debug)]
 pub enum NodeKind {
@@ -41,7 +41,7 @@ pub struct Inlined {
     pub function: Arc<str>,
     /// The calls it was inlined through, outermost first: the function containing each call
     /// and the call's span.
-    pub calls: Vec<(Arc<str>, Span)>,
+    pub calls: CallChain,
 }
 
 /// What a graph stands for; block graphs are pieces of one Python function.
@@ -219,15 +219,15 @@ impl Module {
 
     /// The function a node was written in and the calls it was inlined through (empty if it
     /// was not inlined), outermost first.
-    pub fn origin(&self, id: NodeId) -> (Arc<str>, &[(Arc<str>, Span)]) {
+    pub fn origin(&self, id: NodeId) -> (Arc<str>, CallChain) {
         let node = &self.nodes[id];
         match &node.inlined {
-            Some(i) => (i.function.clone(), &i.calls),
+            Some(i) => (i.function.clone(), i.calls.clone()),
             None => (
                 node.owner
                     .map(|g| self.graphs[g].function.clone())
                     .unwrap_or_else(|| Arc::from("<module>")),
-                &[],
+                CallChain::default(),
             ),
         }
     }

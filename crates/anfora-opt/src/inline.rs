@@ -55,12 +55,20 @@ pub fn run(p: &mut Graphs) -> bool {
     // this round waits for the next round.
     let mut modified: HashSet<GraphId> = HashSet::new();
     let mut names: HashSet<String> = p.module.graphs.values().map(|g| g.name.clone()).collect();
+    let first_new = p.module.graphs.len();
     let mut changed = false;
     for (g, n, h) in candidates {
         if subtree(&a, h).iter().any(|x| modified.contains(x)) {
             continue;
         }
-        inline_call(p, &a, g, n, h, &mut names);
+        if let Some(out) = inline_call(p, &a, g, n, h, &mut names) {
+            // Only `g` and the graphs nested in it may use `n` (scoping), and the graphs
+            // copied this round: scanning every graph per inlined call would be quadratic.
+            let mut graphs = subtree(&a, g);
+            let last = p.module.graphs.len();
+            graphs.extend((first_new..last).map(|i| GraphId::from_u32(i as u32)));
+            p.module.replace_uses(&graphs, n, out);
+        }
         modified.insert(g);
         changed = true;
     }
@@ -79,6 +87,8 @@ fn subtree(a: &Analysis, h: GraphId) -> Vec<GraphId> {
     out
 }
 
+/// Copies `h` (and the graphs nested in it) into `g` at the call `n`. Returns the value that
+/// replaces `n`'s other uses, unless `n` was `g`'s tail call and is gone already.
 fn inline_call(
     p: &mut Graphs,
     a: &Analysis,
@@ -86,7 +96,7 @@ fn inline_call(
     n: NodeId,
     h: GraphId,
     names: &mut HashSet<String>,
-) {
+) -> Option<NodeId> {
     let m = &mut *p.module;
     let tree = subtree(a, h);
     let args: Vec<NodeId> = m.inputs(n)[1..].to_vec();
@@ -119,17 +129,18 @@ fn inline_call(
     // Copied nodes remember the call they were inlined through (for tracebacks).
     // (A block is part of the caller's Python function: entering it is not a call.)
     let (caller_function, caller_calls) = m.origin(n);
-    let mut through = caller_calls.to_vec();
-    if !m.graph(h).kind.is_block() {
-        through.push((caller_function, m.node(n).span));
-    }
+    let through = if m.graph(h).kind.is_block() {
+        caller_calls
+    } else {
+        caller_calls.then(&anfora_ir::CallChain::call(caller_function, m.node(n).span))
+    };
+    // A shared chain joined with each node's own: constant space per copy, however deep the
+    // inlining goes.
     let origin = |m: &anfora_ir::Module, node: NodeId| {
         let (function, calls) = m.origin(node);
-        let mut all = through.clone();
-        all.extend_from_slice(calls);
         Some(std::sync::Arc::new(anfora_ir::Inlined {
             function,
-            calls: all,
+            calls: through.then(&calls),
         }))
     };
     // Copies of every Apply node, inputs filled once all exist.
@@ -204,6 +215,7 @@ fn inline_call(
     if m.graph(g).output == Some(n) && !m.graph(g).order.contains(&n) {
         m.graphs[g].order.extend(body);
         m.set_output(g, out);
+        None
     } else {
         if tail_call {
             body.push(out);
@@ -211,8 +223,8 @@ fn inline_call(
         let order = &mut m.graphs[g].order;
         let at = order.iter().position(|&o| o == n).unwrap_or(order.len());
         order.splice(at..(at + 1).min(order.len()), body);
-        let graphs = analyze(m, &[p.entry]).graphs;
-        m.replace_uses(&graphs, n, out);
+        // The caller replaces the uses of `n` by `out` at the end of the round.
+        Some(out)
     }
 }
 

@@ -226,17 +226,24 @@ impl Converter<'_> {
     ) -> StmtKind {
         let test = self.expr(test);
         let body = self.body(body);
-        let orelse = match clauses.split_first() {
-            None => Vec::new(),
-            Some((first, rest)) => match &first.test {
-                None => self.body(&first.body),
+        // An `elif` is an `if` in the `else` of the one before. The clauses are converted in
+        // source order (so are their diagnostics), then nested from the last one out: a
+        // loop, since a chain may have 100,000 branches however shallow the source is.
+        let mut elifs = Vec::new();
+        let mut orelse = Vec::new();
+        for clause in clauses {
+            match &clause.test {
                 Some(t) => {
-                    let span = self.span(first.range);
-                    let kind = self.if_stmt(t, &first.body, rest);
-                    vec![Stmt { kind, span }]
+                    let span = self.span(clause.range);
+                    elifs.push((span, self.expr(t), self.body(&clause.body)));
                 }
-            },
-        };
+                None => orelse = self.body(&clause.body),
+            }
+        }
+        while let Some((span, test, body)) = elifs.pop() {
+            let kind = StmtKind::If { test, body, orelse };
+            orelse = vec![Stmt { kind, span }];
+        }
         StmtKind::If { test, body, orelse }
     }
 

@@ -142,25 +142,58 @@ impl Lowerer<'_> {
     }
 
     /// `l op0 c0 op1 c1 ...` = `(l op0 c0) and (c0 op1 c1) and ...`, each operand evaluated once.
+    /// Each comparison but the last opens a `select` whose true branch holds the rest of the
+    /// chain and whose false branch gives that comparison; the selects are closed innermost
+    /// first. A loop, not a recursion: a chain may have 100,000 terms.
     fn compare_chain(
         &mut self,
-        l: NodeId,
+        mut l: NodeId,
         ops: &[CmpOp],
         comparators: &[Expr],
         span: Span,
     ) -> NodeId {
-        let r = self.value(&comparators[0]);
-        let c = self.prim(cmp_prim(ops[0]), &[l, r], span);
-        if ops.len() == 1 {
-            return c;
+        let mut open = Vec::new();
+        let mut acc = l;
+        for (i, (op, comparator)) in ops.iter().zip(comparators).enumerate() {
+            let r = self.value(comparator);
+            let c = self.prim(cmp_prim(*op), &[l, r], span);
+            acc = c;
+            if i + 1 < ops.len() {
+                let t = self.prim(Prim::Truth, &[c], span);
+                open.push(self.open_select(t, span, c));
+            }
+            l = r;
         }
-        let t = self.prim(Prim::Truth, &[c], span);
-        self.select(
-            t,
-            span,
-            |lw| lw.compare_chain(r, &ops[1..], &comparators[1..], span),
-            |_| c,
-        )
+        while let Some(s) = open.pop() {
+            acc = self.close_select(s, acc, span);
+        }
+        acc
+    }
+
+    /// The first half of a `select` whose false branch is the value `otherwise`: branches on
+    /// `cond` and continues in the true branch.
+    fn open_select(&mut self, cond: NodeId, span: Span, otherwise: NodeId) -> OpenSelect {
+        let var = self.hidden_name("v");
+        let base = self.cur_name();
+        let (tb, fb) = self.branch(cond, span);
+        self.write(fb, &var, otherwise);
+        self.set_cur(Some(tb));
+        OpenSelect {
+            var,
+            base,
+            end_f: fb,
+        }
+    }
+
+    /// The second half: the true branch ends with the value `a`, and the two meet.
+    fn close_select(&mut self, s: OpenSelect, a: NodeId, span: Span) -> NodeId {
+        let end_t = self.cur_block();
+        self.write(end_t, &s.var, a);
+        let j = self
+            .join(vec![end_t, s.end_f], &s.base, span)
+            .expect("two live ends");
+        self.set_cur(Some(j));
+        self.read(j, &s.var)
     }
 
     fn index(&mut self, e: &Expr) -> NodeId {
@@ -291,4 +324,11 @@ impl Lowerer<'_> {
         inputs.insert(0, call_kw);
         Val::Node(self.apply(inputs, span))
     }
+}
+
+/// A `select` whose true branch is being lowered (see `Lowerer::open_select`).
+struct OpenSelect {
+    var: Name,
+    base: String,
+    end_f: super::BlockId,
 }

@@ -309,8 +309,9 @@ impl Interpreter<'_> {
         // (origins point to older contexts, so their chains end).
         if self.ctx(target).origin.is_none() && target > c {
             self.ctx_mut(target).origin = Some((c, n));
+            self.ancestry.set_origin(target, c);
         }
-        if !self.ctx(target).evaluated && !self.in_progress.contains(&target) {
+        if !self.ctx(target).evaluated && !self.ancestry.is_running(target) {
             self.evaluate(target);
         }
         self.ctx(target).result.clone()
@@ -342,18 +343,7 @@ impl Interpreter<'_> {
     /// chain of first calls does not depend on the order contexts are evaluated in, so a
     /// context re-evaluated on its own still sees its recursive calls as recursive.)
     fn is_recursive_call(&self, c: CtxId, h: GraphId, pc: Option<CtxId>) -> bool {
-        let is_h = |x: CtxId| self.ctx(x).graph == h && self.ctx(x).parent == pc;
-        if self.in_progress.iter().any(|&x| is_h(x)) {
-            return true;
-        }
-        let mut cur = Some(c);
-        while let Some(x) = cur {
-            if is_h(x) {
-                return true;
-            }
-            cur = self.ctx(x).origin.map(|(caller, _)| caller);
-        }
-        false
+        self.ancestry.instance_running((h, pc)) || self.ancestry.on_chain(c, (h, pc))
     }
 }
 
