@@ -225,7 +225,8 @@ const TOKENS: &[&str] = &[
 fn token_soup(rng: &mut Rng, n: usize) -> String {
     let mut s = String::new();
     for _ in 0..n {
-        s.push_str(*rng.pick(TOKENS));
+        let token: &&str = rng.pick(TOKENS);
+        s.push_str(token);
         if rng.below(3) > 0 {
             s.push(' ');
         }

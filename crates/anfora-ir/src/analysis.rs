@@ -175,8 +175,8 @@ pub fn analyze(module: &Module, roots: &[GraphId]) -> Analysis {
         a.used[g] = uses.used;
         a.free_vars[g] = uses.free_vars;
     });
-    compute_parents(module, &mut a);
     compute_sccs(&mut a);
+    compute_parents(module, &mut a);
     a
 }
 
@@ -191,23 +191,30 @@ fn compute_parents(module: &Module, a: &mut Analysis) {
             .collect();
         cand.insert(g, set);
     }
-    loop {
-        let mut changed = false;
-        for &g in &a.graphs {
-            let mut add = Vec::new();
-            for &h in &a.used[g] {
-                if let Some(ph) = cand.get(&h) {
-                    let pg = &cand[&g];
-                    add.extend(ph.iter().copied().filter(|&p| p != g && !pg.contains(&p)));
+    // Candidates flow from the graphs used to their users: in the order of the components of
+    // the "uses" relation (a component's successors first), one pass settles every graph
+    // outside a cycle, however deep the nesting.
+    let mut order = a.graphs.clone();
+    order.sort_by_key(|&g| a.scc[g]);
+    for group in order.chunk_by(|&g, &h| a.scc[g] == a.scc[h]) {
+        loop {
+            let mut changed = false;
+            for &g in group {
+                let mut add = Vec::new();
+                for &h in &a.used[g] {
+                    if let Some(ph) = cand.get(&h) {
+                        let pg = &cand[&g];
+                        add.extend(ph.iter().copied().filter(|&p| p != g && !pg.contains(&p)));
+                    }
+                }
+                if !add.is_empty() {
+                    cand.get_mut(&g).unwrap().extend(add);
+                    changed = true;
                 }
             }
-            if !add.is_empty() {
-                cand.get_mut(&g).unwrap().extend(add);
-                changed = true;
+            if !changed || !a.recursive[group[0]] {
+                break;
             }
-        }
-        if !changed {
-            break;
         }
     }
     for &g in &a.graphs {

@@ -123,15 +123,22 @@ impl Lowerer<'_> {
         self.read(j, &var)
     }
 
+    /// `a and b and c` is `a and (b and c)`: each operand's truth is tested once, as CPython
+    /// does, and a falsy `a` is the result at once. Every operand but the last opens a
+    /// `select` that settles on it (when falsy for `and`, truthy for `or`) and continues with
+    /// the rest; the selects are closed innermost first. A loop, not a recursion: a chain may
+    /// have 100,000 terms, and nesting to the right keeps the join blocks out of the branches.
     fn bool_op(&mut self, op: BoolOp, values: &[Expr], span: Span) -> NodeId {
-        let mut acc = self.value(&values[0]);
-        for v in &values[1..] {
-            let t = self.prim(Prim::Truth, &[acc], span);
-            let keep = acc;
-            acc = match op {
-                BoolOp::And => self.select(t, span, |l| l.value(v), |_| keep),
-                BoolOp::Or => self.select(t, span, |_| keep, |l| l.value(v)),
-            };
+        let (last, rest) = values.split_last().expect("a BoolOp has operands");
+        let mut open = Vec::with_capacity(rest.len());
+        for v in rest {
+            let x = self.value(v);
+            let t = self.prim(Prim::Truth, &[x], span);
+            open.push(self.open_select(t, span, x, op == BoolOp::Or));
+        }
+        let mut acc = self.value(last);
+        while let Some(s) = open.pop() {
+            acc = self.close_select(s, acc, span);
         }
         acc
     }
@@ -160,7 +167,7 @@ impl Lowerer<'_> {
             acc = c;
             if i + 1 < ops.len() {
                 let t = self.prim(Prim::Truth, &[c], span);
-                open.push(self.open_select(t, span, c));
+                open.push(self.open_select(t, span, c, false));
             }
             l = r;
         }
@@ -170,28 +177,40 @@ impl Lowerer<'_> {
         acc
     }
 
-    /// The first half of a `select` whose false branch is the value `otherwise`: branches on
-    /// `cond` and continues in the true branch.
-    fn open_select(&mut self, cond: NodeId, span: Span, otherwise: NodeId) -> OpenSelect {
+    /// The first half of a `select` that settles on the value `settled` where `cond` is
+    /// `settles_on`: branches on `cond` and continues in the other branch.
+    fn open_select(
+        &mut self,
+        cond: NodeId,
+        span: Span,
+        settled: NodeId,
+        settles_on: bool,
+    ) -> OpenSelect {
         let var = self.hidden_name("v");
         let base = self.cur_name();
         let (tb, fb) = self.branch(cond, span);
-        self.write(fb, &var, otherwise);
-        self.set_cur(Some(tb));
+        let (done, next) = if settles_on { (tb, fb) } else { (fb, tb) };
+        self.write(done, &var, settled);
+        self.set_cur(Some(next));
         OpenSelect {
             var,
             base,
-            end_f: fb,
+            done,
+            settles_on,
         }
     }
 
-    /// The second half: the true branch ends with the value `a`, and the two meet.
+    /// The second half: the branch lowering continued in ends with the value `a`, and the two
+    /// meet (the true branch's end first).
     fn close_select(&mut self, s: OpenSelect, a: NodeId, span: Span) -> NodeId {
-        let end_t = self.cur_block();
-        self.write(end_t, &s.var, a);
-        let j = self
-            .join(vec![end_t, s.end_f], &s.base, span)
-            .expect("two live ends");
+        let end = self.cur_block();
+        self.write(end, &s.var, a);
+        let ends = if s.settles_on {
+            vec![s.done, end]
+        } else {
+            vec![end, s.done]
+        };
+        let j = self.join(ends, &s.base, span).expect("two live ends");
         self.set_cur(Some(j));
         self.read(j, &s.var)
     }
@@ -326,9 +345,12 @@ impl Lowerer<'_> {
     }
 }
 
-/// A `select` whose true branch is being lowered (see `Lowerer::open_select`).
+/// A `select` one of whose branches is being lowered (see `Lowerer::open_select`).
 struct OpenSelect {
     var: Name,
     base: String,
-    end_f: super::BlockId,
+    /// The branch that settled on its value.
+    done: super::BlockId,
+    /// Whether that is the true branch.
+    settles_on: bool,
 }

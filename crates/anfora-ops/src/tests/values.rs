@@ -125,7 +125,8 @@ fn nan_items_compare_by_identity() {
     let inf = Value::Float(f64::INFINITY);
     let x = binary(Prim::Sub, &inf, &inf).unwrap();
     let y = binary(Prim::Sub, &inf, &inf).unwrap();
-    let neg = crate::call::call_prim(Prim::Neg, &[x.clone()], &mut std::io::sink()).unwrap();
+    let neg =
+        crate::call::call_prim(Prim::Neg, std::slice::from_ref(&x), &mut std::io::sink()).unwrap();
     assert!(nan(&x) && nan(&y) && nan(&neg));
     let eq = |a: &Value, b: &Value| repr(&compare(Prim::Eq, a, b).unwrap());
     let t = |v: &Value| Value::tuple(vec![v.clone(), int(1)]);
