@@ -554,7 +554,12 @@ fn unbounded_recursion_of_a_large_function_is_a_memory_error_under_a_cap() {
         let o = Command::new("sh").args(["-c", &script]).output().unwrap();
         assert_eq!(o.status.code(), Some(1), "{engine}: {}", stderr(&o));
         let err = stderr(&o);
-        assert!(err.contains("\nMemoryError: cannot "), "{engine}: {err}");
+        // The frame storage refuses to grow, or the memory poll stops the recursion first.
+        assert!(
+            err.contains("\nMemoryError: cannot ")
+                || err.contains("\nMemoryError: out of memory: "),
+            "{engine}: {err}"
+        );
         assert!(err.contains("more times]\n"), "{engine}: {err}");
     }
 }
