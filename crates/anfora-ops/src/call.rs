@@ -76,6 +76,8 @@ pub fn infer_prim(p: Prim, args: &[Abs]) -> Rule {
         && let Some(values) = args.iter().map(to_value).collect::<Option<Vec<_>>>()
     {
         return Ok(match call_prim(p, &values, &mut std::io::sink()) {
+            // A huge container stays a run-time value: its type would list every item.
+            Ok(v) if v.too_large_to_fold() => typed,
             Ok(v) => from_value(&v),
             // The operation raises: keep it for run time.
             Err(_) => Abs::Bottom,

@@ -208,6 +208,10 @@ fn take_children(v: &mut Value, out: &mut Vec<Value>) {
     }
 }
 
+/// The most items a tuple or list folded into a constant may hold (see
+/// [`Value::too_large_to_fold`]).
+pub const MAX_FOLDED_ITEMS: usize = 1 << 16;
+
 impl Value {
     /// A float made by an operation: a NaN gets an identity of its own ([`pynum::fresh_nan`]).
     #[inline]
@@ -222,6 +226,24 @@ impl Value {
             Value::Tuple(items) | Value::List(items) => items.iter().any(Value::holds_nan),
             _ => false,
         }
+    }
+
+    /// Whether `self` holds more than [`MAX_FOLDED_ITEMS`] tuple or list items (nested ones
+    /// included): such a value stays a run-time value rather than a constant, whose type
+    /// would list every item.
+    pub fn too_large_to_fold(&self) -> bool {
+        let mut budget = MAX_FOLDED_ITEMS;
+        let mut stack = vec![self];
+        while let Some(v) = stack.pop() {
+            if let Value::Tuple(items) | Value::List(items) = v {
+                let Some(left) = budget.checked_sub(items.len()) else {
+                    return true;
+                };
+                budget = left;
+                stack.extend(items.iter());
+            }
+        }
+        false
     }
 
     pub fn tuple(items: Vec<Value>) -> Value {

@@ -200,6 +200,7 @@ pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> boo
                 if let (Some(values), false) = (values, has_graph)
                     && let Ok(v) = anfora_ops::call::call_prim(prim, &values, &mut std::io::sink())
                     && !v.holds_nan()
+                    && !v.too_large_to_fold()
                     && let Some(c) = to_const(&v)
                     && !matches!(&c, Const::Tensor(t) if t.numel() > MAX_CONST_ELEMENTS)
                 {

@@ -145,6 +145,23 @@ fn nan_items_compare_by_identity() {
     assert!(t(&x).holds_nan() && !t(&inf).holds_nan());
 }
 
+/// A tuple repeated into millions of items is not folded into a constant: its type would list
+/// every item (the compiler's memory, not the program's).
+#[test]
+fn huge_containers_stay_run_time_values() {
+    use crate::abs::Abs;
+    let small = Abs::Tuple(vec![Abs::Int(Some(1))].into());
+    let times = |n: i64| crate::call::infer_prim(Prim::Mul, &[small.clone(), Abs::Int(Some(n))]);
+    assert!(matches!(times(3).unwrap(), Abs::Tuple(items) if items.len() == 3));
+    let big = crate::value::MAX_FOLDED_ITEMS as i64 + 1;
+    assert!(
+        crate::abs::to_value(&times(big).unwrap()).is_none(),
+        "a tuple of {big} items folded"
+    );
+    let nested = Value::tuple(vec![tup(&[1; 40_000]), tup(&[2; 40_000])]);
+    assert!(nested.too_large_to_fold() && !tup(&[1; 40_000]).too_large_to_fold());
+}
+
 #[test]
 fn slicing_matches_python() {
     let t = tup(&[0, 1, 2, 3, 4, 5]);
