@@ -343,6 +343,11 @@ fn warn(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
+/// An allocation refused where anfora cannot unwind ends the command with a `MemoryError` line
+/// and exit status 1, never an abort (fallible allocations still fail softly).
+#[global_allocator]
+static ALLOCATOR: anfora_tensor::memory::GuardedAlloc = anfora_tensor::memory::GuardedAlloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Deep recursion in user code runs on the VM's own stack, but parsing and lowering deeply

@@ -770,3 +770,27 @@ fn values_grown_in_small_steps_are_a_memory_error_at_the_process_limit() {
         }
     }
 }
+
+#[test]
+fn memory_exhausted_where_anfora_cannot_unwind_is_a_memory_error_line_not_an_abort() {
+    // 100,000 statements need a few hundred MB to compile; 700 MB of address space (most of it
+    // the command's 512 MiB stack) runs a small program but not this one.
+    let src = format!(
+        "def main():\n    x = 0\n{}    return x\n",
+        "    x = x + 1\n".repeat(100_000)
+    );
+    for (src, ok) in [(src.as_str(), false), ("def main():\n    return 1\n", true)] {
+        let (o, _) = run_limited("ulimit -v 700000;", "exhausted.py", src, "compiled", "");
+        let err = stderr(&o);
+        if ok {
+            assert_eq!(o.status.code(), Some(0), "{err}");
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.starts_with("\nMemoryError: out of memory: an allocation of ")
+                && err.ends_with(" bytes failed where anfora cannot recover\n"),
+            "{err}"
+        );
+    }
+}

@@ -260,13 +260,16 @@ impl Program {
     ) -> Result<(), PyErr> {
         let need = base + self.units[unit as usize].n_regs as usize;
         if m.regs.len() < need {
-            m.regs
-                .try_reserve(need - m.regs.len())
-                .and_then(|()| m.frames.try_reserve(1))
-                .map_err(|_| {
-                    let message = format!("cannot grow the call stack to {need} registers");
-                    ("MemoryError", message)
-                })?;
+            let more = need - m.regs.len();
+            anfora_tensor::memory::fallibly(|| {
+                m.regs
+                    .try_reserve(more)
+                    .and_then(|()| m.frames.try_reserve(1))
+            })
+            .map_err(|_| {
+                let message = format!("cannot grow the call stack to {need} registers");
+                ("MemoryError", message)
+            })?;
             m.regs.resize(need, Value::None);
         }
         for (i, v) in values.into_iter().enumerate() {

@@ -231,7 +231,7 @@ pub(crate) fn reserve<T: Element>(shape: &[usize], n: usize) -> Result<Vec<T>> {
         return Ok(Vec::with_capacity(n));
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(n)
+    crate::memory::fallibly(|| v.try_reserve_exact(n))
         .map_err(|_| refusal(shape, T::DTYPE, "the allocation failed"))?;
     Ok(v)
 }
@@ -242,7 +242,7 @@ pub(crate) fn try_vec_of<T>(shape: &[usize], dtype: DType) -> Result<Vec<T>> {
     debug_assert_eq!(std::mem::size_of::<T>(), dtype.size_of());
     let n = check_size(shape, dtype)?;
     let mut v = Vec::new();
-    v.try_reserve_exact(n)
+    crate::memory::fallibly(|| v.try_reserve_exact(n))
         .map_err(|_| refusal(shape, dtype, "the allocation failed"))?;
     Ok(v)
 }
@@ -274,7 +274,7 @@ fn zeroed<T: Element>(n: usize) -> Option<Vec<T>> {
         return Some(Vec::new());
     }
     // SAFETY: `layout` has a nonzero size.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<T>();
+    let ptr = crate::memory::fallibly(|| unsafe { std::alloc::alloc_zeroed(layout) }).cast::<T>();
     if ptr.is_null() {
         return None;
     }
@@ -317,7 +317,7 @@ pub fn try_buffer<T>(n: usize, what: &dyn Fn() -> String) -> Result<Vec<T>> {
         return Err(buffer_refusal(Some(bytes), what, &cap.describe()));
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(n)
+    crate::memory::fallibly(|| v.try_reserve_exact(n))
         .map_err(|_| buffer_refusal(Some(bytes), what, "the allocation failed"))?;
     Ok(v)
 }
@@ -328,6 +328,6 @@ pub fn try_buffer<T>(n: usize, what: &dyn Fn() -> String) -> Result<Vec<T>> {
 /// cap.
 pub fn probe(bytes: usize, what: &dyn Fn() -> String) -> Result<()> {
     let mut v = Vec::<u8>::new();
-    v.try_reserve_exact(bytes)
+    crate::memory::fallibly(|| v.try_reserve_exact(bytes))
         .map_err(|_| buffer_refusal(Some(bytes), what, "the allocation failed"))
 }

@@ -16,6 +16,7 @@
 //! The sizes come from `/proc/self/statm`; a read takes a few microseconds, so a [`Poll`] reads it
 //! once every [`POLL_PERIOD`] ticks.
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 
 use crate::alloc::format_bytes;
@@ -187,6 +188,109 @@ impl Poll {
     }
 }
 
+thread_local! {
+    /// How many [`fallibly`] calls the thread is inside.
+    static FALLIBLE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `f`, in which an allocation the system refuses returns to its caller (a `try_reserve`
+/// that fails: a `MemoryError` with its location) instead of ending the process under
+/// [`GuardedAlloc`]. Every fallible allocation of anfora runs in one.
+pub fn fallibly<R>(f: impl FnOnce() -> R) -> R {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            FALLIBLE.with(|c| c.set(c.get() - 1));
+        }
+    }
+    FALLIBLE.with(|c| c.set(c.get() + 1));
+    let _leave = Leave;
+    f()
+}
+
+/// The system allocator, except that an allocation it refuses outside [`fallibly`] (one of the
+/// compiler's tables, an IR arena, the text of a huge value: places that cannot unwind) ends
+/// the process with a `MemoryError` line on stderr and exit status 1, rather than Rust's abort.
+/// The `anfora` command installs it as its global allocator.
+pub struct GuardedAlloc;
+
+// SAFETY: every call is forwarded to `System` with the same arguments; only a null result is
+// looked at.
+unsafe impl std::alloc::GlobalAlloc for GuardedAlloc {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract is `System`'s.
+        let p = unsafe { std::alloc::System.alloc(layout) };
+        if p.is_null() {
+            refused(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: as `alloc`.
+        let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
+        if p.is_null() {
+            refused(layout.size());
+        }
+        p
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
+        // SAFETY: as `alloc`.
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, size) };
+        if p.is_null() {
+            refused(size);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: as `alloc`.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+/// A refused allocation of `size` bytes: back to the caller inside [`fallibly`], else the end
+/// of the process. Allocates nothing.
+#[cold]
+fn refused(size: usize) {
+    // During a thread's teardown its locals may be gone: then it is not inside `fallibly`.
+    if FALLIBLE.try_with(|c| c.get() > 0).unwrap_or(false) {
+        return;
+    }
+    let mut line = [0u8; 160];
+    let n = refusal_line(size, &mut line);
+    // SAFETY: writes `n` initialized bytes to standard error, then ends the process without
+    // running anything else (no unwinding, no destructors, no allocation).
+    unsafe {
+        libc::write(2, line.as_ptr().cast(), n);
+        libc::_exit(1);
+    }
+}
+
+/// The message of [`refused`] in `out`, without allocating; its length.
+fn refusal_line(size: usize, out: &mut [u8; 160]) -> usize {
+    const HEAD: &[u8] = b"\nMemoryError: out of memory: an allocation of ";
+    const TAIL: &[u8] = b" bytes failed where anfora cannot recover\n";
+    let mut digits = [0u8; 20];
+    let mut k = digits.len();
+    let mut v = size;
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let mut n = 0;
+    for part in [HEAD, &digits[k..], TAIL] {
+        out[n..n + part.len()].copy_from_slice(part);
+        n += part.len();
+    }
+    n
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +354,26 @@ mod tests {
         assert_eq!(parse_statm("12 x", 4096), None);
         let now = super::usage().expect("Linux has /proc/self/statm");
         assert!(now.resident_bytes > 0 && now.virtual_bytes >= now.resident_bytes);
+    }
+
+    #[test]
+    fn a_refused_allocation_is_one_line_made_without_allocating() {
+        let mut out = [0u8; 160];
+        let n = refusal_line(123_456_789, &mut out);
+        assert_eq!(
+            std::str::from_utf8(&out[..n]).unwrap(),
+            "\nMemoryError: out of memory: an allocation of 123456789 bytes failed where anfora \
+             cannot recover\n"
+        );
+        let n = refusal_line(usize::MAX, &mut out);
+        assert!(
+            std::str::from_utf8(&out[..n])
+                .unwrap()
+                .contains(" 18446744073709551615 bytes")
+        );
+        // Nesting counts.
+        fallibly(|| fallibly(|| FALLIBLE.with(|c| assert_eq!(c.get(), 2))));
+        FALLIBLE.with(|c| assert_eq!(c.get(), 0));
     }
 
     #[test]

@@ -234,7 +234,7 @@ impl<'m> Vm<'m> {
                         if let Err(e) = poll.tick() {
                             return Err(self.error(tensor_err(e), Some(step.node), &mut stack));
                         }
-                        if stack.try_reserve(1).is_err() {
+                        if anfora_tensor::memory::fallibly(|| stack.try_reserve(1)).is_err() {
                             let e = ("MemoryError", "cannot grow the call stack".to_string());
                             return Err(self.error(e, Some(step.node), &mut stack));
                         }
@@ -558,13 +558,13 @@ impl<'m> Vm<'m> {
             (Some(sig), kw) => call::bind_call(sig, &args, kw, |c| self.constant(c))?,
         };
         // Fallible: deep recursion of a large function is a MemoryError, never an abort.
-        full.try_reserve(prep.n_slots.saturating_sub(full.len()))
-            .map_err(|_| {
-                (
-                    "MemoryError",
-                    "cannot allocate the frame of a call".to_string(),
-                )
-            })?;
+        let more = prep.n_slots.saturating_sub(full.len());
+        anfora_tensor::memory::fallibly(|| full.try_reserve(more)).map_err(|_| {
+            (
+                "MemoryError",
+                "cannot allocate the frame of a call".to_string(),
+            )
+        })?;
         full.resize(prep.n_slots, Value::None);
         Ok(full)
     }
