@@ -18,22 +18,10 @@ type Case<'a> = (&'a str, Vec<Arg>, (&'a str, &'a str, u32, u32));
 /// Checks a table of single-error programs.
 fn expect(entry: &str, cases: Vec<Case>) {
     let mut bad = Vec::new();
-    for (src, args, (code, msg, line, col)) in &cases {
-        let ((c, m, l, k), _) = one(src, entry, args);
-        if (c, m.as_str(), l, k) != (*code, *msg, *line, *col) {
-            bad.push(format!(
-                "{src}\n  want {:?}\n  got  {:?}",
-                (code, msg, line, col),
-                (c, m, l, k)
-            ));
-        }
+    for (src, args, want) in &cases {
+        compare_diagnostic(&mut bad, src, *want, one(src, entry, args).0);
     }
-    assert!(
-        bad.is_empty(),
-        "{} cases differ:\n{}",
-        bad.len(),
-        bad.join("\n")
-    );
+    assert_no_differences(&bad);
 }
 
 const HINT: &str =

@@ -162,21 +162,10 @@ fn results_and_arguments_that_nest_without_bound() {
     ];
     let mut bad = Vec::new();
     for (src, entry, args, (msg, line, col)) in &cases {
-        let ((c, m, l, k), _) = unbounded(src, entry, args);
-        if (c, m.as_str(), l, k) != ("E0305", msg.as_str(), *line, *col) {
-            bad.push(format!(
-                "{src}\n  want {:?}\n  got  {:?}",
-                (msg, line, col),
-                (c, m, l, k)
-            ));
-        }
+        let want = ("E0305", msg.as_str(), *line, *col);
+        compare_diagnostic(&mut bad, src, want, unbounded(src, entry, args).0);
     }
-    assert!(
-        bad.is_empty(),
-        "{} cases differ:\n{}",
-        bad.len(),
-        bad.join("\n")
-    );
+    assert_no_differences(&bad);
 }
 
 #[test]

@@ -221,11 +221,7 @@ impl Value {
 
     /// Whether `self` is or holds a NaN float, which must not become a compile-time constant.
     pub fn holds_nan(&self) -> bool {
-        match self {
-            Value::Float(f) => f.is_nan(),
-            Value::Tuple(items) | Value::List(items) => items.iter().any(Value::holds_nan),
-            _ => false,
-        }
+        !self.all_nested(|v| !matches!(v, Value::Float(f) if f.is_nan()))
     }
 
     /// Whether `self` holds more than [`MAX_FOLDED_ITEMS`] tuple or list items (nested ones
@@ -233,17 +229,28 @@ impl Value {
     /// would list every item.
     pub fn too_large_to_fold(&self) -> bool {
         let mut budget = MAX_FOLDED_ITEMS;
+        !self.all_nested(|v| match v {
+            Value::Tuple(items) | Value::List(items) => budget
+                .checked_sub(items.len())
+                .map(|left| budget = left)
+                .is_some(),
+            _ => true,
+        })
+    }
+
+    /// Whether `keep` holds for `self` and every tuple or list item in it, however deeply
+    /// nested (a work list, not a recursion); stops at the first that fails.
+    fn all_nested(&self, mut keep: impl FnMut(&Value) -> bool) -> bool {
         let mut stack = vec![self];
         while let Some(v) = stack.pop() {
+            if !keep(v) {
+                return false;
+            }
             if let Value::Tuple(items) | Value::List(items) = v {
-                let Some(left) = budget.checked_sub(items.len()) else {
-                    return true;
-                };
-                budget = left;
                 stack.extend(items.iter());
             }
         }
-        false
+        true
     }
 
     pub fn tuple(items: Vec<Value>) -> Value {

@@ -41,7 +41,8 @@ impl Constants {
 /// A Python float that may be NaN: each evaluation is a new object, which containers tell
 /// apart by identity (`(a,) == (b,)` for two NaNs made apart is False), so it is not merged.
 fn may_be_nan(p: &Graphs, n: NodeId) -> bool {
-    matches!(p.abs(n), Abs::Float(None))
+    // An Apply node's abstract is in the table (read in place: `Graphs::abs` clones it).
+    matches!(p.abstracts.get(&n), Some(Abs::Float(None)))
 }
 
 pub fn run(p: &mut Graphs) -> bool {

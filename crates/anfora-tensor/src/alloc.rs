@@ -69,16 +69,7 @@ impl Cap {
                 source: CapSource::Env,
             };
         }
-        let mem_total = meminfo.and_then(|text| {
-            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-            let mut words = line["MemTotal:".len()..].split_whitespace();
-            let kib: usize = words.next()?.parse().ok()?;
-            match words.next() {
-                Some("kB") | None => kib.checked_mul(1024),
-                Some(_) => None,
-            }
-        });
-        match mem_total {
+        match meminfo.and_then(mem_total) {
             Some(bytes) => Cap {
                 bytes,
                 source: CapSource::MemTotal,
@@ -100,6 +91,17 @@ impl Cap {
                 format!("more than the {size} assumed when the machine's memory is unknown")
             }
         }
+    }
+}
+
+/// The machine's memory in bytes: `MemTotal` in the text of `/proc/meminfo`.
+pub(crate) fn mem_total(meminfo: &str) -> Option<usize> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut words = line["MemTotal:".len()..].split_whitespace();
+    let kib: usize = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") | None => kib.checked_mul(1024),
+        Some(_) => None,
     }
 }
 

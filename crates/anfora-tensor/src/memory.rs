@@ -19,7 +19,7 @@
 use std::cell::Cell;
 use std::sync::OnceLock;
 
-use crate::alloc::format_bytes;
+use crate::alloc::{format_bytes, mem_total};
 use crate::{ErrorKind, Result, TensorError};
 
 /// The environment variable that sets the resident-memory limit (a number of bytes).
@@ -104,16 +104,6 @@ impl Limits {
 
 fn out_of_memory(why: String) -> TensorError {
     TensorError::new(ErrorKind::Memory, format!("out of memory: {why}"))
-}
-
-fn mem_total(meminfo: &str) -> Option<usize> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: usize = line["MemTotal:".len()..]
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    kib.checked_mul(1024)
 }
 
 /// The process's limits, read once.

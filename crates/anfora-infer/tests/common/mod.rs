@@ -127,6 +127,29 @@ pub fn single(s: &Session, ds: &[Diagnostic]) -> ((&'static str, String, u32, u3
     (all[0].clone(), render(s, ds))
 }
 
+/// Compares the single diagnostic `got` of `src` with `want` (code, message, line, col),
+/// noting a difference in `bad`.
+pub fn compare_diagnostic(
+    bad: &mut Vec<String>,
+    src: &str,
+    want: (&str, &str, u32, u32),
+    got: (&str, String, u32, u32),
+) {
+    if (got.0, got.1.as_str(), got.2, got.3) != want {
+        bad.push(format!("{src}\n  want {want:?}\n  got  {got:?}"));
+    }
+}
+
+/// Fails with every difference [`compare_diagnostic`] noted.
+pub fn assert_no_differences(bad: &[String]) {
+    assert!(
+        bad.is_empty(),
+        "{} cases differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
 pub fn render(s: &Session, ds: &[Diagnostic]) -> String {
     s.render(&Failure::Compile(ds.to_vec()))
 }
