@@ -16,6 +16,8 @@ use anfora_session::{Arg, Engine, Failure, Session, literal_value, repr};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod model;
+
 #[derive(Parser)]
 #[command(
     name = "anfora",
@@ -29,6 +31,30 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Compile a function of FILE for ARGs and write it as a model file.
+    Export {
+        file: PathBuf,
+        #[arg(long, default_value = "main")]
+        entry: String,
+        /// The model file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long, value_enum, default_value_t = model::ExportFormat::Anfora)]
+        format: model::ExportFormat,
+        /// Example arguments (Python literals; lists become tensors): the model takes
+        /// tensors of their dtypes and shapes, and Python numbers are fixed at their values.
+        #[arg(allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Show what a model file holds: inputs, outputs, graphs, Parameters, sizes.
+    Inspect { model: PathBuf },
+    /// Run a model file on .npy inputs; writes out0.npy, ... beside the first input or in -o.
+    RunModel {
+        model: PathBuf,
+        inputs: Vec<PathBuf>,
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Compile a function of FILE and call it with ARGs (Python literals).
     Run {
         file: PathBuf,
@@ -297,6 +323,19 @@ fn execute(cli: Cli) -> u8 {
             args,
         } => dump(file, entry, format, stage, output, args),
         Command::Check { file } => check(file),
+        Command::Export {
+            file,
+            entry,
+            output,
+            format,
+            args,
+        } => model::export(file, entry, args, output, format),
+        Command::Inspect { model } => model::inspect(model),
+        Command::RunModel {
+            model,
+            inputs,
+            output,
+        } => model::run_model(model, inputs, output),
         Command::Devices => {
             let lines = anfora_tensor::device::devices()
                 .into_iter()

@@ -55,54 +55,21 @@ fn file_dtype(d: DType) -> Dtype {
 }
 
 fn entry(t: &Tensor) -> Entry {
-    fn le<T: Copy, const N: usize>(xs: Option<&[T]>, f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
-        let xs = xs.expect("the tensor holds data of its dtype");
-        xs.iter().flat_map(|&x| f(x)).collect()
-    }
-    let bytes = match t.dtype() {
-        DType::Bool => le(t.as_bool_slice(), |b| [b as u8]),
-        DType::I32 => le(t.as_i32_slice(), i32::to_le_bytes),
-        DType::I64 => le(t.as_i64_slice(), i64::to_le_bytes),
-        DType::F32 => le(t.as_f32_slice(), f32::to_le_bytes),
-        DType::F64 => le(t.as_f64_slice(), f64::to_le_bytes),
-        DType::F16 | DType::BF16 => le(t.as_half_bits(), u16::to_le_bytes),
-    };
     Entry {
         dtype: file_dtype(t.dtype()),
         shape: t.shape().to_vec(),
-        bytes,
+        bytes: t.to_le_bytes(),
     }
 }
 
 fn tensor_of(name: &str, file_dtype: Dtype, shape: &[usize], data: &[u8]) -> PyResult<Tensor> {
-    fn chunks<const N: usize, T>(data: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
-        data.chunks_exact(N)
-            .map(|c| f(c.try_into().expect("chunks of N bytes")))
-            .collect()
-    }
     let Some(&(dtype, _)) = DTYPES.iter().find(|(_, theirs)| *theirs == file_dtype) else {
         return Err(PyValueError::new_err(format!(
             "checkpoint tensor '{name}' has dtype {file_dtype:?}, which anfora does not support (bool, int32, int64, float16, bfloat16, float32 and float64 are)"
         )));
     };
-    let t = match dtype {
-        DType::Bool => {
-            if let Some(b) = data.iter().find(|&&b| b > 1) {
-                return Err(PyValueError::new_err(format!(
-                    "checkpoint tensor '{name}': a bool holds the byte {b} (only 0 and 1 are booleans)"
-                )));
-            }
-            Tensor::from_bool(data.iter().map(|&b| b == 1).collect(), shape)
-        }
-        DType::I32 => Tensor::from_i32(chunks(data, i32::from_le_bytes), shape),
-        DType::I64 => Tensor::from_i64(chunks(data, i64::from_le_bytes), shape),
-        DType::F32 => Tensor::from_f32(chunks(data, f32::from_le_bytes), shape),
-        DType::F64 => Tensor::from_f64(chunks(data, f64::from_le_bytes), shape),
-        DType::F16 | DType::BF16 => {
-            Tensor::from_half_bits(&chunks(data, u16::from_le_bytes), shape, dtype)
-        }
-    };
-    t.map_err(|e| PyValueError::new_err(format!("checkpoint tensor '{name}': {}", e.message)))
+    Tensor::from_le_bytes(dtype, shape, data)
+        .map_err(|e| PyValueError::new_err(format!("checkpoint tensor '{name}': {}", e.message)))
 }
 
 fn temporary_next_to(path: &Path) -> PathBuf {

@@ -1,7 +1,7 @@
 //! Reading a tensor's elements out: scalars, typed slices, vectors, printing.
 
 use crate::element::{Element, with_storage};
-use crate::{ErrorKind, Result, Scalar, Storage, Tensor, TensorError, format, half};
+use crate::{DType, ErrorKind, Result, Scalar, Storage, Tensor, TensorError, format, half};
 
 impl Tensor {
     /// The single element of a one-element tensor.
@@ -97,5 +97,66 @@ impl Tensor {
             return v.into_iter().map(Scalar::Float).collect();
         }
         with_storage!(self.data(), v => v.iter().map(|&x| x.to_scalar()).collect())
+    }
+}
+
+/// Tensors as little-endian bytes, the layout of checkpoints and model files.
+impl Tensor {
+    /// The elements in row-major order as little-endian bytes (a bool is one byte, 0 or 1;
+    /// float16 and bfloat16 are their 16-bit patterns).
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        fn le<T: Copy, const N: usize>(xs: Option<&[T]>, f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+            let xs = xs.expect("a tensor reads as a slice of its dtype");
+            xs.iter().flat_map(|&x| f(x)).collect()
+        }
+        match self.dtype() {
+            DType::Bool => le(self.as_bool_slice(), |b| [b as u8]),
+            DType::I32 => le(self.as_i32_slice(), i32::to_le_bytes),
+            DType::I64 => le(self.as_i64_slice(), i64::to_le_bytes),
+            DType::F32 => le(self.as_f32_slice(), f32::to_le_bytes),
+            DType::F64 => le(self.as_f64_slice(), f64::to_le_bytes),
+            DType::F16 | DType::BF16 => le(self.as_half_bits(), u16::to_le_bytes),
+        }
+    }
+
+    /// The tensor of `dtype` and `shape` whose elements are `data` as [`Tensor::to_le_bytes`]
+    /// writes them. A length that does not match the shape, or a bool byte other than 0 or 1,
+    /// is a `ValueError`.
+    pub fn from_le_bytes(dtype: DType, shape: &[usize], data: &[u8]) -> Result<Tensor> {
+        fn chunks<const N: usize, T>(data: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+            data.chunks_exact(N)
+                .map(|c| f(c.try_into().expect("chunks of N bytes")))
+                .collect()
+        }
+        let numel = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let expected = numel.and_then(|n| n.checked_mul(dtype.size_of()));
+        if expected != Some(data.len()) {
+            return Err(TensorError::new(
+                ErrorKind::Value,
+                format!(
+                    "{} bytes do not hold a {} tensor of shape {shape:?}",
+                    data.len(),
+                    dtype.name()
+                ),
+            ));
+        }
+        match dtype {
+            DType::Bool => {
+                if let Some(b) = data.iter().find(|&&b| b > 1) {
+                    return Err(TensorError::new(
+                        ErrorKind::Value,
+                        format!("a bool holds the byte {b} (only 0 and 1 are booleans)"),
+                    ));
+                }
+                Tensor::from_bool(data.iter().map(|&b| b == 1).collect(), shape)
+            }
+            DType::I32 => Tensor::from_i32(chunks(data, i32::from_le_bytes), shape),
+            DType::I64 => Tensor::from_i64(chunks(data, i64::from_le_bytes), shape),
+            DType::F32 => Tensor::from_f32(chunks(data, f32::from_le_bytes), shape),
+            DType::F64 => Tensor::from_f64(chunks(data, f64::from_le_bytes), shape),
+            DType::F16 | DType::BF16 => {
+                Tensor::from_half_bits(&chunks(data, u16::from_le_bytes), shape, dtype)
+            }
+        }
     }
 }

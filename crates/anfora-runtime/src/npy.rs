@@ -1,0 +1,124 @@
+//! numpy's `.npy` files (format versions 1 to 3, little-endian, C order): how `anfora
+//! run-model` and the examples pass tensors in and out.
+
+use anfora_tensor::{DType, Tensor};
+
+/// Each dtype and numpy's `descr` for it.
+const DESCRS: [(DType, &str); 6] = [
+    (DType::Bool, "|b1"),
+    (DType::I32, "<i4"),
+    (DType::I64, "<i8"),
+    (DType::F32, "<f4"),
+    (DType::F64, "<f8"),
+    (DType::F16, "<f2"),
+];
+
+/// The `.npy` file of `t` (bfloat16, which numpy lacks, is written as float32).
+pub fn write(t: &Tensor) -> Vec<u8> {
+    let t = if t.dtype() == DType::BF16 {
+        t.cast(DType::F32)
+    } else {
+        t.clone()
+    };
+    let descr = DESCRS
+        .iter()
+        .find(|(d, _)| *d == t.dtype())
+        .map_or("<f4", |(_, s)| s);
+    let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // The data starts at a multiple of 64 bytes; the header ends with a newline.
+    let unpadded = 10 + header.len() + 1;
+    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(&t.to_le_bytes());
+    out
+}
+
+/// The tensor in an `.npy` file.
+pub fn read(bytes: &[u8]) -> Result<Tensor, String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("not an .npy file (no \\x93NUMPY magic)".into());
+    }
+    let (len, start): (usize, usize) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        v => return Err(format!(".npy format version {v} is not supported")),
+    };
+    let header = bytes
+        .get(start..start.saturating_add(len))
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or("the .npy header is cut short or not text")?;
+    let descr = field(header, "descr").ok_or("the .npy header has no descr")?;
+    let quote = descr.chars().next().filter(|&c| c == '\'' || c == '"');
+    let descr = quote
+        .and_then(|q| descr[1..].split(q).next())
+        .ok_or("the .npy descr is not a string")?;
+    let dtype = DESCRS
+        .iter()
+        .find(|(_, s)| *s == descr || (s.ends_with("b1") && descr == "?"))
+        .map(|(d, _)| *d)
+        .ok_or_else(|| format!(".npy dtype '{descr}' is not supported (bool, int32, int64, float16, float32, float64 are)"))?;
+    if field(header, "fortran_order").is_some_and(|f| f.starts_with("True")) {
+        return Err("Fortran-ordered .npy files are not supported".into());
+    }
+    let shape_text = field(header, "shape").ok_or("the .npy header has no shape")?;
+    let inner = shape_text
+        .strip_prefix('(')
+        .and_then(|s| s.split(')').next())
+        .ok_or("the .npy shape is not a tuple")?;
+    let shape: Vec<usize> = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().map_err(|_| format!("bad .npy dimension '{s}'")))
+        .collect::<Result<_, _>>()?;
+    Tensor::from_le_bytes(dtype, &shape, &bytes[start + len..]).map_err(|e| e.message)
+}
+
+/// The text after `'key':` in a header dict.
+fn field<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let at = header.find(&format!("'{key}'"))?;
+    let rest = &header[at + key.len() + 2..];
+    Some(rest.trim_start().strip_prefix(':')?.trim_start())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_each_dtype() {
+        let cases = [
+            Tensor::from_f32(vec![1.5, -2.0, 3.25, 0.0, 7.0, 8.5], &[2, 3]).unwrap(),
+            Tensor::from_f64(vec![1e300], &[1]).unwrap(),
+            Tensor::from_i64(vec![-5, 6], &[2]).unwrap(),
+            Tensor::from_i32(vec![], &[0, 3]).unwrap(),
+            Tensor::from_bool(vec![true, false], &[2]).unwrap(),
+            Tensor::from_f64(vec![2.0], &[]).unwrap(),
+        ];
+        for t in cases {
+            let back = read(&write(&t)).unwrap();
+            assert_eq!(back.dtype(), t.dtype());
+            assert_eq!(back.shape(), t.shape());
+            assert_eq!(back.to_le_bytes(), t.to_le_bytes());
+        }
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_read() {
+        assert!(read(b"hello").unwrap_err().contains("magic"));
+        let mut f = write(&Tensor::from_f32(vec![1.0, 2.0], &[2]).unwrap());
+        f.truncate(f.len() - 1);
+        assert!(read(&f).unwrap_err().contains("bytes do not hold"));
+    }
+}
