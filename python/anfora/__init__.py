@@ -242,6 +242,47 @@ def load_param_into_net(net, parameter_dict, strict=False):
     return not_loaded, unused
 
 
+from ._anfora import Model, load  # noqa: E402
+
+
+def _compiled_of(net):
+    """The compiled function behind a Function, a Cell (its `construct`) or a plain function."""
+    if isinstance(net, Function):
+        return net
+    compiled = getattr(net, "compiled", None)
+    if callable(compiled) and isinstance(net, nn.Cell):
+        return compiled()
+    if callable(net):
+        return jit(net)
+    raise TypeError(f"export takes a compiled function, a Cell or a function, not {type(net).__name__}")
+
+
+def _example(value):
+    """A TensorSpec becomes a tensor of its shape and dtype (its values do not matter)."""
+    if isinstance(value, TensorSpec):
+        return ops.zeros(value.shape, dtype=value.dtype)
+    return value
+
+
+def export(net, *inputs, file_name, file_format="anfora"):
+    """Compiles `net` (a Cell, a compiled function or a function) for `inputs` (tensors,
+    arrays or TensorSpecs; Python numbers are fixed at their values) and writes the model
+    file `file_name`: the optimized graphs, with control flow, loops and recursion still as
+    graphs, the dtype and shape of each tensor, and the Parameters' values. `anfora.load`,
+    `anfora run-model` and the C runtime (`libanfora_runtime`) run it. `file_format="onnx"`
+    writes ONNX instead (programs without recursion or escaping closures). Returns the
+    file's size in bytes."""
+    fmt = str(file_format).lower()
+    if fmt not in ("anfora", "onnx"):
+        raise ValueError(f"file_format must be 'anfora' or 'onnx', not {file_format!r}")
+    f = _compiled_of(net)
+    args = tuple(_example(v) for v in inputs)
+    if fmt == "onnx":
+        return f._export_onnx(_os.fspath(file_name), *args)
+    names = _anfora.parameters_of(net) if isinstance(net, nn.Cell) else None
+    return f._export(_os.fspath(file_name), *args, names=names)
+
+
 from . import nn  # noqa: E402  (uses grad/value_and_grad above)
 
 __all__ = [
@@ -250,6 +291,7 @@ __all__ = [
     "GradFunction",
     "GradOperation",
     "Lowered",
+    "Model",
     "Parameter",
     "Tensor",
     "TensorSpec",
@@ -260,12 +302,14 @@ __all__ = [
     "grad",
     "bfloat16",
     "devices",
+    "export",
     "float16",
     "get_device",
     "int32",
     "int64",
     "jit",
     "jvp",
+    "load",
     "load_checkpoint",
     "load_checkpoint_metadata",
     "load_param_into_net",

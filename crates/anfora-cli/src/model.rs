@@ -41,8 +41,14 @@ pub fn export(
     let bytes = match format {
         ExportFormat::Anfora => {
             let producer = concat!("anfora ", env!("CARGO_PKG_VERSION"));
-            anfora_model::write_model(module, compiled.graph, &compiled.abstracts, producer)
-                .map_err(|e| Diagnostic::error(anfora_ir::codes::EXPORT, e.message, e.span))
+            anfora_model::write_model(
+                module,
+                compiled.graph,
+                &compiled.abstracts,
+                producer,
+                &Default::default(),
+            )
+            .map_err(|e| Diagnostic::error(anfora_ir::codes::EXPORT, e.message, e.span))
         }
         ExportFormat::Onnx => {
             return Err(usage(

@@ -32,12 +32,15 @@ fn refuse<T>(message: impl Into<String>, span: Span) -> Result<T, ExportError> {
 }
 
 /// The model file of `entry` (an optimized, specialized graph of `module`) with the node
-/// types in `abstracts`. `producer` names the writer (e.g. `anfora 0.1.0`).
+/// types in `abstracts`. `producer` names the writer (e.g. `anfora 0.1.0`); `names` gives
+/// Parameters their names in the file by ref key (a Cell's attribute paths), others keep
+/// their own; a name used twice gets a suffix (`weight`, `weight_1`), so names are unique.
 pub fn write_model(
     module: &Module,
     entry: GraphId,
     abstracts: &HashMap<NodeId, Abs>,
     producer: &str,
+    names: &HashMap<u64, String>,
 ) -> Result<Vec<u8>, ExportError> {
     let mut w = Writer {
         m: module,
@@ -83,10 +86,14 @@ pub fn write_model(
         }
         _ => false,
     });
+    let mut taken = std::collections::HashSet::new();
     let parameters = std::mem::take(&mut w.params)
         .iter()
         .map(|p| schema::Parameter {
-            name: p.name().to_string(),
+            name: unique_name(
+                names.get(&p.key()).map_or(p.name(), String::as_str),
+                &mut taken,
+            ),
             value: Some(w.tensor(&p.get())),
             requires_grad: p.requires_grad(),
         })
@@ -107,6 +114,17 @@ pub fn write_model(
         result: Some(result),
     };
     Ok(assemble(&message.encode_to_vec(), &w.blobs.bytes))
+}
+
+/// `name`, or `name_1`, `name_2`, ... when taken.
+fn unique_name(name: &str, taken: &mut std::collections::HashSet<String>) -> String {
+    let mut candidate = name.to_string();
+    let mut n = 0;
+    while !taken.insert(candidate.clone()) {
+        n += 1;
+        candidate = format!("{name}_{n}");
+    }
+    candidate
 }
 
 struct Writer<'a> {

@@ -86,6 +86,12 @@ pub(crate) struct Compiler {
 }
 
 impl Compiler {
+    /// The module an entry of `generation` was compiled into; `None` once the compiler was
+    /// reset since.
+    pub(crate) fn module(&self, generation: usize) -> Option<&anfora_ir::Module> {
+        (self.generation == generation).then_some(&self.fe.module)
+    }
+
     fn new() -> Compiler {
         Compiler {
             fe: Frontend::new(),

@@ -199,6 +199,24 @@ impl JitFunction {
         })
     }
 
+    /// Compiles for `args` (without running) and writes the model file; returns its size
+    /// (`anfora.export`).
+    /// `names` are `(name, Parameter)` pairs naming Parameters in the file (a Cell's paths).
+    #[pyo3(signature = (path, *args, names=None))]
+    fn _export<'py>(
+        &self,
+        py: Python<'py>,
+        path: std::path::PathBuf,
+        args: &Bound<'py, PyTuple>,
+        names: Option<Vec<(String, PyRef<'py, Parameter>)>>,
+    ) -> PyResult<usize> {
+        let e = self.entry(py, &self.source.call_args(py, args, None)?)?;
+        let names = (names.unwrap_or_default().iter())
+            .map(|(n, p)| (p.inner.key(), n.clone()))
+            .collect();
+        crate::model::export_entry(&e, &path, &names)
+    }
+
     /// How many signatures are compiled.
     #[getter]
     fn cache_size(&self) -> usize {

@@ -12,6 +12,7 @@ mod eager;
 mod function;
 mod grad;
 mod host;
+mod model;
 mod pycall;
 mod source;
 mod tensor;
@@ -78,6 +79,8 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<function::JitFunction>()?;
     m.add_class::<grad::GradFunction>()?;
     m.add_class::<function::Lowered>()?;
+    m.add_class::<model::LoadedModel>()?;
+    m.add_function(wrap_pyfunction!(model::load, m)?)?;
     m.add("CompileError", py.get_type::<compiler::CompileError>())?;
     for d in anfora_tensor::DType::ALL {
         m.add(attr_name(d), dtype_object(d))?;

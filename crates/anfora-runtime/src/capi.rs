@@ -37,6 +37,8 @@ pub enum AnforaCode {
     ANFORA_OUT_OF_MEMORY = 5,
     /// A bug in anfora.
     ANFORA_INTERNAL = 6,
+    /// A run went past the model's time limit (`anfora_model_set_timeout`).
+    ANFORA_TIMEOUT = 7,
 }
 
 /// Element types, with the codes of the model file.
@@ -128,6 +130,7 @@ fn from_error(e: Error) -> Status {
         Error::Model(_) => AnforaCode::ANFORA_INVALID_MODEL,
         Error::Io(_) => AnforaCode::ANFORA_IO_ERROR,
         Error::Argument(_) => AnforaCode::ANFORA_INVALID_ARGUMENT,
+        Error::Raised { kind, .. } if kind == "TimeoutError" => AnforaCode::ANFORA_TIMEOUT,
         Error::Raised { .. } => AnforaCode::ANFORA_RAISED,
         Error::Memory(_) => AnforaCode::ANFORA_OUT_OF_MEMORY,
         Error::Plan(_) => AnforaCode::ANFORA_INTERNAL,
@@ -664,6 +667,25 @@ pub unsafe extern "C" fn anfora_model_save(
         // SAFETY: per the contract above.
         let (m, path) = unsafe { (model_ref(model)?, c_str(path, "path")?) };
         m.model.save(path).map_err(from_error)
+    })
+}
+
+/// Bounds each run of `model` to `milliseconds` (0: no bound); a run past it stops at its
+/// next call or loop iteration with `ANFORA_TIMEOUT`.
+///
+/// # Safety
+/// `model` is a live model.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn anfora_model_set_timeout(
+    model: *const AnforaModel,
+    milliseconds: u64,
+) -> Status {
+    guard(|| {
+        // SAFETY: per the contract above.
+        let m = unsafe { model_ref(model)? };
+        let limit = (milliseconds > 0).then(|| std::time::Duration::from_millis(milliseconds));
+        m.model.set_timeout(limit);
+        Ok(())
     })
 }
 

@@ -14,6 +14,8 @@ mod threads;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use anfora_exec::Program;
 use anfora_ir::{GraphId, Module, NodeId, Options};
@@ -107,6 +109,8 @@ pub struct Model {
     producer: String,
     device: Device,
     file_len: usize,
+    /// The time limit of a run in microseconds; 0 for none.
+    timeout_us: AtomicU64,
 }
 
 impl Model {
@@ -156,6 +160,7 @@ impl Model {
             producer: l.producer,
             device,
             file_len,
+            timeout_us: AtomicU64::new(0),
         }
     }
 
@@ -244,6 +249,15 @@ impl Model {
         self.file_len
     }
 
+    /// Bounds how long each run may take (`None`: no bound): past it, the run stops at its
+    /// next call or loop iteration with a `TimeoutError`. For models that may not terminate.
+    pub fn set_timeout(&self, limit: Option<Duration>) {
+        let us = limit.map_or(0, |d| {
+            u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1)
+        });
+        self.timeout_us.store(us, Ordering::Relaxed);
+    }
+
     /// Sets Parameter `name` to `value`, which must have its dtype and shape.
     pub fn set_parameter(&self, name: &str, value: Tensor) -> Result<(), Error> {
         let p = self
@@ -293,7 +307,13 @@ impl Model {
             Some(p) => p,
             None => self.plan()?,
         };
-        let result = threads::on_kernel_threads(|| self.call(&mut planned, inputs));
+        let deadline = match self.timeout_us.load(Ordering::Relaxed) {
+            0 => None,
+            us => Instant::now().checked_add(Duration::from_micros(us)),
+        };
+        let result = threads::on_kernel_threads(|| {
+            anfora_tensor::memory::with_deadline(deadline, || self.call(&mut planned, inputs))
+        });
         self.pool.lock().map_err(poisoned)?.push(planned);
         result
     }

@@ -216,6 +216,8 @@ pub enum ErrorKind {
     Overflow,
     /// A tensor too large for the machine's memory (or the `ANFORA_MAX_TENSOR_BYTES` cap).
     Memory,
+    /// A run went past the time limit its caller set (`memory::with_deadline`).
+    Timeout,
 }
 
 impl ErrorKind {
@@ -227,6 +229,7 @@ impl ErrorKind {
             ErrorKind::ZeroDivision => "ZeroDivisionError",
             ErrorKind::Overflow => "OverflowError",
             ErrorKind::Memory => "MemoryError",
+            ErrorKind::Timeout => "TimeoutError",
         }
     }
 }

@@ -145,9 +145,19 @@ pub fn usage() -> Option<Usage> {
     parse_statm(&text, usize::try_from(page).ok().filter(|&p| p > 0)?)
 }
 
-/// [`Limits::judge`] of the process's usage now (nothing to judge where it cannot be read).
+/// [`Limits::judge`] of the process's usage now (nothing to judge where it cannot be read),
+/// and the thread's deadline ([`with_deadline`]).
 #[cold]
 pub fn check() -> Result<()> {
+    if DEADLINE
+        .with(Cell::get)
+        .is_some_and(|d| std::time::Instant::now() >= d)
+    {
+        return Err(TensorError::new(
+            ErrorKind::Timeout,
+            "the run went past its time limit",
+        ));
+    }
     match usage() {
         Some(u) => limits().judge(u),
         None => Ok(()),
@@ -179,8 +189,24 @@ impl Poll {
 }
 
 thread_local! {
+    /// When the run on this thread must stop ([`with_deadline`]).
+    static DEADLINE: Cell<Option<std::time::Instant>> = const { Cell::new(None) };
     /// How many [`fallibly`] calls the thread is inside.
     static FALLIBLE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `f` on this thread with a deadline: the interpreters' polls (calls, tail calls and
+/// loop jumps, each 16,384th) raise `TimeoutError` once it has passed. A runtime's bound on
+/// a model that may not terminate (a loop whose condition never turns false).
+pub fn with_deadline<R>(deadline: Option<std::time::Instant>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<std::time::Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEADLINE.with(|d| d.set(self.0));
+        }
+    }
+    let _restore = Restore(DEADLINE.with(|d| d.replace(deadline)));
+    f()
 }
 
 /// Runs `f`, in which an allocation the system refuses returns to its caller (a `try_reserve`
