@@ -449,6 +449,7 @@ impl Reader<'_> {
         }
         self.check_parameters()?;
         self.check_acyclic()?;
+        self.check_primitive_calls()?;
         Ok((GraphId::new(msg.entry as usize), abstracts))
     }
 
@@ -521,10 +522,8 @@ impl Reader<'_> {
         let id = GraphId::new(i);
         let owned_by =
             |n: u32, want: fn(&NodeKind) -> bool, what: &str| -> Result<NodeId, ModelError> {
-                let node = self
-                    .module
-                    .nodes
-                    .get(NodeId::new(n as usize))
+                let node = ((n as usize) < self.module.nodes.len())
+                    .then(|| &self.module.nodes[NodeId::new(n as usize)])
                     .ok_or_else(|| bad(format!("{what} {n} does not exist")))?;
                 if node.owner != Some(id) || !want(&node.kind) {
                     return Err(bad(format!("{what} {n} is not one of its own")));
@@ -577,6 +576,32 @@ impl Reader<'_> {
                 return Err(ModelError::node(
                     id.index() as u32,
                     "a parameter in no graph's parameter list",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every call of a primitive has its arguments bound as the compiler binds them: one per
+    /// parameter of its signature (more where it collects `*args`). The executor calls the
+    /// primitive's implementation with them as they are.
+    fn check_primitive_calls(&self) -> Result<(), ModelError> {
+        for (id, n) in self.module.nodes.iter() {
+            let NodeKind::Apply(inputs) = &n.kind else {
+                continue;
+            };
+            let NodeKind::Value(Const::Prim(p)) = &self.module.nodes[inputs[0]].kind else {
+                continue;
+            };
+            let sig = p.signature();
+            let (given, want) = (inputs.len() - 1, sig.params.len());
+            if given != want && !(sig.varargs && given > want) {
+                return Err(ModelError::node(
+                    id.index() as u32,
+                    format!(
+                        "{} takes {want} arguments here, the call passes {given}",
+                        p.name()
+                    ),
                 ));
             }
         }

@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each test file uses part of it
 //! Programs exported through the compiler, shared by the runtime's tests.
 
 use anfora_ir::Options;
