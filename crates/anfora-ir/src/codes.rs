@@ -95,6 +95,10 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (NO_BACKWARD_RULE, "primitive without a backward rule"),
     (GRAD_ARGUMENT, "bad argnums, weights or jvp primals"),
+    (
+        ONNX_EXPORT,
+        "a construct ONNX export cannot express",
+    ),
 ];
 
 pub const SYNTAX: &str = "E0001";
@@ -144,3 +148,5 @@ pub const EFFECT_KW_CALL: &str = "E0401";
 pub const GRAD_UNKNOWN_FUNCTION: &str = "E0501";
 pub const NO_BACKWARD_RULE: &str = "E0502";
 pub const GRAD_ARGUMENT: &str = "E0503";
+// ONNX export (anfora-onnx).
+pub const ONNX_EXPORT: &str = "E0601";
