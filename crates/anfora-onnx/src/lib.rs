@@ -567,7 +567,7 @@ impl<'a> Exporter<'a> {
                 span,
             )),
             Val::Graph(_) | Val::Switch { .. } => Err(OnnxError::new(
-                "function value",
+                "a function value",
                 "a function value (closure) used as data: ONNX values are tensors",
                 span,
             )),
@@ -637,7 +637,20 @@ impl<'a> Exporter<'a> {
 
     /// The tensors a value of abstract `a` is made of, in order.
     fn flatten(&mut self, v: &Val, a: &Abs, span: Span, out: &mut Vec<Tv>) -> Result<()> {
+        if let Val::Graph(_) | Val::Switch { .. } = v {
+            return Err(OnnxError::new(
+                "a function value",
+                "a function value (a closure or a function) used as data: ONNX values are \
+                 tensors",
+                span,
+            ));
+        }
         match a {
+            Abs::Any if matches!(v, Val::T(_)) => {
+                let Val::T(t) = v else { unreachable!() };
+                out.push(t.clone());
+                Ok(())
+            }
             Abs::None | Abs::Monad(_) => Ok(()),
             Abs::Tensor(ta) => {
                 let t = self.operand(v, ta.dtype, span)?;
@@ -804,7 +817,11 @@ impl<'a> Exporter<'a> {
             .map(|o| self.abs_of(o).clone())
             .unwrap_or(Abs::None);
         let mut tvs = Vec::new();
-        let out_span = g.output.map(|o| self.span(o)).unwrap_or(span);
+        let out_span = g
+            .output
+            .map(|o| self.span(o))
+            .filter(|s| !s.is_none())
+            .unwrap_or(span);
         self.flatten(&out, &out_abs, out_span, &mut tvs)?;
         if tvs.is_empty() {
             return Err(OnnxError::new(

@@ -1,3 +1,4 @@
+# An `if` on a tensor condition (exported as ONNX If).
 from anfora import ops
 
 

@@ -1,3 +1,4 @@
+# A `while` loop over tensors with a Python int counter (exported as ONNX Loop).
 from anfora import ops
 
 

@@ -1,9 +1,11 @@
+# The digits MLP (examples/train_digits.py: Flatten, Dense, ReLU, Dense) as a plain function
+# of module-level Parameters, in float64, with the classifier's three readings of the logits.
 import anfora
 from anfora import ops
 
 
 def init(shape, n, scale):
-    return ops.reshape(ops.sin(ops.arange(n, dtype=anfora.float32) * 0.731 + 0.25), shape) * scale
+    return ops.reshape(ops.sin(ops.arange(n, dtype=anfora.float64) * 0.731 + 0.25), shape) * scale
 
 
 w1 = anfora.Parameter(init((64, 32), 64 * 32, 0.125), name="w1")
