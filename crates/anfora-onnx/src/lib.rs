@@ -206,6 +206,12 @@ pub(crate) enum Val {
         t: GraphId,
         f: GraphId,
     },
+    /// `range(start, stop, step)`, as a loop walks it (its length and items are computed).
+    Range {
+        start: Box<Val>,
+        stop: Box<Val>,
+        step: i64,
+    },
 }
 
 /// The result of running a graph: a value, or (in a loop body) the values the header is
@@ -564,6 +570,11 @@ impl<'a> Exporter<'a> {
             Val::Monad => Err(OnnxError::new(
                 "state",
                 "an effect state where a tensor is expected",
+                span,
+            )),
+            Val::Range { .. } => Err(OnnxError::new(
+                "range",
+                "a range used as a value (only its length and items are exported)",
                 span,
             )),
             Val::Graph(_) | Val::Switch { .. } => Err(OnnxError::new(
@@ -1120,6 +1131,18 @@ impl<'a> Exporter<'a> {
         };
         let callee = self.m.inputs(t)[0];
         if let Some(c) = self.m.constant(callee).and_then(Const::as_graph) {
+            if c != header && self.m.graph(c).kind == GraphKind::LoopHeader {
+                // Another loop: the path goes on from its exit.
+                let Some((a, b)) = self.header_branches(c) else {
+                    return false;
+                };
+                let exit = if self.reaches(a, c, &mut Vec::new()) {
+                    b
+                } else {
+                    a
+                };
+                return self.reaches(exit, header, seen);
+            }
             return self.reaches(c, header, seen);
         }
         if self.m.callee_prim(callee) == Some(Prim::Switch) {
@@ -1258,6 +1281,20 @@ impl<'a> Exporter<'a> {
         self.scopes.pop();
         self.active.pop();
         result
+    }
+
+    /// The two graphs loop header `h`'s `Switch` chooses between.
+    fn header_branches(&self, h: GraphId) -> Option<(GraphId, GraphId)> {
+        let out = self.m.tail_call(h)?;
+        let switch = self.m.inputs(out)[0];
+        if self.m.callee_prim(switch) != Some(Prim::Switch) {
+            return None;
+        }
+        let sw = self.m.inputs(switch);
+        Some((
+            self.m.constant(sw[2]).and_then(Const::as_graph)?,
+            self.m.constant(sw[3]).and_then(Const::as_graph)?,
+        ))
     }
 
     /// Whether branch `g` of header `h`'s switch is the loop's body (it comes back to `h`).

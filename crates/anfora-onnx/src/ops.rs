@@ -224,7 +224,42 @@ impl Exporter<'_> {
                     span,
                 )),
             },
-            P::MakeTuple => Ok(Val::Tuple(args.to_vec())),
+            P::MakeTuple | P::MakeList => Ok(Val::Tuple(args.to_vec())),
+            P::Range => {
+                let zero = Val::Const(Const::Int(0));
+                let (start, stop, step) = match args {
+                    [stop] => (zero, stop.clone(), 1),
+                    [start, stop] => (start.clone(), stop.clone(), 1),
+                    [start, stop, step] => match const_int(step) {
+                        Some(s) if s != 0 => (start.clone(), stop.clone(), s),
+                        _ => {
+                            return Err(unsupported(
+                                p,
+                                "with a step not known at compile time",
+                                span,
+                            ));
+                        }
+                    },
+                    _ => return Err(unsupported(p, "with these arguments", span)),
+                };
+                Ok(Val::Range {
+                    start: Box::new(start),
+                    stop: Box::new(stop),
+                    step,
+                })
+            }
+            P::IterLen => match &args[0] {
+                Val::Tuple(items) => Ok(Val::Const(Const::Int(items.len() as i64))),
+                Val::Const(Const::Tuple(items) | Const::List(items)) => {
+                    Ok(Val::Const(Const::Int(items.len() as i64)))
+                }
+                Val::Range { start, stop, step } => self.range_len(start, stop, *step, span),
+                _ => Err(unsupported(
+                    p,
+                    "of a value that is not a tuple or a range",
+                    span,
+                )),
+            },
             P::TupleGetItem | P::GetItem => self.get_item(p, args, span),
             P::Switch => {
                 let cond = self.truth(&args[0], span)?;
@@ -474,7 +509,43 @@ impl Exporter<'_> {
         self.tensor(&Val::Const(Const::Ref(r.clone())), span)
     }
 
+    /// `len(range(start, stop, step))` as a Python int.
+    fn range_len(&mut self, start: &Val, stop: &Val, step: i64, span: Span) -> Result<Val> {
+        if let (Some(a), Some(b)) = (const_int(start), const_int(stop)) {
+            let n = if step > 0 {
+                (b - a + step - 1).div_euclid(step)
+            } else {
+                (a - b - step - 1).div_euclid(-step)
+            };
+            return Ok(Val::Const(Const::Int(n.max(0))));
+        }
+        let a = self.operand(start, DType::I64, span)?;
+        let b = self.operand(stop, DType::I64, span)?;
+        let (hi, lo) = if step > 0 { (b, a) } else { (a, b) };
+        let int = |s: &mut Self, op: &str, ins: Vec<String>| {
+            s.emit(op, ins, vec![], DType::I64, vec![], true)
+        };
+        let diff = int(self, "Sub", vec![hi.name, lo.name]);
+        let zero = self.scalar(Scalar::Int(0), DType::I64, true, span)?;
+        let diff = int(self, "Max", vec![diff.name, zero.name]);
+        let bias = self.scalar(Scalar::Int(step.abs() - 1), DType::I64, true, span)?;
+        let num = int(self, "Add", vec![diff.name, bias.name]);
+        let den = self.scalar(Scalar::Int(step.abs()), DType::I64, true, span)?;
+        Ok(Val::T(int(self, "Div", vec![num.name, den.name])))
+    }
+
     fn get_item(&mut self, p: Prim, args: &[Val], span: Span) -> Result<Val> {
+        if let Val::Range { start, step, .. } = &args[0] {
+            // The loop's index is in range: item i is start + i * step.
+            let i = self.operand(&args[1], DType::I64, span)?;
+            let step = self.scalar(Scalar::Int(*step), DType::I64, true, span)?;
+            let int = |s: &mut Self, op: &str, ins: Vec<String>| {
+                s.emit(op, ins, vec![], DType::I64, vec![], true)
+            };
+            let offset = int(self, "Mul", vec![i.name, step.name]);
+            let start = self.operand(start, DType::I64, span)?;
+            return Ok(Val::T(int(self, "Add", vec![start.name, offset.name])));
+        }
         let items: Vec<Val> = match &args[0] {
             Val::Tuple(vs) => vs.clone(),
             Val::Const(Const::Tuple(cs)) => cs.iter().cloned().map(Val::Const).collect(),

@@ -4,10 +4,12 @@
 //! have numpy, onnx and onnxruntime (`scripts/setup.sh` installs them). Outputs travel as
 //! `.npy` files and must agree within 1e-6 relative.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anfora_ir::Options;
+use anfora_onnx::proto::GraphProto;
 use anfora_onnx::{OnnxError, OnnxOptions, export};
 use anfora_ops::Value;
 use anfora_session::{Arg, Session};
@@ -158,7 +160,8 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Exports `entry` of `file` compiled for `args`, then for each of `runs` (argument lists of
 /// the same signature) compares onnxruntime's outputs with the compiled engine's result.
-fn check(file: &str, entry: &str, args: Vec<Arg>, runs: Vec<Vec<Arg>>) {
+/// Returns the op types the model uses (subgraphs included).
+fn check(file: &str, entry: &str, args: Vec<Arg>, runs: Vec<Vec<Arg>>) -> BTreeSet<String> {
     let mut session = Session::load(file, &program(file), Options::default());
     let compiled = session
         .compiled(entry, &args)
@@ -243,6 +246,26 @@ fn check(file: &str, entry: &str, args: Vec<Arg>, runs: Vec<Vec<Arg>>) {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    let mut ops = BTreeSet::new();
+    op_types(model_proto.graph.as_ref().unwrap(), &mut ops);
+    ops
+}
+
+fn op_types(g: &GraphProto, out: &mut BTreeSet<String>) {
+    for n in &g.node {
+        out.insert(n.op_type.clone());
+        for a in &n.attribute {
+            if let Some(sub) = &a.g {
+                op_types(sub, out);
+            }
+        }
+    }
+}
+
+fn has(ops: &BTreeSet<String>, wanted: &[&str]) {
+    for w in wanted {
+        assert!(ops.contains(*w), "{w} missing from {ops:?}");
+    }
 }
 
 fn tensor_f64(shape: &[usize], f: impl Fn(usize) -> f64) -> Value {
@@ -272,7 +295,7 @@ fn digits32(batch: usize, seed: f32) -> Value {
 
 #[test]
 fn mlp_matches() {
-    check(
+    let ops = check(
         "mlp.py",
         "mlp",
         vec![Arg::from(digits64(4, 0.0))],
@@ -285,7 +308,7 @@ fn mlp_matches() {
 
 #[test]
 fn lenet_matches() {
-    check(
+    let ops = check(
         "lenet.py",
         "lenet",
         vec![Arg::from(digits32(3, 0.0))],
@@ -300,7 +323,7 @@ fn lenet_matches() {
 fn if_on_a_tensor_condition_matches_both_branches() {
     let x = |s: f32| tensor_f32(&[5], move |i| (i as f32 - 2.0) * s);
     let w = tensor_f32(&[5], |i| 0.5 + i as f32 * 0.25);
-    check(
+    let ops = check(
         "branch.py",
         "branch",
         vec![Arg::from(x(1.0)), Arg::from(w.clone())],
@@ -309,13 +332,14 @@ fn if_on_a_tensor_condition_matches_both_branches() {
             vec![Arg::from(x(-1.0)), Arg::from(w)],
         ],
     );
+    has(&ops, &["If", "Tanh", "Exp"]);
 }
 
 #[test]
 fn while_loop_matches() {
     let x = tensor_f32(&[3], |i| [1.0, -2.0, 0.5][i]);
     let limit = |v: f64| Arg::mutable(Value::Float(v));
-    check(
+    let ops = check(
         "loop.py",
         "loop",
         vec![Arg::from(x.clone()), limit(10.0)],
@@ -325,6 +349,51 @@ fn while_loop_matches() {
             vec![Arg::from(x), limit(-1.0)],
         ],
     );
+    has(&ops, &["Loop", "ReduceSum", "Less"]);
+}
+
+fn int(i: i64) -> Arg {
+    Arg::mutable(Value::Int(i))
+}
+
+#[test]
+fn for_loop_with_a_branch_in_its_body_matches() {
+    let x = || Arg::from(tensor_f32(&[3], |i| [1.0, -2.0, 0.5][i]));
+    let ops = check(
+        "control.py",
+        "forloop",
+        vec![x(), int(4)],
+        vec![vec![x(), int(4)], vec![x(), int(0)], vec![x(), int(9)]],
+    );
+    has(&ops, &["Loop", "If"]);
+}
+
+#[test]
+fn nested_loops_match() {
+    let x = || Arg::from(tensor_f32(&[2, 2], |i| i as f32 - 1.5));
+    let ops = check(
+        "control.py",
+        "nested",
+        vec![x(), int(4)],
+        vec![vec![x(), int(4)], vec![x(), int(1)], vec![x(), int(6)]],
+    );
+    has(&ops, &["Loop"]);
+}
+
+#[test]
+fn loop_inside_a_branch_matches() {
+    let x = |s: f32| Arg::from(tensor_f32(&[4], move |i| (i as f32 - 1.0) * s));
+    let ops = check(
+        "control.py",
+        "loop_in_branch",
+        vec![x(1.0), int(3)],
+        vec![
+            vec![x(1.0), int(3)],
+            vec![x(-1.0), int(3)],
+            vec![x(1.0), int(0)],
+        ],
+    );
+    has(&ops, &["If", "Loop"]);
 }
 
 // ---- refusals --------------------------------------------------------------------------------

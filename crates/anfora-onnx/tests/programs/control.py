@@ -1,0 +1,34 @@
+# Control flow beyond the basic if and while: a `for` loop over a range with an `if` in its
+# body, nested loops, and a loop inside a branch.
+from anfora import ops
+
+
+def forloop(x, n):
+    acc = x
+    for k in range(n):
+        if ops.sum(acc) > 5.0:
+            acc = acc * 0.5
+        else:
+            acc = acc + x + k
+    return acc
+
+
+def nested(x, n):
+    total = ops.zeros_like(x)
+    i = 0
+    while i < n:
+        j = 0
+        while j < i:
+            total = total + x * j
+            j = j + 1
+        i = i + 1
+    return total
+
+
+def loop_in_branch(x, n):
+    if ops.max(x) > 0.0:
+        while n > 0:
+            x = ops.tanh(x) + 0.25
+            n = n - 1
+        return x
+    return -x
