@@ -281,7 +281,7 @@ fn tensor_f32(shape: &[usize], f: impl Fn(usize) -> f32) -> Value {
 /// 8x8 "images" in [0, 1], as the digits are (float64 for the MLP).
 fn digits64(batch: usize, seed: f64) -> Value {
     tensor_f64(&[batch, 8, 8], |i| {
-        ((i as f64 * 0.37 + seed).sin() * 0.5 + 0.5)
+        (i as f64 * 0.37 + seed).sin() * 0.5 + 0.5
     })
 }
 
@@ -304,6 +304,7 @@ fn mlp_matches() {
             vec![Arg::from(digits64(4, 1.3))],
         ],
     );
+    has(&ops, &["Gemm", "Relu", "LogSoftmax", "Softmax", "ArgMax"]);
 }
 
 #[test]
@@ -317,6 +318,7 @@ fn lenet_matches() {
             vec![Arg::from(digits32(3, 2.1))],
         ],
     );
+    has(&ops, &["Conv", "MaxPool", "Relu", "Reshape", "Gemm"]);
 }
 
 #[test]
