@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("anfora-monad", 4),
     ("anfora-opt", 4),
     ("anfora-exec", 4),
+    ("anfora-onnx", 4),
     ("anfora-driver", 5),
     ("anfora-session", 6),
     ("anfora-py", 6),
