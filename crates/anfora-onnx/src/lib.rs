@@ -488,10 +488,20 @@ impl<'a> Exporter<'a> {
 
     /// A tensor constant as an initializer of the main graph (visible in every subgraph).
     pub fn constant(&mut self, t: &Tensor, weak: bool, span: Span) -> Result<Tv> {
-        let key = format!("{:?}|{:?}|{}", t.dtype(), t.shape(), t.repr());
-        if t.numel() <= 64
-            && let Some(tv) = self.consts.get(&key)
-        {
+        // Small constants are written once, keyed by their exact elements.
+        let key = (t.numel() <= 64).then(|| {
+            let bits: Vec<u64> = t
+                .to_scalars()
+                .iter()
+                .map(|s| match *s {
+                    Scalar::Bool(b) => u64::from(b),
+                    Scalar::Int(i) => i as u64,
+                    Scalar::Float(f) => f.to_bits(),
+                })
+                .collect();
+            format!("{:?}|{:?}|{bits:?}", t.dtype(), t.shape())
+        });
+        if let Some(tv) = key.as_ref().and_then(|k| self.consts.get(k)) {
             let mut tv = tv.clone();
             tv.weak = weak;
             return Ok(tv);
@@ -504,7 +514,7 @@ impl<'a> Exporter<'a> {
             shape: t.shape().iter().map(|&d| Some(d)).collect(),
             weak,
         };
-        if t.numel() <= 64 {
+        if let Some(key) = key {
             self.consts.insert(key, tv.clone());
         }
         Ok(tv)

@@ -162,6 +162,16 @@ fn scratch(name: &str) -> PathBuf {
 /// the same signature) compares onnxruntime's outputs with the compiled engine's result.
 /// Returns the op types the model uses (subgraphs included).
 fn check(file: &str, entry: &str, args: Vec<Arg>, runs: Vec<Vec<Arg>>) -> BTreeSet<String> {
+    check_with(file, entry, args, runs, &OnnxOptions::default())
+}
+
+fn check_with(
+    file: &str,
+    entry: &str,
+    args: Vec<Arg>,
+    runs: Vec<Vec<Arg>>,
+    options: &OnnxOptions,
+) -> BTreeSet<String> {
     let mut session = Session::load(file, &program(file), Options::default());
     let compiled = session
         .compiled(entry, &args)
@@ -170,17 +180,17 @@ fn check(file: &str, entry: &str, args: Vec<Arg>, runs: Vec<Vec<Arg>>) -> BTreeS
         &session.frontend.module,
         compiled.graph,
         &compiled.abstracts,
-        &OnnxOptions::default(),
+        options,
     )
     .unwrap_or_else(|e| panic!("{}", e.render(&session.frontend.module.sources)));
-    let dir = scratch(entry);
+    let dir = scratch(&format!("{entry}-{}", options.opset));
     let model = dir.join("model.onnx");
     std::fs::write(&model, &bytes).unwrap();
     let model_proto = anfora_onnx::export_model(
         &session.frontend.module,
         compiled.graph,
         &compiled.abstracts,
-        &OnnxOptions::default(),
+        options,
     )
     .unwrap();
     let input_names: Vec<String> = model_proto
@@ -396,6 +406,45 @@ fn loop_inside_a_branch_matches() {
         ],
     );
     has(&ops, &["If", "Loop"]);
+}
+
+#[test]
+fn primitives_and_promotion_match_in_every_opset() {
+    let x = || {
+        Arg::from(tensor_f32(&[2, 3], |i| {
+            [-1.5, -0.5, 0.25, 0.75, 1.25, 2.0][i]
+        }))
+    };
+    let k = || {
+        Arg::from(Value::Tensor(
+            Tensor::from_i32(vec![-3, -1, 0, 2, 5, 7], &[2, 3]).unwrap(),
+        ))
+    };
+    for opset in [17, 18, 21] {
+        let options = OnnxOptions {
+            opset,
+            ..Default::default()
+        };
+        let ops = check_with(
+            "ops.py",
+            "mixed",
+            vec![x(), k(), int(2)],
+            vec![vec![x(), k(), int(2)], vec![x(), k(), int(-7)]],
+            &options,
+        );
+        has(
+            &ops,
+            &[
+                "Mod",
+                "Floor",
+                "Where",
+                "Clip",
+                "ReduceMax",
+                "AveragePool",
+                "Expand",
+            ],
+        );
+    }
 }
 
 // ---- refusals --------------------------------------------------------------------------------
