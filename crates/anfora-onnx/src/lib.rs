@@ -206,6 +206,12 @@ pub(crate) enum Val {
         t: GraphId,
         f: GraphId,
     },
+    /// A slice with bounds known at compile time (`None` where omitted), as an index.
+    Slice {
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: i64,
+    },
     /// `range(start, stop, step)`, as a loop walks it (its length and items are computed).
     Range {
         start: Box<Val>,
@@ -580,6 +586,11 @@ impl<'a> Exporter<'a> {
             Val::Monad => Err(OnnxError::new(
                 "state",
                 "an effect state where a tensor is expected",
+                span,
+            )),
+            Val::Slice { .. } => Err(OnnxError::new(
+                "slice",
+                "a slice used as a value (only as an index)",
                 span,
             )),
             Val::Range { .. } => Err(OnnxError::new(

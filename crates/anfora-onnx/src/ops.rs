@@ -225,6 +225,24 @@ impl Exporter<'_> {
                 )),
             },
             P::MakeTuple | P::MakeList => Ok(Val::Tuple(args.to_vec())),
+            P::MakeSlice => {
+                let bound = |v: &Val| match v {
+                    Val::Const(Const::None) => Some(None),
+                    v => const_int(v).map(Some),
+                };
+                match (bound(&args[0]), bound(&args[1]), bound(&args[2])) {
+                    (Some(start), Some(stop), Some(step)) if step != Some(0) => Ok(Val::Slice {
+                        start,
+                        stop,
+                        step: step.unwrap_or(1),
+                    }),
+                    _ => Err(unsupported(
+                        p,
+                        "with bounds not known at compile time",
+                        span,
+                    )),
+                }
+            }
             P::Range => {
                 let zero = Val::Const(Const::Int(0));
                 let (start, stop, step) = match args {
@@ -509,6 +527,95 @@ impl Exporter<'_> {
         self.tensor(&Val::Const(Const::Ref(r.clone())), span)
     }
 
+    /// Basic indexing of a tensor (ints, slices, `None`, `...`): one `Slice` over the indexed
+    /// axes, then a `Reshape` to the result's shape (dropping the axes ints took, adding the
+    /// new ones). An int known only at run time, alone, is a `Gather`.
+    fn index_tensor(&mut self, p: Prim, x: Tv, index: &Val, span: Span) -> Result<Val> {
+        let (d, shape, _) = result_type(&self.abs_of_span_result(span, p)?).expect("checked");
+        if let Val::T(i) = index
+            && i.shape.is_empty()
+            && i.dtype.is_int()
+        {
+            let i = self.cast(i.clone(), DType::I64);
+            return Ok(Val::T(self.emit(
+                "Gather",
+                vec![x.name, i.name],
+                vec![attr_int("axis", 0)],
+                d,
+                shape,
+                false,
+            )));
+        }
+        let items: Vec<Val> = match index {
+            Val::Tuple(vs) => vs.clone(),
+            Val::Const(Const::Tuple(cs)) => cs.iter().cloned().map(Val::Const).collect(),
+            v => vec![v.clone()],
+        };
+        let rank = x.shape.len();
+        let consumed = items
+            .iter()
+            .filter(|v| !matches!(v, Val::Const(Const::None | Const::Ellipsis)))
+            .count();
+        let (mut starts, mut ends, mut axes, mut steps) = (vec![], vec![], vec![], vec![]);
+        let mut axis = 0i64;
+        for item in &items {
+            match item {
+                Val::Const(Const::None) => {}
+                Val::Const(Const::Ellipsis) => axis += rank as i64 - consumed as i64,
+                Val::Slice { start, stop, step } => {
+                    let (lo, hi) = if *step > 0 {
+                        (0, i64::MAX)
+                    } else {
+                        (i64::MAX, i64::MIN)
+                    };
+                    starts.push(start.unwrap_or(lo));
+                    ends.push(stop.unwrap_or(hi));
+                    axes.push(axis);
+                    steps.push(*step);
+                    axis += 1;
+                }
+                v => match const_int(v) {
+                    Some(i) if !matches!(v, Val::Const(Const::Bool(_))) => {
+                        starts.push(i);
+                        ends.push(if i == -1 { i64::MAX } else { i + 1 });
+                        axes.push(axis);
+                        steps.push(1);
+                        axis += 1;
+                    }
+                    _ => {
+                        return Err(unsupported(
+                            p,
+                            "with a tensor or run-time index (advanced indexing) has no ONNX translation",
+                            span,
+                        ));
+                    }
+                },
+            }
+        }
+        let target = static_shape(&shape)
+            .ok_or_else(|| unsupported(p, "giving a shape not known at compile time", span))?;
+        let mut y = x;
+        if !axes.is_empty() {
+            let ins = vec![
+                y.name,
+                self.ints(&starts, span)?,
+                self.ints(&ends, span)?,
+                self.ints(&axes, span)?,
+                self.ints(&steps, span)?,
+            ];
+            y = self.emit("Slice", ins, vec![], d, vec![None; rank], false);
+        }
+        let target = self.ints(&target, span)?;
+        Ok(Val::T(self.emit(
+            "Reshape",
+            vec![y.name, target],
+            vec![],
+            d,
+            shape,
+            false,
+        )))
+    }
+
     /// `len(range(start, stop, step))` as a Python int.
     fn range_len(&mut self, start: &Val, stop: &Val, step: i64, span: Span) -> Result<Val> {
         if let (Some(a), Some(b)) = (const_int(start), const_int(stop)) {
@@ -549,10 +656,14 @@ impl Exporter<'_> {
         let items: Vec<Val> = match &args[0] {
             Val::Tuple(vs) => vs.clone(),
             Val::Const(Const::Tuple(cs)) => cs.iter().cloned().map(Val::Const).collect(),
+            Val::T(_) | Val::Const(Const::Tensor(_) | Const::Ref(_)) => {
+                let x = self.tensor(&args[0], span)?;
+                return self.index_tensor(p, x, &args[1], span);
+            }
             _ => {
                 return Err(unsupported(
                     p,
-                    "indexing a tensor or list has no ONNX translation in anfora yet",
+                    "indexing a value that is not a tensor or a tuple",
                     span,
                 ));
             }

@@ -447,6 +447,18 @@ fn primitives_and_promotion_match_in_every_opset() {
     }
 }
 
+#[test]
+fn basic_indexing_matches() {
+    let x = || Arg::from(tensor_f32(&[3, 4], |i| i as f32 * 0.5 - 2.0));
+    let ops = check(
+        "index.py",
+        "index",
+        vec![x(), int(1)],
+        vec![vec![x(), int(1)], vec![x(), int(-3)], vec![x(), int(2)]],
+    );
+    has(&ops, &["Slice", "Gather"]);
+}
+
 // ---- refusals --------------------------------------------------------------------------------
 
 fn refusal(name: &str, text: &str, entry: &str, args: Vec<Arg>) -> (OnnxError, String) {
