@@ -1064,8 +1064,22 @@ impl<'a> Exporter<'a> {
                 self.bufs.pop();
                 return Err(e);
             }
+            // The outputs are declared with the types the abstract gives both branches.
+            let mut declared = Vec::new();
+            let typed = match &outcome {
+                Outcome::Value(_) => self.typed_names(&result_abs, "if_out", span, &mut declared),
+                Outcome::Continue(_) => {
+                    let Mode::Body(h) = mode else { unreachable!() };
+                    let pabs = self.header_abs(h);
+                    pabs.iter()
+                        .try_for_each(|a| self.typed_names(a, "if_out", span, &mut declared))
+                }
+            };
+            if typed.is_err() || declared.len() != tvs.len() {
+                declared = tvs.clone();
+            }
             let mut outputs = Vec::new();
-            for tv in &tvs {
+            for (tv, decl) in tvs.iter().zip(&declared) {
                 let name = self.fresh("branch_out");
                 self.emit_node(
                     "Identity",
@@ -1073,8 +1087,9 @@ impl<'a> Exporter<'a> {
                     vec![name.clone()],
                     vec![],
                 );
-                outputs.push(value_info(&name, tv.dtype, &tv.shape));
+                outputs.push(value_info(&name, decl.dtype, &decl.shape));
             }
+            let tvs = declared;
             let nodes = self.bufs.pop().expect("the branch's graph");
             let gname = self.fresh(&sanitize(&self.m.graph(g).name));
             branches.push(GraphProto {
@@ -1196,7 +1211,7 @@ impl<'a> Exporter<'a> {
         };
         let out = self.m.tail_call(h).ok_or_else(not_a_loop)?;
         let switch = self.m.inputs(out)[0];
-        if self.m.callee_prim(switch) != Some(Prim::Switch) || self.m.inputs(out).len() != 1 {
+        if self.m.callee_prim(switch) != Some(Prim::Switch) {
             return Err(not_a_loop());
         }
         let sw = self.m.inputs(switch).to_vec();
@@ -1298,7 +1313,8 @@ impl<'a> Exporter<'a> {
         self.scopes.push(HashMap::new());
         let result = self
             .header_nodes(h, &params, final_vals, switch, out)
-            .and_then(|_| self.call_graph(exit, vec![], mode, span));
+            .and_then(|_| self.branch_args(out))
+            .and_then(|args| self.call_graph(exit, args, mode, span));
         self.scopes.pop();
         self.active.pop();
         result
@@ -1344,6 +1360,15 @@ impl<'a> Exporter<'a> {
             self.bind(n, v);
         }
         Ok(())
+    }
+
+    /// The arguments the header's tail call passes to the branch its `Switch` chose (the
+    /// states, when the loop reads Parameters).
+    fn branch_args(&self, out: NodeId) -> Result<Vec<Val>> {
+        self.m.inputs(out)[1..]
+            .iter()
+            .map(|&a| self.lookup(a))
+            .collect()
     }
 
     /// Whether the loop runs (again) for header parameters `vals`: a 0-d bool.
@@ -1392,7 +1417,8 @@ impl<'a> Exporter<'a> {
         self.scopes.push(HashMap::new());
         let r = self
             .header_nodes(h, params, carried, switch, out)
-            .and_then(|_| self.call_graph(body, vec![], Mode::Body(h), span));
+            .and_then(|_| self.branch_args(out))
+            .and_then(|args| self.call_graph(body, args, Mode::Body(h), span));
         self.scopes.pop();
         self.active.pop();
         let next = match r? {

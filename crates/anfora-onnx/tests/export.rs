@@ -459,6 +459,14 @@ fn basic_indexing_matches() {
     has(&ops, &["Slice", "Gather"]);
 }
 
+#[test]
+fn a_loop_reading_parameters_matches() {
+    let xs = || Arg::from(tensor_f64(&[5, 4], |i| (i as f64 * 0.3).cos()));
+    let h = || Arg::from(tensor_f64(&[4], |i| i as f64 * 0.1));
+    let ops = check("control.py", "rnn", vec![xs(), h()], vec![vec![xs(), h()]]);
+    has(&ops, &["Loop", "Tanh"]);
+}
+
 // ---- refusals --------------------------------------------------------------------------------
 
 fn refusal(name: &str, text: &str, entry: &str, args: Vec<Arg>) -> (OnnxError, String) {

@@ -1,5 +1,6 @@
 # Control flow beyond the basic if and while: a `for` loop over a range with an `if` in its
 # body, nested loops, and a loop inside a branch.
+import anfora
 from anfora import ops
 
 
@@ -32,3 +33,14 @@ def loop_in_branch(x, n):
             n = n - 1
         return x
     return -x
+
+
+w = anfora.Parameter(ops.reshape(ops.sin(ops.arange(16, dtype=anfora.float64)), (4, 4)) * 0.5, name="w")
+b = anfora.Parameter(ops.cos(ops.arange(4, dtype=anfora.float64)) * 0.1, name="b")
+
+
+def rnn(xs, h):
+    # A recurrent cell over the rows of xs: the Parameters are read inside the loop.
+    for t in range(xs.shape[0]):
+        h = ops.tanh(h @ w + xs[t] + b)
+    return h
