@@ -501,10 +501,42 @@ def down(n, x):
         vec![Arg::mutable(Value::Int(3)), Arg::from(x)],
     );
     assert_eq!(err.construct, "recursion");
+    let mut session = Session::load("rec.py", text, Options::default());
+    session.compile("down").unwrap();
+    let rendered = err.render(&session.frontend.module.sources);
+    assert!(
+        rendered.contains("E0601") && rendered.contains("return down(n - 1, x * 2.0)"),
+        "{rendered}"
+    );
     assert!(
         short.starts_with("rec.py:3:16: error[E0601]: cannot export to ONNX: `down` calls itself"),
         "{short}"
     );
+}
+
+#[test]
+fn break_in_a_loop_is_refused() {
+    let text = "\
+from anfora import ops
+
+
+def brk(x, n):
+    while n > 0:
+        if ops.sum(x) > 10.0:
+            break
+        x = x * 2.0
+        n = n - 1
+    return x
+";
+    let x = tensor_f32(&[2], |i| i as f32 + 1.0);
+    let (err, short) = refusal(
+        "brk.py",
+        text,
+        "brk",
+        vec![Arg::from(x), Arg::mutable(Value::Int(5))],
+    );
+    assert_eq!(err.construct, "break or return in a loop", "{short}");
+    assert!(short.starts_with("brk.py:6:"), "{short}");
 }
 
 #[test]
