@@ -95,10 +95,7 @@ pub const CODES: &[(&str, &str)] = &[
     ),
     (NO_BACKWARD_RULE, "primitive without a backward rule"),
     (GRAD_ARGUMENT, "bad argnums, weights or jvp primals"),
-    (
-        ONNX_EXPORT,
-        "a construct ONNX export cannot express",
-    ),
+    (ONNX_EXPORT, "a construct ONNX export cannot express"),
 ];
 
 pub const SYNTAX: &str = "E0001";
