@@ -1209,18 +1209,9 @@ impl<'a> Exporter<'a> {
                 hspan,
             )
         };
-        let out = self.m.tail_call(h).ok_or_else(not_a_loop)?;
+        let (a, b) = self.header_branches(h).ok_or_else(not_a_loop)?;
+        let out = self.m.tail_call(h).expect("header_branches found it");
         let switch = self.m.inputs(out)[0];
-        if self.m.callee_prim(switch) != Some(Prim::Switch) {
-            return Err(not_a_loop());
-        }
-        let sw = self.m.inputs(switch).to_vec();
-        let (Some(a), Some(b)) = (
-            self.m.constant(sw[2]).and_then(Const::as_graph),
-            self.m.constant(sw[3]).and_then(Const::as_graph),
-        ) else {
-            return Err(not_a_loop());
-        };
         let (body, exit, negate) = match (self.loops_back(a, h), self.loops_back(b, h)) {
             (true, false) => (a, b, false),
             (false, true) => (b, a, true),
