@@ -405,6 +405,49 @@ impl Exporter<'_> {
                 ];
                 Ok(Val::T(self.emit("Gemm", inputs, attrs, d, shape, false)))
             }
+            P::Concat | P::Stack => {
+                let (d, shape, _) = need_rt()?;
+                let items: Vec<Val> = match &args[0] {
+                    Val::Tuple(vs) => vs.clone(),
+                    Val::Const(Const::Tuple(cs) | Const::List(cs)) => {
+                        cs.iter().cloned().map(Val::Const).collect()
+                    }
+                    _ => {
+                        return Err(unsupported(
+                            p,
+                            "of a sequence not known at compile time",
+                            span,
+                        ));
+                    }
+                };
+                let axis = const_int(&args[1]).ok_or_else(|| {
+                    unsupported(p, "along an axis not known at compile time", span)
+                })?;
+                let rank = shape.len();
+                let axis = normalize_axis(axis, rank);
+                let mut names = Vec::new();
+                for item in &items {
+                    let t = self.operand(item, d, span)?;
+                    names.push(if p == P::Stack {
+                        // Each item gets the new axis, then they are joined along it.
+                        let mut s = t.shape.clone();
+                        s.insert(axis as usize, Some(1));
+                        let axes = self.ints(&[axis], span)?;
+                        self.emit("Unsqueeze", vec![t.name, axes], vec![], d, s, false)
+                            .name
+                    } else {
+                        t.name
+                    });
+                }
+                Ok(Val::T(self.emit(
+                    "Concat",
+                    names,
+                    vec![attr_int("axis", axis)],
+                    d,
+                    shape,
+                    false,
+                )))
+            }
             P::Conv2D => self.conv2d(p, args, span),
             P::MaxPool2D | P::AvgPool2D => self.pool2d(p, args, span),
             P::Reshape | P::Squeeze | P::ExpandDims => {

@@ -442,6 +442,8 @@ fn primitives_and_promotion_match_in_every_opset() {
                 "ReduceMax",
                 "AveragePool",
                 "Expand",
+                "Concat",
+                "Unsqueeze",
             ],
         );
     }

@@ -37,4 +37,6 @@ def mixed(x, k, m):
         ops.max_pool2d(ops.reshape(x, (1, 2, 3)), (2, 2), 1, 1),
         ops.softmax(x, 0),
         ops.exp(x) / ops.sum(ops.exp(x)),
+        ops.concat((x, ops.cast(k, anfora.float32)), 1),
+        ops.stack((x, x * 2.0, -x), -1),
     )
