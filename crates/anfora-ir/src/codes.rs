@@ -96,6 +96,7 @@ pub const CODES: &[(&str, &str)] = &[
     (NO_BACKWARD_RULE, "primitive without a backward rule"),
     (GRAD_ARGUMENT, "bad argnums, weights or jvp primals"),
     (EXPORT, "a program a model file cannot hold"),
+    (ONNX_EXPORT, "a construct ONNX export cannot express"),
 ];
 
 pub const SYNTAX: &str = "E0001";
@@ -147,3 +148,5 @@ pub const NO_BACKWARD_RULE: &str = "E0502";
 pub const GRAD_ARGUMENT: &str = "E0503";
 // Export to a model file (anfora-model).
 pub const EXPORT: &str = "E0601";
+// ONNX export (anfora-onnx).
+pub const ONNX_EXPORT: &str = "E0602";

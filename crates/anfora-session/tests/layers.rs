@@ -18,6 +18,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("anfora-monad", 4),
     ("anfora-opt", 4),
     ("anfora-exec", 4),
+    ("anfora-onnx", 4),
+    ("anfora-model", 4),
+    ("anfora-runtime", 5),
     ("anfora-driver", 5),
     ("anfora-session", 6),
     ("anfora-py", 6),
@@ -94,6 +97,30 @@ fn only_the_session_and_the_command_line_use_the_oracle() {
             );
         }
     }
+}
+
+/// The runtime holds the executor and the kernels only: nothing of the parser, inference,
+/// autodiff, the auto-monad, the optimizer or the pipeline, directly or through a dependency.
+#[test]
+fn the_runtime_depends_on_no_compiler_stage() {
+    let manifests = manifests();
+    let mut seen = vec!["anfora-runtime".to_string()];
+    let mut i = 0;
+    while i < seen.len() {
+        for dep in dependencies(&manifests[&seen[i]]) {
+            if !seen.contains(&dep) {
+                seen.push(dep);
+            }
+        }
+        i += 1;
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        ["anfora-exec", "anfora-ir", "anfora-model", "anfora-ops", "anfora-runtime", "anfora-tensor"]
+    );
+    let ruff = manifests.values().filter(|m| m.contains("ruff_python_parser")).count();
+    assert!(ruff > 0 && !seen.iter().any(|c| manifests[c].contains("ruff")));
 }
 
 #[test]
