@@ -583,7 +583,7 @@ impl Reader<'_> {
     }
 
     /// Every call of a primitive has its arguments bound as the compiler binds them: one per
-    /// parameter of its signature (more where it collects `*args`). The executor calls the
+    /// parameter of its signature (more where it collects `*args`, and an effect state). The executor calls the
     /// primitive's implementation with them as they are.
     fn check_primitive_calls(&self) -> Result<(), ModelError> {
         for (id, n) in self.module.nodes.iter() {
@@ -595,7 +595,10 @@ impl Reader<'_> {
             };
             let sig = p.signature();
             let (given, want) = (inputs.len() - 1, sig.params.len());
-            if given != want && !(sig.varargs && given > want) {
+            // The auto-monad stage passes an effectful primitive its state as one more argument.
+            let e = p.effects();
+            let state = usize::from(e.mem || e.io || e.hidden);
+            if !(want..=want + state).contains(&given) && !(sig.varargs && given > want) {
                 return Err(ModelError::node(
                     id.index() as u32,
                     format!(

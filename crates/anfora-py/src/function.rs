@@ -214,7 +214,19 @@ impl JitFunction {
         let names = (names.unwrap_or_default().iter())
             .map(|(n, p)| (p.inner.key(), n.clone()))
             .collect();
-        crate::model::export_entry(&e, &path, &names)
+        crate::model::export_entry(&e, &path, crate::model::Format::Anfora(&names))
+    }
+
+    /// Compiles for `args` and writes ONNX (`anfora.export(..., file_format="onnx")`).
+    #[pyo3(signature = (path, *args))]
+    fn _export_onnx<'py>(
+        &self,
+        py: Python<'py>,
+        path: std::path::PathBuf,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<usize> {
+        let e = self.entry(py, &self.source.call_args(py, args, None)?)?;
+        crate::model::export_entry(&e, &path, crate::model::Format::Onnx)
     }
 
     /// How many signatures are compiled.

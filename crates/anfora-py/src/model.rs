@@ -16,12 +16,15 @@ use anfora_tensor::Tensor as RTensor;
 use crate::compiler::{CompileError, Entry, with_compiler};
 use crate::tensor::{Parameter, Tensor, py_error, to_tensor};
 
+/// The formats a compiled entry exports to.
+pub(crate) enum Format<'a> {
+    /// anfora's model file; `names` name Parameters by ref key.
+    Anfora(&'a std::collections::HashMap<u64, String>),
+    Onnx,
+}
+
 /// Writes the model file of a compiled entry to `path`; returns its size.
-pub(crate) fn export_entry(
-    entry: &Entry,
-    path: &PathBuf,
-    names: &std::collections::HashMap<u64, String>,
-) -> PyResult<usize> {
+pub(crate) fn export_entry(entry: &Entry, path: &PathBuf, format: Format) -> PyResult<usize> {
     let bytes = with_compiler(|c| {
         let Some(module) = c.module(entry.generation) else {
             return Err(CompileError::new_err(
@@ -29,17 +32,18 @@ pub(crate) fn export_entry(
             ));
         };
         let producer = concat!("anfora ", env!("CARGO_PKG_VERSION"));
-        anfora_model::write_model(
-            module,
-            entry.compiled.graph,
-            &entry.compiled.abstracts,
-            producer,
-            names,
-        )
-        .map_err(|e| {
-            let d = anfora_ir::diag::Diagnostic::error(anfora_ir::codes::EXPORT, e.message, e.span);
-            CompileError::new_err(anfora_ir::diag::render_all(&[d], &module.sources))
-        })
+        let (graph, abstracts) = (entry.compiled.graph, &entry.compiled.abstracts);
+        let written = match format {
+            Format::Anfora(names) => {
+                anfora_model::write_model(module, graph, abstracts, producer, names).map_err(|e| {
+                    anfora_ir::diag::Diagnostic::error(anfora_ir::codes::EXPORT, e.message, e.span)
+                })
+            }
+            Format::Onnx => anfora_onnx::export(module, graph, abstracts, &Default::default())
+                .map_err(|e| e.diagnostic()),
+        };
+        written
+            .map_err(|d| CompileError::new_err(anfora_ir::diag::render_all(&[d], &module.sources)))
     })?;
     std::fs::write(path, &bytes)
         .map_err(|e| PyIOError::new_err(format!("cannot write {}: {e}", path.display())))?;

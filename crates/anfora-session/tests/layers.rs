@@ -117,9 +117,19 @@ fn the_runtime_depends_on_no_compiler_stage() {
     seen.sort();
     assert_eq!(
         seen,
-        ["anfora-exec", "anfora-ir", "anfora-model", "anfora-ops", "anfora-runtime", "anfora-tensor"]
+        [
+            "anfora-exec",
+            "anfora-ir",
+            "anfora-model",
+            "anfora-ops",
+            "anfora-runtime",
+            "anfora-tensor"
+        ]
     );
-    let ruff = manifests.values().filter(|m| m.contains("ruff_python_parser")).count();
+    let ruff = manifests
+        .values()
+        .filter(|m| m.contains("ruff_python_parser"))
+        .count();
     assert!(ruff > 0 && !seen.iter().any(|c| manifests[c].contains("ruff")));
 }
 
