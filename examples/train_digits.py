@@ -2,7 +2,11 @@
 with anfora: an MLP and a LeNet-style CNN (convolutions and max pooling). Each
 training step (forward, loss, gradient and optimizer update) is one compiled call.
 
-    python examples/train_digits.py [--epochs N] [--model mlp|lenet|both] [--seed S]
+    python examples/train_digits.py [--epochs N] [--model mlp|lenet|both] [--seed S] [--export DIR]
+
+With --export, each trained model is also written as a model file (DIR/NAME.anfora, for
+`anfora run-model`, `anfora.load` and the C runtime's examples/c/classify_digits), with the
+test images and labels as .npy files beside it.
 """
 
 import argparse
@@ -88,6 +92,18 @@ def train(name, net, data, epochs, batch, seed):
     return acc
 
 
+def export(name, net, x_test, y_test, directory):
+    """Writes the model (taking the whole test set as one batch) and the test set."""
+    import os
+
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"{name}.anfora")
+    size = anfora.export(net, anfora.TensorSpec(x_test.shape), file_name=path)
+    np.save(os.path.join(directory, f"{name}_images.npy"), x_test)
+    np.save(os.path.join(directory, f"{name}_labels.npy"), y_test)
+    print(f"{name}: exported to {path} ({size} bytes)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=15)
@@ -96,6 +112,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-accuracy", type=float, default=0.95,
                         help="exit with status 1 if a model ends below this test accuracy")
+    parser.add_argument("--export", metavar="DIR",
+                        help="write each trained model and the test set to DIR")
     args = parser.parse_args(argv)
     data = load_digits(args.seed)
     models = ["mlp", "lenet"] if args.model == "both" else [args.model]
@@ -109,6 +127,8 @@ def main(argv=None):
             model_data = data
         acc = train(name, net, model_data, args.epochs, args.batch, args.seed)
         ok &= acc >= args.min_accuracy
+        if args.export:
+            export(name, net, *model_data[1], args.export)
     return 0 if ok else 1
 
 
