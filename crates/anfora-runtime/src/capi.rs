@@ -212,7 +212,7 @@ fn out_ptr<T>(out: *mut T, what: &str) -> Result<(), Status> {
 pub unsafe extern "C" fn anfora_model_load(
     path: *const c_char,
     out: *mut *mut AnforaModel,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         out_ptr(out, "out")?;
         // SAFETY: per the contract above.
@@ -233,7 +233,7 @@ pub unsafe extern "C" fn anfora_model_load_from_buffer(
     data: *const c_void,
     len: usize,
     out: *mut *mut AnforaModel,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         out_ptr(out, "out")?;
         if data.is_null() && len > 0 {
@@ -328,7 +328,7 @@ pub unsafe extern "C" fn anfora_model_input_info(
     model: *const AnforaModel,
     i: usize,
     out: *mut AnforaTensorInfo,
-) -> Status {
+) -> *mut AnforaStatus {
     // SAFETY: per the contract above.
     guard(|| describe(&unsafe { model_ref(model)? }.inputs, i, out, "input"))
 }
@@ -342,7 +342,7 @@ pub unsafe extern "C" fn anfora_model_output_info(
     model: *const AnforaModel,
     i: usize,
     out: *mut AnforaTensorInfo,
-) -> Status {
+) -> *mut AnforaStatus {
     // SAFETY: per the contract above.
     guard(|| describe(&unsafe { model_ref(model)? }.outputs, i, out, "output"))
 }
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn anfora_model_parameter_info(
     model: *const AnforaModel,
     i: usize,
     out: *mut AnforaTensorInfo,
-) -> Status {
+) -> *mut AnforaStatus {
     // SAFETY: per the contract above.
     guard(|| {
         describe(
@@ -461,7 +461,7 @@ pub unsafe extern "C" fn anfora_model_run(
     n_inputs: usize,
     outputs: *mut AnforaBuffer,
     n_outputs: usize,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let m = unsafe { model_ref(model)? };
@@ -500,7 +500,7 @@ pub unsafe extern "C" fn anfora_model_run_alloc(
     n_inputs: usize,
     outputs: *mut *mut AnforaTensor,
     n_outputs: usize,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let m = unsafe { model_ref(model)? };
@@ -515,7 +515,10 @@ pub unsafe extern "C" fn anfora_model_run_alloc(
         let results = m.model.run(&tensors).map_err(from_error)?;
         for (i, t) in results.into_iter().enumerate() {
             let shape = t.shape().iter().map(|&d| d as i64).collect();
-            let t = Box::into_raw(Box::new(AnforaTensor { tensor: t, shape }));
+            // Gathered here, where an allocation failure is a status: `anfora_tensor_data`
+            // then only borrows.
+            let tensor = t.contiguous();
+            let t = Box::into_raw(Box::new(AnforaTensor { tensor, shape }));
             // SAFETY: `outputs` has room for `n_outputs` pointers.
             unsafe { *outputs.add(i) = t };
         }
@@ -523,6 +526,8 @@ pub unsafe extern "C" fn anfora_model_run_alloc(
     })
 }
 
+/// Frees a tensor from `anfora_model_run_alloc` (NULL is ignored).
+///
 /// # Safety
 /// `t` is a live tensor from `anfora_model_run_alloc`, or NULL.
 #[unsafe(no_mangle)]
@@ -533,6 +538,8 @@ pub unsafe extern "C" fn anfora_tensor_free(t: *mut AnforaTensor) {
     }
 }
 
+/// The tensor's element type.
+///
 /// # Safety
 /// `t` is a live tensor.
 #[unsafe(no_mangle)]
@@ -541,6 +548,8 @@ pub unsafe extern "C" fn anfora_tensor_dtype(t: *const AnforaTensor) -> AnforaDT
     c_dtype(unsafe { &*t }.tensor.dtype())
 }
 
+/// The number of dimensions (0 for a scalar).
+///
 /// # Safety
 /// `t` is a live tensor.
 #[unsafe(no_mangle)]
@@ -599,7 +608,7 @@ pub unsafe extern "C" fn anfora_model_get_parameter(
     name: *const c_char,
     data: *mut c_void,
     byte_size: usize,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let (m, name) = unsafe { (model_ref(model)?, c_str(name, "name")?) };
@@ -629,7 +638,7 @@ pub unsafe extern "C" fn anfora_model_set_parameter(
     name: *const c_char,
     data: *const c_void,
     byte_size: usize,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let (m, name) = unsafe { (model_ref(model)?, c_str(name, "name")?) };
@@ -659,7 +668,7 @@ pub unsafe extern "C" fn anfora_model_set_parameter(
 pub unsafe extern "C" fn anfora_model_save(
     model: *const AnforaModel,
     path: *const c_char,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let (m, path) = unsafe { (model_ref(model)?, c_str(path, "path")?) };
@@ -694,6 +703,8 @@ pub unsafe extern "C" fn anfora_status_message(s: *const AnforaStatus) -> *const
     unsafe { s.as_ref() }.map_or(c"".as_ptr(), |s| s.message.as_ptr())
 }
 
+/// Frees a status (NULL is ignored).
+///
 /// # Safety
 /// `s` is a status from this library, or NULL.
 #[unsafe(no_mangle)]
