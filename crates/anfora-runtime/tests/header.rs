@@ -29,10 +29,7 @@ fn header_is_current() {
             .lines()
             .zip(generated.lines())
             .position(|(a, b)| a != b)
-            .map_or_else(
-                || current.lines().count().min(generated.lines().count()),
-                |i| i,
-            )
+            .unwrap_or_else(|| current.lines().count().min(generated.lines().count()))
             + 1;
         panic!(
             "{} is not what cbindgen generates from src/capi.rs (first difference at line \
