@@ -121,6 +121,11 @@ def mlp(x):
 
 def classify(x):
     return x[:, 0:10] * 2.0
+
+
+def checked(x):
+    assert ops.max(x) <= 100.0, "too big"
+    return x * 2.0
 "#;
 
 /// A training step: linear regression by SGD on two Parameters.
@@ -265,7 +270,13 @@ fn build_fixture() -> Option<Fixture> {
     std::fs::write(&train, TRAIN).unwrap();
     let (x, y) = train_data();
     let digits_example = list_text(&vec![0.0; 4 * 64], 64);
-    let exports: [(&Path, &str, &str, Vec<String>); 5] = [
+    let exports: [(&Path, &str, &str, Vec<String>); 6] = [
+        (
+            &models,
+            "checked",
+            "checked.anfora",
+            vec!["[1.0, 2.0]".into()],
+        ),
         (&models, "fib", "fib.anfora", vec!["[10.0]".into()]),
         (
             &models,
@@ -532,6 +543,22 @@ fn run_model_reports_bad_inputs() {
     );
     let o = f.program("run_model").output().unwrap();
     assert_eq!(o.status.code(), Some(2));
+    // The program raises: its traceback.
+    let big = dir.join("big.npy");
+    write_npy(&big, &f32s(&[1.0, 500.0], &[2]));
+    let o = f
+        .program("run_model")
+        .arg(f.path("checked.anfora"))
+        .arg(&big)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("AssertionError: too big"), "{err}");
+    assert!(
+        err.contains("line 3, in checked") || err.contains("in checked"),
+        "{err}"
+    );
     // Without -o, the outputs go beside the first input.
     run_ok(f.program("run_model").arg(f.path("mlp.anfora")).arg(&good));
     assert_eq!(read_npy(&dir.join("out0.npy")).shape(), &[2, 3]);
@@ -677,6 +704,7 @@ fn c_api_error_paths_and_threads() {
             .arg(f.path("mlp.anfora"))
             .arg(&truncated)
             .arg(f.path("train.anfora"))
+            .arg(f.path("checked.anfora"))
             .arg(&scratch),
     );
     let out = text(&o.stdout);
@@ -688,7 +716,7 @@ fn c_api_error_paths_and_threads() {
         .nth(2)
         .and_then(|n| n.parse().ok())
         .unwrap();
-    assert!(count >= 90, "{out}");
+    assert!(count >= 94, "{out}");
 }
 
 #[test]

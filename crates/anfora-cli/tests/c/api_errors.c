@@ -1,11 +1,12 @@
 /*
  * The C API's error paths and threads, run by tests/c_api.rs:
  *
- *     api_errors MLP_MODEL TRUNCATED_MODEL TRAIN_MODEL SCRATCH_DIR
+ *     api_errors MLP_MODEL TRUNCATED_MODEL TRAIN_MODEL CHECKED_MODEL SCRATCH_DIR
  *
  * MLP_MODEL takes one float32 [2, 4] input and returns float32 [2, 3]; TRUNCATED_MODEL is a
  * model file cut short; TRAIN_MODEL is a training step with float32 Parameters "W" [4, 1]
- * and "b" [1]. Every check prints a line on failure; the last line is
+ * and "b" [1]; CHECKED_MODEL doubles a float32 [2] that it asserts is at most 100 ("too
+ * big"). Every check prints a line on failure; the last line is
  * `api_errors: N checks passed` when all pass (exit status 0), else the count that failed.
  */
 #include <pthread.h>
@@ -84,11 +85,14 @@ static void *work(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: api_errors MLP_MODEL TRUNCATED_MODEL TRAIN_MODEL SCRATCH_DIR\n");
+    if (argc != 6) {
+        fprintf(stderr,
+                "usage: api_errors MLP_MODEL TRUNCATED_MODEL TRAIN_MODEL CHECKED_MODEL "
+                "SCRATCH_DIR\n");
         return 2;
     }
-    const char *mlp_path = argv[1], *truncated = argv[2], *train_path = argv[3], *dir = argv[4];
+    const char *mlp_path = argv[1], *truncated = argv[2], *train_path = argv[3];
+    const char *checked_path = argv[4], *dir = argv[5];
     /* One kernel thread per calling thread: the calls below never start a pool. */
     anfora_set_num_threads(1);
 
@@ -258,6 +262,21 @@ int main(int argc, char **argv) {
         OK(anfora_model_get_parameter(t, "W", back, sizeof back));
         CHECK(memcmp(back, w_new, sizeof back) == 0);
         anfora_model_free(t);
+    }
+
+    /* A program that raises: ANFORA_RAISED with its traceback; the model runs on afterwards. */
+    AnforaModel *c = NULL;
+    if (OK(anfora_model_load(checked_path, &c))) {
+        int64_t two = 2;
+        float small_values[2] = {1.5f, -3.0f}, big_values[2] = {1.0f, 500.0f}, doubled[2];
+        AnforaBuffer big_in = {ANFORA_FLOAT32, 1, &two, big_values, sizeof big_values};
+        AnforaBuffer small_in = {ANFORA_FLOAT32, 1, &two, small_values, sizeof small_values};
+        AnforaBuffer twice = {ANFORA_FLOAT32, 1, &two, doubled, sizeof doubled};
+        EXPECT(anfora_model_run(c, &big_in, 1, &twice, 1), ANFORA_RAISED,
+               "AssertionError: too big");
+        if (OK(anfora_model_run(c, &small_in, 1, &twice, 1)))
+            CHECK(doubled[0] == 3.0f && doubled[1] == -6.0f);
+        anfora_model_free(c);
     }
 
     if (failures) {
