@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # Installs what anfora's tests need on a fresh Debian machine with Rust 1.95 and Python 3.11:
-# graphviz (the .dot test renders with `dot`) and a virtual environment with numpy and pytest
-# (the CPython oracle of the differential tests), maturin (which builds the Python package),
-# scikit-learn (the digits dataset of the training example), and onnx and onnxruntime (the
-# ONNX export's tests check and run the models they write). Idempotent.
+# graphviz (the .dot test renders with `dot`), gcc and g++ (the C API tests compile the C
+# examples and the C++ wrapper) and a virtual environment with numpy and pytest (the CPython
+# oracle of the differential tests), maturin (which builds the Python package), scikit-learn
+# (the digits dataset of the training example), and onnx and onnxruntime (the ONNX export's
+# tests check and run the models they write). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v dot >/dev/null 2>&1; then
-    echo "setup: installing graphviz"
+MISSING=()
+command -v dot >/dev/null 2>&1 || MISSING+=(graphviz)
+command -v cc >/dev/null 2>&1 || MISSING+=(gcc libc6-dev)
+command -v c++ >/dev/null 2>&1 || MISSING+=(g++)
+if [ "${#MISSING[@]}" -gt 0 ]; then
+    echo "setup: installing ${MISSING[*]}"
     SUDO=""
     if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq graphviz >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${MISSING[@]}" >/dev/null
 fi
 
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import numpy, pytest, sklearn, onnx, onnxruntime" >/dev/null 2>&1 \

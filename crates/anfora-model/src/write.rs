@@ -189,9 +189,7 @@ impl<'a> Writer<'a> {
         let file = match self.files.get(&span.file.0) {
             Some(&f) => f,
             None => {
-                let Some(src) = self.m.sources.get(span.file) else {
-                    return None;
-                };
+                let src = self.m.sources.get(span.file)?;
                 self.sources.push(schema::SourceFile {
                     name: src.name.clone(),
                     text: src.text.to_string(),

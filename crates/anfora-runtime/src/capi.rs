@@ -215,7 +215,7 @@ fn out_ptr<T>(out: *mut T, what: &str) -> Result<(), Status> {
 pub unsafe extern "C" fn anfora_model_load(
     path: *const c_char,
     out: *mut *mut AnforaModel,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         out_ptr(out, "out")?;
         // SAFETY: per the contract above.
@@ -236,7 +236,7 @@ pub unsafe extern "C" fn anfora_model_load_from_buffer(
     data: *const c_void,
     len: usize,
     out: *mut *mut AnforaModel,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         out_ptr(out, "out")?;
         if data.is_null() && len > 0 {
@@ -331,7 +331,7 @@ pub unsafe extern "C" fn anfora_model_input_info(
     model: *const AnforaModel,
     i: usize,
     out: *mut AnforaTensorInfo,
-) -> Status {
+) -> *mut AnforaStatus {
     // SAFETY: per the contract above.
     guard(|| describe(&unsafe { model_ref(model)? }.inputs, i, out, "input"))
 }
@@ -345,7 +345,7 @@ pub unsafe extern "C" fn anfora_model_output_info(
     model: *const AnforaModel,
     i: usize,
     out: *mut AnforaTensorInfo,
-) -> Status {
+) -> *mut AnforaStatus {
     // SAFETY: per the contract above.
     guard(|| describe(&unsafe { model_ref(model)? }.outputs, i, out, "output"))
 }
@@ -359,7 +359,7 @@ pub unsafe extern "C" fn anfora_model_parameter_info(
     model: *const AnforaModel,
     i: usize,
     out: *mut AnforaTensorInfo,
-) -> Status {
+) -> *mut AnforaStatus {
     // SAFETY: per the contract above.
     guard(|| {
         describe(
@@ -464,7 +464,7 @@ pub unsafe extern "C" fn anfora_model_run(
     n_inputs: usize,
     outputs: *mut AnforaBuffer,
     n_outputs: usize,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let m = unsafe { model_ref(model)? };
@@ -503,7 +503,7 @@ pub unsafe extern "C" fn anfora_model_run_alloc(
     n_inputs: usize,
     outputs: *mut *mut AnforaTensor,
     n_outputs: usize,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let m = unsafe { model_ref(model)? };
@@ -518,7 +518,10 @@ pub unsafe extern "C" fn anfora_model_run_alloc(
         let results = m.model.run(&tensors).map_err(from_error)?;
         for (i, t) in results.into_iter().enumerate() {
             let shape = t.shape().iter().map(|&d| d as i64).collect();
-            let t = Box::into_raw(Box::new(AnforaTensor { tensor: t, shape }));
+            // Gathered here, where an allocation failure is a status: `anfora_tensor_data`
+            // then only borrows.
+            let tensor = t.contiguous();
+            let t = Box::into_raw(Box::new(AnforaTensor { tensor, shape }));
             // SAFETY: `outputs` has room for `n_outputs` pointers.
             unsafe { *outputs.add(i) = t };
         }
@@ -526,6 +529,8 @@ pub unsafe extern "C" fn anfora_model_run_alloc(
     })
 }
 
+/// Frees a tensor from `anfora_model_run_alloc` (NULL is ignored).
+///
 /// # Safety
 /// `t` is a live tensor from `anfora_model_run_alloc`, or NULL.
 #[unsafe(no_mangle)]
@@ -536,6 +541,8 @@ pub unsafe extern "C" fn anfora_tensor_free(t: *mut AnforaTensor) {
     }
 }
 
+/// The tensor's element type.
+///
 /// # Safety
 /// `t` is a live tensor.
 #[unsafe(no_mangle)]
@@ -544,6 +551,8 @@ pub unsafe extern "C" fn anfora_tensor_dtype(t: *const AnforaTensor) -> AnforaDT
     c_dtype(unsafe { &*t }.tensor.dtype())
 }
 
+/// The number of dimensions (0 for a scalar).
+///
 /// # Safety
 /// `t` is a live tensor.
 #[unsafe(no_mangle)]
@@ -602,7 +611,7 @@ pub unsafe extern "C" fn anfora_model_get_parameter(
     name: *const c_char,
     data: *mut c_void,
     byte_size: usize,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let (m, name) = unsafe { (model_ref(model)?, c_str(name, "name")?) };
@@ -632,7 +641,7 @@ pub unsafe extern "C" fn anfora_model_set_parameter(
     name: *const c_char,
     data: *const c_void,
     byte_size: usize,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let (m, name) = unsafe { (model_ref(model)?, c_str(name, "name")?) };
@@ -662,7 +671,7 @@ pub unsafe extern "C" fn anfora_model_set_parameter(
 pub unsafe extern "C" fn anfora_model_save(
     model: *const AnforaModel,
     path: *const c_char,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let (m, path) = unsafe { (model_ref(model)?, c_str(path, "path")?) };
@@ -716,6 +725,8 @@ pub unsafe extern "C" fn anfora_status_message(s: *const AnforaStatus) -> *const
     unsafe { s.as_ref() }.map_or(c"".as_ptr(), |s| s.message.as_ptr())
 }
 
+/// Frees a status (NULL is ignored).
+///
 /// # Safety
 /// `s` is a status from this library, or NULL.
 #[unsafe(no_mangle)]
