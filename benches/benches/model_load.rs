@@ -16,8 +16,17 @@ fn lenet_file() -> Vec<u8> {
     let text = std::fs::read_to_string(path).expect("the workload");
     let mut s = Session::load(path, &text, Options::default());
     let x = Tensor::zeros(&[1, 1, 8, 8], anfora_tensor::DType::F32).unwrap();
-    let c = s.compiled("lenet", &[Arg::from(anfora_ops::Value::Tensor(x))]).unwrap();
-    anfora_model::write_model(&s.frontend.module, c.graph, &c.abstracts, "bench", &Default::default()).unwrap()
+    let c = s
+        .compiled("lenet", &[Arg::from(anfora_ops::Value::Tensor(x))])
+        .unwrap();
+    anfora_model::write_model(
+        &s.frontend.module,
+        c.graph,
+        &c.abstracts,
+        "bench",
+        &Default::default(),
+    )
+    .unwrap()
 }
 
 #[divan::bench]
@@ -37,6 +46,11 @@ fn load_validate_plan(b: divan::Bencher) {
 fn run_batch_1(b: divan::Bencher) {
     anfora_runtime::set_num_threads(1);
     let model = Model::from_bytes(&lenet_file(), &LoadOptions::default()).unwrap();
-    let x = Tensor::full(&[1, 1, 8, 8], anfora_tensor::Scalar::Float(0.5), anfora_tensor::DType::F32).unwrap();
+    let x = Tensor::full(
+        &[1, 1, 8, 8],
+        anfora_tensor::Scalar::Float(0.5),
+        anfora_tensor::DType::F32,
+    )
+    .unwrap();
     b.bench(|| model.run(std::slice::from_ref(&x)).unwrap());
 }

@@ -58,6 +58,10 @@ typedef enum AnforaCode {
    * A bug in anfora.
    */
   ANFORA_INTERNAL = 6,
+  /**
+   * A run went past the model's time limit (`anfora_model_set_timeout`).
+   */
+  ANFORA_TIMEOUT = 7,
 } AnforaCode;
 
 /**
@@ -289,6 +293,16 @@ struct AnforaStatus *anfora_model_set_parameter(struct AnforaModel *model,
  * `model` is a live model; `path` a NUL-terminated string.
  */
 struct AnforaStatus *anfora_model_save(const struct AnforaModel *model, const char *path);
+
+/**
+ * Bounds each run of `model` to `milliseconds` (0: no bound); a run past it stops at its
+ * next call or loop iteration with `ANFORA_TIMEOUT`.
+ *
+ * # Safety
+ * `model` is a live model.
+ */
+struct AnforaStatus *anfora_model_set_timeout(const struct AnforaModel *model,
+                                              uint64_t milliseconds);
 
 /**
  * Sets how many threads the kernels of a calling thread use (0: one per core). It applies

@@ -688,7 +688,7 @@ pub unsafe extern "C" fn anfora_model_save(
 pub unsafe extern "C" fn anfora_model_set_timeout(
     model: *const AnforaModel,
     milliseconds: u64,
-) -> Status {
+) -> *mut AnforaStatus {
     guard(|| {
         // SAFETY: per the contract above.
         let m = unsafe { model_ref(model)? };
