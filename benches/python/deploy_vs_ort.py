@@ -3,7 +3,6 @@ examples/train_digits.py at batch 1 and 360, one thread.
 
 - anfora from C: benches/c/time_model (the C API, caller buffers), load + validate + plan and
   the run's median;
-- anfora from Python: `anfora.load(...)(x)`;
 - onnxruntime from Python, on anfora's own ONNX export of the same network (one intra- and
   inter-op thread, sequential execution), session creation and the run's median.
 
@@ -73,19 +72,16 @@ def main():
             line = subprocess.run([time_model, str(model), str(runs)], check=True,
                                   capture_output=True, text=True).stdout
             c = dict(kv.split("=") for kv in line.split())
-            loaded = anfora.load(model)
-            tx = anfora.tensor(x)
-            py = median_us(lambda: loaded(tx), runs)
             ort_load, ort_run = ort_figures(onnx, x, runs)
             rows.append({
                 "model": name, "batch": batch,
-                "anfora_c_us": float(c["run_median_us"]), "anfora_py_us": py, "ort_py_us": ort_run,
+                "anfora_c_us": float(c["run_median_us"]), "ort_py_us": ort_run,
                 "anfora_load_us": float(c["load_us"]), "ort_load_us": ort_load,
             })
-    print(f"{'model':8} {'batch':>5} {'anfora C':>10} {'anfora Py':>10} {'ORT Py':>10} "
+    print(f"{'model':8} {'batch':>5} {'anfora C':>10} {'ORT Py':>10} "
           f"{'ORT/anfora C':>13} {'load anfora':>12} {'load ORT':>10}")
     for r in rows:
-        print(f"{r['model']:8} {r['batch']:5d} {r['anfora_c_us']:10.1f} {r['anfora_py_us']:10.1f} "
+        print(f"{r['model']:8} {r['batch']:5d} {r['anfora_c_us']:10.1f} "
               f"{r['ort_py_us']:10.1f} {r['ort_py_us'] / r['anfora_c_us']:13.2f} "
               f"{r['anfora_load_us']:12.1f} {r['ort_load_us']:10.1f}")
     (out / "results.json").write_text(json.dumps(rows, indent=1))

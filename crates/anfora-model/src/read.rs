@@ -598,7 +598,8 @@ impl Reader<'_> {
             // The auto-monad stage passes an effectful primitive its state as one more argument.
             let e = p.effects();
             let state = usize::from(e.mem || e.io || e.hidden);
-            if !(want..=want + state).contains(&given) && !(sig.varargs && given > want) {
+            let fits = (want..=want + state).contains(&given) || (sig.varargs && given > want);
+            if !fits {
                 return Err(ModelError::node(
                     id.index() as u32,
                     format!(
