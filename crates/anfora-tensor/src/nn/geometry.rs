@@ -42,7 +42,7 @@ impl Default for Conv2dSpec {
 
 /// A convolution's sizes, checked: `x` is (N, C, H, W) (N = 1 for an unbatched input), the
 /// weight (O, C/groups, KH, KW), the output (N, O, OH, OW).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Conv {
     pub(super) batched: bool,
     pub(super) n: usize,

@@ -61,9 +61,137 @@ fn im2col_avx512(x: &[f32], g: &Conv, cols: &mut [f32]) {
     im2col_with::<f32, VectorRuns>(x, g, cols);
 }
 
+/// One tap of [`im2col_tiny_avx512`]: for each output lane, the plane element it reads, and
+/// the lanes that read inside the plane.
+#[cfg(target_arch = "x86_64")]
+type TinyTap = ([i32; 16], u16);
+
+#[cfg(target_arch = "x86_64")]
+thread_local! {
+    /// The taps of the last geometry [`im2col_tiny_avx512`] ran (it runs once per sample with
+    /// the same one).
+    static TINY_TAPS: std::cell::RefCell<(Option<Conv>, Vec<TinyTap>)> =
+        const { std::cell::RefCell::new((None, Vec::new())) };
+}
+
+#[cfg(target_arch = "x86_64")]
+fn tiny_taps(g: &Conv) -> Vec<TinyTap> {
+    let mut taps = Vec::with_capacity(g.kh * g.kw);
+    for ki in 0..g.kh {
+        let yoff = (ki * g.dh) as isize - g.pt as isize;
+        for kj in 0..g.kw {
+            let xoff = (kj * g.dw) as isize - g.pl as isize;
+            let (mut index, mut mask) = ([0i32; 16], 0u16);
+            for oy in 0..g.oh {
+                for ox in 0..g.ow {
+                    let (iy, ix) = ((oy * g.sh) as isize + yoff, (ox * g.sw) as isize + xoff);
+                    if (0..g.h as isize).contains(&iy) && (0..g.w as isize).contains(&ix) {
+                        let lane = oy * g.ow + ox;
+                        index[lane] = (iy * g.w as isize + ix) as i32;
+                        mask |= 1 << lane;
+                    }
+                }
+            }
+            taps.push((index, mask));
+        }
+    }
+    taps
+}
+
+/// [`im2col`] where a whole input plane and a whole output map fit in one 16-lane vector (the
+/// digits LeNet's second convolution, 4×4 to 4×4): each tap's row is the plane permuted, the
+/// lanes that read padding zeroed: one permute and one store per (channel, tap), with the
+/// taps' index vectors computed once per geometry. Any strides; bit for bit the general path.
+#[cfg(target_arch = "x86_64")]
+fn im2col_tiny(x: &[f32], g: &Conv, cols: &mut [f32]) {
+    TINY_TAPS.with_borrow_mut(|(geometry, taps)| {
+        if *geometry != Some(*g) {
+            *taps = tiny_taps(g);
+            *geometry = Some(*g);
+        }
+        // SAFETY: the caller checked the machine has AVX-512F.
+        unsafe { permute_planes(x, g, cols, taps) }
+    });
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn permute_planes(x: &[f32], g: &Conv, cols: &mut [f32], taps: &[TinyTap]) {
+    use std::arch::x86_64::{
+        _mm512_loadu_si512, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps,
+        _mm512_maskz_permutexvar_ps,
+    };
+    let lanes = |n: usize| ((1u32 << n) - 1) as u16;
+    let (plane_lanes, map_lanes) = (lanes(g.hw()), lanes(g.ohw()));
+    let mut rows = cols.chunks_exact_mut(g.ohw());
+    for plane in x.chunks_exact(g.hw()).take(g.cg) {
+        // SAFETY: the plane holds `hw` <= 16 elements, the masked lanes.
+        let v = unsafe { _mm512_maskz_loadu_ps(plane_lanes, plane.as_ptr()) };
+        for (index, mask) in taps {
+            let dst = rows.next().expect("one row per (c, ki, kj)");
+            // SAFETY: `index` is one 512-bit vector; the row holds `ohw` <= 16 elements, the
+            // masked lanes.
+            unsafe {
+                let index = _mm512_loadu_si512(index.as_ptr().cast());
+                let row = _mm512_maskz_permutexvar_ps(*mask, index, v);
+                _mm512_mask_storeu_ps(dst.as_mut_ptr(), map_lanes, row);
+            }
+        }
+    }
+}
+
+/// [`im2col`] of a stride-1 convolution at most 16 outputs wide (the digits LeNet's 8×8 and
+/// 4×4 maps, where a run per output row cost more than the copy): each output row of a tap is
+/// one masked load, whose lanes outside the image read nothing and give zeros, and one store;
+/// the tap's mask is computed once. The same values as the general path, bit for bit.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn im2col_narrow_avx512(x: &[f32], g: &Conv, cols: &mut [f32]) {
+    use std::arch::x86_64::{__mmask16, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps};
+    let lanes = |from: usize, to: usize| -> __mmask16 {
+        (((1u32 << to) - 1) & !((1u32 << from) - 1)) as __mmask16
+    };
+    let store = lanes(0, g.ow);
+    let mut rows = cols.chunks_exact_mut(g.ohw());
+    for plane in x.chunks_exact(g.hw()).take(g.cg) {
+        for ki in 0..g.kh {
+            let yoff = (ki * g.dh) as isize - g.pt as isize;
+            let (oy0, oy1) = valid_range(g.oh, g.sh, yoff, g.h);
+            for kj in 0..g.kw {
+                let xoff = (kj * g.dw) as isize - g.pl as isize;
+                let (ox0, ox1) = valid_range(g.ow, g.sw, xoff, g.w);
+                let load = lanes(ox0, ox1);
+                let dst = rows.next().expect("one row per (c, ki, kj)");
+                for (oy, drow) in dst.chunks_exact_mut(g.ow).enumerate() {
+                    let inside = (oy0..oy1).contains(&oy);
+                    let mask = if inside { load } else { 0 };
+                    let iy = (oy * g.sh) as isize + yoff;
+                    // Lane `ox` reads `plane[iy·W + ox + xoff]`, inside the plane for the lanes
+                    // of `mask`; masked-off lanes are neither read nor able to fault.
+                    let src = plane.as_ptr().wrapping_offset(iy * g.w as isize + xoff);
+                    // SAFETY: as above; the store writes the row's `ow` elements.
+                    unsafe {
+                        let v = _mm512_maskz_loadu_ps(mask, src);
+                        _mm512_mask_storeu_ps(drow.as_mut_ptr(), store, v);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Lays the patches of one group of one sample (`x`: C_g × H × W) out as the columns of
 /// `cols` (C_g·KH·KW × OH·OW), zeros where a window reads padding.
 fn im2col<T: Float>(x: &[T], g: &Conv, cols: &mut [T]) {
+    #[cfg(target_arch = "x86_64")]
+    if let (true, Some(x), Some(cols)) = (
+        g.hw() <= 16 && g.ohw() <= 16 && crate::avx512::available(),
+        T::as_f32(x),
+        T::as_f32_mut(cols),
+    ) {
+        im2col_tiny(x, g, cols);
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     if let (true, Some(x), Some(cols)) = (
         g.sw == 1 && crate::avx512::available(),
@@ -71,7 +199,13 @@ fn im2col<T: Float>(x: &[T], g: &Conv, cols: &mut [T]) {
         T::as_f32_mut(cols),
     ) {
         // SAFETY: the machine has AVX-512F.
-        unsafe { im2col_avx512(x, g, cols) };
+        unsafe {
+            if g.ow <= 16 {
+                im2col_narrow_avx512(x, g, cols)
+            } else {
+                im2col_avx512(x, g, cols)
+            }
+        };
         return;
     }
     im2col_with::<T, PlainRuns>(x, g, cols);
@@ -165,5 +299,74 @@ pub(super) fn col2im<T: Float>(cols: &[T], g: &Conv, dx: &mut [T]) {
                 }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::geometry::{Conv2dSpec, Padding2d, conv_geometry};
+
+    /// The vector paths (a plane in one vector, rows at most 16 wide, longer runs) lay out
+    /// exactly the columns of the plain loop, padding, strides and dilation included.
+    #[test]
+    fn every_path_lays_out_the_plain_columns() {
+        let mut cases = 0;
+        for (h, w) in [(4, 4), (8, 8), (3, 5), (2, 7), (16, 1), (5, 20), (1, 16)] {
+            for (k, stride, dilation, padding) in [
+                (3, 1, 1, Padding2d::Same),
+                (3, 1, 1, Padding2d::Valid),
+                (
+                    2,
+                    2,
+                    1,
+                    Padding2d::Explicit {
+                        h: [1, 0],
+                        w: [0, 1],
+                    },
+                ),
+                (
+                    3,
+                    1,
+                    2,
+                    Padding2d::Explicit {
+                        h: [2, 2],
+                        w: [2, 2],
+                    },
+                ),
+                (
+                    1,
+                    1,
+                    1,
+                    Padding2d::Explicit {
+                        h: [1, 1],
+                        w: [1, 1],
+                    },
+                ),
+            ] {
+                let spec = Conv2dSpec {
+                    stride: [stride; 2],
+                    padding,
+                    dilation: [dilation; 2],
+                    groups: 1,
+                };
+                let Ok(g) = conv_geometry("conv2d", &[1, 3, h, w], &[2, 3, k, k], &spec) else {
+                    continue;
+                };
+                let x: Vec<f32> = (0..3 * h * w).map(|i| i as f32 * 0.5 - 7.0).collect();
+                let n = g.cg * g.kh * g.kw * g.ohw();
+                let (mut want, mut got) = (vec![f32::NAN; n], vec![f32::NAN; n]);
+                im2col_with::<f32, PlainRuns>(&x, &g, &mut want);
+                im2col(&x, &g, &mut got);
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&got),
+                    bits(&want),
+                    "{h}x{w} k{k} s{stride} d{dilation} {padding:?}"
+                );
+                cases += 1;
+            }
+        }
+        assert!(cases > 20, "{cases}");
     }
 }
