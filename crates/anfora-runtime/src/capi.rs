@@ -431,7 +431,7 @@ unsafe fn inputs_of(inputs: *const AnforaBuffer, n: usize) -> Result<Vec<Tensor>
 
 /// Copies a tensor into a caller's buffer.
 unsafe fn copy_out(t: &Tensor, b: &mut AnforaBuffer, what: &str) -> Result<(), Status> {
-    let bytes = t.to_le_bytes();
+    let bytes = t.le_bytes();
     if c_dtype(t.dtype()) != b.dtype || bytes.len() != b.byte_size {
         return Err(invalid(format!(
             "{what}: the result is a {} tensor of shape {:?} ({} bytes); the buffer is a {:?} of {} bytes",

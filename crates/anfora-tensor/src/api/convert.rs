@@ -105,9 +105,26 @@ impl Tensor {
     /// The elements in row-major order as little-endian bytes (a bool is one byte, 0 or 1;
     /// float16 and bfloat16 are their 16-bit patterns).
     pub fn to_le_bytes(&self) -> Vec<u8> {
-        fn le<T: Copy, const N: usize>(xs: Option<&[T]>, f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        self.le_bytes().into_owned()
+    }
+
+    /// [`Tensor::to_le_bytes`] without a copy where the machine is little-endian (the
+    /// elements' own memory).
+    pub fn le_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        fn le<T: Copy, const N: usize>(
+            xs: Option<&[T]>,
+            f: impl Fn(T) -> [u8; N],
+        ) -> std::borrow::Cow<'_, [u8]> {
             let xs = xs.expect("a tensor reads as a slice of its dtype");
-            xs.iter().flat_map(|&x| f(x)).collect()
+            if cfg!(target_endian = "little") {
+                // SAFETY: bool, the integers, the floats and u16 are plain bytes in memory
+                // (a bool is 0 or 1), laid out little-endian here.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(xs.as_ptr().cast::<u8>(), std::mem::size_of_val(xs))
+                };
+                return std::borrow::Cow::Borrowed(bytes);
+            }
+            std::borrow::Cow::Owned(xs.iter().flat_map(|&x| f(x)).collect())
         }
         match self.dtype() {
             DType::Bool => le(self.as_bool_slice(), |b| [b as u8]),
@@ -123,7 +140,22 @@ impl Tensor {
     /// writes them. A length that does not match the shape, or a bool byte other than 0 or 1,
     /// is a `ValueError`.
     pub fn from_le_bytes(dtype: DType, shape: &[usize], data: &[u8]) -> Result<Tensor> {
-        fn chunks<const N: usize, T>(data: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+        fn chunks<const N: usize, T: Copy>(data: &[u8], f: impl Fn([u8; N]) -> T) -> Vec<T> {
+            if cfg!(target_endian = "little") {
+                let n = data.len() / N;
+                let mut out: Vec<T> = Vec::with_capacity(n);
+                // SAFETY: T is a number of N bytes (every bit pattern a value), stored
+                // little-endian here; `n · N` bytes are copied into the reserved capacity.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        data.as_ptr(),
+                        out.as_mut_ptr().cast::<u8>(),
+                        n * N,
+                    );
+                    out.set_len(n);
+                }
+                return out;
+            }
             data.chunks_exact(N)
                 .map(|c| f(c.try_into().expect("chunks of N bytes")))
                 .collect()
