@@ -450,6 +450,32 @@ unsafe fn copy_out(t: &Tensor, b: &mut AnforaBuffer, what: &str) -> Result<(), S
     Ok(())
 }
 
+/// Runs `model` on the caller's `n_inputs` input buffers once the caller's room for outputs
+/// (`n_outputs`, `given` in words) is checked; the results in order.
+///
+/// # Safety
+/// As the run functions below.
+unsafe fn run_on(
+    model: *const AnforaModel,
+    inputs: *const AnforaBuffer,
+    n_inputs: usize,
+    no_outputs: bool,
+    n_outputs: usize,
+    given: &str,
+) -> Result<Vec<Tensor>, *mut AnforaStatus> {
+    // SAFETY: the caller's contract.
+    let m = unsafe { model_ref(model)? };
+    if n_outputs != m.outputs.len() || (no_outputs && n_outputs > 0) {
+        return Err(invalid(format!(
+            "the model has {} outputs, {given}",
+            m.outputs.len()
+        )));
+    }
+    // SAFETY: the caller's contract.
+    let tensors = unsafe { inputs_of(inputs, n_inputs)? };
+    m.model.run(&tensors).map_err(from_error)
+}
+
 /// Runs the model: `inputs` are the caller's tensors; the results are written into the
 /// caller's `outputs` buffers, whose dtype and byte size must match
 /// (`anfora_model_output_info`). Several threads may run one model at once.
@@ -466,17 +492,18 @@ pub unsafe extern "C" fn anfora_model_run(
     n_outputs: usize,
 ) -> *mut AnforaStatus {
     guard(|| {
+        let given = format!("{n_outputs} buffers were given");
         // SAFETY: per the contract above.
-        let m = unsafe { model_ref(model)? };
-        if n_outputs != m.outputs.len() || (outputs.is_null() && n_outputs > 0) {
-            return Err(invalid(format!(
-                "the model has {} outputs, {n_outputs} buffers were given",
-                m.outputs.len()
-            )));
-        }
-        // SAFETY: per the contract above.
-        let tensors = unsafe { inputs_of(inputs, n_inputs)? };
-        let results = m.model.run(&tensors).map_err(from_error)?;
+        let results = unsafe {
+            run_on(
+                model,
+                inputs,
+                n_inputs,
+                outputs.is_null(),
+                n_outputs,
+                &given,
+            )?
+        };
         let buffers = match n_outputs {
             0 => &mut [][..],
             // SAFETY: the caller passes `n_outputs` buffers.
@@ -505,17 +532,18 @@ pub unsafe extern "C" fn anfora_model_run_alloc(
     n_outputs: usize,
 ) -> *mut AnforaStatus {
     guard(|| {
+        let given = format!("room for {n_outputs} was given");
         // SAFETY: per the contract above.
-        let m = unsafe { model_ref(model)? };
-        if n_outputs != m.outputs.len() || (outputs.is_null() && n_outputs > 0) {
-            return Err(invalid(format!(
-                "the model has {} outputs, room for {n_outputs} was given",
-                m.outputs.len()
-            )));
-        }
-        // SAFETY: per the contract above.
-        let tensors = unsafe { inputs_of(inputs, n_inputs)? };
-        let results = m.model.run(&tensors).map_err(from_error)?;
+        let results = unsafe {
+            run_on(
+                model,
+                inputs,
+                n_inputs,
+                outputs.is_null(),
+                n_outputs,
+                &given,
+            )?
+        };
         for (i, t) in results.into_iter().enumerate() {
             let shape = t.shape().iter().map(|&d| d as i64).collect();
             // Gathered here, where an allocation failure is a status: `anfora_tensor_data`
