@@ -2,7 +2,7 @@
 //! graphs (control flow, loops, recursion and closures still as graphs, as MindIR keeps
 //! them), the dtype and shape of every tensor node, and the Parameters' values.
 //!
-//! The layout (docs/model-format.md):
+//! The layout (docs/deployment.md, "The model file"):
 //!
 //! ```text
 //! 0     magic "ANFORA\0M" (8 bytes), format version (u32 LE), flags (u32 LE, 0)
