@@ -22,7 +22,7 @@ use anfora_ir::{GraphId, Module, NodeId, Options};
 use anfora_model::types::{InputKind, OutputKind, ScalarKind};
 use anfora_model::{InputSpec, Limits, Loaded, ModelError, OutputSpec, ResultTree, TensorSpec};
 use anfora_ops::value::from_const;
-use anfora_ops::{Abs, Const, ParamRef, Value};
+use anfora_ops::{Abs, ParamRef, Value};
 use anfora_tensor::{DType, Device, Scalar, Tensor};
 
 pub use threads::{num_threads, set_num_threads};
@@ -36,8 +36,12 @@ pub enum Error {
     Io(String),
     /// The caller passed something the model does not take.
     Argument(String),
-    /// The program raised a Python exception: its class and the traceback.
-    Raised { kind: String, traceback: String },
+    /// The program raised a Python exception: its class, its message and the traceback.
+    Raised {
+        kind: String,
+        message: String,
+        traceback: String,
+    },
     /// A tensor or the process's memory budget was exhausted.
     Memory(String),
     /// The program could not be planned: an anfora bug or a model this build cannot run.
@@ -70,12 +74,11 @@ pub struct LoadOptions {
     pub device: Option<Device>,
 }
 
-/// The graphs, which only planning reads.
+/// The graphs and what saving needs: read only once loaded (planning, saving, tracebacks).
 struct Graphs {
     module: Module,
     entry: GraphId,
     abstracts: HashMap<NodeId, Abs>,
-    fixed: Vec<Option<Const>>,
     message: anfora_model::schema::Model,
     constant_blobs: HashMap<u32, Vec<u8>>,
 }
@@ -93,13 +96,9 @@ struct Planned {
 // program goes back to the pool.
 unsafe impl Send for Planned {}
 
-// SAFETY: `Graphs` is only reached through its mutex; its constants are built once, by the
-// loading thread, and are never shared with values outside it (planning converts them).
-unsafe impl Send for Graphs {}
-
 /// A loaded model.
 pub struct Model {
-    graphs: Mutex<Graphs>,
+    graphs: Graphs,
     pool: Mutex<Vec<Planned>>,
     inputs: Vec<InputSpec>,
     outputs: Vec<OutputSpec>,
@@ -134,23 +133,14 @@ impl Model {
     }
 
     fn new(l: Loaded, device: Device, file_len: usize) -> Model {
-        let fixed = l
-            .inputs
-            .iter()
-            .map(|i| match &i.kind {
-                InputKind::Fixed(c) => Some(c.clone()),
-                InputKind::Tensor(_) => None,
-            })
-            .collect();
         Model {
-            graphs: Mutex::new(Graphs {
+            graphs: Graphs {
                 module: l.module,
                 entry: l.entry,
                 abstracts: l.abstracts,
-                fixed,
                 message: l.message,
                 constant_blobs: l.constant_blobs,
-            }),
+            },
             pool: Mutex::new(Vec::new()),
             inputs: l.inputs,
             outputs: l.outputs,
@@ -165,13 +155,14 @@ impl Model {
     }
 
     fn plan(&self) -> Result<Planned, Error> {
-        let g = self.graphs.lock().map_err(poisoned)?;
+        let g = &self.graphs;
         let program = anfora_exec::lower(&g.module, g.entry, &g.abstracts, self.device)
             .map_err(|e| Error::Plan(e.to_string()))?;
-        let fixed = g
-            .fixed
-            .iter()
-            .map(|c| c.as_ref().map(|c| from_const(c, &mut |_| Value::None)))
+        let fixed = (self.inputs.iter())
+            .map(|i| match &i.kind {
+                InputKind::Fixed(c) => Some(from_const(c, &mut |_| Value::None)),
+                InputKind::Tensor(_) => None,
+            })
             .collect();
         Ok(Planned { program, fixed })
     }
@@ -222,9 +213,7 @@ impl Model {
 
     /// The graphs, one line each: name, kind, parameters and nodes (for `anfora inspect`).
     pub fn graph_summary(&self) -> String {
-        let Ok(g) = self.graphs.lock() else {
-            return String::new();
-        };
+        let g = &self.graphs;
         let m = &g.module;
         let mut out = format!(
             "graphs: {} ({} nodes), entry @{}\n",
@@ -278,7 +267,7 @@ impl Model {
 
     /// The model file with the Parameters' current values.
     pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
-        let g = self.graphs.lock().map_err(poisoned)?;
+        let g = &self.graphs;
         let values: Vec<Tensor> = self.parameters.iter().map(ParamRef::get).collect();
         Ok(anfora_model::write::rewrite_parameters(
             &g.message,
@@ -371,15 +360,13 @@ impl Model {
     }
 
     fn raised(&self, e: anfora_ir::RuntimeError) -> Error {
-        let traceback = match self.graphs.lock() {
-            Ok(g) => e.render(&g.module.sources),
-            Err(_) => format!("{}: {}", e.kind, e.message),
-        };
+        let traceback = e.render(&self.graphs.module.sources);
         if e.kind == "MemoryError" {
             return Error::Memory(traceback);
         }
         Error::Raised {
             kind: e.kind,
+            message: e.message,
             traceback,
         }
     }

@@ -98,8 +98,13 @@ fn a_run_past_its_time_limit_stops() {
     let model = Model::from_bytes(&file, &LoadOptions::default()).unwrap();
     model.set_timeout(Some(std::time::Duration::from_millis(50)));
     match model.run(&[input("[1.0]")]).unwrap_err() {
-        Error::Raised { kind, traceback } => {
+        Error::Raised {
+            kind,
+            message,
+            traceback,
+        } => {
             assert_eq!(kind, "TimeoutError");
+            assert_eq!(message, "the run went past its time limit");
             assert!(traceback.contains("spin.py"), "{traceback}");
         }
         e => panic!("{e:?}"),
