@@ -272,15 +272,10 @@ def export(net, *inputs, file_name, file_format="anfora"):
     `anfora run-model` and the C runtime (`libanfora_runtime`) run it. `file_format="onnx"`
     writes ONNX instead (programs without recursion or escaping closures). Returns the
     file's size in bytes."""
-    fmt = str(file_format).lower()
-    if fmt not in ("anfora", "onnx"):
-        raise ValueError(f"file_format must be 'anfora' or 'onnx', not {file_format!r}")
     f = _compiled_of(net)
     args = tuple(_example(v) for v in inputs)
-    if fmt == "onnx":
-        return f._export_onnx(_os.fspath(file_name), *args)
     names = _anfora.parameters_of(net) if isinstance(net, nn.Cell) else None
-    return f._export(_os.fspath(file_name), *args, names=names)
+    return f._export(_os.fspath(file_name), *args, format=str(file_format), names=names)
 
 
 from . import nn  # noqa: E402  (uses grad/value_and_grad above)

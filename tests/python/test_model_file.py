@@ -109,6 +109,26 @@ def test_recursion_and_loops_survive_the_file(tmp_path):
     assert same_bits(a, b) and i == j == 6 and isinstance(i, int)
 
 
+@anfora.jit
+def checked(x):
+    assert ops.sum(x) < 10.0, "too big: sum: over 10"
+    return x * 2.0
+
+
+def test_an_exception_in_a_loaded_model_is_python_s(tmp_path):
+    anfora.export(checked, anfora.tensor([1.0, 2.0]), file_name=tmp_path / "checked.anfora")
+    model = anfora.load(tmp_path / "checked.anfora")
+    assert same_bits(model(anfora.tensor([1.0, 2.0])), anfora.tensor([2.0, 4.0]))
+    with pytest.raises(AssertionError) as raised:
+        model(anfora.tensor([6.0, 7.0]))
+    assert str(raised.value) == "too big: sum: over 10"
+    (note,) = raised.value.__notes__
+    assert "test_model_file.py" in note and "in checked" in note, note
+    assert "\nAssertionError: too big: sum: over 10\n" in note, note
+    line = next(i for i, l in enumerate(open(__file__), 1) if l.startswith("    assert ops.sum(x) < 10.0"))
+    assert note.rstrip().endswith(f"test_model_file.py:{line}:5"), note
+
+
 def test_bad_files_and_inputs_are_refused(tmp_path):
     (tmp_path / "junk.anfora").write_bytes(b"PK\x03\x04 not a model")
     with pytest.raises(ValueError, match="not an anfora model file"):
@@ -136,5 +156,7 @@ def test_onnx_exports_run_in_onnxruntime(tmp_path):
     (got,) = session.run(None, {session.get_inputs()[0].name: x})
     want = np.asarray(net(anfora.tensor(x)))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="the export format must be 'anfora' or 'onnx', not 'tflite'"):
+        anfora.export(net, anfora.tensor(x), file_name=tmp_path / "n.tflite", file_format="tflite")
     with pytest.raises(anfora.CompileError, match="calls itself"):
         anfora.export(fibonacci, anfora.tensor([3.0]), file_name=tmp_path / "f.onnx", file_format="onnx")

@@ -39,8 +39,10 @@ enum Command {
         /// The model file to write.
         #[arg(short, long)]
         output: PathBuf,
-        #[arg(long, value_enum, default_value_t = model::ExportFormat::Anfora)]
-        format: model::ExportFormat,
+        /// `anfora` (the model file `anfora run-model`, `anfora.load` and the C runtime load)
+        /// or `onnx` (programs without recursion or escaping closures).
+        #[arg(long, default_value = "anfora")]
+        format: String,
         /// Example arguments (Python literals; lists become tensors): the model takes
         /// tensors of their dtypes and shapes, and Python numbers are fixed at their values.
         #[arg(allow_hyphen_values = true)]

@@ -2,22 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
+use anfora_driver::ExportFormat;
 use anfora_ir::Options;
-use anfora_ir::diag::{Diagnostic, render_all};
 use anfora_model::types::InputKind;
 use anfora_runtime::{LoadOptions, Model, npy};
 use anfora_session::Session;
 
 use crate::{Exit, emit, failure, parse_args, read_source};
-
-/// The formats `anfora export` writes.
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum ExportFormat {
-    /// anfora's model file, which `anfora run-model`, `anfora.load` and the C runtime load.
-    Anfora,
-    /// ONNX, for programs without recursion or escaping closures.
-    Onnx,
-}
 
 fn usage(message: String) -> Exit {
     Exit(2, format!("error: {message}\n"))
@@ -29,8 +20,9 @@ pub fn export(
     entry: String,
     args: Vec<String>,
     output: PathBuf,
-    format: ExportFormat,
+    format: String,
 ) -> Result<(), Exit> {
+    let format = ExportFormat::parse(&format).map_err(usage)?;
     let text = read_source(&file)?;
     let args = parse_args(&args).map_err(usage)?;
     let mut session = Session::load(&file.display().to_string(), &text, Options::default());
@@ -38,25 +30,8 @@ pub fn export(
         .compiled(&entry, &args)
         .map_err(|f| failure(&session, &f))?;
     let module = &session.frontend.module;
-    let bytes = match format {
-        ExportFormat::Anfora => {
-            let producer = concat!("anfora ", env!("CARGO_PKG_VERSION"));
-            anfora_model::write_model(
-                module,
-                compiled.graph,
-                &compiled.abstracts,
-                producer,
-                &Default::default(),
-            )
-            .map_err(|e| Diagnostic::error(anfora_ir::codes::EXPORT, e.message, e.span))
-        }
-        ExportFormat::Onnx => {
-            return Err(usage(
-                "ONNX export is not built into this command yet".into(),
-            ));
-        }
-    };
-    let bytes = bytes.map_err(|d| Exit(1, render_all(&[d], &module.sources)))?;
+    let bytes = anfora_driver::export(module, &compiled, format, &Default::default())
+        .map_err(|f| failure(&session, &f))?;
     std::fs::write(&output, &bytes).map_err(|e| {
         Exit(
             1,

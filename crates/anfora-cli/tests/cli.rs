@@ -794,3 +794,89 @@ fn memory_exhausted_where_anfora_cannot_unwind_is_a_memory_error_line_not_an_abo
         );
     }
 }
+
+/// `anfora export` writes anfora's model file (which `inspect` and `run-model` read) or ONNX,
+/// and refuses what a format cannot hold at the source line.
+#[test]
+fn export_writes_model_files_and_onnx() {
+    let src = temp(
+        "export.py",
+        "from anfora import ops\n\ndef double(x):\n    return x * 2.0 + 1.0\n\ndef down(n, x):\n    if n <= 0:\n        return x\n    return down(n - 1, x * 2.0)\n\ndef name(s):\n    return s\n",
+    );
+    let dir = src.parent().unwrap();
+    let (model, onnx) = (dir.join("double.anfora"), dir.join("double.onnx"));
+    let (src, model_s, onnx_s) = (
+        src.to_str().unwrap(),
+        model.to_str().unwrap(),
+        onnx.to_str().unwrap(),
+    );
+    let o = anfora(&[
+        "export",
+        src,
+        "--entry",
+        "double",
+        "-o",
+        model_s,
+        "[1.0, 2.0]",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let size = std::fs::metadata(&model).unwrap().len();
+    assert_eq!(stdout(&o), format!("wrote {model_s} ({size} bytes)\n"));
+    let o = anfora(&["inspect", model_s]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("inputs:\n  x: float32[2]\noutputs:\n  output0: float32[2]\n"),
+        "{text}"
+    );
+    assert!(text.contains("entry @double"), "{text}");
+
+    let o = anfora(&[
+        "export",
+        src,
+        "--entry",
+        "double",
+        "--format",
+        "onnx",
+        "-o",
+        onnx_s,
+        "[1.0, 2.0]",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&onnx).unwrap();
+    // A ModelProto starts with its ir_version (field 1, a varint) and names its operators.
+    assert_eq!(bytes[0], 0x08);
+    assert!(bytes.windows(3).any(|w| w == b"Mul") && bytes.windows(3).any(|w| w == b"Add"));
+
+    let o = anfora(&[
+        "export", src, "--entry", "down", "--format", "onnx", "-o", onnx_s, "3", "[1.0]",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("error[E0602]") && err.contains("`down` calls itself"),
+        "{err}"
+    );
+    assert!(
+        err.contains("export.py:9:12") && err.contains("return down(n - 1, x * 2.0)"),
+        "{err}"
+    );
+
+    let o = anfora(&["export", src, "--entry", "name", "-o", model_s, "'text'"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("error[E0601]") && err.contains("the result holds"),
+        "{err}"
+    );
+    assert!(err.contains("export.py:11:10"), "{err}");
+
+    let o = anfora(&[
+        "export", src, "--entry", "double", "--format", "tflite", "-o", model_s, "[1.0]",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: the export format must be 'anfora' or 'onnx', not 'tflite'\n"
+    );
+}

@@ -199,34 +199,25 @@ impl JitFunction {
         })
     }
 
-    /// Compiles for `args` (without running) and writes the model file; returns its size
-    /// (`anfora.export`).
-    /// `names` are `(name, Parameter)` pairs naming Parameters in the file (a Cell's paths).
-    #[pyo3(signature = (path, *args, names=None))]
+    /// Compiles for `args` (without running) and writes it to `path` in `format` (`anfora`
+    /// or `onnx`); returns the file's size (`anfora.export`). `names` are `(name, Parameter)`
+    /// pairs naming Parameters in an anfora model file (a Cell's paths).
+    #[pyo3(signature = (path, *args, format="anfora", names=None))]
     fn _export<'py>(
         &self,
         py: Python<'py>,
         path: std::path::PathBuf,
         args: &Bound<'py, PyTuple>,
+        format: &str,
         names: Option<Vec<(String, PyRef<'py, Parameter>)>>,
     ) -> PyResult<usize> {
+        let format = anfora_driver::ExportFormat::parse(format)
+            .map_err(pyo3::exceptions::PyValueError::new_err)?;
         let e = self.entry(py, &self.source.call_args(py, args, None)?)?;
         let names = (names.unwrap_or_default().iter())
             .map(|(n, p)| (p.inner.key(), n.clone()))
             .collect();
-        crate::model::export_entry(&e, &path, crate::model::Format::Anfora(&names))
-    }
-
-    /// Compiles for `args` and writes ONNX (`anfora.export(..., file_format="onnx")`).
-    #[pyo3(signature = (path, *args))]
-    fn _export_onnx<'py>(
-        &self,
-        py: Python<'py>,
-        path: std::path::PathBuf,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<usize> {
-        let e = self.entry(py, &self.source.call_args(py, args, None)?)?;
-        crate::model::export_entry(&e, &path, crate::model::Format::Onnx)
+        crate::model::export_entry(&e, &path, format, &names)
     }
 
     /// How many signatures are compiled.

@@ -8,6 +8,7 @@ use pyo3::exceptions::{PyIOError, PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
+use anfora_driver::ExportFormat;
 use anfora_model::ResultTree;
 use anfora_model::types::{OutputKind, ScalarKind};
 use anfora_runtime::{Error, LoadOptions, Model};
@@ -16,34 +17,22 @@ use anfora_tensor::Tensor as RTensor;
 use crate::compiler::{CompileError, Entry, with_compiler};
 use crate::tensor::{Parameter, Tensor, py_error, to_tensor};
 
-/// The formats a compiled entry exports to.
-pub(crate) enum Format<'a> {
-    /// anfora's model file; `names` name Parameters by ref key.
-    Anfora(&'a std::collections::HashMap<u64, String>),
-    Onnx,
-}
-
-/// Writes the model file of a compiled entry to `path`; returns its size.
-pub(crate) fn export_entry(entry: &Entry, path: &PathBuf, format: Format) -> PyResult<usize> {
+/// Writes a compiled entry to `path` in `format` (`names`: Parameter names by ref key);
+/// returns the file's size.
+pub(crate) fn export_entry(
+    entry: &Entry,
+    path: &PathBuf,
+    format: ExportFormat,
+    names: &std::collections::HashMap<u64, String>,
+) -> PyResult<usize> {
     let bytes = with_compiler(|c| {
         let Some(module) = c.module(entry.generation) else {
             return Err(CompileError::new_err(
                 "the function was compiled before the compiler was reset; call it again, then export",
             ));
         };
-        let producer = concat!("anfora ", env!("CARGO_PKG_VERSION"));
-        let (graph, abstracts) = (entry.compiled.graph, &entry.compiled.abstracts);
-        let written = match format {
-            Format::Anfora(names) => {
-                anfora_model::write_model(module, graph, abstracts, producer, names).map_err(|e| {
-                    anfora_ir::diag::Diagnostic::error(anfora_ir::codes::EXPORT, e.message, e.span)
-                })
-            }
-            Format::Onnx => anfora_onnx::export(module, graph, abstracts, &Default::default())
-                .map_err(|e| e.diagnostic()),
-        };
-        written
-            .map_err(|d| CompileError::new_err(anfora_ir::diag::render_all(&[d], &module.sources)))
+        anfora_driver::export(module, &entry.compiled, format, names)
+            .map_err(|f| CompileError::new_err(f.render(&module.sources)))
     })?;
     std::fs::write(path, &bytes)
         .map_err(|e| PyIOError::new_err(format!("cannot write {}: {e}", path.display())))?;
@@ -56,11 +45,11 @@ fn runtime_error(e: Error) -> PyErr {
         Error::Io(m) => PyIOError::new_err(m),
         Error::Argument(m) => PyTypeError::new_err(m),
         Error::Memory(m) => PyMemoryError::new_err(m),
-        Error::Raised { kind, traceback } => {
-            let last = traceback.lines().last().unwrap_or_default().to_string();
-            let message = last
-                .split_once(": ")
-                .map_or(last.clone(), |(_, m)| m.to_string());
+        Error::Raised {
+            kind,
+            message,
+            traceback,
+        } => {
             let err = py_error(&kind, message);
             Python::attach(|py| {
                 let _ = err.value(py).call_method1("add_note", (traceback,));
