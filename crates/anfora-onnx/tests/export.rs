@@ -12,8 +12,9 @@ use anfora_ir::Options;
 use anfora_onnx::proto::GraphProto;
 use anfora_onnx::{OnnxError, OnnxOptions, export};
 use anfora_ops::Value;
+use anfora_runtime::npy;
 use anfora_session::{Arg, Session};
-use anfora_tensor::{DType, Tensor};
+use anfora_tensor::Tensor;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -41,99 +42,6 @@ fn program(file: &str) -> String {
             .join(file),
     )
     .unwrap()
-}
-
-// ---- .npy files ------------------------------------------------------------------------------
-
-fn descr(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "|b1",
-        DType::I32 => "<i4",
-        DType::I64 => "<i8",
-        DType::F32 => "<f4",
-        DType::F64 => "<f8",
-        other => panic!("no .npy writer for {other:?}"),
-    }
-}
-
-fn write_npy(path: &Path, t: &Tensor) {
-    let shape: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
-    let shape = match shape.len() {
-        1 => format!("({},)", shape[0]),
-        _ => format!("({})", shape.join(", ")),
-    };
-    let mut header = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
-        descr(t.dtype())
-    );
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    for s in t.to_scalars() {
-        match t.dtype() {
-            DType::Bool => bytes.push(u8::from(s.as_f64() != 0.0)),
-            DType::I32 => bytes.extend_from_slice(&(s.as_f64() as i32).to_le_bytes()),
-            DType::I64 => bytes.extend_from_slice(&(s.as_f64() as i64).to_le_bytes()),
-            DType::F32 => bytes.extend_from_slice(&(s.as_f64() as f32).to_le_bytes()),
-            _ => bytes.extend_from_slice(&s.as_f64().to_le_bytes()),
-        }
-    }
-    std::fs::write(path, bytes).unwrap();
-}
-
-/// (descr, shape, values as f64) of a `.npy` file.
-fn read_npy(path: &Path) -> (String, Vec<usize>, Vec<f64>) {
-    let bytes = std::fs::read(path).unwrap();
-    assert_eq!(&bytes[..6], b"\x93NUMPY");
-    let (len, start) = if bytes[6] == 1 {
-        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
-    } else {
-        (
-            u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize,
-            12,
-        )
-    };
-    let header = std::str::from_utf8(&bytes[start..start + len]).unwrap();
-    let field = |key: &str| {
-        let i = header.find(key).unwrap() + key.len();
-        header[i..].trim_start_matches([':', ' ', '\'']).to_string()
-    };
-    let d = field("'descr'");
-    let d = d[..d.find('\'').unwrap()].to_string();
-    let s = field("'shape'");
-    let s = &s[s.find('(').unwrap() + 1..s.find(')').unwrap()];
-    let shape: Vec<usize> = s
-        .split(',')
-        .map(str::trim)
-        .filter(|x| !x.is_empty())
-        .map(|x| x.parse().unwrap())
-        .collect();
-    let data = &bytes[start + len..];
-    let values = match d.as_str() {
-        "|b1" => data.iter().map(|&b| f64::from(b)).collect(),
-        "<i4" => data
-            .chunks(4)
-            .map(|c| f64::from(i32::from_le_bytes(c.try_into().unwrap())))
-            .collect(),
-        "<i8" => data
-            .chunks(8)
-            .map(|c| i64::from_le_bytes(c.try_into().unwrap()) as f64)
-            .collect(),
-        "<f4" => data
-            .chunks(4)
-            .map(|c| f64::from(f32::from_le_bytes(c.try_into().unwrap())))
-            .collect(),
-        "<f8" => data
-            .chunks(8)
-            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-            .collect(),
-        other => panic!("unexpected dtype {other}"),
-    };
-    (d, shape, values)
 }
 
 // ---- running both ------------------------------------------------------------------------------
@@ -212,7 +120,7 @@ fn check_with(
         assert_eq!(inputs.len(), input_names.len(), "one .npy per model input");
         for (i, (t, name)) in inputs.iter().zip(&input_names).enumerate() {
             let path = dir.join(format!("run{r}_input_{i}.npy"));
-            write_npy(&path, t);
+            std::fs::write(&path, npy::write(t)).unwrap();
             feeds.push(format!("{name}={}", path.display()));
         }
         let out_dir = dir.join(format!("run{r}"));
@@ -243,10 +151,11 @@ fn check_with(
             .unwrap();
         assert_eq!(count, want.len(), "{entry}: number of outputs");
         for (i, w) in want.iter().enumerate() {
-            let (d, shape, got) = read_npy(&out_dir.join(format!("output_{i}.npy")));
-            assert_eq!(d, descr(w.dtype()), "{entry} output {i}: dtype");
-            assert_eq!(shape, w.shape(), "{entry} output {i}: shape");
-            let w = w.to_f64_vec();
+            let bytes = std::fs::read(out_dir.join(format!("output_{i}.npy"))).unwrap();
+            let got = npy::read(&bytes).unwrap();
+            assert_eq!(got.dtype(), w.dtype(), "{entry} output {i}: dtype");
+            assert_eq!(got.shape(), w.shape(), "{entry} output {i}: shape");
+            let (got, w) = (got.to_f64_vec(), w.to_f64_vec());
             for (k, (a, b)) in got.iter().zip(&w).enumerate() {
                 assert!(
                     (a - b).abs() <= 1e-6 * a.abs().max(b.abs()),
