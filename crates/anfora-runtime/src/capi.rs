@@ -451,7 +451,8 @@ unsafe fn copy_out(t: &Tensor, b: &mut AnforaBuffer, what: &str) -> Result<(), S
 }
 
 /// Runs `model` on the caller's `n_inputs` input buffers once the caller's room for outputs
-/// (`n_outputs`, `given` in words) is checked; the results in order.
+/// (`n_outputs`, `given(n_outputs)` in words, built only for the error) is checked; the
+/// results in order.
 ///
 /// # Safety
 /// As the run functions below.
@@ -461,14 +462,15 @@ unsafe fn run_on(
     n_inputs: usize,
     no_outputs: bool,
     n_outputs: usize,
-    given: &str,
+    given: fn(usize) -> String,
 ) -> Result<Vec<Tensor>, *mut AnforaStatus> {
     // SAFETY: the caller's contract.
     let m = unsafe { model_ref(model)? };
     if n_outputs != m.outputs.len() || (no_outputs && n_outputs > 0) {
         return Err(invalid(format!(
-            "the model has {} outputs, {given}",
-            m.outputs.len()
+            "the model has {} outputs, {}",
+            m.outputs.len(),
+            given(n_outputs)
         )));
     }
     // SAFETY: the caller's contract.
@@ -492,18 +494,10 @@ pub unsafe extern "C" fn anfora_model_run(
     n_outputs: usize,
 ) -> *mut AnforaStatus {
     guard(|| {
-        let given = format!("{n_outputs} buffers were given");
+        let given = |n| format!("{n} buffers were given");
         // SAFETY: per the contract above.
-        let results = unsafe {
-            run_on(
-                model,
-                inputs,
-                n_inputs,
-                outputs.is_null(),
-                n_outputs,
-                &given,
-            )?
-        };
+        let results =
+            unsafe { run_on(model, inputs, n_inputs, outputs.is_null(), n_outputs, given)? };
         let buffers = match n_outputs {
             0 => &mut [][..],
             // SAFETY: the caller passes `n_outputs` buffers.
@@ -532,18 +526,10 @@ pub unsafe extern "C" fn anfora_model_run_alloc(
     n_outputs: usize,
 ) -> *mut AnforaStatus {
     guard(|| {
-        let given = format!("room for {n_outputs} was given");
+        let given = |n| format!("room for {n} was given");
         // SAFETY: per the contract above.
-        let results = unsafe {
-            run_on(
-                model,
-                inputs,
-                n_inputs,
-                outputs.is_null(),
-                n_outputs,
-                &given,
-            )?
-        };
+        let results =
+            unsafe { run_on(model, inputs, n_inputs, outputs.is_null(), n_outputs, given)? };
         for (i, t) in results.into_iter().enumerate() {
             let shape = t.shape().iter().map(|&d| d as i64).collect();
             // Gathered here, where an allocation failure is a status: `anfora_tensor_data`
