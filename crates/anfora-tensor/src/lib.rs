@@ -33,6 +33,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+mod advanced;
 mod alloc;
 mod api;
 mod array_ops;
@@ -336,6 +337,15 @@ pub enum IndexItem {
     },
     NewAxis,
     Ellipsis,
+}
+
+/// One item of a numpy subscript, advanced indices included (`x[[0, 2], 1:]`, `x[mask]`).
+#[derive(Clone, Debug)]
+pub enum AdvIndexItem {
+    /// An int, a slice, `None` or `...`.
+    Basic(IndexItem),
+    /// An integer array (any integer dtype) or a boolean mask.
+    Array(Tensor),
 }
 
 /// A nested list literal (`[[1, 2], [3, 4]]`) before it becomes a tensor.

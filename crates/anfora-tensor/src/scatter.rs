@@ -44,7 +44,7 @@ impl ScatterOp {
 }
 
 /// How an update folds into an element when it accumulates: numpy's `add` (ints wrap).
-trait Accumulate: Element {
+pub(crate) trait Accumulate: Element {
     fn accumulate(self, update: Self) -> Self;
 }
 

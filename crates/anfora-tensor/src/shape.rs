@@ -401,7 +401,7 @@ pub(crate) fn index_view_strided(
 }
 
 /// Python's `slice.indices(size)` plus the resulting length: `(start, len, step)`.
-fn slice_indices(
+pub(crate) fn slice_indices(
     start: Option<i64>,
     stop: Option<i64>,
     step: Option<i64>,

@@ -2,7 +2,8 @@
 
 use crate::element::{Element, with_storage};
 use crate::{
-    ErrorKind, IndexItem, Result, SplitSpec, Tensor, TensorError, alloc, array_ops, half, shape,
+    AdvIndexItem, ErrorKind, IndexItem, Result, SplitSpec, Tensor, TensorError, advanced, alloc,
+    array_ops, half, shape,
 };
 
 impl Tensor {
@@ -56,6 +57,49 @@ impl Tensor {
             Element::into_storage(out)
         });
         Ok(Tensor::from_storage(storage, shape.to_vec()))
+    }
+
+    /// numpy indexing, advanced indices included: basic items alone give a view (as
+    /// [`Tensor::index`]), integer arrays and boolean masks a copy (numpy's rules for where the
+    /// broadcast array dimensions go).
+    pub fn index_adv(&self, items: &[AdvIndexItem]) -> Result<Tensor> {
+        if !advanced::is_advanced(items) {
+            let basic: Vec<IndexItem> = items
+                .iter()
+                .map(|i| match i {
+                    AdvIndexItem::Basic(b) => *b,
+                    AdvIndexItem::Array(_) => unreachable!("no arrays"),
+                })
+                .collect();
+            return self.index(&basic);
+        }
+        if self.is_half() {
+            return half::via_f32(&[self], |w| advanced::gather(&w[0], items));
+        }
+        advanced::gather(self, items)
+    }
+
+    /// numpy's `x[items] = value` on a copy of `self`: `value` is broadcast to the selection
+    /// (leading length-1 dimensions dropped) and cast to `self`'s dtype with numpy's unsafe
+    /// cast; the last write to a position wins. The result has `self`'s shape and dtype.
+    pub fn index_assign(&self, items: &[AdvIndexItem], value: &Tensor) -> Result<Tensor> {
+        if self.is_half() {
+            let r = advanced::assign(&self.widen(), items, &value.widen())?;
+            return r.try_cast(self.dtype());
+        }
+        if value.is_half() {
+            return advanced::assign(self, items, &value.widen());
+        }
+        advanced::assign(self, items, value)
+    }
+
+    /// The gradient of [`Tensor::index_adv`]: zeros of `shape` plus `self` added where
+    /// `x[items]` reads (positions read twice accumulate). `self` has the selection's shape.
+    pub fn index_add(&self, shape: &[usize], items: &[AdvIndexItem]) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| advanced::scatter_add(&w[0], shape, items));
+        }
+        advanced::scatter_add(self, shape, items)
     }
 
     /// numpy's `squeeze` (`None`: every axis of length 1).

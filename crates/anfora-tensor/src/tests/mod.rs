@@ -5,6 +5,7 @@ pub(crate) use crate::{
     BinaryOp, DType, ErrorKind, IndexItem, Nested, ReduceOp, Scalar, SplitSpec, Tensor, UnaryOp,
 };
 
+mod advanced;
 mod array;
 mod binary;
 mod construct;
