@@ -23,6 +23,7 @@ pub mod def;
 pub mod emit;
 pub mod family;
 mod ids;
+pub mod indexing;
 pub mod inplace;
 pub mod kernels;
 mod param;

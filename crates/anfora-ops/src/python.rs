@@ -198,7 +198,7 @@ pub fn getitem(obj: &Value, idx: &Value) -> OpResult {
                 },
             }
         }
-        Value::Tensor(t) => tensor(t.index(&tensor_index_items(idx)?)).map(Value::Tensor),
+        Value::Tensor(t) => crate::indexing::tensor_getitem(t, idx),
         _ => Err(type_error(format!(
             "'{}' object is not subscriptable",
             obj.type_name()
@@ -648,6 +648,9 @@ pub(crate) fn tensor_index(t: &TensorAbs, idx: &Abs) -> Rule {
             _ => p,
         })
         .collect();
+    if parts.iter().any(crate::indexing::is_advanced_abs) {
+        return crate::indexing::adv_index_abs(t, &parts);
+    }
     let consumed = parts
         .iter()
         .filter(|p| !matches!(p, Abs::None | Abs::Ellipsis))

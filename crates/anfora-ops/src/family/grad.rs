@@ -377,6 +377,23 @@ fn index_grad(d: &Value, x: &Value, index: &Value) -> OpResult {
     if matches!(d, Value::None) || !x.dtype().is_float() {
         return Ok(Value::None);
     }
+    let adv = crate::indexing::tensor_adv_items(index)?;
+    if adv
+        .iter()
+        .any(|i| matches!(i, anfora_tensor::AdvIndexItem::Array(_)))
+    {
+        // Advanced indices copy: the sensitivity is added back where each element was read
+        // (positions read twice accumulate).
+        let shape = t(x.index_adv(&adv))?.shape().to_vec();
+        let d = sens_tensor(d, &shape, x.dtype())?
+            .ok_or_else(|| type_error("IndexGrad: the sensitivity is not a number"))?;
+        let d = if d.dtype() == x.dtype() {
+            d
+        } else {
+            d.cast(x.dtype())
+        };
+        return Ok(Value::Tensor(t(d.index_add(x.shape(), &adv))?));
+    }
     let items = crate::python::tensor_index_items(index)?;
     let view = t(x.index(&items))?;
     let d = sens_tensor(d, view.shape(), x.dtype())?

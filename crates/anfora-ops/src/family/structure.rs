@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use crate::abs::{Abs, Func, Rule};
 use crate::args::int_arg;
-use crate::def::{Backward, EvalFn, InferFn, PrimDef, never, primitives};
+use crate::def::{Backward, EvalFn, InferFn, PrimDef, Py, never, primitives};
 use crate::emit::{Call, Emit, Grads, int};
+use crate::indexing::{inplace_cast, inplace_cast_abs, setitem, setitem_abs};
 use crate::prim::{Effects, Prim, Refs};
 use crate::pynum::{PyErr, overflow, type_error};
 use crate::python::{
@@ -41,6 +42,23 @@ primitives! {
     /// `obj[index]`.
     GetItem = PrimDef::new("GetItem", "(obj, index)", item_abs, item, Backward::Rule(item_back))
         .tensor_kernel().passing_values().labelled("index");
+    /// `SetItem(obj, index, value)`: the value `obj[index] = value` leaves in `obj`, as a new
+    /// value (the IR is pure). Tensors: numpy's assignment (basic, integer-array and mask
+    /// indices; `value` broadcast and cast unsafely to obj's dtype; the last write wins);
+    /// lists: Python's (slices may change the length); other values raise TypeError.
+    SetItem = PrimDef::new("SetItem", "(obj, index, value)",
+        |_, a| setitem_abs(&a[0], &a[1], &a[2]), |_, a, _| setitem(&a[0], &a[1], &a[2]),
+        Backward::Rule(setitem_back))
+        .tensor_kernel().passing_values().labelled("item assignment")
+        .called(&[Py::Op("setitem")]);
+    /// `InplaceCast(old, new)`: what numpy's in-place `old op= v` leaves in `old`, given
+    /// `new = old op v`: `new` cast to old's dtype (same_kind) when `old` is a tensor (of
+    /// new's shape), else `new` (Python rebinds).
+    InplaceCast = PrimDef::new("InplaceCast", "(old, new)",
+        |_, a| inplace_cast_abs(&a[0], &a[1]), |_, a, _| inplace_cast(&a[0], &a[1]),
+        Backward::Rule(inplace_cast_back))
+        .tensor_kernel().passing_values().labelled("in-place operation")
+        .called(&[Py::Op("inplace_cast")]);
     MakeSlice = PrimDef::new("MakeSlice", "(start, stop, step)", make_slice_abs,
         |_, a, _| make_slice(a), Backward::Zero);
     /// Python truthiness of a condition (one-element tensors allowed): returns a bool.
@@ -154,6 +172,37 @@ fn item(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
 fn unpack_back(_: &mut dyn Emit, c: &Call) -> Option<Grads> {
     let mut g = c.none();
     g[0] = Some(c.d);
+    Some(g)
+}
+
+/// `SetItem(obj, index, value)`: obj's sensitivity is `d` with the assigned positions zeroed,
+/// value's is `d[index]` summed back to value's shape. Where an index repeats, value's
+/// positions that lost to a later write get the sensitivity too (it is exact without
+/// repeated indices). The index gets none.
+fn setitem_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let mut g = c.none();
+    if !(c.need(0) || c.need(2)) {
+        return Some(g);
+    }
+    let d = e.op(Prim::FillZeros, &[c.d, c.out]);
+    if c.need(0) {
+        let zero = int(e, 0);
+        g[0] = Some(e.op(Prim::SetItem, &[d, c.x[1], zero]));
+    }
+    if c.need(2) {
+        let read = e.op(Prim::GetItem, &[d, c.x[1]]);
+        g[2] = Some(e.op(Prim::SumToShape, &[read, c.x[2]]));
+    }
+    Some(g)
+}
+
+/// `InplaceCast(old, new)`: new's sensitivity is `d` in new's dtype; old's value is replaced,
+/// so it gets none.
+fn inplace_cast_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    let mut g = c.none();
+    if c.need(1) {
+        g[1] = Some(e.op(Prim::SumToShape, &[c.d, c.x[1]]));
+    }
     Some(g)
 }
 

@@ -1,2 +1,3 @@
+mod indexing;
 mod rules;
 mod values;
