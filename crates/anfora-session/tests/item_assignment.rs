@@ -1,0 +1,248 @@
+//! `ops.setitem`, `ops.inplace_cast` and advanced indexing reads end to end: the values on both
+//! engines (worked out by hand from numpy's rules), their errors, and gradients against float64
+//! central differences.
+
+use anfora_ir::Options;
+use anfora_ops::Value;
+use anfora_session::{Arg, Engine, Failure, Session, repr};
+use anfora_tensor::Tensor;
+
+const HEADER: &str = "import anfora\nfrom anfora import ops, grad\n\n";
+
+fn session(src: &str, engine: Engine) -> Session {
+    let mut s = Session::load("m.py", src, Options::default());
+    s.engine = engine;
+    s
+}
+
+fn call(s: &mut Session, entry: &str, args: &[Value]) -> Result<Value, String> {
+    let args = args.iter().cloned().map(Arg::from).collect();
+    s.call(entry, args, &mut std::io::sink())
+        .map_err(|f: Failure| s.render(&f))
+}
+
+/// `main(args)` on both engines: the same repr on each, returned.
+fn both(src: &str, args: &[Value]) -> String {
+    let src = format!("{HEADER}{src}");
+    let results: Vec<String> = [Engine::Compiled, Engine::Reference]
+        .into_iter()
+        .map(|e| {
+            let mut s = session(&src, e);
+            match call(&mut s, "main", args) {
+                Ok(v) => repr(&v),
+                Err(e) => e,
+            }
+        })
+        .collect();
+    assert_eq!(results[0], results[1], "the engines disagree\n{src}");
+    results[0].clone()
+}
+
+fn f64s(v: &[f64], shape: &[usize]) -> Value {
+    Value::Tensor(Tensor::from_f64(v.to_vec(), shape).unwrap())
+}
+
+fn x34() -> Value {
+    f64s(&(0..12).map(f64::from).collect::<Vec<_>>(), &[3, 4])
+}
+
+#[test]
+fn setitem_values_on_both_engines() {
+    let src = "def main(x):\n    y = ops.setitem(x, 1, 0.0)\n    y = ops.setitem(y, (0, -1), 7)\n    y = ops.setitem(y, [0, 2], ops.tensor([1.0, 2.0, 3.0, 4.0]))\n    return y\n";
+    assert_eq!(
+        both(src, &[x34()]),
+        "Tensor([[1., 2., 3., 4.],\n        [0., 0., 0., 0.],\n        [1., 2., 3., 4.]])"
+    );
+    // Integer tensors, a mask, and float values truncated.
+    let src = "def main(x):\n    a = ops.cast(x, anfora.int64)\n    a = ops.setitem(a, a > 8, 2.9)\n    return a, x\n";
+    assert_eq!(
+        both(src, &[x34()]),
+        "(Tensor([[0, 1, 2, 3],\n        [4, 5, 6, 7],\n        [8, 2, 2, 2]]), Tensor([[ 0.,  1.,  2.,  3.],\n        [ 4.,  5.,  6.,  7.],\n        [ 8.,  9., 10., 11.]]))"
+    );
+    // Lists are Python's.
+    let src = "def main():\n    xs = [1, 2, 3]\n    return ops.setitem(xs, -1, 9), xs\n";
+    assert_eq!(both(src, &[]), "([1, 2, 9], [1, 2, 3])");
+}
+
+#[test]
+fn advanced_reads_on_both_engines() {
+    let src = "def main(x, i):\n    return x[[2, 0]], x[:, i], x[x > 8.5]\n";
+    let i = Value::Tensor(Tensor::from_i64(vec![3, 3, 0], &[3]).unwrap());
+    assert_eq!(
+        both(src, &[x34(), i]),
+        "(Tensor([[ 8.,  9., 10., 11.],\n        [ 0.,  1.,  2.,  3.]]), Tensor([[ 3.,  3.,  0.],\n        [ 7.,  7.,  4.],\n        [11., 11.,  8.]]), Tensor([ 9., 10., 11.]))"
+    );
+}
+
+#[test]
+fn inplace_cast_on_both_engines() {
+    let src = "def main(x):\n    a = ops.cast(x, anfora.int32)\n    return ops.inplace_cast(a, a + 1), ops.inplace_cast(1, 2.5)\n";
+    let x = f64s(&[1.0, 2.0], &[2]);
+    assert_eq!(both(src, &[x]), "(Tensor([2, 3], dtype=int32), 2.5)");
+}
+
+/// The failure of `main(args)` on each engine (the compiled engine may report it when
+/// compiling, from the arguments' values, where the reference VM raises it).
+fn failures(src: &str, args: &[Value]) -> Vec<String> {
+    let src = format!("{HEADER}{src}");
+    [Engine::Compiled, Engine::Reference]
+        .into_iter()
+        .map(|e| {
+            let mut s = session(&src, e);
+            match call(&mut s, "main", args) {
+                Ok(v) => panic!("{e:?}: expected an error, got {}", repr(&v)),
+                Err(e) => e,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn errors_are_numpys_on_both_engines() {
+    let src = "def main(x, k):\n    return ops.setitem(x, k, 0.0)\n";
+    for out in failures(src, &[x34(), Value::Int(5)]) {
+        assert!(
+            out.contains("index 5 is out of bounds for axis 0 with size 3"),
+            "{out}"
+        );
+    }
+    let src = "def main(x, v):\n    return ops.setitem(x, 0, v)\n";
+    for out in failures(src, &[x34(), f64s(&[1.0, 2.0, 3.0], &[3])]) {
+        assert!(
+            out.contains("could not broadcast input array from shape (3,) into shape (4,)"),
+            "{out}"
+        );
+    }
+    let src = "def main(x):\n    a = ops.cast(x, anfora.int64)\n    return ops.inplace_cast(a, x * 0.5)\n";
+    for out in failures(src, &[x34()]) {
+        assert!(
+            out.contains("Cannot cast ufunc output from dtype('float64') to")
+                && out.contains("dtype('int64') with casting rule 'same_kind'"),
+            "{out}"
+        );
+    }
+    // A run-time index: both engines raise numpy's IndexError.
+    let src = "def main(x, i):\n    return ops.setitem(x, i, 0.0)\n";
+    let i = Value::Tensor(Tensor::from_i64(vec![0, 3], &[2]).unwrap());
+    let outs = failures(src, &[x34(), i]);
+    assert_eq!(outs[0], outs[1]);
+    assert!(
+        outs[0].contains("IndexError: index 3 is out of bounds for axis 0 with size 3"),
+        "{}",
+        outs[0]
+    );
+}
+
+// ---- gradients --------------------------------------------------------------------------------
+
+/// Deterministic float64 values in [-1, 1).
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn random(shape: &[usize], seed: u64) -> Value {
+    let n = shape.iter().product();
+    f64s(&values(n, seed), shape)
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Float(f) => vec![*f],
+        Value::Tensor(t) => t.to_f64_vec(),
+        Value::Tuple(xs) => xs.iter().flat_map(floats).collect(),
+        other => panic!("not numbers: {}", repr(other)),
+    }
+}
+
+/// `grad(f, argnums=all)` at `args` against central differences of `f` in every element, and
+/// the compiled engine against the reference VM.
+fn check(body: &str, args: &[Value]) {
+    let n = args.len();
+    let p = (0..n)
+        .map(|i| format!("a{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let argnums = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    let src = format!(
+        "{HEADER}{body}\n\ndef value({p}):\n    return f({p})\n\ndef gradient({p}):\n    return grad(f, argnums=({argnums},))({p})\n"
+    );
+    let mut compiled = session(&src, Engine::Compiled);
+    let mut reference = session(&src, Engine::Reference);
+    let g = floats(&call(&mut compiled, "gradient", args).unwrap());
+    let r = floats(&call(&mut reference, "gradient", args).unwrap());
+    assert_eq!(g, r, "the engines disagree\n{src}");
+    let h = 1e-6;
+    let mut k = 0;
+    for (i, arg) in args.iter().enumerate() {
+        let Value::Tensor(t) = arg else {
+            panic!("tensor arguments")
+        };
+        let base = t.to_f64_vec();
+        for j in 0..base.len() {
+            let at = |delta: f64| {
+                let mut v = base.clone();
+                v[j] += delta;
+                let mut xs = args.to_vec();
+                xs[i] = Value::Tensor(Tensor::from_f64(v, t.shape()).unwrap());
+                xs
+            };
+            let fp = floats(&call(&mut compiled, "value", &at(h)).unwrap())[0];
+            let fm = floats(&call(&mut compiled, "value", &at(-h)).unwrap())[0];
+            let fd = (fp - fm) / (2.0 * h);
+            assert!(
+                (g[k] - fd).abs() <= 1e-6 * fd.abs().max(1.0),
+                "d/da{i}[{j}]: grad {} vs finite difference {fd}\n{src}",
+                g[k]
+            );
+            k += 1;
+        }
+    }
+    assert_eq!(k, g.len(), "one gradient per element\n{src}");
+}
+
+#[test]
+fn setitem_gradients_of_the_array_and_the_value() {
+    // A broadcast value: its gradient sums over the selection's rows.
+    check(
+        "def f(x, v):\n    y = ops.setitem(x, [0, 2], v)\n    return ops.sum(y * y * ops.tanh(x))",
+        &[random(&[3, 4], 1), random(&[4], 2)],
+    );
+    // Basic indices and a scalar-shaped value.
+    check(
+        "def f(x, v):\n    y = ops.setitem(x * 2.0, (1, -1), v)\n    return ops.sum(ops.tanh(y) * x)",
+        &[random(&[3, 4], 3), random(&[], 4)],
+    );
+    // A mask.
+    check(
+        "def f(x, v):\n    y = ops.setitem(x, x > 0.0, v)\n    return ops.sum(y * y)",
+        &[random(&[2, 3], 5), random(&[], 6)],
+    );
+}
+
+#[test]
+fn advanced_read_gradients_accumulate_repeated_positions() {
+    check(
+        "def f(x):\n    return ops.sum(ops.tanh(x[[0, 0, 2]]) * x[[1, 1, 1]])",
+        &[random(&[3, 2], 7)],
+    );
+    check(
+        "def f(x):\n    return ops.sum(x[x > 0.0] * x[x > 0.0])",
+        &[random(&[2, 3], 8)],
+    );
+}
+
+#[test]
+fn inplace_cast_gradient_is_the_new_values() {
+    check(
+        "def f(x, y):\n    z = ops.inplace_cast(x, x * y)\n    return ops.sum(z * z)",
+        &[random(&[3], 9), random(&[3], 10)],
+    );
+}
