@@ -246,3 +246,24 @@ fn inplace_cast_gradient_is_the_new_values() {
         &[random(&[3], 9), random(&[3], 10)],
     );
 }
+
+#[test]
+fn setitem_gradient_with_repeated_indices_goes_to_the_stored_element() {
+    // v[0] is overwritten by v[2]: its gradient is zero.
+    check(
+        "def f(x, v):\n    y = ops.setitem(x, [0, 2, 0], v)\n    return ops.sum(y * y * ops.tanh(x))",
+        &[random(&[3], 11), random(&[3], 12)],
+    );
+}
+
+#[test]
+fn setitem_second_derivatives() {
+    check(
+        "def h(x, v):\n    y = ops.setitem(x, [0, 2, 0], v)\n    return ops.sum(y * y * y * x)\n\ndef f(x, v):\n    gx, gv = grad(h, argnums=(0, 1))(x, v)\n    return ops.sum(gx * gx) + ops.sum(gv * gv * gv)",
+        &[random(&[3], 13), random(&[3], 14)],
+    );
+    check(
+        "def h(x):\n    return ops.sum(ops.tanh(x[[0, 0, 1]]) * x[x > 0.0])\n\ndef f(x):\n    return ops.sum(grad(h)(x) ** 2)",
+        &[random(&[3], 15)],
+    );
+}

@@ -344,6 +344,29 @@ pub(crate) fn gather(x: &Tensor, items: &[AdvIndexItem]) -> Result<Tensor> {
     Ok(Tensor::from_storage(storage, p.shape))
 }
 
+/// `d[items]` with zeros for the elements of the selection whose position a later element
+/// also selects: each position keeps its value only for the element that writes it last in
+/// `x[items] = v` (the gradient of the assigned value).
+pub(crate) fn last_writes(d: &Tensor, items: &[AdvIndexItem]) -> Result<Tensor> {
+    let p = plan(d.shape(), items)?;
+    let mut seen = vec![false; d.numel()];
+    let mut wins = vec![false; p.offsets.len()];
+    for (i, &o) in p.offsets.iter().enumerate().rev() {
+        if !seen[o] {
+            seen[o] = true;
+            wins[i] = true;
+        }
+    }
+    let storage = with_storage!(d.try_data()?, v => {
+        let mut out = alloc::try_vec(&p.shape)?;
+        out.extend(p.offsets.iter().zip(&wins).map(|(&o, &w)| {
+            if w { v[o] } else { Element::from_bool(false) }
+        }));
+        Element::into_storage(out)
+    });
+    Ok(Tensor::from_storage(storage, p.shape))
+}
+
 /// `value` as numpy assigns it to a selection of `shape`: leading dimensions of length 1
 /// dropped, then broadcast.
 fn fit(value: &Tensor, shape: &[usize]) -> Result<Tensor> {

@@ -78,6 +78,24 @@ primitives! {
         |_, a| index_grad_abs(&a[0], &a[1], &a[2]), |_, a, _| index_grad(&a[0], &a[1], &a[2]),
         first(|e, c| e.op(Prim::GradItem, &[c.d, c.x[2]])))
         .tensor_kernel();
+    /// `SetItemGrad(d, index, value)`: the sensitivity of `value` in `SetItem(obj, index,
+    /// value)` from the output's `d`: `d[index]` where the element was stored (zero where a
+    /// later element of the selection overwrote it), summed back to value's shape.
+    SetItemGrad = PrimDef::new("SetItemGrad", "(d, index, value)",
+        |_, a| Ok(sum_to_shape_abs(&a[0], &a[2])), |_, a, _| setitem_grad(&a[0], &a[1], &a[2]),
+        Backward::Rule(|e, c| {
+            let mut g = c.none();
+            if c.need(0) {
+                // The transpose: the sensitivity broadcast into the selection and stored
+                // where the value was, zeros elsewhere.
+                let none = e.konst(crate::Const::None);
+                let zeros = e.op(Prim::ZerosLike, &[c.x[0], none]);
+                let d = e.op(Prim::FillZeros, &[c.d, c.out]);
+                g[0] = Some(e.op(Prim::SetItem, &[zeros, c.x[1], d]));
+            }
+            Some(g)
+        }))
+        .tensor_kernel();
     /// `GradItem(d, i)`: item `i` of a tuple sensitivity (`None` stays `None`).
     GradItem = PrimDef::new("GradItem", "(d, i)", grad_item_abs, |_, a, _| grad_item(&a[0], &a[1]),
         first(|e, c| e.op(Prim::GradTupleAt, &[c.x[0], c.x[1], c.d])))
@@ -404,6 +422,27 @@ fn index_grad(d: &Value, x: &Value, index: &Value) -> OpResult {
         d.cast(x.dtype())
     };
     Ok(Value::Tensor(t(d.index_scatter(x.shape(), &items))?))
+}
+
+/// `SetItemGrad(d, index, value)`.
+fn setitem_grad(d: &Value, index: &Value, value: &Value) -> OpResult {
+    let Value::Tensor(dt) = d else {
+        return Ok(Value::None);
+    };
+    let items = crate::indexing::tensor_adv_items(index)?;
+    let sel = t(dt.index_last_writes(&items))?;
+    match value {
+        // numpy dropped the value's extra leading length-1 dimensions before broadcasting.
+        Value::Tensor(vt) if vt.dtype().is_float() && vt.ndim() > sel.ndim() => {
+            let mut dims = vt.shape();
+            while dims.len() > sel.ndim() && dims[0] == 1 {
+                dims = &dims[1..];
+            }
+            let r = reduce_to(&sel, dims, vt.dtype())?;
+            Ok(Value::Tensor(crate::args::reshaped(&r, vt.shape())?))
+        }
+        _ => sum_to_shape(&Value::Tensor(sel), value),
+    }
 }
 
 /// `GradTupleAt(t, i, d)`.

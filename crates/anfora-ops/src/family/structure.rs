@@ -176,9 +176,8 @@ fn unpack_back(_: &mut dyn Emit, c: &Call) -> Option<Grads> {
 }
 
 /// `SetItem(obj, index, value)`: obj's sensitivity is `d` with the assigned positions zeroed,
-/// value's is `d[index]` summed back to value's shape. Where an index repeats, value's
-/// positions that lost to a later write get the sensitivity too (it is exact without
-/// repeated indices). The index gets none.
+/// value's is `d[index]` summed back to value's shape (`SetItemGrad`: where an index repeats,
+/// only the element written last, the one stored, gets it). The index gets none.
 fn setitem_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
     let mut g = c.none();
     if !(c.need(0) || c.need(2)) {
@@ -190,8 +189,7 @@ fn setitem_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
         g[0] = Some(e.op(Prim::SetItem, &[d, c.x[1], zero]));
     }
     if c.need(2) {
-        let read = e.op(Prim::GetItem, &[d, c.x[1]]);
-        g[2] = Some(e.op(Prim::SumToShape, &[read, c.x[2]]));
+        g[2] = Some(e.op(Prim::SetItemGrad, &[d, c.x[1], c.x[2]]));
     }
     Some(g)
 }

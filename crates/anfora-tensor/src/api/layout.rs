@@ -102,6 +102,16 @@ impl Tensor {
         advanced::scatter_add(self, shape, items)
     }
 
+    /// The gradient of the value of [`Tensor::index_assign`] before it is summed back to the
+    /// value's shape: `self[items]` (a copy), with zeros for the elements of the selection
+    /// that a later element overwrites (they were not stored).
+    pub fn index_last_writes(&self, items: &[AdvIndexItem]) -> Result<Tensor> {
+        if self.is_half() {
+            return half::via_f32(&[self], |w| advanced::last_writes(&w[0], items));
+        }
+        advanced::last_writes(self, items)
+    }
+
     /// numpy's `squeeze` (`None`: every axis of length 1).
     pub fn squeeze(&self, axes: Option<&[i64]>) -> Result<Tensor> {
         if self.is_half() {

@@ -266,3 +266,18 @@ fn index_add_accumulates_duplicates() {
         ),
     );
 }
+
+#[test]
+fn last_writes_zero_the_overwritten_elements() {
+    let d = f64s1(&[1.0, 2.0, 3.0]);
+    // a[[0, 2, 0]] = v: v[0] is overwritten by v[2].
+    assert_tensor(
+        &d.index_last_writes(&[arr(&[0, 2, 0])]).unwrap(),
+        &f64s1(&[0.0, 3.0, 1.0]),
+    );
+    assert_tensor(
+        &d.index_last_writes(&[AdvIndexItem::Basic(slice(None, None, Some(-1)))])
+            .unwrap(),
+        &f64s1(&[3.0, 2.0, 1.0]),
+    );
+}
