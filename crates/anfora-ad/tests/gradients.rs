@@ -850,3 +850,48 @@ fn custom_primitives_with_a_backward_rule_are_differentiated() {
         }
     }
 }
+
+// ---- mutable state: in-place updates, item assignment, nonlocal, late binding, *args ------
+
+#[test]
+fn in_place_updates_and_item_assignment() {
+    // A buffer filled item by item from the inputs; the overwritten parts get no gradient.
+    check(
+        "def f(x, y):\n    buf = ops.zeros(4, dtype=anfora.float64)\n    for i in range(4):\n        buf[i] = x * i + y * y\n    buf[1] = y\n    buf[2:] *= x\n    return ops.sum(buf * buf)",
+        &[0.7, -1.3],
+    );
+    // Augmented assignment of items, a mask and integer indices, broadcasting of the value.
+    check(
+        "def f(x, y):\n    m = ops.ones((2, 3), dtype=anfora.float64) * x\n    m[0] += y\n    m[:, 1] = m[:, 1] * y\n    m[m > 1.0] -= x * y\n    m[1, ops.tensor([0, 2])] = ops.tensor([1.0, 2.0], dtype=anfora.float64) * y\n    return ops.sum(m * m) + ops.sum(m)",
+        &[0.9, 1.4],
+    );
+    // x += v keeps x's dtype; the value's gradient flows through the cast.
+    check(
+        "def f(x):\n    acc = ops.zeros(3, dtype=anfora.float64)\n    for k in range(3):\n        acc += x ** k\n    acc *= x\n    return ops.sum(acc)",
+        &[1.1],
+    );
+}
+
+#[test]
+fn nonlocal_accumulators_and_late_binding() {
+    check(
+        "def f(x, y):\n    total = 0.0\n    def add(v):\n        nonlocal total\n        total = total + v * x\n    for k in range(3):\n        add(y * k)\n    add(x)\n    return total",
+        &[0.6, -0.8],
+    );
+    check(
+        "def f(x, y):\n    s = x\n    def scaled(v):\n        return v * s\n    a = scaled(y)\n    s = x * x\n    return a + scaled(y)",
+        &[1.2, 0.5],
+    );
+    check(
+        "def f(x):\n    t = 0.0\n    for k in range(4):\n        g = lambda v: v * k + x\n        t = t + g(x)\n    return t",
+        &[0.3],
+    );
+}
+
+#[test]
+fn varargs() {
+    check(
+        "def total(first, *rest, scale=1.0):\n    s = first\n    for r in rest:\n        s = s + r * r\n    return s * scale\n\ndef f(x, y):\n    return total(x, y, x * y) + total(x, x, y, scale=y) + total(y)",
+        &[0.4, 1.5],
+    );
+}

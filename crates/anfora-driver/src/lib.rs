@@ -12,6 +12,7 @@ pub mod export;
 mod grad;
 pub mod key;
 pub mod pipeline;
+mod varargs;
 
 pub use anfora_ops::value::repr;
 pub use dump::{DumpSpec, Dumps, StageView};

@@ -178,7 +178,10 @@ fn grad(w: &mut Work, _: &mut Observer) -> Result<(), Failure> {
 fn infer(w: &mut Work, _: &mut Observer) -> Result<(), Failure> {
     let args = w.args.expect("inference needs the arguments");
     let abstracts = args.iter().map(Arg::abstract_value).collect();
-    let g = w.entry();
+    let entry = w.entry();
+    let g = crate::varargs::flat_entry(&mut w.fe.module, entry, args.len()).ok_or_else(|| {
+        Failure::Usage("a keyword-only parameter without a default needs an argument".into())
+    })?;
     let spec = anfora_infer::infer(&mut w.fe.module, g, abstracts).map_err(Failure::Compile)?;
     w.graph = Some(spec.entry);
     w.spec = Some(spec);

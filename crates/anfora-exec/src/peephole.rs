@@ -48,8 +48,9 @@ pub fn run(unit: &mut crate::Unit) {
                 };
                 let param = moves[k].0;
                 // Other moves read the parameter's old value: it must not change before them.
+                // Nor may another move read the value itself (passed to two parameters).
                 let read_by_others = moves.iter().enumerate().any(|(j, (_, s))| {
-                    j != k && matches!(s, Opnd::Reg(r) | Opnd::Take(r) if *r == param)
+                    j != k && matches!(s, Opnd::Reg(r) | Opnd::Take(r) if *r == param || *r == dst)
                 });
                 if read_by_others {
                     continue;

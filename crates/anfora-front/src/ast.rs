@@ -125,6 +125,8 @@ pub enum ExprKind {
         step: Option<Box<Expr>>,
     },
     Lambda(Rc<FunctionDef>),
+    /// `*x` among a call's arguments: the items of `x`, one argument each.
+    Starred(Box<Expr>),
     /// An unsupported construct that was already diagnosed.
     Invalid,
 }
@@ -133,6 +135,13 @@ pub enum ExprKind {
 pub enum Target {
     Name(Name, Span),
     Tuple(Vec<Target>, Span),
+    /// `object[index]`: numpy's (or a list's) item assignment. `object` is a name or an
+    /// attribute of one (`self.w[i]`).
+    Item {
+        object: Box<Expr>,
+        index: Box<Expr>,
+        span: Span,
+    },
     /// Already diagnosed.
     Invalid(Span),
 }
@@ -140,7 +149,23 @@ pub enum Target {
 impl Target {
     pub fn span(&self) -> Span {
         match self {
-            Target::Name(_, s) | Target::Tuple(_, s) | Target::Invalid(s) => *s,
+            Target::Name(_, s)
+            | Target::Tuple(_, s)
+            | Target::Item { span: s, .. }
+            | Target::Invalid(s) => *s,
+        }
+    }
+
+    /// The variables whose items this target assigns (`x` of `x[i] = v`).
+    pub fn item_roots(&self, f: &mut dyn FnMut(&Name)) {
+        match self {
+            Target::Tuple(items, _) => items.iter().for_each(|t| t.item_roots(f)),
+            Target::Item { object, .. } => {
+                if let Some(n) = crate::ownership::item_root(object) {
+                    f(n);
+                }
+            }
+            Target::Name(..) | Target::Invalid(_) => {}
         }
     }
 
@@ -149,7 +174,7 @@ impl Target {
         match self {
             Target::Name(n, s) => out.push((n.clone(), *s)),
             Target::Tuple(items, _) => items.iter().for_each(|t| t.names(out)),
-            Target::Invalid(_) => {}
+            Target::Item { .. } | Target::Invalid(_) => {}
         }
     }
 }
@@ -158,6 +183,8 @@ impl Target {
 pub enum ParamKind {
     PositionalOnly,
     Normal,
+    /// `*args`: the extra positional arguments, as a tuple.
+    VarPositional,
     KeywordOnly,
 }
 
@@ -205,9 +232,9 @@ pub enum StmtKind {
         targets: Vec<Target>,
         value: Expr,
     },
+    /// `x op= value` or `x[i] op= value` (the target is a name or an item).
     AugAssign {
-        target: Name,
-        target_span: Span,
+        target: Target,
         op: BinOp,
         value: Expr,
     },
@@ -222,6 +249,8 @@ pub enum StmtKind {
     },
     /// `x: T` without a value: declares a local.
     Declare(Name),
+    /// `nonlocal a, b`: the names are variables of an enclosing function.
+    Nonlocal(Vec<(Name, Span)>),
     For {
         target: Target,
         iter: Expr,

@@ -10,6 +10,8 @@
 //! together.
 
 pub mod ast;
+mod flow;
+mod ownership;
 pub use anfora_ir::codes;
 pub mod py_ast;
 mod python_builtins;
@@ -444,6 +446,7 @@ impl Frontend {
         let mut params = Vec::new();
         let mut kwonly = Vec::new();
         let mut posonly = 0;
+        let mut varargs = false;
         for p in &def.params {
             let default = p.default.as_ref().map(|d| match const_eval(d) {
                 Some(c) => c,
@@ -472,11 +475,13 @@ impl Frontend {
                     params.push(param);
                 }
                 ast::ParamKind::Normal => params.push(param),
+                ast::ParamKind::VarPositional => varargs = true,
                 ast::ParamKind::KeywordOnly => kwonly.push(param),
             }
         }
-        let mut sig = anfora_ir::Signature::new(qualname, params, false, kwonly);
+        let mut sig = anfora_ir::Signature::new(qualname, params, varargs, kwonly);
         sig.posonly = posonly;
+        sig.packs = varargs;
         sig
     }
 }

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use anfora_ir::diag::Diagnostic;
-use anfora_ir::{Const, GraphId, NodeId, NodeKind, Prim, Signature, Span};
+use anfora_ir::{ArgSource, Const, GraphId, NodeId, NodeKind, Prim, Signature, Span};
 
 use crate::python_builtins::{cpython_accepts, is_python_builtin};
 use crate::{
@@ -346,7 +346,9 @@ fn bind_call(fe: &mut Frontend, n: NodeId) {
         Some(Const::Prim(p)) if Prim::builtin(&p.signature().name) == Some(*p));
     let sig: Signature = match m.constant(callee) {
         // Every call of a known primitive is bound, so the VM can trust argument counts.
-        Some(Const::Prim(p)) if *p != Prim::CallKw => p.signature().clone(),
+        Some(Const::Prim(p)) if !matches!(*p, Prim::CallKw | Prim::CallStar) => {
+            p.signature().clone()
+        }
         Some(Const::Graph(h)) => match &m.graph(*h).signature {
             Some(s) => s.clone(),
             None => return,
@@ -354,9 +356,27 @@ fn bind_call(fe: &mut Frontend, n: NodeId) {
         _ => return,
     };
     let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-    match sig.bind_args(&positional, &refs, &kw_values, |c| {
-        fe.module.value(c.clone())
-    }) {
+    let owner = m.node(n).owner.expect("a call belongs to a graph");
+    let span = m.node(n).span;
+    let bound = sig.bind(positional.len(), &refs).map(|sources| {
+        sources
+            .into_iter()
+            .map(|s| match s {
+                ArgSource::Positional(i) => positional[i],
+                ArgSource::Keyword(j) => kw_values[j],
+                ArgSource::Default(c) => fe.module.value(c),
+                // `*args`: a tuple, built right before the call.
+                ArgSource::Packed(a, b) => {
+                    let make = fe.module.value(Const::Prim(Prim::MakeTuple));
+                    let inputs = std::iter::once(make).chain(positional[a..b].iter().copied());
+                    let t = fe.module.apply_unordered(owner, inputs.collect(), span);
+                    fe.module.insert_before(owner, t, n);
+                    t
+                }
+            })
+            .collect::<Vec<NodeId>>()
+    });
+    match bound {
         Ok(args) => {
             let bound = std::iter::once(callee).chain(args).collect();
             *fe.module.inputs_mut(n).expect("an Apply node") = bound;

@@ -5,6 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+use anfora_ir::Span;
+
 use crate::ast::*;
 
 /// One place a local name is assigned.
@@ -29,6 +31,11 @@ pub struct ScopeInfo {
     pub lists: Vec<Vec<bool>>,
     /// Nested `def`s in source order.
     pub nested_defs: Vec<Rc<FunctionDef>>,
+    /// The names of `nonlocal` statements, with where each is declared (anywhere in the
+    /// function: Python's rule applies to the whole body).
+    pub nonlocals: Vec<(Name, Span)>,
+    /// Item assignments (`x[i] = v`) by the variable they rebind; they do not make it local.
+    item_sites: Vec<(Name, u32)>,
 }
 
 impl ScopeInfo {
@@ -38,6 +45,14 @@ impl ScopeInfo {
             info.add(&p.name, def.span.start, None);
         }
         info.stmts(&def.body);
+        for (name, at) in std::mem::take(&mut info.item_sites) {
+            if info.locals.contains(&name) {
+                info.sites
+                    .entry(name)
+                    .or_default()
+                    .push(Site { at, def: None });
+            }
+        }
         info
     }
 
@@ -55,6 +70,7 @@ impl ScopeInfo {
         for (n, _) in names {
             self.add(&n, start, None);
         }
+        t.item_roots(&mut |n| self.item_sites.push((n.clone(), start)));
     }
 
     fn stmts(&mut self, body: &[Stmt]) {
@@ -82,9 +98,12 @@ impl ScopeInfo {
                         self.target(t, s.span.end);
                     }
                 }
-                StmtKind::AugAssign { target, .. } => self.add(target, s.span.end, None),
+                StmtKind::AugAssign { target, .. } => self.target(target, s.span.end),
                 StmtKind::Declare(n) => {
                     self.locals.insert(n.clone());
+                }
+                StmtKind::Nonlocal(names) => {
+                    self.nonlocals.extend(names.iter().cloned());
                 }
                 StmtKind::For { target, body, .. } => {
                     self.loops.push((s.span.start, s.span.end));
@@ -133,6 +152,25 @@ impl ScopeInfo {
         sites.iter().all(|site| {
             site.at <= child && !loops.iter().any(|(s, e)| *s <= site.at && site.at < *e)
         })
+    }
+
+    /// The assignments of `name` that may run after a nested function starting at `child`
+    /// is created (those [`ScopeInfo::capture_is_exact`] rules out).
+    pub fn later_sites(&self, name: &Name, child: u32) -> impl Iterator<Item = u32> + '_ {
+        let loops: Vec<(u32, u32)> = self
+            .loops
+            .iter()
+            .filter(|(s, e)| *s <= child && child < *e)
+            .copied()
+            .collect();
+        self.sites
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(move |site| {
+                site.at > child || loops.iter().any(|(s, e)| *s <= site.at && site.at < *e)
+            })
+            .map(|site| site.at)
     }
 
     /// The `def` that is the only binding of `name`, if any.

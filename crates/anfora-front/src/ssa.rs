@@ -19,9 +19,11 @@
 //! This module holds the blocks and the SSA construction; `stmt` lowers statements, `expr`
 //! expressions and `names` the reads of variables and globals.
 
+mod closures;
 mod expr;
 mod names;
 mod stmt;
+mod update;
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -64,6 +66,15 @@ struct FnState {
     loops: Vec<LoopCtx>,
     /// Graphs of the nested `def`s, created up front so that siblings can refer to each other.
     nested: HashMap<*const FunctionDef, GraphId>,
+    /// For each in-place update statement (by span start), the names of the object it updates
+    /// where the variable owns it (`ownership`).
+    owned: HashMap<u32, Option<Vec<Name>>>,
+    /// The parameter bound to a method's `self`.
+    self_name: Option<Name>,
+    /// The nested functions called with their variables passed (`closures`).
+    convs: HashMap<*const FunctionDef, Rc<closures::Conversion>>,
+    /// This function's own conversion, if it is one of those.
+    conv: Option<Rc<closures::Conversion>>,
 }
 
 /// What an expression evaluates to at compile time.
@@ -108,6 +119,9 @@ struct Lowerer<'a> {
     phi_block: HashMap<NodeId, BlockId>,
     checks: Vec<NodeId>,
     hidden: u32,
+    /// Values that may be unassigned although they are not phis: a variable a converted
+    /// closure receives or writes back (`closures`).
+    maybe_unbound: HashSet<NodeId>,
 }
 
 pub(crate) fn build_function(
@@ -129,8 +143,9 @@ pub(crate) fn build_function(
         phi_block: HashMap::new(),
         checks: Vec::new(),
         hidden: 0,
+        maybe_unbound: HashSet::new(),
     };
-    l.function(def, graph, qualname, bound_self);
+    l.function(def, graph, qualname, bound_self, None);
     l.finish();
 }
 
@@ -424,7 +439,7 @@ impl Lowerer<'_> {
     fn finish(&mut self) {
         let module = &mut self.fe.module;
         let mut repl = trivial_phis(&self.blocks, module);
-        let may_unbound = phis_maybe_unbound(&self.blocks, module, &repl);
+        let may_unbound = phis_maybe_unbound(&self.blocks, module, &repl, &self.maybe_unbound);
         for &c in &self.checks {
             let op = replaced(&repl, module.inputs(c)[1]);
             if !is_unbound(module, op) && !may_unbound.contains(&op) {
@@ -449,44 +464,66 @@ impl Lowerer<'_> {
         graph: GraphId,
         qualname: Arc<str>,
         mut bound_self: Option<Const>,
+        conv: Option<Rc<closures::Conversion>>,
     ) {
         self.graphs.push(graph);
+        let def = conv.as_ref().map_or(def, |c| c.def.clone());
         let info = ScopeInfo::of(&def);
         let entry = self.new_block(graph, true);
-        let mut nested = HashMap::new();
-        for nd in &info.nested_defs {
-            let q: Arc<str> = Arc::from(format!("{qualname}.<locals>.{}", nd.name).as_str());
-            let g = self.fe.new_function_graph(nd, &q, GraphKind::Function);
-            nested.insert(Rc::as_ptr(nd), g);
-        }
+        let self_name = bound_self
+            .as_ref()
+            .and_then(|_| def.params.first())
+            .map(|p| p.name.clone());
         self.fns.push(FnState {
             def: def.clone(),
             info,
-            qualname,
+            qualname: qualname.clone(),
             current: Some(entry),
             loops: Vec::new(),
-            nested,
+            nested: HashMap::new(),
+            owned: HashMap::new(),
+            self_name,
+            convs: HashMap::new(),
+            conv: conv.clone(),
         });
+        let convs = self.plan_conversions();
+        let mut nested = HashMap::new();
+        for nd in &self.fun().info.nested_defs.clone() {
+            let q: Arc<str> = Arc::from(format!("{qualname}.<locals>.{}", nd.name).as_str());
+            let lowered = convs.get(&Rc::as_ptr(nd)).map_or(nd, |c| &c.def);
+            let g = self.fe.new_function_graph(lowered, &q, GraphKind::Function);
+            nested.insert(Rc::as_ptr(nd), g);
+        }
+        self.fun_mut().nested = nested;
+        self.fun_mut().convs = convs;
+        let owned = crate::ownership::analyze(&def, &mut |f| self.call_kind(f));
+        self.fun_mut().owned = owned;
         for p in &def.params {
             let n = match bound_self.take() {
                 Some(c) => self.konst_at(c, p.span),
                 None => self.fe.module.add_param(graph, &p.name, p.span),
             };
+            if conv.as_ref().is_some_and(|c| c.hidden.contains(&p.name)) {
+                self.maybe_unbound.insert(n);
+            }
             self.write(entry, &p.name, n);
         }
         self.stmts(&def.body);
         if self.cur().is_some() {
             let none = self.none();
+            let out = self.with_outs(none, def.span);
             let g = self.cur_graph();
-            self.fe.module.set_output(g, none);
+            self.fe.module.set_output(g, out);
         }
         self.fns.pop();
     }
 
     fn lambda(&mut self, def: &Rc<FunctionDef>) -> NodeId {
         let q: Arc<str> = Arc::from(format!("{}.<locals>.<lambda>", self.fun().qualname).as_str());
-        let g = self.fe.new_function_graph(def, &q, GraphKind::Lambda);
-        self.function(def.clone(), g, q, None);
+        let conv = self.fun().convs.get(&Rc::as_ptr(def)).cloned();
+        let lowered = conv.as_ref().map_or(def, |c| &c.def);
+        let g = self.fe.new_function_graph(lowered, &q, GraphKind::Lambda);
+        self.function(def.clone(), g, q, None, conv);
         self.konst(Const::Graph(g))
     }
 }
@@ -540,8 +577,9 @@ fn phis_maybe_unbound(
     blocks: &[Block],
     module: &anfora_ir::Module,
     repl: &HashMap<NodeId, NodeId>,
+    seed: &HashSet<NodeId>,
 ) -> HashSet<NodeId> {
-    let mut may_unbound: HashSet<NodeId> = HashSet::new();
+    let mut may_unbound: HashSet<NodeId> = seed.clone();
     loop {
         let mut changed = false;
         for b in blocks {

@@ -5,6 +5,7 @@
 //! * [`interpreter`]: the abstract interpreter (contexts, polyvariance, broadening, fixpoint);
 //! * [`specialize`]: the specialized graphs.
 
+mod bind_calls;
 pub mod interpreter;
 pub mod specialize;
 

@@ -141,11 +141,19 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
                     return i;
                 }
                 let k = map_graphs(k, &mut |h| {
-                    let target = call
-                        .and_then(|call| solved.ctx(c).calls.get(&call))
-                        .and_then(|ts| ts.iter().copied().find(|&t| solved.ctx(t).graph == h))
-                        .or_else(|| called_ctx(solved, c, h))
-                        .or_else(|| value_ctx(c, h));
+                    // The callee of a call: the context it calls. A function used as a value is
+                    // called through it, in its value context (a direct call of the same
+                    // function nearby may have specialized it for other arguments).
+                    let target = match call {
+                        Some(call) => solved
+                            .ctx(c)
+                            .calls
+                            .get(&call)
+                            .and_then(|ts| ts.iter().copied().find(|&t| solved.ctx(t).graph == h))
+                            .or_else(|| called_ctx(solved, c, h))
+                            .or_else(|| value_ctx(c, h)),
+                        None => value_ctx(c, h).or_else(|| called_ctx(solved, c, h)),
+                    };
                     target.map(|t| spec_of(&spec, t, h)).unwrap_or(h)
                 });
                 module.value_at(k, node.span)
@@ -160,6 +168,8 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
         }
     };
     let mut call_targets: HashMap<NodeId, Vec<GraphId>> = HashMap::new();
+    // Nodes made for a call (its `*args` tuple, the items of a star call), which run before it.
+    let mut before: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
     for (c, n, new) in pending {
         if let Some(ts) = solved.ctx(c).calls.get(&n) {
             let targets: Vec<GraphId> = ts.iter().filter_map(|t| spec.get(t).copied()).collect();
@@ -168,9 +178,42 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
             }
         }
         let inputs = module.inputs(n).to_vec();
-        let mut out = Vec::with_capacity(inputs.len());
+        // The function a call calls: its callee, or the first argument of a keyword or star
+        // call (whose callee is the primitive that binds them).
+        let binds = matches!(module.callee_prim(n), Some(Prim::CallKw | Prim::CallStar));
+        let callee_at = usize::from(binds);
+        let mut out: Vec<NodeId> = Vec::with_capacity(inputs.len());
         for (k, &i) in inputs.iter().enumerate() {
-            out.push(resolve_operand(module, &map, c, i, (k == 0).then_some(n)));
+            out.push(resolve_operand(
+                module,
+                &map,
+                c,
+                i,
+                (k == callee_at).then_some(n),
+            ));
+        }
+        // Star calls, and calls through values that need binding, become plain calls.
+        let owner = module.node(new).owner.expect("an Apply node has an owner");
+        let targets = solved
+            .ctx(c)
+            .calls
+            .get(&n)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let site = crate::bind_calls::Site {
+            solved,
+            ctx: c,
+            inputs: &inputs,
+            out: &out,
+            targets,
+            graph: owner,
+        };
+        if let Some(bound) = crate::bind_calls::rewrite(module, &site) {
+            for (node, abs) in bound.new_nodes {
+                abstracts.insert(node, abs);
+                before.entry(new).or_default().push(node);
+            }
+            out = bound.inputs;
         }
         // A call of a known closure without free variables through a value becomes direct.
         if module.constant(inputs[0]).is_none()
@@ -188,11 +231,22 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
         let ctx = solved.ctx(c);
         let ng = spec[&c];
         let orig_order = module.graph(ctx.graph).order.clone();
-        let new_order: Vec<NodeId> = orig_order
-            .iter()
-            .map(|n| map[&(c, *n)])
-            .filter(|&n| module.is_apply(n))
-            .collect();
+        let mut new_order: Vec<NodeId> = Vec::with_capacity(orig_order.len());
+        for n in orig_order.iter().map(|n| map[&(c, *n)]) {
+            if let Some(extra) = before.remove(&n) {
+                new_order.extend(extra);
+            }
+            if module.is_apply(n) {
+                new_order.push(n);
+            }
+        }
+        // Those of a tail call, which is not in the order.
+        if let Some(o) = module.graph(ctx.graph).output
+            && let Some(&t) = map.get(&(c, o))
+            && let Some(extra) = before.remove(&t)
+        {
+            new_order.extend(extra);
+        }
         module.graphs[ng].order = new_order;
         if let Some(o) = module.graph(ctx.graph).output {
             let out = match map.get(&(c, o)) {
@@ -212,7 +266,7 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
 /// Suffix of specialized graph names, so dumps tell them from the parsed graphs.
 pub const SPEC_MARK: &str = "";
 
-fn operand_abs(solved: &Solved, m: &Module, c: CtxId, n: NodeId) -> Abs {
+pub(crate) fn operand_abs(solved: &Solved, m: &Module, c: CtxId, n: NodeId) -> Abs {
     match &m.node(n).kind {
         NodeKind::Value(k) => match k {
             Const::Bool(b) => Abs::Bool(Some(*b)),

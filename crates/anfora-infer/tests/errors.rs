@@ -1010,3 +1010,45 @@ fn conv2d_shapes_that_do_not_fit() {
         ],
     );
 }
+
+// ---- E0306 and in-place updates ------------------------------------------------------------
+
+#[test]
+fn in_place_updates_of_objects_others_may_hold() {
+    let src = "from anfora import ops\n\ndef arg(x):\n    x += 1.0\n    return x\n\ndef alias(x):\n    y = x * 1.0\n    z = y\n    y[0] = 5.0\n    return z\n\ndef view(x):\n    y = x * 1.0\n    r = y[0]\n    y -= 1.0\n    return r\n\ndef tup(x):\n    y = x + 0.0\n    t = (y, 1)\n    y *= 2.0\n    return t\n\ndef listed(x):\n    xs = [x * 1.0]\n    xs[0] += 1.0\n    return xs\n";
+    let msg = |name: &str, kind: &str| {
+        format!(
+            "in-place update of '{name}', whose {kind} may also be held elsewhere (an argument, another name, a tuple, a view or a closure)"
+        )
+    };
+    let cases = [
+        ("arg", msg("x", "array"), 4, 5),
+        ("alias", msg("y", "array"), 10, 5),
+        ("view", msg("y", "array"), 16, 5),
+        ("tup", msg("y", "array"), 22, 5),
+        ("listed", msg("xs[...]", "array"), 27, 5),
+    ];
+    let mut bad = Vec::new();
+    for (entry, message, line, col) in &cases {
+        let got = one(src, entry, &[zeros(&[3])]).0;
+        compare_diagnostic(&mut bad, src, ("E0306", message, *line, *col), got);
+    }
+    assert_no_differences(&bad);
+}
+
+#[test]
+fn in_place_updates_keep_numpy_dtype_and_shape() {
+    let src = "from anfora import ops\n\ndef widen(x):\n    y = x * 1\n    y += 0.5\n    return y\n\ndef grow(x):\n    y = x * 1.0\n    y += ops.ones((2, 3))\n    return y\n\ndef past(x):\n    y = x * 1.0\n    y[3] = 1.0\n    return y\n";
+    let ((code, msg, line, _), _) = one(src, "widen", &[tensor("[1, 2, 3]")]);
+    assert_eq!((code, line), ("E0301", 5));
+    assert!(msg.contains("Cannot cast ufunc output from dtype('float64') to dtype('int64') with casting rule 'same_kind'"), "{msg}");
+    let ((code, msg, line, _), _) = one(src, "grow", &[zeros(&[3])]);
+    assert_eq!((code, line), ("E0301", 10));
+    assert!(msg.contains("non-broadcastable output operand with shape (3,) doesn't match the broadcast shape (2,3)"), "{msg}");
+    let ((code, msg, line, _), _) = one(src, "past", &[zeros(&[3])]);
+    assert_eq!((code, line), ("E0301", 15));
+    assert!(
+        msg.contains("index 3 is out of bounds for axis 0 with size 3"),
+        "{msg}"
+    );
+}

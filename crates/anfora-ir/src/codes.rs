@@ -86,6 +86,10 @@ pub const CODES: &[(&str, &str)] = &[
         "a recursive function whose result or argument nests tuples or lists without bound",
     ),
     (
+        SHARED_UPDATE,
+        "in-place update of an array or list that something else may hold",
+    ),
+    (
         EFFECT_KW_CALL,
         "keyword call of an effectful function known only at run time",
     ),
@@ -140,6 +144,8 @@ pub const JOIN: &str = "E0302";
 pub const NO_FIXPOINT: &str = "E0303";
 pub const NOT_CONSTANT: &str = "E0304";
 pub const UNBOUNDED: &str = "E0305";
+/// Also written in `Prim::SharedUpdate`'s declaration (anfora-ops is below this crate).
+pub const SHARED_UPDATE: &str = "E0306";
 // Auto-monad (anfora-monad).
 pub const EFFECT_KW_CALL: &str = "E0401";
 // Automatic differentiation (anfora-ad).

@@ -192,6 +192,14 @@ impl Module {
         })
     }
 
+    /// Puts Apply node `new` of `graph` in its evaluation order right before `at` (at the end
+    /// when `at` is not in the order: a tail call runs after it).
+    pub fn insert_before(&mut self, graph: GraphId, new: NodeId, at: NodeId) {
+        let order = &mut self.graphs[graph].order;
+        let i = order.iter().position(|&x| x == at).unwrap_or(order.len());
+        order.insert(i, new);
+    }
+
     /// `prim(args...)` in `graph`, in evaluation order.
     pub fn apply_prim(
         &mut self,

@@ -361,6 +361,7 @@ impl Reader<'_> {
             params,
             posonly: s.posonly as usize,
             varargs: s.varargs,
+            packs: s.packs,
             kwonly: s.kwonly.iter().map(param).collect::<Result<_, _>>()?,
         })
     }

@@ -241,6 +241,7 @@ impl<'a> Writer<'a> {
             params,
             posonly: s.posonly as u32,
             varargs: s.varargs,
+            packs: s.packs,
             kwonly,
         })
     }

@@ -362,7 +362,10 @@ fn thread(
         let span = pass.module.node(n).span;
         let tail = pass.is_tail(g, n);
         let inputs = pass.module.inputs(n).to_vec();
-        if pass.module.callee_prim(n) == Some(Prim::CallKw) {
+        if matches!(
+            pass.module.callee_prim(n),
+            Some(Prim::CallKw | Prim::CallStar)
+        ) {
             // The callee binds keywords at run time: states cannot be appended after them.
             let wants =
                 pass.call_targets

@@ -294,10 +294,12 @@ def sub(x, k=1.0):
     return 0
 
 def main(x, c):
-    f = add if c else sub
+    f = add if ops.sum(w) > 0.0 else sub
     f(x, k=2.0)
     return w
 ";
+    // The callee is one of two functions, chosen at run time (a call whose one callee
+    // inference knows is bound when it specializes, and states are threaded as usual).
     let d = compile_errors(src, vec![Value::Float(1.0), Value::Bool(true)]);
     assert!(d.iter().any(|d| d.code == "E0401"), "{d:?}");
 }

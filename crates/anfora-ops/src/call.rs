@@ -167,6 +167,28 @@ pub fn split_call_kw(
     Ok((f, positional, (names, values)))
 }
 
+/// Splits the arguments of `CallStar(f, names, args, kwvalues...)` into the function, the
+/// positional arguments (the items of `args`) and the keyword arguments, if any.
+#[allow(clippy::type_complexity)]
+pub fn split_call_star(
+    args: Vec<Value>,
+) -> Result<(Value, Vec<Value>, Option<(Vec<String>, Vec<Value>)>), PyErr> {
+    let mut args = args.into_iter();
+    let (Some(f), Some(names), Some(positional)) = (args.next(), args.next(), args.next()) else {
+        return Err(call_kw_error("CallStar arguments"));
+    };
+    let (Value::Tuple(names), Value::Tuple(positional)) = (&names, &positional) else {
+        return Err(call_kw_error("CallStar arguments"));
+    };
+    let values: Vec<Value> = args.collect();
+    if values.len() != names.len() {
+        return Err(call_kw_error("CallStar arity"));
+    }
+    // Always bound by name: the items are the arguments one by one, whatever their count.
+    let kw = Some((names.iter().map(to_str).collect(), values));
+    Ok((f, positional.to_vec(), kw))
+}
+
 /// Keyword arguments of a call: their names and values.
 pub type Keywords = (Vec<String>, Vec<Value>);
 
@@ -194,6 +216,7 @@ pub fn call_value(
                 let (f, positional, keywords) = split_call_kw(args)?;
                 (f, positional, Some(keywords))
             }
+            Value::Prim(Prim::CallStar) => split_call_star(args)?,
             Value::Prim(p) => {
                 let bound = bind_prim(*p, without_monads(args), kw)?;
                 return call_prim(*p, &bound, out).map(Called::Done);
@@ -236,6 +259,6 @@ pub fn bind_call(
 ) -> Result<Vec<Value>, PyErr> {
     let (names, values) = kw.unwrap_or_default();
     let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-    sig.bind_args(args, &refs, &values, default)
+    sig.bind_args(args, &refs, &values, default, Value::tuple)
         .map_err(|e| type_error(e.message(&sig.name)))
 }

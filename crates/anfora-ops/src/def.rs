@@ -134,6 +134,12 @@ pub struct Attrs {
     pub lazy: bool,
     /// Receives the effect states it is passed (the state plumbing itself).
     pub states: bool,
+    /// Its result may be one of its arguments or share memory with one (a numpy view such
+    /// as `x.T`, an item of a tuple): an in-place update of one is seen through the other.
+    pub views: bool,
+    /// The diagnostic code and hint of its compile-time errors, when they are not shape
+    /// errors (E0301).
+    pub refusal: Option<(&'static str, &'static str)>,
 }
 
 impl Attrs {
@@ -147,6 +153,8 @@ impl Attrs {
         constant_args: &[],
         lazy: false,
         states: false,
+        views: false,
+        refusal: None,
     };
 }
 
@@ -294,6 +302,10 @@ impl PrimDef {
         class() sets attrs.is_type = true;
         /// Its result can hold its arguments' values.
         passing_values() sets attrs.passes_values = true;
+        /// Its result may be (a view of) one of its arguments.
+        viewing() sets attrs.views = true;
+        /// Its compile-time errors are this code, with this hint.
+        refusing(code_and_hint: (&'static str, &'static str)) sets attrs.refusal = Some(code_and_hint);
     }
 
     /// Writes the Parameters that are its first `params` arguments.

@@ -436,9 +436,13 @@ pub fn call_method(
             positional.extend(args);
             let values: Vec<Value> = kwargs.iter().map(|(_, v)| v.clone()).collect();
             let full = sig
-                .bind_args(&positional, &names, &values, |c| {
-                    crate::value::from_const(c, &mut |_| Value::None)
-                })
+                .bind_args(
+                    &positional,
+                    &names,
+                    &values,
+                    |c| crate::value::from_const(c, &mut |_| Value::None),
+                    Value::tuple,
+                )
                 .map_err(|e| type_error(e.message(&format!("Tensor.{}", m.name()))))?;
             prim.eval(&full)
         }

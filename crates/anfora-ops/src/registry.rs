@@ -185,6 +185,14 @@ impl Prim {
         self.def().attrs.is_type
     }
 
+    /// Whether its result may be one of its arguments or share memory with one (a numpy
+    /// view), or is a Parameter it writes: an in-place update of either is seen through the
+    /// other.
+    pub fn views(self) -> bool {
+        let a = &self.def().attrs;
+        a.views || self.written_refs() > 0 || a.states
+    }
+
     /// A function of its arguments alone (no effects, never raises through a callee, creates
     /// no closure): passes may merge equal calls and drop unused ones.
     pub fn is_pure(self) -> bool {

@@ -29,7 +29,8 @@ impl Param {
 
 /// `def f(a, b=1, /, c=2, *args, d, e=3)`: `params` are the positional parameters (the first
 /// `posonly` of them positional-only), `varargs` says whether extra positional arguments are
-/// collected, `kwonly` are keyword-only parameters.
+/// collected, `kwonly` are keyword-only parameters. A primitive takes the extra arguments one
+/// by one; a Python function (`packs`) takes them as one tuple, its parameter after `params`.
 #[derive(Clone, Debug)]
 pub struct Signature {
     /// The name used in error messages (Python's `__qualname__`).
@@ -37,6 +38,8 @@ pub struct Signature {
     pub params: Vec<Param>,
     pub posonly: usize,
     pub varargs: bool,
+    /// The extra positional arguments are one tuple argument (`*args` of a `def`).
+    pub packs: bool,
     pub kwonly: Vec<Param>,
 }
 
@@ -46,21 +49,25 @@ pub enum ArgSource {
     Positional(usize),
     Keyword(usize),
     Default(Const),
+    /// The positional arguments `start..end`, as one tuple (`*args` of a `def`).
+    Packed(usize, usize),
 }
 
 impl ArgSource {
-    /// The argument this source picks: one of the `positional` or `keyword` arguments, or the
-    /// default, made by `default`.
+    /// The argument this source picks: one of the `positional` or `keyword` arguments, the
+    /// default, made by `default`, or a tuple of positional ones, made by `pack`.
     pub fn pick<T: Clone>(
         self,
         positional: &[T],
         keyword: &[T],
         default: &mut dyn FnMut(&Const) -> T,
+        pack: &mut dyn FnMut(Vec<T>) -> T,
     ) -> T {
         match self {
             ArgSource::Positional(i) => positional[i].clone(),
             ArgSource::Keyword(j) => keyword[j].clone(),
             ArgSource::Default(c) => default(&c),
+            ArgSource::Packed(start, end) => pack(positional[start..end].to_vec()),
         }
     }
 }
@@ -144,6 +151,7 @@ impl Signature {
             params,
             posonly: 0,
             varargs,
+            packs: false,
             kwonly,
         }
     }
@@ -189,8 +197,13 @@ impl Signature {
             }
         }
         missing_error(&mut missing, false)?;
-        for i in n_params..n_positional {
-            out.push(ArgSource::Positional(i));
+        if self.packs {
+            let start = n_params.min(n_positional);
+            out.push(ArgSource::Packed(start, n_positional.max(start)));
+        } else {
+            for i in n_params..n_positional {
+                out.push(ArgSource::Positional(i));
+            }
         }
         for p in &self.kwonly {
             bind_by_name(p, take_keyword(&p.name, &mut used), &mut out, &mut missing);
@@ -214,11 +227,12 @@ impl Signature {
         names: &[&str],
         keyword: &[T],
         mut default: impl FnMut(&Const) -> T,
+        mut pack: impl FnMut(Vec<T>) -> T,
     ) -> Result<Vec<T>, BindError> {
         let sources = self.bind(positional.len(), names)?;
         Ok(sources
             .into_iter()
-            .map(|s| s.pick(positional, keyword, &mut default))
+            .map(|s| s.pick(positional, keyword, &mut default, &mut pack))
             .collect())
     }
 
@@ -280,7 +294,12 @@ impl Signature {
 
     /// Number of inputs a bound call has for `n_positional` positional arguments.
     pub fn bound_len(&self, n_positional: usize) -> usize {
-        self.params.len().max(n_positional) + self.kwonly.len()
+        let positional = if self.packs {
+            self.params.len() + 1
+        } else {
+            self.params.len().max(n_positional)
+        };
+        positional + self.kwonly.len()
     }
 }
 

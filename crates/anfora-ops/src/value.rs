@@ -38,6 +38,11 @@ impl Method {
         })
     }
 
+    /// Whether the method returns a view of the tensor (numpy's `reshape`, `transpose`).
+    pub fn is_view(self) -> bool {
+        matches!(self, Method::Reshape | Method::Transpose | Method::Permute)
+    }
+
     pub fn from_name(name: &str) -> Option<Method> {
         Some(match name {
             "sum" => Method::Sum,

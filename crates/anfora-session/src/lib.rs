@@ -250,6 +250,17 @@ impl Session {
                     self.bind(t, part, span)?;
                 }
             }
+            Target::Item { span, .. } => {
+                self.frontend.push_diagnostic(
+                    Diagnostic::error(
+                        codes::ITEM_ASSIGN,
+                        "assignment to an item at module level is not supported",
+                        *span,
+                    )
+                    .with_label("cannot assign here")
+                    .with_hint("module-level values are constants: compute the whole value in one expression, or in a function"),
+                );
+            }
             Target::Invalid(_) => {}
         }
         Ok(())

@@ -52,9 +52,19 @@ fn unsupported_statements() {
         ("def f():\n    yield 1\n", ("E0103", 2, 5)),
         ("def f():\n    x = yield from g()\n", ("E0103", 2, 9)),
         ("def f():\n    global x\n", ("E0104", 2, 5)),
+        // `nonlocal` in a function used as a value, of a variable no enclosing function
+        // assigns, and of one two functions out.
         (
-            "def f():\n    x = 1\n    def g():\n        nonlocal x\n",
-            ("E0104", 4, 9),
+            "def f():\n    x = 1\n    def g():\n        nonlocal x\n        x = 2\n    return g\n",
+            ("E0104", 4, 18),
+        ),
+        (
+            "def f():\n    def g():\n        nonlocal y\n        y = 2\n    g()\n",
+            ("E0104", 3, 18),
+        ),
+        (
+            "def f():\n    z = 0\n    def g():\n        def h():\n            nonlocal z\n            z = 1\n        h()\n    g()\n",
+            ("E0104", 5, 22),
         ),
         (
             "def f(n):\n    while n:\n        n -= 1\n    else:\n        pass\n",
@@ -74,7 +84,8 @@ fn unsupported_statements() {
         ("def f():\n    raise ValueError(1)\n", ("E0113", 2, 5)),
         ("def f():\n    import math\n", ("E0114", 2, 5)),
         ("import numpy as np\n", ("E0114", 1, 8)),
-        ("def f(x):\n    x[0] = 1\n", ("E0118", 2, 5)),
+        ("def f(x):\n    x[0][1] = 1\n", ("E0118", 2, 5)),
+        ("X = (1, 2)\nX[0] = 1\n", ("E0118", 2, 1)),
         ("def f(x):\n    a, x.b = 1, 2\n", ("E0118", 2, 8)),
         ("while True:\n    pass\n", ("E0119", 1, 1)),
         ("for i in range(3):\n    pass\n", ("E0119", 1, 1)),
@@ -134,9 +145,14 @@ fn syntax_errors() {
 fn compile_errors() {
     expect(&[
         ("def f():\n    return y + 1\n", ("E0201", 2, 12)),
+        // A closure that escapes (returned, stored in a tuple) keeps the value it captured.
         (
-            "def f():\n    a = 1\n    def g():\n        return a\n    a = 2\n    return g()\n",
+            "def f():\n    a = 1\n    def g():\n        return a\n    a = 2\n    return g\n",
             ("E0202", 4, 16),
+        ),
+        (
+            "def f():\n    a = 1\n    g = lambda: a\n    h = g\n    a = 2\n    return h()\n",
+            ("E0202", 3, 17),
         ),
         (
             "def f():\n    fs = ()\n    for i in range(3):\n        fs = fs + (lambda: i,)\n    return fs\n",
@@ -186,6 +202,16 @@ fn allowed_closure_patterns_are_not_refused() {
     assert!(check("def f(n):\n    def even(k):\n        return True if k == 0 else odd(k - 1)\n    def odd(k):\n        return False if k == 0 else even(k - 1)\n    return even(n)\n").is_empty());
     // A closure inside a loop reading only loop-invariant values.
     assert!(check("def f(n):\n    t = 0\n    k = 3\n    for i in range(n):\n        g = lambda x: x * k\n        t = t + g(i)\n    return t\n").is_empty());
+    // Closures only called by name: late binding by passing the current value, and
+    // `nonlocal` by returning the new one.
+    for src in [
+        "def f():\n    a = 1\n    def g():\n        return a\n    a = 2\n    return g()\n",
+        "def f(n):\n    t = 0\n    for i in range(n):\n        g = lambda x: x + i\n        t += g(1)\n    return t\n",
+        "def f(n):\n    j = 0\n    while j < n:\n        g = lambda: j\n        j += 1\n        n = n + g()\n    return n\n",
+        "def f():\n    c = 0\n    def inc():\n        nonlocal c\n        c += 1\n    inc()\n    inc()\n    return c\n",
+    ] {
+        assert!(check(src).is_empty(), "{src}: {:?}", check(src));
+    }
 }
 
 #[test]

@@ -52,6 +52,9 @@ struct Step {
     node: NodeId,
     /// The frontend bound the arguments of this primitive call already.
     prebound: bool,
+    /// The callee is a graph named in the program, whose arguments the frontend bound
+    /// (`*args` packed); a call through a value is bound when it runs.
+    resolved: bool,
     /// `Switch(cond, a, b)`: evaluated lazily.
     is_switch: bool,
 }
@@ -181,7 +184,7 @@ impl<'m> Vm<'m> {
         // Values grown in small steps (calls and loop iterations) are a MemoryError while
         // there is room to unwind.
         let mut poll = Poll::default();
-        match self.apply(f.clone(), args, out) {
+        match self.apply(f.clone(), args, out, false) {
             Ok(Flow::Value(v)) => return Ok(v),
             Ok(Flow::Enter(act)) => stack.push(act),
             Err(e) => return Err(self.error(e, None, &mut stack)),
@@ -210,7 +213,7 @@ impl<'m> Vm<'m> {
                 }
                 let callee = self.load(top, &step.callee);
                 let flow = match (&callee, step.prebound) {
-                    (Value::Prim(p), true) if *p != Prim::CallKw => {
+                    (Value::Prim(p), true) if !matches!(*p, Prim::CallKw | Prim::CallStar) => {
                         let mut args = std::mem::take(&mut self.scratch);
                         args.extend(step.args.iter().map(|a| self.load(top, a)));
                         let r = call::call_prim(*p, &args, out).map(Flow::Value);
@@ -220,7 +223,7 @@ impl<'m> Vm<'m> {
                     }
                     _ => {
                         let args = step.args.iter().map(|a| self.load(top, a)).collect();
-                        self.apply(callee, args, out)
+                        self.apply(callee, args, out, step.resolved)
                     }
                 };
                 match flow {
@@ -250,10 +253,10 @@ impl<'m> Vm<'m> {
                     let callee = self.load(top, &tail.callee);
                     let args: Vec<Value> = tail.args.iter().map(|a| self.load(top, a)).collect();
                     let flow = match (&callee, tail.prebound) {
-                        (Value::Prim(p), true) if *p != Prim::CallKw => {
+                        (Value::Prim(p), true) if !matches!(*p, Prim::CallKw | Prim::CallStar) => {
                             call::call_prim(*p, &args, out).map(Flow::Value)
                         }
-                        _ => self.apply(callee, args, out),
+                        _ => self.apply(callee, args, out, tail.resolved),
                     };
                     match flow {
                         Ok(Flow::Value(v)) => v,
@@ -475,6 +478,7 @@ impl<'m> Vm<'m> {
                     .collect::<Result<_, _>>()?,
                 node: n,
                 prebound: m.callee_prim(n).is_some(),
+                resolved: m.callee_graph(n).is_some(),
                 is_switch: m.callee_prim(n) == Some(Prim::Switch) && inputs.len() == 4,
             })
         };
@@ -519,13 +523,14 @@ impl<'m> Vm<'m> {
         callee: Value,
         args: Vec<Value>,
         out: &mut dyn Write,
+        resolved: bool,
     ) -> Result<Flow, PyErr> {
         let (c, args, kw) = match call::call_value(&callee, args, None, out)? {
             Called::Done(v) => return Ok(Flow::Value(v)),
             Called::Enter(c, args, kw) => (c, args, kw),
         };
         let prep = self.prepare(c.graph)?;
-        let slots = self.bind_closure(&prep, args, kw)?;
+        let slots = self.bind_closure(&prep, args, kw, resolved)?;
         Ok(Flow::Enter(Activation {
             prep,
             slots,
@@ -543,10 +548,12 @@ impl<'m> Vm<'m> {
         prep: &Prepared,
         args: Vec<Value>,
         kw: Option<(Vec<String>, Vec<Value>)>,
+        resolved: bool,
     ) -> Result<Vec<Value>, PyErr> {
         let graph = self.module.graph(prep.graph);
+        let packs = graph.signature.as_ref().is_some_and(|s| s.packs);
         let mut full = match (&graph.signature, kw) {
-            (_, None) if args.len() == prep.n_params => args,
+            (_, None) if args.len() == prep.n_params && (resolved || !packs) => args,
             (None, _) => {
                 return Err(internal(format!(
                     "@{} takes {} arguments, got {}",

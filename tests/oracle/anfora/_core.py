@@ -167,6 +167,37 @@ def _binary(fn, name, reflected=False):
     return method
 
 
+def _shape_text(shape):
+    """A shape as numpy writes it in messages: `(3,)`, `(2,3)`."""
+    inner = ",".join(str(d) for d in shape)
+    return "(" + inner + ("," if len(shape) == 1 else "") + ")"
+
+
+def _inplace(binary):
+    """numpy's `a op= b`: the result is written into `a` itself (seen through every view of
+    it), keeping its shape and, under the `same_kind` rule, its dtype."""
+
+    def method(self, other):
+        r = binary(self, other)
+        if r is NotImplemented:
+            return NotImplemented
+        out, src = self._a, r._a
+        if src.shape != out.shape:
+            raise ValueError(
+                "non-broadcastable output operand with shape %s doesn't match the broadcast "
+                "shape %s" % (_shape_text(out.shape), _shape_text(src.shape)))
+        if not np.can_cast(src.dtype, out.dtype, casting="same_kind"):
+            raise TypeError(
+                "Cannot cast ufunc output from dtype('%s') to dtype('%s') with casting rule "
+                "'same_kind'" % (src.dtype.name, out.dtype.name))
+        with quiet():
+            out[...] = src
+        return self
+
+    method.__name__ = binary.__name__.replace("__", "__i", 1)
+    return method
+
+
 def _unary(fn, name):
     def method(self):
         with quiet():
@@ -176,12 +207,22 @@ def _unary(fn, name):
     return method
 
 
+def _index(index):
+    """An index with Tensors as numpy arrays (integer or boolean index arrays)."""
+    if isinstance(index, tuple):
+        return tuple(_index(i) for i in index)
+    if isinstance(index, Tensor):
+        return index._a
+    return index
+
+
 def _axis(axis):
     return tuple(axis) if isinstance(axis, list) else axis
 
 
 class Tensor:
-    """An immutable n-d array with numpy semantics."""
+    """An n-d array with numpy semantics (in-place operators and item assignment change it,
+    and every view of it)."""
 
     __slots__ = ("_a",)
     __hash__ = None
@@ -226,6 +267,20 @@ class Tensor:
     __rshift__ = _binary(operator.rshift, "rshift")
     __rrshift__ = _binary(operator.rshift, "rshift", True)
 
+    __iadd__ = _inplace(__add__)
+    __isub__ = _inplace(__sub__)
+    __imul__ = _inplace(__mul__)
+    __itruediv__ = _inplace(__truediv__)
+    __ifloordiv__ = _inplace(__floordiv__)
+    __imod__ = _inplace(__mod__)
+    __ipow__ = _inplace(__pow__)
+    __imatmul__ = _inplace(__matmul__)
+    __iand__ = _inplace(__and__)
+    __ior__ = _inplace(__or__)
+    __ixor__ = _inplace(__xor__)
+    __ilshift__ = _inplace(__lshift__)
+    __irshift__ = _inplace(__rshift__)
+
     __eq__ = _binary(operator.eq, "eq")
     __ne__ = _binary(operator.ne, "ne")
     __lt__ = _binary(operator.lt, "lt")
@@ -256,7 +311,17 @@ class Tensor:
             yield wrap(row)
 
     def __getitem__(self, index):
-        return wrap(self._a[index])
+        return wrap(self._a[_index(index)])
+
+    def __setitem__(self, index, value):
+        if isinstance(value, Tensor):
+            v = value._a
+        elif is_scalar(value) or isinstance(value, (list, tuple)):
+            v = value
+        else:
+            raise TypeError("cannot assign a %s to a Tensor item" % type(value).__name__)
+        with quiet():
+            self._a[_index(index)] = v
 
     def __contains__(self, value):
         v = _operand(value)

@@ -585,3 +585,10 @@ def dropout(x, p=0.5, training=True):
     if rate >= 1.0:
         return wrap(np.zeros_like(a))
     raise NotImplementedError("the oracle does not reproduce anfora's random dropout masks")
+
+
+def setitem(x, index, value):
+    """numpy's `x[index] = value` on a copy of `x`, which is returned (`x` is unchanged)."""
+    out = Tensor(np.array(x._a))
+    out[index] = value
+    return out

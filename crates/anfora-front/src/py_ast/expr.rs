@@ -203,13 +203,10 @@ impl Converter<'_> {
         let mut args = Vec::new();
         for a in c.arguments.args.iter() {
             if let ra::Expr::Starred(s) = a {
-                let span = self.span(s.range);
-                self.unsupported(
-                    codes::STAR,
-                    "star-arguments (`*args`) are",
-                    span,
-                    "pass the arguments one by one",
-                );
+                args.push(Expr {
+                    kind: ExprKind::Starred(self.boxed(&s.value)),
+                    span: self.span(s.range),
+                });
                 continue;
             }
             args.push(self.expr(a));

@@ -95,11 +95,11 @@ impl Converter<'_> {
                 "`global` declarations are",
                 "module-level values are constants in compiled code; return new values instead of assigning globals",
             ),
-            ra::Stmt::Nonlocal(n) => self.refuse(
-                self.keyword(n.range, 8),
-                codes::GLOBAL,
-                "`nonlocal` declarations are",
-                "return the new value from the inner function instead of assigning the outer variable",
+            ra::Stmt::Nonlocal(n) => StmtKind::Nonlocal(
+                n.names
+                    .iter()
+                    .map(|id| (Arc::from(id.as_str()), self.span(id.range)))
+                    .collect(),
             ),
             ra::Stmt::Assert(a) => StmtKind::Assert {
                 test: self.expr(&a.test),
@@ -133,9 +133,8 @@ impl Converter<'_> {
         let value = self.expr(&a.value);
         match a.target.as_ref() {
             ra::Expr::Attribute(at) => self.attr_assign(at, Some(bin_op(a.op)), value),
-            ra::Expr::Name(n) => StmtKind::AugAssign {
-                target: Arc::from(n.id.as_str()),
-                target_span: self.span(n.range),
+            ra::Expr::Name(_) | ra::Expr::Subscript(_) => StmtKind::AugAssign {
+                target: self.target(&a.target),
                 op: bin_op(a.op),
                 value,
             },
@@ -261,8 +260,8 @@ impl Converter<'_> {
     fn item_assign(&mut self, target: &ra::Expr) {
         let (what, hint) = match target {
             ra::Expr::Subscript(_) => (
-                "assignment to an item",
-                "values are immutable in compiled code: build a new tuple or tensor instead (e.g. with ops.where)",
+                "assignment to an item of this expression",
+                "assign items of a variable or an attribute with one index: `x[i, j] = v`, `self.w[i] = v`",
             ),
             ra::Expr::Attribute(_) => (
                 "assignment to an attribute inside a tuple or chain",
@@ -303,6 +302,11 @@ impl Converter<'_> {
                 );
                 Target::Invalid(span)
             }
+            ra::Expr::Subscript(sub) if item_root(&sub.value) => Target::Item {
+                object: Box::new(self.expr(&sub.value)),
+                index: Box::new(self.expr(&sub.slice)),
+                span,
+            },
             other => {
                 self.item_assign(other);
                 Target::Invalid(span)
@@ -351,41 +355,46 @@ impl Converter<'_> {
     }
 
     pub(super) fn parameters(&mut self, p: &ra::Parameters) -> Vec<ParamDef> {
-        let star = [
-            (
-                &p.vararg,
-                "`*args` parameters are",
-                "take a tuple argument instead",
-            ),
-            (
-                &p.kwarg,
+        if let Some(param) = &p.kwarg {
+            let span = self.span(param.range);
+            self.unsupported(
+                codes::STAR,
                 "`**kwargs` parameters are",
+                span,
                 "name the keyword parameters explicitly",
-            ),
-        ];
-        for (param, what, hint) in star {
-            if let Some(param) = param {
-                let span = self.span(param.range);
-                self.unsupported(codes::STAR, what, span, hint);
-            }
+            );
         }
         let mut out = Vec::new();
         let groups = [
             (&p.posonlyargs, ParamKind::PositionalOnly),
             (&p.args, ParamKind::Normal),
-            (&p.kwonlyargs, ParamKind::KeywordOnly),
         ];
         for (list, kind) in groups {
             for a in list.iter() {
-                out.push(ParamDef {
-                    name: Arc::from(a.parameter.name.as_str()),
-                    kind,
-                    default: a.default.as_deref().map(|d| self.expr(d)),
-                    span: self.span(a.parameter.name.range),
-                });
+                out.push(self.param(a, kind));
             }
         }
+        if let Some(v) = &p.vararg {
+            out.push(ParamDef {
+                name: Arc::from(v.name.as_str()),
+                kind: ParamKind::VarPositional,
+                default: None,
+                span: self.span(v.name.range),
+            });
+        }
+        for a in p.kwonlyargs.iter() {
+            out.push(self.param(a, ParamKind::KeywordOnly));
+        }
         out
+    }
+
+    fn param(&mut self, a: &ra::ParameterWithDefault, kind: ParamKind) -> ParamDef {
+        ParamDef {
+            name: Arc::from(a.parameter.name.as_str()),
+            kind,
+            default: a.default.as_deref().map(|d| self.expr(d)),
+            span: self.span(a.parameter.name.range),
+        }
     }
 
     /// Converts the body of a function or lambda: loops around it do not contain it.
@@ -394,5 +403,16 @@ impl Converter<'_> {
         let body = convert(self);
         self.loop_depth = saved_loops;
         body
+    }
+}
+
+/// Whether an item assignment's object is one anfora can update: a name or an attribute of
+/// one. An item of an item (`x[i][j] = v`) is not: whether numpy writes through depends on
+/// `x[i]` being a view, which only the index's type decides.
+fn item_root(e: &ra::Expr) -> bool {
+    match e {
+        ra::Expr::Name(_) => true,
+        ra::Expr::Attribute(a) => matches!(a.value.as_ref(), ra::Expr::Name(_)),
+        _ => false,
     }
 }

@@ -2,7 +2,7 @@
 //! hidden variables), subscripts and calls.
 
 use anfora_ir::diag::Diagnostic;
-use anfora_ir::{Const, NodeId, Prim, Signature, Span};
+use anfora_ir::{ArgSource, Const, NodeId, Prim, Signature, Span};
 
 use super::{IterKind, Lowerer, Val, bin_prim, cmp_prim, const_eval, literal};
 use crate::ast::*;
@@ -92,6 +92,8 @@ impl Lowerer<'_> {
             }
             ExprKind::Slice { .. } => self.index(e),
             ExprKind::Lambda(def) => self.lambda(def),
+            // Only a call's arguments are starred (the converter makes no other).
+            ExprKind::Starred(v) => return self.expr(v),
             ExprKind::Invalid => self.none(),
         };
         Val::Node(node)
@@ -276,8 +278,20 @@ impl Lowerer<'_> {
         let positional: Vec<NodeId> = args.iter().map(|a| self.value(a)).collect();
         let kw: Vec<NodeId> = keywords.iter().map(|k| self.value(&k.value)).collect();
         let names: Vec<&str> = keywords.iter().map(|k| &*k.name).collect();
-        match sig.bind_args(&positional, &names, &kw, |c| self.konst(c.clone())) {
-            Ok(nodes) => Some(nodes),
+        match sig.bind(positional.len(), &names) {
+            Ok(sources) => Some(
+                sources
+                    .into_iter()
+                    .map(|s| match s {
+                        ArgSource::Positional(i) => positional[i],
+                        ArgSource::Keyword(j) => kw[j],
+                        ArgSource::Default(c) => self.konst(c),
+                        ArgSource::Packed(a, b) => {
+                            self.prim(Prim::MakeTuple, &positional[a..b], span)
+                        }
+                    })
+                    .collect(),
+            ),
             Err(err) => {
                 self.error(
                     Diagnostic::error(codes::BAD_CALL, err.message(&sig.name), span)
@@ -311,7 +325,15 @@ impl Lowerer<'_> {
             let items = self.prim(kind.prim(), &it_args, args[0].span);
             return Val::Node(self.apply(vec![callee, items], span));
         }
+        let converted = match &func.kind {
+            ExprKind::Name(g) if self.fun().info.locals.contains(g) => self.conversion_of_var(g),
+            _ => None,
+        };
         let callee = match self.expr(func) {
+            Val::Node(n) if converted.is_some() => {
+                let conv = converted.expect("checked");
+                return Val::Node(self.converted_call(&conv, n, args, keywords, span));
+            }
             Val::Node(n) => n,
             other => {
                 let n = self.require_node(other, func.span);
@@ -322,6 +344,9 @@ impl Lowerer<'_> {
                 return Val::Node(n);
             }
         };
+        if args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_))) {
+            return Val::Node(self.star_call(callee, args, keywords, &[], span));
+        }
         let mut inputs = vec![callee];
         inputs.extend(args.iter().map(|a| self.value(a)));
         if keywords.is_empty() {
@@ -342,6 +367,68 @@ impl Lowerer<'_> {
         let call_kw = self.konst(Const::Prim(Prim::CallKw));
         inputs.insert(0, call_kw);
         Val::Node(self.apply(inputs, span))
+    }
+}
+
+impl Lowerer<'_> {
+    /// `f(a, *t, b, k=v)`: `CallStar(f, names, (a,) + tuple(t) + (b,), v)`, the positional
+    /// arguments in one tuple whose length inference learns; the variables `extra` follow as
+    /// keyword arguments.
+    pub(super) fn star_call(
+        &mut self,
+        callee: NodeId,
+        args: &[Expr],
+        keywords: &[Keyword],
+        extra: &[Name],
+        span: Span,
+    ) -> NodeId {
+        let mut parts: Vec<NodeId> = Vec::new();
+        let mut run: Vec<NodeId> = Vec::new();
+        for a in args {
+            match &a.kind {
+                ExprKind::Starred(v) => {
+                    if !run.is_empty() {
+                        let t = self.prim(Prim::MakeTuple, &std::mem::take(&mut run), span);
+                        parts.push(t);
+                    }
+                    let x = self.value(v);
+                    let tuple = self.konst(Const::Prim(Prim::TupleType));
+                    parts.push(self.apply(vec![tuple, x], a.span));
+                }
+                _ => run.push(self.value(a)),
+            }
+        }
+        if !run.is_empty() {
+            parts.push(self.prim(Prim::MakeTuple, &run, span));
+        }
+        let positional = parts
+            .into_iter()
+            .reduce(|acc, t| self.prim(Prim::Add, &[acc, t], span))
+            .expect("a starred argument");
+        let names = keywords
+            .iter()
+            .map(|k| &k.name)
+            .chain(extra)
+            .map(|n| Const::Str(n.clone()))
+            .collect();
+        let names = self.konst(Const::tuple(names));
+        let mut inputs = vec![
+            self.konst(Const::Prim(Prim::CallStar)),
+            callee,
+            names,
+            positional,
+        ];
+        for k in keywords {
+            let v = self.value(&k.value);
+            inputs.push(v);
+        }
+        // Variables passed to a converted closure (`closures`), read after the arguments;
+        // unassigned is passed as it is: the closure raises only if it reads it.
+        let b = self.cur_block();
+        for n in extra {
+            inputs.push(self.read(b, n));
+        }
+        self.apply(inputs, span)
     }
 }
 

@@ -8,6 +8,7 @@ use anfora_ir::{Const, NodeId, Prim, Span};
 
 use super::{IterKind, Lowerer, Val};
 use crate::ast::*;
+use crate::ownership::CallKind;
 use crate::{Resolved, codes};
 
 impl Lowerer<'_> {
@@ -24,7 +25,12 @@ impl Lowerer<'_> {
         if self.fns[depth].info.locals.contains(name) {
             let b = self.cur_block();
             let v = self.read(b, name);
-            return Val::Node(self.check_bound(v, name, false, span));
+            // A variable a converted closure receives is its creator's (a free variable).
+            let passed = self.fns[depth]
+                .conv
+                .as_ref()
+                .is_some_and(|c| c.hidden.contains(name));
+            return Val::Node(self.check_bound(v, name, passed, span));
         }
         for e in (0..depth).rev() {
             if !self.fns[e].info.locals.contains(name) {
@@ -41,7 +47,9 @@ impl Lowerer<'_> {
                 let g = self.fns[e].nested[&d];
                 return Val::Node(self.konst_at(Const::Graph(g), span));
             }
-            if info.capture_is_exact(name, child_start) {
+            if info.capture_is_exact(name, child_start)
+                || (depth == e + 1 && self.closure_dead_at_sites(e, name))
+            {
                 let b = self.fns[e]
                     .current
                     .expect("enclosing function paused in a block");
@@ -83,6 +91,7 @@ impl Lowerer<'_> {
             return self.konst_at(c, span);
         }
         let maybe = self.phi_block.contains_key(&v)
+            || self.maybe_unbound.contains(&v)
             || matches!(self.fe.module.constant(v), Some(Const::Unbound));
         if !maybe || name.starts_with('.') {
             return v;
@@ -157,5 +166,86 @@ impl Lowerer<'_> {
                 "write `for ... in {name}(...)`, or `tuple({name}(...))` to get the items"
             )),
         );
+    }
+}
+
+impl Lowerer<'_> {
+    /// Whether a call of `func` computes a fresh value and keeps none of its arguments: a
+    /// primitive (through a global name, `ops.name`, `anfora.name` or a tensor method) that
+    /// does not return a view. A user function may return its argument, so it is not.
+    pub(super) fn call_kind(&mut self, func: &Expr) -> CallKind {
+        // An anfora function's result is a tensor; a Python builtin's is not (but `list(x)`).
+        let of_prim = |p: Prim, anfora: bool| match (p.views(), p.is_type()) {
+            (false, _) => CallKind::Fresh { tensor: anfora },
+            // `list(x)`, `tuple(x)`: a new container of x's items.
+            (true, true) => CallKind::Container {
+                list: p == Prim::ListType,
+            },
+            (true, false) => CallKind::Other,
+        };
+        match &func.kind {
+            ExprKind::Name(n) => match self.global_prim(n) {
+                Some((p, anfora)) => of_prim(p, anfora),
+                None => CallKind::Other,
+            },
+            ExprKind::Attribute { value, attr } => {
+                let ExprKind::Name(base) = &value.kind else {
+                    return CallKind::Other;
+                };
+                if self.is_local_anywhere(base) {
+                    // A method of a local tensor; a method's `self` is a Python object whose
+                    // methods may return anything.
+                    let is_self = self.fns.iter().any(|f| f.self_name.as_ref() == Some(base));
+                    let method = anfora_ops::value::Method::from_name(attr).filter(|_| !is_self);
+                    return match method {
+                        Some(m) if !m.is_view() => CallKind::Fresh {
+                            tensor: m != anfora_ops::value::Method::Item,
+                        },
+                        _ => CallKind::Other,
+                    };
+                }
+                let resolved = match self.resolver.resolve_global(self.scope, base) {
+                    Resolved::Namespace(ns) => crate::namespace_attr(ns, attr),
+                    _ => None,
+                };
+                match resolved {
+                    Some(Resolved::Value(Const::Prim(p))) => of_prim(p, true),
+                    _ => CallKind::Other,
+                }
+            }
+            _ => CallKind::Other,
+        }
+    }
+
+    /// Whether the function nested in `fns[e]` that reads `name` can take its value when it
+    /// is created although `fns[e]` assigns `name` again later: the function is bound to a
+    /// variable that is only ever called (never passed, stored or captured), and that
+    /// variable is dead after every later assignment of `name`, so no call can see the new
+    /// value.
+    fn closure_dead_at_sites(&self, e: usize, name: &Name) -> bool {
+        let outer = &self.fns[e];
+        let inner = &self.fns[e + 1];
+        let child = inner.conv.as_ref().map_or(&inner.def, |c| &c.original);
+        let Some(var) = crate::flow::binding_name(&outer.def.body, child) else {
+            return false;
+        };
+        let uses = crate::flow::uses(&outer.def.body);
+        if uses.get(&var).is_some_and(|u| u.other > 0) {
+            return false;
+        }
+        super::closures::dead_at_sites(&outer.def.body, &outer.info, &var, name, child)
+    }
+
+    /// The primitive a global name stands for, and whether it is one imported from anfora
+    /// (else a Python builtin).
+    fn global_prim(&mut self, name: &Name) -> Option<(Prim, bool)> {
+        if self.is_local_anywhere(name) {
+            return None;
+        }
+        match self.resolver.resolve_global(self.scope, name) {
+            Resolved::Value(Const::Prim(p)) => Some((p, true)),
+            Resolved::Unknown => Prim::builtin(name).map(|p| (p, false)),
+            _ => None,
+        }
     }
 }

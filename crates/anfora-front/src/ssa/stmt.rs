@@ -29,7 +29,8 @@ impl Lowerer<'_> {
                 let g = self.fun().nested[&Rc::as_ptr(def)];
                 let q: Arc<str> =
                     Arc::from(format!("{}.<locals>.{}", self.fun().qualname, def.name).as_str());
-                self.function(def.clone(), g, q, None);
+                let conv = self.fun().convs.get(&Rc::as_ptr(def)).cloned();
+                self.function(def.clone(), g, q, None, conv);
                 let v = self.konst_at(Const::Graph(g), def.head_span);
                 let b = self.cur_block();
                 self.write(b, &def.name, v);
@@ -39,6 +40,7 @@ impl Lowerer<'_> {
                     Some(e) => self.value(e),
                     None => self.none(),
                 };
+                let v = self.with_outs(v, s.span);
                 // Calls of user functions stay ordinary calls, even in tail position, so that
                 // tracebacks and the recursion limit match Python; only jumps between the
                 // blocks of one function are tail calls.
@@ -52,21 +54,8 @@ impl Lowerer<'_> {
                     self.assign(t, v);
                 }
             }
-            StmtKind::AugAssign {
-                target,
-                target_span,
-                op,
-                value,
-            } => {
-                let cur = self.load(target, *target_span);
-                let v = self.value(value);
-                let prim = match op {
-                    BinOp::Add => Prim::InplaceAdd,
-                    BinOp::Mul => Prim::InplaceMul,
-                    other => bin_prim(*other),
-                };
-                let r = self.prim(prim, &[cur, v], s.span);
-                self.assign(&Target::Name(target.clone(), *target_span), r);
+            StmtKind::AugAssign { target, op, value } => {
+                self.aug_assign(target, *op, value, s.span)
             }
             StmtKind::AttrAssign {
                 object,
@@ -75,7 +64,11 @@ impl Lowerer<'_> {
                 op,
                 value,
             } => self.attr_assign(object, attr, *target_span, *op, value, s.span),
-            StmtKind::Declare(_) | StmtKind::Pass | StmtKind::Import(_) | StmtKind::MainGuard => {}
+            StmtKind::Declare(_)
+            | StmtKind::Nonlocal(_)
+            | StmtKind::Pass
+            | StmtKind::Import(_)
+            | StmtKind::MainGuard => {}
             StmtKind::For { target, iter, body } => self.for_stmt(target, iter, body, s.span),
             StmtKind::While { test, body } => self.while_stmt(test, body, s.span),
             StmtKind::If { test, body, orelse } => {
@@ -137,7 +130,7 @@ impl Lowerer<'_> {
         }
     }
 
-    fn assign(&mut self, t: &Target, v: NodeId) {
+    pub(super) fn assign(&mut self, t: &Target, v: NodeId) {
         match t {
             Target::Name(n, _) => {
                 let g = self.cur_graph();
@@ -157,6 +150,11 @@ impl Lowerer<'_> {
                     self.assign(item, x);
                 }
             }
+            Target::Item {
+                object,
+                index,
+                span,
+            } => self.store_item(object, index, v, *span),
             Target::Invalid(_) => {}
         }
     }

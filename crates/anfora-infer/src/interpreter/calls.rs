@@ -16,9 +16,15 @@ impl Interpreter<'_> {
         let inputs = self.module.inputs(n).to_vec();
         let callee = self.operand(c, inputs[0]);
         let is_switch = self.module.callee_prim(n) == Some(Prim::Switch);
+        // The function a keyword or star call calls is called, not used as a value.
+        let binds = matches!(
+            self.module.callee_prim(n),
+            Some(Prim::CallKw | Prim::CallStar)
+        );
         let mut args = Vec::with_capacity(inputs.len() - 1);
-        for &i in &inputs[1..] {
-            if !is_switch && !self.module.is_apply(i) && !self.module.is_param(i) {
+        for (k, &i) in inputs.iter().enumerate().skip(1) {
+            let called = binds && k == 1;
+            if !is_switch && !called && !self.module.is_apply(i) && !self.module.is_param(i) {
                 self.note_value_use(c, i);
             }
             args.push(self.operand(c, i));
@@ -92,6 +98,7 @@ impl Interpreter<'_> {
     fn call_func(&mut self, c: CtxId, n: NodeId, f: &Func, args: Vec<Abs>, direct: bool) -> Abs {
         match f {
             Func::Prim(Prim::CallKw) => self.call_kw(c, n, args),
+            Func::Prim(Prim::CallStar) => self.call_star(c, n, args),
             Func::Prim(p) => {
                 if direct {
                     return self.call_prim(c, n, *p, args);
@@ -102,7 +109,9 @@ impl Interpreter<'_> {
                     None => Abs::Bottom,
                 }
             }
-            Func::Closure { graph, ctx } => self.call_closure(c, n, *graph, *ctx, args, direct),
+            Func::Closure { graph, ctx } => {
+                self.call_closure(c, n, (*graph, *ctx), args, direct, direct)
+            }
             Func::Partial(inner, bound) => {
                 let mut all = bound.to_vec();
                 all.extend(args);
@@ -173,6 +182,60 @@ impl Interpreter<'_> {
         }
     }
 
+    /// `CallStar(f, names, args, kwvalues...)`: the items of the tuple `args` are the positional
+    /// arguments; its length must be known (a tuple abstract always has one).
+    fn call_star(&mut self, c: CtxId, n: NodeId, args: Vec<Abs>) -> Abs {
+        let (Some(Abs::Tuple(names)), Some(star)) = (args.get(1), args.get(2)) else {
+            return Abs::Bottom;
+        };
+        let positional = match star {
+            Abs::Tuple(items) => items.clone(),
+            Abs::Bottom => return Abs::Bottom,
+            _ => {
+                for a in &args {
+                    self.escape(a);
+                }
+                return self.shape_error(
+                    c,
+                    n,
+                    "star-arguments",
+                    "their number is not known at compile time (a tuple whose length changes \
+                     between calls, as in a recursion that shortens it); pass the tuple as one \
+                     argument instead",
+                );
+            }
+        };
+        let names: Vec<String> = names
+            .iter()
+            .map(|a| match a {
+                Abs::Str(Some(s)) => s.to_string(),
+                _ => String::new(),
+            })
+            .collect();
+        let positional = positional.to_vec();
+        let kw = args[3..].to_vec();
+        let Abs::Func(fs) = &args[0] else {
+            for a in &args {
+                self.escape(a);
+            }
+            return Abs::Any;
+        };
+        // A function named at the call (`f(*t)` of a global or nested `def`) is specialized for
+        // each call's arguments, as a direct call is; its arguments are bound here all the same.
+        let direct = self.module.constant(self.module.inputs(n)[1]).is_some();
+        if names.is_empty() {
+            return self.call_each(c, n, fs, |cx, f| match f {
+                Func::Closure { graph, ctx } => {
+                    cx.call_closure(c, n, (*graph, *ctx), positional.clone(), direct, false)
+                }
+                _ => cx.call_func(c, n, f, positional.clone(), false),
+            });
+        }
+        self.call_each(c, n, fs, |cx, f| {
+            cx.call_with_keywords(c, n, f, &positional, (&names, &kw), direct)
+        })
+    }
+
     /// `CallKw(f, names, args...)` with a known callee: bind keywords, then call.
     fn call_kw(&mut self, c: CtxId, n: NodeId, args: Vec<Abs>) -> Abs {
         let Some(Abs::Tuple(names)) = args.get(1).cloned() else {
@@ -194,7 +257,7 @@ impl Interpreter<'_> {
             return Abs::Any;
         };
         self.call_each(c, n, fs, |cx, f| {
-            cx.call_with_keywords(c, n, f, positional, &names, kw)
+            cx.call_with_keywords(c, n, f, positional, (&names, kw), false)
         })
     }
 
@@ -205,8 +268,8 @@ impl Interpreter<'_> {
         n: NodeId,
         f: &Func,
         positional: &[Abs],
-        names: &[String],
-        kw: &[Abs],
+        (names, kw): (&[String], &[Abs]),
+        direct: bool,
     ) -> Abs {
         let sig = match f {
             Func::Prim(p) => Some(p.signature().clone()),
@@ -232,6 +295,9 @@ impl Interpreter<'_> {
         let bound = pick_args(sources, positional, kw, &mut |k| self.constant(c, k));
         match f {
             Func::Prim(p) => self.call_prim(c, n, *p, bound),
+            Func::Closure { graph, ctx } => {
+                self.call_closure(c, n, (*graph, *ctx), bound, direct, true)
+            }
             _ => self.call_func(c, n, f, bound, false),
         }
     }
@@ -240,16 +306,17 @@ impl Interpreter<'_> {
         &mut self,
         c: CtxId,
         n: NodeId,
-        h: GraphId,
-        pc: Option<CtxId>,
+        (h, pc): (GraphId, Option<CtxId>),
         args: Vec<Abs>,
         direct: bool,
+        bound: bool,
     ) -> Abs {
         let graph = self.module.graph(h);
-        // Calls through values are bound at run time: fill defaults here.
-        let args = if args.len() != graph.params.len() {
+        let packs = graph.signature.as_ref().is_some_and(|s| s.packs);
+        // Calls through values are bound at run time: fill defaults (and pack `*args`) here.
+        let args = if args.len() != graph.params.len() || (packs && !bound) {
             match graph.signature.clone() {
-                Some(sig) if !direct => {
+                Some(sig) if !bound => {
                     match bind_positional(&sig, args, &mut |k| self.constant(c, k)) {
                         Some(bound) => bound,
                         None => return Abs::Bottom,
@@ -393,7 +460,7 @@ fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> O
 }
 
 /// The arguments a binding (`Signature::bind`) picks: positional ones, keyword ones and the
-/// defaults, through `default`.
+/// defaults, through `default`, and the `*args` tuple.
 fn pick_args(
     sources: Vec<ArgSource>,
     positional: &[Abs],
@@ -402,6 +469,6 @@ fn pick_args(
 ) -> Vec<Abs> {
     sources
         .into_iter()
-        .map(|s| s.pick(positional, kw, default))
+        .map(|s| s.pick(positional, kw, default, &mut Abs::tuple))
         .collect()
 }

@@ -24,7 +24,15 @@ impl Interpreter<'_> {
             for (n, operation, msg, constant) in self.ctx(c).shape_errors.clone() {
                 let span = self.module.node(n).span;
                 let message = shape_message(&operation, &msg);
-                let d = if constant {
+                let refusal = self
+                    .module
+                    .callee_prim(n)
+                    .and_then(|p| p.def().attrs.refusal);
+                let d = if let Some((code, hint)) = refusal {
+                    Diagnostic::error(code, msg.clone(), span)
+                        .with_label("updated in place here")
+                        .with_hint(hint)
+                } else if constant {
                     Diagnostic::error(NOT_CONSTANT, message, span)
                         .with_label("not known at compile time")
                         .with_hint(

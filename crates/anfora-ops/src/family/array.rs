@@ -36,7 +36,7 @@ primitives! {
     /// `ops.split(x, indices_or_sections, axis=0)`: numpy's; a tuple of tensors.
     Split = PrimDef::new("Split", "(x, indices_or_sections, axis=0)", split_abs, split,
         first(split_back))
-        .tensor_kernel().called(&[Py::Op("split")]);
+        .tensor_kernel().called(&[Py::Op("split")]).viewing();
     /// `ConcatGrad(d, tensors, axis)`: `d` cut back into one sensitivity per tensor.
     ConcatGrad = PrimDef::new("ConcatGrad", "(d, tensors, axis)", unjoin_abs, unjoin,
         first(|e, c| rejoin(e, c, Prim::Concat)))

@@ -31,10 +31,10 @@ primitives! {
         |_, a, _| len(&a[0]).map(Value::Int), Backward::Zero);
     Min = builtin("Min", &[Py::Builtin("min")], "(*args)", min_max_abs, |p, a, _| min_max(p, a),
         Backward::Rule(extremum_back))
-        .passing_values();
+        .passing_values().viewing();
     Max = builtin("Max", &[Py::Builtin("max")], "(*args)", min_max_abs, |p, a, _| min_max(p, a),
         Backward::Rule(extremum_back))
-        .passing_values();
+        .passing_values().viewing();
     /// `int`: conversion function and type (for isinstance).
     IntType = builtin("int", &[Py::Builtin("int")], "(x=0)", number_abs, |_, a, _| int_of(&a[0]),
         Backward::Zero)
@@ -52,11 +52,11 @@ primitives! {
     TupleType = builtin("tuple", &[Py::Builtin("tuple")], "(iterable=())", sequence_abs,
         |_, a, _| Ok(Value::tuple(items(&a[0], &not_iterable)?)),
         Backward::Refused(REFUSED_SEQUENCES))
-        .passing_values().class();
+        .passing_values().class().viewing();
     ListType = builtin("list", &[Py::Builtin("list")], "(iterable=())", sequence_abs,
         |_, a, _| Ok(Value::List(Rc::from(items(&a[0], &not_iterable)?))),
         Backward::Refused(REFUSED_SEQUENCES))
-        .passing_values().class();
+        .passing_values().class().viewing();
     Repr = builtin("repr", &[Py::Builtin("repr")], "(obj)", |_, _| Ok(Abs::Str(None)),
         |_, a, _| Ok(Value::str(&repr(&a[0]))), Backward::Zero);
     Range = builtin("range", &[Py::Builtin("range")], "(*args)", range_abs, |_, a, _| range(a),
@@ -75,6 +75,72 @@ primitives! {
         |_, _, _| Err(type_error("anfora.Tensor cannot be called; use ops.tensor(data)")),
         Backward::Zero)
         .class();
+    /// `SharedUpdate(x, name, within=None)`: `x` unchanged, where the front end could not show
+    /// that the variable `name` updated in place (`x += v`, `x[i] = v`) is the only holder of
+    /// its object. For a mutable object (a tensor, a list, a Parameter) that is a refusal:
+    /// numpy would change the object for every holder. Other values are rebound, as in
+    /// Python. `within`: `x` is an item of that container (`c[i] += v`), which an array owns
+    /// (its elements are written back), a list does not (the item object is shared).
+    SharedUpdate = PrimDef::new("SharedUpdate", "(x, name, within=None)", shared_update_abs,
+        |_, a, _| shared_update(a), Backward::Rule(|_, c| {
+            let mut g = c.none();
+            g[0] = Some(c.d);
+            Some(g)
+        }))
+        .refusing((SHARED_UPDATE, SHARED_UPDATE_HINT));
+}
+
+/// The diagnostic code of [`Prim::SharedUpdate`]'s refusal (anfora-ir's `codes::SHARED_UPDATE`).
+const SHARED_UPDATE: &str = "E0306";
+const SHARED_UPDATE_HINT: &str = "numpy changes the array itself, so every name, tuple, view or \
+    caller holding it would see the update; write `x = x + v` (or `x = ops.where(...)`) to \
+    bind a new value, or update a variable that holds a value computed in this function";
+
+fn shared_kind(a: &Abs) -> Option<&'static str> {
+    match a {
+        Abs::Tensor(_) => Some("array"),
+        Abs::List(_) => Some("list"),
+        Abs::Ref(_) => Some("Parameter"),
+        _ => None,
+    }
+}
+
+fn shared_message(kind: &str, name: &str) -> String {
+    format!(
+        "in-place update of '{name}', whose {kind} may also be held elsewhere (an argument, \
+         another name, a tuple, a view or a closure)"
+    )
+}
+
+fn shared_update_abs(_: Prim, a: &[Abs]) -> Rule {
+    let name = match &a[1] {
+        Abs::Str(Some(n)) => n.to_string(),
+        _ => "?".into(),
+    };
+    if matches!(a.get(2), Some(Abs::Tensor(_) | Abs::Ref(_))) {
+        return Ok(a[0].clone());
+    }
+    match shared_kind(&a[0]) {
+        Some(kind) => Err(crate::abs::err(shared_message(kind, &name))),
+        None => Ok(a[0].clone()),
+    }
+}
+
+fn shared_update(a: &[Value]) -> OpResult {
+    if matches!(a.get(2), Some(Value::Tensor(_) | Value::Ref(_))) {
+        return Ok(a[0].clone());
+    }
+    let kind = match &a[0] {
+        Value::Tensor(_) => Some("array"),
+        Value::List(_) => Some("list"),
+        Value::Ref(_) => Some("Parameter"),
+        _ => None,
+    };
+    match (kind, &a[1]) {
+        (Some(kind), Value::Str(name)) => Err(("NotImplementedError", shared_message(kind, name))),
+        (Some(kind), _) => Err(("NotImplementedError", shared_message(kind, "?"))),
+        (None, _) => Ok(a[0].clone()),
+    }
 }
 
 /// A builtin function or class of Python.

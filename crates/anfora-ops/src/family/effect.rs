@@ -32,7 +32,7 @@ primitives! {
     /// `Depend(x, s...)`: `x`, once the states `s` are reached.
     Depend = plumbing(PrimDef::new("Depend", "(value, *states)", |_, a| Ok(a[0].clone()),
         first_value, first(|_, c| c.d)))
-        .with_effects(Effects::PROPAGATE).called(&[Py::Op("depend")]).passing_values();
+        .with_effects(Effects::PROPAGATE).called(&[Py::Op("depend")]).passing_values().viewing();
     /// `anfora.Parameter(data, name, requires_grad)`: a new Parameter (module level only).
     /// Creating one makes a new identity: never merged, folded or removed.
     MakeParameter = PrimDef::new("Parameter", "(data, name=None, requires_grad=True)",

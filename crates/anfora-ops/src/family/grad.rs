@@ -33,7 +33,7 @@ primitives! {
     /// `ops.stop_gradient(x)`: `x`, with no gradient flowing back.
     StopGradient = PrimDef::new("StopGradient", "(x)", |_, a| Ok(a[0].clone()),
         |_, a, _| Ok(a[0].clone()), Backward::Zero)
-        .called(&[Py::Op("stop_gradient")]).raising(never).passing_values();
+        .called(&[Py::Op("stop_gradient")]).raising(never).passing_values().viewing();
     /// `GradAdd(a, b)`: sum of two sensitivities; `None` is zero, tuples add item by item.
     GradAdd = PrimDef::new("GradAdd", "(a, b)", |_, a| grad_add_abs(&a[0], &a[1]),
         |_, a, _| grad_add(&a[0], &a[1]),

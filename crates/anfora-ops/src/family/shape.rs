@@ -21,12 +21,12 @@ primitives! {
     family shape = 6;
 
     Reshape = PrimDef::new("Reshape", "(x, shape)", reshape_abs, reshape, TO_SHAPE)
-        .tensor_kernel().called(&[Py::Op("reshape")]);
+        .tensor_kernel().called(&[Py::Op("reshape")]).viewing();
     Transpose = PrimDef::new("Transpose", "(x, axes=None)", transpose_abs, transpose, BACK)
-        .tensor_kernel().called(&[Py::Op("transpose")]);
+        .tensor_kernel().called(&[Py::Op("transpose")]).viewing();
     /// `ops.permute(x, axes)`: `ops.transpose` with the axes required (PyTorch, MindSpore).
     Permute = PrimDef::new("Permute", "(x, axes)", permute_abs, permute, BACK)
-        .tensor_kernel().called(&[Py::Op("permute")]);
+        .tensor_kernel().called(&[Py::Op("permute")]).viewing();
     /// `TransposeGrad(d, axes)`: `d` transposed by the inverse permutation.
     TransposeGrad = PrimDef::new("TransposeGrad", "(d, axes)",
         |_, a| Ok(transpose_grad_abs(&a[0], &a[1])), |_, a, _| transpose_grad(&a[0], &a[1]),
@@ -34,14 +34,14 @@ primitives! {
         .tensor_kernel();
     /// `ops.squeeze(x, axis=None)`: numpy's.
     Squeeze = PrimDef::new("Squeeze", "(x, axis=None)", squeeze_abs, squeeze, TO_SHAPE)
-        .tensor_kernel().called(&[Py::Op("squeeze")]);
+        .tensor_kernel().called(&[Py::Op("squeeze")]).viewing();
     /// `ops.expand_dims(x, axis)` (also `unsqueeze`): numpy's.
     ExpandDims = PrimDef::new("ExpandDims", "(x, axis)", expand_dims_abs, expand_dims, TO_SHAPE)
-        .tensor_kernel().called(&[Py::Op("expand_dims"), Py::Op("unsqueeze")]);
+        .tensor_kernel().called(&[Py::Op("expand_dims"), Py::Op("unsqueeze")]).viewing();
     /// `ops.broadcast_to(x, shape)`: numpy's.
     BroadcastTo = PrimDef::new("BroadcastTo", "(x, shape)", broadcast_to_abs, broadcast_to,
         UNBROADCAST)
-        .tensor_kernel().called(&[Py::Op("broadcast_to")]);
+        .tensor_kernel().called(&[Py::Op("broadcast_to")]).viewing();
 }
 
 /// The backward rule of the transposes: `d` transposed back.

@@ -25,7 +25,7 @@ primitives! {
     /// `Switch(cond, f, g)` returns `f` if `cond` else `g`; the caller applies the result.
     Switch = PrimDef::new("Switch", "(cond, true_branch, false_branch)", switch_abs, switch,
         Backward::Zero)
-        .raising(never).with_refs(Refs::AllButFirst).unfoldable().lazy();
+        .raising(never).with_refs(Refs::AllButFirst).unfoldable().lazy().viewing();
     /// `Partial(f, a...)` binds leading arguments; its sensitivity is that of its bound
     /// arguments.
     Partial = PrimDef::new("Partial", "(*args)", partial_abs, partial,
@@ -38,10 +38,10 @@ primitives! {
     /// `TupleGetItem(t, i)` with a constant index, made by unpacking.
     TupleGetItem = PrimDef::new("TupleGetItem", "(obj, index)", item_abs, item,
         Backward::Rule(item_back))
-        .raising(never).passing_values().labelled("index");
+        .raising(never).passing_values().labelled("index").viewing();
     /// `obj[index]`.
     GetItem = PrimDef::new("GetItem", "(obj, index)", item_abs, item, Backward::Rule(item_back))
-        .tensor_kernel().passing_values().labelled("index");
+        .tensor_kernel().passing_values().labelled("index").viewing();
     /// `SetItem(obj, index, value)`: the value `obj[index] = value` leaves in `obj`, as a new
     /// value (the IR is pure). Tensors: numpy's assignment (basic, integer-array and mask
     /// indices; `value` broadcast and cast unsafely to obj's dtype; the last write wins);
@@ -57,8 +57,7 @@ primitives! {
     InplaceCast = PrimDef::new("InplaceCast", "(old, new)",
         |_, a| inplace_cast_abs(&a[0], &a[1]), |_, a, _| inplace_cast(&a[0], &a[1]),
         Backward::Rule(inplace_cast_back))
-        .tensor_kernel().passing_values().labelled("in-place operation")
-        .called(&[Py::Op("inplace_cast")]);
+        .tensor_kernel().passing_values().labelled("in-place operation");
     MakeSlice = PrimDef::new("MakeSlice", "(start, stop, step)", make_slice_abs,
         |_, a, _| make_slice(a), Backward::Zero);
     /// Python truthiness of a condition (one-element tensors allowed): returns a bool.
@@ -77,6 +76,15 @@ primitives! {
             "a keyword call of a function value: its binding is only known at run time",
         ))
         .with_refs(Refs::All).unfoldable().opaque();
+    /// `CallStar(f, names, args, kwvalues...)`: a call with star-arguments (`f(a, *t, k=v)`):
+    /// `args` is the tuple of all positional arguments, the rest as in `CallKw`. Inference
+    /// turns it into a plain call (or a `CallKw`) once the tuple's length is known.
+    CallStar = PrimDef::new("CallStar", "(func, names, args, *kwargs)", |_, _| Ok(Abs::Any),
+        |_, _, _| Err(("SystemError", "CallStar is executed by the machine".into())),
+        Backward::Refused(
+            "a call with star-arguments whose tuple's length is only known at run time",
+        ))
+        .with_refs(Refs::All).unfoldable().opaque();
     /// `GetAttr(obj, "name")`.
     GetAttr = PrimDef::new("GetAttr", "(obj, name)", attr_abs, attr, Backward::Zero)
         .with_refs(Refs::First);
@@ -85,11 +93,11 @@ primitives! {
     /// the primal; the sensitivity passes through.
     CheckBound = PrimDef::new("CheckBound", "(value, name, is_free)", check_bound_abs,
         |_, a, _| check_bound(a), Backward::First(|_, c| c.d))
-        .with_refs(Refs::All).unfoldable().opaque().passing_values();
+        .with_refs(Refs::All).unfoldable().opaque().passing_values().viewing();
     /// `Unpack(seq, n)` checks that `seq` has `n` items and returns them as a tuple.
     Unpack = PrimDef::new("Unpack", "(seq, n)", |_, a| Ok(unpack_abs(&a[0], &a[1])),
         |_, a, _| unpack(&a[0], a[1].as_index().unwrap_or(0)), Backward::Rule(unpack_back))
-        .passing_values();
+        .passing_values().viewing();
     /// `Raise("ExcType", message)`.
     Raise = PrimDef::new("Raise", "(kind, message)", |_, _| Ok(Abs::Bottom), |_, a, _| raise(a),
         Backward::Zero)
@@ -101,13 +109,13 @@ primitives! {
     /// `Enumerate(seq, start)`: tuple of `(start + i, item)` pairs.
     Enumerate = PrimDef::new("Enumerate", "(iterable, start=0)", enumerate_abs,
         |_, a, _| enumerate(a), Backward::Zero)
-        .passing_values();
+        .passing_values().viewing();
     /// `Zip(a, b, ...)`: tuple of item tuples, as long as the shortest input.
     Zip = PrimDef::new("Zip", "(*args)", zip_abs, |_, a, _| zip(a),
         Backward::Refused(
             "sequence conversions of the builtins are not differentiated (use tuples directly)",
         ))
-        .passing_values();
+        .passing_values().viewing();
     /// Length of a sequence a `for` loop iterates over ("'int' object is not iterable").
     IterLen = PrimDef::new("IterLen", "(obj)", |_, a| Ok(length_abs(&a[0])),
         |_, a, _| iter_len(&a[0]).map(Value::Int), Backward::Zero);
@@ -183,7 +191,9 @@ fn setitem_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
     if !(c.need(0) || c.need(2)) {
         return Some(g);
     }
+    // The sensitivity may arrive unbroadcast (a reduction's): give it the output's shape.
     let d = e.op(Prim::FillZeros, &[c.d, c.out]);
+    let d = e.op(Prim::BroadcastLike, &[d, c.out]);
     if c.need(0) {
         let zero = int(e, 0);
         g[0] = Some(e.op(Prim::SetItem, &[d, c.x[1], zero]));

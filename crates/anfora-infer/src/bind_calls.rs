@@ -1,0 +1,188 @@
+//! Calls that specialization binds to their callee's signature, so that every later stage sees
+//! a plain call with one argument per parameter:
+//!
+//! * a star call, `CallStar(f, names, args, kw...)`, whose tuple's length inference knows;
+//! * a keyword call through a value, `CallKw(f, names, args..., kw...)`;
+//! * a call through a value of a function with `*args`, whose extra arguments are packed, or
+//!   with defaults the call leaves out (later stages append effect states to calls, which
+//!   binding at run time would take for arguments).
+//!
+//! Each is bound statically when every context the call reaches runs one graph with a
+//! signature, called as a closure (not a partial application). A star call that cannot be
+//! is still rewritten, into a plain call or a `CallKw` of the tuple's items.
+
+use anfora_ir::{ArgSource, Const, GraphId, Module, NodeId, Prim};
+use anfora_ops::abs::{Abs, CtxId, Func};
+
+use crate::interpreter::Solved;
+use crate::specialize::operand_abs;
+
+/// A call being specialized: its original `inputs`, specialized `out`, the contexts it may
+/// call, and the graph its new nodes go in.
+pub struct Site<'a> {
+    pub solved: &'a Solved,
+    pub ctx: CtxId,
+    pub inputs: &'a [NodeId],
+    pub out: &'a [NodeId],
+    pub targets: &'a [CtxId],
+    pub graph: GraphId,
+}
+
+/// The rewritten call's inputs, and the nodes made for it (which run before it) with their
+/// abstracts.
+pub struct Bound {
+    pub inputs: Vec<NodeId>,
+    pub new_nodes: Vec<(NodeId, Abs)>,
+}
+
+/// A call's parts: the function, the positional arguments with their abstracts, the keyword
+/// names and values.
+struct Parts {
+    callee: NodeId,
+    callee_abs: Abs,
+    positional: Vec<NodeId>,
+    positional_abs: Vec<Abs>,
+    names: Vec<String>,
+    keywords: Vec<NodeId>,
+    star: bool,
+}
+
+pub fn rewrite(module: &mut Module, site: &Site) -> Option<Bound> {
+    let mut new_nodes = Vec::new();
+    let parts = parts(module, site, &mut new_nodes)?;
+    if let Some(inputs) = bind_statically(module, site, &parts, &mut new_nodes) {
+        return Some(Bound { inputs, new_nodes });
+    }
+    if !parts.star {
+        return None;
+    }
+    let mut inputs = if parts.names.is_empty() {
+        vec![parts.callee]
+    } else {
+        let names = Const::tuple(parts.names.iter().map(|n| Const::str(n)).collect());
+        vec![
+            module.value(Const::Prim(Prim::CallKw)),
+            parts.callee,
+            module.value(names),
+        ]
+    };
+    inputs.extend(&parts.positional);
+    inputs.extend(&parts.keywords);
+    Some(Bound { inputs, new_nodes })
+}
+
+/// The parts of a star call (its tuple's items read by new nodes), a keyword call or a plain
+/// call through a value; `None` for other calls.
+fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -> Option<Parts> {
+    let (inputs, out) = (site.inputs, site.out);
+    let abs = |module: &Module, i: NodeId| operand_abs(site.solved, module, site.ctx, i);
+    let names_of = |module: &Module, i: NodeId| -> Option<Vec<String>> {
+        match module.constant(i) {
+            Some(Const::Tuple(t)) => t
+                .iter()
+                .map(|c| match c {
+                    Const::Str(s) => Some(s.to_string()),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    };
+    match module.constant(inputs[0]) {
+        Some(Const::Prim(Prim::CallStar)) => {
+            let Abs::Tuple(items) = abs(module, inputs[3]) else {
+                return None;
+            };
+            let names = names_of(module, inputs[2])?;
+            let span = module.node(inputs[0]).span;
+            let get = module.value(Const::Prim(Prim::TupleGetItem));
+            let mut positional = Vec::with_capacity(items.len());
+            for (i, a) in items.iter().enumerate() {
+                let k = module.value(Const::Int(i as i64));
+                let r = module.apply_unordered(site.graph, vec![get, out[3], k], span);
+                new_nodes.push((r, a.clone()));
+                positional.push(r);
+            }
+            Some(Parts {
+                callee: out[1],
+                callee_abs: abs(module, inputs[1]),
+                positional,
+                positional_abs: items.to_vec(),
+                names,
+                keywords: out[4..].to_vec(),
+                star: true,
+            })
+        }
+        Some(Const::Prim(Prim::CallKw)) => {
+            let names = names_of(module, inputs[2])?;
+            let split = inputs.len().checked_sub(names.len())?;
+            Some(Parts {
+                callee: out[1],
+                callee_abs: abs(module, inputs[1]),
+                positional: out[3..split].to_vec(),
+                positional_abs: inputs[3..split].iter().map(|&i| abs(module, i)).collect(),
+                names,
+                keywords: out[split..].to_vec(),
+                star: false,
+            })
+        }
+        Some(_) => None,
+        None => Some(Parts {
+            callee: out[0],
+            callee_abs: abs(module, inputs[0]),
+            positional: out[1..].to_vec(),
+            positional_abs: inputs[1..].iter().map(|&i| abs(module, i)).collect(),
+            names: Vec::new(),
+            keywords: Vec::new(),
+            star: false,
+        }),
+    }
+}
+
+/// The inputs of the call bound to its one target graph's signature, when it needs binding
+/// (a star or keyword call, or a callee with `*args`) and can be.
+fn bind_statically(
+    module: &mut Module,
+    site: &Site,
+    parts: &Parts,
+    new_nodes: &mut Vec<(NodeId, Abs)>,
+) -> Option<Vec<NodeId>> {
+    let h = site.solved.ctx(*site.targets.first()?).graph;
+    if site.targets.iter().any(|&t| site.solved.ctx(t).graph != h) {
+        return None;
+    }
+    let Abs::Func(fs) = &parts.callee_abs else {
+        return None;
+    };
+    if !fs
+        .iter()
+        .all(|f| matches!(f, Func::Closure { graph, .. } if *graph == h))
+    {
+        return None;
+    }
+    let sig = module.graph(h).signature.clone()?;
+    let exact = parts.positional.len() == module.graph(h).params.len();
+    let needs_binding = parts.star || !parts.names.is_empty() || sig.packs || !exact;
+    if !needs_binding {
+        return None;
+    }
+    let names: Vec<&str> = parts.names.iter().map(String::as_str).collect();
+    let sources = sig.bind(parts.positional.len(), &names).ok()?;
+    let span = module.node(parts.callee).span;
+    let mut inputs = vec![parts.callee];
+    for s in sources {
+        inputs.push(match s {
+            ArgSource::Positional(i) => parts.positional[i],
+            ArgSource::Keyword(j) => parts.keywords[j],
+            ArgSource::Default(k) => module.value(k),
+            ArgSource::Packed(a, b) => {
+                let make = module.value(Const::Prim(Prim::MakeTuple));
+                let items = std::iter::once(make).chain(parts.positional[a..b].iter().copied());
+                let t = module.apply_unordered(site.graph, items.collect(), span);
+                new_nodes.push((t, Abs::tuple(parts.positional_abs[a..b].to_vec())));
+                t
+            }
+        });
+    }
+    Some(inputs)
+}
