@@ -20,9 +20,8 @@ Every case is built so that it never raises under CPython: ints are kept small (
 divisions are by nonzero literals, loops and recursion are bounded, a variable keeps one type,
 and tensors updated in place are fresh arrays that nothing else holds.
 
-Constructs that hit a suspected anfora bug are switched off by the ``AVOID`` table below (each
-has a reproducer under /tmp/anfora-bugs/ and an entry in the report); set
-``GEN_NO_AVOID=1`` in the environment to generate them anyway.
+A program anfora refuses or computes differently is a bug to fix in anfora, not a construct to
+leave out here.
 """
 
 import argparse
@@ -39,33 +38,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 ORACLE = os.path.join(ROOT, "tests", "oracle")
-
-# Suspected anfora bugs: constructs the generator leaves out so the rest can be checked.
-# name -> reason (with the reproducer's path).
-AVOID = {
-    "cse_loop_carried_equal_values": (
-        "two loop-carried variables assigned the same expression in a branch inside a loop: the "
-        "compiled engine reads None for one of them "
-        "(/tmp/anfora-bugs/cse_loop_carried_equal_values.py); the generator then never gives two "
-        "assignments of one case the same right-hand side"),
-    "e0202_called_by_name_lambda_two_late_vars": (
-        "a lambda made in a loop and called by name in the same iteration, reading one variable "
-        "assigned before the call and one assigned after it, is refused with E0202 "
-        "(/tmp/anfora-bugs/e0202_called_by_name_lambda_two_late_vars.py); the generator then "
-        "does not assign 'c' after the 'show' lambda of closure_loop_lambda"),
-    "varargs_forwarded_star_call_loop": (
-        "a *args function looping over its tuple and indexing xs[-1], reached through "
-        "'def fwd(*xs): return vt(*xs)' called with star-arguments: the compiled engine sees a "
-        "0-d value for xs[-1] (/tmp/anfora-bugs/varargs_forwarded_star_call_loop.py); the "
-        "generator then calls the forwarding function of varargs_tensors without star-arguments"),
-}
-if os.environ.get("GEN_NO_AVOID"):
-    AVOID = {}
-
-
-def avoid(name):
-    return name in AVOID
-
 
 # ---------------------------------------------------------------------------------------------
 # Expressions
@@ -216,7 +188,6 @@ class Case:
         self.e = Expr(rng)
         self.helpers = []  # lists of lines, each a module-level def
         self.body = []  # lines of the case function (indented 4)
-        self.rhs = set()  # right-hand sides of classic assignments (see AVOID)
 
     def h(self, name):
         return "h%d_%s" % (self.i, name)
@@ -249,16 +220,7 @@ class Case:
             self.emit("return (%s)" % ", ".join(names))
 
     def assign(self, env, ind):
-        n = len(self.body)
-        for _ in range(20):
-            self._assign(env, ind)
-            new = self.body[n:]
-            rhs = [ln.split(" = ", 1)[1] for ln in new if " = " in ln]
-            if not avoid("cse_loop_carried_equal_values") or not any(x in self.rhs for x in rhs):
-                self.rhs.update(rhs)
-                return
-            del self.body[n:]
-        self.emit("pass", ind)
+        self._assign(env, ind)
 
     def _assign(self, env, ind):
         r, e = self.r, self.e
@@ -387,7 +349,7 @@ class Case:
             self.emit("show = lambda: i * %d + c" % r.randint(1, 5), 2)
             self.emit("i += %d" % r.randint(0, 1), 2)
             self.emit("total = (total + show()) % 1000", 2)
-        if r.random() < 0.3 and not (show and avoid("e0202_called_by_name_lambda_two_late_vars")):
+        if r.random() < 0.3:
             self.emit("c = (c + i) % 50", 2)
         self.emit("return total")
 
@@ -918,14 +880,9 @@ class Case:
         calls = ["%s(1.0)" % f, "%s(0.5, a)" % f, "%s(0.0, *pair)" % f,
                  "%s(2.0, *pair, k=%s)" % (f, r.choice(["2.0", "-1.0"])), "%s(1.0, a, b, a)" % fw,
                  "%s(*(3.0, b))" % fw]
-        if avoid("varargs_forwarded_star_call_loop"):
-            calls[-1] = "%s(3.0, b)" % fw
         for c in r.sample(calls, r.randint(2, 4)):
             self.emit("print(%s)" % c)
-        if avoid("varargs_forwarded_star_call_loop"):
-            self.emit("return %s(0.0, a, b).sum()" % fw)
-        else:
-            self.emit("return %s(0.0, *pair).sum()" % fw)
+        self.emit("return %s(0.0, *pair).sum()" % fw)
 
     def inplace_loops(self):
         r = self.r
@@ -1100,8 +1057,6 @@ def check(args):
         args.seed, args.count, len(files), args.per_file))
     print("time: %.1fs (generate %.1fs, CPython %.1fs, anfora both engines %.1fs, jobs %d)" % (
         total, t_gen, t_cpy, t_af, args.jobs))
-    if AVOID:
-        print("avoided constructs (suspected anfora bugs): %s" % ", ".join(sorted(AVOID)))
     print("CPython errors: %d" % len(cpy_errors))
     for m in cpy_errors[:10]:
         print("  " + m)

@@ -55,6 +55,6 @@ fn random_programs_match_cpython() {
         "random programs differ from CPython (status {:?}):\n{stdout}\n{stderr}",
         output.status.code()
     );
-    // Show the summary (timings, avoided constructs) with `cargo test -- --nocapture`.
+    // Show the summary (timings) with `cargo test -- --nocapture`.
     println!("{stdout}");
 }

@@ -8,8 +8,8 @@
 //!   binding at run time would take for arguments).
 //!
 //! Each is bound statically when every context the call reaches runs one graph with a
-//! signature, called as a closure (not a partial application). A star call that cannot be
-//! is still rewritten, into a plain call or a `CallKw` of the tuple's items.
+//! signature, called as a closure (not a partial application). Other calls stay as they are
+//! and are bound when they run (`CallStar` and `CallKw` by both engines).
 
 use anfora_ir::{ArgSource, Const, GraphId, Module, NodeId, Prim};
 use anfora_ops::abs::{Abs, CtxId, Func};
@@ -50,24 +50,9 @@ struct Parts {
 pub fn rewrite(module: &mut Module, site: &Site) -> Option<Bound> {
     let mut new_nodes = Vec::new();
     let parts = parts(module, site, &mut new_nodes)?;
-    if let Some(inputs) = bind_statically(module, site, &parts, &mut new_nodes) {
-        return Some(Bound { inputs, new_nodes });
-    }
-    if !parts.star {
-        return None;
-    }
-    let mut inputs = if parts.names.is_empty() {
-        vec![parts.callee]
-    } else {
-        let names = Const::tuple(parts.names.iter().map(|n| Const::str(n)).collect());
-        vec![
-            module.value(Const::Prim(Prim::CallKw)),
-            parts.callee,
-            module.value(names),
-        ]
-    };
-    inputs.extend(&parts.positional);
-    inputs.extend(&parts.keywords);
+    // A call that cannot be bound (its callee is one of several functions, or Python would
+    // raise TypeError) stays as it is, bound when it runs.
+    let inputs = bind_statically(module, site, &parts, &mut new_nodes)?;
     Some(Bound { inputs, new_nodes })
 }
 
