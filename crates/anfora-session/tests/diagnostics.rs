@@ -96,9 +96,9 @@ fn unsupported_statements() {
 #[test]
 fn unsupported_expressions() {
     expect(&[
-        ("def f(*args):\n    return 1\n", ("E0109", 1, 7)),
+        ("def f(t):\n    return (*t, 1)\n", ("E0109", 2, 13)),
         ("def f(**kw):\n    return 1\n", ("E0109", 1, 7)),
-        ("def f(g, t):\n    return g(*t)\n", ("E0109", 2, 14)),
+        ("def f(g, d):\n    return g(**d)\n", ("E0109", 2, 14)),
         ("def f(t):\n    a, *b = t\n", ("E0109", 2, 8)),
         ("def f(t):\n    return [x for x in t]\n", ("E0110", 2, 12)),
         (
