@@ -1,6 +1,8 @@
 //! The differential corpus: every program in `tests/corpus` runs under CPython (with the numpy
 //! oracle in `tests/oracle`) and under `anfora run`; printed output, the printed result and the
-//! exception must match.
+//! exception must match. The same for 2,000 random programs: `tests/differential/gen_programs.py`
+//! generates them in anfora's subset from a fixed seed and checks them with both engines; any
+//! refusal or difference fails.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -173,4 +175,37 @@ fn args_lines_split_at_top_level_commas() {
         vec!["1", "(2, 3)", "'a,b'", "[[1, 2]]"]
     );
     assert_eq!(split_top_level(""), Vec::<String>::new());
+}
+
+#[test]
+fn random_programs_match_cpython() {
+    let generator = root().join("tests/differential/gen_programs.py");
+    let output = Command::new(python())
+        .arg(&generator)
+        .arg("--check")
+        .arg("--seed")
+        .arg("0")
+        .arg("--count")
+        .arg("2000")
+        .arg("--jobs")
+        .arg("2")
+        .arg("--anfora")
+        .arg(env!("CARGO_BIN_EXE_anfora"))
+        .current_dir(root())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} (set ANFORA_PYTHON to a Python with numpy): {e}",
+                python().display()
+            )
+        });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "random programs differ from CPython (status {:?}):\n{stdout}\n{stderr}",
+        output.status.code()
+    );
+    // Show the summary (timings) with `cargo test -- --nocapture`.
+    println!("{stdout}");
 }

@@ -757,6 +757,11 @@ impl Run<'_> {
             Ok(false) => (b.else_pc, &b.kill_else),
             Err(e) => return raise(e, b.at),
         };
+        // A branch backwards closes a loop (jump threading can make a loop's back edge a
+        // branch): it is a safe point, as a jump is, so the loop sees its time and memory limits.
+        if target as usize <= self.pc {
+            self.safe_point(Some(b.at))?;
+        }
         self.pc = target as usize;
         self.clear(kill)
     }
