@@ -34,7 +34,7 @@ FORBIDDEN = {
     ast.GeneratorExp: "generator expression", ast.Dict: "dict", ast.Set: "set",
     ast.Global: "global", ast.AsyncFunctionDef: "async",
     ast.Await: "await", ast.NamedExpr: "walrus", ast.JoinedStr: "f-string",
-    ast.Delete: "del", ast.Starred: "star-unpacking", ast.Match: "match",
+    ast.Delete: "del", ast.Match: "match",
 }
 
 
@@ -108,8 +108,8 @@ class Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def check_arguments(self, node, args):
-        if args.vararg or args.kwarg:
-            self.err(node, "*args/**kwargs")
+        if args.kwarg:
+            self.err(node, "**kwargs")
         if args.posonlyargs:
             self.err(node, "positional-only parameters")
         for a in args.posonlyargs + args.args + args.kwonlyargs:
@@ -193,7 +193,16 @@ class Checker(ast.NodeVisitor):
             return node.id == "ops" and "ops" in self.module_aliases
         return isinstance(node, ast.Attribute) and node.attr == "ops"
 
+    def visit_Starred(self, node):
+        parent = self.parents.get(node)
+        if not (isinstance(parent, ast.Call) and node in parent.args):
+            self.err(node, "star-unpacking outside a call's arguments")
+        self.generic_visit(node)
+
     def visit_Call(self, node):
+        for k in node.keywords:
+            if k.arg is None:
+                self.err(node, "**-unpacking in a call")
         f = node.func
         if isinstance(f, ast.Name):
             if f.id in ("enumerate", "zip"):
