@@ -205,13 +205,7 @@ impl Interpreter<'_> {
                 );
             }
         };
-        let names: Vec<String> = names
-            .iter()
-            .map(|a| match a {
-                Abs::Str(Some(s)) => s.to_string(),
-                _ => String::new(),
-            })
-            .collect();
+        let names = keyword_names(names);
         let positional = positional.to_vec();
         let kw = args[3..].to_vec();
         let Abs::Func(fs) = &args[0] else {
@@ -241,13 +235,7 @@ impl Interpreter<'_> {
         let Some(Abs::Tuple(names)) = args.get(1).cloned() else {
             return Abs::Any;
         };
-        let names: Vec<String> = names
-            .iter()
-            .map(|a| match a {
-                Abs::Str(Some(s)) => s.to_string(),
-                _ => String::new(),
-            })
-            .collect();
+        let names = keyword_names(&names);
         let split = args.len() - names.len();
         let (positional, kw) = (&args[2..split], &args[split..]);
         let Abs::Func(fs) = &args[0] else {
@@ -470,5 +458,16 @@ fn pick_args(
     sources
         .into_iter()
         .map(|s| s.pick(positional, kw, default, &mut Abs::tuple))
+        .collect()
+}
+
+/// The keyword names of a `CallKw` or `CallStar`, from their constant tuple's abstracts.
+fn keyword_names(names: &[Abs]) -> Vec<String> {
+    names
+        .iter()
+        .map(|a| match a {
+            Abs::Str(Some(s)) => s.to_string(),
+            _ => String::new(),
+        })
         .collect()
 }
