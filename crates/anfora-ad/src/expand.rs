@@ -62,6 +62,7 @@ impl Transform<'_> {
             .and_then(|o| o.weights.clone())
             .unwrap_or_default();
         let lifted = lift(self.m, fg, &ws, &mut self.names);
+        crate::methods::to_primitives(self.m, lifted.graph);
         let call = self.j_call(&lifted, &ws);
         match options {
             None => self.expand_vjp(h, n, fg, &call, &ins[2..], all, span),

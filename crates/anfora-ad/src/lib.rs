@@ -27,6 +27,7 @@ mod grad_arguments;
 mod jvp;
 mod lift;
 mod loops;
+mod methods;
 
 use std::collections::{HashMap, HashSet};
 

@@ -19,4 +19,4 @@ pub use dump::{DumpSpec, Dumps, StageView};
 pub use export::{ExportFormat, export};
 pub use grad::{Gradient, grad_entry};
 pub use key::{Arg, arg_abstract, explain};
-pub use pipeline::{Compiled, Failure, compile_function, specialize, stage_names};
+pub use pipeline::{ArgForm, Compiled, Failure, compile_function, specialize, stage_names};

@@ -78,6 +78,7 @@ struct Work<'a> {
     /// The entry graph (the specialized one from inference on); `None` before parsing.
     graph: Option<GraphId>,
     args: Option<&'a [Arg]>,
+    form: ArgForm,
     spec: Option<Specialized>,
     program: Option<anfora_exec::Program>,
 }
@@ -179,9 +180,15 @@ fn infer(w: &mut Work, _: &mut Observer) -> Result<(), Failure> {
     let args = w.args.expect("inference needs the arguments");
     let abstracts = args.iter().map(Arg::abstract_value).collect();
     let entry = w.entry();
-    let g = crate::varargs::flat_entry(&mut w.fe.module, entry, args.len()).ok_or_else(|| {
-        Failure::Usage("a keyword-only parameter without a default needs an argument".into())
-    })?;
+    let g = match w.form {
+        ArgForm::Bound => entry,
+        ArgForm::Flat => crate::varargs::flat_entry(&mut w.fe.module, entry, args.len())
+            .ok_or_else(|| {
+                Failure::Usage(
+                    "a keyword-only parameter without a default needs an argument".into(),
+                )
+            })?,
+    };
     let spec = anfora_infer::infer(&mut w.fe.module, g, abstracts).map_err(Failure::Compile)?;
     w.graph = Some(spec.entry);
     w.spec = Some(spec);
@@ -257,6 +264,17 @@ fn run(mut w: Work, observe: &mut Observer) -> Result<Compiled, Failure> {
     })
 }
 
+/// How the arguments of a compilation map to the function's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgForm {
+    /// One by one, as a caller outside compiled code passes them (the CLI): the extra ones
+    /// are packed into `*args`, and keyword-only parameters take their defaults.
+    Flat,
+    /// One per parameter, already bound as Python binds them (`*args` as one tuple, then the
+    /// keyword-only ones): the Python package binds with `inspect.signature`.
+    Bound,
+}
+
 /// The whole pipeline for user function `f` (or, with `gradient`, for that gradient of it).
 /// Without `args` it stops after the grad stage (the graphs are parsed and resolved); with
 /// them it infers, optimizes and lowers for them. `observe` sees the program after every
@@ -267,7 +285,7 @@ pub fn compile_function(
     f: FunctionRef,
     gradient: Option<Gradient>,
     resolver: &mut dyn Resolver,
-    args: Option<&[Arg]>,
+    args: Option<(&[Arg], ArgForm)>,
     observe: &mut dyn FnMut(StageView),
 ) -> Result<Compiled, Failure> {
     let w = Work {
@@ -276,7 +294,8 @@ pub fn compile_function(
         function: f,
         gradient,
         graph: None,
-        args,
+        args: args.map(|(a, _)| a),
+        form: args.map_or(ArgForm::Flat, |(_, form)| form),
         spec: None,
         program: None,
     };

@@ -171,6 +171,14 @@ pub struct Frontend {
     resolved: HashSet<GraphId>,
     /// Host functions parsed so far (None: their source did not parse).
     host_functions: HashMap<(u64, u64), Option<FunctionRef>>,
+    /// Host objects used as values: the graph each stands for (None: it cannot be called, so
+    /// it cannot be a value; see `resolve::object_value`).
+    object_values: HashMap<u64, Option<GraphId>>,
+    /// The attribute names compiled code reads through values (`net.w` where `net` is a
+    /// parameter), looked up on every object used as a value.
+    attr_names: std::collections::BTreeSet<Arc<str>>,
+    /// The (object graph, attribute name) pairs looked up so far.
+    looked_up: HashSet<(GraphId, Arc<str>)>,
 }
 
 impl Frontend {
@@ -225,6 +233,16 @@ impl Frontend {
         });
         self.host_functions.insert(h.key, f);
         f
+    }
+
+    /// A fresh function for host function `h`, not shared with other uses of `h`: the graph of
+    /// a host object used as a value is its own, so that its attributes are read only through
+    /// it (a bound method of the same `construct` is another value).
+    pub(crate) fn object_function(&mut self, h: &HostFunction) -> Option<FunctionRef> {
+        let def = self.parse_host_source(h)?;
+        let qualname = Arc::from(h.qualname.as_str());
+        let bound = h.bound_self.map(Const::HostObject);
+        Some(self.register(def, h.scope, qualname, bound))
     }
 
     /// Parses the source of one function (Python's `inspect.getsource` of it, decorators

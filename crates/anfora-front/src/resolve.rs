@@ -7,7 +7,12 @@
 use std::collections::VecDeque;
 
 use anfora_ir::diag::Diagnostic;
-use anfora_ir::{ArgSource, Const, GraphId, NodeId, NodeKind, Prim, Signature, Span};
+use std::sync::Arc;
+
+use anfora_ir::{
+    ArgSource, AttrRefusal, Const, GraphId, GraphKind, NodeId, NodeKind, ObjectValue, Prim,
+    Signature, Span,
+};
 
 use crate::python_builtins::{cpython_accepts, is_python_builtin};
 use crate::{
@@ -44,6 +49,10 @@ pub(crate) fn resolve(fe: &mut Frontend, resolver: &mut dyn Resolver, roots: &[G
                 continue;
             }
             resolve_graph(fe, resolver, g, &mut queue);
+        }
+        object_attributes(fe, resolver, &mut queue);
+        if !queue.is_empty() {
+            continue;
         }
         if !fe.has_pending() {
             break;
@@ -111,6 +120,17 @@ fn resolve_graph(
         };
         fe.module.graphs[g].order.retain(|&m| m != n);
     }
+    // The attributes read through values, for objects used as values.
+    for &n in &nodes {
+        let inputs = fe.module.inputs(n);
+        if fe.module.callee_prim(n) == Some(Prim::GetAttr)
+            && inputs.len() == 3
+            && fe.module.constant(inputs[1]).is_none()
+            && let Some(Const::Str(attr)) = fe.module.constant(inputs[2])
+        {
+            fe.attr_names.insert(attr.clone());
+        }
+    }
     // A call of a host object calls its `__call__` (a Cell's `construct`).
     for &n in &nodes {
         let at = usize::from(fe.module.callee_prim(n) == Some(Prim::CallKw));
@@ -132,7 +152,8 @@ fn resolve_graph(
             inputs[at] = v;
         }
     }
-    // 3. A namespace or host object anywhere else is used as a value.
+    // 3. A namespace anywhere else is an error; a host object (alone or in a tuple) becomes
+    // the graph that stands for it.
     let nodes = fe.module.graph_nodes(g);
     let mut uses: Vec<NodeId> = nodes
         .iter()
@@ -141,7 +162,7 @@ fn resolve_graph(
     uses.extend(fe.module.graph(g).output);
     for n in uses {
         let span = fe.module.node(n).span;
-        match fe.module.constant(n) {
+        let value = match fe.module.constant(n) {
             Some(Const::Namespace(ns)) => {
                 let what = ns.clone();
                 fe.diags.push(
@@ -153,22 +174,17 @@ fn resolve_graph(
                     .with_label("a module")
                     .with_hint("use one of its attributes, such as `ops.add`"),
                 );
+                Const::None
             }
-            Some(Const::HostObject(obj)) => {
-                let ty = resolver.object_type(*obj);
-                fe.diags.push(
-                    Diagnostic::error(
-                        codes::OBJECT_VALUE,
-                        format!("a '{ty}' object cannot be used as a value in compiled code"),
-                        span,
-                    )
-                    .with_label("a Python object")
-                    .with_hint("read the attributes you need (`self.w`) and pass those, or call one of its methods (`self.f(x)`)"),
-                );
+            Some(k) if holds_host_object(k) => {
+                let k = k.clone();
+                let v = objects_as_values(fe, resolver, &k);
+                v.for_each_graph(&mut |h| queue.push_back(h));
+                v
             }
             _ => continue,
-        }
-        fe.module.nodes[n].kind = NodeKind::Value(Const::None);
+        };
+        fe.module.nodes[n].kind = NodeKind::Value(value);
     }
     // 4. Calls of known functions get their arguments bound.
     for &n in &nodes {
@@ -233,9 +249,29 @@ fn object_attribute(
     }
 }
 
-/// The constant a resolved name or attribute stands for (`Unknown` is the caller's case).
+/// The constant a resolved name or attribute stands for (`Unknown` is the caller's case). Host
+/// objects stay `HostObject`s: their attributes fold here, and step 3 of `resolve_graph` turns
+/// those used as values into graphs.
 fn resolved_const(fe: &mut Frontend, r: Resolved, span: Span) -> Const {
-    match r {
+    match convert(fe, r) {
+        Ok(c) => c,
+        Err(AttrRefusal { message, hint }) => {
+            fe.diags.push(
+                Diagnostic::error(codes::HOST_VALUE, message, span)
+                    .with_label("used here")
+                    .with_hint(hint),
+            );
+            Const::None
+        }
+    }
+}
+
+/// [`resolved_const`] without the diagnostic: why the value cannot be used, if it cannot.
+fn convert(fe: &mut Frontend, r: Resolved) -> Result<Const, AttrRefusal> {
+    let items = |fe: &mut Frontend, items: Vec<Resolved>| -> Result<Vec<Const>, AttrRefusal> {
+        items.into_iter().map(|r| convert(fe, r)).collect()
+    };
+    Ok(match r {
         Resolved::Value(c) => c,
         Resolved::Function(f) => Const::Graph(fe.function_graph(f)),
         Resolved::Source(h) => match fe.host_function(&h) {
@@ -244,25 +280,125 @@ fn resolved_const(fe: &mut Frontend, r: Resolved, span: Span) -> Const {
         },
         Resolved::Namespace(ns) => Const::Namespace(namespace_name(ns).into()),
         Resolved::Object(id) => Const::HostObject(id),
-        Resolved::Tuple(items) => Const::Tuple(
-            (items.into_iter())
-                .map(|r| resolved_const(fe, r, span))
-                .collect(),
-        ),
-        Resolved::List(items) => Const::List(
-            (items.into_iter())
-                .map(|r| resolved_const(fe, r, span))
-                .collect(),
-        ),
-        Resolved::Refused { message, hint } => {
-            fe.diags.push(
-                Diagnostic::error(codes::HOST_VALUE, message, span)
-                    .with_label("used here")
-                    .with_hint(hint),
-            );
-            Const::None
-        }
+        Resolved::Tuple(list) => Const::Tuple(items(fe, list)?.into()),
+        Resolved::List(list) => Const::List(items(fe, list)?.into()),
+        Resolved::Refused { message, hint } => return Err(AttrRefusal { message, hint }),
         Resolved::Unknown => Const::None,
+    })
+}
+
+fn holds_host_object(k: &Const) -> bool {
+    match k {
+        Const::HostObject(_) => true,
+        Const::Tuple(items) | Const::List(items) => items.iter().any(holds_host_object),
+        _ => false,
+    }
+}
+
+/// `k` with each host object in it replaced by the graph that stands for it as a value.
+fn objects_as_values(fe: &mut Frontend, resolver: &mut dyn Resolver, k: &Const) -> Const {
+    let mut items = |list: &[Const]| -> Vec<Const> {
+        list.iter()
+            .map(|i| objects_as_values(fe, resolver, i))
+            .collect()
+    };
+    match k {
+        Const::HostObject(obj) => match object_value(fe, resolver, *obj) {
+            Some(g) => Const::Graph(g),
+            None => Const::None,
+        },
+        Const::Tuple(list) => Const::Tuple(items(list).into()),
+        Const::List(list) => Const::List(items(list).into()),
+        other => other.clone(),
+    }
+}
+
+/// The graph that stands for host object `obj` used as a value: the function its calls run
+/// (its `__call__`, a Cell's `construct`; for an object without one, a function raising
+/// Python's TypeError), registered in `Module::objects` so that inference can read the
+/// object's attributes through it. `None` where its `__call__` did not parse (the diagnostics
+/// say why).
+fn object_value(fe: &mut Frontend, resolver: &mut dyn Resolver, obj: u64) -> Option<GraphId> {
+    if let Some(g) = fe.object_values.get(&obj) {
+        return *g;
+    }
+    let type_name: Arc<str> = resolver.object_type(obj).into();
+    let g = match resolver.resolve_attr(obj, "__call__") {
+        Resolved::Source(h) => fe.object_function(&h).map(|f| fe.function_graph(f)),
+        _ => Some(not_callable(fe, &type_name)),
+    };
+    fe.object_values.insert(obj, g);
+    if let Some(g) = g {
+        let object = ObjectValue {
+            type_name,
+            attrs: Default::default(),
+        };
+        fe.module.objects.insert(g, object);
+    }
+    g
+}
+
+/// `def __call__(*args): raise TypeError("'T' object is not callable")`, the call of an
+/// object whose class has no `__call__`.
+fn not_callable(fe: &mut Frontend, type_name: &str) -> GraphId {
+    let function: Arc<str> = format!("{type_name}.__call__").into();
+    let name = fe.unique_name(&function);
+    let m = &mut fe.module;
+    let g = m.add_graph(name, function.clone(), GraphKind::Function, Span::NONE);
+    m.add_param(g, "args", Span::NONE);
+    m.graphs[g].signature = Some(Signature {
+        name: function,
+        params: Vec::new(),
+        posonly: 0,
+        varargs: true,
+        packs: true,
+        kwonly: Vec::new(),
+    });
+    let kind = m.value(Const::str("TypeError"));
+    let message = m.value(Const::str(&format!("'{type_name}' object is not callable")));
+    let raise = m.apply_prim(g, Prim::Raise, &[kind, message], Span::NONE);
+    m.set_output(g, raise);
+    g
+}
+
+/// Looks up, on every object used as a value, the attribute names compiled code reads
+/// through values (inference picks the ones it needs). An attribute that is itself an
+/// object becomes a value in turn; functions reached are queued for resolution.
+fn object_attributes(
+    fe: &mut Frontend,
+    resolver: &mut dyn Resolver,
+    queue: &mut VecDeque<GraphId>,
+) {
+    loop {
+        let objects: Vec<(u64, GraphId)> = (fe.object_values.iter())
+            .filter_map(|(&o, g)| g.map(|g| (o, g)))
+            .collect();
+        let names: Vec<Arc<str>> = fe.attr_names.iter().cloned().collect();
+        let mut added = false;
+        for (obj, g) in objects {
+            for name in &names {
+                if !fe.looked_up.insert((g, name.clone())) {
+                    continue;
+                }
+                let value = match resolver.resolve_attr(obj, name) {
+                    Resolved::Unknown => continue,
+                    r => convert(fe, r).map(|k| objects_as_values(fe, resolver, &k)),
+                };
+                if let Ok(k) = &value {
+                    k.for_each_graph(&mut |h| queue.push_back(h));
+                }
+                let object = fe
+                    .module
+                    .objects
+                    .get_mut(&g)
+                    .expect("registered with its graph");
+                object.attrs.insert(name.clone(), value);
+                added = true;
+            }
+        }
+        if !added {
+            break;
+        }
     }
 }
 

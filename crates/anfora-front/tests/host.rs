@@ -135,21 +135,32 @@ fn positions_are_those_of_the_real_file_for_indented_functions() {
 }
 
 #[test]
-fn self_used_as_a_value_is_refused_at_the_use() {
+fn objects_used_as_values_become_graphs_with_their_attributes() {
+    // `self` (a Net, which has no `__call__`) in a tuple and captured by a nested function;
+    // `self.layer` (a Layer, whose `__call__` is `scale`) passed to a function reading `w`.
     let mut fe = Frontend::new();
-    let src = "def f(self, x):\n    return (self, x)\n";
-    compile(&mut fe, &method(src, 5, "f", 0, 11));
-    let d = &fe.diagnostics()[0];
-    assert_eq!(d.code, "E0210");
-    assert_eq!(location(&fe, d), "/src/model.py:6:13");
-    assert!(d.message.contains("'Net' object cannot be used as a value"));
-    // Captured by a nested function, too: the error is at that use.
-    let mut fe = Frontend::new();
-    let src = "def f(self, x):\n    def g():\n        return (x, self)\n    return g()\n";
-    compile(&mut fe, &method(src, 5, "f", 0, 12));
-    let d = &fe.diagnostics()[0];
-    assert_eq!(d.code, "E0210");
-    assert_eq!(location(&fe, d), "/src/model.py:7:20");
+    let src = "def f(self, x):\n    def use(o, x):\n        return o(x) + o.w + o.other\n    def g():\n        return (x, self)\n    return use(self.layer, x), g()\n";
+    let h = method(src, 5, "f", 0, 12);
+    let g = compile(&mut fe, &h).unwrap();
+    assert!(fe.diagnostics().is_empty(), "{:?}", fe.diagnostics());
+    anfora_ir::verify::assert_valid(&fe.module, &[g], "test");
+    let mut objects: Vec<(&str, Vec<(&str, bool)>)> = (fe.module.objects.values())
+        .map(|o| {
+            let mut attrs: Vec<(&str, bool)> =
+                o.attrs.iter().map(|(k, v)| (&**k, v.is_ok())).collect();
+            attrs.sort();
+            (&*o.type_name, attrs)
+        })
+        .collect();
+    objects.sort();
+    // Every name read through a value is looked up on every object; `other` exists on none.
+    assert_eq!(objects, vec![("Layer", vec![]), ("Net", vec![("w", true)])]);
+    let text = anfora_ir::print::print_module(&fe.module, g);
+    assert!(
+        text.contains("Raise(\"TypeError\", \"'Net' object is not callable\")"),
+        "{text}"
+    );
+    assert!(text.contains("subgraph @scale("), "{text}");
 }
 
 #[test]

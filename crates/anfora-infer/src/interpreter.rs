@@ -28,6 +28,9 @@ mod ancestry;
 mod calls;
 mod diagnostics;
 mod nesting;
+mod objects;
+
+pub(crate) use objects::attribute_const;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -88,6 +91,8 @@ pub struct Ctx {
     /// and the message (reported once the analysis is done, see `Interpreter::report_shape_errors`);
     /// with `true` last, an E0304 (an argument that must be a constant is not).
     shape_errors: Vec<(NodeId, String, String, bool)>,
+    /// Other errors of the last evaluation (attributes of objects used as values).
+    refusals: Vec<Diagnostic>,
 }
 
 /// Where a phi's value came from: the value, the node that computed it and the kind of block
@@ -308,6 +313,7 @@ impl<'m> Interpreter<'m> {
             incoming: Vec::new(),
             results: HashMap::new(),
             shape_errors: Vec::new(),
+            refusals: Vec::new(),
         });
         self.keys.insert(key, id);
         self.ancestry.created(id, (graph, parent));
@@ -428,6 +434,7 @@ impl<'m> Interpreter<'m> {
         self.ctx_mut(c).calls.clear();
         self.ctx_mut(c).results.clear();
         self.ctx_mut(c).shape_errors.clear();
+        self.ctx_mut(c).refusals.clear();
         for n in self.module.graph_nodes(g) {
             let a = self.eval_apply(c, n);
             self.ctx_mut(c).values.insert(n, a);
@@ -545,12 +552,17 @@ impl<'m> Interpreter<'m> {
     /// every call through the value can use.
     fn note_value_use(&mut self, c: CtxId, n: NodeId) {
         if let Some(k) = self.module.constant(n) {
-            let mut graphs = Vec::new();
-            k.for_each_graph(&mut |h| graphs.push(h));
-            for h in graphs {
-                let pc = self.closure_parent(c, h);
-                self.value_closures.insert((h, pc));
-            }
+            let k = k.clone();
+            self.note_const_value_use(c, &k);
+        }
+    }
+
+    fn note_const_value_use(&mut self, c: CtxId, k: &Const) {
+        let mut graphs = Vec::new();
+        k.for_each_graph(&mut |h| graphs.push(h));
+        for h in graphs {
+            let pc = self.closure_parent(c, h);
+            self.value_closures.insert((h, pc));
         }
     }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use anfora_ir::analysis::breadth_first;
 use anfora_ir::{Const, Graph, GraphId, Module, Node, NodeId, NodeKind, Prim};
 
-use crate::interpreter::{Solved, single_closure};
+use crate::interpreter::{Solved, attribute_const, single_closure};
 use anfora_ops::abs::to_value;
 use anfora_ops::abs::{Abs, CtxId, Func};
 
@@ -112,6 +112,13 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
                 let target = called_ctx(solved, c, h).or_else(|| value_ctx(c, h));
                 let g = target.map(|t| spec_of(&spec, t, h)).unwrap_or(h);
                 module.value_at(Const::Graph(g), node.span)
+            } else if let Some(k) = object_attribute(solved, module, c, n) {
+                // An attribute of an object used as a value: its constant.
+                let k = map_graphs(&k, &mut |h| {
+                    let target = value_ctx(c, h).or_else(|| called_ctx(solved, c, h));
+                    target.map(|t| spec_of(&spec, t, h)).unwrap_or(h)
+                });
+                module.value_at(k, node.span)
             } else if let (Some(v), true) = (to_value(&abs), foldable_call(solved, module, c, n)) {
                 match anfora_ops::value::to_const(&v) {
                     Some(k) => module.value_at(k, node.span),
@@ -261,6 +268,18 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
         abstracts,
         call_targets,
     }
+}
+
+/// The constant that `GetAttr` node `n` reads from an object used as a value, in context `c`.
+fn object_attribute(solved: &Solved, m: &Module, c: CtxId, n: NodeId) -> Option<Const> {
+    if m.callee_prim(n) != Some(Prim::GetAttr) {
+        return None;
+    }
+    let inputs = m.inputs(n);
+    let Some(Const::Str(name)) = m.constant(*inputs.get(2)?) else {
+        return None;
+    };
+    attribute_const(m, &operand_abs(solved, m, c, inputs[1]), name)
 }
 
 /// Suffix of specialized graph names, so dumps tell them from the parsed graphs.

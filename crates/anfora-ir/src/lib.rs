@@ -29,6 +29,8 @@ pub use anfora_ops::{
     deep,
 };
 pub use call_chain::CallChain;
-pub use module::{Graph, GraphKind, Inlined, Module, Node, NodeKind, replaced};
+pub use module::{
+    AttrRefusal, Graph, GraphKind, Inlined, Module, Node, NodeKind, ObjectValue, replaced,
+};
 pub use runtime::{Options, RuntimeError, TraceEntry};
 pub use span::{FileId, Location, SourceFile, SourceMap, Span};

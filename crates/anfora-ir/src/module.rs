@@ -116,6 +116,29 @@ pub struct Module {
     pub graphs: PrimaryMap<GraphId, Graph>,
     pub nodes: PrimaryMap<NodeId, Node>,
     pub sources: SourceMap,
+    /// Host objects used as values, by the graph that stands for each (see [`ObjectValue`]).
+    pub objects: HashMap<GraphId, ObjectValue>,
+}
+
+/// A host object (a Cell, a GradOperation) used as a value in compiled code: passed, stored in
+/// a tuple, returned or chosen by a condition. Its value is a graph, the one its calls run
+/// (its `__call__`, a Cell's `construct`), so calls and `grad` treat it as any function;
+/// inference reads its attributes here, where the resolve stage put every attribute name
+/// compiled code reads through a value.
+#[derive(Clone, Debug)]
+pub struct ObjectValue {
+    /// Its Python type's name, for messages.
+    pub type_name: Arc<str>,
+    /// Attributes by name: their constants, or why compiled code cannot use them. A name
+    /// missing here is an attribute the object does not have.
+    pub attrs: HashMap<Arc<str>, Result<Const, AttrRefusal>>,
+}
+
+/// Why an attribute of a host object cannot be used in compiled code.
+#[derive(Clone, Debug)]
+pub struct AttrRefusal {
+    pub message: String,
+    pub hint: String,
 }
 
 impl Module {

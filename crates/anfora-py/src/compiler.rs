@@ -223,7 +223,7 @@ pub(crate) fn compile(
                     f,
                     gradient,
                     &mut resolver,
-                    Some(args),
+                    Some((args, anfora_driver::ArgForm::Bound)),
                     &mut observe,
                 ),
             }

@@ -25,7 +25,7 @@ use anfora_tensor::{Nested, Scalar, Tensor};
 use anfora_vm::Vm;
 
 pub use anfora_driver::{Arg, Compiled, Failure, StageView, arg_abstract, explain, repr};
-use anfora_driver::{compile_function, specialize};
+use anfora_driver::{ArgForm, compile_function, specialize};
 
 #[derive(Clone, Debug)]
 enum Global {
@@ -324,7 +324,14 @@ impl Session {
     ) -> Result<Compiled, Failure> {
         let f = self.entry_function(entry)?;
         let mut resolver = Globals(&self.globals);
-        compile_function(&mut self.frontend, f, None, &mut resolver, args, observe)
+        compile_function(
+            &mut self.frontend,
+            f,
+            None,
+            &mut resolver,
+            args.map(|a| (a, ArgForm::Flat)),
+            observe,
+        )
     }
 
     /// Compiles every module-level function and returns all diagnostics (`anfora check`).

@@ -138,6 +138,11 @@ impl Interpreter<'_> {
 
     /// Calls primitive `p` with arguments bound to its signature.
     fn call_prim(&mut self, c: CtxId, n: NodeId, p: Prim, args: Vec<Abs>) -> Abs {
+        if p == Prim::GetAttr
+            && let Some(r) = self.object_attribute(c, n, &args)
+        {
+            return r;
+        }
         if let Some(msg) = not_constant(p, &args) {
             let operation = op_label(p);
             self.ctx_mut(c).shape_errors.push((n, operation, msg, true));

@@ -51,6 +51,9 @@ impl Interpreter<'_> {
                 };
                 self.report(c, d);
             }
+            for d in self.ctx(c).refusals.clone() {
+                self.report(c, d);
+            }
         }
     }
 

@@ -285,6 +285,8 @@ fn raise(a: &[Value]) -> OpResult {
     Err((
         match &a[0] {
             Value::Str(s) if &**s == "AssertionError" => "AssertionError",
+            // The call of an object that has no `__call__`.
+            Value::Str(s) if &**s == "TypeError" => "TypeError",
             _ => "RuntimeError",
         },
         to_str(&a[1]),

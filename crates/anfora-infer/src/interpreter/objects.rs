@@ -1,0 +1,84 @@
+//! Attributes of host objects used as values (`Module::objects`): `net.w` where `net` is a
+//! parameter, a tuple item or a branch's result. The object is known at compile time, so the
+//! attribute is its constant; the specializer puts that constant in place of the read.
+
+use anfora_ir::codes::{HOST_VALUE, NO_ATTRIBUTE, OBJECT_VALUE};
+use anfora_ir::diag::Diagnostic;
+use anfora_ir::{Const, GraphId, Module, NodeId};
+use anfora_ops::abs::{Abs, CtxId, Func};
+
+use super::Interpreter;
+
+/// The objects among the functions value `a` may be (their graphs), and whether it may be
+/// anything else too.
+fn objects_of(module: &Module, a: &Abs) -> (Vec<GraphId>, bool) {
+    let Abs::Func(fs) = a else {
+        return (Vec::new(), true);
+    };
+    let objects: Vec<GraphId> = (fs.iter())
+        .filter_map(|f| match f {
+            Func::Closure { graph, .. } if module.objects.contains_key(graph) => Some(*graph),
+            _ => None,
+        })
+        .collect();
+    let other = objects.len() < fs.len();
+    (objects, other)
+}
+
+/// The constant attribute `name` of the one object `object` stands for, if it has it.
+pub(crate) fn attribute_const(module: &Module, object: &Abs, name: &str) -> Option<Const> {
+    let (objects, other) = objects_of(module, object);
+    let ([g], false) = (objects.as_slice(), other) else {
+        return None;
+    };
+    module.objects[g].attrs.get(name)?.as_ref().ok().cloned()
+}
+
+impl Interpreter<'_> {
+    /// `GetAttr(obj, name)` where `obj` is an object used as a value: the attribute's
+    /// abstract, or `Bottom` after an error. `None` where `obj` is no object.
+    pub(super) fn object_attribute(&mut self, c: CtxId, n: NodeId, args: &[Abs]) -> Option<Abs> {
+        let (objects, other) = objects_of(self.module, &args[0]);
+        if objects.is_empty() {
+            return None;
+        }
+        let Abs::Str(Some(name)) = &args[1] else {
+            return None;
+        };
+        let span = self.module.node(n).span;
+        let object = &self.module.objects[&objects[0]];
+        let found = object.attrs.get(name).cloned();
+        let ty = object.type_name.clone();
+        let error = if objects.len() > 1 || other {
+            Diagnostic::error(
+                OBJECT_VALUE,
+                format!("the attribute '{name}' is read from an object chosen at run time"),
+                span,
+            )
+            .with_label("one of several objects or functions")
+            .with_hint(
+                "compiled code reads attributes of one object known at compile time; read the \
+                 attribute in each branch, before the choice",
+            )
+        } else {
+            match found {
+                Some(Ok(k)) => {
+                    self.note_const_value_use(c, &k);
+                    return Some(self.constant(c, &k));
+                }
+                Some(Err(refusal)) => Diagnostic::error(HOST_VALUE, refusal.message, span)
+                    .with_label("used here")
+                    .with_hint(refusal.hint),
+                None => Diagnostic::error(
+                    NO_ATTRIBUTE,
+                    format!("'{ty}' object has no attribute '{name}'"),
+                    span,
+                )
+                .with_label("unknown attribute")
+                .with_hint("attributes of objects are read when the function compiles; set them in `__init__`"),
+            }
+        };
+        self.ctx_mut(c).refusals.push(error);
+        Some(Abs::Bottom)
+    }
+}

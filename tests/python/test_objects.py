@@ -1,0 +1,341 @@
+"""Objects as values in compiled code (issue 27): Cells, bound methods, compiled functions and
+other objects passed as arguments, stored in tuples, returned, chosen by a condition and
+handed to grad / GradOperation; their attributes read through the value; the Parameters
+reached that way read and written as through `self`. Gradients are checked against central
+finite differences in float64."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import anfora
+from anfora import GradOperation, Parameter, nn, ops
+from test_grad import numeric_grad  # central differences in float64
+
+
+def t(a):
+    return anfora.tensor(np.asarray(a, dtype=np.float64))
+
+
+class Scale(nn.Cell):
+    def __init__(self, k):
+        self.w = Parameter(np.array([k, k + 1.0]), name=f"w{int(k)}")
+        self.k = k
+        self.lock = threading.Lock()
+        self.config = Config()
+
+    def construct(self, x):
+        return self.w * x
+
+    def double(self, x):
+        return 2.0 * self(x)
+
+
+class Config:
+    def __init__(self):
+        self.offset = 3.0
+
+    def shifted(self, x):
+        return x + self.offset
+
+
+def apply(f, x):
+    return f(x)
+
+
+def read(net, x):
+    return net.w * x + net.k + net.double(x)
+
+
+def pick(a, b, first):
+    return a if first else b
+
+
+class Passes(nn.Cell):
+    def __init__(self):
+        self.a = Scale(1.0)
+        self.b = Scale(2.0)
+
+    def construct(self, x, flag):
+        chosen = self.a if flag > 0 else self.b
+        returned = pick(self.a, self.b, False)
+        pair = (self.a, self.b)
+        return chosen(x) + apply(self.b, x) + read(self.a, x) + returned(x) + pair[0](x)
+
+
+def test_cells_are_passed_returned_stored_and_chosen():
+    x = np.array([3.0, 4.0])
+    a = np.array([1.0, 2.0]) * x
+    b = np.array([2.0, 3.0]) * x
+    net = Passes()
+    for flag, chosen in [(1.0, a), (-1.0, b)]:
+        expected = chosen + b + (a + 1.0 + 2 * a) + b + a
+        np.testing.assert_array_equal(np.asarray(net(t(x), flag)), expected)
+
+
+class Stack(nn.Cell):
+    def __init__(self):
+        self.layers = (Scale(1.0), Scale(2.0), Scale(3.0))
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x + self.layers[1](x)
+
+
+def test_a_tuple_of_cells_is_iterated_and_indexed():
+    x = np.array([1.0, -2.0])
+    y = x * np.array([1.0, 2.0]) * np.array([2.0, 3.0]) * np.array([3.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(Stack()(t(x))), y + np.array([2.0, 3.0]) * y)
+
+
+class RunTimeChoice(nn.Cell):
+    def __init__(self):
+        self.a = Scale(1.0)
+        self.b = Scale(2.0)
+
+    def construct(self, x):
+        chosen = self.a if ops.sum(x) > 0 else self.b
+        return chosen(x)
+
+
+def test_an_object_chosen_by_a_tensor_condition_is_called():
+    net = RunTimeChoice()
+    np.testing.assert_array_equal(np.asarray(net(t([3.0, 4.0]))), [3.0, 8.0])
+    np.testing.assert_array_equal(np.asarray(net(t([-3.0, -4.0]))), [-6.0, -12.0])
+
+
+@anfora.jit
+def square(x):
+    return x * x
+
+
+def twice(f, x):
+    return f(f(x))
+
+
+@anfora.jit
+def square_twice(x):
+    return twice(square, x)
+
+
+def test_compiled_functions_and_bound_methods_are_values():
+    np.testing.assert_array_equal(np.asarray(square_twice(t([2.0, 3.0]))), [16.0, 81.0])
+
+    class Uses(nn.Cell):
+        def __init__(self):
+            self.inner = Scale(2.0)
+
+        def construct(self, x):
+            return twice(self.inner.double, x)
+
+    np.testing.assert_array_equal(np.asarray(Uses()(t([1.0, 1.0]))), [16.0, 36.0])
+
+
+def bump(net, x):
+    ops.assign_add(net.w, x)
+    return x
+
+
+class Writes(nn.Cell):
+    def __init__(self):
+        self.a = Scale(1.0)
+
+    def construct(self, x):
+        bump(self.a, x)
+        return self.a.w * 1.0
+
+
+def test_parameters_written_through_an_object_passed_in():
+    net = Writes()
+    x = t([3.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(net(x)), [4.0, 6.0])
+    np.testing.assert_array_equal(np.asarray(net(x)), [7.0, 10.0])
+    np.testing.assert_array_equal(np.asarray(net.a.w), [7.0, 10.0])
+
+
+def test_an_object_that_cannot_be_called_is_a_value_too():
+    class Shifts(nn.Cell):
+        def __init__(self):
+            self.config = Config()
+
+        def construct(self, x):
+            return shift(self.config, x)
+
+    np.testing.assert_array_equal(np.asarray(Shifts()(t([1.0, 2.0]))), [7.0, 8.0])
+
+
+def shift(config, x):
+    return config.shifted(x) + config.offset
+
+
+def call_it(config, x):
+    return config(x)
+
+
+def test_calling_an_object_that_cannot_be_called_raises_type_error():
+    class Calls(nn.Cell):
+        def __init__(self):
+            self.config = Config()
+
+        def construct(self, x):
+            return call_it(self.config, x)
+
+    with pytest.raises(TypeError, match="'Config' object is not callable"):
+        Calls()(t([1.0]))
+
+
+# ---- gradients ----------------------------------------------------------------------------
+
+
+class Quadratic(nn.Cell):
+    def __init__(self):
+        self.w = Parameter(np.array([0.5, -1.5, 2.0]), name="w")
+
+    def construct(self, x, y):
+        h = ops.tanh(self.w * x) * y
+        return (h * h).sum()
+
+
+def quadratic(w, x, y):
+    h = np.tanh(w * x) * y
+    return np.sum(h * h)
+
+
+class GradAll(nn.Cell):
+    """MindSpore's gradient wrapper, as written in MindSpore's tutorials."""
+
+    def __init__(self, net):
+        self.net = net
+        self.grad = GradOperation(get_all=True)
+
+    def construct(self, *inputs):
+        return self.grad(self.net)(*inputs)
+
+
+class GradWeights(nn.Cell):
+    def __init__(self, net):
+        self.net = net
+        self.weights = nn.ParameterTuple([net.w])
+        self.grad = GradOperation(get_by_list=True)
+
+    def construct(self, x, y):
+        return self.grad(self.net, self.weights)(x, y)
+
+
+class ValueAndGrad(nn.Cell):
+    def __init__(self, net):
+        self.net = net
+
+    def construct(self, x, y):
+        return anfora.value_and_grad(self.net, (0, 1), (self.net.w,))(x, y)
+
+
+def test_grad_of_a_cell_passed_to_grad_operation_matches_finite_differences():
+    net = Quadratic()
+    w = np.asarray(net.w)
+    x, y = np.array([0.3, -0.7, 1.1]), np.array([1.5, 0.25, -2.0])
+    gx, gy = GradAll(net)(t(x), t(y))
+    np.testing.assert_allclose(np.asarray(gx), numeric_grad(quadratic, [w, x, y], 1), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(gy), numeric_grad(quadratic, [w, x, y], 2), rtol=1e-6, atol=1e-9)
+    (gw,) = GradWeights(net)(t(x), t(y))
+    np.testing.assert_allclose(np.asarray(gw), numeric_grad(quadratic, [w, x, y], 0), rtol=1e-6, atol=1e-9)
+    value, ((gx2, gy2), (gw2,)) = ValueAndGrad(net)(t(x), t(y))
+    assert float(value) == pytest.approx(quadratic(w, x, y), rel=1e-12)
+    np.testing.assert_allclose(np.asarray(gx2), np.asarray(gx), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gy2), np.asarray(gy), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gw2), np.asarray(gw), rtol=1e-12)
+
+
+def methods(x):
+    a = x.reshape(2, 3).sum(axis=0)
+    b = x.reshape((3, 2)).transpose().mean(1, keepdims=True)
+    c = x.reshape(3, 2).transpose(1, 0).max(axis=1)
+    return (a * a).sum() + (b * b).sum() + c.prod() + x.astype(anfora.float64).min()
+
+
+def np_methods(x):
+    a = x.reshape(2, 3).sum(axis=0)
+    b = x.reshape((3, 2)).transpose().mean(1, keepdims=True)
+    c = x.reshape(3, 2).transpose(1, 0).max(axis=1)
+    return (a * a).sum() + (b * b).sum() + c.prod() + x.min()
+
+
+def test_grad_through_tensor_methods_matches_finite_differences():
+    x = np.array([0.5, -1.0, 2.0, 1.5, -0.25, 3.0])
+    assert float(anfora.jit(methods)(t(x))) == pytest.approx(np_methods(x), rel=1e-12)
+    g = anfora.grad(methods)(t(x))
+    np.testing.assert_allclose(np.asarray(g), numeric_grad(np_methods, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+# ---- *args from Python ---------------------------------------------------------------------
+
+
+@anfora.jit
+def packs(first, *rest, scale=2.0):
+    total = first
+    for r in rest:
+        total = total + r
+    return total * scale, len(rest)
+
+
+def test_star_args_entries_bind_as_python_does():
+    x = t([1.0, 2.0])
+    out, n = packs(x)
+    np.testing.assert_array_equal(np.asarray(out), [2.0, 4.0])
+    assert n == 0
+    out, n = packs(x, x, x, scale=0.5)
+    np.testing.assert_array_equal(np.asarray(out), [1.5, 3.0])
+    assert n == 2
+
+
+# ---- refusals --------------------------------------------------------------------------------
+
+
+def peek(net, x):
+    return net.missing * x
+
+
+def locked(net, x):
+    return net.lock
+
+
+class Refused(nn.Cell):
+    def __init__(self, which):
+        self.a = Scale(1.0)
+        self.b = Scale(2.0)
+        self.which = which
+
+    def construct(self, x):
+        if self.which == 0:
+            return peek(self.a, x)
+        if self.which == 1:
+            return locked(self.a, x)
+        chosen = self.a if ops.sum(x) > 0 else self.b
+        return chosen.w * x
+
+
+def line_of(fn, text):
+    import inspect
+
+    lines, first = inspect.getsourcelines(fn)
+    row = next(i for i, s in enumerate(lines) if text in s)
+    return first + row, lines[row].index(text) + 1
+
+
+@pytest.mark.parametrize(
+    "which, code, message, fn, text",
+    [
+        (0, "E0206", "'Scale' object has no attribute 'missing'", peek, "net.missing"),
+        (1, "E0209", "'Scale.lock' is a 'lock' object", locked, "net.lock"),
+        (2, "E0210", "the attribute 'w' is read from an object chosen at run time", Refused.construct, "chosen.w"),
+    ],
+)
+def test_attributes_through_values_that_cannot_be_read_are_refused_at_their_use(which, code, message, fn, text):
+    with pytest.raises(anfora.CompileError) as info:
+        Refused(which)(t([1.0, 2.0]))
+    msg = str(info.value)
+    line, col = line_of(fn, text)
+    assert f"error[{code}]: {message}" in msg, msg
+    assert f"{__file__}:{line}:{col}" in msg, msg
