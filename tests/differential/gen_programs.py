@@ -912,12 +912,51 @@ class Case:
         self.emit("print(g)")
         self.emit("return (g.sum(), m, g.shape)")
 
+    def argument_updates(self):
+        """Functions that update the array, list or number they are passed, called by name:
+        the caller's variable and its other names see the change, a number only rebinds."""
+        r = self.r
+        n = r.randint(2, 4)
+        upd, fill, chain, grow, num = (self.h(k) for k in ("upd", "fill", "chain", "grow", "num"))
+        op = r.choice(["+=", "-=", "*="])
+        self.helpers.append([
+            "def %s(x, v):" % upd,
+            "    if v > %s:" % r.choice(["0.0", "1.0"]),
+            "        x %s v" % op,
+            "    return v * 2.0",
+        ])
+        self.helpers.append([
+            "def %s(buf, i, v):" % fill,
+            "    buf[i] = v",
+            "    buf[%d] += 1.0" % r.randint(0, n - 1),
+        ])
+        self.helpers.append([
+            "def %s(x, k):" % chain,
+            "    for i in range(k):",
+            "        %s(x, i * 0.5)" % upd,
+            "    %s(x, k %% %d, -1.0)" % (fill, n),
+        ])
+        self.helpers.append(["def %s(xs, v):" % grow, "    xs += [v]", "    xs[0] = len(xs)"])
+        self.helpers.append(["def %s(k):" % num, "    k += 1", "    return k"])
+        self.emit("a = ops.zeros(%d) + %s" % (n, self._vec("f", n)))
+        self.emit("b = a")
+        self.emit("print(%s(a, %s))" % (upd, r.choice(["0.5", "1.5", "-2.0"])))
+        self.emit("%s(b, %d, %s)" % (fill, r.randint(0, n - 1), r.choice(["3.0", "-0.25"])))
+        self.emit("%s(a, %d)" % (chain, r.randint(0, 3)))
+        self.emit("xs = [%d]" % r.randint(0, 5))
+        self.emit("ys = xs")
+        self.emit("%s(ys, %d)" % (grow, r.randint(0, 9)))
+        self.emit("k = %d" % r.randint(0, 5))
+        self.emit("print(%s(k), k, %s(a * 1.0, 2.0))" % (num, upd))
+        self.emit("print(a, b, xs, ys)")
+        self.emit("return (a.sum(), len(xs))")
+
     FAMILIES = [
         ("classic", 6), ("closure_loop_lambda", 3), ("closure_def_after_loop", 2),
         ("closure_reassign", 3), ("closure_factory", 1), ("nonlocal_counter", 3),
         ("nonlocal_nested", 2), ("inplace_tensor", 4), ("inplace_list", 2), ("varargs", 3),
         ("tuples_strings", 2), ("recursion", 1), ("tensors", 2), ("mixed", 3),
-        ("varargs_tensors", 1), ("inplace_loops", 2),
+        ("varargs_tensors", 1), ("inplace_loops", 2), ("argument_updates", 2),
     ]
 
     def build(self):

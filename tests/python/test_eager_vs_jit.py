@@ -47,6 +47,9 @@ KNOWN = {
         "inplace_20_masks.py",
         "inplace_21_int_array_indices.py",
         "inplace_24_fresh_per_call.py",
+        "inplace_25_argument_updates.py",
+        "inplace_26_argument_chain.py",
+        "inplace_27_argument_branches_recursion.py",
     ]
 }
 

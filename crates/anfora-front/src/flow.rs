@@ -326,6 +326,129 @@ impl Liveness {
     }
 }
 
+/// What [`calls`] calls for each call: the callee, the arguments and the keywords.
+pub type OnCall<'a> = dyn FnMut(&Expr, &[Expr], &[Keyword]) + 'a;
+
+/// Calls `f(callee, args, keywords)` for every call in `body`, nested statements and
+/// expressions included (not the bodies of nested functions, which are functions of their
+/// own).
+pub fn calls(body: &[Stmt], f: &mut OnCall) {
+    let mut visit = |e: &Expr| expr_calls(e, f);
+    for s in body {
+        stmt_exprs(s, &mut visit);
+    }
+}
+
+fn expr_calls(e: &Expr, f: &mut OnCall) {
+    anfora_ir::deep(|| {
+        if let ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &e.kind
+        {
+            f(func, args, keywords);
+        }
+        expr_children(e, &mut |c| expr_calls(c, f));
+    })
+}
+
+/// The expressions of statement `s`, and those of the statements nested in it.
+fn stmt_exprs(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
+    let target = |t: &Target, f: &mut dyn FnMut(&Expr)| {
+        if let Target::Item { object, index, .. } = t {
+            f(object);
+            f(index);
+        }
+    };
+    match &s.kind {
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => f(e),
+        StmtKind::Assign { targets, value } => {
+            f(value);
+            targets.iter().for_each(|t| target(t, f));
+        }
+        StmtKind::AugAssign {
+            target: t, value, ..
+        } => {
+            target(t, f);
+            f(value);
+        }
+        StmtKind::AttrAssign { object, value, .. } => {
+            f(value);
+            f(object);
+        }
+        StmtKind::Assert { test, msg } => {
+            f(test);
+            if let Some(m) = msg {
+                f(m);
+            }
+        }
+        StmtKind::If { test, body, orelse } => {
+            f(test);
+            body.iter().chain(orelse).for_each(|s| stmt_exprs(s, f));
+        }
+        StmtKind::While { test, body } => {
+            f(test);
+            body.iter().for_each(|s| stmt_exprs(s, f));
+        }
+        StmtKind::For { iter, body, .. } => {
+            f(iter);
+            body.iter().for_each(|s| stmt_exprs(s, f));
+        }
+        _ => {}
+    }
+}
+
+/// The direct subexpressions of `e` (a lambda's defaults, not its body).
+fn expr_children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    match &e.kind {
+        ExprKind::Name(_) | ExprKind::Literal(_) | ExprKind::Invalid => {}
+        ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(f),
+        ExprKind::BinOp { left, right, .. } => {
+            f(left);
+            f(right);
+        }
+        ExprKind::UnaryOp { operand, .. } | ExprKind::Starred(operand) => f(operand),
+        ExprKind::BoolOp { values, .. } => values.iter().for_each(f),
+        ExprKind::Compare {
+            left, comparators, ..
+        } => {
+            f(left);
+            comparators.iter().for_each(f);
+        }
+        ExprKind::IfExp { test, body, orelse } => {
+            f(test);
+            f(body);
+            f(orelse);
+        }
+        ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } => {
+            f(func);
+            args.iter().for_each(&mut *f);
+            keywords.iter().for_each(|k| f(&k.value));
+        }
+        ExprKind::Attribute { value, .. } => f(value),
+        ExprKind::Subscript { value, index } => {
+            f(value);
+            f(index);
+        }
+        ExprKind::Slice { lower, upper, step } => {
+            [lower, upper, step]
+                .into_iter()
+                .flatten()
+                .for_each(|p| f(p));
+        }
+        ExprKind::Lambda(def) => def
+            .params
+            .iter()
+            .filter_map(|p| p.default.as_ref())
+            .for_each(f),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -156,6 +156,17 @@ struct FunctionEntry {
     graph: Option<GraphId>,
     /// A bound method's `self`: the first parameter is this constant, not an argument.
     bound_self: Option<Const>,
+    /// The parameters whose objects this function writes back to its caller (its variant
+    /// for calls by name, see `ssa/write_back.rs`); empty for the function as a value.
+    write_back: Rc<[ast::Name]>,
+}
+
+/// Where a function looks up the functions it calls, for [`Frontend::write_back_variant`]:
+/// its module scope, its `self` (parameter name and host object) and its parameters.
+struct Callers<'a> {
+    scope: ScopeId,
+    this: Option<(ast::Name, u64)>,
+    params: &'a [ast::Name],
 }
 
 /// The frontend session: the IR module being built, the known functions and the diagnostics.
@@ -171,6 +182,12 @@ pub struct Frontend {
     resolved: HashSet<GraphId>,
     /// Host functions parsed so far (None: their source did not parse).
     host_functions: HashMap<(u64, u64), Option<FunctionRef>>,
+    /// The variant of each function that writes its arguments back, for calls by name
+    /// (None: it updates none of its parameters in place).
+    write_back_variants: HashMap<FunctionRef, Option<(GraphId, Rc<ownership::Writes>)>>,
+    /// The functions whose variant is being decided, with the parameters each updates
+    /// itself (what a call back into one of them while that goes on counts).
+    write_back_pending: HashMap<FunctionRef, Rc<ownership::Writes>>,
     /// Host objects used as values: the graph each stands for (None: it cannot be called, so
     /// it cannot be a value; see `resolve::object_value`).
     object_values: HashMap<u64, Option<GraphId>>,
@@ -216,6 +233,7 @@ impl Frontend {
             qualname,
             graph: None,
             bound_self,
+            write_back: Rc::from([]),
         });
         FunctionRef(self.functions.len() as u32 - 1)
     }
@@ -233,6 +251,125 @@ impl Frontend {
         });
         self.host_functions.insert(h.key, f);
         f
+    }
+
+    /// The variant of `f` that writes back to its caller the objects of the parameters it
+    /// updates in place, for calls of `f` by name, and which those are (among the
+    /// positional-or-keyword parameters but a bound `self`). `None` when it updates none.
+    ///
+    /// A function updates a parameter when it does so itself (`x += v`, `x[i] = v`) or passes
+    /// it to a function called by name that updates the parameter it binds. A call back into a
+    /// function whose answer is being found out (recursion) counts the parameters that one
+    /// updates itself: passing a parameter on to itself changes nothing, and where functions
+    /// that call each other pass an array around, a missed update is refused (E0306 at the
+    /// call), never lost.
+    pub(crate) fn write_back_variant(
+        &mut self,
+        f: FunctionRef,
+        resolver: &mut dyn Resolver,
+    ) -> Option<(GraphId, Rc<ownership::Writes>)> {
+        if let Some(v) = self.write_back_variants.get(&f) {
+            return v.clone();
+        }
+        let entry = &self.functions[f.0 as usize];
+        let skip = usize::from(entry.bound_self.is_some());
+        let params: Vec<ast::Name> = (entry.def.params.iter().skip(skip))
+            .take_while(|p| {
+                matches!(
+                    p.kind,
+                    ast::ParamKind::PositionalOnly | ast::ParamKind::Normal
+                )
+            })
+            .map(|p| p.name.clone())
+            .collect();
+        let (def, scope, bound) = (entry.def.clone(), entry.scope, entry.bound_self.clone());
+        let qualname = entry.qualname.clone();
+        let mut written: Vec<bool> = params
+            .iter()
+            .map(|p| ownership::updates_parameter(&def, p))
+            .collect();
+        let direct = Rc::new(ownership::Writes {
+            params: params.clone(),
+            written: written.clone(),
+        });
+        self.write_back_pending.insert(f, direct);
+        let this = match &bound {
+            Some(Const::HostObject(id)) => def.params.first().map(|p| (p.name.clone(), *id)),
+            _ => None,
+        };
+        let callers = Callers {
+            scope,
+            this,
+            params: &params,
+        };
+        for i in self.passed_on(&def, &callers, resolver) {
+            written[i] = true;
+        }
+        self.write_back_pending.remove(&f);
+        let variant = written.contains(&true).then(|| {
+            let writes = Rc::new(ownership::Writes { params, written });
+            let v = self.register(def, scope, qualname, bound);
+            self.functions[v.0 as usize].write_back = writes.names().into();
+            (self.function_graph(v), writes)
+        });
+        self.write_back_variants.insert(f, variant.clone());
+        variant
+    }
+
+    /// The parameters of `def` it passes to a function called by name (a global function, a
+    /// method of its `self`) that updates the parameter they bind.
+    fn passed_on(
+        &mut self,
+        def: &ast::FunctionDef,
+        callers: &Callers,
+        resolver: &mut dyn Resolver,
+    ) -> Vec<usize> {
+        let params = callers.params;
+        let locals = scope::ScopeInfo::of(def).locals;
+        let mut calls: Vec<(Resolved, Vec<ast::Expr>, Vec<ast::Keyword>)> = Vec::new();
+        flow::calls(&def.body, &mut |func, args, keywords| {
+            let passes = (args.iter().chain(keywords.iter().map(|k| &k.value)))
+                .any(|a| matches!(&a.kind, ast::ExprKind::Name(n) if params.contains(n)));
+            let callee = match &func.kind {
+                ast::ExprKind::Name(g) if passes && !locals.contains(g) => {
+                    resolver.resolve_global(callers.scope, g)
+                }
+                ast::ExprKind::Attribute { value, attr } if passes => {
+                    match (&value.kind, &callers.this) {
+                        (ast::ExprKind::Name(base), Some((this, id))) if base == this => {
+                            resolver.resolve_attr(*id, attr)
+                        }
+                        _ => return,
+                    }
+                }
+                _ => return,
+            };
+            calls.push((callee, args.to_vec(), keywords.to_vec()));
+        });
+        let mut out = Vec::new();
+        for (callee, args, keywords) in calls {
+            let h = match callee {
+                Resolved::Function(h) => h,
+                Resolved::Source(h) => match self.host_function(&h) {
+                    Some(h) => h,
+                    None => continue,
+                },
+                _ => continue,
+            };
+            let writes = match self.write_back_pending.get(&h) {
+                Some(partial) => Some(partial.clone()),
+                None => self.write_back_variant(h, resolver).map(|v| v.1),
+            };
+            let passed: Vec<&ast::Expr> = match &writes {
+                Some(w) => w.bound(&args, &keywords).into_iter().map(|b| b.1).collect(),
+                None => Vec::new(),
+            };
+            out.extend(passed.into_iter().filter_map(|e| match &e.kind {
+                ast::ExprKind::Name(n) => params.iter().position(|p| p == n),
+                _ => None,
+            }));
+        }
+        out
     }
 
     /// A fresh function for host function `h`, not shared with other uses of `h`: the graph of
@@ -360,8 +497,15 @@ impl Frontend {
             let entry = &self.functions[f.0 as usize];
             let (def, scope, qualname) = (entry.def.clone(), entry.scope, entry.qualname.clone());
             let bound_self = entry.bound_self.clone();
+            let write_back = entry.write_back.clone();
             let graph = entry.graph.expect("pending functions have graphs");
-            ssa::build_function(self, resolver, def, scope, graph, qualname, bound_self);
+            let lowered = ssa::Lowered {
+                graph,
+                qualname,
+                bound_self,
+                write_back,
+            };
+            ssa::build_function(self, resolver, def, scope, lowered);
         }
     }
 
@@ -407,7 +551,13 @@ impl Frontend {
         });
         let qualname: Arc<str> = Arc::from("<module>");
         let g = self.new_function_graph(&def, &qualname, GraphKind::ModuleInit);
-        ssa::build_function(self, resolver, def, scope, g, qualname, None);
+        let lowered = ssa::Lowered {
+            graph: g,
+            qualname,
+            bound_self: None,
+            write_back: Rc::from([]),
+        };
+        ssa::build_function(self, resolver, def, scope, lowered);
         self.lower_pending(resolver);
         self.resolve(&[g], resolver);
         g

@@ -25,11 +25,12 @@
 //! `+=`, only the name updated changes), `y = x` makes neither name own it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
 
 use crate::ast::*;
 
 /// What a call's result is, as far as ownership goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CallKind {
     /// A new value that keeps none of the arguments (a primitive that computes); `tensor`: an
     /// anfora function or tensor method, whose result is a tensor.
@@ -38,6 +39,53 @@ pub enum CallKind {
     Container { list: bool },
     /// Anything else: it may return or keep its arguments (a view, a user function).
     Other,
+    /// A function that may update its arguments in place and writes them back to the
+    /// caller's variables (`ssa::write_back`), with its parameters' names in order. As
+    /// `Other` otherwise.
+    Writes(Rc<Writes>),
+}
+
+/// Which parameters of a function called by name it writes back to its caller.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Writes {
+    /// Its positional-or-keyword parameters (but a bound `self`), in order.
+    pub params: Vec<Name>,
+    /// For each, whether the function may update its object in place.
+    pub written: Vec<bool>,
+}
+
+impl Writes {
+    /// The parameters written back, in the order the function returns their objects.
+    pub fn names(&self) -> Vec<Name> {
+        (self.params.iter().zip(&self.written))
+            .filter(|(_, w)| **w)
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// The argument expressions of a call bound to the parameters written back (positional
+    /// ones before any `*`, keywords by name), each with its place among [`Writes::names`].
+    pub fn bound<'e>(&self, args: &'e [Expr], keywords: &'e [Keyword]) -> Vec<(usize, &'e Expr)> {
+        let positional = args
+            .iter()
+            .take_while(|a| !matches!(a.kind, ExprKind::Starred(_)))
+            .take(self.params.len())
+            .enumerate();
+        let named = keywords
+            .iter()
+            .filter_map(|k| Some((self.params.iter().position(|p| *p == k.name)?, &k.value)));
+        positional
+            .chain(named)
+            .filter(|(i, _)| self.written[*i])
+            .map(|(i, e)| (self.written[..i].iter().filter(|w| **w).count(), e))
+            .collect()
+    }
+}
+
+/// The hidden variable that holds, in a function that writes its arguments back, the object
+/// its caller passed as parameter `p` (an apostrophe keeps it apart from Python's names).
+pub fn caller_object(p: &Name) -> Name {
+    format!("{p}'").into()
 }
 
 /// Classifies a call of `func`.
@@ -163,15 +211,58 @@ impl Owned {
 /// For each in-place update statement (keyed by its span's start), the names of the object
 /// it updates where the variable owns it (all of them are rebound to the updated value), or
 /// `None`.
-pub fn analyze(def: &FunctionDef, fresh_call: &mut FreshCall) -> HashMap<u32, Option<Vec<Name>>> {
+///
+/// Parameters never own their object, except `callers`: those of a function that writes its
+/// arguments back, which own it together with their [`caller_object`] (an update through
+/// the parameter rebinds that too, so the function can return it). The argument of a call
+/// that writes back is a site too, keyed by the argument's span start.
+pub fn analyze(
+    def: &FunctionDef,
+    fresh_call: &mut FreshCall,
+    callers: &[Name],
+) -> HashMap<u32, Option<Vec<Name>>> {
     let mut a = Analysis {
         fresh_call,
         sites: HashMap::new(),
         breaks: Vec::new(),
         continues: Vec::new(),
     };
-    a.stmts(&def.body, Some(Owned::default()));
+    let mut entry = Owned::default();
+    for p in callers {
+        let group = Group {
+            names: BTreeSet::from([p.clone(), caller_object(p)]),
+            kind: Kind::Other,
+        };
+        entry.0.insert(p.clone(), group.clone());
+        entry.0.insert(caller_object(p), group);
+    }
+    a.stmts(&def.body, Some(entry));
     a.sites
+}
+
+/// Whether `def` updates parameter `p` in place itself (`p += v`, `p[i] = v`).
+pub fn updates_parameter(def: &FunctionDef, p: &Name) -> bool {
+    let params = std::slice::from_ref(p);
+    fn in_stmts(body: &[Stmt], params: &[Name]) -> bool {
+        body.iter().any(|s| match &s.kind {
+            StmtKind::AugAssign { target, .. } => target_root(target, params),
+            StmtKind::Assign { targets, .. } => targets
+                .iter()
+                .any(|t| matches!(t, Target::Item { .. }) && target_root(t, params)),
+            StmtKind::If { body, orelse, .. } => in_stmts(body, params) || in_stmts(orelse, params),
+            StmtKind::While { body, .. } | StmtKind::For { body, .. } => in_stmts(body, params),
+            _ => false,
+        })
+    }
+    fn target_root(t: &Target, params: &[Name]) -> bool {
+        match t {
+            Target::Name(n, _) => params.contains(n),
+            Target::Item { object, .. } => item_root(object).is_some_and(|n| params.contains(n)),
+            Target::Tuple(items, _) => items.iter().any(|i| target_root(i, params)),
+            Target::Invalid(_) => false,
+        }
+    }
+    anfora_ir::deep(|| in_stmts(&def.body, params))
 }
 
 struct Analysis<'a, 'b> {
@@ -479,6 +570,14 @@ impl Analysis<'_, '_> {
                 keywords,
             } => {
                 let call = (self.fresh_call)(func);
+                if let CallKind::Writes(writes) = &call {
+                    // Each variable passed is updated in place by the call, as by `x += v`.
+                    for (_, a) in writes.bound(args, keywords) {
+                        if let ExprKind::Name(n) = &a.kind {
+                            self.sites.insert(a.span.start, st.group(n));
+                        }
+                    }
+                }
                 let keep_args = !matches!(call, CallKind::Fresh { .. }) && kept;
                 self.expr(func, keep_args, st);
                 for a in args {
@@ -493,7 +592,7 @@ impl Analysis<'_, '_> {
                         Value::fresh(Kind::Other)
                     }
                     CallKind::Container { list: true } => Value::fresh(Kind::List),
-                    CallKind::Other => Value::SHARED,
+                    CallKind::Other | CallKind::Writes(_) => Value::SHARED,
                 }
             }
             ExprKind::Attribute { value, attr } => {
@@ -568,7 +667,7 @@ mod tests {
             ExprKind::Name(n) if &**n == "list" => CallKind::Container { list: true },
             _ => CallKind::Other,
         };
-        let mut sites: Vec<(u32, bool)> = analyze(f, &mut fresh)
+        let mut sites: Vec<(u32, bool)> = analyze(f, &mut fresh, &[])
             .into_iter()
             .map(|(at, g)| (at, g.is_some()))
             .collect();

@@ -24,6 +24,7 @@ mod expr;
 mod names;
 mod stmt;
 mod update;
+mod write_back;
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -69,12 +70,15 @@ struct FnState {
     /// For each in-place update statement (by span start), the names of the object it updates
     /// where the variable owns it (`ownership`).
     owned: HashMap<u32, Option<Vec<Name>>>,
-    /// The parameter bound to a method's `self`.
+    /// The parameter bound to a method's `self`, and that object's host id.
     self_name: Option<Name>,
+    self_object: Option<u64>,
     /// The nested functions called with their variables passed (`closures`).
     convs: HashMap<*const FunctionDef, Rc<closures::Conversion>>,
     /// This function's own conversion, if it is one of those.
     conv: Option<Rc<closures::Conversion>>,
+    /// The parameters whose objects it writes back to its caller (`write_back`).
+    write_back: Rc<[Name]>,
 }
 
 /// What an expression evaluates to at compile time.
@@ -122,6 +126,19 @@ struct Lowerer<'a> {
     /// Values that may be unassigned although they are not phis: a variable a converted
     /// closure receives or writes back (`closures`).
     maybe_unbound: HashSet<NodeId>,
+    /// The parameters the outermost function writes back to its caller (`write_back`),
+    /// taken by it when it starts.
+    fns_write_back: Rc<[Name]>,
+}
+
+/// A function to lower into its graph.
+pub(crate) struct Lowered {
+    pub graph: GraphId,
+    pub qualname: Arc<str>,
+    /// A bound method's `self`: the first parameter is this constant.
+    pub bound_self: Option<Const>,
+    /// The parameters whose objects it writes back to its caller (`write_back`).
+    pub write_back: Rc<[Name]>,
 }
 
 pub(crate) fn build_function(
@@ -129,9 +146,7 @@ pub(crate) fn build_function(
     resolver: &mut dyn Resolver,
     def: Rc<FunctionDef>,
     scope: ScopeId,
-    graph: GraphId,
-    qualname: Arc<str>,
-    bound_self: Option<Const>,
+    lowered: Lowered,
 ) {
     let mut l = Lowerer {
         fe,
@@ -144,7 +159,15 @@ pub(crate) fn build_function(
         checks: Vec::new(),
         hidden: 0,
         maybe_unbound: HashSet::new(),
+        fns_write_back: Rc::from([]),
     };
+    let Lowered {
+        graph,
+        qualname,
+        bound_self,
+        write_back,
+    } = lowered;
+    l.fns_write_back = write_back;
     l.function(def, graph, qualname, bound_self, None);
     l.finish();
 }
@@ -483,8 +506,13 @@ impl Lowerer<'_> {
             nested: HashMap::new(),
             owned: HashMap::new(),
             self_name,
+            self_object: match &bound_self {
+                Some(Const::HostObject(id)) => Some(*id),
+                _ => None,
+            },
             convs: HashMap::new(),
             conv: conv.clone(),
+            write_back: std::mem::replace(&mut self.fns_write_back, Rc::from([])),
         });
         let convs = self.plan_conversions();
         let mut nested = HashMap::new();
@@ -496,7 +524,8 @@ impl Lowerer<'_> {
         }
         self.fun_mut().nested = nested;
         self.fun_mut().convs = convs;
-        let owned = crate::ownership::analyze(&def, &mut |f| self.call_kind(f));
+        let write_back = self.fun().write_back.clone();
+        let owned = crate::ownership::analyze(&def, &mut |f| self.call_kind(f), &write_back);
         self.fun_mut().owned = owned;
         for p in &def.params {
             let n = match bound_self.take() {
@@ -507,6 +536,9 @@ impl Lowerer<'_> {
                 self.maybe_unbound.insert(n);
             }
             self.write(entry, &p.name, n);
+            if write_back.contains(&p.name) {
+                self.write(entry, &crate::ownership::caller_object(&p.name), n);
+            }
         }
         self.stmts(&def.body);
         if self.cur().is_some() {

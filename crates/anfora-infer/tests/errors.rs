@@ -1037,6 +1037,30 @@ fn in_place_updates_of_objects_others_may_hold() {
 }
 
 #[test]
+fn arguments_updated_in_place_by_a_call_that_others_may_hold() {
+    // `bump` updates its argument in place: a call by name writes the array back to the
+    // caller's variable, which must be its only holder.
+    let src = "from anfora import ops\n\ndef bump(x):\n    x += 1.0\n\ndef tupled(x):\n    a = x * 1.0\n    t = (a, 1)\n    bump(a)\n    return t\n\ndef view(x):\n    a = x * 1.0\n    bump(a[1:])\n    return a\n\ndef entry(x):\n    bump(x)\n    return x\n";
+    let msg = |name: &str| {
+        format!(
+            "in-place update of '{name}', whose array may also be held elsewhere (an argument, another name, a tuple, a view or a closure)"
+        )
+    };
+    let cases = [
+        ("tupled", msg("a"), 9, 5),
+        ("view", msg("an argument"), 14, 5),
+        // The entry's own argument is its caller's, outside compiled code.
+        ("entry", msg("x"), 18, 5),
+    ];
+    let mut bad = Vec::new();
+    for (entry, message, line, col) in &cases {
+        let got = one(src, entry, &[zeros(&[3])]).0;
+        compare_diagnostic(&mut bad, src, ("E0306", message, *line, *col), got);
+    }
+    assert_no_differences(&bad);
+}
+
+#[test]
 fn in_place_updates_keep_numpy_dtype_and_shape() {
     let src = "from anfora import ops\n\ndef widen(x):\n    y = x * 1\n    y += 0.5\n    return y\n\ndef grow(x):\n    y = x * 1.0\n    y += ops.ones((2, 3))\n    return y\n\ndef past(x):\n    y = x * 1.0\n    y[3] = 1.0\n    return y\n";
     let ((code, msg, line, _), _) = one(src, "widen", &[tensor("[1, 2, 3]")]);

@@ -268,3 +268,13 @@ fn setitem_second_derivatives() {
         &[random(&[3], 15)],
     );
 }
+
+#[test]
+fn gradients_through_a_function_that_updates_its_argument_in_place() {
+    // `scale_into` writes the product back into the caller's `z`; `halve` gets a float,
+    // which it only rebinds, so `k` keeps its value (and no gradient flows through it).
+    check(
+        "def scale_into(z, w):\n    z *= w\n    z[0] = z[0] + w[1]\n\ndef halve(s):\n    s *= 0.5\n    return s\n\ndef f(x, w):\n    z = x * 1.0\n    k = 3.0\n    scale_into(z, w)\n    halve(k)\n    return ops.sum(ops.tanh(z) * z) * k",
+        &[random(&[3], 13), random(&[3], 14)],
+    );
+}

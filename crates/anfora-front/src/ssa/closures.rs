@@ -218,7 +218,7 @@ impl Lowerer<'_> {
         value
     }
 
-    fn item(&mut self, t: NodeId, i: usize, span: Span) -> NodeId {
+    pub(super) fn item(&mut self, t: NodeId, i: usize, span: Span) -> NodeId {
         let k = self.konst(Const::Int(i as i64));
         self.prim(Prim::TupleGetItem, &[t, k], span)
     }
@@ -226,15 +226,20 @@ impl Lowerer<'_> {
     /// The result of the current function: `v`, with the variables it assigns for its caller
     /// when it is a converted function.
     pub(super) fn with_outs(&mut self, v: NodeId, span: Span) -> NodeId {
-        let Some(conv) = self.fun().conv.clone() else {
-            return v;
-        };
-        if conv.outs.is_empty() {
+        let mut outs: Vec<Name> = self
+            .fun()
+            .conv
+            .as_ref()
+            .map_or(Vec::new(), |c| c.outs.clone());
+        // A function that writes its arguments back returns their objects (`write_back`).
+        let write_back = self.fun().write_back.clone();
+        outs.extend(write_back.iter().map(crate::ownership::caller_object));
+        if outs.is_empty() {
             return v;
         }
         let b = self.cur_block();
         let mut items = vec![v];
-        for n in &conv.outs {
+        for n in &outs {
             items.push(self.read(b, n));
         }
         self.prim(Prim::MakeTuple, &items, span)

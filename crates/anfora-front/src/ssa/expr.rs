@@ -325,6 +325,17 @@ impl Lowerer<'_> {
             let items = self.prim(kind.prim(), &it_args, args[0].span);
             return Val::Node(self.apply(vec![callee, items], span));
         }
+        if !args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_)))
+            && let Some((variant, writes)) = self.write_back_callee(func)
+        {
+            let call = super::write_back::Call {
+                func,
+                args,
+                keywords,
+                span,
+            };
+            return Val::Node(self.write_back_call(&call, variant, &writes));
+        }
         let converted = match &func.kind {
             ExprKind::Name(g) if self.fun().info.locals.contains(g) => self.conversion_of_var(g),
             _ => None,

@@ -103,7 +103,7 @@ impl Lowerer<'_> {
         c
     }
 
-    fn is_local_anywhere(&self, name: &Name) -> bool {
+    pub(super) fn is_local_anywhere(&self, name: &Name) -> bool {
         self.fns.iter().any(|f| f.info.locals.contains(name))
     }
 
@@ -186,7 +186,10 @@ impl Lowerer<'_> {
         match &func.kind {
             ExprKind::Name(n) => match self.global_prim(n) {
                 Some((p, anfora)) => of_prim(p, anfora),
-                None => CallKind::Other,
+                None => match self.write_back_callee(func) {
+                    Some((_, writes)) => CallKind::Writes(writes),
+                    None => CallKind::Other,
+                },
             },
             ExprKind::Attribute { value, attr } => {
                 let ExprKind::Name(base) = &value.kind else {
@@ -194,8 +197,11 @@ impl Lowerer<'_> {
                 };
                 if self.is_local_anywhere(base) {
                     // A method of a local tensor; a method's `self` is a Python object whose
-                    // methods may return anything.
+                    // methods may return anything (and update their arguments).
                     let is_self = self.fns.iter().any(|f| f.self_name.as_ref() == Some(base));
+                    if is_self && let Some((_, writes)) = self.write_back_callee(func) {
+                        return CallKind::Writes(writes);
+                    }
                     let method = anfora_ops::value::Method::from_name(attr).filter(|_| !is_self);
                     return match method {
                         Some(m) if !m.is_view() => CallKind::Fresh {

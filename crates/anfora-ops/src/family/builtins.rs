@@ -88,6 +88,33 @@ primitives! {
             Some(g)
         }))
         .refusing((SHARED_UPDATE, SHARED_UPDATE_HINT));
+    /// `IfMutable(probe, then, otherwise)`: `then` where `probe` is an object an in-place
+    /// update changes (a tensor, a list, a Parameter), else `otherwise`. A caller writes back
+    /// an argument a function updated in place with it: a tensor takes the updated value, an
+    /// int stays (the callee's `n += 1` rebound its own name only).
+    IfMutable = PrimDef::new("IfMutable", "(probe, then, otherwise)", if_mutable_abs,
+        |_, a, _| Ok(if value_mutable(&a[0]) { a[1].clone() } else { a[2].clone() }),
+        Backward::Rule(|e, c| {
+            let none = e.konst(crate::Const::None);
+            let mut g = c.none();
+            g[1] = Some(e.op(Prim::IfMutable, &[c.x[0], c.d, none]));
+            g[2] = Some(e.op(Prim::IfMutable, &[c.x[0], none, c.d]));
+            Some(g)
+        }))
+        .passing_values();
+}
+
+fn if_mutable_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match &a[0] {
+        Abs::Tensor(_) | Abs::List(_) | Abs::Ref(_) => a[1].clone(),
+        Abs::Any => Abs::Any,
+        Abs::Bottom => Abs::Bottom,
+        _ => a[2].clone(),
+    })
+}
+
+fn value_mutable(v: &Value) -> bool {
+    matches!(v, Value::Tensor(_) | Value::List(_) | Value::Ref(_))
 }
 
 /// The diagnostic code of [`Prim::SharedUpdate`]'s refusal (anfora-ir's `codes::SHARED_UPDATE`).

@@ -356,12 +356,16 @@ fn binary(p: Prim, a: &Value, b: &Value) -> OpResult {
             Ok(Value::Tuple(alloc::concat("tuple", &[x, y])?))
         }
         (Prim::Add | Prim::InplaceAdd, Value::Tuple(_), _) => Err(concat_err("tuple")),
-        (Prim::InplaceAdd | Prim::InplaceMul, Value::List(_), _) => Err(type_error(
-            "in-place `+=`/`*=` on a list would modify it in place, which compiled code does not do (lists are immutable values); write `xs = xs + [...]`",
-        )),
-        (Prim::Add, Value::List(x), Value::List(y)) => {
+        // `xs += ys` extends the list (the frontend let it through only where `xs` is the
+        // list's only holder, so the new list is exactly the old one extended).
+        (Prim::Add, Value::List(x), Value::List(y))
+        | (Prim::InplaceAdd, Value::List(x), Value::List(y) | Value::Tuple(y)) => {
             Ok(Value::List(alloc::concat("list", &[x, y])?))
         }
+        (Prim::InplaceAdd, Value::List(_), other) => Err(type_error(format!(
+            "compiled code extends a list by a list or a tuple, not by a '{}'",
+            other.type_name()
+        ))),
         (Prim::Add, Value::List(_), _) => Err(concat_err("list")),
         (Prim::Mul | Prim::InplaceMul, seq, n) | (Prim::Mul | Prim::InplaceMul, n, seq)
             if matches!(seq, Value::Str(_) | Value::Tuple(_) | Value::List(_))
@@ -716,7 +720,8 @@ fn binary_abs(p: Prim, args: &[Abs]) -> Rule {
         (Prim::Add | Prim::InplaceAdd, Abs::Tuple(x), Abs::Tuple(y)) => {
             Abs::Tuple(x.iter().chain(y.iter()).cloned().collect())
         }
-        (Prim::Add, Abs::List(x), Abs::List(y)) => {
+        (Prim::Add, Abs::List(x), Abs::List(y))
+        | (Prim::InplaceAdd, Abs::List(x), Abs::List(y) | Abs::Tuple(y)) => {
             Abs::List(x.iter().chain(y.iter()).cloned().collect())
         }
         (Prim::Mul | Prim::InplaceMul, Abs::Str(_), n)

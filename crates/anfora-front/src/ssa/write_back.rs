@@ -1,0 +1,190 @@
+//! Functions that update their arguments in place, called by name.
+//!
+//! numpy's `x += v` in a function changes the caller's array. A function called by its
+//! name (a module-level function, a method's source) that updates a parameter in place is
+//! lowered a second time for such calls (`Frontend::write_back_variant`): each
+//! positional-or-keyword parameter owns the caller's object together with a hidden
+//! variable (`ownership::caller_object`), so an update through the parameter (or a name it
+//! shares the object with) rebinds both, and the function returns `(value, objects...)`.
+//! The call binds each variable passed back to the object the function returns for it:
+//! `IfMutable(old, new, old)`, since an int the function rebound by `n += 1` is not the
+//! caller's to change. An attribute passed (`sgd(self.w, g)`) is a Parameter, written with
+//! `Assign` (any other attribute is refused there, as `self.n += 1` is). Where the caller's variable does not own its object (another name,
+//! a tuple or a view may hold it) or the argument is not a variable, a mutable argument is
+//! refused (`SharedUpdate`, E0306), as an in-place update of it in the caller would be; a
+//! fresh value (an operator's result, a literal) is nobody else's and passes as it is.
+//!
+//! The function as a value (called through a variable, passed to `grad`, the entry called
+//! from Python) is the plain lowering, whose in-place updates of parameters are refused.
+
+use anfora_ir::{Const, GraphId, NodeId, Prim, Span};
+
+use super::Lowerer;
+use crate::Resolved;
+use crate::ast::*;
+use std::rc::Rc;
+
+use crate::ownership::{CallKind, Writes};
+
+/// A call as written.
+pub(super) struct Call<'e> {
+    pub func: &'e Expr,
+    pub args: &'e [Expr],
+    pub keywords: &'e [Keyword],
+    pub span: Span,
+}
+
+/// Where the object a function returns for an argument goes.
+enum Back {
+    /// A variable that owns its object, and the other names of that object.
+    Owner(Name, Vec<Name>),
+    /// A Parameter (an attribute, `self.w`): written with `Assign`, as `self.w[i] = v` is.
+    Parameter,
+    /// Nowhere: a fresh value, or one refused if it is mutable.
+    Nowhere,
+}
+
+impl Lowerer<'_> {
+    /// The variant of the function `func` names (a global function, or a method of `self`)
+    /// that writes its arguments back, and which it writes, if it updates a parameter in
+    /// place.
+    pub(super) fn write_back_callee(&mut self, func: &Expr) -> Option<(GraphId, Rc<Writes>)> {
+        let resolved = match &func.kind {
+            ExprKind::Name(name) if !self.is_local_anywhere(name) => {
+                self.resolver.resolve_global(self.scope, name)
+            }
+            ExprKind::Attribute { value, attr } => {
+                let ExprKind::Name(base) = &value.kind else {
+                    return None;
+                };
+                let f = self.fun();
+                let object = f
+                    .self_object
+                    .filter(|_| f.self_name.as_ref() == Some(base))?;
+                self.resolver.resolve_attr(object, attr)
+            }
+            _ => return None,
+        };
+        let f = match resolved {
+            Resolved::Function(f) => f,
+            Resolved::Source(h) => self.fe.host_function(&h)?,
+            _ => return None,
+        };
+        self.fe.write_back_variant(f, self.resolver)
+    }
+
+    /// `f(args...)` of a function that writes its arguments back: the call of its variant,
+    /// then each variable passed bound to the object returned for it.
+    pub(super) fn write_back_call(
+        &mut self,
+        call: &Call,
+        variant: GraphId,
+        writes: &Writes,
+    ) -> NodeId {
+        let bound = writes.bound(call.args, call.keywords);
+        let written = |e: &Expr| bound.iter().find(|(_, a)| std::ptr::eq(*a, e)).map(|b| b.0);
+        let callee = self.konst_at(Const::Graph(variant), call.func.span);
+        let mut positional = Vec::new();
+        let mut backs: Vec<(usize, NodeId, Back)> = Vec::new();
+        let exprs = call
+            .args
+            .iter()
+            .chain(call.keywords.iter().map(|k| &k.value));
+        for (i, e) in exprs.enumerate() {
+            let v = self.value(e);
+            let v = match written(e) {
+                Some(k) => {
+                    let (v, back) = self.passed(e, v, call.span);
+                    backs.push((k, v, back));
+                    v
+                }
+                None => v,
+            };
+            positional.push((i, v));
+        }
+        let r = self.bound_call(
+            callee,
+            call,
+            positional.into_iter().map(|(_, v)| v).collect(),
+        );
+        let value = self.item(r, 0, call.span);
+        for (k, old, back) in backs {
+            if matches!(back, Back::Nowhere) {
+                continue;
+            }
+            let object = self.item(r, k + 1, call.span);
+            match back {
+                Back::Owner(n, names) => {
+                    let new = self.prim(Prim::IfMutable, &[old, object, old], call.span);
+                    let b = self.cur_block();
+                    for m in &names {
+                        self.write(b, m, new);
+                    }
+                    self.assign(&Target::Name(n, call.span), new);
+                }
+                Back::Parameter => {
+                    self.prim(Prim::Assign, &[old, object], call.span);
+                }
+                Back::Nowhere => {}
+            }
+        }
+        value
+    }
+
+    /// The call of `callee` with the values of the positional arguments then the keywords.
+    fn bound_call(&mut self, callee: NodeId, call: &Call, values: Vec<NodeId>) -> NodeId {
+        if call.keywords.is_empty() {
+            let inputs = std::iter::once(callee).chain(values);
+            return self.apply(inputs.collect(), call.span);
+        }
+        let names = call.keywords.iter().map(|k| Const::Str(k.name.clone()));
+        let names = self.konst(Const::tuple(names.collect()));
+        let call_kw = self.konst(Const::Prim(Prim::CallKw));
+        let inputs = [call_kw, callee, names].into_iter().chain(values);
+        self.apply(inputs.collect(), call.span)
+    }
+
+    /// The value passed for argument `e` (whose value is `v`) that the function may update
+    /// in place, and where the updated object goes.
+    fn passed(&mut self, e: &Expr, v: NodeId, span: Span) -> (NodeId, Back) {
+        if let ExprKind::Name(n) = &e.kind
+            && self.fun().info.locals.contains(n)
+            && let Some(Some(group)) = self.fun().owned.get(&e.span.start).cloned()
+        {
+            let others = group.into_iter().filter(|m| m != n).collect();
+            return (v, Back::Owner(n.clone(), others));
+        }
+        if self.is_fresh(e) {
+            return (v, Back::Nowhere);
+        }
+        if matches!(e.kind, ExprKind::Attribute { .. }) {
+            return (v, Back::Parameter);
+        }
+        let name = match &e.kind {
+            ExprKind::Name(n) => n.to_string(),
+            _ => "an argument".to_string(),
+        };
+        let name = self.konst(Const::Str(name.into()));
+        (
+            self.prim(Prim::SharedUpdate, &[v, name], span),
+            Back::Nowhere,
+        )
+    }
+
+    /// Whether `e` makes a new object no one else holds.
+    fn is_fresh(&mut self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Literal(_)
+            | ExprKind::BinOp { .. }
+            | ExprKind::UnaryOp { .. }
+            | ExprKind::Compare { .. }
+            | ExprKind::Tuple(_)
+            | ExprKind::List(_) => true,
+            ExprKind::Call { func, .. } => matches!(
+                self.call_kind(func),
+                CallKind::Fresh { .. } | CallKind::Container { .. }
+            ),
+            _ => false,
+        }
+    }
+}
