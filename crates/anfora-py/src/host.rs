@@ -25,6 +25,10 @@ pub struct Host {
     scopes: Vec<Scope>,
     objects: Vec<Py<PyAny>>,
     object_ids: HashMap<usize, u64>,
+    /// The host functions made so far, by their key: the frontend parses a function once per
+    /// key, so its source and scope are read once too (name resolution asks again at every
+    /// use of the name).
+    functions: HashMap<(u64, u64), HostFunction>,
 }
 
 impl Host {
@@ -52,6 +56,13 @@ impl Host {
         bound_self: Option<&Bound<'_, PyAny>>,
     ) -> Result<HostFunction, String> {
         let py = func.py();
+        let key = (
+            self.object_id(func),
+            bound_self.map_or(u64::MAX, |o| self.object_id(o)),
+        );
+        if let Some(h) = self.functions.get(&key) {
+            return Ok(h.clone());
+        }
         let qualname: String = func
             .getattr("__qualname__")
             .and_then(|q| q.extract())
@@ -93,19 +104,19 @@ impl Host {
             None => (source, first_line, line_before),
         };
         let scope = self.scope_of(func).map_err(|e| e.to_string())?;
-        let func_id = self.object_id(func);
-        let self_id = bound_self.map(|o| self.object_id(o));
-        Ok(HostFunction {
-            key: (func_id, self_id.map_or(u64::MAX, |i| i)),
+        let h = HostFunction {
+            key,
             file,
             source,
             first_line,
             line_before,
             scope,
             qualname,
-            bound_self: self_id,
+            bound_self: (key.1 != u64::MAX).then_some(key.1),
             lambda_body,
-        })
+        };
+        self.functions.insert(key, h.clone());
+        Ok(h)
     }
 
     fn scope_of(&mut self, func: &Bound<'_, PyAny>) -> PyResult<ScopeId> {
