@@ -37,3 +37,24 @@ fn scalar_while_loop_1e6_compiled(b: divan::Bencher) {
     run(&mut s);
     b.bench_local(|| divan::black_box(run(&mut s)));
 }
+
+/// A buffer of 10^6 floats filled item by item in a loop of 5,000 iterations: `buf[i] = v`
+/// writes into the buffer the variable owns (the executor's last read of it moves it into
+/// `SetItem`), so the loop does not copy the buffer at each iteration.
+const FILL: &str = "from anfora import ops\n\ndef main(n):\n    buf = ops.zeros(1000000)\n    for i in range(n):\n        buf[i] = i * 0.5\n    return buf[n - 1]\n";
+
+#[divan::bench(sample_count = 10)]
+fn fill_items_of_a_1e6_buffer_5000_times_compiled(b: divan::Bencher) {
+    let mut s = Session::load("fill.py", FILL, Options::default());
+    s.engine = Engine::Compiled;
+    let run = |s: &mut Session| {
+        s.call(
+            "main",
+            vec![Arg::mutable(Value::Int(5000))],
+            &mut std::io::sink(),
+        )
+        .expect("runs")
+    };
+    run(&mut s);
+    b.bench_local(|| divan::black_box(run(&mut s)));
+}

@@ -179,6 +179,19 @@ fn list_assign<T: Clone>(
 }
 
 /// `SetItem(obj, index, value)`: what `obj[index] = value` leaves in (a copy of) `obj`.
+/// [`setitem`] of an object the caller gives up (the executor's last read of it): a tensor
+/// nothing else holds is written in place.
+pub fn setitem_owned(obj: Value, idx: &Value, value: &Value) -> OpResult {
+    match obj.into_tensor() {
+        Ok(t) => {
+            let items = tensor_adv_items(idx)?;
+            let v = value_tensor(value)?;
+            Ok(Value::Tensor(tensor(t.index_assign_owned(&items, &v))?))
+        }
+        Err(other) => setitem(&other, idx, value),
+    }
+}
+
 pub fn setitem(obj: &Value, idx: &Value, value: &Value) -> OpResult {
     match obj {
         Value::Tensor(t) => {

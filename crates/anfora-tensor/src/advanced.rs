@@ -407,6 +407,49 @@ pub(crate) fn assign(x: &Tensor, items: &[AdvIndexItem], value: &Tensor) -> Resu
     Ok(Tensor::from_storage(storage, x.shape().to_vec()))
 }
 
+/// [`assign`] into `x`'s own buffer when nothing else holds it (`None` otherwise: the
+/// caller copies). A loop filling a buffer item by item then costs one write per item, not a
+/// copy of the buffer.
+pub(crate) fn assign_in_place(
+    mut x: Tensor,
+    items: &[AdvIndexItem],
+    value: &Tensor,
+) -> std::result::Result<Result<Tensor>, Tensor> {
+    if x.is_half() || !x.is_unique() {
+        return Err(x);
+    }
+    let p = match plan(x.shape(), items) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(e)),
+    };
+    let src = match fit(value, &p.shape).and_then(|v| v.try_cast(x.dtype())) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Some(storage) = x.storage_mut() else {
+        return Err(x);
+    };
+    let written = match storage {
+        Storage::Bool(v) => write_into(v, &p.offsets, &src),
+        Storage::I32(v) => write_into(v, &p.offsets, &src),
+        Storage::I64(v) => write_into(v, &p.offsets, &src),
+        Storage::F32(v) => write_into(v, &p.offsets, &src),
+        Storage::F64(v) => write_into(v, &p.offsets, &src),
+        Storage::F16(_) | Storage::BF16(_) | Storage::View(_) => unreachable!("checked above"),
+    };
+    Ok(written.map(|()| x))
+}
+
+/// The elements of `src` (of `x`'s type) written into `x` at `offsets`, in order.
+fn write_into<T: Accumulate>(x: &mut [T], offsets: &[usize], src: &Tensor) -> Result<()> {
+    let data = src.try_data()?;
+    let src = T::slice(data).expect("the values have x's dtype");
+    for (&o, &s) in offsets.iter().zip(src) {
+        x[o] = s;
+    }
+    Ok(())
+}
+
 /// Zeros of `shape` plus `d` added where `x[items]` reads (`d` has the shape of that
 /// selection; positions read twice accumulate).
 pub(crate) fn scatter_add(d: &Tensor, shape: &[usize], items: &[AdvIndexItem]) -> Result<Tensor> {

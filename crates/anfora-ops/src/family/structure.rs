@@ -8,9 +8,19 @@ use std::sync::Arc;
 
 use crate::abs::{Abs, Func, Rule};
 use crate::args::int_arg;
-use crate::def::{Backward, EvalFn, InferFn, PrimDef, Py, never, primitives};
+use crate::def::{Backward, EvalFn, InferFn, Kernels, PrimDef, Py, never, primitives};
 use crate::emit::{Call, Emit, Grads, int};
 use crate::indexing::{inplace_cast, inplace_cast_abs, setitem, setitem_abs};
+
+/// `SetItem` consuming the object: written in place when nothing else holds it.
+fn setitem_owned(_: Prim, a: &mut [Value], _: &mut dyn Write) -> OpResult {
+    match a {
+        [obj, idx, value] => {
+            crate::indexing::setitem_owned(std::mem::replace(obj, Value::None), idx, value)
+        }
+        _ => Err(type_error("SetItem takes three arguments")),
+    }
+}
 use crate::prim::{Effects, Prim, Refs};
 use crate::pynum::{PyErr, overflow, type_error};
 use crate::python::{
@@ -49,7 +59,8 @@ primitives! {
     SetItem = PrimDef::new("SetItem", "(obj, index, value)",
         |_, a| setitem_abs(&a[0], &a[1], &a[2]), |_, a, _| setitem(&a[0], &a[1], &a[2]),
         Backward::Rule(setitem_back))
-        .tensor_kernel().passing_values().labelled("item assignment")
+        .with_kernels(Kernels::Owned(setitem_owned)).passing_values()
+        .labelled("item assignment")
         .called(&[Py::Op("setitem")]);
     /// `InplaceCast(old, new)`: what numpy's in-place `old op= v` leaves in `old`, given
     /// `new = old op v`: `new` cast to old's dtype (same_kind) when `old` is a tensor (of

@@ -93,6 +93,15 @@ impl Tensor {
         advanced::assign(self, items, value)
     }
 
+    /// [`Tensor::index_assign`] of a tensor the caller gives up: written into its own buffer
+    /// when nothing else holds it, else into a copy.
+    pub fn index_assign_owned(self, items: &[AdvIndexItem], value: &Tensor) -> Result<Tensor> {
+        match advanced::assign_in_place(self, items, value) {
+            Ok(r) => r,
+            Err(x) => x.index_assign(items, value),
+        }
+    }
+
     /// The gradient of [`Tensor::index_adv`]: zeros of `shape` plus `self` added where
     /// `x[items]` reads (positions read twice accumulate). `self` has the selection's shape.
     pub fn index_add(&self, shape: &[usize], items: &[AdvIndexItem]) -> Result<Tensor> {

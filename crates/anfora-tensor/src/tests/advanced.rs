@@ -281,3 +281,36 @@ fn last_writes_zero_the_overwritten_elements() {
         &f64s1(&[3.0, 2.0, 1.0]),
     );
 }
+
+#[test]
+fn assignment_to_a_tensor_given_up_writes_its_own_buffer_only_when_unshared() {
+    // Unshared: the same buffer comes back, written (a float into an int array truncates).
+    let x = x34();
+    let before = x.as_ptr_addr();
+    let y = x
+        .index_assign_owned(&[int(1), arr(&[0, 3])], &f64s1(&[-1.5, 7.9]))
+        .unwrap();
+    assert_eq!(y.as_ptr_addr(), before);
+    assert_tensor(&y, &i64s(&[0, 1, 2, 3, -1, 5, 6, 7, 8, 9, 10, 11], &[3, 4]));
+    // Shared: the other holder keeps its values; the result is a written copy.
+    let x = x34();
+    let other = x.clone();
+    let y = x.index_assign_owned(&[int(0)], &i64s1(&[9])).unwrap();
+    assert_tensor(&other, &x34());
+    assert_tensor(&y.index_adv(&[int(0)]).unwrap(), &i64s1(&[9, 9, 9, 9]));
+    // A view is never written through: its base may be held elsewhere.
+    let base = x34();
+    let row = base.index_adv(&[int(2)]).unwrap();
+    let _ = row.index_assign_owned(&[int(0)], &i64s1(&[-5])).unwrap();
+    assert_tensor(&base, &x34());
+    // Errors are the copying assignment's.
+    let e = x34()
+        .index_assign_owned(&[int(5)], &i64s1(&[1]))
+        .unwrap_err();
+    assert!(
+        e.message
+            .contains("index 5 is out of bounds for axis 0 with size 3"),
+        "{}",
+        e.message
+    );
+}
