@@ -897,11 +897,14 @@ class Case:
         self.emit("for j in range(%d):" % n, 2)
         self.emit("if (i + j) %% %d == 0:" % r.randint(2, 3), 3)
         self.emit("continue", 4)
-        self.emit("g[i, j] = i * %d + j" % r.randint(1, 5), 3)
+        item = r.choice(["g[i, j]", "g[i][j]"])
+        self.emit("%s = i * %d + j" % (item, r.randint(1, 5)), 3)
         self.emit("if i == %d:" % r.randint(0, rows), 2)
         self.emit("g[i] -= %s" % ("1.5" if kind == "f" else "2"), 3)
         self.emit("i += 1", 2)
-        self.emit("g[:, %d] += %s" % (r.randint(0, n - 1), "0.5" if kind == "f" else "3"))
+        col = r.randint(0, n - 1)
+        self.emit("%s += %s" % (r.choice(["g[:, %d]" % col, "g[0][%d]" % col]),
+                                "0.5" if kind == "f" else "3"))
         if kind == "i":
             self.emit("g //= %d" % r.choice([2, 3, -2]))
             self.emit("g %%= %d" % r.choice([5, 7]))

@@ -50,6 +50,7 @@ KNOWN = {
         "inplace_25_argument_updates.py",
         "inplace_26_argument_chain.py",
         "inplace_27_argument_branches_recursion.py",
+        "inplace_29_nested_items.py",
     ]
 }
 

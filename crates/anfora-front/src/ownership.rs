@@ -642,6 +642,8 @@ impl Analysis<'_, '_> {
 pub fn item_root(object: &Expr) -> Option<&Name> {
     match &object.kind {
         ExprKind::Name(n) => Some(n),
+        // `x[i][j] = v` updates `x` through the view `x[i]`.
+        ExprKind::Subscript { value, .. } => item_root(value),
         _ => None,
     }
 }

@@ -1013,27 +1013,34 @@ fn conv2d_shapes_that_do_not_fit() {
 
 // ---- E0306 and in-place updates ------------------------------------------------------------
 
+/// The E0306 message for an in-place update of `name`, whose `kind` others may hold.
+fn shared(name: &str, kind: &str) -> String {
+    format!(
+        "in-place update of '{name}', whose {kind} may also be held elsewhere (an argument, another name, a tuple, a view or a closure)"
+    )
+}
+
+/// Each entry of `src` called with `arg` fails with `code`, its message, line and column.
+fn refusals(src: &str, code: &str, arg: Arg, cases: &[(&str, String, u32, u32)]) {
+    let mut bad = Vec::new();
+    for (entry, message, line, col) in cases {
+        let got = one(src, entry, std::slice::from_ref(&arg)).0;
+        compare_diagnostic(&mut bad, src, (code, message, *line, *col), got);
+    }
+    assert_no_differences(&bad);
+}
+
 #[test]
 fn in_place_updates_of_objects_others_may_hold() {
     let src = "from anfora import ops\n\ndef arg(x):\n    x += 1.0\n    return x\n\ndef alias(x):\n    y = x * 1.0\n    z = y\n    y[0] = 5.0\n    return z\n\ndef view(x):\n    y = x * 1.0\n    r = y[0]\n    y -= 1.0\n    return r\n\ndef tup(x):\n    y = x + 0.0\n    t = (y, 1)\n    y *= 2.0\n    return t\n\ndef listed(x):\n    xs = [x * 1.0]\n    xs[0] += 1.0\n    return xs\n";
-    let msg = |name: &str, kind: &str| {
-        format!(
-            "in-place update of '{name}', whose {kind} may also be held elsewhere (an argument, another name, a tuple, a view or a closure)"
-        )
-    };
     let cases = [
-        ("arg", msg("x", "array"), 4, 5),
-        ("alias", msg("y", "array"), 10, 5),
-        ("view", msg("y", "array"), 16, 5),
-        ("tup", msg("y", "array"), 22, 5),
-        ("listed", msg("xs[...]", "array"), 27, 5),
+        ("arg", shared("x", "array"), 4, 5),
+        ("alias", shared("y", "array"), 10, 5),
+        ("view", shared("y", "array"), 16, 5),
+        ("tup", shared("y", "array"), 22, 5),
+        ("listed", shared("xs[...]", "array"), 27, 5),
     ];
-    let mut bad = Vec::new();
-    for (entry, message, line, col) in &cases {
-        let got = one(src, entry, &[zeros(&[3])]).0;
-        compare_diagnostic(&mut bad, src, ("E0306", message, *line, *col), got);
-    }
-    assert_no_differences(&bad);
+    refusals(src, "E0306", zeros(&[3]), &cases);
 }
 
 #[test]
@@ -1041,23 +1048,34 @@ fn arguments_updated_in_place_by_a_call_that_others_may_hold() {
     // `bump` updates its argument in place: a call by name writes the array back to the
     // caller's variable, which must be its only holder.
     let src = "from anfora import ops\n\ndef bump(x):\n    x += 1.0\n\ndef tupled(x):\n    a = x * 1.0\n    t = (a, 1)\n    bump(a)\n    return t\n\ndef view(x):\n    a = x * 1.0\n    bump(a[1:])\n    return a\n\ndef entry(x):\n    bump(x)\n    return x\n";
-    let msg = |name: &str| {
+    let cases = [
+        ("tupled", shared("a", "array"), 9, 5),
+        ("view", shared("an argument", "array"), 14, 5),
+        // The entry's own argument is its caller's, outside compiled code.
+        ("entry", shared("x", "array"), 18, 5),
+    ];
+    refusals(src, "E0306", zeros(&[3]), &cases);
+}
+
+#[test]
+fn items_of_items_are_assigned_only_through_views() {
+    let src = "from anfora import ops\n\ndef copied(x):\n    y = x * 1.0\n    y[[0, 1]][0] = 5.0\n    return y\n\ndef listed(x):\n    xs = [[1, 2], [3, 4]]\n    xs[0][1] += 5\n    return xs\n";
+    let through = |what: &str| {
         format!(
-            "in-place update of '{name}', whose array may also be held elsewhere (an argument, another name, a tuple, a view or a closure)"
+            "`x[i][j] = v` writes through `x[i]` only where it is a view of an array; here {what}"
         )
     };
+    let copy = "`x[i]` is a copy (an integer-array or mask index), which numpy would change instead of `x`";
     let cases = [
-        ("tupled", msg("a"), 9, 5),
-        ("view", msg("an argument"), 14, 5),
-        // The entry's own argument is its caller's, outside compiled code.
-        ("entry", msg("x"), 18, 5),
+        ("copied", through(copy), 5, 5),
+        (
+            "listed",
+            through("`x[i]` is an item of a list, an object other names may hold"),
+            10,
+            5,
+        ),
     ];
-    let mut bad = Vec::new();
-    for (entry, message, line, col) in &cases {
-        let got = one(src, entry, &[zeros(&[3])]).0;
-        compare_diagnostic(&mut bad, src, ("E0306", message, *line, *col), got);
-    }
-    assert_no_differences(&bad);
+    refusals(src, "E0118", zeros(&[2, 2]), &cases);
 }
 
 #[test]

@@ -84,7 +84,7 @@ fn unsupported_statements() {
         ("def f():\n    raise ValueError(1)\n", ("E0113", 2, 5)),
         ("def f():\n    import math\n", ("E0114", 2, 5)),
         ("import numpy as np\n", ("E0114", 1, 8)),
-        ("def f(x):\n    x[0][1] = 1\n", ("E0118", 2, 5)),
+        ("def f(x):\n    f(x)[1] = 1\n", ("E0118", 2, 5)),
         ("X = (1, 2)\nX[0] = 1\n", ("E0118", 2, 1)),
         ("def f(x):\n    a, x.b = 1, 2\n", ("E0118", 2, 8)),
         ("while True:\n    pass\n", ("E0119", 1, 1)),

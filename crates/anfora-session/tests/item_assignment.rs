@@ -278,3 +278,13 @@ fn gradients_through_a_function_that_updates_its_argument_in_place() {
         &[random(&[3], 13), random(&[3], 14)],
     );
 }
+
+#[test]
+fn gradients_through_an_item_of_an_item() {
+    // `y[1][0:2] = v` writes through the view `y[1]`: v gets the sensitivity of those two
+    // positions, x none of them.
+    check(
+        "def f(x, v):\n    y = x * 1.0\n    y[1][0:2] = v\n    y[0][2] += v[0]\n    return ops.sum(y * y * ops.tanh(x))",
+        &[random(&[2, 3], 15), random(&[2], 16)],
+    );
+}

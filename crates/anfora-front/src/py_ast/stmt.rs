@@ -261,7 +261,7 @@ impl Converter<'_> {
         let (what, hint) = match target {
             ra::Expr::Subscript(_) => (
                 "assignment to an item of this expression",
-                "assign items of a variable or an attribute with one index: `x[i, j] = v`, `self.w[i] = v`",
+                "assign items of a variable, an attribute or an item of them: `x[i, j] = v`, `x[i][j] = v`, `self.w[i] = v`",
             ),
             ra::Expr::Attribute(_) => (
                 "assignment to an attribute inside a tuple or chain",
@@ -413,6 +413,8 @@ fn item_root(e: &ra::Expr) -> bool {
     match e {
         ra::Expr::Name(_) => true,
         ra::Expr::Attribute(a) => matches!(a.value.as_ref(), ra::Expr::Name(_)),
+        // `x[i][j] = v`: through the view `x[i]` (checked when the types are known).
+        ra::Expr::Subscript(s) => anfora_ir::deep(|| item_root(&s.value)),
         _ => false,
     }
 }

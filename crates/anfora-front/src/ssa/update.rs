@@ -5,7 +5,8 @@
 //! passes through `SharedUpdate`, which refuses mutable objects (tensors, lists, Parameters)
 //! and lets immutable ones be rebound, as Python does. The value of `x op= v` on a tensor
 //! keeps `x`'s dtype and shape (`InplaceCast`: numpy's rule for an in-place ufunc's output).
-//! An item of an attribute (`self.w[i] = v`) writes the Parameter.
+//! An item of an attribute (`self.w[i] = v`) writes the Parameter. An item of an item
+//! (`x[i][j] = v`) writes through the view `x[i]`: the updated item is stored back into `x`.
 
 use anfora_ir::{Const, NodeId, Prim, Span};
 
@@ -21,6 +22,13 @@ enum Root {
     /// A variable of an enclosing function or a global: nothing to rebind (a mutable object
     /// was refused by `SharedUpdate`; an immutable one raises in `SetItem`).
     Outside,
+    /// An item of an array (`x[i]` of `x[i][j] = v`, a view of it: `ViewIndex` refuses
+    /// anything else): the updated item is stored back into the array, which goes to `root`.
+    Item {
+        root: Box<Root>,
+        array: NodeId,
+        index: NodeId,
+    },
 }
 
 impl Lowerer<'_> {
@@ -86,6 +94,18 @@ impl Lowerer<'_> {
                 let t = self.prim(Prim::GetAttr, &[obj, name], object.span);
                 (Root::Parameter(t), t)
             }
+            ExprKind::Subscript { value, index } => {
+                let (root, array) = anfora_ir::deep(|| self.item_object(value, span));
+                let i = self.value(index);
+                let i = self.prim(Prim::ViewIndex, &[array, i], object.span);
+                let item = self.prim(Prim::GetItem, &[array, i], object.span);
+                let root = Root::Item {
+                    root: Box::new(root),
+                    array,
+                    index: i,
+                };
+                (root, item)
+            }
             // The converter accepts only the two forms above.
             _ => (Root::Outside, self.value(object)),
         }
@@ -99,6 +119,10 @@ impl Lowerer<'_> {
             }
             Root::Parameter(t) => {
                 self.prim(Prim::Assign, &[t, new], span);
+            }
+            Root::Item { root, array, index } => {
+                let up = self.prim(Prim::SetItem, &[array, index, new], span);
+                self.write_back(*root, up, span);
             }
             Root::Outside => {}
         }
@@ -134,6 +158,7 @@ fn root_name(object: &Expr) -> String {
     match &object.kind {
         ExprKind::Name(n) => n.to_string(),
         ExprKind::Attribute { attr, .. } => format!("….{attr}"),
+        ExprKind::Subscript { value, .. } => format!("{}[...]", root_name(value)),
         _ => "…".into(),
     }
 }

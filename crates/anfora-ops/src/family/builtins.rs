@@ -88,6 +88,17 @@ primitives! {
             Some(g)
         }))
         .refusing((SHARED_UPDATE, SHARED_UPDATE_HINT));
+    /// `ViewIndex(array, index)`: `index`, where `array[index]` is a view of the array (a
+    /// tensor or Parameter indexed by ints, slices, `None` and `...`), so that `x[i][j] = v`
+    /// writes through it into `x`. Anything else is refused: numpy's `x[[0, 1]]` is a copy
+    /// (the assignment would change nothing) and a list's item is an object others may hold.
+    ViewIndex = PrimDef::new("ViewIndex", "(array, index)", view_index_abs,
+        |_, a, _| match view_refusal_value(&a[0], &a[1]) {
+            Some(m) => Err(("NotImplementedError", m)),
+            None => Ok(a[1].clone()),
+        },
+        Backward::Zero)
+        .refusing((ITEM_ASSIGN, ITEM_ASSIGN_HINT));
     /// `IfMutable(probe, then, otherwise)`: `then` where `probe` is an object an in-place
     /// update changes (a tensor, a list, a Parameter), else `otherwise`. A caller writes back
     /// an argument a function updated in place with it: a tensor takes the updated value, an
@@ -102,6 +113,51 @@ primitives! {
             Some(g)
         }))
         .passing_values();
+}
+
+/// The diagnostic code of [`Prim::ViewIndex`]'s refusal (anfora-ir's `codes::ITEM_ASSIGN`).
+const ITEM_ASSIGN: &str = "E0118";
+const ITEM_ASSIGN_HINT: &str = "index once (`x[i, j] = v`, `x[idx, 1:3] += v`), or bind the \
+    item to a new value and store it back (`row = x[i] * 1.0`, `row[j] = v`, `x[i] = row`)";
+
+fn view_message(what: &str) -> String {
+    format!("`x[i][j] = v` writes through `x[i]` only where it is a view of an array; here {what}")
+}
+
+fn view_index_abs(_: Prim, a: &[Abs]) -> Rule {
+    let basic = |i: &Abs| matches!(i, Abs::Int(_) | Abs::Slice(_) | Abs::None | Abs::Ellipsis);
+    let what = match (&a[0], &a[1]) {
+        (Abs::Any | Abs::Bottom, _) | (_, Abs::Any | Abs::Bottom) => return Ok(a[1].clone()),
+        (Abs::Tensor(_) | Abs::Ref(_), Abs::Tuple(items)) if items.iter().all(basic) => None,
+        (Abs::Tensor(_) | Abs::Ref(_), i) if basic(i) => None,
+        (Abs::Tensor(_) | Abs::Ref(_), _) => Some(ADVANCED),
+        (Abs::List(_), _) => Some(LIST_ITEM),
+        _ => None,
+    };
+    match what {
+        Some(w) => Err(crate::abs::err(view_message(w))),
+        None => Ok(a[1].clone()),
+    }
+}
+
+const ADVANCED: &str = "`x[i]` is a copy (an integer-array or mask index), which numpy would \
+    change instead of `x`";
+const LIST_ITEM: &str = "`x[i]` is an item of a list, an object other names may hold";
+
+fn view_refusal_value(array: &Value, index: &Value) -> Option<String> {
+    let basic = |i: &Value| {
+        matches!(
+            i,
+            Value::Int(_) | Value::Slice(_) | Value::None | Value::Ellipsis
+        )
+    };
+    match (array, index) {
+        (Value::Tensor(_) | Value::Ref(_), Value::Tuple(items)) if items.iter().all(basic) => None,
+        (Value::Tensor(_) | Value::Ref(_), i) if basic(i) => None,
+        (Value::Tensor(_) | Value::Ref(_), _) => Some(view_message(ADVANCED)),
+        (Value::List(_), _) => Some(view_message(LIST_ITEM)),
+        _ => None,
+    }
 }
 
 fn if_mutable_abs(_: Prim, a: &[Abs]) -> Rule {
