@@ -1,29 +1,32 @@
 //! Functions that update their arguments in place, called by name.
 //!
 //! numpy's `x += v` in a function changes the caller's array. A function called by its
-//! name (a module-level function, a method's source) that updates a parameter in place is
-//! lowered a second time for such calls (`Frontend::write_back_variant`): each
-//! positional-or-keyword parameter owns the caller's object together with a hidden
-//! variable (`ownership::caller_object`), so an update through the parameter (or a name it
-//! shares the object with) rebinds both, and the function returns `(value, objects...)`.
-//! The call binds each variable passed back to the object the function returns for it:
-//! `IfMutable(old, new, old)`, since an int the function rebound by `n += 1` is not the
-//! caller's to change. An attribute passed (`sgd(self.w, g)`) is a Parameter, written with
-//! `Assign` (any other attribute is refused there, as `self.n += 1` is). Where the caller's variable does not own its object (another name,
-//! a tuple or a view may hold it) or the argument is not a variable, a mutable argument is
-//! refused (`SharedUpdate`, E0306), as an in-place update of it in the caller would be; a
-//! fresh value (an operator's result, a literal) is nobody else's and passes as it is.
+//! name (a module-level function, `self.method(...)`) that updates a parameter in place,
+//! itself or through a function it passes the parameter to, is lowered a second time for
+//! such calls (`Frontend::write_back_variant`): each parameter it writes owns the caller's
+//! object together with a hidden variable (`ownership::caller_object`), so an update through
+//! the parameter (or a name it shares the object with) rebinds both, and the function
+//! returns `(value, objects...)`.
+//!
+//! The call binds each variable passed for a written parameter back to the object returned
+//! for it: `IfMutable(old, new, old)`, since an int the function rebound by `n += 1` is not
+//! the caller's to change. An attribute passed (`sgd(self.w, g)`) is a Parameter, written
+//! with `Assign` (any other attribute is refused there, as `self.n += 1` is). Where the
+//! caller's variable does not own its object (another name, a tuple or a view may hold it)
+//! or the argument is not a variable, a mutable argument is refused (`SharedUpdate`, E0306),
+//! as an in-place update of it in the caller would be; a fresh value (an operator's result,
+//! a literal) is nobody else's and passes as it is.
 //!
 //! The function as a value (called through a variable, passed to `grad`, the entry called
 //! from Python) is the plain lowering, whose in-place updates of parameters are refused.
+
+use std::rc::Rc;
 
 use anfora_ir::{Const, GraphId, NodeId, Prim, Span};
 
 use super::Lowerer;
 use crate::Resolved;
 use crate::ast::*;
-use std::rc::Rc;
-
 use crate::ownership::{CallKind, Writes};
 
 /// A call as written.
