@@ -151,8 +151,12 @@ class Checker(ast.NodeVisitor):
             for e in t.elts:
                 self.check_target(e)
         elif isinstance(t, ast.Subscript):
-            if not isinstance(t.value, (ast.Name, ast.Attribute)):
-                self.err(t, "assignment to an item of an item")
+            # `x[i] = v`, `self.w[i] = v`, and `x[i][j] = v` through the view `x[i]`.
+            root = t.value
+            while isinstance(root, ast.Subscript):
+                root = root.value
+            if not isinstance(root, (ast.Name, ast.Attribute)):
+                self.err(t, "assignment to an item of something other than a variable")
         elif not isinstance(t, ast.Name):
             self.err(t, "assignment to " + type(t).__name__)
 
