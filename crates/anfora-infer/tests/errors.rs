@@ -1047,12 +1047,14 @@ fn in_place_updates_of_objects_others_may_hold() {
 fn arguments_updated_in_place_by_a_call_that_others_may_hold() {
     // `bump` updates its argument in place: a call by name writes the array back to the
     // caller's variable, which must be its only holder.
-    let src = "from anfora import ops\n\ndef bump(x):\n    x += 1.0\n\ndef tupled(x):\n    a = x * 1.0\n    t = (a, 1)\n    bump(a)\n    return t\n\ndef view(x):\n    a = x * 1.0\n    bump(a[1:])\n    return a\n\ndef entry(x):\n    bump(x)\n    return x\n";
+    let src = "from anfora import ops\n\ndef bump(x):\n    x += 1.0\n\ndef tupled(x):\n    a = x * 1.0\n    t = (a, 1)\n    bump(a)\n    return t\n\ndef view(x):\n    a = x * 1.0\n    bump(a[1:])\n    return a\n\ndef entry(x):\n    bump(x)\n    return x\n\ndef add_into(x, y):\n    x += 1.0\n    return y * 1.0\n\ndef twice(x):\n    a = x * 1.0\n    return add_into(a, a)\n";
     let cases = [
         ("tupled", shared("a", "array"), 9, 5),
         ("view", shared("an argument", "array"), 14, 5),
         // The entry's own argument is its caller's, outside compiled code.
         ("entry", shared("x", "array"), 18, 5),
+        // The same array passed twice: the callee would update one name and read the other.
+        ("twice", shared("a", "array"), 27, 12),
     ];
     refusals(src, "E0306", zeros(&[3]), &cases);
 }

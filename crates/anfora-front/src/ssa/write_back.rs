@@ -93,11 +93,17 @@ impl Lowerer<'_> {
             .args
             .iter()
             .chain(call.keywords.iter().map(|k| &k.value));
+        let all: Vec<&Expr> = exprs.clone().collect();
         for (i, e) in exprs.enumerate() {
             let v = self.value(e);
             let v = match written(e) {
                 Some(k) => {
-                    let (v, back) = self.passed(e, v, call.span);
+                    let others: Vec<&Expr> = all
+                        .iter()
+                        .copied()
+                        .filter(|o| !std::ptr::eq(*o, e))
+                        .collect();
+                    let (v, back) = self.passed(e, v, &others, call.span);
                     backs.push((k, v, back));
                     v
                 }
@@ -148,19 +154,22 @@ impl Lowerer<'_> {
     }
 
     /// The value passed for argument `e` (whose value is `v`) that the function may update
-    /// in place, and where the updated object goes.
-    fn passed(&mut self, e: &Expr, v: NodeId, span: Span) -> (NodeId, Back) {
+    /// in place, and where the updated object goes. The function must not get the same
+    /// object through one of the `others` arguments too (the name again, another of its
+    /// names, a view of it): it would update one and read the other unchanged.
+    fn passed(&mut self, e: &Expr, v: NodeId, others: &[&Expr], span: Span) -> (NodeId, Back) {
         if let ExprKind::Name(n) = &e.kind
             && self.fun().info.locals.contains(n)
             && let Some(Some(group)) = self.fun().owned.get(&e.span.start).cloned()
+            && !self.passed_again(&group, others)
         {
-            let others = group.into_iter().filter(|m| m != n).collect();
-            return (v, Back::Owner(n.clone(), others));
+            let names = group.into_iter().filter(|m| m != n).collect();
+            return (v, Back::Owner(n.clone(), names));
         }
         if self.is_fresh(e) {
             return (v, Back::Nowhere);
         }
-        if matches!(e.kind, ExprKind::Attribute { .. }) {
+        if matches!(e.kind, ExprKind::Attribute { .. }) && !others.iter().any(|o| views(o, e)) {
             return (v, Back::Parameter);
         }
         let name = match &e.kind {
@@ -172,6 +181,16 @@ impl Lowerer<'_> {
             self.prim(Prim::SharedUpdate, &[v, name], span),
             Back::Nowhere,
         )
+    }
+
+    /// Whether one of `others` may hold the object of one of `names`: it reads one of them
+    /// and is not a fresh value computed from it.
+    fn passed_again(&mut self, names: &[Name], others: &[&Expr]) -> bool {
+        others.iter().any(|o| {
+            let mut reads = false;
+            crate::flow::expr_reads(o, &mut |n, _| reads |= names.contains(n));
+            reads && !self.is_fresh(o)
+        })
     }
 
     /// Whether `e` makes a new object no one else holds.
@@ -190,4 +209,23 @@ impl Lowerer<'_> {
             _ => false,
         }
     }
+}
+
+/// Whether `a` is attribute `b` (`self.w` twice) or an item or attribute of it.
+fn views(a: &Expr, b: &Expr) -> bool {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Attribute { value: x, attr: p }, ExprKind::Attribute { value: y, attr: q })
+            if p == q && same_name(x, y) =>
+        {
+            true
+        }
+        (ExprKind::Subscript { value, .. } | ExprKind::Attribute { value, .. }, _) => {
+            views(value, b)
+        }
+        _ => false,
+    }
+}
+
+fn same_name(a: &Expr, b: &Expr) -> bool {
+    matches!((&a.kind, &b.kind), (ExprKind::Name(m), ExprKind::Name(n)) if m == n)
 }
