@@ -1,7 +1,8 @@
 """A function that updates its argument in place changes the caller's array, as numpy does
-(issue 27): called by name from compiled code, from a method through `self`, and with a
-Parameter passed (`sgd(self.w, g)` writes the Parameter). Where the caller's array may be
-held elsewhere, or the caller is Python, it is refused (E0306)."""
+(issue 27): called by name from compiled code, from a method through `self`, with a Parameter
+passed (`sgd(self.w, g)` writes the Parameter), and called from Python with numpy arrays
+(written back into them). Where the caller's array may be held elsewhere, or is an anfora
+Tensor (immutable outside compiled code), it is refused (E0306)."""
 
 import numpy as np
 import pytest
@@ -68,7 +69,57 @@ def updates_callers_array(x, g):
     return x
 
 
-def test_an_array_from_python_is_not_updated_but_refused():
+def test_an_anfora_tensor_from_python_is_not_updated_but_refused():
     with pytest.raises(anfora.CompileError, match=r"E0306.*in-place update of 'x'") as info:
         updates_callers_array(anfora.tensor(np.ones(2)), anfora.tensor(np.ones(2)))
     assert f"{__file__}:{updates_callers_array.__wrapped__.__code__.co_firstlineno + 2}:5" in str(info.value)
+
+
+@anfora.jit
+def fill_rows(buf, v):
+    for i in range(buf.shape[0]):
+        buf[i] = v * i
+    buf += 0.5
+    return buf.sum()
+
+
+@anfora.jit
+def counts(n, buf):
+    n += 1
+    buf[0] = n
+    return n
+
+
+def test_numpy_arrays_passed_from_python_are_updated_in_place():
+    buf = np.zeros((3, 2))
+    alias = buf
+    total = fill_rows(buf, np.array([1.0, 2.0]))
+    expected = np.array([[0.5, 0.5], [1.5, 2.5], [2.5, 4.5]])
+    np.testing.assert_array_equal(buf, expected)
+    assert alias is buf and float(total) == expected.sum()
+    # An int is only rebound: the caller's stays.
+    b = np.zeros(2, dtype=np.int64)
+    n = 4
+    assert counts(n, b) == 5 and n == 4
+    np.testing.assert_array_equal(b, [5, 0])
+    # The same function called with anfora Tensors: those cannot be updated outside compiled
+    # code, so it is refused as before.
+    with pytest.raises(anfora.CompileError, match="E0306"):
+        fill_rows(anfora.tensor(np.zeros((3, 2))), anfora.tensor(np.ones(2)))
+
+
+@anfora.jit
+def add_into(x, y):
+    x += 1.0
+    return y * 1.0
+
+
+def test_an_array_passed_twice_to_a_function_that_updates_one_is_refused():
+    a = np.zeros(2)
+    with pytest.raises(ValueError, match="'x' in place, and the same numpy array is also passed as 'y'"):
+        add_into(a, a)
+    with pytest.raises(ValueError, match="also passed as 'y'"):
+        add_into(a, a[1:])
+    np.testing.assert_array_equal(a, [0.0, 0.0])
+    np.testing.assert_array_equal(np.asarray(add_into(a, np.ones(2))), [1.0, 1.0])
+    np.testing.assert_array_equal(a, [1.0, 1.0])

@@ -185,6 +185,8 @@ pub struct Frontend {
     /// The variant of each function that writes its arguments back, for calls by name
     /// (None: it updates none of its parameters in place).
     write_back_variants: HashMap<FunctionRef, Option<(GraphId, Rc<ownership::Writes>)>>,
+    /// The function of each variant in `write_back_variants`.
+    write_back_functions: HashMap<FunctionRef, FunctionRef>,
     /// The functions whose variant is being decided, with the parameters each updates
     /// itself (what a call back into one of them while that goes on counts).
     write_back_pending: HashMap<FunctionRef, Rc<ownership::Writes>>,
@@ -310,10 +312,28 @@ impl Frontend {
             let writes = Rc::new(ownership::Writes { params, written });
             let v = self.register(def, scope, qualname, bound);
             self.functions[v.0 as usize].write_back = writes.names().into();
+            self.write_back_functions.insert(f, v);
             (self.function_graph(v), writes)
         });
         self.write_back_variants.insert(f, variant.clone());
         variant
+    }
+
+    /// For `f` called from outside compiled code with arrays its caller wants updated in
+    /// place (numpy arrays from Python): its variant that returns the objects of the
+    /// parameters it updates with its result (see `write_back_variant`), and their positions
+    /// among its parameters (a bound `self` not counted). `None` when it updates none.
+    pub fn entry_write_back(
+        &mut self,
+        f: FunctionRef,
+        resolver: &mut dyn Resolver,
+    ) -> Option<(FunctionRef, Vec<usize>)> {
+        let (_, writes) = self.write_back_variant(f, resolver)?;
+        let positions = (writes.written.iter().enumerate())
+            .filter(|(_, w)| **w)
+            .map(|(i, _)| i)
+            .collect();
+        Some((self.write_back_functions[&f], positions))
     }
 
     /// The parameters of `def` it passes to a function called by name (a global function, a

@@ -67,11 +67,18 @@ impl Cache {
         unsafe { &*ptr }
     }
 
-    /// The entry for these arguments compiled for the current device.
-    pub(crate) fn get(&self, args: &[Arg], weights: &[u64]) -> Option<Rc<Entry>> {
+    /// The entry for these arguments compiled for the current device (`writing`: for a
+    /// call with numpy arrays the function may update in place).
+    pub(crate) fn get(&self, args: &[Arg], weights: &[u64], writing: bool) -> Option<Rc<Entry>> {
         let device = anfora_ops::kernels::default_device();
         (self.local().borrow().iter())
-            .find(|e| e.weights == weights && e.device() == device && fits(&e.key, args))
+            .find(|e| {
+                e.weights == weights
+                    // One compiled for arrays to update that updates none serves all calls.
+                    && (e.writing == writing || (e.writing && e.writes.is_none()))
+                    && e.device() == device
+                    && fits(&e.key, args)
+            })
             .cloned()
     }
 
@@ -148,6 +155,39 @@ pub(crate) fn run<'py>(
     entry: &Entry,
     args: Vec<Arg>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    from_value(py, &call(py, entry, args)?)
+}
+
+/// Runs an entry compiled with `writing` (see [`Entry::writes`]) for the Python arguments
+/// `given` (bound, one per parameter): the numpy arrays among those it updates get the
+/// updated values, as numpy's in-place operations would have left them.
+pub(crate) fn run_writing<'py>(
+    py: Python<'py>,
+    entry: &Entry,
+    args: Vec<Arg>,
+    given: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let Some(positions) = &entry.writes else {
+        return run(py, entry, args);
+    };
+    let result = call(py, entry, args)?;
+    let Value::Tuple(items) = &result else {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "a function writing its arguments back returned no tuple",
+        ));
+    };
+    let numpy = py.import("numpy")?;
+    for (k, &p) in positions.iter().enumerate() {
+        let arg = given.get_item(p)?;
+        if arg.cast::<numpy::PyUntypedArray>().is_ok() {
+            numpy.call_method1("copyto", (&arg, from_value(py, &items[k + 1])?))?;
+        }
+    }
+    from_value(py, &items[0])
+}
+
+/// Calls an entry's program with `args` (the GIL released while it runs).
+fn call(py: Python<'_>, entry: &Entry, args: Vec<Arg>) -> PyResult<Value> {
     let values: Vec<Value> = args.into_iter().map(|a| a.value).collect();
     let program = (entry.compiled)
         .program
@@ -160,7 +200,7 @@ pub(crate) fn run<'py>(
     let result = py.detach(move || NotPython(work.run())).0;
     flush_output(py, &out)?;
     match result {
-        Ok(v) => from_value(py, &v),
+        Ok(v) => Ok(v),
         Err(e) => {
             let err = py_error(&e.kind, e.message.clone());
             let trace = with_compiler(|c| e.render(c.sources(entry.generation)));

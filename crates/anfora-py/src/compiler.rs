@@ -200,8 +200,10 @@ pub(crate) fn compile(
     qualname: &str,
     args: &[Arg],
     gradient: Option<Gradient<'_>>,
+    writing: bool,
 ) -> PyResult<Entry> {
     let context = shared_context().clone();
+    let mut writes = None;
     with_compiler(|c| {
         let generation = c.generation;
         let mut kept = EntryDumps::default();
@@ -218,14 +220,24 @@ pub(crate) fn compile(
             };
             match fe.host_function(&h) {
                 None => Err(Failure::Compile(fe.diagnostics().to_vec())),
-                Some(f) => anfora_driver::compile_function(
-                    fe,
-                    f,
-                    gradient,
-                    &mut resolver,
-                    Some((args, anfora_driver::ArgForm::Bound)),
-                    &mut observe,
-                ),
+                Some(f) => {
+                    // With numpy arrays to update, the variant returning the updated objects.
+                    let f = match writing.then(|| fe.entry_write_back(f, &mut resolver)) {
+                        Some(Some((v, positions))) => {
+                            writes = Some(positions);
+                            v
+                        }
+                        _ => f,
+                    };
+                    anfora_driver::compile_function(
+                        fe,
+                        f,
+                        gradient,
+                        &mut resolver,
+                        Some((args, anfora_driver::ArgForm::Bound)),
+                        &mut observe,
+                    )
+                }
             }
         };
         if let Some(saved) = saved {
@@ -240,6 +252,8 @@ pub(crate) fn compile(
                 compiled,
                 generation,
                 dumps: kept,
+                writing,
+                writes,
             }),
             Err(failure) => {
                 let text = failure.render(&c.fe.module.sources);
@@ -285,6 +299,10 @@ pub(crate) struct Entry {
     pub(crate) compiled: Compiled,
     pub(crate) generation: usize,
     pub(crate) dumps: EntryDumps,
+    /// Compiled for a call with numpy arrays its function may update in place.
+    pub(crate) writing: bool,
+    /// Then: the positions of the arguments whose updated objects follow the result.
+    pub(crate) writes: Option<Vec<usize>>,
 }
 
 impl Entry {

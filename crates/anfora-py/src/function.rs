@@ -4,18 +4,19 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
-use pyo3::exceptions::PyTypeError;
+use numpy::PyUntypedArray;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use anfora_driver::Arg;
 
-use crate::cache::{Cache, run};
+use crate::cache::{Cache, args_of, run, run_writing};
 use crate::compiler::{Entry, EntryDumps};
 use crate::grad::{Argnums, GradFunction, GradSpec, Weights};
 use crate::pycall::{Args, Kwargs, Returned};
 use crate::source::Source;
-use crate::tensor::Parameter;
+use crate::tensor::{Parameter, Tensor};
 
 /// A function (or method) compiled on its first call for each argument signature.
 #[pyclass(module = "anfora", name = "Function")]
@@ -36,13 +37,14 @@ impl JitFunction {
         }
     }
 
-    /// The cached entry for `args`, compiling it when missing.
-    fn entry(&self, py: Python<'_>, args: &[Arg]) -> PyResult<Rc<Entry>> {
-        if let Some(hit) = self.cache.get(args, &[]) {
+    /// The cached entry for `args`, compiling it when missing (`writing`: for a call with
+    /// numpy arrays the function may update in place).
+    fn entry(&self, py: Python<'_>, args: &[Arg], writing: bool) -> PyResult<Rc<Entry>> {
+        if let Some(hit) = self.cache.get(args, &[], writing) {
             *self.explanation.lock().unwrap_or_else(|e| e.into_inner()) = None;
             return Ok(hit);
         }
-        let entry = self.source.compile(py, args, None)?;
+        let entry = self.source.compile(py, args, None, writing)?;
         let previous = self.cache.last();
         *self.explanation.lock().unwrap_or_else(|e| e.into_inner()) = Some(anfora_driver::explain(
             &self.source.name(py),
@@ -54,14 +56,70 @@ impl JitFunction {
     }
 }
 
+impl JitFunction {
+    /// Whether every argument at `positions` (those the function may update in place) can
+    /// take the update: a numpy array that no other argument shares memory with, or a value
+    /// an update only rebinds (a number). An anfora Tensor cannot (`false`); a numpy array
+    /// also passed through another argument is an error, as the function would update one
+    /// and read the other unchanged.
+    fn updatable(
+        &self,
+        py: Python<'_>,
+        given: &Bound<'_, PyTuple>,
+        positions: &[usize],
+    ) -> PyResult<bool> {
+        let numpy = py.import("numpy")?;
+        let names = self.source.param_names(py);
+        for &p in positions {
+            let arg = given.get_item(p)?;
+            if arg.cast::<Tensor>().is_ok() || arg.cast::<Parameter>().is_ok() {
+                return Ok(false);
+            }
+            if arg.cast::<PyUntypedArray>().is_err() {
+                continue;
+            }
+            for (q, other) in given.iter().enumerate().filter(|(q, _)| *q != p) {
+                let shares = other.cast::<PyUntypedArray>().is_ok()
+                    && numpy
+                        .call_method1("may_share_memory", (&arg, &other))?
+                        .is_truthy()?;
+                if shares {
+                    let name = |i: usize| names.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
+                    return Err(PyValueError::new_err(format!(
+                        "{}() updates its argument '{}' in place, and the same numpy array is also passed as '{}': numpy would show the update through both, compiled code would not; pass a copy",
+                        self.source.name(py),
+                        name(p),
+                        name(q)
+                    )));
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
 #[pymethods]
 impl JitFunction {
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(&self, args: &Args<'py>, kwargs: Option<&Kwargs<'py>>) -> Returned<'py> {
         let py = args.py();
-        let args = self.source.call_args(py, args, kwargs)?;
-        let entry = self.entry(py, &args)?;
-        run(py, &entry, args)
+        let given = self.source.positional(py, args, kwargs)?;
+        self.source.check_specs(py, &given)?;
+        let args = args_of(&given)?;
+        // numpy arrays are mutable: a function that updates one in place updates the caller's.
+        let writing = given.iter().any(|a| a.cast::<PyUntypedArray>().is_ok());
+        let entry = self.entry(py, &args, writing)?;
+        match &entry.writes {
+            Some(positions) => {
+                let updated = self.updatable(py, &given, positions)?;
+                match updated {
+                    true => run_writing(py, &entry, args, &given),
+                    // An anfora Tensor to update: the plain function refuses it (E0306).
+                    false => run(py, &*self.entry(py, &args, false)?, args),
+                }
+            }
+            None => run(py, &entry, args),
+        }
     }
 
     /// Binding to an instance: `obj.method` is the method compiled with `self` = `obj`. The
@@ -192,7 +250,7 @@ impl JitFunction {
     /// Compiles for `args` (without running) and returns the IR.
     #[pyo3(signature = (*args))]
     fn lower<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Lowered> {
-        let e = self.entry(py, &self.source.call_args(py, args, None)?)?;
+        let e = self.entry(py, &self.source.call_args(py, args, None)?, false)?;
         Ok(Lowered {
             signature: e.key.iter().map(|a| a.to_string()).collect(),
             dumps: e.dumps.clone(),
@@ -213,7 +271,7 @@ impl JitFunction {
     ) -> PyResult<usize> {
         let format = anfora_driver::ExportFormat::parse(format)
             .map_err(pyo3::exceptions::PyValueError::new_err)?;
-        let e = self.entry(py, &self.source.call_args(py, args, None)?)?;
+        let e = self.entry(py, &self.source.call_args(py, args, None)?, false)?;
         let names = (names.unwrap_or_default().iter())
             .map(|(n, p)| (p.inner.key(), n.clone()))
             .collect();

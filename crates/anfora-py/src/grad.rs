@@ -199,7 +199,7 @@ impl GradFunction {
         if let Some(s) = sens {
             args.push(to_arg(&s)?);
         }
-        let entry = match self.cache.get(&args, &keys) {
+        let entry = match self.cache.get(&args, &keys, false) {
             Some(hit) => hit,
             None => self.cache.insert(of.compile(
                 py,
@@ -210,6 +210,7 @@ impl GradFunction {
                     value: self.spec.value,
                     sens: self.spec.sens,
                 }),
+                false,
             )?),
         };
         let result = run(py, &entry, args)?;

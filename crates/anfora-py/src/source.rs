@@ -126,6 +126,7 @@ impl Source {
         py: Python<'_>,
         args: &[Arg],
         grad: Option<Gradient<'_>>,
+        writing: bool,
     ) -> PyResult<Entry> {
         let bound = self.bound.as_ref().map(|b| b.bind(py).clone());
         crate::compiler::compile(
@@ -135,6 +136,7 @@ impl Source {
             &self.name(py),
             args,
             grad,
+            writing,
         )
     }
 }
