@@ -25,13 +25,20 @@ fn objects_of(module: &Module, a: &Abs) -> (Vec<GraphId>, bool) {
     (objects, other)
 }
 
-/// The constant attribute `name` of the one object `object` stands for, if it has it.
+/// The constant attribute `name` of the objects `object` may be, if each has it and they
+/// agree (one object, or objects chosen at run time whose attribute is the same constant).
 pub(crate) fn attribute_const(module: &Module, object: &Abs, name: &str) -> Option<Const> {
     let (objects, other) = objects_of(module, object);
-    let ([g], false) = (objects.as_slice(), other) else {
+    if other {
         return None;
-    };
-    module.objects[g].attrs.get(name)?.as_ref().ok().cloned()
+    }
+    let mut values = objects
+        .iter()
+        .map(|g| module.objects[g].attrs.get(name)?.as_ref().ok());
+    let first = values.next()??;
+    values
+        .all(|v| v.is_some_and(|v| v.same_as(first)))
+        .then(|| first.clone())
 }
 
 impl Interpreter<'_> {
@@ -46,19 +53,30 @@ impl Interpreter<'_> {
             return None;
         };
         let span = self.module.node(n).span;
+        if objects.len() > 1
+            && let Some(k) = attribute_const(self.module, &args[0], name)
+        {
+            // Objects chosen at run time that agree on the attribute.
+            self.note_const_value_use(c, &k);
+            return Some(self.constant(c, &k));
+        }
         let object = &self.module.objects[&objects[0]];
         let found = object.attrs.get(name).cloned();
         let ty = object.type_name.clone();
         let error = if objects.len() > 1 || other {
             Diagnostic::error(
                 OBJECT_VALUE,
-                format!("the attribute '{name}' is read from an object chosen at run time"),
+                format!(
+                    "the attribute '{name}' is read from an object chosen at run time, and the \
+                     objects it may be differ there"
+                ),
                 span,
             )
             .with_label("one of several objects or functions")
             .with_hint(
-                "compiled code reads attributes of one object known at compile time; read the \
-                 attribute in each branch, before the choice",
+                "compiled code reads an attribute of an object chosen at run time only where \
+                 every object it may be has the same constant there; read the attribute in \
+                 each branch, before the choice",
             )
         } else {
             match found {
