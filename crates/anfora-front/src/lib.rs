@@ -182,16 +182,14 @@ pub struct Frontend {
     resolved: HashSet<GraphId>,
     /// Host functions parsed so far (None: their source did not parse).
     host_functions: HashMap<(u64, u64), Option<FunctionRef>>,
-    /// The variant of each function that writes its arguments back, for calls by name
-    /// (None: it updates none of its parameters in place).
-    write_back_variants: HashMap<FunctionRef, Option<(GraphId, Rc<ownership::Writes>)>>,
-    /// The function of each variant in `write_back_variants`.
-    write_back_functions: HashMap<FunctionRef, FunctionRef>,
+    /// The variant of each function that writes its arguments back, for calls by name, and
+    /// which parameters it writes (None: it updates none of its parameters in place).
+    write_back_variants: HashMap<FunctionRef, Option<(FunctionRef, Rc<ownership::Writes>)>>,
     /// The functions whose variant is being decided, with the parameters each updates
     /// itself (what a call back into one of them while that goes on counts).
     write_back_pending: HashMap<FunctionRef, Rc<ownership::Writes>>,
-    /// Host objects used as values: the graph each stands for (None: it cannot be called, so
-    /// it cannot be a value; see `resolve::object_value`).
+    /// Host objects used as values: the graph each stands for (None: its `__call__` did not
+    /// parse; see `resolve::object_value`).
     object_values: HashMap<u64, Option<GraphId>>,
     /// The attribute names compiled code reads through values (`net.w` where `net` is a
     /// parameter), looked up on every object used as a value.
@@ -270,6 +268,16 @@ impl Frontend {
         f: FunctionRef,
         resolver: &mut dyn Resolver,
     ) -> Option<(GraphId, Rc<ownership::Writes>)> {
+        let (v, writes) = self.variant(f, resolver)?;
+        Some((self.function_graph(v), writes))
+    }
+
+    /// [`Frontend::write_back_variant`]'s function, decided once per function.
+    fn variant(
+        &mut self,
+        f: FunctionRef,
+        resolver: &mut dyn Resolver,
+    ) -> Option<(FunctionRef, Rc<ownership::Writes>)> {
         if let Some(v) = self.write_back_variants.get(&f) {
             return v.clone();
         }
@@ -312,8 +320,7 @@ impl Frontend {
             let writes = Rc::new(ownership::Writes { params, written });
             let v = self.register(def, scope, qualname, bound);
             self.functions[v.0 as usize].write_back = writes.names().into();
-            self.write_back_functions.insert(f, v);
-            (self.function_graph(v), writes)
+            (v, writes)
         });
         self.write_back_variants.insert(f, variant.clone());
         variant
@@ -328,12 +335,37 @@ impl Frontend {
         f: FunctionRef,
         resolver: &mut dyn Resolver,
     ) -> Option<(FunctionRef, Vec<usize>)> {
-        let (_, writes) = self.write_back_variant(f, resolver)?;
+        let (v, writes) = self.variant(f, resolver)?;
         let positions = (writes.written.iter().enumerate())
             .filter(|(_, w)| **w)
             .map(|(i, _)| i)
             .collect();
-        Some((self.write_back_functions[&f], positions))
+        Some((v, positions))
+    }
+
+    /// The function a call by name calls, where it is one: `func` a global name (not a local
+    /// of the caller: the caller checks) or a method of the caller's `self` (`this`: its
+    /// parameter's name and host object), looked up in module `scope`.
+    pub(crate) fn called_function(
+        &mut self,
+        func: &ast::Expr,
+        scope: ScopeId,
+        this: Option<(&ast::Name, u64)>,
+        resolver: &mut dyn Resolver,
+    ) -> Option<FunctionRef> {
+        let resolved = match (&func.kind, this) {
+            (ast::ExprKind::Name(g), _) => resolver.resolve_global(scope, g),
+            (ast::ExprKind::Attribute { value, attr }, Some((name, id))) => match &value.kind {
+                ast::ExprKind::Name(base) if base == name => resolver.resolve_attr(id, attr),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        match resolved {
+            Resolved::Function(f) => Some(f),
+            Resolved::Source(h) => self.host_function(&h),
+            _ => None,
+        }
     }
 
     /// The parameters of `def` it passes to a function called by name (a global function, a
@@ -346,48 +378,32 @@ impl Frontend {
     ) -> Vec<usize> {
         let params = callers.params;
         let locals = scope::ScopeInfo::of(def).locals;
-        let mut calls: Vec<(Resolved, Vec<ast::Expr>, Vec<ast::Keyword>)> = Vec::new();
+        let mut calls: Vec<(ast::Expr, Vec<ast::Expr>, Vec<ast::Keyword>)> = Vec::new();
         flow::calls(&def.body, &mut |func, args, keywords| {
             let passes = (args.iter().chain(keywords.iter().map(|k| &k.value)))
                 .any(|a| matches!(&a.kind, ast::ExprKind::Name(n) if params.contains(n)));
-            let callee = match &func.kind {
-                ast::ExprKind::Name(g) if passes && !locals.contains(g) => {
-                    resolver.resolve_global(callers.scope, g)
-                }
-                ast::ExprKind::Attribute { value, attr } if passes => {
-                    match (&value.kind, &callers.this) {
-                        (ast::ExprKind::Name(base), Some((this, id))) if base == this => {
-                            resolver.resolve_attr(*id, attr)
-                        }
-                        _ => return,
-                    }
-                }
-                _ => return,
-            };
-            calls.push((callee, args.to_vec(), keywords.to_vec()));
+            let local = matches!(&func.kind, ast::ExprKind::Name(g) if locals.contains(g));
+            if passes && !local {
+                calls.push((func.clone(), args.to_vec(), keywords.to_vec()));
+            }
         });
+        let this = callers.this.as_ref().map(|(n, id)| (n, *id));
         let mut out = Vec::new();
-        for (callee, args, keywords) in calls {
-            let h = match callee {
-                Resolved::Function(h) => h,
-                Resolved::Source(h) => match self.host_function(&h) {
-                    Some(h) => h,
-                    None => continue,
-                },
-                _ => continue,
+        for (func, args, keywords) in calls {
+            let Some(h) = self.called_function(&func, callers.scope, this, resolver) else {
+                continue;
             };
             let writes = match self.write_back_pending.get(&h) {
                 Some(partial) => Some(partial.clone()),
-                None => self.write_back_variant(h, resolver).map(|v| v.1),
+                None => self.variant(h, resolver).map(|v| v.1),
             };
-            let passed: Vec<&ast::Expr> = match &writes {
-                Some(w) => w.bound(&args, &keywords).into_iter().map(|b| b.1).collect(),
-                None => Vec::new(),
-            };
-            out.extend(passed.into_iter().filter_map(|e| match &e.kind {
-                ast::ExprKind::Name(n) => params.iter().position(|p| p == n),
-                _ => None,
-            }));
+            let Some(writes) = writes else { continue };
+            out.extend(
+                (writes.bound(&args, &keywords).into_iter()).filter_map(|(_, e)| match &e.kind {
+                    ast::ExprKind::Name(n) => params.iter().position(|p| p == n),
+                    _ => None,
+                }),
+            );
         }
         out
     }

@@ -5,10 +5,9 @@
 //! mismatch).
 
 use std::collections::VecDeque;
-
-use anfora_ir::diag::Diagnostic;
 use std::sync::Arc;
 
+use anfora_ir::diag::Diagnostic;
 use anfora_ir::{
     ArgSource, AttrRefusal, Const, GraphId, GraphKind, NodeId, NodeKind, ObjectValue, Prim,
     Signature, Span,

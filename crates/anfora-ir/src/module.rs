@@ -122,7 +122,8 @@ pub struct Module {
 
 /// A host object (a Cell, a GradOperation) used as a value in compiled code: passed, stored in
 /// a tuple, returned or chosen by a condition. Its value is a graph, the one its calls run
-/// (its `__call__`, a Cell's `construct`), so calls and `grad` treat it as any function;
+/// (its `__call__`, a Cell's `construct`, or one raising `TypeError` for an object that
+/// cannot be called), so calls and `grad` treat it as any function;
 /// inference reads its attributes here, where the resolve stage put every attribute name
 /// compiled code reads through a value.
 #[derive(Clone, Debug)]

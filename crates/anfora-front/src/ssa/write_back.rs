@@ -25,7 +25,6 @@ use std::rc::Rc;
 use anfora_ir::{Const, GraphId, NodeId, Prim, Span};
 
 use super::Lowerer;
-use crate::Resolved;
 use crate::ast::*;
 use crate::ownership::{CallKind, Writes};
 
@@ -52,28 +51,16 @@ impl Lowerer<'_> {
     /// that writes its arguments back, and which it writes, if it updates a parameter in
     /// place.
     pub(super) fn write_back_callee(&mut self, func: &Expr) -> Option<(GraphId, Rc<Writes>)> {
-        let resolved = match &func.kind {
-            ExprKind::Name(name) if !self.is_local_anywhere(name) => {
-                self.resolver.resolve_global(self.scope, name)
-            }
-            ExprKind::Attribute { value, attr } => {
-                let ExprKind::Name(base) = &value.kind else {
-                    return None;
-                };
-                let f = self.fun();
-                let object = f
-                    .self_object
-                    .filter(|_| f.self_name.as_ref() == Some(base))?;
-                self.resolver.resolve_attr(object, attr)
-            }
-            _ => return None,
-        };
-        let f = match resolved {
-            Resolved::Function(f) => f,
-            Resolved::Source(h) => self.fe.host_function(&h)?,
-            _ => return None,
-        };
-        self.fe.write_back_variant(f, self.resolver)
+        if matches!(&func.kind, ExprKind::Name(n) if self.is_local_anywhere(n)) {
+            return None;
+        }
+        let f = self.fun();
+        let this = f.self_name.clone().zip(f.self_object);
+        let this = this.as_ref().map(|(n, id)| (n, *id));
+        let callee = self
+            .fe
+            .called_function(func, self.scope, this, self.resolver)?;
+        self.fe.write_back_variant(callee, self.resolver)
     }
 
     /// `f(args...)` of a function that writes its arguments back: the call of its variant,
@@ -87,14 +74,14 @@ impl Lowerer<'_> {
         let bound = writes.bound(call.args, call.keywords);
         let written = |e: &Expr| bound.iter().find(|(_, a)| std::ptr::eq(*a, e)).map(|b| b.0);
         let callee = self.konst_at(Const::Graph(variant), call.func.span);
-        let mut positional = Vec::new();
+        let mut values = Vec::new();
         let mut backs: Vec<(usize, NodeId, Back)> = Vec::new();
         let exprs = call
             .args
             .iter()
             .chain(call.keywords.iter().map(|k| &k.value));
         let all: Vec<&Expr> = exprs.clone().collect();
-        for (i, e) in exprs.enumerate() {
+        for e in exprs {
             let v = self.value(e);
             let v = match written(e) {
                 Some(k) => {
@@ -109,21 +96,14 @@ impl Lowerer<'_> {
                 }
                 None => v,
             };
-            positional.push((i, v));
+            values.push(v);
         }
-        let r = self.bound_call(
-            callee,
-            call,
-            positional.into_iter().map(|(_, v)| v).collect(),
-        );
+        let r = self.bound_call(callee, call, values);
         let value = self.item(r, 0, call.span);
         for (k, old, back) in backs {
-            if matches!(back, Back::Nowhere) {
-                continue;
-            }
-            let object = self.item(r, k + 1, call.span);
             match back {
                 Back::Owner(n, names) => {
+                    let object = self.item(r, k + 1, call.span);
                     let new = self.prim(Prim::IfMutable, &[old, object, old], call.span);
                     let b = self.cur_block();
                     for m in &names {
@@ -132,6 +112,7 @@ impl Lowerer<'_> {
                     self.assign(&Target::Name(n, call.span), new);
                 }
                 Back::Parameter => {
+                    let object = self.item(r, k + 1, call.span);
                     self.prim(Prim::Assign, &[old, object], call.span);
                 }
                 Back::Nowhere => {}
