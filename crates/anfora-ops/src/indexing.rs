@@ -178,7 +178,6 @@ fn list_assign<T: Clone>(
     }
 }
 
-/// `SetItem(obj, index, value)`: what `obj[index] = value` leaves in (a copy of) `obj`.
 /// [`setitem`] of an object the caller gives up (the executor's last read of it): a tensor
 /// nothing else holds is written in place.
 pub fn setitem_owned(obj: Value, idx: &Value, value: &Value) -> OpResult {
@@ -192,6 +191,7 @@ pub fn setitem_owned(obj: Value, idx: &Value, value: &Value) -> OpResult {
     }
 }
 
+/// `SetItem(obj, index, value)`: what `obj[index] = value` leaves in (a copy of) `obj`.
 pub fn setitem(obj: &Value, idx: &Value, value: &Value) -> OpResult {
     match obj {
         Value::Tensor(t) => {

@@ -394,60 +394,56 @@ fn fit(value: &Tensor, shape: &[usize]) -> Result<Tensor> {
     value.reshape(&dims)?.broadcast_to(shape)
 }
 
+/// Where `x[items] = value` writes: the offsets of the selection in `x`, and `value`
+/// broadcast to it and cast to `x`'s dtype (numpy's unsafe cast).
+fn selection(x: &Tensor, items: &[AdvIndexItem], value: &Tensor) -> Result<(Vec<usize>, Tensor)> {
+    let p = plan(x.shape(), items)?;
+    let value = fit(value, &p.shape)?.try_cast(x.dtype())?;
+    Ok((p.offsets, value))
+}
+
 /// A copy of `x` with `x[items] = value` (no half-precision storage in `x`): `value`
 /// broadcast to the selection and cast to `x`'s dtype (numpy's unsafe cast); the last write
 /// to a position wins.
 pub(crate) fn assign(x: &Tensor, items: &[AdvIndexItem], value: &Tensor) -> Result<Tensor> {
-    let p = plan(x.shape(), items)?;
-    let value = fit(value, &p.shape)?.try_cast(x.dtype())?;
+    let (offsets, value) = selection(x, items, value)?;
     let src = value.try_data()?;
     let storage = with_storage!(x.try_data()?, v => {
-        Element::into_storage(write(v, x.shape(), &p.offsets, src, false)?)
+        Element::into_storage(write(v, x.shape(), &offsets, src, false)?)
     });
     Ok(Tensor::from_storage(storage, x.shape().to_vec()))
 }
 
-/// [`assign`] into `x`'s own buffer when nothing else holds it (`None` otherwise: the
-/// caller copies). A loop filling a buffer item by item then costs one write per item, not a
+/// [`assign`] into `x`'s own buffer, which nothing else holds (`x.is_unique()`, not half
+/// precision): a loop filling a buffer item by item then costs one write per item, not a
 /// copy of the buffer.
 pub(crate) fn assign_in_place(
     mut x: Tensor,
     items: &[AdvIndexItem],
     value: &Tensor,
-) -> std::result::Result<Result<Tensor>, Tensor> {
-    if x.is_half() || !x.is_unique() {
-        return Err(x);
+) -> Result<Tensor> {
+    let (offsets, value) = selection(&x, items, value)?;
+    let src = value.try_data()?;
+    let storage = x.storage_mut().expect("a uniquely owned buffer");
+    match storage {
+        Storage::Bool(v) => write_into(v, &offsets, src),
+        Storage::I32(v) => write_into(v, &offsets, src),
+        Storage::I64(v) => write_into(v, &offsets, src),
+        Storage::F32(v) => write_into(v, &offsets, src),
+        Storage::F64(v) => write_into(v, &offsets, src),
+        Storage::F16(_) | Storage::BF16(_) | Storage::View(_) => {
+            unreachable!("a unique full-precision buffer")
+        }
     }
-    let p = match plan(x.shape(), items) {
-        Ok(p) => p,
-        Err(e) => return Ok(Err(e)),
-    };
-    let src = match fit(value, &p.shape).and_then(|v| v.try_cast(x.dtype())) {
-        Ok(v) => v,
-        Err(e) => return Ok(Err(e)),
-    };
-    let Some(storage) = x.storage_mut() else {
-        return Err(x);
-    };
-    let written = match storage {
-        Storage::Bool(v) => write_into(v, &p.offsets, &src),
-        Storage::I32(v) => write_into(v, &p.offsets, &src),
-        Storage::I64(v) => write_into(v, &p.offsets, &src),
-        Storage::F32(v) => write_into(v, &p.offsets, &src),
-        Storage::F64(v) => write_into(v, &p.offsets, &src),
-        Storage::F16(_) | Storage::BF16(_) | Storage::View(_) => unreachable!("checked above"),
-    };
-    Ok(written.map(|()| x))
+    Ok(x)
 }
 
 /// The elements of `src` (of `x`'s type) written into `x` at `offsets`, in order.
-fn write_into<T: Accumulate>(x: &mut [T], offsets: &[usize], src: &Tensor) -> Result<()> {
-    let data = src.try_data()?;
-    let src = T::slice(data).expect("the values have x's dtype");
+fn write_into<T: Accumulate>(x: &mut [T], offsets: &[usize], src: &Storage) {
+    let src = T::slice(src).expect("the values have x's dtype");
     for (&o, &s) in offsets.iter().zip(src) {
         x[o] = s;
     }
-    Ok(())
 }
 
 /// Zeros of `shape` plus `d` added where `x[items]` reads (`d` has the shape of that

@@ -52,17 +52,13 @@ impl Interpreter<'_> {
         let Abs::Str(Some(name)) = &args[1] else {
             return None;
         };
-        let span = self.module.node(n).span;
-        if objects.len() > 1
-            && let Some(k) = attribute_const(self.module, &args[0], name)
-        {
-            // Objects chosen at run time that agree on the attribute.
+        // One object, or objects chosen at run time that agree on the attribute.
+        if let Some(k) = attribute_const(self.module, &args[0], name) {
             self.note_const_value_use(c, &k);
             return Some(self.constant(c, &k));
         }
+        let span = self.module.node(n).span;
         let object = &self.module.objects[&objects[0]];
-        let found = object.attrs.get(name).cloned();
-        let ty = object.type_name.clone();
         let error = if objects.len() > 1 || other {
             Diagnostic::error(
                 OBJECT_VALUE,
@@ -78,23 +74,20 @@ impl Interpreter<'_> {
                  every object it may be has the same constant there; read the attribute in \
                  each branch, before the choice",
             )
+        } else if let Some(Err(refusal)) = object.attrs.get(name) {
+            Diagnostic::error(HOST_VALUE, refusal.message.clone(), span)
+                .with_label("used here")
+                .with_hint(refusal.hint.clone())
         } else {
-            match found {
-                Some(Ok(k)) => {
-                    self.note_const_value_use(c, &k);
-                    return Some(self.constant(c, &k));
-                }
-                Some(Err(refusal)) => Diagnostic::error(HOST_VALUE, refusal.message, span)
-                    .with_label("used here")
-                    .with_hint(refusal.hint),
-                None => Diagnostic::error(
-                    NO_ATTRIBUTE,
-                    format!("'{ty}' object has no attribute '{name}'"),
-                    span,
-                )
-                .with_label("unknown attribute")
-                .with_hint("attributes of objects are read when the function compiles; set them in `__init__`"),
-            }
+            Diagnostic::error(
+                NO_ATTRIBUTE,
+                format!("'{}' object has no attribute '{name}'", object.type_name),
+                span,
+            )
+            .with_label("unknown attribute")
+            .with_hint(
+                "attributes of objects are read when the function compiles; set them in `__init__`",
+            )
         };
         self.ctx_mut(c).refusals.push(error);
         Some(Abs::Bottom)

@@ -11,16 +11,6 @@ use crate::args::int_arg;
 use crate::def::{Backward, EvalFn, InferFn, Kernels, PrimDef, Py, never, primitives};
 use crate::emit::{Call, Emit, Grads, int};
 use crate::indexing::{inplace_cast, inplace_cast_abs, setitem, setitem_abs};
-
-/// `SetItem` consuming the object: written in place when nothing else holds it.
-fn setitem_owned(_: Prim, a: &mut [Value], _: &mut dyn Write) -> OpResult {
-    match a {
-        [obj, idx, value] => {
-            crate::indexing::setitem_owned(std::mem::replace(obj, Value::None), idx, value)
-        }
-        _ => Err(type_error("SetItem takes three arguments")),
-    }
-}
 use crate::prim::{Effects, Prim, Refs};
 use crate::pynum::{PyErr, overflow, type_error};
 use crate::python::{
@@ -197,6 +187,16 @@ fn unpack_back(_: &mut dyn Emit, c: &Call) -> Option<Grads> {
 /// `SetItem(obj, index, value)`: obj's sensitivity is `d` with the assigned positions zeroed,
 /// value's is `d[index]` summed back to value's shape (`SetItemGrad`: where an index repeats,
 /// only the element written last, the one stored, gets it). The index gets none.
+/// `SetItem` consuming the object: written in place when nothing else holds it.
+fn setitem_owned(_: Prim, a: &mut [Value], _: &mut dyn Write) -> OpResult {
+    match a {
+        [obj, idx, value] => {
+            crate::indexing::setitem_owned(std::mem::replace(obj, Value::None), idx, value)
+        }
+        _ => Err(type_error("SetItem takes three arguments")),
+    }
+}
+
 fn setitem_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
     let mut g = c.none();
     if !(c.need(0) || c.need(2)) {

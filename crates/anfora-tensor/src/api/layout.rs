@@ -96,10 +96,10 @@ impl Tensor {
     /// [`Tensor::index_assign`] of a tensor the caller gives up: written into its own buffer
     /// when nothing else holds it, else into a copy.
     pub fn index_assign_owned(self, items: &[AdvIndexItem], value: &Tensor) -> Result<Tensor> {
-        match advanced::assign_in_place(self, items, value) {
-            Ok(r) => r,
-            Err(x) => x.index_assign(items, value),
+        if self.is_half() || !self.is_unique() {
+            return self.index_assign(items, value);
         }
+        advanced::assign_in_place(self, items, value)
     }
 
     /// The gradient of [`Tensor::index_adv`]: zeros of `shape` plus `self` added where
