@@ -158,18 +158,17 @@ pub(crate) fn run<'py>(
     from_value(py, &call(py, entry, args)?)
 }
 
-/// Runs an entry compiled with `writing` (see [`Entry::writes`]) for the Python arguments
-/// `given` (bound, one per parameter): the numpy arrays among those it updates get the
-/// updated values, as numpy's in-place operations would have left them.
+/// Runs an entry that returns the updated objects of the arguments at `positions` (its
+/// [`Entry::writes`]) for the Python arguments `given` (bound, one per parameter): the numpy
+/// arrays among those get the updated values, as numpy's in-place operations would have left
+/// them.
 pub(crate) fn run_writing<'py>(
     py: Python<'py>,
     entry: &Entry,
+    positions: &[usize],
     args: Vec<Arg>,
     given: &Bound<'py, PyTuple>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let Some(positions) = &entry.writes else {
-        return run(py, entry, args);
-    };
     let result = call(py, entry, args)?;
     let Value::Tuple(items) = &result else {
         return Err(pyo3::exceptions::PyRuntimeError::new_err(

@@ -54,9 +54,7 @@ impl JitFunction {
         ));
         Ok(self.cache.insert(entry))
     }
-}
 
-impl JitFunction {
     /// Whether every argument at `positions` (those the function may update in place) can
     /// take the update: a numpy array that no other argument shares memory with, or a value
     /// an update only rebinds (a number). An anfora Tensor cannot (`false`); a numpy array
@@ -110,14 +108,11 @@ impl JitFunction {
         let writing = given.iter().any(|a| a.cast::<PyUntypedArray>().is_ok());
         let entry = self.entry(py, &args, writing)?;
         match &entry.writes {
-            Some(positions) => {
-                let updated = self.updatable(py, &given, positions)?;
-                match updated {
-                    true => run_writing(py, &entry, args, &given),
-                    // An anfora Tensor to update: the plain function refuses it (E0306).
-                    false => run(py, &*self.entry(py, &args, false)?, args),
-                }
+            Some(positions) if self.updatable(py, &given, positions)? => {
+                run_writing(py, &entry, positions, args, &given)
             }
+            // An anfora Tensor to update: the plain function refuses it (E0306).
+            Some(_) => run(py, &*self.entry(py, &args, false)?, args),
             None => run(py, &entry, args),
         }
     }
