@@ -51,6 +51,7 @@ KNOWN = {
         "inplace_26_argument_chain.py",
         "inplace_27_argument_branches_recursion.py",
         "inplace_29_nested_items.py",
+        "inplace_30_tuple_targets.py",
     ]
 }
 

@@ -353,14 +353,21 @@ fn expr_calls(e: &Expr, f: &mut OnCall) {
     })
 }
 
-/// The expressions of statement `s`, and those of the statements nested in it.
-fn stmt_exprs(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
-    let target = |t: &Target, f: &mut dyn FnMut(&Expr)| {
-        if let Target::Item { object, index, .. } = t {
+/// The expressions of an assignment target (the object and index of its items).
+fn target_exprs(t: &Target, f: &mut dyn FnMut(&Expr)) {
+    match t {
+        Target::Item { object, index, .. } => {
             f(object);
             f(index);
         }
-    };
+        Target::Tuple(items, _) => items.iter().for_each(|i| target_exprs(i, f)),
+        Target::Name(..) | Target::Invalid(_) => {}
+    }
+}
+
+/// The expressions of statement `s`, and those of the statements nested in it.
+fn stmt_exprs(s: &Stmt, f: &mut dyn FnMut(&Expr)) {
+    let target = target_exprs;
     match &s.kind {
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => f(e),
         StmtKind::Assign { targets, value } => {

@@ -245,20 +245,22 @@ pub fn updates_parameter(def: &FunctionDef, p: &Name) -> bool {
     let params = std::slice::from_ref(p);
     fn in_stmts(body: &[Stmt], params: &[Name]) -> bool {
         body.iter().any(|s| match &s.kind {
-            StmtKind::AugAssign { target, .. } => target_root(target, params),
-            StmtKind::Assign { targets, .. } => targets
-                .iter()
-                .any(|t| matches!(t, Target::Item { .. }) && target_root(t, params)),
+            StmtKind::AugAssign { target, .. } => target_root(target, params, true),
+            // `p = v` rebinds; `p[i] = v` (also inside a tuple target) updates.
+            StmtKind::Assign { targets, .. } => {
+                targets.iter().any(|t| target_root(t, params, false))
+            }
             StmtKind::If { body, orelse, .. } => in_stmts(body, params) || in_stmts(orelse, params),
             StmtKind::While { body, .. } | StmtKind::For { body, .. } => in_stmts(body, params),
             _ => false,
         })
     }
-    fn target_root(t: &Target, params: &[Name]) -> bool {
+    /// Whether target `t` updates one of `params` (`names`: a bare name counts, as in `p += v`).
+    fn target_root(t: &Target, params: &[Name], names: bool) -> bool {
         match t {
-            Target::Name(n, _) => params.contains(n),
+            Target::Name(n, _) => names && params.contains(n),
             Target::Item { object, .. } => item_root(object).is_some_and(|n| params.contains(n)),
-            Target::Tuple(items, _) => items.iter().any(|i| target_root(i, params)),
+            Target::Tuple(items, _) => items.iter().any(|i| target_root(i, params, names)),
             Target::Invalid(_) => false,
         }
     }
@@ -316,12 +318,12 @@ impl Analysis<'_, '_> {
                     match (t, first) {
                         (Target::Name(y, _), Some(x)) => st.alias(y, x),
                         (Target::Name(y, _), None) => {
-                            self.bind(t, v, Some(value), &mut st, s.span.start);
+                            self.bind(t, v, Some(value), &mut st);
                             first = Some(y);
                         }
                         _ => {
                             let v = if targets.len() == 1 { v } else { Value::SHARED };
-                            self.bind(t, v, Some(value), &mut st, s.span.start);
+                            self.bind(t, v, Some(value), &mut st);
                         }
                     }
                 }
@@ -430,7 +432,7 @@ impl Analysis<'_, '_> {
         self.expr(iter, true, &mut st);
         self.loop_fixpoint(st, |a, head| {
             let mut inner = head.clone();
-            a.bind(target, Value::SHARED, None, &mut inner, 0);
+            a.bind(target, Value::SHARED, None, &mut inner);
             let end = a.stmts(body, Some(inner));
             (head, end)
         })
@@ -438,7 +440,7 @@ impl Analysis<'_, '_> {
 
     /// Binds a target to value `v` (written as `expr`, whose items a tuple target unpacks when
     /// it is a display).
-    fn bind(&mut self, t: &Target, v: Value, expr: Option<&Expr>, st: &mut Owned, at: u32) {
+    fn bind(&mut self, t: &Target, v: Value, expr: Option<&Expr>, st: &mut Owned) {
         match t {
             Target::Name(n, _) => {
                 if v.fresh {
@@ -458,13 +460,15 @@ impl Analysis<'_, '_> {
                     match parts {
                         Some(p) if v.fresh => {
                             let part = self.classify(&p[i], st);
-                            self.bind(item, part, Some(&p[i]), st, at);
+                            self.bind(item, part, Some(&p[i]), st);
                         }
-                        _ => self.bind(item, Value::SHARED, None, st, at),
+                        _ => self.bind(item, Value::SHARED, None, st),
                     }
                 }
             }
-            Target::Item { .. } => self.update(t, st, at),
+            // Keyed by the item's own span, where the lowering looks it up (inside a tuple
+            // target it is not the statement's).
+            Target::Item { span, .. } => self.update(t, st, span.start),
             Target::Invalid(_) => {}
         }
     }
