@@ -157,15 +157,15 @@ def test_parameters_written_through_an_object_passed_in():
     np.testing.assert_array_equal(np.asarray(net.a.w), [7.0, 10.0])
 
 
-def test_an_object_that_cannot_be_called_is_a_value_too():
-    class Shifts(nn.Cell):
-        def __init__(self):
-            self.config = Config()
+class PassesConfig(nn.Cell):
+    """Passes its Config (an object without `__call__`) to `helper`."""
 
-        def construct(self, x):
-            return shift(self.config, x)
+    def __init__(self, helper):
+        self.config = Config()
+        self.helper = helper
 
-    np.testing.assert_array_equal(np.asarray(Shifts()(t([1.0, 2.0]))), [7.0, 8.0])
+    def construct(self, x):
+        return self.helper(self.config, x)
 
 
 def shift(config, x):
@@ -176,16 +176,13 @@ def call_it(config, x):
     return config(x)
 
 
+def test_an_object_that_cannot_be_called_is_a_value_too():
+    np.testing.assert_array_equal(np.asarray(PassesConfig(shift)(t([1.0, 2.0]))), [7.0, 8.0])
+
+
 def test_calling_an_object_that_cannot_be_called_raises_type_error():
-    class Calls(nn.Cell):
-        def __init__(self):
-            self.config = Config()
-
-        def construct(self, x):
-            return call_it(self.config, x)
-
     with pytest.raises(TypeError, match="'Config' object is not callable"):
-        Calls()(t([1.0]))
+        PassesConfig(call_it)(t([1.0]))
 
 
 # ---- gradients ----------------------------------------------------------------------------
