@@ -104,3 +104,64 @@ fn w1_backward_pair(b: divan::Bencher, how: &str) {
         }
     });
 }
+
+/// Products with few columns and short sums, as linear layers on a batch compute them (the
+/// digits MLP at batch 360: 360×64·64×128 and 360×128·128×10; W1's last layer), one thread:
+/// anfora's `matmul` (its AVX-512 kernel for these shapes) against the `gemm` crate alone
+/// (run with `RAYON_NUM_THREADS=1`).
+const NARROW: [&str; 6] = [
+    "360x64x128",
+    "360x128x10",
+    "128x512x10",
+    "360x256x256",
+    "128x1024x64",
+    "1x64x128",
+];
+
+fn dims(shape: &str) -> [usize; 3] {
+    let d: Vec<usize> = shape.split('x').map(|s| s.parse().unwrap()).collect();
+    [d[0], d[1], d[2]]
+}
+
+#[divan::bench(args = NARROW, sample_count = 200)]
+fn narrow_anfora_one_thread(b: divan::Bencher, shape: &str) {
+    let [m, k, n] = dims(shape);
+    let (x, y) = (matrix(m, k), matrix(k, n));
+    b.counter(divan::counter::ItemsCount::new(2 * m * k * n))
+        .bench_local(|| Tensor::matmul(&x, &y).unwrap());
+}
+
+#[divan::bench(args = NARROW, sample_count = 200)]
+fn narrow_gemm_crate_one_thread(b: divan::Bencher, shape: &str) {
+    let [m, k, n] = dims(shape);
+    let (x, y) = (matrix(m, k), matrix(k, n));
+    let (x, y) = (x.as_f32_slice().unwrap(), y.as_f32_slice().unwrap());
+    let mut dst = vec![0f32; m * n];
+    b.counter(divan::counter::ItemsCount::new(2 * m * k * n))
+        .bench_local(|| {
+            // SAFETY: three contiguous row-major matrices of these sizes.
+            unsafe {
+                gemm::gemm(
+                    m,
+                    n,
+                    k,
+                    dst.as_mut_ptr(),
+                    1,
+                    n as isize,
+                    false,
+                    x.as_ptr(),
+                    1,
+                    k as isize,
+                    y.as_ptr(),
+                    1,
+                    n as isize,
+                    0.0,
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                )
+            }
+        });
+}

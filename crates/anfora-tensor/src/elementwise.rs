@@ -9,7 +9,9 @@ use std::mem::MaybeUninit;
 
 use crate::alloc;
 use crate::element::{AnyOut, AnyVal, Element, Val, with_storage, with_type};
-use crate::loops::{CHUNK, as_uninit, fill_vec, for_parts, map1_into, map2_into, select_into};
+use crate::loops::{
+    CHUNK, as_uninit, fill_vec, for_parts, map1_in_place, map1_into, map2_into, select_into,
+};
 use crate::math::MathFloat;
 use crate::promote::{binary_types, promote_types, unary_result_dtype, weak_scalar_dtype};
 use crate::shape::{BroadcastRead, broadcast_n, broadcast_strides, for_each_row};
@@ -427,16 +429,37 @@ fn visit_float_binary<T: Float, S: BinarySink<T>>(op: BinaryOp, sink: S) -> S::O
 /// A unary function over slices: `dst[i] = f(src[i])`, same lengths.
 pub(crate) trait SliceFn<T, O>: Copy + Send + Sync {
     fn run(self, src: &[T], dst: &mut [MaybeUninit<O>]);
+
+    /// Whether [`SliceFn::run_in_place`] runs: functions that only run from one slice into
+    /// another are run over a copy instead.
+    const IN_PLACE: bool = false;
+
+    /// `data[i] = f(data[i])`; only where [`SliceFn::IN_PLACE`] and `O` is `T`.
+    fn run_in_place(self, data: &mut [T]) {
+        let _ = data;
+        unreachable!("not an in-place function")
+    }
 }
 
 /// A [`SliceFn`] from a function of one element.
 #[derive(Clone, Copy)]
 struct PerElement<F>(F);
 
-impl<T: Copy, O: Copy, F: Fn(T) -> O + Copy + Send + Sync> SliceFn<T, O> for PerElement<F> {
+impl<T: Element, O: Element, F: Fn(T) -> O + Copy + Send + Sync> SliceFn<T, O> for PerElement<F> {
     #[inline(always)]
     fn run(self, src: &[T], dst: &mut [MaybeUninit<O>]) {
         map1_into(src, dst, self.0);
+    }
+
+    const IN_PLACE: bool = true;
+
+    #[inline(always)]
+    fn run_in_place(self, data: &mut [T]) {
+        assert_eq!(O::DTYPE, T::DTYPE);
+        // SAFETY: each dtype is stored by one type, so `O` is `T`.
+        map1_in_place(data, |x| unsafe {
+            std::mem::transmute_copy::<O, T>(&(self.0)(x))
+        });
     }
 }
 
@@ -852,6 +875,12 @@ struct InPlaceUnary<'a, T> {
 impl<T: Element> UnarySink<T> for InPlaceUnary<'_, T> {
     type Out = ();
     fn apply<O: Element, K: SliceFn<T, O>>(self, k: K) {
+        if K::IN_PLACE && O::DTYPE == T::DTYPE {
+            // A function of one element reads it before writing it: no copy needed (the copy
+            // was 5 % of the digits MLP's run at batch 360, for its ReLU).
+            for_parts(self.target, |_, part| k.run_in_place(part));
+            return;
+        }
         in_place_chunks(self.target, |_, part, copy| {
             k.run(copy, overwrite::<T, O>(part))
         });

@@ -54,6 +54,7 @@ mod math;
 mod matmul;
 pub mod memory;
 mod nn;
+mod parallel;
 mod promote;
 pub mod random;
 mod reduce;

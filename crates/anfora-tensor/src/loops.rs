@@ -126,6 +126,28 @@ pub(crate) fn map1_into<A: Copy, O>(src: &[A], dst: &mut [MaybeUninit<O>], f: im
     dispatch(Map1 { src, dst, f });
 }
 
+/// `data[i] = f(data[i])`.
+struct Map1InPlace<'a, T, F> {
+    data: &'a mut [T],
+    f: F,
+}
+
+impl<T: Copy, F: Fn(T) -> T> pulp::WithSimd for Map1InPlace<'_, T, F> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) {
+        for x in self.data.iter_mut() {
+            *x = (self.f)(*x);
+        }
+    }
+}
+
+/// Replaces every element of `data` by `f` of it.
+#[inline(always)]
+pub(crate) fn map1_in_place<T: Copy>(data: &mut [T], f: impl Fn(T) -> T) {
+    dispatch(Map1InPlace { data, f });
+}
+
 /// `dst[i] = f(a[i], b[i])` for the four combinations of slices and constants.
 struct Map2<'a, A, B, O, F> {
     a: Val<'a, A>,
@@ -302,11 +324,8 @@ pub(crate) fn for_parts<E: Send>(dst: &mut [E], work: impl Fn(usize, &mut [E]) +
         work(0, dst);
         return;
     }
-    use rayon::prelude::*;
     let len = task_len(n);
-    dst.par_chunks_mut(len)
-        .enumerate()
-        .for_each(|(i, part)| work(i * len, part));
+    crate::parallel::for_each_part(dst, len, |i, part| work(i * len, part));
 }
 
 /// Builds a vector of `n` elements whose memory `fill` initializes entirely. `v` is empty with

@@ -250,7 +250,10 @@ pub(crate) unsafe fn product<T: GemmElem>(
         p.initialized_dst();
         return;
     }
-    if vector_matrix(&mut p, parallel) || (parallel && column_halves(&mut p)) {
+    if vector_matrix(&mut p, parallel)
+        || narrow(&mut p, parallel)
+        || (parallel && column_halves(&mut p))
+    {
         return;
     }
     let parallelism = if parallel {
@@ -405,6 +408,137 @@ fn vector_matrix<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
         false
     }
 }
+
+/// What [`crate::avx512::matrix_product`] does with its sums.
+#[derive(Clone, Copy)]
+pub(crate) enum Finish<'a> {
+    /// Stores them: `c = a · b`.
+    Store,
+    /// Adds them to `c`: `c = (a · b) + c`.
+    Accumulate,
+    /// Adds the same row of n values to every row: `c = (a · b) + row` (a linear layer's bias
+    /// broadcast, without writing it into `c` first).
+    AddRow(&'a [f32]),
+}
+
+/// The most columns, and terms per sum, of the products [`narrow`] computes.
+const NARROW_N: usize = 256;
+const NARROW_K: usize = 1024;
+
+/// Whether [`crate::avx512::matrix_product`] computes an m×k by k×n product of `T`s read
+/// through these layouts: float32, at most [`NARROW_N`] columns and [`NARROW_K`] terms per
+/// sum, on a machine with AVX-512F, and `rhs` row-major or stored transposed (then copied
+/// into a row-major one first; `lhs` is read in place either way). The choice depends on
+/// `k` and `n` alone, never on `m` or on which operand is transposed, so a product split by
+/// rows ([`sgd_product`]) takes the same kernel as the whole, and `x @ w.T` gives the bits of
+/// `x @ w_t` with `w_t` stored.
+fn narrow_applies<T: GemmElem>(_: Layout, r: Layout, k: usize, n: usize) -> bool {
+    cfg!(target_arch = "x86_64")
+        && T::DTYPE == DType::F32
+        && (r.col == 1 || (r.row == 1 && r.col as usize >= k))
+        && n <= NARROW_N
+        && k <= NARROW_K
+        && available_avx512()
+}
+
+#[cfg(target_arch = "x86_64")]
+fn available_avx512() -> bool {
+    crate::avx512::available()
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn available_avx512() -> bool {
+    false
+}
+
+/// Computes the product with [`narrow_product`] where [`narrow_applies`], and says whether it
+/// did.
+fn narrow<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
+    let (_, k, n) = p.dims;
+    if !narrow_applies::<T>(p.l, p.r, k, n) {
+        return false;
+    }
+    let finish = if p.found == Dst::Accumulate {
+        Finish::Accumulate
+    } else {
+        Finish::Store
+    };
+    // SAFETY: `product` checked the operands against their layouts, and its contract makes
+    // `dst` valid for the m×n results.
+    unsafe {
+        narrow_product(
+            p.dst.cast(),
+            (p.lhs, p.l),
+            (p.rhs, p.r),
+            p.dims,
+            finish,
+            parallel,
+        )
+    };
+    true
+}
+
+/// `dst (m×n, row stride n) = lhs · rhs`, finished per `finish`, by
+/// [`crate::avx512::matrix_product`]: split by rows over the pool's threads when `parallel`
+/// (its rows do not depend on each other, so the parts give the bits of one thread).
+///
+/// # Safety
+/// [`narrow_applies`]; `lhs` and `rhs` hold the operands read through their layouts; `dst` is
+/// valid for writing the m·n results (and reading them for [`Finish::Accumulate`]), which
+/// nothing else accesses during the call.
+unsafe fn narrow_product<T: GemmElem>(
+    dst: *mut f32,
+    (lhs, l): (&[T], Layout),
+    (rhs, r): (&[T], Layout),
+    (m, k, n): (usize, usize, usize),
+    finish: Finish,
+    parallel: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (a, b): (&[f32], &[f32]) = (bytemuck::cast_slice(lhs), bytemuck::cast_slice(rhs));
+        let (lda, acol) = (l.row as usize, l.col as usize);
+        let packed: Vec<f32>;
+        let (b, ldb) = if r.col == 1 {
+            (b, r.row as usize)
+        } else {
+            // Stored (n, k), row stride `r.col`: its transpose, row-major.
+            let mut t = vec![0.0f32; k * n];
+            crate::transpose::transpose(b, r.col as usize, n, k, &mut t, n);
+            packed = t;
+            (&packed[..], n)
+        };
+        let tasks = if parallel {
+            rayon::current_num_threads().min(m.div_ceil(NARROW_ROWS_PER_TASK))
+        } else {
+            1
+        };
+        let per = m.div_ceil(tasks.max(1)).max(1);
+        // The destination's address, shared by the tasks (each writes its own rows).
+        let c = dst as usize;
+        crate::parallel::for_each_task(m.div_ceil(per), &|t| {
+            let (from, rows) = (t * per, per.min(m - t * per));
+            // SAFETY: AVX-512F ([`narrow_applies`]); the caller's contract, rows split by task.
+            unsafe {
+                crate::avx512::matrix_product(
+                    (rows, k, n),
+                    (&a[from * lda..], lda, acol),
+                    (b, ldb),
+                    ((c as *mut f32).add(from * n), n),
+                    finish,
+                )
+            }
+        });
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (dst, lhs, l, rhs, r, m, k, n, finish, parallel);
+        unreachable!("narrow_applies is false off x86-64")
+    }
+}
+
+/// Parallel parts of a [`narrow`] product have at least this many rows.
+const NARROW_ROWS_PER_TASK: usize = 48;
 
 /// Products of row-major operands with at least this many columns (and [`PARALLEL_FLOPS`]
 /// multiply-adds) are split by [`column_halves`].
@@ -722,6 +856,9 @@ pub(crate) fn gemm(
         let Some(c) = c else {
             return T::gemm_fresh(x, la, y, lb, (m, k, n), parallel).map(T::into_storage);
         };
+        if let Some(out) = plus_row::<T>((x, la), (y, lb), &c, (m, k, n), parallel)? {
+            return Ok(T::into_storage(out));
+        }
         let mut dst = accumulator::<T>(c, &[m, n])?;
         T::gemm_with(&mut dst, x, la, y, lb, (m, k, n), Dst::Accumulate, parallel);
         Ok(T::into_storage(dst))
@@ -732,6 +869,41 @@ pub(crate) fn gemm(
         _ => unreachable!("checked float"),
     };
     Ok(Tensor::from_storage(storage, shape))
+}
+
+/// `lhs · rhs + c` for a bias `c` of one row (shape `(n,)` or `(1, n)`) where
+/// [`narrow_applies`]: the kernel adds the row to its sums as it stores them, with the bits of
+/// the product rounded and then added, without writing `c` broadcast into the result first
+/// (that pass was 9 % of the digits MLP at batch 360). `None` elsewhere.
+fn plus_row<T: GemmElem>(
+    (lhs, l): (&[T], Layout),
+    (rhs, r): (&[T], Layout),
+    c: &Tensor,
+    (m, k, n): (usize, usize, usize),
+    parallel: bool,
+) -> Result<Option<Vec<T>>> {
+    // One row is left to `vector_matrix`, which adds its sums to the bias.
+    let row_shape = c.shape[..] == [n] || c.shape[..] == [1, n];
+    if !row_shape || m == 1 || k == 0 || !narrow_applies::<T>(l, r, k, n) {
+        return Ok(None);
+    }
+    let row: &[f32] =
+        bytemuck::cast_slice(T::slice(c.try_data()?).expect("gemm: the operands' dtype"));
+    let mut out = alloc::try_vec::<T>(&[m, n])?;
+    // SAFETY: `narrow_applies`; `gemm` checked the operands' shapes, and `out` has room for the
+    // m·n results, all written (`Finish::AddRow` reads none) before the length is set.
+    unsafe {
+        narrow_product(
+            out.spare_capacity_mut().as_mut_ptr().cast(),
+            (lhs, l),
+            (rhs, r),
+            (m, k, n),
+            Finish::AddRow(row),
+            parallel,
+        );
+        out.set_len(m * n);
+    }
+    Ok(Some(out))
 }
 
 /// [`Tensor::sgd_product`]: `param -= rate * (op(a) @ op(b))` without the product as a tensor.

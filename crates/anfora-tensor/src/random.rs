@@ -15,8 +15,6 @@
 //! * `randint`: two words per element (a 64-bit word `x`, mapped to `low + (x * range) >> 64`,
 //!   whose bias is below `range / 2^64`).
 
-use rayon::prelude::*;
-
 use crate::alloc::try_filled;
 use crate::element::Element;
 use crate::loops::PAR_MIN;
@@ -114,9 +112,7 @@ impl Generator {
         if n >= PAR_MIN && rayon::current_num_threads() > 1 {
             // Whole groups per task, so that no block is split between tasks.
             let task = per_block * 4096;
-            out.par_chunks_mut(task)
-                .enumerate()
-                .for_each(|(t, part)| run(t * 4096, part));
+            crate::parallel::for_each_part(&mut out, task, |t, part| run(t * 4096, part));
         } else {
             run(0, &mut out);
         }

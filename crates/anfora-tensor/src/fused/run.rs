@@ -10,6 +10,7 @@ use super::{Const, FusedKernel, FusedOp, ValueId, generated};
 use crate::element::{AnyOut, AnyVal, Element, Val, with_storage, with_type};
 use crate::elementwise::DataError;
 use crate::loops::{CHUNK, as_uninit, for_parts, parallel, task_len};
+use crate::parallel::for_each_part;
 use crate::shape::BroadcastRead;
 use crate::{DType, Result, Scalar, Storage, Tensor, alloc};
 
@@ -260,17 +261,10 @@ impl FusedKernel {
             }
         };
         if parallel(plan.n) {
-            use rayon::prelude::*;
             let len = task_len(plan.n);
             match target {
-                Target::Fresh(p) => p
-                    .par_chunks_mut(len)
-                    .enumerate()
-                    .for_each(|(i, c)| task(i * len, Target::Fresh(c))),
-                Target::Reused(p) => p
-                    .par_chunks_mut(len)
-                    .enumerate()
-                    .for_each(|(i, c)| task(i * len, Target::Reused(c))),
+                Target::Fresh(p) => for_each_part(p, len, |i, c| task(i * len, Target::Fresh(c))),
+                Target::Reused(p) => for_each_part(p, len, |i, c| task(i * len, Target::Reused(c))),
             }
         } else {
             task(0, target);

@@ -8,8 +8,6 @@
 //! over threads, each with its own column buffer (and, for the weight, its own partial sum),
 //! allocated once per call.
 
-use rayon::prelude::*;
-
 use super::geometry::{Conv, Conv2dSpec, conv_geometry};
 use super::im2col::{col2im, columns};
 use super::{Float, PARALLEL_WORK, add_into, check_shape, float_kernel, nn_float_dtype};
@@ -64,10 +62,9 @@ fn over_batch<T: Float, S: Send>(
         work(0, dst, &mut scratch[0]);
         return;
     }
-    dst.par_chunks_mut(chunk * per)
-        .zip(scratch.par_iter_mut())
-        .enumerate()
-        .for_each(|(i, (part, s))| work(i * chunk, part, s));
+    crate::parallel::for_each_part_and_item(dst, chunk * per, scratch, |i, part, s| {
+        work(i * chunk, part, s)
+    });
 }
 
 /// `g`'s sizes for [`direct_conv`], when its kernels take them: stride 1, no padding or
@@ -317,10 +314,7 @@ fn sum_by_parts<S: Send>(sums: &mut [S], work: impl Fn(usize, &mut S) + Sync + S
     match sums {
         [] => {}
         [one] => work(0, one),
-        _ => sums
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(part, sum)| work(part, sum)),
+        _ => crate::parallel::for_each_part(sums, 1, |part, sum| work(part, &mut sum[0])),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
+use crate::parallel::{for_each_part, for_each_part_pair};
 
 use super::{
     Float, PARALLEL_WORK, check_positive, check_shape, float_kernel, image_dims, nn_float_dtype,
@@ -237,9 +237,7 @@ impl Pool {
             )
         };
         if self.parallel() {
-            out.par_chunks_mut(per_out * group)
-                .enumerate()
-                .for_each(|(k, o)| run(k * group, o));
+            for_each_part(out, per_out * group, |k, o| run(k * group, o));
         } else {
             run(0, out);
         }
@@ -275,10 +273,8 @@ impl Pool {
         }
         if self.parallel() {
             let per_task = pairs.div_ceil(rayon::current_num_threads() * 4);
-            out.par_chunks_mut(per_row * per_task)
-                .zip(x.par_chunks(2 * self.w * per_task))
-                .enumerate()
-                .for_each(|(k, (o, x))| f(k * per_task, x, o));
+            let (out_len, in_len) = (per_row * per_task, 2 * self.w * per_task);
+            for_each_part_pair(out, out_len, x, in_len, |k, o, x| f(k * per_task, x, o));
         } else {
             f(0, x, out);
         }
@@ -380,9 +376,7 @@ fn over_planes<T: Float, U: Float>(
         return;
     }
     if parallel {
-        out.par_chunks_mut(per_out)
-            .zip(inp.par_chunks(per_in.max(1)))
-            .for_each(|(o, i)| f(o, i));
+        for_each_part_pair(out, per_out, inp, per_in, |_, o, i| f(o, i));
     } else {
         for (o, i) in out.chunks_mut(per_out).zip(inp.chunks(per_in.max(1))) {
             f(o, i);

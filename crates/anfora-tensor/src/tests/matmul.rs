@@ -941,3 +941,69 @@ fn sgd_product_gives_the_bits_of_the_product_then_the_update() {
     let ints = Tensor::from_i64(vec![1; 64 * 48], &[64, 48]).unwrap();
     unchanged(ints, &a, &b);
 }
+
+#[test]
+fn narrow_products_sum_in_order_then_add_the_bias_or_accumulator() {
+    // Column counts cover full 64-column panels, each narrower panel and masked tails; row
+    // counts cover whole tiles of every panel width and the tiles of 4 and 1 after them. The
+    // lhs is read in place from a wider matrix (a view with row stride k + 2).
+    for (m, k, n) in [
+        (2, 1, 1),
+        (25, 3, 10),
+        (13, 64, 128),
+        (37, 17, 200),
+        (360, 64, 10),
+        (9, 130, 33),
+        (100, 255, 256),
+    ] {
+        let mut rng = crate::random::Generator::new((m * 1000 + k * 10 + n) as u64);
+        let wide = rng.uniform(&[m, k + 2], -1.0, 1.0, DType::F32).unwrap();
+        let all = IndexItem::Slice {
+            start: None,
+            stop: None,
+            step: None,
+        };
+        let first_k = IndexItem::Slice {
+            start: None,
+            stop: Some(k as i64),
+            step: None,
+        };
+        let a = wide.index(&[all, first_k]).unwrap();
+        assert!(a.is_view());
+        let b = rng.uniform(&[k, n], -1.0, 1.0, DType::F32).unwrap();
+        let row = rng.uniform(&[n], -1.0, 1.0, DType::F32).unwrap();
+        let full = rng.uniform(&[m, n], -1.0, 1.0, DType::F32).unwrap();
+        let (av, bv) = (wide.as_f32_slice().unwrap(), b.as_f32_slice().unwrap());
+        // Each result: one sum in order of p with fused multiply-adds from +0.0, then the
+        // addend.
+        let sum = |i: usize, j: usize| {
+            (0..k).fold(0.0f32, |acc, p| {
+                av[i * (k + 2) + p].mul_add(bv[p * n + j], acc)
+            })
+        };
+        let expect = |addend: &dyn Fn(usize, usize) -> f32| -> Vec<f32> {
+            (0..m * n)
+                .map(|e| sum(e / n, e % n) + addend(e / n, e % n))
+                .collect()
+        };
+        let same = |got: Tensor, want: Vec<f32>, what: &str| {
+            let got = got.as_f32_slice().unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(got), bits(&want), "{what} of {m}x{k}x{n}");
+        };
+        same(
+            Tensor::matmul(&a, &b).unwrap(),
+            expect(&|_, _| 0.0),
+            "a product",
+        );
+        let (rv, fv) = (row.as_f32_slice().unwrap(), full.as_f32_slice().unwrap());
+        let plus_row = Tensor::gemm(&a, &b, Some(row.clone()), false, false).unwrap();
+        same(plus_row, expect(&|_, j| rv[j]), "a product plus a row");
+        let plus_full = Tensor::gemm(&a, &b, Some(full.clone()), false, false).unwrap();
+        same(
+            plus_full,
+            expect(&|i, j| fv[i * n + j]),
+            "a product plus a matrix",
+        );
+    }
+}
