@@ -106,13 +106,19 @@ fn w1_backward_pair(b: divan::Bencher, how: &str) {
 }
 
 /// Products with few columns and short sums, as linear layers on a batch compute them (the
-/// digits MLP at batch 360: 360×64·64×128 and 360×128·128×10; W1's last layer), one thread:
-/// anfora's `matmul` (its AVX-512 kernel for these shapes) against the `gemm` crate alone
-/// (run with `RAYON_NUM_THREADS=1`).
-const NARROW: [&str; 6] = [
+/// digits MLP at batch 360: 360×64·64×128 and 360×128·128×10; W1's last layer 128×512·512×10),
+/// one thread: anfora's `matmul` (its AVX-512 kernel for fewer than 16 columns, gemm for the
+/// rest; the result allocated per call) against the `gemm` crate alone on a reused buffer.
+/// Run with `RAYON_NUM_THREADS=1`.
+const NARROW: [&str; 11] = [
     "360x64x128",
     "360x128x10",
     "128x512x10",
+    "360x128x128",
+    "360x64x32",
+    "360x64x64",
+    "360x256x16",
+    "360x32x256",
     "360x256x256",
     "128x1024x64",
     "1x64x128",
