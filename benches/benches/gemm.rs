@@ -28,35 +28,42 @@ fn square_1024_anfora_matmul(b: divan::Bencher) {
 fn square_1024_gemm_crate(b: divan::Bencher) {
     let n = 1024;
     let (x, y) = (matrix(n, n), matrix(n, n));
-    let (x, y) = (x.as_f32_slice().unwrap(), y.as_f32_slice().unwrap());
     let mut dst = vec![0f32; n * n];
     b.counter(divan::counter::ItemsCount::new(2 * n.pow(3)))
-        .bench_local(|| {
-            // SAFETY: three contiguous row-major n×n matrices.
-            unsafe {
-                gemm::gemm(
-                    n,
-                    n,
-                    n,
-                    dst.as_mut_ptr(),
-                    1,
-                    n as isize,
-                    false,
-                    x.as_ptr(),
-                    1,
-                    n as isize,
-                    y.as_ptr(),
-                    1,
-                    n as isize,
-                    0.0,
-                    1.0,
-                    false,
-                    false,
-                    false,
-                    gemm::Parallelism::Rayon(0),
-                )
-            }
-        });
+        .bench_local(|| gemm_crate(&mut dst, &x, &y, gemm::Parallelism::Rayon(0)));
+}
+
+/// `dst = x · y` by the `gemm` crate called directly (row-major float32 matrices).
+fn gemm_crate(dst: &mut [f32], x: &Tensor, y: &Tensor, parallelism: gemm::Parallelism) {
+    let (&[m, k], &[_, n]) = (x.shape(), y.shape()) else {
+        panic!("matrices")
+    };
+    let (x, y) = (x.as_f32_slice().unwrap(), y.as_f32_slice().unwrap());
+    assert!(x.len() == m * k && y.len() == k * n && dst.len() == m * n);
+    // SAFETY: three contiguous row-major matrices of these sizes (asserted).
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            x.as_ptr(),
+            1,
+            k as isize,
+            y.as_ptr(),
+            1,
+            n as isize,
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            parallelism,
+        )
+    }
 }
 
 /// One W1 product: `(a rows, a cols, b rows, b cols, transpose a, transpose b, bias)`.
@@ -141,33 +148,7 @@ fn narrow_anfora_one_thread(b: divan::Bencher, shape: &str) {
 fn narrow_gemm_crate_one_thread(b: divan::Bencher, shape: &str) {
     let [m, k, n] = dims(shape);
     let (x, y) = (matrix(m, k), matrix(k, n));
-    let (x, y) = (x.as_f32_slice().unwrap(), y.as_f32_slice().unwrap());
     let mut dst = vec![0f32; m * n];
     b.counter(divan::counter::ItemsCount::new(2 * m * k * n))
-        .bench_local(|| {
-            // SAFETY: three contiguous row-major matrices of these sizes.
-            unsafe {
-                gemm::gemm(
-                    m,
-                    n,
-                    k,
-                    dst.as_mut_ptr(),
-                    1,
-                    n as isize,
-                    false,
-                    x.as_ptr(),
-                    1,
-                    k as isize,
-                    y.as_ptr(),
-                    1,
-                    n as isize,
-                    0.0,
-                    1.0,
-                    false,
-                    false,
-                    false,
-                    gemm::Parallelism::None,
-                )
-            }
-        });
+        .bench_local(|| gemm_crate(&mut dst, &x, &y, gemm::Parallelism::None));
 }
