@@ -714,6 +714,19 @@ fn unary_owned_reuses_or_falls_back() {
         assert_tensor(&y, &expected);
     }
     let i = i32s(&[1, 0, -2], &[3]);
+    // Integer functions of one element run in place too (no copy of the operand first).
+    for (op, want) in [
+        (UnaryOp::Neg, [-1, 0, 2]),
+        (UnaryOp::Abs, [1, 0, 2]),
+        (UnaryOp::Sign, [1, 0, -1]),
+        (UnaryOp::Invert, [-2, -1, 1]),
+    ] {
+        let owned = fresh(&i);
+        let addr = owned.as_ptr_addr();
+        let y = Tensor::unary_owned(op, owned).unwrap();
+        assert_eq!(y.as_ptr_addr(), addr, "{op:?}");
+        assert_tensor(&y, &i32s(&want, &[3]));
+    }
     let y = Tensor::unary_owned(UnaryOp::Exp, fresh(&i)).unwrap();
     assert_tensor(&y, &Tensor::unary(UnaryOp::Exp, &i).unwrap());
     let y = Tensor::unary_owned(UnaryOp::LogicalNot, fresh(&i)).unwrap();
