@@ -119,8 +119,9 @@ impl<A: Copy, O, F: Fn(A) -> O> pulp::WithSimd for Map1<'_, A, O, F> {
     }
 }
 
-/// Writes `f(src[i])` into every `dst[i]` (`src` and `dst` have the same length).
-#[inline(always)]
+/// Writes `f(src[i])` into every `dst[i]` (`src` and `dst` have the same length). Never
+/// inlined, as [`map2_into`].
+#[inline(never)]
 pub(crate) fn map1_into<A: Copy, O>(src: &[A], dst: &mut [MaybeUninit<O>], f: impl Fn(A) -> O) {
     assert_eq!(src.len(), dst.len());
     dispatch(Map1 { src, dst, f });
@@ -190,7 +191,14 @@ impl<A: Copy, B: Copy, O: Copy, F: Fn(A, B) -> O> pulp::WithSimd for Map2<'_, A,
 }
 
 /// Writes `f(a[i], b[i])` into every `dst[i]`; slices have `dst`'s length.
-#[inline(always)]
+///
+/// Never inlined: the whole-tensor, in-place and fused paths of a binary op call it with the
+/// same function type, so one compiled copy per op and dtype serves all three. Inlined, each
+/// path had its own, for every instruction set: 0.34 MB of the runtime library's 5.2 MB.
+/// The call costs 2 % on the steady-state calls of W4, which run many ops on a few elements,
+/// and nothing measurable on large tensors (`dispatch` and `elementwise` benchmarks,
+/// alternated, 2026-11-27).
+#[inline(never)]
 pub(crate) fn map2_into<A: Copy, B: Copy, O: Copy>(
     a: Val<A>,
     b: Val<B>,
