@@ -437,7 +437,7 @@ const NARROW_K: usize = 512;
 /// `k` and `n` alone, never on `m` or on which operand is transposed, so a product split by
 /// rows ([`sgd_product`]) takes the same kernel as the whole, and `x @ w.T` gives the bits of
 /// `x @ w_t` with `w_t` stored.
-fn narrow_applies<T: GemmElem>(_: Layout, r: Layout, k: usize, n: usize) -> bool {
+fn narrow_applies<T: GemmElem>(r: Layout, k: usize, n: usize) -> bool {
     cfg!(target_arch = "x86_64")
         && T::DTYPE == DType::F32
         && (r.col == 1 || (r.row == 1 && r.col as usize >= k))
@@ -460,7 +460,7 @@ fn available_avx512() -> bool {
 /// did.
 fn narrow<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
     let (_, k, n) = p.dims;
-    if !narrow_applies::<T>(p.l, p.r, k, n) {
+    if !narrow_applies::<T>(p.r, k, n) {
         return false;
     }
     let finish = if p.found == Dst::Accumulate {
@@ -509,7 +509,7 @@ unsafe fn narrow_product<T: GemmElem>(
         } else {
             // Stored (n, k), row stride `r.col`: its transpose, row-major.
             let mut t = vec![0.0f32; k * n];
-            crate::transpose::transpose(b, r.col as usize, n, k, &mut t, n);
+            transpose(b, r.col as usize, n, k, &mut t, n);
             packed = t;
             (&packed[..], n)
         };
@@ -519,17 +519,21 @@ unsafe fn narrow_product<T: GemmElem>(
             1
         };
         let per = m.div_ceil(tasks.max(1)).max(1);
-        // The destination's address, shared by the tasks (each writes its own rows).
-        let c = dst as usize;
-        crate::parallel::for_each_task(m.div_ceil(per), &|t| {
-            let (from, rows) = (t * per, per.min(m - t * per));
-            // SAFETY: AVX-512F ([`narrow_applies`]); the caller's contract, rows split by task.
+        // SAFETY: the caller's contract: `dst` holds the m·n results, which nothing else
+        // accesses during the call (uninitialized ones are only written).
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut(dst.cast::<std::mem::MaybeUninit<f32>>(), m * n)
+        };
+        crate::parallel::for_each_part(dst, per * n, |t, part| {
+            let from = t * per;
+            // SAFETY: AVX-512F ([`narrow_applies`]); `part` holds rows `from..` of the
+            // results, written (and, for `Finish::Accumulate`, read) by this task alone.
             unsafe {
                 crate::avx512::matrix_product(
-                    (rows, k, n),
+                    (part.len() / n, k, n),
                     (&a[from * lda..], lda, acol),
                     (b, ldb),
-                    ((c as *mut f32).add(from * n), n),
+                    (part.as_mut_ptr().cast(), n),
                     finish,
                 )
             }
@@ -889,7 +893,7 @@ fn plus_row<T: GemmElem>(
 ) -> Result<Option<Vec<T>>> {
     // One row is left to `vector_matrix`, which adds its sums to the bias.
     let row_shape = c.shape[..] == [n] || c.shape[..] == [1, n];
-    if !row_shape || m == 1 || k == 0 || !narrow_applies::<T>(l, r, k, n) {
+    if !row_shape || m == 1 || k == 0 || !narrow_applies::<T>(r, k, n) {
         return Ok(None);
     }
     let row: &[f32] =

@@ -578,6 +578,22 @@ fn products_side_by_side_give_the_bits_of_one_by_one() {
 /// and above `VECTOR_MATRIX_HALVES` multiply-adds as two halves of the rows added at the end,
 /// the same on one thread or two. Random floats, compared bit for bit, so any other order or
 /// a lost lane would show. The same for a matrix stored transposed, one dot product a result.
+/// The index `[:, :stop]`: the first `stop` columns of a matrix, a view of it.
+fn columns(stop: usize) -> [IndexItem; 2] {
+    [
+        IndexItem::Slice {
+            start: None,
+            stop: None,
+            step: None,
+        },
+        IndexItem::Slice {
+            start: None,
+            stop: Some(stop as i64),
+            step: None,
+        },
+    ]
+}
+
 #[test]
 fn vector_matrix_products_sum_in_row_order_by_halves() {
     use crate::matmul::{Dst, GemmElem, Layout};
@@ -598,20 +614,6 @@ fn vector_matrix_products_sum_in_row_order_by_halves() {
         let ld = n + 3;
         let mut rng = crate::random::Generator::new(k as u64 * 31 + n as u64);
         let wide = rng.uniform(&[k, ld], -1.0, 1.0, DType::F32).unwrap();
-        let columns = |stop: usize| {
-            [
-                IndexItem::Slice {
-                    start: None,
-                    stop: None,
-                    step: None,
-                },
-                IndexItem::Slice {
-                    start: None,
-                    stop: Some(stop as i64),
-                    step: None,
-                },
-            ]
-        };
         let w = wide.index(&columns(n)).unwrap();
         assert!(w.is_view());
         let x = rng.uniform(&[1, k], -1.0, 1.0, DType::F32).unwrap();
@@ -944,8 +946,9 @@ fn sgd_product_gives_the_bits_of_the_product_then_the_update() {
 
 #[test]
 fn narrow_products_sum_in_order_then_add_the_bias_or_accumulator() {
-    // Row counts cover whole tiles of 24 and the tiles of 4 and 1 after them; the lhs is read
-    // in place from a wider matrix (a view with row stride k + 2).
+    // Row counts cover whole tiles of 24 and the tiles of 4 and 1 after them, and a product
+    // large enough to be split by rows over threads (2000×64×10); the lhs is read in place
+    // from a wider matrix (a view with row stride k + 2).
     for (m, k, n) in [
         (2, 1, 1),
         (25, 3, 10),
@@ -954,20 +957,11 @@ fn narrow_products_sum_in_order_then_add_the_bias_or_accumulator() {
         (360, 128, 10),
         (9, 130, 3),
         (100, 512, 12),
+        (2000, 64, 10),
     ] {
         let mut rng = crate::random::Generator::new((m * 1000 + k * 10 + n) as u64);
         let wide = rng.uniform(&[m, k + 2], -1.0, 1.0, DType::F32).unwrap();
-        let all = IndexItem::Slice {
-            start: None,
-            stop: None,
-            step: None,
-        };
-        let first_k = IndexItem::Slice {
-            start: None,
-            stop: Some(k as i64),
-            step: None,
-        };
-        let a = wide.index(&[all, first_k]).unwrap();
+        let a = wide.index(&columns(k)).unwrap();
         assert!(a.is_view());
         let b = rng.uniform(&[k, n], -1.0, 1.0, DType::F32).unwrap();
         let row = rng.uniform(&[n], -1.0, 1.0, DType::F32).unwrap();
@@ -1003,6 +997,15 @@ fn narrow_products_sum_in_order_then_add_the_bias_or_accumulator() {
             plus_full,
             expect(&|i, j| fv[i * n + j]),
             "a product plus a matrix",
+        );
+        // Either operand stored transposed and read as such: the same bits.
+        let at = a.transpose(None).unwrap().contiguous();
+        let bt = b.transpose(None).unwrap().contiguous();
+        let transposed = Tensor::gemm(&at, &bt, Some(row.clone()), true, true).unwrap();
+        same(
+            transposed,
+            expect(&|_, j| rv[j]),
+            "transposed operands plus a row",
         );
     }
 }
