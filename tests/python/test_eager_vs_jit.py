@@ -19,41 +19,9 @@ CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"
 PROGRAMS = sorted(f for f in os.listdir(CORPUS) if f.endswith(".py"))
 _modules = itertools.count()
 
-# Known disagreements (strict xfails: fixing one makes its test fail until it is taken off).
-# Eager Tensors are still immutable objects: `x += v` rebinds x and `x[i] = v` raises
-# TypeError, where compiled code follows numpy (issue 27; the eager side is open work).
-_EAGER_IN_PLACE = "eager Tensors have no in-place updates yet (compiled code has numpy's)"
-KNOWN = {
-    name: _EAGER_IN_PLACE
-    for name in [
-        "closure_30_nonlocal_and_inplace.py",
-        "error_25_setitem_out_of_bounds.py",
-        "inplace_01_augmented_ops.py",
-        "inplace_02_setitem_basic.py",
-        "inplace_03_setitem_advanced.py",
-        "inplace_04_loops_branches.py",
-        "inplace_06_aliases.py",
-        "inplace_07_branches.py",
-        "inplace_08_recursion.py",
-        "inplace_09_index_forms.py",
-        "inplace_10_broadcast_cast.py",
-        "inplace_11_update_ops.py",
-        "inplace_13_break_continue.py",
-        "inplace_14_unpacked_fresh.py",
-        "inplace_15_results_of_ops.py",
-        "inplace_17_alias_chain.py",
-        "inplace_18_float16_storage.py",
-        "inplace_19_matrix_rows.py",
-        "inplace_20_masks.py",
-        "inplace_21_int_array_indices.py",
-        "inplace_24_fresh_per_call.py",
-        "inplace_25_argument_updates.py",
-        "inplace_26_argument_chain.py",
-        "inplace_27_argument_branches_recursion.py",
-        "inplace_29_nested_items.py",
-        "inplace_30_tuple_targets.py",
-    ]
-}
+# Known disagreements (strict xfails: fixing one makes its test fail until it is taken off),
+# {program: reason}. None now: eager Tensors update in place as numpy's arrays do.
+KNOWN = {}
 
 
 def _args(source):

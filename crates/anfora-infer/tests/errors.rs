@@ -1060,6 +1060,23 @@ fn arguments_updated_in_place_by_a_call_that_others_may_hold() {
 }
 
 #[test]
+fn in_place_updates_of_zero_d_tensors_where_numpy_scalars_differ_from_arrays() {
+    // numpy rebinds a scalar (a reduction's result) but changes a 0-d array for every holder,
+    // and casts only into the array; anfora has one 0-d tensor type, so it refuses both.
+    let src = "from anfora import ops\n\ndef alias(x):\n    s = x.sum()\n    t = s\n    s += 1.0\n    return t\n\ndef widened(x):\n    n = ops.argmax(x)\n    n += 0.5\n    return n\n\ndef bump(v):\n    v += 1.0\n\ndef passed(x):\n    s = x.sum()\n    bump(s)\n    return s\n";
+    let zero_d = anfora_ops::indexing::ZERO_D.to_string();
+    // The callee's update is where the caller's 0-d tensor would change.
+    let cases = [
+        ("alias", zero_d.clone(), 6, 5),
+        ("passed", zero_d.clone(), 15, 5),
+    ];
+    refusals(src, "E0306", zeros(&[3]), &cases);
+    // A 0-d update that changes the dtype is the in-place operation's own error.
+    let widened = [("widened", format!("in-place operation: {zero_d}"), 11, 5)];
+    refusals(src, "E0301", zeros(&[3]), &widened);
+}
+
+#[test]
 fn items_of_items_are_assigned_only_through_views() {
     let src = "from anfora import ops\n\ndef copied(x):\n    y = x * 1.0\n    y[[0, 1]][0] = 5.0\n    return y\n\ndef listed(x):\n    xs = [[1, 2], [3, 4]]\n    xs[0][1] += 5\n    return xs\n";
     let through = |what: &str| {

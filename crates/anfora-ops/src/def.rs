@@ -137,6 +137,9 @@ pub struct Attrs {
     /// Its result may be one of its arguments or share memory with one (a numpy view such
     /// as `x.T`, an item of a tuple): an in-place update of one is seen through the other.
     pub views: bool,
+    /// A numpy constructor: its 0-d result is an array (`np.zeros(())`), where numpy's
+    /// operations give a scalar, which an in-place update rebinds instead of changing.
+    pub makes_array: bool,
     /// The diagnostic code and hint of its compile-time errors, when they are not shape
     /// errors (E0301).
     pub refusal: Option<(&'static str, &'static str)>,
@@ -154,6 +157,7 @@ impl Attrs {
         lazy: false,
         states: false,
         views: false,
+        makes_array: false,
         refusal: None,
     };
 }
@@ -304,6 +308,8 @@ impl PrimDef {
         passing_values() sets attrs.passes_values = true;
         /// Its result may be (a view of) one of its arguments.
         viewing() sets attrs.views = true;
+        /// A numpy constructor: its result is an array also when 0-d.
+        making_arrays() sets attrs.makes_array = true;
         /// Its compile-time errors are this code, with this hint.
         refusing(code_and_hint: (&'static str, &'static str)) sets attrs.refusal = Some(code_and_hint);
     }

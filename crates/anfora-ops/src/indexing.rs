@@ -313,12 +313,22 @@ fn dtype_repr(d: DType) -> String {
     format!("dtype('{d}')")
 }
 
+/// Why an in-place update of a 0-d tensor is refused where numpy's result depends on whether
+/// the value is a scalar or a 0-d array.
+pub const ZERO_D: &str = "in-place update of a 0-d tensor where numpy's result depends on \
+    whether it is a 0-d array (changed in place for every holder, keeping its dtype and shape) \
+    or a scalar, as numpy's operations return (only rebound); anfora has no separate scalar type";
+pub const ZERO_D_HINT: &str = "write `s = s + v` to bind a new value to this name only";
+
 /// `InplaceCast(old, new)`: the value `old op= v` leaves in `old`, from `new = old op v`.
 pub fn inplace_cast(old: &Value, new: &Value) -> OpResult {
     let Value::Tensor(o) = old else {
         return Ok(new.clone());
     };
     let n = value_tensor(new)?;
+    if o.ndim() == 0 && (n.ndim() != 0 || n.dtype() != o.dtype()) {
+        return Err(("NotImplementedError", ZERO_D.into()));
+    }
     if n.shape() != o.shape() {
         return Err(value_error(format!(
             "non-broadcastable output operand with shape {} doesn't match the broadcast shape {}",
@@ -359,6 +369,9 @@ pub fn inplace_cast_abs(old: &Abs, new: &Abs) -> Rule {
         Abs::Any => return Ok(tensor_abs(o.dtype, o.shape.clone())),
         _ => return Ok(Abs::Bottom),
     };
+    if o.shape.is_empty() && (!shape.is_empty() || dtype != o.dtype) {
+        return Err(err(ZERO_D));
+    }
     let misfit = shape.len() != o.shape.len()
         || shape
             .iter()

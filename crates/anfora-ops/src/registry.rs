@@ -193,6 +193,11 @@ impl Prim {
         a.views || self.written_refs() > 0 || a.states
     }
 
+    /// Whether it is a numpy constructor, whose 0-d result is an array, not a scalar.
+    pub fn makes_array(self) -> bool {
+        self.def().attrs.makes_array
+    }
+
     /// A function of its arguments alone (no effects, never raises through a callee, creates
     /// no closure): passes may merge equal calls and drop unused ones.
     pub fn is_pure(self) -> bool {

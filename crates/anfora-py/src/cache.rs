@@ -12,7 +12,7 @@ use pyo3::types::PyTuple;
 use crate::compiler::{Entry, with_compiler};
 use anfora_ops::Value;
 
-use crate::tensor::{from_value, py_error, to_value};
+use crate::tensor::{ArrayTensor, from_value, py_error, to_value};
 
 /// The compiled signatures of one function, or of one of its gradients, per Python thread:
 /// at most `MAX_SIGNATURES` each, the oldest dropped first.
@@ -160,8 +160,8 @@ pub(crate) fn run<'py>(
 
 /// Runs an entry that returns the updated objects of the arguments at `positions` (its
 /// [`Entry::writes`]) for the Python arguments `given` (bound, one per parameter): the numpy
-/// arrays among those get the updated values, as numpy's in-place operations would have left
-/// them.
+/// and anfora arrays among those get the updated values, as numpy's in-place operations would
+/// have left them.
 pub(crate) fn run_writing<'py>(
     py: Python<'py>,
     entry: &Entry,
@@ -180,6 +180,8 @@ pub(crate) fn run_writing<'py>(
         let arg = given.get_item(p)?;
         if arg.cast::<numpy::PyUntypedArray>().is_ok() {
             numpy.call_method1("copyto", (&arg, from_value(py, &items[k + 1])?))?;
+        } else if let (Ok(t), Value::Tensor(new)) = (arg.cast::<ArrayTensor>(), &items[k + 1]) {
+            t.as_super().get().cell.write(new.clone())?;
         }
     }
     from_value(py, &items[0])

@@ -11,7 +11,8 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use safetensors::tensor::{Dtype, SafeTensors, View};
 
-use crate::tensor::Tensor as PyTensor;
+use crate::array::Cell;
+use crate::tensor::{Tensor as PyTensor, array_object};
 
 /// The metadata entry holding the names in the order they were saved in.
 const ORDER_KEY: &str = "anfora.order";
@@ -107,10 +108,10 @@ pub fn save_safetensors(
     let mut metadata = metadata.unwrap_or_default();
     let order: Vec<&str> = tensors.iter().map(|(n, _)| n.as_str()).collect();
     metadata.insert(ORDER_KEY.to_string(), order.join("\n"));
-    let entries: Vec<(String, Entry)> = tensors
-        .iter()
-        .map(|(n, t)| (n.clone(), entry(&t.inner)))
-        .collect();
+    let values = (tensors.iter())
+        .map(|(n, t)| Ok((n.clone(), t.cell.read()?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let entries: Vec<(String, Entry)> = values.iter().map(|(n, t)| (n.clone(), entry(t))).collect();
     let bytes = safetensors::tensor::serialize(entries.iter().map(|(n, e)| (n, e)), Some(metadata))
         .map_err(|e| PyValueError::new_err(format!("cannot write the checkpoint: {e}")))?;
     let tmp = temporary_next_to(&path);
@@ -122,7 +123,7 @@ pub fn save_safetensors(
 }
 
 /// Named tensors in their saved order, and the file's string metadata.
-type Loaded = (Vec<(String, PyTensor)>, HashMap<String, String>);
+type Loaded = (Vec<(String, Py<PyAny>)>, HashMap<String, String>);
 
 /// A checkpoint file read and its index validated.
 struct Opened {
@@ -160,19 +161,19 @@ pub fn load_safetensors_metadata(path: PathBuf) -> PyResult<HashMap<String, Stri
 
 /// `load_safetensors(path) -> ([(name, Tensor)], metadata)`, in the order they were saved.
 #[pyfunction]
-pub fn load_safetensors(path: PathBuf) -> PyResult<Loaded> {
+pub fn load_safetensors(py: Python<'_>, path: PathBuf) -> PyResult<Loaded> {
     let Opened {
         bytes,
         order,
         metadata,
     } = read_checkpoint(&path)?;
     let file = SafeTensors::deserialize(&bytes).map_err(|e| invalid(&path, e))?;
-    let mut named: HashMap<String, PyTensor> = HashMap::new();
+    let mut named: HashMap<String, Py<PyAny>> = HashMap::new();
     let mut names = Vec::new();
     for (name, view) in file.tensors() {
         let t = tensor_of(&name, view.dtype(), view.shape(), view.data())?;
         names.push(name.clone());
-        named.insert(name, PyTensor { inner: t });
+        named.insert(name, array_object(py, Cell::own(t))?.unbind());
     }
     // The order they were saved in, if this file records it (and it names every tensor).
     if let Some(order) = order {

@@ -3,9 +3,11 @@
 
 use pyo3::prelude::*;
 
+use crate::array::Cell;
 use crate::cache::flush_output;
 use crate::pycall::{Args, Kwargs, Returned};
-use crate::tensor::{from_value, to_value};
+use crate::tensor::{array_object, derived_object, from_value, to_value};
+use anfora_ops::Value;
 
 /// An eager call of `anfora.ops.<name>` outside compiled code.
 #[pyfunction]
@@ -38,7 +40,12 @@ pub fn call_op<'py>(
     let result = anfora_ops::call::call_prim(p, &bound, &mut out);
     flush_output(py, &out)?;
     let v = result.map_err(crate::tensor::vm_error)?;
-    from_value(py, &v)
+    // numpy's objects: a view's base is its first argument; a constructor makes an array.
+    match (&v, args.get_item(0)) {
+        (_, Ok(base)) if p.views() => derived_object(&base, &p.python_name(), v),
+        (Value::Tensor(t), _) if p.makes_array() => array_object(py, Cell::own(t.clone())),
+        _ => from_value(py, &v),
+    }
 }
 
 /// The parameter list of `anfora.ops.<name>` as Python writes it, `"(x, axis=None)"`.

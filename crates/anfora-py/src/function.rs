@@ -16,7 +16,7 @@ use crate::compiler::{Entry, EntryDumps};
 use crate::grad::{Argnums, GradFunction, GradSpec, Weights};
 use crate::pycall::{Args, Kwargs, Returned};
 use crate::source::Source;
-use crate::tensor::{Parameter, Tensor};
+use crate::tensor::{ArrayTensor, Parameter, Tensor};
 
 /// A function (or method) compiled on its first call for each argument signature.
 #[pyclass(module = "anfora", name = "Function")]
@@ -40,7 +40,11 @@ impl JitFunction {
     /// The cached entry for `args`, compiling it when missing (`writing`: for a call with
     /// numpy arrays the function may update in place).
     fn entry(&self, py: Python<'_>, args: &[Arg], writing: bool) -> PyResult<Rc<Entry>> {
-        if let Some(hit) = self.cache.get(args, &[], writing) {
+        // A plain entry compiled for these arguments updates none of them in place (that
+        // would have been refused): it serves a call with arrays too.
+        let hit = (self.cache.get(args, &[], false))
+            .or_else(|| writing.then(|| self.cache.get(args, &[], true)).flatten());
+        if let Some(hit) = hit {
             *self.explanation.lock().unwrap_or_else(|e| e.into_inner()) = None;
             return Ok(hit);
         }
@@ -56,10 +60,10 @@ impl JitFunction {
     }
 
     /// Whether every argument at `positions` (those the function may update in place) can
-    /// take the update: a numpy array that no other argument shares memory with, or a value
-    /// an update only rebinds (a number). An anfora Tensor cannot (`false`); a numpy array
-    /// also passed through another argument is an error, as the function would update one
-    /// and read the other unchanged.
+    /// take the update: a numpy array or an anfora array that no other argument shares memory
+    /// with, or a value an update only rebinds (a number, an anfora scalar). A Parameter
+    /// cannot (`false`); an array also passed through another argument is an error, as the
+    /// function would update one and read the other unchanged.
     fn updatable(
         &self,
         py: Python<'_>,
@@ -70,21 +74,26 @@ impl JitFunction {
         let names = self.source.param_names(py);
         for &p in positions {
             let arg = given.get_item(p)?;
-            if arg.cast::<Tensor>().is_ok() || arg.cast::<Parameter>().is_ok() {
+            if arg.cast::<Parameter>().is_ok() {
                 return Ok(false);
             }
-            if arg.cast::<PyUntypedArray>().is_err() {
+            let tensor = arg.cast::<ArrayTensor>().is_ok();
+            if arg.cast::<PyUntypedArray>().is_err() && !tensor {
                 continue;
             }
             for (q, other) in given.iter().enumerate().filter(|(q, _)| *q != p) {
-                let shares = other.cast::<PyUntypedArray>().is_ok()
-                    && numpy
-                        .call_method1("may_share_memory", (&arg, &other))?
-                        .is_truthy()?;
+                let shares = if tensor {
+                    other.cast::<Tensor>().is_ok() && root(&arg).is(root(&other))
+                } else {
+                    other.cast::<PyUntypedArray>().is_ok()
+                        && numpy
+                            .call_method1("may_share_memory", (&arg, &other))?
+                            .is_truthy()?
+                };
                 if shares {
                     let name = |i: usize| names.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
                     return Err(PyValueError::new_err(format!(
-                        "{}() updates its argument '{}' in place, and the same numpy array is also passed as '{}': numpy would show the update through both, compiled code would not; pass a copy",
+                        "{}() updates its argument '{}' in place, and the same array is also passed as '{}': numpy would show the update through both, compiled code would not; pass a copy",
                         self.source.name(py),
                         name(p),
                         name(q)
@@ -104,14 +113,15 @@ impl JitFunction {
         let given = self.source.positional(py, args, kwargs)?;
         self.source.check_specs(py, &given)?;
         let args = args_of(&given)?;
-        // numpy arrays are mutable: a function that updates one in place updates the caller's.
-        let writing = given.iter().any(|a| a.cast::<PyUntypedArray>().is_ok());
+        // Arrays are mutable: a function that updates one in place updates the caller's.
+        let writing = (given.iter())
+            .any(|a| a.cast::<PyUntypedArray>().is_ok() || a.cast::<ArrayTensor>().is_ok());
         let entry = self.entry(py, &args, writing)?;
         match &entry.writes {
             Some(positions) if self.updatable(py, &given, positions)? => {
                 run_writing(py, &entry, positions, args, &given)
             }
-            // An anfora Tensor to update: the plain function refuses it (E0306).
+            // A Parameter to update: the plain function refuses it (E0306).
             Some(_) => run(py, &*self.entry(py, &args, false)?, args),
             None => run(py, &entry, args),
         }
@@ -371,5 +381,17 @@ impl Lowered {
     #[getter]
     fn signature(&self) -> Vec<String> {
         self.signature.clone()
+    }
+}
+
+/// The tensor whose elements an anfora tensor object shows: itself, or the base of its view.
+fn root<'py>(t: &Bound<'py, PyAny>) -> Bound<'py, PyAny> {
+    match t
+        .cast::<Tensor>()
+        .ok()
+        .and_then(|t| t.get().cell.view_base())
+    {
+        Some(base) => root(base.bind(t.py()).as_any()),
+        None => t.clone(),
     }
 }

@@ -12,10 +12,11 @@ use pyo3::types::{PyDict, PyTuple};
 
 use anfora_driver::Gradient;
 
+use crate::array::Cell;
 use crate::cache::{Cache, run, to_arg};
 use crate::pycall::{Args, Kwargs, Returned};
 use crate::source::Source;
-use crate::tensor::{Parameter, Tensor};
+use crate::tensor::{Parameter, Tensor, array_object};
 
 /// Which gradients a [`GradFunction`] computes.
 pub(crate) struct GradSpec {
@@ -268,11 +269,11 @@ impl GradFunction {
 fn accumulate(py: Python<'_>, params: &[Py<Parameter>], grads: &Bound<'_, PyAny>) -> PyResult<()> {
     let grads = grads.cast::<PyTuple>()?;
     for (p, g) in params.iter().zip(grads.iter()) {
-        let g = g.cast::<Tensor>()?.get().inner.clone();
+        let g = g.cast::<Tensor>()?.get().cell.read()?;
         let mut p = p.bind(py).borrow_mut();
         let sum = match &p.grad {
             Some(old) => {
-                let old = old.bind(py).get().inner.clone();
+                let old = old.bind(py).get().cell.read()?;
                 anfora_ops::call::call_prim(
                     anfora_ir::Prim::Add,
                     &[Value::Tensor(old), Value::Tensor(g)],
@@ -285,7 +286,11 @@ fn accumulate(py: Python<'_>, params: &[Py<Parameter>], grads: &Bound<'_, PyAny>
         let Value::Tensor(sum) = &sum else {
             unreachable!("tensor + tensor is a tensor")
         };
-        p.grad = Some(Py::new(py, Tensor { inner: sum.clone() })?);
+        p.grad = Some(
+            array_object(py, Cell::own(sum.clone()))?
+                .cast_into::<Tensor>()?
+                .unbind(),
+        );
     }
     Ok(())
 }

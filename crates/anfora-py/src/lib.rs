@@ -5,6 +5,7 @@
 //! hands the compiler a function's source; the compiler calls back into Python only to
 //! resolve names (globals, closure cells, attributes of `self`).
 
+mod array;
 mod cache;
 mod checkpoint;
 mod compiler;
@@ -49,10 +50,12 @@ impl Mutable {
 /// lists of numbers (Python floats become float32, as in `ops.tensor`).
 #[pyfunction]
 #[pyo3(name = "tensor", signature = (data, dtype=None))]
-fn make_tensor(data: &Bound<'_, PyAny>, dtype: Option<&PyDType>) -> PyResult<Tensor> {
-    Ok(Tensor {
-        inner: to_tensor(data, dtype.map(|d| d.inner))?,
-    })
+fn make_tensor<'py>(
+    data: &Bound<'py, PyAny>,
+    dtype: Option<&PyDType>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let t = to_tensor(data, dtype.map(|d| d.inner))?;
+    tensor::array_object(data.py(), array::Cell::own(t))
 }
 
 /// `anfora.set_seed(seed)`: restarts this thread's random generator (the one eager and

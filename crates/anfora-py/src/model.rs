@@ -15,7 +15,7 @@ use anfora_runtime::{Error, LoadOptions, Model};
 use anfora_tensor::Tensor as RTensor;
 
 use crate::compiler::{CompileError, Entry, with_compiler};
-use crate::tensor::{Parameter, Tensor, py_error, to_tensor};
+use crate::tensor::{Parameter, py_error, tensor_object, to_tensor};
 
 /// Writes a compiled entry to `path` in `format` (`names`: Parameter names by ref key);
 /// returns the file's size.
@@ -165,7 +165,7 @@ impl LoadedModel {
             ResultTree::Leaf(i) => {
                 let t = leaves[*i].clone();
                 match &self.model.outputs()[*i].kind {
-                    OutputKind::Tensor(_) => Bound::new(py, Tensor { inner: t })?.into_any(),
+                    OutputKind::Tensor(_) => tensor_object(py, t)?,
                     OutputKind::Scalar(k) => scalar(py, *k, &t)?,
                 }
             }

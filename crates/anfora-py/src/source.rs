@@ -157,10 +157,10 @@ fn arity(func: &Bound<'_, PyAny>, bound: bool) -> Option<usize> {
 /// A short description of a call argument, for messages.
 fn describe(a: &Bound<'_, PyAny>) -> String {
     match a.cast::<Tensor>() {
-        Ok(t) => {
-            let t = &t.get().inner;
-            format!("Tensor(shape={:?}, dtype={})", t.shape(), t.dtype().name())
-        }
+        Ok(t) => match t.get().cell.read() {
+            Ok(t) => format!("Tensor(shape={:?}, dtype={})", t.shape(), t.dtype().name()),
+            Err(_) => "a Tensor".into(),
+        },
         Err(_) => a
             .get_type()
             .name()

@@ -15,6 +15,7 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
 
+use crate::array::{Cell, Writable};
 use crate::pycall::{Args, Kwargs, Returned};
 
 /// A Python exception of the class the VM names (`ValueError`, ...).
@@ -46,11 +47,32 @@ pub fn vm_error(e: anfora_ops::pynum::PyErr) -> PyErr {
     py_error(e.0, e.1)
 }
 
-/// An immutable n-dimensional array (numpy semantics), computed by anfora's kernels.
-#[pyclass(module = "anfora", name = "Tensor", frozen)]
-#[derive(Clone)]
+/// An n-dimensional array with numpy's semantics, computed by anfora's kernels. A plain
+/// `Tensor` is what numpy gives as a scalar (the 0-d result of an operation): it has no
+/// in-place operators. Arrays are [`ArrayTensor`]s (`crate::array` says how they update).
+#[pyclass(module = "anfora", name = "Tensor", frozen, subclass)]
 pub struct Tensor {
-    pub inner: RTensor,
+    pub cell: Cell,
+}
+
+/// numpy's array: a `Tensor` updated in place by `x op= v`, `x[i] = v` and `x[i] op= v`.
+#[pyclass(module = "anfora", name = "Tensor", extends = Tensor, frozen)]
+pub struct ArrayTensor;
+
+/// The Python object for a computed tensor: a scalar if it is 0-d (as numpy's operations
+/// return), else an array.
+pub fn tensor_object(py: Python<'_>, t: RTensor) -> PyResult<Bound<'_, PyAny>> {
+    if t.shape().is_empty() {
+        Ok(Bound::new(py, Tensor { cell: Cell::own(t) })?.into_any())
+    } else {
+        array_object(py, Cell::own(t))
+    }
+}
+
+/// An array (also when 0-d, as numpy's constructors and views make).
+pub fn array_object(py: Python<'_>, cell: Cell) -> PyResult<Bound<'_, PyAny>> {
+    let init = pyo3::PyClassInitializer::from(Tensor { cell }).add_subclass(ArrayTensor);
+    Ok(Bound::new(py, init)?.into_any())
 }
 
 /// A tensor element type: `anfora.float32`, `anfora.int64`, ...
@@ -134,23 +156,23 @@ macro_rules! tensor_pymethods {
 
             #[getter]
             fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-                PyTuple::new(py, self.inner.shape())
+                PyTuple::new(py, self.current()?.shape())
             }
             #[getter]
-            fn dtype(&self) -> PyDType {
-                dtype_object(self.inner.dtype())
+            fn dtype(&self) -> PyResult<PyDType> {
+                Ok(dtype_object(self.current()?.dtype()))
             }
             #[getter]
-            fn ndim(&self) -> usize {
-                self.inner.shape().len()
+            fn ndim(&self) -> PyResult<usize> {
+                Ok(self.current()?.shape().len())
             }
             /// The number of elements.
             #[getter]
-            fn size(&self) -> usize {
-                self.inner.shape().iter().product()
+            fn size(&self) -> PyResult<usize> {
+                Ok(self.current()?.shape().iter().product())
             }
             fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-                to_numpy(py, &self.current())
+                to_numpy(py, &self.current()?)
             }
             /// Above numpy's own: `np_scalar - t` and `np_array * t` defer to the reflected
             /// operators (a Tensor, as in compiled code) instead of converting it to an array.
@@ -165,7 +187,7 @@ macro_rules! tensor_pymethods {
                 dtype: Option<&Bound<'py, PyAny>>,
                 copy: Option<bool>,
             ) -> PyResult<Bound<'py, PyAny>> {
-                array(py, &self.current(), dtype, copy)
+                array(py, &self.current()?, dtype, copy)
             }
 
             fn __add__<'py>(slf: &Bound<'py, Self>, o: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
@@ -264,6 +286,79 @@ macro_rules! tensor_pymethods {
     };
 }
 
+/// Adds numpy's in-place operators to the `#[pymethods]` block that `$then!` makes: `x op= v`
+/// is the primitive of `x op v`, cast back (`update_in_place`), and `x[i] = v` is `SetItem`;
+/// both write through the class's `Self::writable`.
+macro_rules! with_in_place_methods {
+    ($then:ident! { impl $ty:ident { $($body:tt)* } }) => {
+        $then! { impl $ty {
+            $($body)*
+            fn __iadd__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::InplaceAdd, v)
+            }
+            fn __isub__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::Sub, v)
+            }
+            fn __imul__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::InplaceMul, v)
+            }
+            fn __itruediv__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::Div, v)
+            }
+            fn __ifloordiv__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::FloorDiv, v)
+            }
+            fn __imod__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::Mod, v)
+            }
+            fn __imatmul__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::MatMul, v)
+            }
+            fn __iand__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::BitAnd, v)
+            }
+            fn __ior__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::BitOr, v)
+            }
+            fn __ixor__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::BitXor, v)
+            }
+            fn __ilshift__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::LShift, v)
+            }
+            fn __irshift__(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+                update_in_place(&Self::writable(slf), Prim::RShift, v)
+            }
+            fn __ipow__(
+                slf: &Bound<'_, Self>,
+                v: &Bound<'_, PyAny>,
+                modulo: &Bound<'_, PyAny>,
+            ) -> PyResult<()> {
+                no_modulus(modulo)?;
+                update_in_place(&Self::writable(slf), Prim::Pow, v)
+            }
+            fn __setitem__(
+                slf: &Bound<'_, Self>,
+                index: &Bound<'_, PyAny>,
+                v: &Bound<'_, PyAny>,
+            ) -> PyResult<()> {
+                set_item(&Self::writable(slf), index, v)
+            }
+        } }
+    };
+}
+
+/// A `#[pymethods]` block of exactly `$body`.
+macro_rules! pymethods_of {
+    (impl $ty:ident { $($body:tt)* }) => {
+        #[pymethods]
+        #[allow(unsafe_op_in_unsafe_fn)]
+        impl $ty {
+            $($body)*
+        }
+    };
+}
+
 fn no_modulus(modulo: &Bound<'_, PyAny>) -> PyResult<()> {
     if modulo.is_none() {
         Ok(())
@@ -274,10 +369,11 @@ fn no_modulus(modulo: &Bound<'_, PyAny>) -> PyResult<()> {
     }
 }
 
-/// A tensor method bound to its tensor (`t.sum`), run by the VM as compiled code runs it.
+/// A tensor method bound to its tensor or Parameter (`t.sum`), run by the VM as compiled code
+/// runs it, on the object's value when it is called.
 #[pyclass(module = "anfora", name = "TensorMethod", frozen)]
 pub struct TensorMethod {
-    tensor: RTensor,
+    owner: Py<PyAny>,
     method: anfora_ops::value::Method,
 }
 
@@ -294,9 +390,16 @@ impl TensorMethod {
         for (k, v) in kwargs.into_iter().flatten() {
             kw.push((k.extract::<String>()?, loaded(to_value(&v)?)));
         }
-        let v = anfora_ops::python::call_method(self.method, &self.tensor, args, kw)
-            .map_err(vm_error)?;
-        from_value(py, &v)
+        let owner = self.owner.bind(py);
+        let Value::Tensor(tensor) = &loaded(to_value(owner)?) else {
+            return Err(PyTypeError::new_err("a tensor method of a non-tensor"));
+        };
+        let v = anfora_ops::python::call_method(self.method, tensor, args, kw).map_err(vm_error)?;
+        if self.method.is_view() {
+            derived_object(owner, self.method.name(), v)
+        } else {
+            from_value(py, &v)
+        }
     }
 
     fn __repr__(&self) -> String {
@@ -307,10 +410,10 @@ impl TensorMethod {
 /// The attribute `name` of a tensor that its class does not define: a method the VM
 /// implements for compiled code (`sum`, `mean`, `max`, `min`, `prod`, `reshape`,
 /// `transpose`, `permute`, `astype`, `item`).
-fn tensor_method(t: &RTensor, name: &str, class: &str) -> PyResult<TensorMethod> {
+fn tensor_method(owner: &Bound<'_, PyAny>, name: &str, class: &str) -> PyResult<TensorMethod> {
     match anfora_ops::value::Method::from_name(name) {
         Some(method) => Ok(TensorMethod {
-            tensor: t.clone(),
+            owner: owner.clone().unbind(),
             method,
         }),
         None => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
@@ -338,12 +441,17 @@ pub struct Parameter {
 
 impl Parameter {
     /// The value the shared methods of `tensor_pymethods!` compute on.
-    fn current(&self) -> RTensor {
-        self.inner.get()
+    fn current(&self) -> PyResult<RTensor> {
+        Ok(self.inner.get())
+    }
+
+    /// In-place updates write the Parameter.
+    fn writable(slf: &Bound<'_, Self>) -> Writable {
+        Writable::Parameter(slf.clone().unbind())
     }
 }
 
-tensor_pymethods! {
+with_in_place_methods!(tensor_pymethods! {
 impl Parameter {
     #[new]
     #[pyo3(signature = (data, name=None, requires_grad=true))]
@@ -367,10 +475,8 @@ impl Parameter {
 
     /// The current value, as an (immutable) Tensor.
     #[getter]
-    fn value(&self) -> Tensor {
-        Tensor {
-            inner: self.inner.get(),
-        }
+    fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        array_object(py, Cell::own(self.inner.get()))
     }
 
     /// Replaces the value; the dtype and shape must stay the same.
@@ -404,13 +510,21 @@ impl Parameter {
     }
 
     /// The methods of its value (`p.sum()`, `p.reshape(...)`), on the current value.
-    fn __getattr__(&self, name: &str) -> PyResult<TensorMethod> {
-        tensor_method(&self.inner.get(), name, "anfora.Parameter")
+    fn __getattr__(slf: &Bound<'_, Self>, name: &str) -> PyResult<TensorMethod> {
+        tensor_method(slf.as_any(), name, "anfora.Parameter")
     }
 
     /// `str()` of its current value, as `print(p)` shows it in compiled code.
     fn __str__(&self) -> String {
         self.inner.get().to_str()
+    }
+
+    /// numpy's indexing: a basic index is a view that reads and writes the Parameter.
+    fn __getitem__<'py>(
+        slf: &Bound<'py, Self>,
+        index: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        item(slf.borrow().current()?, Some(Parameter::writable(slf)), index)
     }
 
     fn __repr__(&self) -> String {
@@ -422,7 +536,7 @@ impl Parameter {
         )
     }
 }
-}
+});
 
 fn dtype_of_numpy(name: &str) -> Option<DType> {
     match name {
@@ -539,7 +653,7 @@ fn array<'py>(
 /// unless `dtype` says otherwise).
 pub fn to_tensor(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<RTensor> {
     let t = if let Ok(t) = obj.cast::<Tensor>() {
-        t.get().inner.clone()
+        t.get().cell.read()?
     } else if let Ok(p) = obj.cast::<Parameter>() {
         p.borrow().inner.get()
     } else if let Ok(a) = obj.cast::<PyUntypedArray>() {
@@ -575,7 +689,7 @@ pub const MAX_NESTING: usize = 100;
 
 fn to_value_nested(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if let Ok(t) = obj.cast::<Tensor>() {
-        return Ok(Value::Tensor(t.get().inner.clone()));
+        return Ok(Value::Tensor(t.get().cell.read()?));
     }
     if obj.is_none() {
         return Ok(Value::None);
@@ -682,7 +796,7 @@ pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
         Value::Str(s) => PyString::new(py, s).into_any(),
         Value::Tuple(xs) => PyTuple::new(py, objects(xs)?)?.into_any(),
         Value::List(xs) => PyList::new(py, objects(xs)?)?.into_any(),
-        Value::Tensor(t) => Bound::new(py, Tensor { inner: t.clone() })?.into_any(),
+        Value::Tensor(t) => tensor_object(py, t.clone())?,
         Value::DType(d) => Bound::new(py, dtype_object(*d))?.into_any(),
         Value::Ref(p) => Bound::new(
             py,
@@ -704,13 +818,13 @@ pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
 
 impl Tensor {
     /// The value the shared methods of `tensor_pymethods!` compute on.
-    fn current(&self) -> RTensor {
-        self.inner.clone()
+    fn current(&self) -> PyResult<RTensor> {
+        self.cell.read()
     }
 
     /// `float(t)` / `int(t)` as compiled code computes them (one element, Python's rules).
     fn convert(&self, p: Prim) -> PyResult<Value> {
-        let t = Value::Tensor(self.inner.clone());
+        let t = Value::Tensor(self.current()?);
         anfora_ops::call::call_prim(p, &[t], &mut std::io::sink()).map_err(vm_error)
     }
 }
@@ -737,30 +851,31 @@ fn unary(p: Prim, a: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 tensor_pymethods! {
 impl Tensor {
-    /// The transpose (axes reversed), as numpy's `.T`.
+    /// The transpose (axes reversed), as numpy's `.T` (a copy: `crate::array`).
     #[getter(T)]
-    fn transposed(&self) -> PyResult<Tensor> {
-        let t = self
-            .inner
+    fn transposed<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let t = slf
+            .get()
+            .current()?
             .transpose(None)
             .map_err(|e| py_error(e.kind.python_name(), e.message))?;
-        Ok(Tensor { inner: t })
+        derived_object(slf.as_any(), "T", Value::Tensor(t))
     }
 
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_numpy(py, &self.inner)?.call_method0("tolist")
+        to_numpy(py, &self.current()?)?.call_method0("tolist")
     }
 
-    fn __repr__(&self) -> String {
-        self.inner.tensor_repr()
+    fn __repr__(&self) -> PyResult<String> {
+        Ok(self.current()?.tensor_repr())
     }
 
-    fn __str__(&self) -> String {
-        self.inner.to_str()
+    fn __str__(&self) -> PyResult<String> {
+        Ok(self.current()?.to_str())
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        self.inner
+        self.current()?
             .shape()
             .first()
             .copied()
@@ -768,7 +883,7 @@ impl Tensor {
     }
 
     fn __bool__(&self) -> PyResult<bool> {
-        self.inner
+        self.current()?
             .truth()
             .map_err(|e| py_error(e.kind.python_name(), e.message))
     }
@@ -804,8 +919,8 @@ impl Tensor {
         from_value(slf.py(), &binary(p, slf.as_any(), other)?)
     }
 
-    fn __getattr__(&self, name: &str) -> PyResult<TensorMethod> {
-        tensor_method(&self.inner, name, "anfora.Tensor")
+    fn __getattr__(slf: &Bound<'_, Self>, name: &str) -> PyResult<TensorMethod> {
+        tensor_method(slf.as_any(), name, "anfora.Tensor")
     }
 
     /// `item in t`: any element equal to it (numpy's `(t == item).any()`).
@@ -816,14 +931,103 @@ impl Tensor {
         }
     }
 
+    /// numpy's indexing: a basic index of an array is a view of it, a scalar's item or an
+    /// advanced index is a new value.
     fn __getitem__<'py>(
         slf: &Bound<'py, Self>,
         index: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let idx = loaded(to_value(index)?);
-        let v = anfora_ops::python::getitem(&Value::Tensor(slf.get().inner.clone()), &idx)
-            .map_err(vm_error)?;
-        from_value(slf.py(), &v)
+        let base = slf.cast::<ArrayTensor>().ok().map(ArrayTensor::writable);
+        item(slf.get().current()?, base, index)
     }
 }
+}
+
+/// `value[index]` of an object whose elements are `value`: a view of `base` where numpy's
+/// would be one (a basic index of an array, unless it picks one element: numpy's scalar).
+fn item<'py>(
+    value: RTensor,
+    base: Option<Writable>,
+    index: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = index.py();
+    let idx = loaded(to_value(index)?);
+    let v = anfora_ops::python::getitem(&Value::Tensor(value), &idx).map_err(vm_error)?;
+    match (&v, base, crate::array::basic_index(index)) {
+        (Value::Tensor(t), Some(base), Some(all_ints)) if !(all_ints && t.ndim() == 0) => {
+            array_object(py, Cell::view(base, index.clone().unbind(), t.clone()))
+        }
+        _ => from_value(py, &v),
+    }
+}
+
+/// `x op= v` on an array: numpy's in-place ufunc (its output keeps `x`'s dtype and shape).
+fn update_in_place(t: &Writable, p: Prim, v: &Bound<'_, PyAny>) -> PyResult<()> {
+    let old = Value::Tensor(t.read()?);
+    let new = anfora_ops::call::call_prim(
+        p,
+        &[old.clone(), loaded(to_value(v)?)],
+        &mut std::io::sink(),
+    )
+    .map_err(vm_error)?;
+    match &anfora_ops::indexing::inplace_cast(&old, &new).map_err(vm_error)? {
+        Value::Tensor(n) => t.write(n.clone()),
+        other => Err(PyTypeError::new_err(format!(
+            "an in-place update gave {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// `x[index] = v` on an array.
+fn set_item(t: &Writable, index: &Bound<'_, PyAny>, v: &Bound<'_, PyAny>) -> PyResult<()> {
+    let args = [
+        Value::Tensor(t.read()?),
+        loaded(to_value(index)?),
+        loaded(to_value(v)?),
+    ];
+    match &anfora_ops::call::call_prim(Prim::SetItem, &args, &mut std::io::sink())
+        .map_err(vm_error)?
+    {
+        Value::Tensor(n) => t.write(n.clone()),
+        other => Err(PyTypeError::new_err(format!(
+            "an item assignment gave {}",
+            other.type_name()
+        ))),
+    }
+}
+
+with_in_place_methods!(pymethods_of! { impl ArrayTensor {} });
+
+impl ArrayTensor {
+    fn writable(slf: &Bound<'_, Self>) -> Writable {
+        Writable::Array(slf.as_super().clone().unbind())
+    }
+}
+
+/// What a primitive that numpy may answer with a view of `base` returned, as objects: each
+/// tensor a copy that remembers `base` (`crate::array`).
+pub fn derived_object<'py>(
+    base: &Bound<'py, PyAny>,
+    made_by: &str,
+    v: Value,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = base.py();
+    let Ok(base) = base.cast::<Tensor>() else {
+        return from_value(py, &v);
+    };
+    match &v {
+        Value::Tensor(t) => array_object(
+            py,
+            Cell::copy_of(base.clone().unbind(), made_by.into(), t.clone()),
+        ),
+        Value::Tuple(items) => {
+            let objects = items
+                .iter()
+                .map(|x| derived_object(base.as_any(), made_by, x.clone()))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(PyTuple::new(py, objects)?.into_any())
+        }
+        _ => from_value(py, &v),
+    }
 }

@@ -41,7 +41,7 @@ impl Lowerer<'_> {
                 let r = self.prim(inplace_prim(op), &[cur, v], span);
                 let r = self.prim(Prim::InplaceCast, &[cur, r], span);
                 self.assign(&Target::Name(n.clone(), *name_span), r);
-                self.rebind_aliases(n, r, span);
+                self.rebind_aliases(n, cur, r, span);
             }
             Target::Item {
                 object,
@@ -114,8 +114,9 @@ impl Lowerer<'_> {
     fn write_back(&mut self, root: Root, new: NodeId, span: Span) {
         match root {
             Root::Local(n, s) => {
+                let old = self.load(&n, s);
                 self.assign(&Target::Name(n.clone(), s), new);
-                self.rebind_aliases(&n, new, span);
+                self.rebind_aliases(&n, old, new, span);
             }
             Root::Parameter(t) => {
                 self.prim(Prim::Assign, &[t, new], span);
@@ -130,13 +131,18 @@ impl Lowerer<'_> {
 
     /// The other names of the object the statement at `span` updated through `name`, bound
     /// to its new value `new` as well.
-    fn rebind_aliases(&mut self, name: &Name, new: NodeId, span: Span) {
+    fn rebind_aliases(&mut self, name: &Name, old: NodeId, new: NodeId, span: Span) {
         let Some(Some(group)) = self.fun().owned.get(&span.start).cloned() else {
             return;
         };
+        if group.iter().all(|m| m == name) {
+            return;
+        }
+        // Refuses a 0-d tensor: numpy would rebind a scalar's other names only.
+        let seen = self.prim(Prim::IfMutable, &[old, new, old], span);
         for m in group.iter().filter(|m| *m != name) {
             let b = self.cur_block();
-            self.write(b, m, new);
+            self.write(b, m, seen);
         }
     }
 

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use anfora_tensor::Scalar;
 
-use crate::abs::{Abs, Func, Rule};
+use crate::abs::{Abs, Func, Rule, err};
 use crate::args::int_arg;
 use crate::def::{Backward, EvalFn, InferFn, PrimDef, Py, primitives};
 use crate::emit::{Call, Emit, Grads, unbroadcast};
@@ -102,9 +102,16 @@ primitives! {
     /// `IfMutable(probe, then, otherwise)`: `then` where `probe` is an object an in-place
     /// update changes (a tensor, a list, a Parameter), else `otherwise`. A caller writes back
     /// an argument a function updated in place with it: a tensor takes the updated value, an
-    /// int stays (the callee's `n += 1` rebound its own name only).
+    /// int stays (the callee's `n += 1` rebound its own name only). The other names of a
+    /// variable updated in place take the update with it too. A 0-d tensor is refused
+    /// ([`crate::indexing::ZERO_D`]).
     IfMutable = PrimDef::new("IfMutable", "(probe, then, otherwise)", if_mutable_abs,
-        |_, a, _| Ok(if value_mutable(&a[0]) { a[1].clone() } else { a[2].clone() }),
+        |_, a, _| match &a[0] {
+            Value::Tensor(t) if t.ndim() == 0 => {
+                Err(("NotImplementedError", crate::indexing::ZERO_D.into()))
+            }
+            probe => Ok(if value_mutable(probe) { a[1].clone() } else { a[2].clone() }),
+        },
         Backward::Rule(|e, c| {
             let none = e.konst(crate::Const::None);
             let mut g = c.none();
@@ -112,7 +119,8 @@ primitives! {
             g[2] = Some(e.op(Prim::IfMutable, &[c.x[0], none, c.d]));
             Some(g)
         }))
-        .passing_values();
+        .passing_values()
+        .refusing((SHARED_UPDATE, crate::indexing::ZERO_D_HINT));
 }
 
 /// The diagnostic code of [`Prim::ViewIndex`]'s refusal (anfora-ir's `codes::ITEM_ASSIGN`).
@@ -162,6 +170,7 @@ fn view_refusal_value(array: &Value, index: &Value) -> Option<String> {
 
 fn if_mutable_abs(_: Prim, a: &[Abs]) -> Rule {
     Ok(match &a[0] {
+        Abs::Tensor(t) if t.shape.is_empty() => return Err(err(crate::indexing::ZERO_D)),
         Abs::Tensor(_) | Abs::List(_) | Abs::Ref(_) => a[1].clone(),
         Abs::Any => Abs::Any,
         Abs::Bottom => Abs::Bottom,

@@ -39,6 +39,7 @@ const fn constructor(
         Backward::Zero,
     )
     .called(python)
+    .making_arrays()
 }
 
 /// The `_like` forms compute on a tensor (a kernel on its device), and cannot raise once
