@@ -3,8 +3,9 @@
 holding it; a scalar (the 0-d result of an operation, numpy's np.float64) is only rebound; a
 basic index is a view that reads and writes its base. Each program below runs once on numpy
 arrays and once on anfora Tensors, and both runs must give the same values (or the same
-exception class). Where numpy's answer depends on memory layout anfora does not model
-(`reshape`, `.T`), the update is refused with a ValueError, never computed differently."""
+exception class). Transposes, and reshapes of contiguous arrays, are views as in numpy; where
+numpy's answer depends on strides anfora does not model (a reshape of a strided view, `split`),
+the update is refused with a ValueError, never computed differently."""
 
 import numpy as np
 import pytest
@@ -196,25 +197,43 @@ def test_methods_read_the_value_when_called():
     assert float(total()) == 6.0
 
 
-def test_updates_of_reshapes_and_transposes_that_numpy_may_share_are_refused():
-    x = anfora.tensor(np.arange(6.0))
-    b = x.reshape((2, 3))
+def test_transposes_and_reshapes_of_arrays_are_views():
+    def program(make, x):
+        t = x.T
+        t[0] = -1.0
+        p = x.transpose(1, 0)
+        p[2] *= 10.0
+        r = x.reshape((3, 2))
+        r += 100.0
+        x[1, 1] = 7.0
+        rt = r.T
+        rt[1, 2] = 0.5
+        return x, t, p, r, rt
+
+    same(program, F64)
+
+
+def test_reshapes_numpy_would_copy_are_refused_where_the_difference_shows():
+    x = anfora.tensor(np.arange(6.0).reshape(2, 3))
+    # The reshape of a transpose: numpy copies (a strided view), anfora's copy remembers it.
+    flat = x.T.reshape((6,))
     with pytest.raises(ValueError, match="made by `reshape` from a tensor that is still held"):
-        b += 1.0
-    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0))
-    t = anfora.tensor(np.ones((2, 2))).T
-    x += 1.0
+        flat += 1.0
+    held = x.T
+    flat_of_held = held.reshape((6,))
+    held[0, 0] = 5.0
     with pytest.raises(ValueError, match="made by `reshape` from a tensor updated in place since"):
-        b.sum()
-    # A transpose of a temporary: nothing else can see its base, so it is an array of its own.
-    t += 1.0
-    np.testing.assert_array_equal(np.asarray(t), np.full((2, 2), 2.0))
-    fresh = ops.arange(6.0).reshape((2, 3))
-    fresh[1, 1] = -1.0
-    np.testing.assert_array_equal(np.asarray(fresh), [[0.0, 1.0, 2.0], [3.0, -1.0, 5.0]])
-    swapped = ops.transpose(x)
-    with pytest.raises(ValueError, match="made by `ops.transpose`"):
-        swapped[0] = 1.0
+        flat_of_held.sum()
+    np.testing.assert_array_equal(np.asarray(x)[0], [5.0, 1.0, 2.0])
+    # A temporary's copy: nothing else can see its base, so it is an array of its own.
+    fresh = ops.arange(6.0).reshape((2, 3)).T.reshape((6,))
+    fresh[0] = -1.0
+    np.testing.assert_array_equal(np.asarray(fresh), [-1.0, 3.0, 1.0, 4.0, 2.0, 5.0])
+    # Operations other than these layout changes that numpy may answer with a view (split,
+    # broadcast_to, ...) give copies that refuse alike.
+    halves = ops.split(x, 2)
+    with pytest.raises(ValueError, match="made by `ops.split`"):
+        halves[0][0, 0] = 1.0
 
 
 def test_parameters_are_written_by_in_place_updates():

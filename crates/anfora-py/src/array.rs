@@ -8,11 +8,13 @@
 //!   a TypeError.
 //! * A *view* (`x[1]`, `x[:, ::2]`, `x[..., None]`) holds its base and its index: reading it
 //!   reads the base now, writing it writes the base through `SetItem`.
-//! * The other results numpy gives as views (`reshape`, `transpose`, `.T`, `squeeze`,
+//! * A transpose (`.T`, `transpose`, `permute`), a `squeeze` or `expand_dims`, and a
+//!   `reshape` of a contiguous array are views too, read and written through their base.
+//! * The other results numpy may give as views (a reshape of a strided view, `split`,
 //!   `broadcast_to`, ...) are copies that remember their base. Whether numpy would have
-//!   shared memory depends on its strides, so anfora refuses the cases where it would show:
-//!   reading such a copy after its base was updated, or updating it while its base is held
-//!   elsewhere. Both raise a ValueError that says so; neither computes something else.
+//!   shared memory depends on strides anfora does not model, so it refuses the cases where it
+//!   would show: reading such a copy after its base was updated, or updating it while its base
+//!   is held elsewhere. Both raise a ValueError that says so; neither computes something else.
 
 use std::sync::Mutex;
 
@@ -41,8 +43,8 @@ struct State {
 enum Source {
     /// Its own elements.
     Own,
-    /// `base[index]` with a basic index: numpy's view.
-    View { base: Writable, index: Py<PyAny> },
+    /// A view of `base`'s elements, as numpy's.
+    View { base: Writable, of: ViewOf },
     /// A copy of what `made_by` returned for `base` at `base`'s version `version`, where numpy
     /// may have returned a view.
     Copy {
@@ -57,9 +59,9 @@ impl Cell {
         Cell::with(value, Source::Own)
     }
 
-    /// `base[index]`, whose current elements are `value`.
-    pub fn view(base: Writable, index: Py<PyAny>, value: RTensor) -> Cell {
-        Cell::with(value, Source::View { base, index })
+    /// The view `of` of `base`, whose current elements are `value`.
+    pub fn view(base: Writable, of: ViewOf, value: RTensor) -> Cell {
+        Cell::with(value, Source::View { base, of })
     }
 
     /// `value`, which `made_by` computed from `base` as it is now.
@@ -107,7 +109,7 @@ impl Cell {
     /// The current elements.
     pub fn read(&self) -> PyResult<RTensor> {
         Python::attach(|py| {
-            let (base, index) = {
+            let (base, of) = {
                 let s = self.lock();
                 match &s.source {
                     Source::Own => return Ok(s.value.clone()),
@@ -121,12 +123,10 @@ impl Cell {
                         }
                         return Ok(s.value.clone());
                     }
-                    Source::View { base, index } => (base.clone_ref(py), index.clone_ref(py)),
+                    Source::View { base, of } => (base.clone_ref(py), of.clone_ref(py)),
                 }
             };
-            let whole = Value::Tensor(base.read()?);
-            let index = to_value(index.bind(py))?;
-            tensor(anfora_ops::python::getitem(&whole, &index).map_err(vm_error)?)
+            of.read(py, base.read()?)
         })
     }
 
@@ -134,38 +134,41 @@ impl Cell {
     pub fn write(&self, new: RTensor) -> PyResult<()> {
         Python::attach(|py| {
             let mut s = self.lock();
-            let (base, index) = match &s.source {
+            let (base, of) = match &s.source {
                 Source::Own => {
                     s.own(new);
                     return Ok(());
                 }
                 Source::Copy { base, made_by, .. } => {
                     // Where nothing else holds the base, nobody can tell a view from a copy.
-                    // SAFETY: `base` is a live object (this cell holds a reference to it).
-                    let alone = unsafe { pyo3::ffi::Py_REFCNT(base.as_ptr()) } == 1
-                        && matches!(base.get().cell.lock().source, Source::Own);
-                    if !alone {
+                    if !unobserved(base) {
                         return Err(shared(made_by));
                     }
                     s.source = Source::Own;
                     s.own(new);
                     return Ok(());
                 }
-                Source::View { base, index } => (base.clone_ref(py), index.clone_ref(py)),
+                Source::View { base, of } => (base.clone_ref(py), of.clone_ref(py)),
             };
             drop(s);
-            let args = [
-                Value::Tensor(base.read()?),
-                to_value(index.bind(py))?,
-                Value::Tensor(new),
-            ];
-            let updated = anfora_ops::call::call_prim(Prim::SetItem, &args, &mut std::io::sink())
-                .map_err(vm_error)?;
-            base.write(tensor(updated)?)
+            base.write(of.write_back(py, base.read()?, new)?)
         })
     }
 
-    /// The object whose elements these are a basic index of.
+    /// Whether numpy would lay its elements out in one C-ordered block: then its `reshape` is
+    /// a view.
+    pub fn contiguous(&self) -> bool {
+        match &self.lock().source {
+            Source::Own => true,
+            Source::View {
+                base,
+                of: ViewOf::Reshape(_),
+            } => base.contiguous(),
+            _ => false,
+        }
+    }
+
+    /// The object whose elements these are a view of.
     pub fn view_base(&self) -> Option<Py<PyAny>> {
         match &self.lock().source {
             Source::View { base, .. } => Some(Python::attach(|py| base.object(py))),
@@ -203,6 +206,13 @@ impl Writable {
         }
     }
 
+    fn contiguous(&self) -> bool {
+        match self {
+            Writable::Array(t) => t.get().cell.contiguous(),
+            Writable::Parameter(_) => true,
+        }
+    }
+
     /// Replaces its elements by `new`, of the same dtype and shape.
     pub fn write(&self, new: RTensor) -> PyResult<()> {
         match self {
@@ -212,6 +222,89 @@ impl Writable {
                 Ok(())
             }
         }
+    }
+}
+
+/// How a view's elements are its base's.
+pub enum ViewOf {
+    /// `base[index]`, a basic index.
+    Index(Py<PyAny>),
+    /// `base.transpose(axes)`.
+    Transpose(Vec<usize>),
+    /// The same elements in this shape, where numpy reshapes without a copy.
+    Reshape(Vec<usize>),
+}
+
+impl ViewOf {
+    fn clone_ref(&self, py: Python<'_>) -> ViewOf {
+        match self {
+            ViewOf::Index(i) => ViewOf::Index(i.clone_ref(py)),
+            ViewOf::Transpose(a) => ViewOf::Transpose(a.clone()),
+            ViewOf::Reshape(s) => ViewOf::Reshape(s.clone()),
+        }
+    }
+
+    /// The view's elements, from its base's.
+    fn read(&self, py: Python<'_>, whole: RTensor) -> PyResult<RTensor> {
+        match self {
+            ViewOf::Index(index) => {
+                let index = to_value(index.bind(py))?;
+                let got = anfora_ops::python::getitem(&Value::Tensor(whole), &index);
+                tensor(got.map_err(vm_error)?)
+            }
+            ViewOf::Transpose(axes) => layout(whole.transpose(Some(&signed(axes)))),
+            ViewOf::Reshape(shape) => layout(whole.reshape(&signed(shape))),
+        }
+    }
+
+    /// The base's elements once the view's are `new`.
+    fn write_back(&self, py: Python<'_>, whole: RTensor, new: RTensor) -> PyResult<RTensor> {
+        match self {
+            ViewOf::Index(index) => {
+                let args = [
+                    Value::Tensor(whole),
+                    to_value(index.bind(py))?,
+                    Value::Tensor(new),
+                ];
+                let updated =
+                    anfora_ops::call::call_prim(Prim::SetItem, &args, &mut std::io::sink());
+                tensor(updated.map_err(vm_error)?)
+            }
+            ViewOf::Transpose(axes) => {
+                let mut inverse = vec![0; axes.len()];
+                for (i, &a) in axes.iter().enumerate() {
+                    inverse[a] = i;
+                }
+                layout(new.transpose(Some(&signed(&inverse))))
+            }
+            ViewOf::Reshape(_) => layout(new.reshape(&signed(whole.shape()))),
+        }
+    }
+}
+
+fn signed(xs: &[usize]) -> Vec<i64> {
+    xs.iter().map(|&x| x as i64).collect()
+}
+
+fn layout(t: anfora_tensor::Result<RTensor>) -> PyResult<RTensor> {
+    t.map_err(|e| crate::tensor::py_error(e.kind.python_name(), e.message))
+}
+
+/// Whether only the object `t` came from holds it, and likewise everything its elements
+/// come from: then no one can see whether an update of that object changes them.
+fn unobserved(t: &Py<Tensor>) -> bool {
+    // SAFETY: `t` is a live object (the caller holds a reference to it).
+    if unsafe { pyo3::ffi::Py_REFCNT(t.as_ptr()) } != 1 {
+        return false;
+    }
+    match &t.get().cell.lock().source {
+        Source::Own => true,
+        Source::View {
+            base: Writable::Array(b),
+            ..
+        }
+        | Source::Copy { base: b, .. } => unobserved(b),
+        Source::View { .. } => false,
     }
 }
 
@@ -236,8 +329,7 @@ fn stale(made_by: &str) -> PyErr {
     PyValueError::new_err(format!(
         "this tensor was made by `{made_by}` from a tensor updated in place since: numpy may \
          have returned a view, which shows the update, or a copy, which does not, and anfora \
-         does not tell them apart; copy the result (`y = x.{made_by}(...) * 1`) to keep the \
-         old values"
+         does not tell them apart here; keep a copy of the result (`* 1`) to read the old values"
     ))
 }
 
@@ -245,8 +337,8 @@ fn shared(made_by: &str) -> PyErr {
     PyValueError::new_err(format!(
         "in-place update of a tensor made by `{made_by}` from a tensor that is still held \
          elsewhere: numpy may have returned a view, whose update changes that tensor too, or \
-         a copy, and anfora does not tell them apart; update a copy (`x.{made_by}(...) * 1`) \
-         or the original"
+         a copy, and anfora does not tell them apart here; update a copy of it (`* 1`) or the \
+         original"
     ))
 }
 
@@ -268,4 +360,82 @@ pub fn basic_index(index: &Bound<'_, PyAny>) -> Option<bool> {
             .try_fold(true, |all_ints, i| one(&i).map(|int| all_ints && int)),
         Err(_) => one(index),
     }
+}
+
+/// The layout change of a primitive or method that numpy answers with a view.
+#[derive(Clone, Copy)]
+pub enum Relayout {
+    /// `transpose`, `permute`, `.T`: always a view.
+    Transpose,
+    /// `reshape`: a view of a contiguous array, else a copy.
+    Reshape,
+    /// `squeeze`, `expand_dims`: axes of length 1 only, always a view.
+    Resize,
+}
+
+impl Relayout {
+    pub fn of_prim(p: Prim) -> Option<Relayout> {
+        match p {
+            Prim::Transpose | Prim::Permute => Some(Relayout::Transpose),
+            Prim::Reshape => Some(Relayout::Reshape),
+            Prim::Squeeze | Prim::ExpandDims => Some(Relayout::Resize),
+            _ => None,
+        }
+    }
+
+    pub fn of_method(m: anfora_ops::value::Method) -> Option<Relayout> {
+        use anfora_ops::value::Method;
+        match m {
+            Method::Transpose | Method::Permute => Some(Relayout::Transpose),
+            Method::Reshape => Some(Relayout::Reshape),
+            _ => None,
+        }
+    }
+
+    /// The view numpy's result `result` of this change of `base` is, called with `args`
+    /// after the tensor; `None` where numpy may copy (a reshape of a strided view).
+    pub fn view(self, base: &Writable, args: &[Value], result: &RTensor) -> Option<ViewOf> {
+        match self {
+            Relayout::Transpose => permutation(args, result.ndim()).map(ViewOf::Transpose),
+            Relayout::Reshape if !base.contiguous() => None,
+            Relayout::Reshape | Relayout::Resize => Some(ViewOf::Reshape(result.shape().to_vec())),
+        }
+    }
+}
+
+/// The axes of a transpose called with `args` (none or `None`: reversed; a tuple or list; or
+/// the axes one by one), as a permutation of `ndim` axes.
+fn permutation(args: &[Value], ndim: usize) -> Option<Vec<usize>> {
+    let int = |v: &Value| match v {
+        Value::Int(i) => Some(*i),
+        _ => None,
+    };
+    let axes: Vec<i64> = match args {
+        [] | [Value::None] => return Some((0..ndim).rev().collect()),
+        [Value::Tuple(xs)] | [Value::List(xs)] => xs.iter().map(int).collect::<Option<_>>()?,
+        xs => xs.iter().map(int).collect::<Option<_>>()?,
+    };
+    let n = ndim as i64;
+    let axes: Vec<usize> = (axes.iter())
+        .map(|&a| {
+            (-n..n)
+                .contains(&a)
+                .then_some(a.rem_euclid(n.max(1)) as usize)
+        })
+        .collect::<Option<_>>()?;
+    let mut seen = vec![false; ndim];
+    for &a in &axes {
+        if std::mem::replace(&mut seen[a], true) {
+            return None;
+        }
+    }
+    (axes.len() == ndim).then_some(axes)
+}
+
+/// The object an in-place update of `object`'s view writes: an array or a Parameter.
+pub fn writable(object: &Bound<'_, PyAny>) -> Option<Writable> {
+    if let Ok(t) = object.cast::<crate::tensor::ArrayTensor>() {
+        return Some(Writable::Array(t.as_super().clone().unbind()));
+    }
+    (object.cast::<Parameter>().ok()).map(|p| Writable::Parameter(p.clone().unbind()))
 }

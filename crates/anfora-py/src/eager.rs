@@ -42,7 +42,10 @@ pub fn call_op<'py>(
     let v = result.map_err(crate::tensor::vm_error)?;
     // numpy's objects: a view's base is its first argument; a constructor makes an array.
     match (&v, args.get_item(0)) {
-        (_, Ok(base)) if p.views() => derived_object(&base, &p.python_name(), v),
+        (_, Ok(base)) if p.views() => {
+            let how = crate::array::Relayout::of_prim(p).map(|r| (r, &bound[1..]));
+            derived_object(&base, &p.python_name(), how, v)
+        }
         (Value::Tensor(t), _) if p.makes_array() => array_object(py, Cell::own(t.clone())),
         _ => from_value(py, &v),
     }

@@ -15,7 +15,7 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple};
 
-use crate::array::{Cell, Writable};
+use crate::array::{Cell, Relayout, ViewOf, Writable};
 use crate::pycall::{Args, Kwargs, Returned};
 
 /// A Python exception of the class the VM names (`ValueError`, ...).
@@ -394,9 +394,12 @@ impl TensorMethod {
         let Value::Tensor(tensor) = &loaded(to_value(owner)?) else {
             return Err(PyTypeError::new_err("a tensor method of a non-tensor"));
         };
-        let v = anfora_ops::python::call_method(self.method, tensor, args, kw).map_err(vm_error)?;
+        let relayout = Relayout::of_method(self.method);
+        let v = anfora_ops::python::call_method(self.method, tensor, args.clone(), kw)
+            .map_err(vm_error)?;
         if self.method.is_view() {
-            derived_object(owner, self.method.name(), v)
+            let how = relayout.map(|r| (r, &args[..]));
+            derived_object(owner, self.method.name(), how, v)
         } else {
             from_value(py, &v)
         }
@@ -851,7 +854,7 @@ fn unary(p: Prim, a: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 tensor_pymethods! {
 impl Tensor {
-    /// The transpose (axes reversed), as numpy's `.T` (a copy: `crate::array`).
+    /// The transpose (axes reversed), as numpy's `.T`: a view of an array.
     #[getter(T)]
     fn transposed<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let t = slf
@@ -859,7 +862,8 @@ impl Tensor {
             .current()?
             .transpose(None)
             .map_err(|e| py_error(e.kind.python_name(), e.message))?;
-        derived_object(slf.as_any(), "T", Value::Tensor(t))
+        let how = Some((Relayout::Transpose, &[][..]));
+        derived_object(slf.as_any(), "T", how, Value::Tensor(t))
     }
 
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -955,7 +959,8 @@ fn item<'py>(
     let v = anfora_ops::python::getitem(&Value::Tensor(value), &idx).map_err(vm_error)?;
     match (&v, base, crate::array::basic_index(index)) {
         (Value::Tensor(t), Some(base), Some(all_ints)) if !(all_ints && t.ndim() == 0) => {
-            array_object(py, Cell::view(base, index.clone().unbind(), t.clone()))
+            let of = ViewOf::Index(index.clone().unbind());
+            array_object(py, Cell::view(base, of, t.clone()))
         }
         _ => from_value(py, &v),
     }
@@ -1005,14 +1010,22 @@ impl ArrayTensor {
     }
 }
 
-/// What a primitive that numpy may answer with a view of `base` returned, as objects: each
-/// tensor a copy that remembers `base` (`crate::array`).
+/// What `made_by`, which numpy may answer with a view of `base`, returned, as objects: the
+/// view where `how` (its layout change and the arguments after the tensor) tells numpy's, else
+/// copies that remember `base` (`crate::array`).
 pub fn derived_object<'py>(
     base: &Bound<'py, PyAny>,
     made_by: &str,
+    how: Option<(Relayout, &[Value])>,
     v: Value,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = base.py();
+    if let (Some((relayout, args)), Some(writable), Value::Tensor(t)) =
+        (how, crate::array::writable(base), &v)
+        && let Some(of) = relayout.view(&writable, args, t)
+    {
+        return array_object(py, Cell::view(writable, of, t.clone()));
+    }
     let Ok(base) = base.cast::<Tensor>() else {
         return from_value(py, &v);
     };
@@ -1024,7 +1037,7 @@ pub fn derived_object<'py>(
         Value::Tuple(items) => {
             let objects = items
                 .iter()
-                .map(|x| derived_object(base.as_any(), made_by, x.clone()))
+                .map(|x| derived_object(base.as_any(), made_by, None, x.clone()))
                 .collect::<PyResult<Vec<_>>>()?;
             Ok(PyTuple::new(py, objects)?.into_any())
         }
