@@ -148,8 +148,13 @@ class Checker(ast.NodeVisitor):
 
     def check_target(self, t):
         if isinstance(t, (ast.Tuple, ast.List)):
+            starred = [e for e in t.elts if isinstance(e, ast.Starred)]
+            if len(starred) > 1:
+                self.err(t, "more than one starred target in a tuple")
             for e in t.elts:
-                self.check_target(e)
+                # `*name` (checked by visit_Starred) takes the items the others leave.
+                if not isinstance(e, ast.Starred):
+                    self.check_target(e)
         elif isinstance(t, ast.Subscript):
             # `x[i] = v`, `self.w[i] = v`, and `x[i][j] = v` through the view `x[i]`.
             root = t.value
@@ -199,8 +204,13 @@ class Checker(ast.NodeVisitor):
 
     def visit_Starred(self, node):
         parent = self.parents.get(node)
-        if not (isinstance(parent, ast.Call) and node in parent.args):
-            self.err(node, "star-unpacking outside a call's arguments")
+        in_call = isinstance(parent, ast.Call) and node in parent.args
+        in_display = isinstance(parent, (ast.Tuple, ast.List))
+        if isinstance(node.ctx, ast.Store):
+            if not (in_display and isinstance(node.value, ast.Name)):
+                self.err(node, "a starred target other than a name in a tuple")
+        elif not (in_call or in_display):
+            self.err(node, "star-unpacking outside a call's arguments or a display")
         self.generic_visit(node)
 
     def visit_Call(self, node):

@@ -740,11 +740,17 @@ class Case:
             "tuple(enumerate(s))",
             "t * 2",
             "t < (a, b)",
+            "(*t, a)",
+            "[*s, *t[:2]]",
+            "(*range(%d), *s[::-1])" % r.randint(0, 3),
         ]
         self.emit("out = ()")
         for x in r.sample(ops_, r.randint(3, 6)):
             self.emit("out = out + (%s,)" % x)
         self.emit("x, (y, z) = a, (b, s)")
+        star = r.choice(["h, *rest = t", "*rest, h = s", "h, *rest, last = t", "(h, *rest), last = t, s"])
+        self.emit(star)
+        self.emit("out = out + (h, rest)")
         self.emit("for ch in s:")
         self.emit("if ch == %r:" % r.choice("abcxyz"), 2)
         self.emit("x = x + 1", 3)

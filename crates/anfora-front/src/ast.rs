@@ -142,6 +142,8 @@ pub enum Target {
         index: Box<Expr>,
         span: Span,
     },
+    /// `*name` inside a tuple target: the items the others leave, as a list.
+    Starred(Name, Span),
     /// Already diagnosed.
     Invalid(Span),
 }
@@ -152,6 +154,7 @@ impl Target {
             Target::Name(_, s)
             | Target::Tuple(_, s)
             | Target::Item { span: s, .. }
+            | Target::Starred(_, s)
             | Target::Invalid(s) => *s,
         }
     }
@@ -165,14 +168,14 @@ impl Target {
                     f(n);
                 }
             }
-            Target::Name(..) | Target::Invalid(_) => {}
+            Target::Name(..) | Target::Starred(..) | Target::Invalid(_) => {}
         }
     }
 
     /// Names bound by this target, in order.
     pub fn names(&self, out: &mut Vec<(Name, Span)>) {
         match self {
-            Target::Name(n, s) => out.push((n.clone(), *s)),
+            Target::Name(n, s) | Target::Starred(n, s) => out.push((n.clone(), *s)),
             Target::Tuple(items, _) => items.iter().for_each(|t| t.names(out)),
             Target::Item { .. } | Target::Invalid(_) => {}
         }

@@ -159,7 +159,7 @@ fn target_reads(t: &Target, f: &mut dyn FnMut(&Name, bool)) {
             expr_reads(object, f);
             expr_reads(index, f);
         }
-        Target::Name(..) | Target::Invalid(_) => {}
+        Target::Name(..) | Target::Starred(..) | Target::Invalid(_) => {}
     }
 }
 
@@ -210,7 +210,7 @@ fn binds(s: &Stmt, name: &Name) -> bool {
 
 pub fn target_binds(t: &Target, name: &Name) -> bool {
     match t {
-        Target::Name(n, _) => n == name,
+        Target::Name(n, _) | Target::Starred(n, _) => n == name,
         Target::Tuple(items, _) => items.iter().any(|i| target_binds(i, name)),
         Target::Item { .. } | Target::Invalid(_) => false,
     }
@@ -361,7 +361,7 @@ fn target_exprs(t: &Target, f: &mut dyn FnMut(&Expr)) {
             f(index);
         }
         Target::Tuple(items, _) => items.iter().for_each(|i| target_exprs(i, f)),
-        Target::Name(..) | Target::Invalid(_) => {}
+        Target::Name(..) | Target::Starred(..) | Target::Invalid(_) => {}
     }
 }
 

@@ -258,7 +258,7 @@ pub fn updates_parameter(def: &FunctionDef, p: &Name) -> bool {
     /// Whether target `t` updates one of `params` (`names`: a bare name counts, as in `p += v`).
     fn target_root(t: &Target, params: &[Name], names: bool) -> bool {
         match t {
-            Target::Name(n, _) => names && params.contains(n),
+            Target::Name(n, _) | Target::Starred(n, _) => names && params.contains(n),
             Target::Item { object, .. } => item_root(object).is_some_and(|n| params.contains(n)),
             Target::Tuple(items, _) => items.iter().any(|i| target_root(i, params, names)),
             Target::Invalid(_) => false,
@@ -466,6 +466,8 @@ impl Analysis<'_, '_> {
                     }
                 }
             }
+            // A new list of the items (which others may hold).
+            Target::Starred(n, _) => st.insert(n.clone(), Kind::List),
             // Keyed by the item's own span, where the lowering looks it up (inside a tuple
             // target it is not the statement's).
             Target::Item { span, .. } => self.update(t, st, span.start),
@@ -492,7 +494,7 @@ impl Analysis<'_, '_> {
                 self.sites.insert(at, group);
             }
             Target::Tuple(items, _) => items.iter().for_each(|i| self.update(i, st, at)),
-            Target::Invalid(_) => {}
+            Target::Starred(..) | Target::Invalid(_) => {}
         }
     }
 

@@ -293,6 +293,20 @@ pub fn unpack(seq: &Value, n: i64) -> OpResult {
     Ok(Value::tuple(xs))
 }
 
+/// The items of `seq` for `a, *b, c = seq`: at least `n`, else Python's ValueError.
+pub fn unpack_at_least(seq: &Value, n: i64) -> OpResult {
+    let xs = items(seq, &|t| {
+        type_error(format!("cannot unpack non-iterable {t} object"))
+    })?;
+    let got = xs.len() as i64;
+    if got < n {
+        return Err(value_error(format!(
+            "not enough values to unpack (expected at least {n}, got {got})"
+        )));
+    }
+    Ok(Value::tuple(xs))
+}
+
 /// `x in container`.
 pub fn contains(container: &Value, x: &Value) -> Result<bool, PyErr> {
     match container {

@@ -232,24 +232,39 @@ impl Session {
                 }
             },
             Target::Tuple(items, _) => {
-                let unpacked = anfora_ops::python::unpack(v, items.len() as i64).map_err(
-                    |(kind, message)| RuntimeError {
-                        kind: kind.to_string(),
-                        message,
+                let star = items.iter().position(|t| matches!(t, Target::Starred(..)));
+                let unpacked = match star {
+                    None => anfora_ops::python::unpack(v, items.len() as i64),
+                    Some(_) => anfora_ops::python::unpack_at_least(v, items.len() as i64 - 1),
+                }
+                .map_err(|(kind, message)| RuntimeError {
+                    kind: kind.to_string(),
+                    message,
+                    span,
+                    trace: vec![anfora_ir::TraceEntry {
+                        function: "<module>".into(),
                         span,
-                        trace: vec![anfora_ir::TraceEntry {
-                            function: "<module>".into(),
-                            span,
-                        }],
-                    },
-                )?;
+                    }],
+                })?;
                 let Value::Tuple(parts) = &unpacked else {
                     unreachable!("unpack returns a tuple")
+                };
+                let parts = match star {
+                    // The starred name takes what the others leave, as a list.
+                    Some(k) => {
+                        let rest = parts.len() + 1 - items.len();
+                        let mut grouped = parts[..k].to_vec();
+                        grouped.push(Value::List(parts[k..k + rest].into()));
+                        grouped.extend(parts[k + rest..].iter().cloned());
+                        grouped
+                    }
+                    None => parts.to_vec(),
                 };
                 for (t, part) in items.iter().zip(parts.iter()) {
                     self.bind(t, part, span)?;
                 }
             }
+            Target::Starred(name, s) => self.bind(&Target::Name(name.clone(), *s), v, span)?,
             Target::Item { span, .. } => {
                 self.frontend.push_diagnostic(
                     Diagnostic::error(

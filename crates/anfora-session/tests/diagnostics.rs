@@ -96,10 +96,11 @@ fn unsupported_statements() {
 #[test]
 fn unsupported_expressions() {
     expect(&[
-        ("def f(t):\n    return (*t, 1)\n", ("E0109", 2, 13)),
         ("def f(**kw):\n    return 1\n", ("E0109", 1, 7)),
         ("def f(g, d):\n    return g(**d)\n", ("E0109", 2, 14)),
-        ("def f(t):\n    a, *b = t\n", ("E0109", 2, 8)),
+        // Starred targets: one per tuple, and a name.
+        ("def f(t):\n    a, *b, *c = t\n", ("E0109", 2, 12)),
+        ("def f(t, x):\n    a, *x[0] = t\n", ("E0109", 2, 8)),
         ("def f(t):\n    return [x for x in t]\n", ("E0110", 2, 12)),
         (
             "def f(t):\n    return sum(x for x in t)\n",

@@ -18,6 +18,19 @@ impl Converter<'_> {
         es.iter().map(|e| self.expr(e)).collect()
     }
 
+    /// The items of a display or a call's positional arguments: `*x` among them is the items
+    /// of `x`.
+    fn items(&mut self, es: &[ra::Expr]) -> Vec<Expr> {
+        let item = |cx: &mut Self, e: &ra::Expr| match e {
+            ra::Expr::Starred(s) => Expr {
+                kind: ExprKind::Starred(cx.boxed(&s.value)),
+                span: cx.span(s.range),
+            },
+            other => cx.expr(other),
+        };
+        es.iter().map(|e| item(self, e)).collect()
+    }
+
     fn boxed(&mut self, e: &ra::Expr) -> Box<Expr> {
         Box::new(self.expr(e))
     }
@@ -134,8 +147,8 @@ impl Converter<'_> {
                 "list the items explicitly",
             ),
             ra::Expr::Name(n) => ExprKind::Name(Arc::from(n.id.as_str())),
-            ra::Expr::List(l) => ExprKind::List(self.exprs(&l.elts)),
-            ra::Expr::Tuple(t) => ExprKind::Tuple(self.exprs(&t.elts)),
+            ra::Expr::List(l) => ExprKind::List(self.items(&l.elts)),
+            ra::Expr::Tuple(t) => ExprKind::Tuple(self.items(&t.elts)),
             ra::Expr::Slice(s) => ExprKind::Slice {
                 lower: s.lower.as_deref().map(|e| self.boxed(e)),
                 upper: s.upper.as_deref().map(|e| self.boxed(e)),
@@ -200,17 +213,7 @@ impl Converter<'_> {
 
     fn call(&mut self, c: &ra::ExprCall) -> ExprKind {
         let func = self.boxed(&c.func);
-        let mut args = Vec::new();
-        for a in c.arguments.args.iter() {
-            if let ra::Expr::Starred(s) = a {
-                args.push(Expr {
-                    kind: ExprKind::Starred(self.boxed(&s.value)),
-                    span: self.span(s.range),
-                });
-                continue;
-            }
-            args.push(self.expr(a));
-        }
+        let args = self.items(&c.arguments.args);
         let mut keywords = Vec::new();
         for k in c.arguments.keywords.iter() {
             match &k.arg {

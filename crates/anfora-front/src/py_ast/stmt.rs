@@ -291,7 +291,17 @@ impl Converter<'_> {
             ra::Expr::Name(n) => Target::Name(Arc::from(n.id.as_str()), span),
             ra::Expr::Tuple(ra::ExprTuple { elts, .. })
             | ra::Expr::List(ra::ExprList { elts, .. }) => {
-                Target::Tuple(elts.iter().map(|t| self.target(t)).collect(), span)
+                let mut starred = 0;
+                let items = (elts.iter())
+                    .map(|t| match t {
+                        ra::Expr::Starred(s) => {
+                            starred += 1;
+                            self.starred_target(s, starred > 1)
+                        }
+                        t => self.target(t),
+                    })
+                    .collect();
+                Target::Tuple(items, span)
             }
             ra::Expr::Starred(_) => {
                 self.unsupported(
@@ -311,6 +321,29 @@ impl Converter<'_> {
                 self.item_assign(other);
                 Target::Invalid(span)
             }
+        }
+    }
+
+    /// `*name` in a tuple target: the items left over, as a list. Only a name, and one per
+    /// tuple (Python's own rule).
+    fn starred_target(&mut self, s: &ra::ExprStarred, again: bool) -> Target {
+        let span = self.span(s.range);
+        let refuse = |cx: &mut Self, what: &str, hint: &str| {
+            cx.unsupported(codes::STAR, what, span, hint);
+            Target::Invalid(span)
+        };
+        match &*s.value {
+            _ if again => refuse(
+                self,
+                "multiple starred expressions in one assignment are",
+                "star at most one target of a tuple (Python's SyntaxError)",
+            ),
+            ra::Expr::Name(n) => Target::Starred(Arc::from(n.id.as_str()), span),
+            _ => refuse(
+                self,
+                "starred targets other than a name are",
+                "unpack into a name (`a, *rest = t`), then assign from it",
+            ),
         }
     }
 

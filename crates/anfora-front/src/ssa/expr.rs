@@ -23,6 +23,12 @@ impl Lowerer<'_> {
         let node = match &e.kind {
             ExprKind::Name(n) => return self.load_name(n, span),
             ExprKind::Literal(l) => self.konst_at(literal(l), span),
+            ExprKind::Tuple(items) if starred(items) => self.starred_items(items, span),
+            ExprKind::List(items) if starred(items) => {
+                let items = self.starred_items(items, span);
+                let list = self.konst(Const::Prim(Prim::ListType));
+                self.apply(vec![list, items], span)
+            }
             ExprKind::Tuple(items) => {
                 let nodes: Vec<NodeId> = items.iter().map(|i| self.value(i)).collect();
                 let consts: Option<Vec<Const>> = nodes
@@ -381,21 +387,17 @@ impl Lowerer<'_> {
     }
 }
 
+/// Whether a display or argument list has a starred item.
+fn starred(items: &[Expr]) -> bool {
+    items.iter().any(|a| matches!(a.kind, ExprKind::Starred(_)))
+}
+
 impl Lowerer<'_> {
-    /// `f(a, *t, b, k=v)`: `CallStar(f, names, (a,) + tuple(t) + (b,), v)`, the positional
-    /// arguments in one tuple whose length inference learns; the variables `extra` follow as
-    /// keyword arguments.
-    pub(super) fn star_call(
-        &mut self,
-        callee: NodeId,
-        args: &[Expr],
-        keywords: &[Keyword],
-        extra: &[Name],
-        span: Span,
-    ) -> NodeId {
+    /// The tuple of `items`, where `*x` stands for the items of `x`: `(a,) + tuple(x) + (b,)`.
+    fn starred_items(&mut self, items: &[Expr], span: Span) -> NodeId {
         let mut parts: Vec<NodeId> = Vec::new();
         let mut run: Vec<NodeId> = Vec::new();
-        for a in args {
+        for a in items {
             match &a.kind {
                 ExprKind::Starred(v) => {
                     if !run.is_empty() {
@@ -412,10 +414,24 @@ impl Lowerer<'_> {
         if !run.is_empty() {
             parts.push(self.prim(Prim::MakeTuple, &run, span));
         }
-        let positional = parts
+        parts
             .into_iter()
             .reduce(|acc, t| self.prim(Prim::Add, &[acc, t], span))
-            .expect("a starred argument");
+            .expect("a starred item")
+    }
+
+    /// `f(a, *t, b, k=v)`: `CallStar(f, names, (a,) + tuple(t) + (b,), v)`, the positional
+    /// arguments in one tuple whose length inference learns; the variables `extra` follow as
+    /// keyword arguments.
+    pub(super) fn star_call(
+        &mut self,
+        callee: NodeId,
+        args: &[Expr],
+        keywords: &[Keyword],
+        extra: &[Name],
+        span: Span,
+    ) -> NodeId {
+        let positional = self.starred_items(args, span);
         let names = keywords
             .iter()
             .map(|k| &k.name)

@@ -142,6 +142,9 @@ impl Lowerer<'_> {
                 self.write(b, n, v);
             }
             Target::Tuple(items, span) => {
+                if let Some(star) = items.iter().position(|t| matches!(t, Target::Starred(..))) {
+                    return self.assign_starred(items, star, v, *span);
+                }
                 let n = self.konst(Const::Int(items.len() as i64));
                 let unpacked = self.prim(Prim::Unpack, &[v, n], *span);
                 for (i, item) in items.iter().enumerate() {
@@ -150,12 +153,47 @@ impl Lowerer<'_> {
                     self.assign(item, x);
                 }
             }
+            // Converted only inside a tuple target.
+            Target::Starred(..) => {}
             Target::Item {
                 object,
                 index,
                 span,
             } => self.store_item(object, index, v, *span),
             Target::Invalid(_) => {}
+        }
+    }
+
+    /// `a, *b, c = v`: the items of `v` (at least as many as the other targets), the first and
+    /// last ones to the targets around the star, the rest as a list to the starred name.
+    fn assign_starred(&mut self, items: &[Target], star: usize, v: NodeId, span: Span) {
+        let after = items.len() - star - 1;
+        let n = self.konst(Const::Int((items.len() - 1) as i64));
+        let all = self.prim(Prim::UnpackAtLeast, &[v, n], span);
+        for (i, item) in items.iter().enumerate() {
+            let x = if i == star {
+                let stop = match after {
+                    0 => Const::None,
+                    k => Const::Int(-(k as i64)),
+                };
+                let bounds = [Const::Int(star as i64), stop, Const::None].map(|c| self.konst(c));
+                let slice = self.prim(Prim::MakeSlice, &bounds, item.span());
+                let rest = self.prim(Prim::GetItem, &[all, slice], item.span());
+                let list = self.konst(Const::Prim(Prim::ListType));
+                self.apply(vec![list, rest], item.span())
+            } else {
+                let at = if i < star {
+                    i as i64
+                } else {
+                    i as i64 - items.len() as i64
+                };
+                let idx = self.konst(Const::Int(at));
+                self.prim(Prim::GetItem, &[all, idx], item.span())
+            };
+            match item {
+                Target::Starred(n, s) => self.assign(&Target::Name(n.clone(), *s), x),
+                other => self.assign(other, x),
+            }
         }
     }
 

@@ -61,7 +61,7 @@ impl Lowerer<'_> {
                 let new = self.prim(Prim::SetItem, &[cur, idx, r], span);
                 self.write_back(root, new, span);
             }
-            Target::Tuple(..) | Target::Invalid(_) => {}
+            Target::Tuple(..) | Target::Starred(..) | Target::Invalid(_) => {}
         }
     }
 

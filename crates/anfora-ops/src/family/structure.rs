@@ -15,7 +15,7 @@ use crate::prim::{Effects, Prim, Refs};
 use crate::pynum::{PyErr, overflow, type_error};
 use crate::python::{
     contains, element_abs, getattr, getattr_abs, getitem, getitem_abs, items, items_abs, iter_len,
-    length_abs, not_iterable, truth, truth_abs, unpack,
+    length_abs, not_iterable, truth, truth_abs, unpack, unpack_at_least,
 };
 use crate::value::{OpResult, PartialApp, Slice, Value, to_str};
 
@@ -98,6 +98,12 @@ primitives! {
     /// `Unpack(seq, n)` checks that `seq` has `n` items and returns them as a tuple.
     Unpack = PrimDef::new("Unpack", "(seq, n)", |_, a| Ok(unpack_abs(&a[0], &a[1])),
         |_, a, _| unpack(&a[0], a[1].as_index().unwrap_or(0)), Backward::Rule(unpack_back))
+        .passing_values().viewing();
+    /// `UnpackAtLeast(seq, n)`: the items of `seq` as a tuple, at least `n` of them (Python's
+    /// `a, *b, c = seq` with `n` targets besides the starred one).
+    UnpackAtLeast = PrimDef::new("UnpackAtLeast", "(seq, n)",
+        |_, a| Ok(unpack_at_least_abs(&a[0], &a[1])),
+        |_, a, _| unpack_at_least(&a[0], a[1].as_index().unwrap_or(0)), Backward::Rule(unpack_back))
         .passing_values().viewing();
     /// `Raise("ExcType", message)`.
     Raise = PrimDef::new("Raise", "(kind, message)", |_, _| Ok(Abs::Bottom), |_, a, _| raise(a),
@@ -392,6 +398,14 @@ fn check_bound(args: &[Value]) -> OpResult {
             ),
         )
     })
+}
+
+fn unpack_at_least_abs(seq: &Abs, n: &Abs) -> Abs {
+    match (items_abs(seq), n.as_i64()) {
+        (Some(xs), Some(n)) if xs.len() as i64 >= n => Abs::tuple(xs),
+        (Some(_), Some(_)) => Abs::Bottom,
+        _ => Abs::Any,
+    }
 }
 
 fn unpack_abs(seq: &Abs, n: &Abs) -> Abs {
