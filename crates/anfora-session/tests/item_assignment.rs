@@ -288,3 +288,25 @@ fn gradients_through_an_item_of_an_item() {
         &[random(&[2, 3], 15), random(&[2], 16)],
     );
 }
+
+#[test]
+fn gradients_through_starred_targets_and_displays() {
+    // `first, *rest, last = ...` of a tuple and of a tensor's rows, and `(*t, x)` displays.
+    check(
+        "def f(x, w):\n    first, *rest, last = (x, x * w, ops.tanh(w), w * w)\n    t = (*rest, first)\n    total = last * 0.5\n    for r in t:\n        total = total + r * r\n    return ops.sum(total)",
+        &[random(&[3], 17), random(&[3], 18)],
+    );
+    check(
+        "def f(m):\n    top, *others = m\n    xs = [*others, top * 2.0]\n    return ops.sum(xs[0] * xs[1] + ops.tanh(xs[2]))",
+        &[random(&[3, 2], 19)],
+    );
+}
+
+#[test]
+fn gradients_through_tuple_and_list_concatenation() {
+    // Each operand of `+` gets its own items' sensitivities (was: none at all).
+    check(
+        "def f(x, w):\n    t = (x, x * w) + (ops.tanh(w),)\n    u = [w * w] + [x]\n    return ops.sum(t[1] * t[2] + u[0] * u[1])",
+        &[random(&[3], 20), random(&[3], 21)],
+    );
+}

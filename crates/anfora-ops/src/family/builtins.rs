@@ -9,7 +9,7 @@ use anfora_tensor::Scalar;
 
 use crate::abs::{Abs, Func, Rule, err};
 use crate::args::int_arg;
-use crate::def::{Backward, EvalFn, InferFn, PrimDef, Py, primitives};
+use crate::def::{Backward, EvalFn, InferFn, PrimDef, Py, first, primitives};
 use crate::emit::{Call, Emit, Grads, unbroadcast};
 use crate::prim::{Effects, Prim};
 use crate::pynum::{self, PyErr, overflow, tensor, type_error, value_error};
@@ -18,8 +18,8 @@ use crate::python::{
 };
 use crate::value::{OpResult, Range, Value, repr, to_str};
 
-const REFUSED_SEQUENCES: &str = "sequence conversions and reductions of the builtins are not \
-    differentiated (use tuples directly, ops.sum on tensors)";
+const REFUSED_SEQUENCES: &str = "the builtin `sum` is not differentiated (add the items \
+    with `+`, or use ops.sum on tensors)";
 
 primitives! {
     family builtins = 2;
@@ -51,11 +51,11 @@ primitives! {
         .class();
     TupleType = builtin("tuple", &[Py::Builtin("tuple")], "(iterable=())", sequence_abs,
         |_, a, _| Ok(Value::tuple(items(&a[0], &not_iterable)?)),
-        Backward::Refused(REFUSED_SEQUENCES))
+        first(|e, c| e.op(Prim::SequenceGrad, &[c.d, c.x[0]])))
         .passing_values().class().viewing();
     ListType = builtin("list", &[Py::Builtin("list")], "(iterable=())", sequence_abs,
         |_, a, _| Ok(Value::List(Rc::from(items(&a[0], &not_iterable)?))),
-        Backward::Refused(REFUSED_SEQUENCES))
+        first(|e, c| e.op(Prim::SequenceGrad, &[c.d, c.x[0]])))
         .passing_values().class().viewing();
     Repr = builtin("repr", &[Py::Builtin("repr")], "(obj)", |_, _| Ok(Abs::Str(None)),
         |_, a, _| Ok(Value::str(&repr(&a[0]))), Backward::Zero);

@@ -108,6 +108,29 @@ primitives! {
     GradPad = PrimDef::new("GradPad", "(d, n)", grad_pad_abs, |_, a, _| grad_pad(&a[0], &a[1]),
         first(|e, c| e.op(Prim::GradHead, &[c.d, c.x[1]])))
         .passing_values();
+    /// `ConcatPart(d, a, b, i)`: the part of the sensitivity `d` of `a + b` that belongs to
+    /// operand `i`: where both are tuples or lists (a concatenation), the items from its
+    /// positions; otherwise (numbers, tensors) all of `d`.
+    ConcatPart = PrimDef::new("ConcatPart", "(d, a, b, i)", |_, a| Ok(concat_part_abs(a)),
+        |_, a, _| concat_part(a), first(|e, c| {
+            e.op(Prim::ConcatPad, &[c.d, c.x[1], c.x[2], c.x[3]])
+        }))
+        .passing_values();
+    /// `ConcatPad(p, a, b, i)`: the dual of `ConcatPart`: operand `i`'s part `p` of a
+    /// concatenation's sensitivity, with `None` for the other operand's items.
+    ConcatPad = PrimDef::new("ConcatPad", "(p, a, b, i)", |_, a| Ok(concat_pad_abs(a)),
+        |_, a, _| concat_pad(a), first(|e, c| {
+            e.op(Prim::ConcatPart, &[c.d, c.x[1], c.x[2], c.x[3]])
+        }))
+        .passing_values();
+    /// `SequenceGrad(d, x)`: the sensitivity of `x` from that of `tuple(x)` or `list(x)`: the
+    /// items' sensitivities in `x`'s kind (zeros where missing), or, for a tensor, its rows'
+    /// stacked; nothing for a str or a range. The adjoint of its first argument is
+    /// `tuple(d)` (a tensor's rows, or the items themselves).
+    SequenceGrad = PrimDef::new("SequenceGrad", "(d, x)",
+        |_, a| Ok(sequence_grad_abs(&a[0], &a[1])), |_, a, _| sequence_grad(&a[0], &a[1]),
+        first(|e, c| e.op(Prim::TupleType, &[c.d])))
+        .passing_values();
     /// `CustomGrad(name, d, out, args...)`: the gradients of a custom primitive's arguments
     /// (a tuple), from its registered backward rule.
     CustomGrad = PrimDef::new("CustomGrad", "(*args)", custom_grad_abs,
@@ -279,6 +302,8 @@ fn sum_to_shape(d: &Value, x: &Value) -> OpResult {
         // Integers get no gradient: a zero of their kind.
         Value::Tensor(xt) => Ok(Value::Tensor(t(Tensor::zeros(xt.shape(), xt.dtype()))?)),
         Value::Int(_) | Value::Bool(_) => Ok(Value::Int(0)),
+        // A tuple or list (a concatenation's operand): item by item.
+        x if items(x).is_some() && items(d).is_some() => zip_items(d, x, x, sum_to_shape),
         _ => Ok(Value::None),
     }
 }
@@ -462,10 +487,29 @@ fn grad_tuple_at(tup: &Value, i: &Value, d: &Value) -> OpResult {
     if matches!(d, Value::None) {
         return Ok(Value::None);
     }
-    let j = index_in(i, xs.len())?;
     let mut out = vec![Value::None; xs.len()];
+    if let Value::Slice(sl) = i {
+        // A slice's items' sensitivities go back to the positions it took them from.
+        for (j, dj) in slice_positions(sl, xs.len())?
+            .into_iter()
+            .zip(items(d).unwrap_or(&[]))
+        {
+            out[j] = dj.clone();
+        }
+        return Ok(like(tup, out));
+    }
+    let j = index_in(i, xs.len())?;
     out[j] = d.clone();
     Ok(like(tup, out))
+}
+
+/// The positions `x[sl]` takes from a sequence of `len` items, in order.
+fn slice_positions(
+    sl: &crate::value::Slice,
+    len: usize,
+) -> Result<Vec<usize>, crate::pynum::PyErr> {
+    let (start, _, step, count) = crate::python::slice_indices(sl, len as i64)?;
+    Ok((0..count).map(|k| (start + k * step) as usize).collect())
 }
 
 /// `GradItem(d, i)`.
@@ -514,6 +558,15 @@ fn sum_to_shape_abs(d: &Abs, x: &Abs) -> Abs {
         (Abs::Tensor(_) | Abs::Float(_) | Abs::Int(_), Abs::Float(_)) => Abs::Float(None),
         (_, Abs::Tensor(xt)) => tensor(xt.dtype, xt.shape.clone()),
         (_, Abs::Int(_) | Abs::Bool(_)) => Abs::Int(Some(0)),
+        (Abs::Tuple(ds) | Abs::List(ds), Abs::Tuple(xs) | Abs::List(xs)) => {
+            let items: Vec<Abs> = (ds.iter().zip(xs.iter()))
+                .map(|(d, x)| sum_to_shape_abs(d, x))
+                .collect();
+            match x {
+                Abs::List(_) => Abs::List(items.into()),
+                _ => Abs::tuple(items),
+            }
+        }
         _ => Abs::None,
     }
 }
@@ -534,6 +587,124 @@ fn zeros_like_abs(x: &Abs) -> Abs {
 
 /// As the runtime's `FillZeros`: item by item over the shorter of two sequences, in the kind
 /// of container `x` is.
+/// The lengths of `a` and `b` where `a + b` concatenates them, and which operand is meant.
+fn concat_lengths(args: &[Value]) -> Result<Option<(usize, usize, bool)>, crate::pynum::PyErr> {
+    let second = int_arg(&args[3])? == 1;
+    Ok(match (items(&args[1]), items(&args[2])) {
+        (Some(a), Some(b)) => Some((a.len(), b.len(), second)),
+        _ => None,
+    })
+}
+
+fn concat_part(args: &[Value]) -> OpResult {
+    let d = &args[0];
+    match (concat_lengths(args)?, items(d)) {
+        (Some((n, _, second)), Some(ds)) => {
+            let part = if second {
+                &ds[n.min(ds.len())..]
+            } else {
+                &ds[..n.min(ds.len())]
+            };
+            Ok(like(&args[1 + usize::from(second)], part.to_vec()))
+        }
+        _ => Ok(d.clone()),
+    }
+}
+
+fn concat_pad(args: &[Value]) -> OpResult {
+    let p = &args[0];
+    match (concat_lengths(args)?, items(p)) {
+        (Some((na, nb, second)), Some(ps)) => {
+            let (before, after) = if second { (na, 0) } else { (0, nb) };
+            let mut out = vec![Value::None; before];
+            out.extend(ps.iter().cloned());
+            out.extend(std::iter::repeat_n(Value::None, after));
+            Ok(like(&args[1], out))
+        }
+        _ => Ok(p.clone()),
+    }
+}
+
+fn abs_items(a: &Abs) -> Option<Vec<Abs>> {
+    match a {
+        Abs::Tuple(xs) | Abs::List(xs) => Some(xs.to_vec()),
+        _ => None,
+    }
+}
+
+fn concat_part_abs(a: &[Abs]) -> Abs {
+    let (d, second) = (&a[0], a[3].as_i64() == Some(1));
+    match (abs_items(&a[1]), abs_items(&a[2]), abs_items(d)) {
+        (Some(xa), Some(_), Some(ds)) => {
+            let n = xa.len().min(ds.len());
+            let part = if second {
+                ds[n..].to_vec()
+            } else {
+                ds[..n].to_vec()
+            };
+            match &a[1 + usize::from(second)] {
+                Abs::List(_) => Abs::List(part.into()),
+                _ => Abs::tuple(part),
+            }
+        }
+        (Some(_), Some(_), None) if !matches!(d, Abs::None) => Abs::Any,
+        _ => d.clone(),
+    }
+}
+
+fn concat_pad_abs(a: &[Abs]) -> Abs {
+    let (p, second) = (&a[0], a[3].as_i64() == Some(1));
+    match (abs_items(&a[1]), abs_items(&a[2]), abs_items(p)) {
+        (Some(xa), Some(xb), Some(ps)) => {
+            let mut out = vec![Abs::None; if second { xa.len() } else { 0 }];
+            out.extend(ps);
+            out.extend(std::iter::repeat_n(
+                Abs::None,
+                if second { 0 } else { xb.len() },
+            ));
+            match &a[1] {
+                Abs::List(_) => Abs::List(out.into()),
+                _ => Abs::tuple(out),
+            }
+        }
+        (Some(_), Some(_), None) if !matches!(p, Abs::None) => Abs::Any,
+        _ => p.clone(),
+    }
+}
+
+fn sequence_grad_abs(d: &Abs, x: &Abs) -> Abs {
+    match x {
+        Abs::Tuple(_) | Abs::List(_) => fill_zeros_abs(d, x),
+        Abs::Tensor(t) => tensor_abs(t.dtype, t.shape.clone()),
+        Abs::Any => Abs::Any,
+        _ => Abs::None,
+    }
+}
+
+fn sequence_grad(d: &Value, x: &Value) -> OpResult {
+    match x {
+        Value::Tuple(_) | Value::List(_) => fill_zeros(d, x),
+        Value::Tensor(xt) => {
+            let rows = match items(d) {
+                Some(rows) => rows.to_vec(),
+                None => return zeros_like(x),
+            };
+            let row_shape = xt.shape().get(1..).unwrap_or(&[]);
+            let dense = (rows.iter())
+                .map(|r| match r {
+                    Value::Tensor(r) => Ok(r.clone()),
+                    _ => t(Tensor::zeros(row_shape, xt.dtype())),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if dense.is_empty() {
+                return zeros_like(x);
+            }
+            Ok(Value::Tensor(t(Tensor::stack(&dense, 0))?))
+        }
+        _ => Ok(Value::None),
+    }
+}
+
 fn fill_zeros_abs(d: &Abs, x: &Abs) -> Abs {
     let items = |a: &Abs| match a {
         Abs::Tuple(xs) | Abs::List(xs) => Some(xs.clone()),
@@ -667,10 +838,26 @@ fn grad_tuple_at_abs(t: &Abs, i: &Abs, d: &Abs) -> Rule {
     if matches!(d, Abs::None) {
         return Ok(Abs::None);
     }
+    let mut out = vec![Abs::None; items.len()];
+    if let Abs::Slice(sl) = i {
+        let (Some(sl), Some(ds)) = (sl, crate::python::items_abs(d)) else {
+            return Ok(Abs::Any);
+        };
+        let Ok(positions) = slice_positions(sl, items.len()) else {
+            return Ok(Abs::Any);
+        };
+        for (j, dj) in positions.into_iter().zip(ds) {
+            out[j] = dj;
+        }
+        return Ok(if list {
+            Abs::List(out.into())
+        } else {
+            Abs::tuple(out)
+        });
+    }
     let Some(j) = index_abs(i, items.len()) else {
         return Ok(Abs::Any);
     };
-    let mut out = vec![Abs::None; items.len()];
     out[j] = d.clone();
     Ok(if list {
         Abs::List(out.into())

@@ -172,8 +172,14 @@ fn pos_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
     Some(c.first(e, |_| c.d))
 }
 
+/// Numbers and tensors: `d`, summed to each operand's shape. A concatenation of tuples or
+/// lists: each operand's own items of `d` (`ConcatPart`).
 fn add_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
-    Some(c.each(e, 0..2, |e, i| unbroadcast(e, c.d, c.x[i])))
+    Some(c.each(e, 0..2, |e, i| {
+        let side = int(e, i as i64);
+        let part = e.op(Prim::ConcatPart, &[c.d, c.x[0], c.x[1], side]);
+        unbroadcast(e, part, c.x[i])
+    }))
 }
 
 fn sub_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
