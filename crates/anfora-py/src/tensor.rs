@@ -1026,7 +1026,8 @@ pub fn derived_object<'py>(
     {
         return array_object(py, Cell::view(writable, of, t.clone()));
     }
-    let Ok(base) = base.cast::<Tensor>() else {
+    // A scalar's results are new values: nothing can update the scalar.
+    let Ok(base) = base.cast::<ArrayTensor>().map(|a| a.as_super().clone()) else {
         return from_value(py, &v);
     };
     match &v {
