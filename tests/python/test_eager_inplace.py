@@ -247,3 +247,20 @@ def test_parameters_are_written_by_in_place_updates():
     with pytest.raises(TypeError, match="Cannot cast ufunc output"):
         q = Parameter(np.array([1, 2]), name="q")
         q += 0.5
+
+
+def test_copies_of_parameters_see_their_writes():
+    # Results numpy may give as views of a Parameter (or of a view of one) refuse to be read
+    # once the Parameter was written, in place or by a compiled update, as for arrays.
+    p = Parameter(np.arange(6.0).reshape(2, 3), name="p")
+    halves = ops.split(p, 3, axis=1)
+    column = p[:, 0].reshape((2,))
+    np.testing.assert_array_equal(np.asarray(column), [0.0, 3.0])
+    p += 1.0
+    with pytest.raises(ValueError, match="made by `ops.split` from a tensor updated in place"):
+        halves[0].sum()
+    with pytest.raises(ValueError, match="made by `reshape` from a tensor updated in place"):
+        column.sum()
+    flat = p.reshape((6,))  # the Parameter's own reshape: a view, which shows later writes
+    p.assign(ops.zeros((2, 3), dtype=anfora.float64))
+    np.testing.assert_array_equal(np.asarray(flat), np.zeros(6))

@@ -35,6 +35,8 @@ struct ParamCell {
     shape: Vec<usize>,
     requires_grad: bool,
     value: Mutex<Tensor>,
+    /// Bumped by every write (`set`, `with_value_mut`).
+    version: AtomicU64,
 }
 
 /// A Parameter: a named tensor whose value changes only through the assign primitives. Its
@@ -60,6 +62,7 @@ impl ParamRef {
             shape: value.shape().to_vec(),
             requires_grad,
             value: Mutex::new(value),
+            version: AtomicU64::new(0),
         }))
     }
 
@@ -95,18 +98,29 @@ impl ParamRef {
         self.lock().clone()
     }
 
+    /// How many times it was written: a value read at one version is current while the
+    /// version stays.
+    pub fn version(&self) -> u64 {
+        self.0.version.load(Ordering::Acquire)
+    }
+
     /// Replaces the value. The caller has checked dtype and shape.
     pub fn set(&self, value: Tensor) {
         debug_assert_eq!(value.dtype(), self.0.dtype);
         debug_assert_eq!(value.shape(), &self.0.shape[..]);
-        *self.lock() = value;
+        let mut v = self.lock();
+        *v = value;
+        self.0.version.fetch_add(1, Ordering::Release);
     }
 
     /// Runs `f` on the value with the Parameter locked, for an update that may write into its
     /// buffer (when nothing else holds it): readers wait for the end of the update. `f` must
     /// leave a value of the Parameter's dtype and shape.
     pub fn with_value_mut<R>(&self, f: impl FnOnce(&mut Tensor) -> R) -> R {
-        f(&mut self.lock())
+        let mut v = self.lock();
+        let r = f(&mut v);
+        self.0.version.fetch_add(1, Ordering::Release);
+        r
     }
 }
 

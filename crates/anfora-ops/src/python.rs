@@ -307,6 +307,25 @@ pub fn unpack_at_least(seq: &Value, n: i64) -> OpResult {
     Ok(Value::tuple(xs))
 }
 
+/// The shape of `x.reshape(...)` or the axes of `x.transpose(...)` / `x.permute(...)`, as
+/// the method was called: one tuple or list, or the ints one by one; `None` (no argument, or
+/// `None`) is a transpose's reversed axes.
+pub fn layout_spec(m: Method, args: &[Value]) -> Result<Option<Vec<i64>>, PyErr> {
+    Ok(match args {
+        [] if m == Method::Transpose => None,
+        [] | [Value::None] if m == Method::Permute => {
+            return Err(type_error("permute() needs the axes"));
+        }
+        [one @ (Value::Tuple(_) | Value::List(_))] => Some(int_list(one)?),
+        [Value::None] if m == Method::Transpose => None,
+        many => Some(
+            many.iter()
+                .map(|v| int_list(v).map(|l| l[0]))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    })
+}
+
 /// `x in container`.
 pub fn contains(container: &Value, x: &Value) -> Result<bool, PyErr> {
     match container {
@@ -462,19 +481,7 @@ pub fn call_method(
         }
         Method::Reshape | Method::Transpose | Method::Permute => {
             no_kwargs(&kwargs)?;
-            let spec = match args.as_slice() {
-                [] if m == Method::Transpose => None,
-                [] | [Value::None] if m == Method::Permute => {
-                    return Err(type_error("permute() needs the axes"));
-                }
-                [one @ (Value::Tuple(_) | Value::List(_))] => Some(int_list(one)?),
-                [Value::None] if m == Method::Transpose => None,
-                many => Some(
-                    many.iter()
-                        .map(|v| int_list(v).map(|l| l[0]))
-                        .collect::<Result<Vec<_>, _>>()?,
-                ),
-            };
+            let spec = layout_spec(m, &args)?;
             if m == Method::Reshape {
                 let shape =
                     spec.ok_or_else(|| type_error("reshape() takes at least 1 argument"))?;

@@ -20,6 +20,7 @@ use std::sync::Mutex;
 
 use anfora_ir::Prim;
 use anfora_ops::Value;
+use anfora_ops::value::Method;
 use anfora_tensor::Tensor as RTensor;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -48,7 +49,7 @@ enum Source {
     /// A copy of what `made_by` returned for `base` at `base`'s version `version`, where numpy
     /// may have returned a view.
     Copy {
-        base: Py<Tensor>,
+        base: Writable,
         version: u64,
         made_by: String,
     },
@@ -65,8 +66,8 @@ impl Cell {
     }
 
     /// `value`, which `made_by` computed from `base` as it is now.
-    pub fn copy_of(base: Py<Tensor>, made_by: String, value: RTensor) -> Cell {
-        let version = base.get().cell.version();
+    pub fn copy_of(base: Writable, made_by: String, value: RTensor) -> Cell {
+        let version = base.version();
         Cell::with(
             value,
             Source::Copy {
@@ -92,18 +93,15 @@ impl Cell {
     }
 
     /// The version of the elements this object shows: a view's are its base's.
-    pub fn version(&self) -> u64 {
+    fn version(&self) -> u64 {
         let base = {
             let s = self.lock();
             match &s.source {
-                Source::View {
-                    base: Writable::Array(base),
-                    ..
-                } => Python::attach(|py| base.clone_ref(py)),
+                Source::View { base, .. } => Python::attach(|py| base.clone_ref(py)),
                 _ => return s.version,
             }
         };
-        base.get().cell.version()
+        base.version()
     }
 
     /// The current elements.
@@ -118,7 +116,7 @@ impl Cell {
                         version,
                         made_by,
                     } => {
-                        if base.get().cell.version() != *version {
+                        if base.version() != *version {
                             return Err(stale(made_by));
                         }
                         return Ok(s.value.clone());
@@ -213,6 +211,14 @@ impl Writable {
         }
     }
 
+    /// Changes with every write to its elements.
+    fn version(&self) -> u64 {
+        match self {
+            Writable::Array(t) => t.get().cell.version(),
+            Writable::Parameter(p) => Python::attach(|py| p.bind(py).borrow().inner.version()),
+        }
+    }
+
     /// Replaces its elements by `new`, of the same dtype and shape.
     pub fn write(&self, new: RTensor) -> PyResult<()> {
         match self {
@@ -291,20 +297,19 @@ fn layout(t: anfora_tensor::Result<RTensor>) -> PyResult<RTensor> {
 }
 
 /// Whether only the object `t` came from holds it, and likewise everything its elements
-/// come from: then no one can see whether an update of that object changes them.
-fn unobserved(t: &Py<Tensor>) -> bool {
+/// come from: then no one can see whether an update of that object changes them. A
+/// Parameter is always seen.
+fn unobserved(t: &Writable) -> bool {
+    let Writable::Array(t) = t else {
+        return false;
+    };
     // SAFETY: `t` is a live object (the caller holds a reference to it).
     if unsafe { pyo3::ffi::Py_REFCNT(t.as_ptr()) } != 1 {
         return false;
     }
     match &t.get().cell.lock().source {
         Source::Own => true,
-        Source::View {
-            base: Writable::Array(b),
-            ..
-        }
-        | Source::Copy { base: b, .. } => unobserved(b),
-        Source::View { .. } => false,
+        Source::View { base, .. } | Source::Copy { base, .. } => unobserved(base),
     }
 }
 
@@ -383,8 +388,7 @@ impl Relayout {
         }
     }
 
-    pub fn of_method(m: anfora_ops::value::Method) -> Option<Relayout> {
-        use anfora_ops::value::Method;
+    pub fn of_method(m: Method) -> Option<Relayout> {
         match m {
             Method::Transpose | Method::Permute => Some(Relayout::Transpose),
             Method::Reshape => Some(Relayout::Reshape),
@@ -396,40 +400,16 @@ impl Relayout {
     /// after the tensor; `None` where numpy may copy (a reshape of a strided view).
     pub fn view(self, base: &Writable, args: &[Value], result: &RTensor) -> Option<ViewOf> {
         match self {
-            Relayout::Transpose => permutation(args, result.ndim()).map(ViewOf::Transpose),
+            Relayout::Transpose => {
+                let spec = anfora_ops::python::layout_spec(Method::Transpose, args).ok()?;
+                RTensor::permutation(result.ndim(), spec.as_deref())
+                    .ok()
+                    .map(ViewOf::Transpose)
+            }
             Relayout::Reshape if !base.contiguous() => None,
             Relayout::Reshape | Relayout::Resize => Some(ViewOf::Reshape(result.shape().to_vec())),
         }
     }
-}
-
-/// The axes of a transpose called with `args` (none or `None`: reversed; a tuple or list; or
-/// the axes one by one), as a permutation of `ndim` axes.
-fn permutation(args: &[Value], ndim: usize) -> Option<Vec<usize>> {
-    let int = |v: &Value| match v {
-        Value::Int(i) => Some(*i),
-        _ => None,
-    };
-    let axes: Vec<i64> = match args {
-        [] | [Value::None] => return Some((0..ndim).rev().collect()),
-        [Value::Tuple(xs)] | [Value::List(xs)] => xs.iter().map(int).collect::<Option<_>>()?,
-        xs => xs.iter().map(int).collect::<Option<_>>()?,
-    };
-    let n = ndim as i64;
-    let axes: Vec<usize> = (axes.iter())
-        .map(|&a| {
-            (-n..n)
-                .contains(&a)
-                .then_some(a.rem_euclid(n.max(1)) as usize)
-        })
-        .collect::<Option<_>>()?;
-    let mut seen = vec![false; ndim];
-    for &a in &axes {
-        if std::mem::replace(&mut seen[a], true) {
-            return None;
-        }
-    }
-    (axes.len() == ndim).then_some(axes)
 }
 
 /// The object an in-place update of `object`'s view writes: an array or a Parameter.

@@ -1027,18 +1027,15 @@ pub fn derived_object<'py>(
         return array_object(py, Cell::view(writable, of, t.clone()));
     }
     // A scalar's results are new values: nothing can update the scalar.
-    let Ok(base) = base.cast::<ArrayTensor>().map(|a| a.as_super().clone()) else {
+    let Some(writable) = crate::array::writable(base) else {
         return from_value(py, &v);
     };
     match &v {
-        Value::Tensor(t) => array_object(
-            py,
-            Cell::copy_of(base.clone().unbind(), made_by.into(), t.clone()),
-        ),
+        Value::Tensor(t) => array_object(py, Cell::copy_of(writable, made_by.into(), t.clone())),
         Value::Tuple(items) => {
             let objects = items
                 .iter()
-                .map(|x| derived_object(base.as_any(), made_by, None, x.clone()))
+                .map(|x| derived_object(base, made_by, None, x.clone()))
                 .collect::<PyResult<Vec<_>>>()?;
             Ok(PyTuple::new(py, objects)?.into_any())
         }

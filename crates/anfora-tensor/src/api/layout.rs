@@ -16,6 +16,12 @@ impl Tensor {
             storage: self.try_dense()?,
         })
     }
+    /// The axes `transpose(axes)` of an `ndim`-dimensional tensor takes, in order (`None`
+    /// reverses them); numpy's errors for axes that are not a permutation.
+    pub fn permutation(ndim: usize, axes: Option<&[i64]>) -> Result<Vec<usize>> {
+        shape::resolve_permutation(ndim, axes)
+    }
+
     /// `None` reverses the axes.
     pub fn transpose(&self, axes: Option<&[i64]>) -> Result<Tensor> {
         let perm = shape::resolve_permutation(self.ndim(), axes)?;
