@@ -446,6 +446,80 @@ class Case:
         self.emit("pick = a if acc %% 2 == %d else b" % r.randint(0, 1))
         self.emit("return (acc, pick(3), c(c(1)))")
 
+    def closure_escaping(self):
+        """Closures stored in a list or tuple (not only called by name), reading variables
+        their creator assigns again: Python's late binding through cells."""
+        r, e = self.r, self.e
+        self.emit("c = %d" % r.randint(0, 9))
+        self.emit("fs = %s" % r.choice(["[]", "()"]))
+        wrap = (lambda f: "[%s]" % f) if self.body[-1].endswith("[]") else (lambda f: "(%s,)" % f)
+        n = r.randint(0, 5)
+        if r.random() < 0.6:
+            self.emit("for i in range(%d):" % n)
+        else:
+            self.emit("i = 0")
+            self.emit("while i < %d:" % n)
+            self.emit("i += 1", 2)
+        env = Env({"v": "int", "i": "int", "c": "int"})
+        if r.random() < 0.5:
+            self.emit("fs = fs + %s" % wrap("lambda v: %s %% 1000" % e.int_e(env, 2)), 2)
+        else:
+            self.emit("def g(v):", 2)
+            self.emit("return %s %% 1000" % e.int_e(env, 2), 3)
+            self.emit("fs = fs + %s" % wrap("g"), 2)
+        if r.random() < 0.5:
+            self.emit("print(\"during\", fs[-1](%d))" % r.randint(0, 9), 2)
+        if r.random() < 0.5:
+            self.emit("c = (c + i) %% %d" % r.randint(5, 50), 2)
+        if r.random() < 0.4:
+            self.emit("c = c * %d" % r.randint(2, 3))
+        call = self.h("call_each")
+        self.helpers.append([
+            "def %s(fs, v):" % call,
+            "    out = []",
+            "    for f in fs:",
+            "        out = out + [f(v)]",
+            "    return out",
+        ])
+        self.emit("out = %s(fs, %d)" % (call, r.randint(-3, 9)))
+        self.emit("print(len(fs), out)")
+        self.emit("return (c, out)")
+
+    def nonlocal_escaping(self):
+        """`nonlocal` in closures that escape: returned from a factory, stored in a tuple,
+        passed to another function; each factory call has a cell of its own."""
+        r, e = self.r, self.e
+        make = self.h("make")
+        env = Env({"v": "int", "state": "int"})
+        self.helpers.append([
+            "def %s(state):" % make,
+            "    def step(v):",
+            "        nonlocal state",
+            "        state = %s %% 1000" % e.int_e(env, 2),
+            "        return state",
+            "    def peek():",
+            "        return state",
+            "    return step, peek",
+        ])
+        drive = self.h("drive")
+        self.helpers.append([
+            "def %s(f, n):" % drive,
+            "    last = 0",
+            "    for k in range(n):",
+            "        last = f(k)",
+            "    return last",
+        ])
+        self.emit("a, pa = %s(%d)" % (make, r.randint(-3, 9)))
+        self.emit("b, pb = %s(%d)" % (make, r.randint(-3, 9)))
+        self.emit("r1 = %s(a, %d)" % (drive, r.randint(0, 4)))
+        self.emit("pair = (b, a)")
+        self.emit("for f in pair:")
+        self.emit("f(%d)" % r.randint(-2, 6), 2)
+        if r.random() < 0.5:
+            self.emit("print(\"mid\", pa(), pb())")
+        self.emit("r2 = %s(b, %d)" % (drive, r.randint(0, 3)))
+        self.emit("return (r1, r2, pa(), pb())")
+
     # -- nonlocal --------------------------------------------------------------------------
 
     def nonlocal_counter(self):
@@ -966,6 +1040,7 @@ class Case:
         ("nonlocal_nested", 2), ("inplace_tensor", 4), ("inplace_list", 2), ("varargs", 3),
         ("tuples_strings", 2), ("recursion", 1), ("tensors", 2), ("mixed", 3),
         ("varargs_tensors", 1), ("inplace_loops", 2), ("argument_updates", 2),
+        ("closure_escaping", 3), ("nonlocal_escaping", 2),
     ]
 
     def build(self):

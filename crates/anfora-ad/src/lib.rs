@@ -475,9 +475,10 @@ impl<'a> Transform<'a> {
                     span,
                 )
                 .with_label("the gradient flows through this call")
-                .with_hint(
-                    "wrap the input in ops.stop_gradient(...) if no gradient should flow here",
-                ),
+                .with_hint(match p.def().backward {
+                    anfora_ops::def::Backward::Refused(why) => why,
+                    _ => "wrap the input in ops.stop_gradient(...) if no gradient should flow here",
+                }),
             );
         }
     }

@@ -339,6 +339,22 @@ pub fn calls(body: &[Stmt], f: &mut OnCall) {
     }
 }
 
+/// Calls `f` for every lambda in `body`'s expressions (not inside nested functions' bodies,
+/// nor lambdas inside lambdas).
+pub fn lambdas(body: &[Stmt], f: &mut dyn FnMut(&std::rc::Rc<FunctionDef>)) {
+    fn visit(e: &Expr, f: &mut dyn FnMut(&std::rc::Rc<FunctionDef>)) {
+        anfora_ir::deep(|| {
+            if let ExprKind::Lambda(d) = &e.kind {
+                f(d);
+            }
+            expr_children(e, &mut |c| visit(c, f));
+        })
+    }
+    for s in body {
+        stmt_exprs(s, &mut |e| visit(e, f));
+    }
+}
+
 fn expr_calls(e: &Expr, f: &mut OnCall) {
     anfora_ir::deep(|| {
         if let ExprKind::Call {

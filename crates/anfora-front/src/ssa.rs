@@ -19,6 +19,7 @@
 //! This module holds the blocks and the SSA construction; `stmt` lowers statements, `expr`
 //! expressions and `names` the reads of variables and globals.
 
+mod cells;
 mod closures;
 mod expr;
 mod names;
@@ -79,6 +80,8 @@ struct FnState {
     conv: Option<Rc<closures::Conversion>>,
     /// The parameters whose objects it writes back to its caller (`write_back`).
     write_back: Rc<[Name]>,
+    /// The variables that live in cells, and their `MakeCell` nodes (`cells`).
+    cells: HashMap<Name, NodeId>,
 }
 
 /// What an expression evaluates to at compile time.
@@ -513,8 +516,10 @@ impl Lowerer<'_> {
             convs: HashMap::new(),
             conv: conv.clone(),
             write_back: std::mem::replace(&mut self.fns_write_back, Rc::from([])),
+            cells: HashMap::new(),
         });
-        let convs = self.plan_conversions();
+        let cells = self.plan_cells();
+        let convs = self.plan_conversions(&cells);
         let mut nested = HashMap::new();
         for nd in &self.fun().info.nested_defs.clone() {
             let q: Arc<str> = Arc::from(format!("{qualname}.<locals>.{}", nd.name).as_str());
@@ -540,6 +545,7 @@ impl Lowerer<'_> {
                 self.write(entry, &crate::ownership::caller_object(&p.name), n);
             }
         }
+        self.make_cells(entry, cells);
         self.stmts(&def.body);
         if self.cur().is_some() {
             let none = self.none();

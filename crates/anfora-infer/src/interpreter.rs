@@ -26,6 +26,7 @@
 
 mod ancestry;
 mod calls;
+mod cells;
 mod diagnostics;
 mod nesting;
 mod objects;
@@ -109,6 +110,9 @@ pub struct Solved {
     pub ctxs: Vec<CtxData>,
     pub mono: HashMap<(GraphId, Option<CtxId>), CtxId>,
     pub parents: HashMap<GraphId, GraphId>,
+    /// The closures whose identity was lost (their monovariant contexts are compiled for
+    /// any arguments and called from sites that cannot tell which function they call).
+    pub generic: HashSet<(GraphId, Option<CtxId>)>,
 }
 
 pub struct CtxData {
@@ -161,6 +165,8 @@ pub struct Interpreter<'m> {
     steps: usize,
     /// The slots given values that do not exist yet (see `nesting`).
     dropped: Dropped,
+    /// What each cell holds and who reads it (see `cells`).
+    cells: HashMap<anfora_ops::abs::CellSite, cells::Cell>,
 }
 
 impl<'m> Interpreter<'m> {
@@ -181,6 +187,7 @@ impl<'m> Interpreter<'m> {
             reported: HashSet::new(),
             steps: 0,
             dropped: HashMap::new(),
+            cells: HashMap::new(),
         }
     }
 
@@ -273,6 +280,7 @@ impl<'m> Interpreter<'m> {
             ctxs,
             mono,
             parents,
+            generic: self.generic,
         }
     }
 

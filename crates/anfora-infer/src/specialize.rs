@@ -22,6 +22,9 @@ pub struct Specialized {
     /// For each call node whose callee is a graph (directly or through a value: a Switch, a
     /// Partial, a function argument), the specialized graphs it may call.
     pub call_targets: HashMap<NodeId, Vec<GraphId>>,
+    /// The specialized graphs of closures whose identity was lost: calls of values whose
+    /// callee is not known at compile time may reach any of them.
+    pub escaped: Vec<GraphId>,
 }
 
 /// Effects and calls must stay in the program even when their result is a constant.
@@ -263,10 +266,18 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
             module.set_output(ng, out);
         }
     }
+    let mut escaped: Vec<GraphId> = solved
+        .generic
+        .iter()
+        .filter_map(|&(g, pc)| solved.mono_of(g, pc))
+        .filter_map(|c| spec.get(&c).copied())
+        .collect();
+    escaped.sort();
     Specialized {
         entry: spec[&root],
         abstracts,
         call_targets,
+        escaped,
     }
 }
 

@@ -783,6 +783,35 @@ fn a_loop_that_changes_a_tensors_dtype() {
 }
 
 #[test]
+fn a_variable_shared_with_closures_that_changes_a_tensors_rank() {
+    // `t` lives in a cell (the lambda escapes into a list and reads `t` after it is assigned
+    // again): every value stored in it must join, as a loop's carried values must.
+    let src =
+        "def f(x):\n    t = x\n    fs = [lambda: t.sum()]\n    t = x[0]\n    return fs[0]()\n";
+    let ((code, msg, line, col), text) = one(src, "f", &[zeros(&[2, 2])]);
+    assert_eq!(
+        (code, msg.as_str(), line, col),
+        (
+            "E0302",
+            "variable 't', which a closure shares, holds <Tensor[Float32], (2,)> here and <Tensor[Float32], (2, 2)> elsewhere",
+            4,
+            5
+        )
+    );
+    assert!(
+        text.contains("help: a tensor in a variable that closures read after it is assigned again"),
+        "{text}"
+    );
+    // Sizes may change, and so may the kind of value (it becomes dynamic), as in loops.
+    for src in [
+        "def f(x):\n    t = x\n    fs = [lambda: t.sum()]\n    t = x[:1]\n    return fs[0]()\n",
+        "def f(x):\n    t = x\n    fs = [lambda: t]\n    t = 1\n    return fs[0]()\n",
+    ] {
+        infer(src, "f", &[zeros(&[2, 2])]);
+    }
+}
+
+#[test]
 fn values_of_different_kinds_join_to_a_dynamic_value() {
     // A loop-carried value that changes kind (tensor to int) is not an error: it becomes a
     // value known only at run time, and the program runs as Python does.

@@ -13,6 +13,9 @@
 //!   states on (loops keep running in constant space).
 //! * Random primitives (hidden effects) carry no state: the optimizer never merges, fuses or
 //!   removes them.
+//! * A call of a value the compiler cannot identify (`Any`) may reach any closure whose
+//!   identity was lost (`Specialized::escaped`): those closures share one class, and such
+//!   calls pass the states that class takes.
 //!
 //! Both chains are threaded whatever the executor does, so every later pass can see from the
 //! data flow alone what must stay ordered.
@@ -79,6 +82,8 @@ struct Pass<'a> {
     graphs: Vec<GraphId>,
     /// Union-find over graphs that one call site may reach.
     class: HashMap<GraphId, GraphId>,
+    /// A closure whose identity was lost (the class calls of unknown values reach), if any.
+    escaped: Option<GraphId>,
 }
 
 impl Pass<'_> {
@@ -126,6 +131,27 @@ impl Pass<'_> {
         out
     }
 
+    /// The graphs call `n` may reach: its callee, the targets inference found, or, for a
+    /// value the compiler cannot identify, the escaped closures' class.
+    fn targets(&self, n: NodeId) -> Vec<GraphId> {
+        if let Some(h) = self.module.callee_graph(n) {
+            return vec![h];
+        }
+        if let Some(ts) = self.call_targets.get(&n) {
+            return ts.clone();
+        }
+        let callee = self.module.inputs(n)[0];
+        match (self.escaped, self.module.callee_prim(n)) {
+            (Some(e), None) if matches!(self.abs(callee), Abs::Any) => vec![e],
+            (Some(e), Some(Prim::CallKw | Prim::CallStar))
+                if matches!(self.abs(self.module.inputs(n)[1]), Abs::Any) =>
+            {
+                vec![e]
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn is_tail(&self, g: GraphId, n: NodeId) -> bool {
         self.module.tail_call(g) == Some(n)
     }
@@ -156,7 +182,11 @@ pub fn auto_monad(module: &mut Module, spec: &mut Specialized) -> Result<(), Vec
         call_targets: &spec.call_targets,
         graphs,
         class: HashMap::new(),
+        escaped: spec.escaped.first().copied(),
     };
+    for w in spec.escaped.windows(2) {
+        pass.unite(w[0], w[1]);
+    }
     let graphs = pass.graphs.clone();
 
     // 1. What each graph does, transitively (callees first, to a fixpoint: loops and recursion).
@@ -167,10 +197,7 @@ pub fn auto_monad(module: &mut Module, spec: &mut Specialized) -> Result<(), Vec
         let mut calls = Vec::new();
         for n in pass.calls_of(g) {
             needs = needs.union(pass.local_needs(n));
-            let targets = match pass.module.callee_graph(n) {
-                Some(h) => vec![h],
-                None => pass.call_targets.get(&n).cloned().unwrap_or_default(),
-            };
+            let targets = pass.targets(n);
             if !targets.is_empty() {
                 calls.push((n, targets));
             }
@@ -367,15 +394,10 @@ fn thread(
             Some(Prim::CallKw | Prim::CallStar)
         ) {
             // The callee binds keywords at run time: states cannot be appended after them.
-            let wants =
-                pass.call_targets
-                    .get(&n)
-                    .into_iter()
-                    .flatten()
-                    .fold(Needs::default(), |acc, t| {
-                        let r = pass.find(*t);
-                        acc.union(need.get(&r).copied().unwrap_or_default())
-                    });
+            let wants = pass.targets(n).iter().fold(Needs::default(), |acc, t| {
+                let r = pass.find(*t);
+                acc.union(need.get(&r).copied().unwrap_or_default())
+            });
             if wants.any() {
                 diags.push(
                     Diagnostic::error(
@@ -428,10 +450,7 @@ fn thread(
             continue;
         }
         // A call of a graph or of a computed function: pass the states its targets take.
-        let targets = match pass.module.callee_graph(n) {
-            Some(h) => vec![h],
-            None => pass.call_targets.get(&n).cloned().unwrap_or_default(),
-        };
+        let targets = pass.targets(n);
         let mut wants = pass.local_needs(n);
         for t in &targets {
             let r = pass.find(*t);

@@ -303,3 +303,51 @@ def main(x, c):
     let d = compile_errors(src, vec![Value::Float(1.0), Value::Bool(true)]);
     assert!(d.iter().any(|d| d.code == "E0401"), "{d:?}");
 }
+
+#[test]
+fn cell_reads_and_writes_hang_on_the_memory_chain() {
+    // `i` lives in a cell: the lambdas escape into a list and read it after the loop.
+    let src = "\
+def main(n):
+    fs = ()
+    for i in range(n):
+        fs = fs + (lambda: i * 10,)
+    return fs[0]() + fs[-1]()
+";
+    let ir = dump(src, "auto_monad", vec![Value::Int(3)]);
+    // Made once when the function starts; each write takes the memory state and advances it.
+    assert!(ir.contains("(cell.i) = MakeCell(Unbound)"), "{ir}");
+    assert!(
+        ir.contains("= CellSet($(@main:%0), %0, %para"),
+        "the loop body writes the cell in its memory state:\n{ir}"
+    );
+    assert!(ir.contains("= CellGet($(@main:%0), %para"), "{ir}");
+    assert!(ir.contains("= UpdateState(%para"), "{ir}");
+    // The lambda reads the cell when it runs: both see the last value, as in Python.
+    assert_eq!(both(src, vec![Value::Int(3)]), (String::new(), "40".into()));
+}
+
+#[test]
+fn calls_of_closures_whose_identity_is_lost_pass_the_states() {
+    // A list grown in a loop holds values inference cannot tell apart: the calls through it
+    // reach the closures compiled for any arguments, which print and write cells.
+    let src = "\
+def main(n):
+    fs = []
+    count = 0
+    for k in range(n):
+        def tick(v):
+            nonlocal count
+            count = count + v
+            print('tick', k, count)
+            return count
+        fs = fs + [tick]
+    out = []
+    for f in fs:
+        out = out + [f(1)]
+    return out, count
+";
+    let (printed, r) = both(src, vec![Value::Int(3)]);
+    assert_eq!(printed, "tick 2 1\ntick 2 2\ntick 2 3\n");
+    assert_eq!(r, "([1, 2, 3], 3)");
+}

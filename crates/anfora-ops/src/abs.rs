@@ -112,6 +112,17 @@ pub enum Abs {
     Ref(Arc<RefAbs>),
     /// An effect state.
     Monad(Monad),
+    /// A variable shared with closures (`MakeCell`'s result): which one, by where it was
+    /// made. What it holds is the interpreter's, joined over every `CellSet` of it.
+    Cell(CellSite),
+}
+
+/// Where a cell was made: the `MakeCell` node, in the context that ran it (each call of the
+/// function that owns the variable makes a new cell).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CellSite {
+    pub ctx: CtxId,
+    pub node: crate::NodeId,
 }
 
 /// The abstract of a Parameter reference (MindSpore's `Ref[Tensor]` with its `ref_key`).
@@ -162,6 +173,7 @@ impl PartialEq for Abs {
             (Slice(a), Slice(b)) => a == b,
             (Ref(a), Ref(b)) => a == b,
             (Monad(a), Monad(b)) => a == b,
+            (Cell(a), Cell(b)) => a == b,
             _ => false,
         }
     }
@@ -186,6 +198,7 @@ impl Hash for Abs {
             Abs::Slice(s) => s.map(|s| (s.start, s.stop, s.step)).hash(state),
             Abs::Ref(r) => r.hash(state),
             Abs::Monad(m) => m.hash(state),
+            Abs::Cell(c) => c.hash(state),
             _ => {}
         }
     }
@@ -466,6 +479,7 @@ impl fmt::Display for Abs {
             }
             Abs::Monad(crate::Monad::U) => f.write_str("<UMonad>"),
             Abs::Monad(crate::Monad::IO) => f.write_str("<IOMonad>"),
+            Abs::Cell(_) => f.write_str("<Cell>"),
         })
     }
 }
@@ -609,6 +623,6 @@ pub fn from_value(v: &Value) -> Abs {
         Value::Unbound => Abs::Unbound,
         Value::Ref(r) => Abs::Ref(Arc::new(crate::abs::RefAbs::of(r))),
         Value::Monad(m) => Abs::Monad(*m),
-        Value::Closure(_) | Value::Partial(_) | Value::Method(_) => Abs::Any,
+        Value::Closure(_) | Value::Partial(_) | Value::Method(_) | Value::Cell(_) => Abs::Any,
     }
 }

@@ -228,7 +228,7 @@ pub fn call_value(
             Value::Method(m) => {
                 let (names, values) = kw.unwrap_or_default();
                 let kwargs = names.into_iter().zip(values).collect();
-                return call_method(m.0, &m.1, args, kwargs).map(Called::Done);
+                return call_method(m.0, &m.1, without_monads(args), kwargs).map(Called::Done);
             }
             other => {
                 let msg = format!("'{}' object is not callable", other.type_name());

@@ -150,6 +150,9 @@ pub enum Value {
     Ref(ParamRef),
     /// An effect state (`U` or `IO`); carries no data.
     Monad(Monad),
+    /// A variable shared between a function and the closures it creates (CPython's cell):
+    /// `CellGet` reads what the last `CellSet` stored, `Unbound` before the first.
+    Cell(Rc<std::cell::RefCell<Value>>),
 }
 
 impl Drop for Value {
@@ -288,6 +291,7 @@ impl Value {
             Value::Unbound => "unbound",
             Value::Ref(_) => "Parameter",
             Value::Monad(_) => "monad",
+            Value::Cell(_) => "cell",
         }
     }
 
@@ -449,6 +453,7 @@ pub fn to_str(v: &Value) -> String {
         // in the CPython oracle).
         Value::Ref(p) => p.get().to_str(),
         Value::Monad(m) => m.dump_name().into(),
+        Value::Cell(_) => "<cell>".into(),
     }
 }
 

@@ -42,13 +42,18 @@ pub(super) struct Conversion {
 impl Lowerer<'_> {
     /// Decides, for each function nested in the current one, whether it is converted; reports
     /// `nonlocal` statements that cannot be.
-    pub(super) fn plan_conversions(&mut self) -> HashMap<*const FunctionDef, Rc<Conversion>> {
+    pub(super) fn plan_conversions(
+        &mut self,
+        cells: &[Name],
+    ) -> HashMap<*const FunctionDef, Rc<Conversion>> {
         let def = self.fun().def.clone();
         let uses = flow::uses(&def.body);
         let mut plan = HashMap::new();
         for (child, var) in nested_functions(&def.body) {
             let child_info = ScopeInfo::of(&child);
-            let outs = self.nonlocal_outs(&child_info);
+            let mut outs = self.nonlocal_outs(&child_info);
+            // Variables in cells are shared through them, not passed.
+            outs.retain(|n| !cells.contains(n));
             let direct = uses.get(&var).is_none_or(|u| u.other == 0)
                 && self
                     .fun()
@@ -56,11 +61,12 @@ impl Lowerer<'_> {
                     .sites
                     .get(&var)
                     .is_some_and(|s| s.len() == 1);
-            let late = if direct {
+            let mut late = if direct {
                 self.late_bound(&child, &child_info, &var)
             } else {
                 Vec::new()
             };
+            late.retain(|n| !cells.contains(n));
             if !direct && !outs.is_empty() {
                 self.nonlocal_refused(&child_info, &var);
                 continue;
@@ -212,8 +218,7 @@ impl Lowerer<'_> {
         for (k, n) in conv.outs.iter().enumerate() {
             let v = self.item(r, k + 1, span);
             self.maybe_unbound.insert(v);
-            let b = self.cur_block();
-            self.write(b, n, v);
+            self.bind(n, v, span);
         }
         value
     }

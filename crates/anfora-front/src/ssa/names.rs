@@ -21,6 +21,9 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn load_name(&mut self, name: &Name, span: Span) -> Val {
+        if let Some((cell, free)) = self.cell_of(name) {
+            return Val::Node(self.read_cell(cell, free, name, span));
+        }
         let depth = self.fns.len() - 1;
         if self.fns[depth].info.locals.contains(name) {
             let b = self.cur_block();

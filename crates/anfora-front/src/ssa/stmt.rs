@@ -32,8 +32,7 @@ impl Lowerer<'_> {
                 let conv = self.fun().convs.get(&Rc::as_ptr(def)).cloned();
                 self.function(def.clone(), g, q, None, conv);
                 let v = self.konst_at(Const::Graph(g), def.head_span);
-                let b = self.cur_block();
-                self.write(b, &def.name, v);
+                self.bind(&def.name, v, def.head_span);
             }
             StmtKind::Return(value) => {
                 let v = match value {
@@ -138,8 +137,7 @@ impl Lowerer<'_> {
                 if node.owner == Some(g) && node.name.is_none() && self.fe.module.is_apply(v) {
                     self.fe.module.set_name(v, n);
                 }
-                let b = self.cur_block();
-                self.write(b, n, v);
+                self.bind(n, v, t.span());
             }
             Target::Tuple(items, span) => {
                 if let Some(star) = items.iter().position(|t| matches!(t, Target::Starred(..))) {

@@ -141,8 +141,7 @@ impl Lowerer<'_> {
         // Refuses a 0-d tensor: numpy would rebind a scalar's other names only.
         let seen = self.prim(Prim::IfMutable, &[old, new, old], span);
         for m in group.iter().filter(|m| *m != name) {
-            let b = self.cur_block();
-            self.write(b, m, seen);
+            self.bind(m, seen, span);
         }
     }
 

@@ -105,9 +105,8 @@ impl Lowerer<'_> {
                 Back::Owner(n, names) => {
                     let object = self.item(r, k + 1, call.span);
                     let new = self.prim(Prim::IfMutable, &[old, object, old], call.span);
-                    let b = self.cur_block();
                     for m in &names {
-                        self.write(b, m, new);
+                        self.bind(m, new, call.span);
                     }
                     self.assign(&Target::Name(n, call.span), new);
                 }

@@ -150,6 +150,12 @@ impl Interpreter<'_> {
         }
         let r = if p == Prim::Switch {
             self.switch(&args)
+        } else if p == Prim::MakeCell {
+            self.make_cell(c, n, &args[0])
+        } else if p == Prim::CellGet {
+            self.cell_get(c, n, &args[0])
+        } else if p == Prim::CellSet {
+            self.cell_set(c, n, &args[0], &args[1])
         } else {
             match infer_prim(p, &args) {
                 Ok(r) => r,

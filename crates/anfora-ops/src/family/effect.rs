@@ -51,6 +51,60 @@ primitives! {
     ScatterAdd = scatter("ScatterAdd", &[Py::Op("scatter_add")]);
     ScatterNdUpdate = scatter("ScatterNdUpdate", &[Py::Op("scatter_nd_update")]);
     ScatterNdAdd = scatter("ScatterNdAdd", &[Py::Op("scatter_nd_add")]);
+    /// `MakeCell(value)`: a new cell holding `value` (`Unbound` for a variable not assigned
+    /// yet), for a variable a closure reads after its function assigns it again (late binding)
+    /// or assigns through `nonlocal`. Each evaluation makes a new identity: never merged,
+    /// folded or removed. Inference gives it the site it was made at (`Abs::Cell`).
+    MakeCell = PrimDef::new("MakeCell", "(value)", cell_abs, make_cell, Backward::Refused(CELL_GRAD))
+        .raising(never).with_refs(Refs::All).unfoldable().opaque();
+    /// `CellGet(cell)`: what the cell holds now (a memory read, ordered on the `U` chain).
+    CellGet = PrimDef::new("CellGet", "(cell)", cell_abs, cell_get, Backward::Refused(CELL_GRAD))
+        .raising(never).with_effects(Effects::MEM).with_refs(Refs::All).unfoldable();
+    /// `CellSet(cell, value)`: stores `value` in the cell (a memory write).
+    CellSet = PrimDef::new("CellSet", "(cell, value)", |_, _| Ok(Abs::None), cell_set,
+        Backward::Refused(CELL_GRAD))
+        .raising(never).with_effects(Effects::MEM).with_refs(Refs::All).unfoldable();
+}
+
+/// Why a gradient does not pass through a variable shared with closures.
+const CELL_GRAD: &str = "this reads a variable that a closure shares with its function (it is assigned after the closure is made, or with `nonlocal`); gradients do not flow through such shared state: pass the value to the closure as an argument instead";
+
+/// Cells are made and read by the abstract interpreter itself, which knows their sites; a
+/// rule that sees one without it knows nothing of its value.
+fn cell_abs(_: Prim, _: &[Abs]) -> Rule {
+    Ok(Abs::Any)
+}
+
+fn make_cell(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    Ok(Value::Cell(std::rc::Rc::new(std::cell::RefCell::new(
+        a[0].clone(),
+    ))))
+}
+
+fn cell_get(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    match &a[0] {
+        Value::Cell(c) => Ok(c.borrow().clone()),
+        other => Err(type_error(format!(
+            "CellGet expects a cell, got {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn cell_set(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    match &a[0] {
+        Value::Cell(c) => {
+            // The old value is dropped after the borrow ends: dropping it may drop a closure
+            // whose captures hold this very cell.
+            let old = c.replace(a[1].clone());
+            drop(old);
+            Ok(Value::None)
+        }
+        other => Err(type_error(format!(
+            "CellSet expects a cell, got {}",
+            other.type_name()
+        ))),
+    }
 }
 
 /// State plumbing: takes every argument as it is (Parameters, states), never folded.

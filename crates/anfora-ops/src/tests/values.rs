@@ -463,3 +463,32 @@ fn concat_of_axis_none_joins_the_flattened_tensors() {
         "(Tensor([[0, 1],\n        [2, 3]]), Tensor(4), Tensor([[5, 6, 7]]))"
     );
 }
+
+#[test]
+fn cells_hold_what_was_last_stored_and_are_shared_by_reference() {
+    let mut sink = std::io::sink();
+    let cell = call_prim(Prim::MakeCell, &[Value::Unbound], &mut sink).unwrap();
+    let alias = cell.clone();
+    let get = |c: &Value| call_prim(Prim::CellGet, std::slice::from_ref(c), &mut std::io::sink());
+    assert!(matches!(get(&cell).unwrap(), Value::Unbound));
+    // The memory state a compiled call appends is dropped.
+    let u = Value::Monad(crate::Monad::U);
+    let set = call_prim(
+        Prim::CellSet,
+        &[cell.clone(), Value::Int(3), u.clone()],
+        &mut sink,
+    );
+    assert!(matches!(set.unwrap(), Value::None));
+    assert!(matches!(get(&alias).unwrap(), Value::Int(3)));
+    call_prim(Prim::CellSet, &[alias, Value::Float(0.5)], &mut sink).unwrap();
+    assert!(matches!(get(&cell).unwrap(), Value::Float(f) if f == 0.5));
+    assert_eq!(cell.type_name(), "cell");
+    // Each MakeCell is a new cell.
+    let other = call_prim(Prim::MakeCell, &[Value::Int(1)], &mut sink).unwrap();
+    assert!(matches!(get(&other).unwrap(), Value::Int(1)));
+    assert!(matches!(get(&cell).unwrap(), Value::Float(_)));
+    // Anything else is an internal error, never a panic.
+    let e = get(&Value::Int(1)).unwrap_err();
+    assert_eq!(e.0, "TypeError");
+    assert!(!Prim::MakeCell.is_pure() && !Prim::CellGet.is_pure());
+}
