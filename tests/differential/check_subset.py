@@ -4,9 +4,9 @@
 Usage:  check_subset.py FILE_OR_DIR [...]     (exit status 1 on any violation)
 
 It is a guard for corpus authors, not a full validator: it rejects the
-constructs the subset excludes (classes, try, comprehensions, dicts, f-strings,
-string/list methods, unsupported builtins, ...). Which closures anfora accepts
-is its own business: its late-binding rule (E0202) is precise, and the
+constructs the subset excludes (classes, try, comprehensions, dicts other than
+displays with string keys, f-strings, string/list methods, unsupported builtins,
+...). Closures are anfora's business (late binding through cells), and the
 differential test fails on any program it refuses.
 """
 
@@ -24,6 +24,8 @@ TENSOR_METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "
                   "item"}
 # Methods of Parameters (the update primitives).
 PARAMETER_METHODS = {"assign", "assign_add", "assign_sub"}
+# Methods of dicts (string keys only).
+DICT_METHODS = {"get"}
 TENSOR_ATTRS = {"shape", "dtype", "ndim", "size", "T"}
 ANFORA_ATTRS = {"ops", "Tensor", "float16", "float32", "float64", "int32", "int64", "bool_",
                 "Parameter", "set_seed"}
@@ -31,7 +33,7 @@ FORBIDDEN = {
     ast.ClassDef: "class", ast.Try: "try", ast.Raise: "raise", ast.With: "with",
     ast.Yield: "yield", ast.YieldFrom: "yield from", ast.ListComp: "comprehension",
     ast.SetComp: "comprehension", ast.DictComp: "comprehension",
-    ast.GeneratorExp: "generator expression", ast.Dict: "dict", ast.Set: "set",
+    ast.GeneratorExp: "generator expression", ast.Set: "set",
     ast.Global: "global", ast.AsyncFunctionDef: "async",
     ast.Await: "await", ast.NamedExpr: "walrus", ast.JoinedStr: "f-string",
     ast.Delete: "del", ast.Match: "match",
@@ -108,8 +110,6 @@ class Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def check_arguments(self, node, args):
-        if args.kwarg:
-            self.err(node, "**kwargs")
         if args.posonlyargs:
             self.err(node, "positional-only parameters")
         for a in args.posonlyargs + args.args + args.kwonlyargs:
@@ -190,7 +190,7 @@ class Checker(ast.NodeVisitor):
         parent = self.parents.get(node)
         called = isinstance(parent, ast.Call) and parent.func is node
         if called and not self.is_ops_ref(base) and not is_module \
-                and node.attr not in TENSOR_METHODS | PARAMETER_METHODS:
+                and node.attr not in TENSOR_METHODS | PARAMETER_METHODS | DICT_METHODS:
             self.err(node, "method call ." + node.attr + "()")
         if not called and not is_module and not self.is_ops_ref(base) \
                 and node.attr not in TENSOR_ATTRS and node.attr not in ANFORA_ATTRS:
@@ -213,10 +213,15 @@ class Checker(ast.NodeVisitor):
             self.err(node, "star-unpacking outside a call's arguments or a display")
         self.generic_visit(node)
 
+    def visit_Dict(self, node):
+        for k in node.keys:
+            if k is None:
+                self.err(node, "** in a dict display")
+            elif not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                self.err(node, "a dict key other than a string literal")
+        self.generic_visit(node)
+
     def visit_Call(self, node):
-        for k in node.keywords:
-            if k.arg is None:
-                self.err(node, "**-unpacking in a call")
         f = node.func
         if isinstance(f, ast.Name):
             if f.id in ("enumerate", "zip"):

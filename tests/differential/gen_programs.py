@@ -520,6 +520,38 @@ class Case:
         self.emit("r2 = %s(b, %d)" % (drive, r.randint(0, 3)))
         self.emit("return (r1, r2, pa(), pb())")
 
+    def kwargs_calls(self):
+        """`**kwargs` parameters, `f(**d)` and dict displays with string keys: binding to
+        named, keyword-only and collected parameters, in Python's order."""
+        r, e = self.r, self.e
+        target = self.h("target")
+        env = Env({"a": "int", "b": "int", "k": "int"})
+        self.helpers.append([
+            "def %s(a, b=%d, *, k=%d, **rest):" % (target, r.randint(-3, 9), r.randint(0, 5)),
+            "    print(\"got\", a, b, k, rest, len(rest))",
+            "    return %s %% 1000" % e.int_e(env, 2),
+        ])
+        wrap = self.h("wrap")
+        self.helpers.append([
+            "def %s(*args, **kwargs):" % wrap,
+            "    return %s(*args, **kwargs)" % target,
+        ])
+        keys = r.sample(["x", "y", "lr", "tag", "b", "k"], r.randint(0, 3))
+        items = ", ".join('"%s": %d' % (key, r.randint(-5, 9)) for key in keys)
+        self.emit("d = {%s}" % items)
+        self.emit("print(d, len(d), %s in d)" % repr(r.choice(["x", "b", "z"])))
+        forms = [
+            "%s(%d, **d)" % (target, r.randint(0, 9)),
+            "%s(%d, extra=%d, **d)" % (wrap, r.randint(0, 9), r.randint(0, 9)),
+            "%s(a=%d, **d)" % (target, r.randint(0, 9)),
+            # One positional: `b` may come from the dict.
+            "%s(*(%d,), **d)" % (wrap, r.randint(0, 9)),
+        ]
+        self.emit("r1 = %s" % r.choice(forms))
+        self.emit("r2 = %s" % r.choice(forms))
+        self.emit("v = d.get(%s, %d)" % (repr(r.choice(keys + ["z"])), r.randint(0, 9)))
+        self.emit("return (r1, r2, v)")
+
     # -- nonlocal --------------------------------------------------------------------------
 
     def nonlocal_counter(self):
@@ -1040,7 +1072,7 @@ class Case:
         ("nonlocal_nested", 2), ("inplace_tensor", 4), ("inplace_list", 2), ("varargs", 3),
         ("tuples_strings", 2), ("recursion", 1), ("tensors", 2), ("mixed", 3),
         ("varargs_tensors", 1), ("inplace_loops", 2), ("argument_updates", 2),
-        ("closure_escaping", 3), ("nonlocal_escaping", 2),
+        ("closure_escaping", 3), ("nonlocal_escaping", 2), ("kwargs_calls", 2),
     ]
 
     def build(self):

@@ -5,7 +5,9 @@
 //! `x.sum(axis)` is `ReduceSum(x, axis)` bound to the primitive's signature (as the VM binds
 //! the method's arguments), so the call is rewritten before J. Only calls whose arguments
 //! map one to one are rewritten: reductions and `astype` by the primitive's signature,
-//! `reshape`/`transpose`/`permute` with their axes packed as the method packs them.
+//! `reshape`/`transpose`/`permute` with their axes packed as the method packs them. A dict's
+//! `d.get(k, default)` (the one method other than a tensor's that compiled code has) becomes
+//! `DictGet(d, k, default)` the same way.
 
 use anfora_ir::analysis::reachable;
 use anfora_ir::{ArgSource, Const, GraphId, Module, NodeId, NodeKind, Prim};
@@ -40,8 +42,17 @@ fn primitive_call(m: &mut Module, g: GraphId, n: NodeId) -> Option<Vec<NodeId>> 
     } else {
         (inputs[0], Vec::new(), inputs[1..].to_vec())
     };
-    let (this, method) = method_value(m, g, callee)?;
     let positional = &args[..args.len() - names.len()];
+    if let Some(this) = dict_get_value(m, g, callee) {
+        return bound(
+            m,
+            Prim::DictGet,
+            this,
+            positional,
+            (&names, &args[positional.len()..]),
+        );
+    }
+    let (this, method) = method_value(m, g, callee)?;
     let span = m.node(n).span;
     let prim = match method {
         Method::Astype => Prim::Cast,
@@ -68,9 +79,26 @@ fn primitive_call(m: &mut Module, g: GraphId, n: NodeId) -> Option<Vec<NodeId>> 
         other => other.reduction()?,
     };
     // `x.sum(axis, keepdims=k)` binds as `ReduceSum(x, axis, keepdims=k)`.
+    bound(
+        m,
+        prim,
+        this,
+        positional,
+        (&names, &args[positional.len()..]),
+    )
+}
+
+/// The inputs of `prim(this, positional..., names=kw...)` bound to the primitive's signature;
+/// `None` where Python would raise TypeError (left to the method).
+fn bound(
+    m: &mut Module,
+    prim: Prim,
+    this: NodeId,
+    positional: &[NodeId],
+    (names, kw): (&[String], &[NodeId]),
+) -> Option<Vec<NodeId>> {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let sources = prim.signature().bind(positional.len() + 1, &refs).ok()?;
-    let kw = &args[positional.len()..];
     let mut out = vec![m.value(Const::Prim(prim))];
     for s in sources {
         out.push(match s {
@@ -78,14 +106,20 @@ fn primitive_call(m: &mut Module, g: GraphId, n: NodeId) -> Option<Vec<NodeId>> 
             ArgSource::Positional(i) => positional[i - 1],
             ArgSource::Keyword(j) => kw[j],
             ArgSource::Default(c) => m.value(c),
-            ArgSource::Packed(..) => return None,
+            ArgSource::Packed(..) | ArgSource::PackedKeywords(_) => return None,
         });
     }
     Some(out)
 }
 
-/// `(x, method)` where node `f` of `g` is `GetAttr(x, name)` of a tensor method's name.
-fn method_value(m: &Module, g: GraphId, f: NodeId) -> Option<(NodeId, Method)> {
+/// `x` where node `f` of `g` is `GetAttr(x, "get")`.
+fn dict_get_value(m: &Module, g: GraphId, f: NodeId) -> Option<NodeId> {
+    let (x, name) = attribute(m, g, f)?;
+    (&*name == "get").then_some(x)
+}
+
+/// `(x, name)` where node `f` of `g` is `GetAttr(x, name)`.
+fn attribute(m: &Module, g: GraphId, f: NodeId) -> Option<(NodeId, std::sync::Arc<str>)> {
     let node = m.node(f);
     if !matches!(node.kind, NodeKind::Apply(_))
         || node.owner != Some(g)
@@ -97,5 +131,11 @@ fn method_value(m: &Module, g: GraphId, f: NodeId) -> Option<(NodeId, Method)> {
     let Some(Const::Str(name)) = m.constant(*ins.get(2)?) else {
         return None;
     };
-    Some((ins[1], Method::from_name(name)?))
+    Some((ins[1], name.clone()))
+}
+
+/// `(x, method)` where node `f` of `g` is `GetAttr(x, name)` of a tensor method's name.
+fn method_value(m: &Module, g: GraphId, f: NodeId) -> Option<(NodeId, Method)> {
+    let (x, name) = attribute(m, g, f)?;
+    Some((x, Method::from_name(&name)?))
 }

@@ -475,6 +475,28 @@ fn compile_error(src: &str) -> String {
 }
 
 #[test]
+fn calls_with_double_star_and_cells_are_refused_in_differentiated_code() {
+    // A call with `**` binds at specialization, after differentiation; a cell is shared state.
+    let e = compile_error(
+        "from anfora import ops, grad\n\ndef g(x, k=1.0):\n    return x * k\n\ndef f(x, **kw):\n    return ops.sum(g(x, **kw))\n\ndef main(x):\n    return grad(f)(x, k=2.0)\n",
+    );
+    assert!(
+        e.contains("E0502") && e.contains("CallDict has no backward rule"),
+        "{e}"
+    );
+    assert!(e.contains("m.py:7:20"), "{e}");
+    assert!(e.contains("pass the keywords one by one"), "{e}");
+    let e = compile_error(
+        "from anfora import ops, grad\n\ndef f(x):\n    fs = (lambda: x * 2.0,)\n    x = x * 3.0\n    return ops.sum(fs[0]())\n\ndef main(x):\n    return grad(f)(x)\n",
+    );
+    assert!(
+        e.contains("E0502") && e.contains("CellGet has no backward rule"),
+        "{e}"
+    );
+    assert!(e.contains("shares with its function"), "{e}");
+}
+
+#[test]
 fn unsupported_gradients_are_compile_errors() {
     let e = compile_error(
         "from anfora import ops, grad\n\ndef f(x):\n    return ops.sum(divmod(ops.ones((3,)) * x, 2.0)[0])\n\ndef main(x):\n    return grad(f)(x)\n",

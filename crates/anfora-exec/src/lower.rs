@@ -611,7 +611,7 @@ impl Lowering<'_> {
             let args = self.operands(e, &inputs[1..])?;
             let instr = match (BinOp::from_prim(p), p, &*args) {
                 (Some(op), _, &[a, b]) if kernel.is_none() => Instr::Bin { dst, op, a, b, at },
-                (_, Prim::CallKw | Prim::CallStar, _) => Instr::CallValue {
+                (_, Prim::CallKw | Prim::CallStar | Prim::CallDict, _) => Instr::CallValue {
                     dst,
                     callee: self.constant(Value::Prim(p)),
                     args,

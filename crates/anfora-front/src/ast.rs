@@ -75,6 +75,8 @@ pub struct Keyword {
     pub name: Name,
     pub value: Expr,
     pub span: Span,
+    /// `**value`: the items of a dict, one keyword argument each (`name` is empty).
+    pub unpack: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -125,6 +127,8 @@ pub enum ExprKind {
         step: Option<Box<Expr>>,
     },
     Lambda(Rc<FunctionDef>),
+    /// `{'k': v, ...}`: a dict display with string-literal keys.
+    Dict(Vec<(Name, Expr)>),
     /// `*x` among a call's arguments: the items of `x`, one argument each.
     Starred(Box<Expr>),
     /// An unsupported construct that was already diagnosed.
@@ -189,6 +193,8 @@ pub enum ParamKind {
     /// `*args`: the extra positional arguments, as a tuple.
     VarPositional,
     KeywordOnly,
+    /// `**kwargs`: the keyword arguments no other parameter takes, as a dict.
+    VarKeyword,
 }
 
 #[derive(Clone, Debug)]

@@ -30,6 +30,7 @@ fn expr_reads_inner(e: &Expr, f: &mut dyn FnMut(&Name, bool)) {
         ExprKind::Tuple(items) | ExprKind::List(items) => {
             items.iter().for_each(|i| expr_reads(i, f));
         }
+        ExprKind::Dict(items) => items.iter().for_each(|(_, v)| expr_reads(v, f)),
         ExprKind::BinOp { left, right, .. } => {
             expr_reads(left, f);
             expr_reads(right, f);
@@ -427,6 +428,7 @@ fn expr_children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     match &e.kind {
         ExprKind::Name(_) | ExprKind::Literal(_) | ExprKind::Invalid => {}
         ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().for_each(f),
+        ExprKind::Dict(items) => items.iter().for_each(|(_, v)| f(v)),
         ExprKind::BinOp { left, right, .. } => {
             f(left);
             f(right);

@@ -651,6 +651,7 @@ impl Frontend {
         let mut kwonly = Vec::new();
         let mut posonly = 0;
         let mut varargs = false;
+        let mut packs_keywords = false;
         for p in &def.params {
             let default = p.default.as_ref().map(|d| match const_eval(d) {
                 Some(c) => c,
@@ -681,11 +682,13 @@ impl Frontend {
                 ast::ParamKind::Normal => params.push(param),
                 ast::ParamKind::VarPositional => varargs = true,
                 ast::ParamKind::KeywordOnly => kwonly.push(param),
+                ast::ParamKind::VarKeyword => packs_keywords = true,
             }
         }
         let mut sig = anfora_ir::Signature::new(qualname, params, varargs, kwonly);
         sig.posonly = posonly;
         sig.packs = varargs;
+        sig.packs_keywords = packs_keywords;
         sig
     }
 }

@@ -521,6 +521,13 @@ impl Analysis<'_, '_> {
             }
             ExprKind::Literal(_) => Value::fresh(Kind::Other),
             ExprKind::Invalid => Value::SHARED,
+            // A dict keeps its values (no statement changes a dict in place).
+            ExprKind::Dict(items) => {
+                for (_, v) in items {
+                    self.expr(v, true, st);
+                }
+                Value::fresh(Kind::Other)
+            }
             ExprKind::Tuple(items) | ExprKind::List(items) => {
                 for i in items {
                     self.expr(i, true, st);

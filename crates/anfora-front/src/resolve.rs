@@ -352,6 +352,7 @@ fn not_callable(fe: &mut Frontend, type_name: &str) -> GraphId {
         varargs: true,
         packs: true,
         kwonly: Vec::new(),
+        packs_keywords: false,
     });
     let kind = m.value(Const::str("TypeError"));
     let message = m.value(Const::str(&format!("'{type_name}' object is not callable")));
@@ -481,7 +482,7 @@ fn bind_call(fe: &mut Frontend, n: NodeId) {
         Some(Const::Prim(p)) if Prim::builtin(&p.signature().name) == Some(*p));
     let sig: Signature = match m.constant(callee) {
         // Every call of a known primitive is bound, so the VM can trust argument counts.
-        Some(Const::Prim(p)) if !matches!(*p, Prim::CallKw | Prim::CallStar) => {
+        Some(Const::Prim(p)) if !matches!(*p, Prim::CallKw | Prim::CallStar | Prim::CallDict) => {
             p.signature().clone()
         }
         Some(Const::Graph(h)) => match &m.graph(*h).signature {
@@ -507,6 +508,17 @@ fn bind_call(fe: &mut Frontend, n: NodeId) {
                     let t = fe.module.apply_unordered(owner, inputs.collect(), span);
                     fe.module.insert_before(owner, t, n);
                     t
+                }
+                // `**kwargs`: a dict, built right before the call.
+                ArgSource::PackedKeywords(js) => {
+                    let make = fe.module.value(Const::Prim(Prim::MakeDict));
+                    let keys = js.iter().map(|&j| Const::Str(Arc::from(refs[j])));
+                    let keys = fe.module.value(Const::tuple(keys.collect()));
+                    let values = js.iter().map(|&j| kw_values[j]);
+                    let inputs = [make, keys].into_iter().chain(values);
+                    let d = fe.module.apply_unordered(owner, inputs.collect(), span);
+                    fe.module.insert_before(owner, d, n);
+                    d
                 }
             })
             .collect::<Vec<NodeId>>()

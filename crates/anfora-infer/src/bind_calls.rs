@@ -33,6 +33,9 @@ pub struct Site<'a> {
 pub struct Bound {
     pub inputs: Vec<NodeId>,
     pub new_nodes: Vec<(NodeId, Abs)>,
+    /// The call is Python's TypeError for arguments that do not bind (its inputs raise it):
+    /// it calls nothing.
+    pub raises: bool,
 }
 
 /// A call's parts: the function, the positional arguments with their abstracts, the keyword
@@ -44,6 +47,7 @@ struct Parts {
     positional_abs: Vec<Abs>,
     names: Vec<String>,
     keywords: Vec<NodeId>,
+    keyword_abs: Vec<Abs>,
     star: bool,
 }
 
@@ -52,8 +56,12 @@ pub fn rewrite(module: &mut Module, site: &Site) -> Option<Bound> {
     let parts = parts(module, site, &mut new_nodes)?;
     // A call that cannot be bound (its callee is one of several functions, or Python would
     // raise TypeError) stays as it is, bound when it runs.
-    let inputs = bind_statically(module, site, &parts, &mut new_nodes)?;
-    Some(Bound { inputs, new_nodes })
+    let (inputs, raises) = bind_statically(module, site, &parts, &mut new_nodes)?;
+    Some(Bound {
+        inputs,
+        new_nodes,
+        raises,
+    })
 }
 
 /// The parts of a star call (its tuple's items read by new nodes), a keyword call or a plain
@@ -95,6 +103,41 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
                 positional_abs: items.to_vec(),
                 names,
                 keywords: out[4..].to_vec(),
+                keyword_abs: inputs[4..].iter().map(|&i| abs(module, i)).collect(),
+                star: true,
+            })
+        }
+        Some(Const::Prim(Prim::CallDict)) => {
+            let (Abs::Tuple(items), Abs::Dict(kw)) =
+                (abs(module, inputs[2]), abs(module, inputs[3]))
+            else {
+                return None;
+            };
+            let span = module.node(inputs[0]).span;
+            let mut read = |module: &mut Module, prim: Prim, from: NodeId, k: Const, a: &Abs| {
+                let f = module.value(Const::Prim(prim));
+                let k = module.value(k);
+                let r = module.apply_unordered(site.graph, vec![f, from, k], span);
+                new_nodes.push((r, a.clone()));
+                r
+            };
+            let positional = items
+                .iter()
+                .enumerate()
+                .map(|(i, a)| read(module, Prim::TupleGetItem, out[2], Const::Int(i as i64), a))
+                .collect();
+            let keywords = kw
+                .iter()
+                .map(|(k, a)| read(module, Prim::GetItem, out[3], Const::Str(k.clone()), a))
+                .collect();
+            Some(Parts {
+                callee: out[1],
+                callee_abs: abs(module, inputs[1]),
+                positional,
+                positional_abs: items.to_vec(),
+                names: kw.iter().map(|(k, _)| k.to_string()).collect(),
+                keywords,
+                keyword_abs: kw.iter().map(|(_, a)| a.clone()).collect(),
                 star: true,
             })
         }
@@ -108,6 +151,7 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
                 positional_abs: inputs[3..split].iter().map(|&i| abs(module, i)).collect(),
                 names,
                 keywords: out[split..].to_vec(),
+                keyword_abs: inputs[split..].iter().map(|&i| abs(module, i)).collect(),
                 star: false,
             })
         }
@@ -119,19 +163,22 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
             positional_abs: inputs[1..].iter().map(|&i| abs(module, i)).collect(),
             names: Vec::new(),
             keywords: Vec::new(),
+            keyword_abs: Vec::new(),
             star: false,
         }),
     }
 }
 
 /// The inputs of the call bound to its one target graph's signature, when it needs binding
-/// (a star or keyword call, or a callee with `*args`) and can be.
+/// (a star or keyword call, or a callee with `*args`) and can be; where the arguments do not
+/// bind, the inputs of `Raise(TypeError, message)`, as Python raises before the call (and
+/// `true`).
 fn bind_statically(
     module: &mut Module,
     site: &Site,
     parts: &Parts,
     new_nodes: &mut Vec<(NodeId, Abs)>,
-) -> Option<Vec<NodeId>> {
+) -> Option<(Vec<NodeId>, bool)> {
     let h = site.solved.ctx(*site.targets.first()?).graph;
     if site.targets.iter().any(|&t| site.solved.ctx(t).graph != h) {
         return None;
@@ -152,7 +199,15 @@ fn bind_statically(
         return None;
     }
     let names: Vec<&str> = parts.names.iter().map(String::as_str).collect();
-    let sources = sig.bind(parts.positional.len(), &names).ok()?;
+    let sources = match sig.bind(parts.positional.len(), &names) {
+        Ok(sources) => sources,
+        Err(e) => {
+            let raise = module.value(Const::Prim(Prim::Raise));
+            let kind = module.value(Const::str("TypeError"));
+            let message = module.value(Const::str(&e.message(&sig.name)));
+            return Some((vec![raise, kind, message], true));
+        }
+    };
     let span = module.node(parts.callee).span;
     let mut inputs = vec![parts.callee];
     for s in sources {
@@ -167,7 +222,22 @@ fn bind_statically(
                 new_nodes.push((t, Abs::tuple(parts.positional_abs[a..b].to_vec())));
                 t
             }
+            ArgSource::PackedKeywords(js) => {
+                let make = module.value(Const::Prim(Prim::MakeDict));
+                let keys = js
+                    .iter()
+                    .map(|&j| Const::Str(parts.names[j].as_str().into()));
+                let keys = module.value(Const::tuple(keys.collect()));
+                let values = js.iter().map(|&j| parts.keywords[j]);
+                let inputs = [make, keys].into_iter().chain(values);
+                let d = module.apply_unordered(site.graph, inputs.collect(), span);
+                let items = js
+                    .iter()
+                    .map(|&j| (parts.names[j].as_str().into(), parts.keyword_abs[j].clone()));
+                new_nodes.push((d, Abs::Dict(items.collect())));
+                d
+            }
         });
     }
-    Some(inputs)
+    Some((inputs, false))
 }

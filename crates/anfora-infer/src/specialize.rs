@@ -190,7 +190,10 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
         let inputs = module.inputs(n).to_vec();
         // The function a call calls: its callee, or the first argument of a keyword or star
         // call (whose callee is the primitive that binds them).
-        let binds = matches!(module.callee_prim(n), Some(Prim::CallKw | Prim::CallStar));
+        let binds = matches!(
+            module.callee_prim(n),
+            Some(Prim::CallKw | Prim::CallStar | Prim::CallDict)
+        );
         let callee_at = usize::from(binds);
         let mut out: Vec<NodeId> = Vec::with_capacity(inputs.len());
         for (k, &i) in inputs.iter().enumerate() {
@@ -224,6 +227,9 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
                 before.entry(new).or_default().push(node);
             }
             out = bound.inputs;
+            if bound.raises {
+                call_targets.remove(&new);
+            }
         }
         // A call of a known closure without free variables through a value becomes direct.
         if module.constant(inputs[0]).is_none()

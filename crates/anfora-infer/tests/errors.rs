@@ -812,6 +812,41 @@ fn a_variable_shared_with_closures_that_changes_a_tensors_rank() {
 }
 
 #[test]
+fn dict_keys_known_only_at_run_time_and_loops_over_dicts() {
+    // A dict's items are read by keys known at compile time; a `for` loop reads items by
+    // position, which a dict does not have.
+    let src = "def f(x, k):\n    d = {'a': x, 'b': 2}\n    return d[k]\n";
+    let ((code, msg, line, col), _) = one(
+        src,
+        "f",
+        &[zeros(&[2]), Arg::mutable(anfora_ops::Value::str("a"))],
+    );
+    assert_eq!(
+        (code, msg.as_str(), line, col),
+        (
+            "E0301",
+            "index: a dict's key must be known at compile time (a string constant, or a variable that holds one)",
+            3,
+            12
+        )
+    );
+    let src = "def f(x):\n    d = {'a': x}\n    n = 0\n    for k in d:\n        n = n + 1\n    return n\n";
+    let ((code, msg, line, col), _) = one(src, "f", &[zeros(&[2])]);
+    assert_eq!(
+        (code, msg.as_str(), line, col),
+        (
+            "E0301",
+            "IterLen: a `for` loop over a dict is not supported in compiled code: loop over tuple(d), its keys, and read d[k]",
+            4,
+            14
+        )
+    );
+    // Over its keys as a tuple, each key is a constant.
+    let src = "def f(x):\n    d = {'a': x, 'b': 2.0}\n    s = 0.0\n    for k in tuple(d):\n        s = s + d[k]\n    return s\n";
+    infer(src, "f", &[zeros(&[2])]);
+}
+
+#[test]
 fn values_of_different_kinds_join_to_a_dynamic_value() {
     // A loop-carried value that changes kind (tensor to int) is not an error: it becomes a
     // value known only at run time, and the program runs as Python does.

@@ -363,6 +363,7 @@ impl Reader<'_> {
             varargs: s.varargs,
             packs: s.packs,
             kwonly: s.kwonly.iter().map(param).collect::<Result<_, _>>()?,
+            packs_keywords: s.packs_keywords,
         })
     }
 

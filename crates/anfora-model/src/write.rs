@@ -243,6 +243,7 @@ impl<'a> Writer<'a> {
             varargs: s.varargs,
             packs: s.packs,
             kwonly,
+            packs_keywords: s.packs_keywords,
         })
     }
 

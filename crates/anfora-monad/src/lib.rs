@@ -140,11 +140,14 @@ impl Pass<'_> {
         if let Some(ts) = self.call_targets.get(&n) {
             return ts.clone();
         }
-        let callee = self.module.inputs(n)[0];
+        // Only a value inference found unknown: code it never reached (after an operation that
+        // always raises) has no abstract and calls nothing.
+        let unknown = |i: NodeId| matches!(self.abstracts.get(&i), Some(Abs::Any));
+        let inputs = self.module.inputs(n);
         match (self.escaped, self.module.callee_prim(n)) {
-            (Some(e), None) if matches!(self.abs(callee), Abs::Any) => vec![e],
-            (Some(e), Some(Prim::CallKw | Prim::CallStar))
-                if matches!(self.abs(self.module.inputs(n)[1]), Abs::Any) =>
+            (Some(e), None) if unknown(inputs[0]) => vec![e],
+            (Some(e), Some(Prim::CallKw | Prim::CallStar | Prim::CallDict))
+                if unknown(inputs[1]) =>
             {
                 vec![e]
             }
@@ -391,7 +394,7 @@ fn thread(
         let inputs = pass.module.inputs(n).to_vec();
         if matches!(
             pass.module.callee_prim(n),
-            Some(Prim::CallKw | Prim::CallStar)
+            Some(Prim::CallKw | Prim::CallStar | Prim::CallDict)
         ) {
             // The callee binds keywords at run time: states cannot be appended after them.
             let wants = pass.targets(n).iter().fold(Needs::default(), |acc, t| {

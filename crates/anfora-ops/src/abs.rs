@@ -115,6 +115,8 @@ pub enum Abs {
     /// A variable shared with closures (`MakeCell`'s result): which one, by where it was
     /// made. What it holds is the interpreter's, joined over every `CellSet` of it.
     Cell(CellSite),
+    /// A dict: its keys, known at compile time, and what each holds.
+    Dict(Arc<[(Arc<str>, Abs)]>),
 }
 
 /// Where a cell was made: the `MakeCell` node, in the context that ran it (each call of the
@@ -174,6 +176,7 @@ impl PartialEq for Abs {
             (Ref(a), Ref(b)) => a == b,
             (Monad(a), Monad(b)) => a == b,
             (Cell(a), Cell(b)) => a == b,
+            (Dict(a), Dict(b)) => a == b,
             _ => false,
         }
     }
@@ -199,6 +202,7 @@ impl Hash for Abs {
             Abs::Ref(r) => r.hash(state),
             Abs::Monad(m) => m.hash(state),
             Abs::Cell(c) => c.hash(state),
+            Abs::Dict(items) => items.hash(state),
             _ => {}
         }
     }
@@ -238,6 +242,12 @@ impl Abs {
             Abs::Float(_) => Abs::Float(None),
             Abs::Str(_) => Abs::Str(None),
             Abs::Tuple(items) => Abs::Tuple(items.iter().map(Abs::broaden).collect()),
+            Abs::Dict(items) => Abs::Dict(
+                items
+                    .iter()
+                    .map(|(k, a)| (k.clone(), a.broaden()))
+                    .collect(),
+            ),
             Abs::List(items) => Abs::List(items.iter().map(Abs::broaden).collect()),
             Abs::Tensor(t) if t.value.is_some() => {
                 Abs::tensor(TensorAbs::new(t.dtype, t.shape.clone()))
@@ -277,6 +287,15 @@ impl Abs {
             (Range(_), Range(_)) => Range(Option::None),
             (Slice(_), Slice(_)) => Slice(Option::None),
             (Tuple(a), Tuple(b)) if a.len() == b.len() => Tuple(join_all(a, b, sizes)?),
+            (Dict(a), Dict(b)) if a.iter().map(|x| &x.0).eq(b.iter().map(|x| &x.0)) => {
+                let keys = a.iter().map(|x| x.0.clone());
+                let values: Vec<Abs> = a.iter().map(|x| x.1.clone()).collect();
+                let others: Vec<Abs> = b.iter().map(|x| x.1.clone()).collect();
+                Dict(
+                    keys.zip(join_all(&values, &others, sizes)?.iter().cloned())
+                        .collect(),
+                )
+            }
             (List(a), List(b)) if a.len() == b.len() => List(join_all(a, b, sizes)?),
             (Tensor(a), Tensor(b)) => {
                 let same_rank = a.shape.len() == b.shape.len();
@@ -480,6 +499,10 @@ impl fmt::Display for Abs {
             Abs::Monad(crate::Monad::U) => f.write_str("<UMonad>"),
             Abs::Monad(crate::Monad::IO) => f.write_str("<IOMonad>"),
             Abs::Cell(_) => f.write_str("<Cell>"),
+            Abs::Dict(items) => {
+                let parts: Vec<String> = items.iter().map(|(k, a)| format!("{k}: {a}")).collect();
+                write!(f, "<Dict{{{}}}>", parts.join(", "))
+            }
         })
     }
 }
@@ -623,6 +646,12 @@ pub fn from_value(v: &Value) -> Abs {
         Value::Unbound => Abs::Unbound,
         Value::Ref(r) => Abs::Ref(Arc::new(crate::abs::RefAbs::of(r))),
         Value::Monad(m) => Abs::Monad(*m),
+        Value::Dict(d) => Abs::Dict(
+            d.items
+                .iter()
+                .map(|(k, v)| (k.clone(), from_value(v)))
+                .collect(),
+        ),
         Value::Closure(_) | Value::Partial(_) | Value::Method(_) | Value::Cell(_) => Abs::Any,
     }
 }

@@ -189,6 +189,22 @@ pub fn split_call_star(
     Ok((f, positional.to_vec(), kw))
 }
 
+/// Splits the arguments of `CallDict(f, args, kwargs)` into the function, the positional
+/// arguments (the items of `args`) and the keyword arguments (the items of `kwargs`).
+#[allow(clippy::type_complexity)]
+pub fn split_call_dict(
+    args: Vec<Value>,
+) -> Result<(Value, Vec<Value>, Option<(Vec<String>, Vec<Value>)>), PyErr> {
+    let [f, positional, kwargs] =
+        <[Value; 3]>::try_from(args).map_err(|_| call_kw_error("CallDict arguments"))?;
+    let (Value::Tuple(positional), Value::Dict(kwargs)) = (&positional, &kwargs) else {
+        return Err(call_kw_error("CallDict arguments"));
+    };
+    let names = kwargs.items.iter().map(|(k, _)| k.to_string()).collect();
+    let values = kwargs.items.iter().map(|(_, v)| v.clone()).collect();
+    Ok((f, positional.to_vec(), Some((names, values))))
+}
+
 /// Keyword arguments of a call: their names and values.
 pub type Keywords = (Vec<String>, Vec<Value>);
 
@@ -217,6 +233,7 @@ pub fn call_value(
                 (f, positional, Some(keywords))
             }
             Value::Prim(Prim::CallStar) => split_call_star(args)?,
+            Value::Prim(Prim::CallDict) => split_call_dict(without_monads(args))?,
             Value::Prim(p) => {
                 let bound = bind_prim(*p, without_monads(args), kw)?;
                 return call_prim(*p, &bound, out).map(Called::Done);
@@ -259,6 +276,9 @@ pub fn bind_call(
 ) -> Result<Vec<Value>, PyErr> {
     let (names, values) = kw.unwrap_or_default();
     let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-    sig.bind_args(args, &refs, &values, default, Value::tuple)
+    let dict = |items: Vec<(std::sync::Arc<str>, Value)>| {
+        Value::Dict(Rc::new(crate::value::Dict::from_items(items)))
+    };
+    sig.bind_args(args, (&refs, &values), default, Value::tuple, dict)
         .map_err(|e| type_error(e.message(&sig.name)))
 }

@@ -18,6 +18,13 @@ pub fn binary(p: Prim, a: &Value, b: &Value) -> OpResult {
     p.eval(&[a.clone(), b.clone()])
 }
 
+/// Why a `for` loop cannot run over a dict directly (its items are read by position).
+pub(crate) const DICT_ITERATION: &str = "a `for` loop over a dict is not supported in compiled code: loop over tuple(d), its keys, and read d[k]";
+
+/// The dict methods compiled code has.
+const DICT_METHODS: &str =
+    "dicts have `get`; read items with d[k], test keys with `in`, and use tuple(d) for the keys";
+
 /// Largest sequence a single operation may build (repetition, range materialization).
 pub(crate) const MAX_ITEMS: i128 = 1 << 28;
 
@@ -30,6 +37,7 @@ pub fn truth(v: &Value) -> Result<bool, PyErr> {
         Value::Float(f) => *f != 0.0,
         Value::Str(s) => !s.is_empty(),
         Value::Tuple(t) | Value::List(t) => !t.is_empty(),
+        Value::Dict(d) => !d.items.is_empty(),
         Value::Tensor(t) => tensor(t.truth())?,
         Value::Range(r) => !r.is_empty(),
         _ => true,
@@ -199,6 +207,13 @@ pub fn getitem(obj: &Value, idx: &Value) -> OpResult {
             }
         }
         Value::Tensor(t) => crate::indexing::tensor_getitem(t, idx),
+        Value::Dict(d) => match idx {
+            Value::Str(k) => d
+                .get(k)
+                .cloned()
+                .ok_or_else(|| ("KeyError", crate::value::repr(idx))),
+            _ => Err(("KeyError", crate::value::repr(idx))),
+        },
         _ => Err(type_error(format!(
             "'{}' object is not subscriptable",
             obj.type_name()
@@ -215,6 +230,7 @@ pub fn len(v: &Value) -> Result<i64, PyErr> {
     Ok(match v {
         Value::Str(s) => s.chars().count() as i64,
         Value::Tuple(t) | Value::List(t) => t.len() as i64,
+        Value::Dict(d) => d.items.len() as i64,
         Value::Range(r) => range_len(r)?,
         Value::Tensor(t) if t.ndim() == 0 => return Err(type_error("len() of unsized object")),
         Value::Tensor(t) => t.shape()[0] as i64,
@@ -234,6 +250,7 @@ pub fn iter_len(v: &Value) -> Result<i64, PyErr> {
         Value::Str(_) | Value::Tuple(_) | Value::List(_) | Value::Range(_) | Value::Tensor(_) => {
             len(v)
         }
+        Value::Dict(_) => Err(type_error(DICT_ITERATION)),
         other => Err(type_error(format!(
             "'{}' object is not iterable",
             other.type_name()
@@ -245,6 +262,8 @@ pub fn iter_len(v: &Value) -> Result<i64, PyErr> {
 pub fn items(v: &Value, err: &dyn Fn(&str) -> PyErr) -> Result<Vec<Value>, PyErr> {
     Ok(match v {
         Value::Tuple(t) | Value::List(t) => t.to_vec(),
+        // Iterating over a dict gives its keys.
+        Value::Dict(d) => d.items.iter().map(|(k, _)| Value::Str(k.clone())).collect(),
         Value::Str(s) => s
             .chars()
             .map(|c| Value::str(c.encode_utf8(&mut [0; 4])))
@@ -337,6 +356,10 @@ pub fn contains(container: &Value, x: &Value) -> Result<bool, PyErr> {
             }
             Ok(false)
         }
+        Value::Dict(d) => Ok(match x {
+            Value::Str(k) => d.get(k).is_some(),
+            _ => false,
+        }),
         Value::Str(s) => match x {
             Value::Str(sub) => Ok(s.contains(&**sub)),
             other => Err(type_error(format!(
@@ -416,6 +439,20 @@ pub fn getattr(obj: &Value, name: &str) -> OpResult {
             (None, _) => getattr(&Value::Tensor(r.get()), name),
         };
     }
+    if let Value::Dict(_) = obj {
+        return match name {
+            "get" => Ok(Value::Partial(Rc::new(PartialApp {
+                func: Value::Prim(Prim::DictGet),
+                args: vec![obj.clone()],
+            }))),
+            _ => Err((
+                "AttributeError",
+                format!(
+                    "'dict' object has no attribute '{name}' in compiled code ({DICT_METHODS})"
+                ),
+            )),
+        };
+    }
     if let Value::Tensor(t) = obj {
         return Ok(match name {
             "shape" => Value::tuple(t.shape().iter().map(|d| Value::Int(*d as i64)).collect()),
@@ -471,10 +508,11 @@ pub fn call_method(
             let full = sig
                 .bind_args(
                     &positional,
-                    &names,
-                    &values,
+                    (&names, &values),
                     |c| crate::value::from_const(c, &mut |_| Value::None),
                     Value::tuple,
+                    // Primitives take no `**kwargs`.
+                    |_| Value::None,
                 )
                 .map_err(|e| type_error(e.message(&format!("Tensor.{}", m.name()))))?;
             prim.eval(&full)
@@ -516,6 +554,7 @@ pub fn truth_abs(a: &Abs) -> Abs {
     match a {
         Abs::None => Abs::Bool(Some(false)),
         Abs::Tuple(t) | Abs::List(t) => Abs::Bool(Some(!t.is_empty())),
+        Abs::Dict(d) => Abs::Bool(Some(!d.is_empty())),
         Abs::Func(_) | Abs::DType(_) | Abs::Ellipsis => Abs::Bool(Some(true)),
         Abs::Tensor(t) => match t.numel() {
             Some(1) => Abs::Bool(None),
@@ -532,6 +571,7 @@ pub fn truth_abs(a: &Abs) -> Abs {
 pub fn items_abs(a: &Abs) -> Option<Vec<Abs>> {
     match a {
         Abs::Tuple(t) | Abs::List(t) => Some(t.to_vec()),
+        Abs::Dict(d) => Some(d.iter().map(|(k, _)| Abs::Str(Some(k.clone()))).collect()),
         Abs::Str(Some(s)) => Some(
             s.chars()
                 .map(|c| Abs::Str(Some(Arc::from(c.to_string().as_str()))))
@@ -573,6 +613,7 @@ pub fn element_abs(a: &Abs) -> Abs {
 pub fn length_abs(a: &Abs) -> Abs {
     match a {
         Abs::Tuple(t) | Abs::List(t) => Abs::Int(Some(t.len() as i64)),
+        Abs::Dict(d) => Abs::Int(Some(d.len() as i64)),
         Abs::Str(Some(s)) => Abs::Int(Some(s.chars().count() as i64)),
         Abs::Range(Some(r)) => match i64::try_from(r.len()) {
             Ok(n) => Abs::Int(Some(n)),
@@ -608,6 +649,9 @@ pub fn getitem_abs(obj: &Abs, idx: &Abs) -> Rule {
         && let Some(i) = int_index(idx)
     {
         return getitem_abs(obj, &Abs::Int(i));
+    }
+    if let Abs::Dict(d) = obj {
+        return dict_item_abs(d, idx);
     }
     Ok(match obj {
         Abs::Tuple(items) | Abs::List(items) => match idx {
@@ -725,8 +769,37 @@ pub(crate) fn tensor_index(t: &TensorAbs, idx: &Abs) -> Rule {
     Ok(tensor_abs(t.dtype, out))
 }
 
+/// `d[key]` of a dict: the key must be known at compile time (a dict's keys are).
+fn dict_item_abs(d: &[(Arc<str>, Abs)], key: &Abs) -> Rule {
+    match key {
+        Abs::Str(Some(k)) => Ok(d
+            .iter()
+            .find(|(name, _)| name == k)
+            // KeyError at run time.
+            .map_or(Abs::Bottom, |(_, a)| a.clone())),
+        Abs::Str(None) => Err(err(
+            "a dict's key must be known at compile time (a string constant, or a variable that holds one)",
+        )),
+        // Only string keys exist: KeyError at run time.
+        _ => Ok(Abs::Bottom),
+    }
+}
+
+/// The rule of `IterLen`: a `for` loop's trip count.
+pub fn iter_len_abs(a: &Abs) -> Rule {
+    match a {
+        Abs::Dict(_) => Err(err(DICT_ITERATION)),
+        other => Ok(length_abs(other)),
+    }
+}
+
 pub fn getattr_abs(obj: &Abs, name: &str) -> Abs {
     match obj {
+        Abs::Dict(_) if name == "get" => Abs::func(Func::Partial(
+            Arc::new(Func::Prim(Prim::DictGet)),
+            Arc::from(vec![obj.clone()]),
+        )),
+        Abs::Dict(_) => Abs::Bottom,
         Abs::Ref(r) => match name {
             "assign" | "assign_add" | "assign_sub" => {
                 let p = match name {

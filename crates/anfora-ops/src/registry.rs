@@ -10,7 +10,7 @@ use crate::def::Backward;
 use crate::def::{Family, PrimDef, Py};
 use crate::emit::{Call, Emit, Grads};
 use crate::family::{
-    array, builtins, creation, effect, grad, linalg, math, nn, operators, optim, pad, random,
+    array, builtins, creation, dict, effect, grad, linalg, math, nn, operators, optim, pad, random,
     reduce, shape, structure,
 };
 use crate::prim::{Effects, Prim};
@@ -34,6 +34,7 @@ static FAMILIES: &[&Family] = &[
     &optim::FAMILY,
     &random::FAMILY,
     &grad::FAMILY,
+    &dict::FAMILY,
 ];
 
 /// Where a Python name is looked up.

@@ -41,6 +41,9 @@ pub struct Signature {
     /// The extra positional arguments are one tuple argument (`*args` of a `def`).
     pub packs: bool,
     pub kwonly: Vec<Param>,
+    /// The keyword arguments no parameter takes are one dict argument, after the keyword-only
+    /// parameters (`**kwargs` of a `def`).
+    pub packs_keywords: bool,
 }
 
 /// Where one bound argument comes from.
@@ -51,23 +54,32 @@ pub enum ArgSource {
     Default(Const),
     /// The positional arguments `start..end`, as one tuple (`*args` of a `def`).
     Packed(usize, usize),
+    /// The keyword arguments (by index) no parameter takes, as one dict (`**kwargs`).
+    PackedKeywords(Vec<usize>),
 }
 
 impl ArgSource {
     /// The argument this source picks: one of the `positional` or `keyword` arguments, the
-    /// default, made by `default`, or a tuple of positional ones, made by `pack`.
+    /// default, made by `default`, a tuple of positional ones, made by `pack`, or a dict of
+    /// keyword ones (`names` are the keywords' names), made by `pack_keywords`.
     pub fn pick<T: Clone>(
         self,
         positional: &[T],
-        keyword: &[T],
+        (names, keyword): (&[&str], &[T]),
         default: &mut dyn FnMut(&Const) -> T,
         pack: &mut dyn FnMut(Vec<T>) -> T,
+        pack_keywords: &mut dyn FnMut(Vec<(Arc<str>, T)>) -> T,
     ) -> T {
         match self {
             ArgSource::Positional(i) => positional[i].clone(),
             ArgSource::Keyword(j) => keyword[j].clone(),
             ArgSource::Default(c) => default(&c),
             ArgSource::Packed(start, end) => pack(positional[start..end].to_vec()),
+            ArgSource::PackedKeywords(js) => pack_keywords(
+                js.iter()
+                    .map(|&j| (Arc::from(names[j]), keyword[j].clone()))
+                    .collect(),
+            ),
         }
     }
 }
@@ -153,6 +165,7 @@ impl Signature {
             varargs,
             packs: false,
             kwonly,
+            packs_keywords: false,
         }
     }
 
@@ -209,6 +222,13 @@ impl Signature {
             bind_by_name(p, take_keyword(&p.name, &mut used), &mut out, &mut missing);
         }
         missing_error(&mut missing, true)?;
+        if self.packs_keywords {
+            let rest = (0..keywords.len()).filter(|&j| !used[j]);
+            let rest: Vec<usize> = rest.collect();
+            // A positional-only parameter's name is free to appear among `**kwargs`.
+            out.push(ArgSource::PackedKeywords(rest));
+            return Ok(out);
+        }
         if let Some(j) = used.iter().position(|u| !u) {
             let name = keywords[j];
             if self.params[..self.posonly].iter().any(|p| &*p.name == name) {
@@ -220,19 +240,28 @@ impl Signature {
     }
 
     /// The arguments of a call with the `positional` ones and the keyword arguments `names` =
-    /// `keyword`, bound: in the order of [`Signature::bind`], defaults made by `default`.
+    /// `keyword`, bound: in the order of [`Signature::bind`], defaults made by `default`,
+    /// `*args` by `pack` and `**kwargs` by `pack_keywords`.
     pub fn bind_args<T: Clone>(
         &self,
         positional: &[T],
-        names: &[&str],
-        keyword: &[T],
+        (names, keyword): (&[&str], &[T]),
         mut default: impl FnMut(&Const) -> T,
         mut pack: impl FnMut(Vec<T>) -> T,
+        mut pack_keywords: impl FnMut(Vec<(Arc<str>, T)>) -> T,
     ) -> Result<Vec<T>, BindError> {
         let sources = self.bind(positional.len(), names)?;
         Ok(sources
             .into_iter()
-            .map(|s| s.pick(positional, keyword, &mut default, &mut pack))
+            .map(|s| {
+                s.pick(
+                    positional,
+                    (names, keyword),
+                    &mut default,
+                    &mut pack,
+                    &mut pack_keywords,
+                )
+            })
             .collect())
     }
 
@@ -289,6 +318,9 @@ impl Signature {
             parts.push("*".into());
         }
         parts.extend(self.kwonly.iter().map(param_text));
+        if self.packs_keywords {
+            parts.push("**kwargs".into());
+        }
         format!("({})", parts.join(", "))
     }
 
@@ -299,7 +331,7 @@ impl Signature {
         } else {
             self.params.len().max(n_positional)
         };
-        positional + self.kwonly.len()
+        positional + self.kwonly.len() + usize::from(self.packs_keywords)
     }
 }
 

@@ -153,6 +153,41 @@ pub enum Value {
     /// A variable shared between a function and the closures it creates (CPython's cell):
     /// `CellGet` reads what the last `CellSet` stored, `Unbound` before the first.
     Cell(Rc<std::cell::RefCell<Value>>),
+    /// A dict with string keys, in insertion order (a function's `**kwargs`, a display
+    /// `{'lr': 0.1}`). Immutable: anfora has no statement that changes a dict in place.
+    Dict(Rc<Dict>),
+}
+
+/// The items of a dict: string keys, each once, in insertion order.
+#[derive(Clone, Debug, Default)]
+pub struct Dict {
+    pub items: Vec<(Arc<str>, Value)>,
+}
+
+impl Dict {
+    /// A dict of `items`, where a later duplicate key replaces the earlier value in its place
+    /// (Python's display and `dict.update`).
+    pub fn from_items(items: impl IntoIterator<Item = (Arc<str>, Value)>) -> Dict {
+        let mut d = Dict::default();
+        for (k, v) in items {
+            d.insert(k, v);
+        }
+        d
+    }
+
+    pub fn insert(&mut self, k: Arc<str>, v: Value) {
+        match self.items.iter_mut().find(|(key, _)| *key == k) {
+            Some(slot) => slot.1 = v,
+            None => self.items.push((k, v)),
+        }
+    }
+
+    pub fn get(&self, k: &str) -> Option<&Value> {
+        self.items
+            .iter()
+            .find(|(key, _)| &**key == k)
+            .map(|(_, v)| v)
+    }
 }
 
 impl Drop for Value {
@@ -181,7 +216,11 @@ impl Value {
     fn is_container(&self) -> bool {
         matches!(
             self,
-            Value::Tuple(_) | Value::List(_) | Value::Closure(_) | Value::Partial(_)
+            Value::Tuple(_)
+                | Value::List(_)
+                | Value::Closure(_)
+                | Value::Partial(_)
+                | Value::Dict(_)
         )
     }
 }
@@ -210,6 +249,13 @@ fn take_children(v: &mut Value, out: &mut Vec<Value>) {
             if let Some(p) = Rc::get_mut(p) {
                 take(std::slice::from_mut(&mut p.func), out);
                 take(&mut p.args, out);
+            }
+        }
+        Value::Dict(d) => {
+            if let Some(d) = Rc::get_mut(d) {
+                for (_, v) in &mut d.items {
+                    take(std::slice::from_mut(v), out);
+                }
             }
         }
         _ => {}
@@ -292,6 +338,7 @@ impl Value {
             Value::Ref(_) => "Parameter",
             Value::Monad(_) => "monad",
             Value::Cell(_) => "cell",
+            Value::Dict(_) => "dict",
         }
     }
 
@@ -454,6 +501,14 @@ pub fn to_str(v: &Value) -> String {
         Value::Ref(p) => p.get().to_str(),
         Value::Monad(m) => m.dump_name().into(),
         Value::Cell(_) => "<cell>".into(),
+        Value::Dict(d) => crate::deep(|| {
+            let items: Vec<String> = d
+                .items
+                .iter()
+                .map(|(k, v)| format!("{}: {}", str_repr(k), repr(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }),
     }
 }
 

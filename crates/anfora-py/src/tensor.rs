@@ -29,7 +29,8 @@ pub fn py_error(kind: &str, message: String) -> PyErr {
         "MemoryError" => PyMemoryError::new_err(message),
         "RecursionError" => pyo3::exceptions::PyRecursionError::new_err(message),
         "AssertionError" => pyo3::exceptions::PyAssertionError::new_err(message),
-        "KeyError" => pyo3::exceptions::PyKeyError::new_err(message),
+        // The VM's message is the key's repr, which Python's KeyError shows of its argument.
+        "KeyError" => pyo3::exceptions::PyKeyError::new_err(key_of_repr(message)),
         "AttributeError" => pyo3::exceptions::PyAttributeError::new_err(message),
         "NotImplementedError" => pyo3::exceptions::PyNotImplementedError::new_err(message),
         "UnboundLocalError" => pyo3::exceptions::PyUnboundLocalError::new_err(message),
@@ -41,6 +42,15 @@ pub fn py_error(kind: &str, message: String) -> PyErr {
         "SystemError" => pyo3::exceptions::PySystemError::new_err(message),
         _ => PyRuntimeError::new_err(format!("{kind}: {message}")),
     }
+}
+
+/// The string a plain quoted repr (`'beta'`) stands for; anything else as it is.
+fn key_of_repr(repr: String) -> String {
+    let quoted = |q: char| repr.len() >= 2 && repr.starts_with(q) && repr.ends_with(q);
+    if (quoted('\'') || quoted('"')) && !repr.contains('\\') {
+        return repr[1..repr.len() - 1].to_string();
+    }
+    repr
 }
 
 pub fn vm_error(e: anfora_ops::pynum::PyErr) -> PyErr {
@@ -740,6 +750,26 @@ fn to_value_nested(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             .collect::<PyResult<Vec<_>>>()?;
         return Ok(Value::List(Rc::from(items)));
     }
+    if let Ok(d) = obj.cast::<pyo3::types::PyDict>() {
+        if depth >= MAX_NESTING {
+            return Err(PyValueError::new_err(format!(
+                "dicts nested more than {MAX_NESTING} deep (does a dict hold itself?)"
+            )));
+        }
+        let mut items = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let Ok(k) = k.cast::<PyString>() else {
+                return Err(PyTypeError::new_err(format!(
+                    "anfora passes dicts with string keys only, not {} keys",
+                    k.get_type().name()?
+                )));
+            };
+            items.push((k.to_str()?.into(), to_value_nested(&v, depth + 1)?));
+        }
+        return Ok(Value::Dict(Rc::new(anfora_ops::value::Dict::from_items(
+            items,
+        ))));
+    }
     if let Ok(p) = obj.cast::<Parameter>() {
         return Ok(Value::Ref(p.borrow().inner.clone()));
     }
@@ -782,7 +812,7 @@ fn to_value_nested(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         }
     }
     Err(PyTypeError::new_err(format!(
-        "anfora cannot pass a '{}' object to compiled code or an operation; pass tensors, numpy arrays, numbers, strings, tuples, lists or Parameters",
+        "anfora cannot pass a '{}' object to compiled code or an operation; pass tensors, numpy arrays, numbers, strings, tuples, lists, dicts with string keys or Parameters",
         obj.get_type().name()?
     )))
 }
@@ -810,6 +840,13 @@ pub fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>
         )?
         .into_any(),
         Value::Ellipsis => py.Ellipsis().into_bound(py),
+        Value::Dict(d) => {
+            let out = pyo3::types::PyDict::new(py);
+            for (k, v) in &d.items {
+                out.set_item(PyString::new(py, k), from_value(py, v)?)?;
+            }
+            out.into_any()
+        }
         other => {
             return Err(PyTypeError::new_err(format!(
                 "a compiled function returned a {} value, which cannot leave compiled code; return tensors, numbers, strings, tuples or lists",

@@ -303,6 +303,17 @@ fn gradients_through_starred_targets_and_displays() {
 }
 
 #[test]
+fn gradients_through_dicts_and_keyword_arguments() {
+    // A dict's sensitivity is the tuple of its values' (in key order): through displays,
+    // `d[k]`, `d.get(k)` and `d.get(k, default)` (present and missing keys), `**kwargs`
+    // collected by a call, and a repeated display key (its last value counts).
+    check(
+        "def g(v, **kw):\n    return v * kw['scale'] + kw.get('shift', 0.0) + kw.get('missing', v * v)\n\ndef f(x, w):\n    d = {'a': x * w, 'b': ops.tanh(w), 'a': x * x}\n    y = g(d['a'], scale=d.get('b'), shift=w)\n    return ops.sum(y * d.get('b', x))",
+        &[random(&[3], 22), random(&[3], 23)],
+    );
+}
+
+#[test]
 fn gradients_through_tuple_and_list_concatenation() {
     // Each operand of `+` gets its own items' sensitivities (was: none at all).
     check(

@@ -213,7 +213,9 @@ impl<'m> Vm<'m> {
                 }
                 let callee = self.load(top, &step.callee);
                 let flow = match (&callee, step.prebound) {
-                    (Value::Prim(p), true) if !matches!(*p, Prim::CallKw | Prim::CallStar) => {
+                    (Value::Prim(p), true)
+                        if !matches!(*p, Prim::CallKw | Prim::CallStar | Prim::CallDict) =>
+                    {
                         let mut args = std::mem::take(&mut self.scratch);
                         args.extend(step.args.iter().map(|a| self.load(top, a)));
                         let r = call::call_prim(*p, &args, out).map(Flow::Value);
@@ -253,7 +255,9 @@ impl<'m> Vm<'m> {
                     let callee = self.load(top, &tail.callee);
                     let args: Vec<Value> = tail.args.iter().map(|a| self.load(top, a)).collect();
                     let flow = match (&callee, tail.prebound) {
-                        (Value::Prim(p), true) if !matches!(*p, Prim::CallKw | Prim::CallStar) => {
+                        (Value::Prim(p), true)
+                            if !matches!(*p, Prim::CallKw | Prim::CallStar | Prim::CallDict) =>
+                        {
                             call::call_prim(*p, &args, out).map(Flow::Value)
                         }
                         _ => self.apply(callee, args, out, tail.resolved),

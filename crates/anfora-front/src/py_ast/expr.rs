@@ -89,9 +89,7 @@ impl Converter<'_> {
                 body: self.boxed(&i.body),
                 orelse: self.boxed(&i.orelse),
             },
-            ra::Expr::Dict(_) => {
-                self.refuse(span, codes::DICT_SET, "dict displays are", "use a tuple")
-            }
+            ra::Expr::Dict(d) => self.dict(d, span),
             ra::Expr::Set(_) => {
                 self.refuse(span, codes::DICT_SET, "set displays are", "use a tuple")
             }
@@ -211,6 +209,39 @@ impl Converter<'_> {
         }
     }
 
+    /// `{'k': v, ...}`: keys must be string literals (anfora's dicts have string keys, known
+    /// at compile time).
+    fn dict(&mut self, d: &ra::ExprDict, span: Span) -> ExprKind {
+        let mut items = Vec::new();
+        for item in d.iter() {
+            match &item.key {
+                Some(ra::Expr::StringLiteral(s)) => {
+                    items.push((Arc::from(s.value.to_str()), self.expr(&item.value)));
+                }
+                Some(key) => {
+                    let at = self.span(key.range());
+                    self.unsupported(
+                        codes::DICT_SET,
+                        "dict keys other than string literals are",
+                        at,
+                        "use string keys, or a tuple",
+                    );
+                }
+                None => {
+                    let at = self.span(item.value.range());
+                    self.unsupported(
+                        codes::DICT_SET,
+                        "`**` in a dict display is",
+                        at,
+                        "write the keys out",
+                    );
+                }
+            }
+        }
+        let _ = span;
+        ExprKind::Dict(items)
+    }
+
     fn call(&mut self, c: &ra::ExprCall) -> ExprKind {
         let func = self.boxed(&c.func);
         let args = self.items(&c.arguments.args);
@@ -221,16 +252,14 @@ impl Converter<'_> {
                     name: Arc::from(name.as_str()),
                     value: self.expr(&k.value),
                     span: self.span(k.range),
+                    unpack: false,
                 }),
-                None => {
-                    let span = self.span(k.range);
-                    self.unsupported(
-                        codes::STAR,
-                        "keyword star-arguments (`**kwargs`) are",
-                        span,
-                        "pass the keyword arguments one by one",
-                    );
-                }
+                None => keywords.push(Keyword {
+                    name: Arc::from(""),
+                    value: self.expr(&k.value),
+                    span: self.span(k.range),
+                    unpack: true,
+                }),
             }
         }
         ExprKind::Call {

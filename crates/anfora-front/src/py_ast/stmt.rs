@@ -388,15 +388,6 @@ impl Converter<'_> {
     }
 
     pub(super) fn parameters(&mut self, p: &ra::Parameters) -> Vec<ParamDef> {
-        if let Some(param) = &p.kwarg {
-            let span = self.span(param.range);
-            self.unsupported(
-                codes::STAR,
-                "`**kwargs` parameters are",
-                span,
-                "name the keyword parameters explicitly",
-            );
-        }
         let mut out = Vec::new();
         let groups = [
             (&p.posonlyargs, ParamKind::PositionalOnly),
@@ -417,6 +408,14 @@ impl Converter<'_> {
         }
         for a in p.kwonlyargs.iter() {
             out.push(self.param(a, ParamKind::KeywordOnly));
+        }
+        if let Some(k) = &p.kwarg {
+            out.push(ParamDef {
+                name: Arc::from(k.name.as_str()),
+                kind: ParamKind::VarKeyword,
+                default: None,
+                span: self.span(k.name.range),
+            });
         }
         out
     }

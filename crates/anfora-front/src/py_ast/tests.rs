@@ -24,7 +24,7 @@ fn converts_supported_code_without_diagnostics() {
 #[test]
 fn reports_every_unsupported_construct() {
     let (_, d) = parse(
-        "def f(**kw):\n    try:\n        pass\n    except E:\n        pass\n    with x:\n        pass\n    for i in y:\n        pass\n    else:\n        pass\n    g = (i for i in x)\n    global q\n    f(x)[1] = 1\n    return {1: 2}\n",
+        "def f(*a):\n    b, *c, *d = a\n    try:\n        pass\n    except E:\n        pass\n    with x:\n        pass\n    for i in y:\n        pass\n    else:\n        pass\n    g = (i for i in x)\n    global q\n    f(x)[1] = 1\n    return {1: 2}\n",
     );
     let codes: Vec<&str> = d.iter().map(|d| d.code).collect();
     assert_eq!(

@@ -185,7 +185,9 @@ impl Lowerer<'_> {
         keywords: &[Keyword],
         span: Span,
     ) -> NodeId {
-        let r = if args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_))) {
+        let r = if super::expr::unpacks(keywords) {
+            self.dict_call(callee, args, keywords, &conv.hidden, span)
+        } else if args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_))) {
             self.star_call(callee, args, keywords, &conv.hidden, span)
         } else {
             let mut inputs = vec![callee];

@@ -54,6 +54,24 @@ impl Lowerer<'_> {
                 let nodes: Vec<NodeId> = items.iter().map(|i| self.value(i)).collect();
                 self.prim(Prim::MakeList, &nodes, span)
             }
+            ExprKind::Dict(items) => {
+                // Every value is evaluated, in order; a repeated key keeps its first place
+                // and its last value, so `MakeDict`'s keys are unique.
+                let mut keys: Vec<Name> = Vec::new();
+                let mut values: Vec<NodeId> = Vec::new();
+                for (k, v) in items {
+                    let v = self.value(v);
+                    match keys.iter().position(|x| x == k) {
+                        Some(j) => values[j] = v,
+                        None => {
+                            keys.push(k.clone());
+                            values.push(v);
+                        }
+                    }
+                }
+                let keys = keys.into_iter().map(Const::Str).collect();
+                self.make_dict((keys, values), span)
+            }
             ExprKind::BinOp { op, left, right } => {
                 let l = self.value(left);
                 let r = self.value(right);
@@ -295,6 +313,14 @@ impl Lowerer<'_> {
                         ArgSource::Packed(a, b) => {
                             self.prim(Prim::MakeTuple, &positional[a..b], span)
                         }
+                        ArgSource::PackedKeywords(js) => {
+                            let keys = js
+                                .iter()
+                                .map(|&j| Const::Str(std::sync::Arc::from(names[j])));
+                            let mut inputs = vec![self.konst(Const::tuple(keys.collect()))];
+                            inputs.extend(js.iter().map(|&j| kw[j]));
+                            self.prim(Prim::MakeDict, &inputs, span)
+                        }
                     })
                     .collect(),
             ),
@@ -332,6 +358,7 @@ impl Lowerer<'_> {
             return Val::Node(self.apply(vec![callee, items], span));
         }
         if !args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_)))
+            && !unpacks(keywords)
             && let Some((variant, writes)) = self.write_back_callee(func)
         {
             let call = super::write_back::Call {
@@ -361,6 +388,9 @@ impl Lowerer<'_> {
                 return Val::Node(n);
             }
         };
+        if unpacks(keywords) {
+            return Val::Node(self.dict_call(callee, args, keywords, &[], span));
+        }
         if args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_))) {
             return Val::Node(self.star_call(callee, args, keywords, &[], span));
         }
@@ -385,6 +415,11 @@ impl Lowerer<'_> {
         inputs.insert(0, call_kw);
         Val::Node(self.apply(inputs, span))
     }
+}
+
+/// Whether a call has `**` keyword arguments.
+pub(super) fn unpacks(keywords: &[Keyword]) -> bool {
+    keywords.iter().any(|k| k.unpack)
 }
 
 /// Whether a display or argument list has a starred item.
@@ -418,6 +453,72 @@ impl Lowerer<'_> {
             .into_iter()
             .reduce(|acc, t| self.prim(Prim::Add, &[acc, t], span))
             .expect("a starred item")
+    }
+
+    /// `f(a, *t, k=v, **d)`: `CallDict(f, (a,) + tuple(t), {'k': v} | d)`, all positional
+    /// arguments in one tuple and all keyword arguments in one dict, in Python's order (a
+    /// keyword given twice raises TypeError); the variables `extra` are keywords too.
+    pub(super) fn dict_call(
+        &mut self,
+        callee: NodeId,
+        args: &[Expr],
+        keywords: &[Keyword],
+        extra: &[Name],
+        span: Span,
+    ) -> NodeId {
+        // A node even when empty: specialization reads the tuple's abstract to bind the call.
+        let positional = if starred(args) {
+            self.starred_items(args, span)
+        } else {
+            let items: Vec<NodeId> = args.iter().map(|a| self.value(a)).collect();
+            self.prim(Prim::MakeTuple, &items, span)
+        };
+        let label = self.konst(Const::Str(callee_label(&self.fe.module, callee)));
+        let mut acc: Option<NodeId> = None;
+        let mut run: (Vec<Const>, Vec<NodeId>) = (Vec::new(), Vec::new());
+        for k in keywords {
+            if !k.unpack {
+                run.0.push(Const::Str(k.name.clone()));
+                run.1.push(self.value(&k.value));
+                continue;
+            }
+            if !run.0.is_empty() || acc.is_none() {
+                let part = self.make_dict(std::mem::take(&mut run), span);
+                acc = Some(self.merge_into(acc, part, label, span));
+            }
+            let d = self.value(&k.value);
+            acc = Some(self.merge_into(acc, d, label, k.span));
+        }
+        let b = self.cur_block();
+        for n in extra {
+            run.0.push(Const::Str(n.clone()));
+            let v = self.read(b, n);
+            run.1.push(v);
+        }
+        if !run.0.is_empty() {
+            let part = self.make_dict(run, span);
+            acc = Some(self.merge_into(acc, part, label, span));
+        }
+        let kwargs = acc.expect("a `**` argument");
+        let f = self.konst(Const::Prim(Prim::CallDict));
+        self.apply(vec![f, callee, positional, kwargs], span)
+    }
+
+    fn make_dict(&mut self, (keys, values): (Vec<Const>, Vec<NodeId>), span: Span) -> NodeId {
+        let mut inputs = vec![self.konst(Const::tuple(keys))];
+        inputs.extend(values);
+        self.prim(Prim::MakeDict, &inputs, span)
+    }
+
+    fn merge_into(&mut self, acc: Option<NodeId>, d: NodeId, label: NodeId, span: Span) -> NodeId {
+        match acc {
+            Some(a) => self.prim(Prim::DictMerge, &[a, d, label], span),
+            None => {
+                // The first part is checked to be a dict as well.
+                let empty = self.make_dict((Vec::new(), Vec::new()), span);
+                self.prim(Prim::DictMerge, &[empty, d, label], span)
+            }
+        }
     }
 
     /// `f(a, *t, b, k=v)`: `CallStar(f, names, (a,) + tuple(t) + (b,), v)`, the positional
@@ -467,4 +568,18 @@ struct OpenSelect {
     done: super::BlockId,
     /// Whether that is the true branch.
     settles_on: bool,
+}
+
+/// The name of a callee in Python's messages about its arguments: a function's qualified
+/// name, a global's or builtin's name, else `function`.
+fn callee_label(m: &anfora_ir::Module, callee: NodeId) -> std::sync::Arc<str> {
+    match m.constant(callee) {
+        Some(Const::Graph(g)) => match &m.graph(*g).signature {
+            Some(sig) => sig.name.clone(),
+            None => m.graph(*g).function.clone(),
+        },
+        Some(Const::Symbol { name, .. }) => name.clone(),
+        Some(Const::Prim(p)) => p.python_name().into(),
+        _ => "function".into(),
+    }
 }

@@ -19,7 +19,7 @@ impl Interpreter<'_> {
         // The function a keyword or star call calls is called, not used as a value.
         let binds = matches!(
             self.module.callee_prim(n),
-            Some(Prim::CallKw | Prim::CallStar)
+            Some(Prim::CallKw | Prim::CallStar | Prim::CallDict)
         );
         let mut args = Vec::with_capacity(inputs.len() - 1);
         for (k, &i) in inputs.iter().enumerate().skip(1) {
@@ -99,6 +99,7 @@ impl Interpreter<'_> {
         match f {
             Func::Prim(Prim::CallKw) => self.call_kw(c, n, args),
             Func::Prim(Prim::CallStar) => self.call_star(c, n, args),
+            Func::Prim(Prim::CallDict) => self.call_dict(c, n, args),
             Func::Prim(p) => {
                 if direct {
                     return self.call_prim(c, n, *p, args);
@@ -241,6 +242,39 @@ impl Interpreter<'_> {
         })
     }
 
+    /// `CallDict(f, args, kwargs)`: the items of the tuple `args` are the positional arguments,
+    /// those of the dict `kwargs` the keyword arguments (both known at compile time).
+    fn call_dict(&mut self, c: CtxId, n: NodeId, args: Vec<Abs>) -> Abs {
+        let (positional, kwargs) = match (&args[1], &args[2]) {
+            (Abs::Tuple(p), Abs::Dict(d)) => (p.to_vec(), d.clone()),
+            (Abs::Bottom, _) | (_, Abs::Bottom) => return Abs::Bottom,
+            _ => {
+                for a in &args {
+                    self.escape(a);
+                }
+                return self.shape_error(
+                    c,
+                    n,
+                    "`**` arguments",
+                    "the keys of the dict (or the number of star-arguments) are not known at \
+                     compile time; pass the keyword arguments one by one",
+                );
+            }
+        };
+        let names: Vec<String> = kwargs.iter().map(|(k, _)| k.to_string()).collect();
+        let kw: Vec<Abs> = kwargs.iter().map(|(_, a)| a.clone()).collect();
+        let Abs::Func(fs) = &args[0] else {
+            for a in &args {
+                self.escape(a);
+            }
+            return Abs::Any;
+        };
+        let direct = self.module.constant(self.module.inputs(n)[1]).is_some();
+        self.call_each(c, n, fs, |cx, f| {
+            cx.call_with_keywords(c, n, f, &positional, (&names, &kw), direct)
+        })
+    }
+
     /// `CallKw(f, names, args...)` with a known callee: bind keywords, then call.
     fn call_kw(&mut self, c: CtxId, n: NodeId, args: Vec<Abs>) -> Abs {
         let Some(Abs::Tuple(names)) = args.get(1).cloned() else {
@@ -291,7 +325,9 @@ impl Interpreter<'_> {
             // TypeError at run time.
             return Abs::Bottom;
         };
-        let bound = pick_args(sources, positional, kw, &mut |k| self.constant(c, k));
+        let bound = pick_args(sources, positional, (&refs, kw), &mut |k| {
+            self.constant(c, k)
+        });
         match f {
             Func::Prim(p) => self.call_prim(c, n, *p, bound),
             Func::Closure { graph, ctx } => {
@@ -385,8 +421,8 @@ impl Interpreter<'_> {
 
     /// Whether a call of loop header `h` is specialized per iteration (unrolled): the loop
     /// walks short tuples (or lists) whose items differ in type, such as a network's
-    /// Parameters, layers or gradients. A loop would join those types into unknowns; each
-    /// iteration sees its own items instead. The trip count is the tuple's length, known here.
+    /// Parameters, layers or gradients, or that hold strings (names, a dict's keys). A loop
+    /// would join those into unknowns; each iteration sees its own items instead. The trip count is the tuple's length, known here.
     fn unrolls(&mut self, c: CtxId, h: GraphId, pc: Option<CtxId>) -> bool {
         if self.module.graph(h).iterates.is_empty()
             || self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_UNROLL
@@ -398,7 +434,9 @@ impl Interpreter<'_> {
         seqs.iter().any(|&s| match self.operand(from, s) {
             Abs::Tuple(items) | Abs::List(items) if items.len() <= MAX_UNROLL => {
                 let first = items.first().map(Abs::broaden);
+                // Strings too: names, such as a dict's keys, each read as a constant.
                 items.iter().any(|x| Some(x.broaden()) != first)
+                    || items.iter().any(|x| matches!(x, Abs::Str(Some(_))))
             }
             _ => false,
         })
@@ -421,7 +459,7 @@ fn bind_positional(
     constant: &mut dyn FnMut(&Const) -> Abs,
 ) -> Option<Vec<Abs>> {
     let sources = sig.bind(args.len(), &[]).ok()?;
-    Some(pick_args(sources, &args, &[], constant))
+    Some(pick_args(sources, &args, (&[], &[]), constant))
 }
 
 /// Binds the arguments of a tensor method called with keywords as the VM does (`None` when
@@ -453,7 +491,7 @@ fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> O
     let with_tensor: Vec<Abs> = std::iter::once(Abs::None)
         .chain(positional.iter().cloned())
         .collect();
-    let mut bound = pick_args(sources, &with_tensor, kw, &mut plain_constant);
+    let mut bound = pick_args(sources, &with_tensor, (&refs, kw), &mut plain_constant);
     bound.remove(0);
     Some(bound)
 }
@@ -463,12 +501,13 @@ fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> O
 fn pick_args(
     sources: Vec<ArgSource>,
     positional: &[Abs],
-    kw: &[Abs],
+    keywords: (&[&str], &[Abs]),
     default: &mut dyn FnMut(&Const) -> Abs,
 ) -> Vec<Abs> {
+    let mut dict = |items: Vec<(Arc<str>, Abs)>| Abs::Dict(Arc::from(items));
     sources
         .into_iter()
-        .map(|s| s.pick(positional, kw, default, &mut Abs::tuple))
+        .map(|s| s.pick(positional, keywords, default, &mut Abs::tuple, &mut dict))
         .collect()
 }
 

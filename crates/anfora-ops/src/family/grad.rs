@@ -475,6 +475,22 @@ fn grad_tuple_at(tup: &Value, i: &Value, d: &Value) -> OpResult {
     if matches!(tup, Value::Range(_) | Value::Str(_)) {
         return Ok(Value::None);
     }
+    // A dict's sensitivity is the tuple of its values' sensitivities, in key order.
+    if let Value::Dict(dict) = tup {
+        let at = match i {
+            Value::Str(k) => dict.items.iter().position(|(key, _)| key == k),
+            _ => None,
+        };
+        return Ok(match (at, d) {
+            (Some(j), d) if !matches!(d, Value::None) => {
+                let mut out = vec![Value::None; dict.items.len()];
+                out[j] = d.clone();
+                Value::tuple(out)
+            }
+            // A key it does not hold raised KeyError: nothing flows back.
+            _ => Value::None,
+        });
+    }
     if matches!(tup, Value::Tensor(_)) {
         return index_grad(d, tup, i);
     }
@@ -590,8 +606,13 @@ fn zeros_like_abs(x: &Abs) -> Abs {
 /// The lengths of `a` and `b` where `a + b` concatenates them, and which operand is meant.
 fn concat_lengths(args: &[Value]) -> Result<Option<(usize, usize, bool)>, crate::pynum::PyErr> {
     let second = int_arg(&args[3])? == 1;
-    Ok(match (items(&args[1]), items(&args[2])) {
-        (Some(a), Some(b)) => Some((a.len(), b.len(), second)),
+    // A dict's sensitivity is a tuple of its values' (`DictMerge` concatenates dicts).
+    let len = |v: &Value| match v {
+        Value::Dict(d) => Some(d.items.len()),
+        other => items(other).map(<[Value]>::len),
+    };
+    Ok(match (len(&args[1]), len(&args[2])) {
+        (Some(a), Some(b)) => Some((a, b, second)),
         _ => None,
     })
 }
@@ -628,6 +649,7 @@ fn concat_pad(args: &[Value]) -> OpResult {
 fn abs_items(a: &Abs) -> Option<Vec<Abs>> {
     match a {
         Abs::Tuple(xs) | Abs::List(xs) => Some(xs.to_vec()),
+        Abs::Dict(d) => Some(d.iter().map(|(_, x)| x.clone()).collect()),
         _ => None,
     }
 }
@@ -823,6 +845,20 @@ fn index_grad_abs(d: &Abs, x: &Abs, index: &Abs) -> Rule {
 }
 
 fn grad_tuple_at_abs(t: &Abs, i: &Abs, d: &Abs) -> Rule {
+    if let Abs::Dict(dict) = t {
+        let at = match i {
+            Abs::Str(Some(k)) => dict.iter().position(|(key, _)| key == k),
+            _ => None,
+        };
+        return Ok(match (at, d) {
+            (Some(j), d) if !matches!(d, Abs::None) => {
+                let mut out = vec![Abs::None; dict.len()];
+                out[j] = d.clone();
+                Abs::tuple(out)
+            }
+            _ => Abs::None,
+        });
+    }
     let (items, list) = match t {
         Abs::Any => return Ok(Abs::Any),
         Abs::Tensor(_) => return index_grad_abs(d, t, i),

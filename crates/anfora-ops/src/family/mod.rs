@@ -5,6 +5,7 @@
 pub mod array;
 pub mod builtins;
 pub mod creation;
+pub mod dict;
 pub mod effect;
 pub mod grad;
 pub mod linalg;

@@ -555,6 +555,24 @@ fn compare_inner(p: Prim, a: &Value, b: &Value) -> OpResult {
             return seq_compare(p, x, y);
         }
         (Value::None, Value::None) if eq_only => Ordering::Equal,
+        (Value::Dict(x), Value::Dict(y)) if eq_only => {
+            // Equal when both have the same keys, whatever their order, and equal values.
+            let mut same = x.items.len() == y.items.len();
+            for (k, v) in &x.items {
+                if !same {
+                    break;
+                }
+                same = match y.get(k) {
+                    Some(w) => crate::python::same_or_eq(v, w)?,
+                    None => false,
+                };
+            }
+            if same {
+                Ordering::Equal
+            } else {
+                Ordering::Less
+            }
+        }
         (Value::DType(x), Value::DType(y)) if eq_only => {
             if x == y {
                 Ordering::Equal

@@ -15,7 +15,7 @@ use crate::prim::{Effects, Prim, Refs};
 use crate::pynum::{PyErr, overflow, type_error};
 use crate::python::{
     contains, element_abs, getattr, getattr_abs, getitem, getitem_abs, items, items_abs, iter_len,
-    length_abs, not_iterable, truth, truth_abs, unpack, unpack_at_least,
+    iter_len_abs, not_iterable, truth, truth_abs, unpack, unpack_at_least,
 };
 use crate::value::{OpResult, PartialApp, Slice, Value, to_str};
 
@@ -124,7 +124,7 @@ primitives! {
         ))
         .passing_values().viewing();
     /// Length of a sequence a `for` loop iterates over ("'int' object is not iterable").
-    IterLen = PrimDef::new("IterLen", "(obj)", |_, a| Ok(length_abs(&a[0])),
+    IterLen = PrimDef::new("IterLen", "(obj)", |_, a| iter_len_abs(&a[0]),
         |_, a, _| iter_len(&a[0]).map(Value::Int), Backward::Zero);
     /// `x is y`.
     Is = identity("Is");
