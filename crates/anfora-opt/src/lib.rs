@@ -3,6 +3,7 @@
 //! | pass | does |
 //! |---|---|
 //! | [`inline`] | replaces calls of small or once-used, non-recursive graphs by their bodies (merging blocks) |
+//! | [`cells`] | a closure cell that one graph alone reads and writes (after inlining) becomes plain values |
 //! | [`adjoint`] | gradient helpers of the grad stage to plain operations, decided by abstracts |
 //! | [`simplify`] | `Switch` on constants, `Partial` calls, tuple plumbing, constant folding, `x*1`-style arithmetic |
 //! | [`states`] | `UpdateState`/`Depend`/`Load` chains that order nothing are shortened |
@@ -15,6 +16,7 @@
 //! and the abstracts of the nodes it creates. [`optimize`] runs them to a fixpoint.
 
 pub mod adjoint;
+pub mod cells;
 pub mod cse;
 pub mod dce;
 pub mod fuse;
@@ -95,6 +97,7 @@ pub type Pass = (&'static str, fn(&mut Graphs) -> bool);
 /// The passes of the main loop, in order.
 pub const PASSES: &[Pass] = &[
     ("inline", inline::run),
+    ("cells", cells::run),
     ("adjoint", adjoint::run),
     ("simplify", simplify::run),
     ("states", states::run),

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod cells;
 mod cse;
 mod dce;
 mod edge_cases;
