@@ -13,6 +13,10 @@ use anfora_ops::Abs;
 use crate::{Graphs, rewrite};
 
 pub fn run(p: &mut Graphs) -> bool {
+    // Most programs have no cell: the pass costs them one look at the abstracts.
+    if !p.abstracts.values().any(|a| matches!(a, Abs::Cell(_))) {
+        return false;
+    }
     let a = anfora_ir::analysis::analyze(p.module, &[p.entry]);
     let local = local_cells(p, &a);
     if local.is_empty() {
