@@ -25,7 +25,7 @@ TENSOR_METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "
 # Methods of Parameters (the update primitives).
 PARAMETER_METHODS = {"assign", "assign_add", "assign_sub"}
 # Methods of dicts (string keys only).
-DICT_METHODS = {"get"}
+DICT_METHODS = {"get", "items", "keys", "values"}
 TENSOR_ATTRS = {"shape", "dtype", "ndim", "size", "T"}
 ANFORA_ATTRS = {"ops", "Tensor", "float16", "float32", "float64", "int32", "int64", "bool_",
                 "Parameter", "set_seed"}

@@ -529,6 +529,8 @@ class Case:
         self.helpers.append([
             "def %s(a, b=%d, *, k=%d, **rest):" % (target, r.randint(-3, 9), r.randint(0, 5)),
             "    print(\"got\", a, b, k, rest, len(rest))",
+            "    for name, val in rest.items():",
+            "        k = k + val * len(name)",
             "    return %s %% 1000" % e.int_e(env, 2),
         ])
         wrap = self.h("wrap")

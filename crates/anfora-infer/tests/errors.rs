@@ -836,7 +836,7 @@ fn dict_keys_known_only_at_run_time_and_loops_over_dicts() {
         (code, msg.as_str(), line, col),
         (
             "E0301",
-            "IterLen: a `for` loop over a dict is not supported in compiled code: loop over tuple(d), its keys, and read d[k]",
+            "IterLen: a `for` loop over a dict is not supported in compiled code: loop over d.items(), d.keys() or tuple(d)",
             4,
             14
         )

@@ -19,11 +19,10 @@ pub fn binary(p: Prim, a: &Value, b: &Value) -> OpResult {
 }
 
 /// Why a `for` loop cannot run over a dict directly (its items are read by position).
-pub(crate) const DICT_ITERATION: &str = "a `for` loop over a dict is not supported in compiled code: loop over tuple(d), its keys, and read d[k]";
+pub(crate) const DICT_ITERATION: &str = "a `for` loop over a dict is not supported in compiled code: loop over d.items(), d.keys() or tuple(d)";
 
 /// The dict methods compiled code has.
-const DICT_METHODS: &str =
-    "dicts have `get`; read items with d[k], test keys with `in`, and use tuple(d) for the keys";
+const DICT_METHODS: &str = "dicts have `get`, and `items()`, `keys()` and `values()` in a `for` header or inside tuple()/list(); read items with d[k] and test keys with `in`";
 
 /// Largest sequence a single operation may build (repetition, range materialization).
 pub(crate) const MAX_ITEMS: i128 = 1 << 28;

@@ -272,6 +272,33 @@ impl Lowerer<'_> {
         Val::Node(self.prim(Prim::GetAttr, &[n, s], span))
     }
 
+    /// `d.items()`, `d.keys()` or `d.values()` consumed at once (a `for` header, `tuple()` or
+    /// `list()`): the tuple of its items.
+    pub(super) fn dict_view(&mut self, e: &Expr) -> Option<NodeId> {
+        let ExprKind::Call {
+            func,
+            args,
+            keywords,
+        } = &e.kind
+        else {
+            return None;
+        };
+        let ExprKind::Attribute { value, attr } = &func.kind else {
+            return None;
+        };
+        let prim = match &**attr {
+            "items" => Prim::DictItems,
+            "keys" => Prim::DictKeys,
+            "values" => Prim::DictValues,
+            _ => return None,
+        };
+        if !args.is_empty() || !keywords.is_empty() {
+            return None;
+        }
+        let d = self.value(value);
+        Some(self.prim(prim, &[d], e.span))
+    }
+
     /// `enumerate(...)`/`zip(...)` where the builtin is meant: returns the kind and its
     /// arguments (`[seq, start]` or the sequences).
     pub(super) fn iterator_call(&mut self, e: &Expr) -> Option<(IterKind, Vec<NodeId>)> {
@@ -338,7 +365,25 @@ impl Lowerer<'_> {
     /// A call: the callee and the arguments in order. Keyword arguments make a `CallKw`. The
     /// resolve stage binds arguments to the signature of callees known at compile time.
     fn call(&mut self, func: &Expr, args: &[Expr], keywords: &[Keyword], span: Span) -> Val {
-        // tuple(enumerate(x)) and list(zip(a, b)) materialize the iterator's items.
+        // tuple(enumerate(x)) and list(zip(a, b)) materialize the iterator's items, and
+        // tuple(d.items()) a dict view's.
+        if let ExprKind::Name(f) = &func.kind
+            && matches!(&**f, "tuple" | "list")
+            && args.len() == 1
+            && keywords.is_empty()
+            && self.is_builtin(f)
+            && let Some(items) = self.dict_view(&args[0])
+        {
+            let callee = self.konst_at(
+                Const::Prim(if &**f == "tuple" {
+                    Prim::TupleType
+                } else {
+                    Prim::ListType
+                }),
+                func.span,
+            );
+            return Val::Node(self.apply(vec![callee, items], span));
+        }
         if let ExprKind::Name(f) = &func.kind
             && matches!(&**f, "tuple" | "list")
             && args.len() == 1

@@ -272,9 +272,12 @@ impl Lowerer<'_> {
 
     fn for_stmt(&mut self, target: &Target, iter: &Expr, body: &[Stmt], span: Span) {
         // The sequence and its length are computed once; the loop walks an index.
-        let (kind, seqs) = match self.iterator_call(iter) {
-            Some((kind, args)) => (Some(kind), args),
-            None => (None, vec![self.value(iter)]),
+        let (kind, seqs) = match self.dict_view(iter) {
+            Some(items) => (None, vec![items]),
+            None => match self.iterator_call(iter) {
+                Some((kind, args)) => (Some(kind), args),
+                None => (None, vec![self.value(iter)]),
+            },
         };
         let len = match kind {
             Some(IterKind::Enumerate) | None => self.prim(Prim::IterLen, &[seqs[0]], iter.span),

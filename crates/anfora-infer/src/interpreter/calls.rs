@@ -435,8 +435,7 @@ impl Interpreter<'_> {
             Abs::Tuple(items) | Abs::List(items) if items.len() <= MAX_UNROLL => {
                 let first = items.first().map(Abs::broaden);
                 // Strings too: names, such as a dict's keys, each read as a constant.
-                items.iter().any(|x| Some(x.broaden()) != first)
-                    || items.iter().any(|x| matches!(x, Abs::Str(Some(_))))
+                items.iter().any(|x| Some(x.broaden()) != first) || items.iter().any(holds_name)
             }
             _ => false,
         })
@@ -509,6 +508,15 @@ fn pick_args(
         .into_iter()
         .map(|s| s.pick(positional, keywords, default, &mut Abs::tuple, &mut dict))
         .collect()
+}
+
+/// A string constant, or a pair that starts with one (`d.items()`'s).
+fn holds_name(a: &Abs) -> bool {
+    match a {
+        Abs::Str(Some(_)) => true,
+        Abs::Tuple(t) => matches!(t.first(), Some(Abs::Str(Some(_)))),
+        _ => false,
+    }
 }
 
 /// The keyword names of a `CallKw` or `CallStar`, from their constant tuple's abstracts.

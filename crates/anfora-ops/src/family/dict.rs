@@ -31,6 +31,24 @@ primitives! {
     DictGet = PrimDef::new("DictGet", "(d, key, default=None)", get_abs, get,
         Backward::Rule(get_back))
         .passing_values();
+    /// `d.keys()` where a `for` loop or `tuple()`/`list()` consumes it at once: a tuple of the
+    /// keys (a view object would print differently, so it never becomes a value of its own).
+    DictKeys = PrimDef::new("DictKeys", "(d)", |_, a| Ok(view_abs(&a[0], View::Keys)),
+        |_, a, _| view(&a[0], View::Keys), Backward::Zero)
+        .passing_values();
+    /// `d.values()`, as `DictKeys`: a tuple of the values, whose sensitivity is the dict's.
+    DictValues = PrimDef::new("DictValues", "(d)", |_, a| Ok(view_abs(&a[0], View::Values)),
+        |_, a, _| view(&a[0], View::Values), crate::def::first(|_, c| c.d))
+        .passing_values();
+    /// `d.items()`, as `DictKeys`: a tuple of `(key, value)` pairs.
+    DictItems = PrimDef::new("DictItems", "(d)", |_, a| Ok(view_abs(&a[0], View::Items)),
+        |_, a, _| view(&a[0], View::Items),
+        crate::def::first(|e, c| e.op(Prim::DictItemsGrad, &[c.d])))
+        .passing_values();
+    /// `DictItemsGrad(s)`: the dict's sensitivity from that of its `(key, value)` pairs.
+    DictItemsGrad = PrimDef::new("DictItemsGrad", "(s)", |_, a| Ok(items_grad_abs(&a[0])),
+        |_, a, _| Ok(items_grad(&a[0])), Backward::Refused(NOT_DIFFERENTIATED))
+        .passing_values();
     /// `DictDefaultGrad(d, key, s)`: the sensitivity of `d.get(key, default)`'s default: `s`
     /// where `d` lacks `key`, else nothing.
     DictDefaultGrad = PrimDef::new("DictDefaultGrad", "(d, key, s)", default_grad_abs,
@@ -78,6 +96,104 @@ fn get_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
         g[2] = Some(e.op(Prim::DictDefaultGrad, &[c.x[0], c.x[1], c.d]));
     }
     Some(g)
+}
+
+/// Which view of a dict a loop walks.
+#[derive(Clone, Copy)]
+enum View {
+    Keys,
+    Values,
+    Items,
+}
+
+impl View {
+    fn name(self) -> &'static str {
+        match self {
+            View::Keys => "keys",
+            View::Values => "values",
+            View::Items => "items",
+        }
+    }
+}
+
+fn view_abs(d: &Abs, v: View) -> Abs {
+    let Abs::Dict(items) = d else {
+        // AttributeError at run time (Any stays unknown).
+        return if matches!(d, Abs::Any) {
+            Abs::Any
+        } else {
+            Abs::Bottom
+        };
+    };
+    Abs::tuple(
+        items
+            .iter()
+            .map(|(k, a)| {
+                let key = Abs::Str(Some(k.clone()));
+                match v {
+                    View::Keys => key,
+                    View::Values => a.clone(),
+                    View::Items => Abs::tuple(vec![key, a.clone()]),
+                }
+            })
+            .collect(),
+    )
+}
+
+fn view(d: &Value, v: View) -> OpResult {
+    let Value::Dict(items) = d else {
+        return Err((
+            "AttributeError",
+            format!("'{}' object has no attribute '{}'", d.type_name(), v.name()),
+        ));
+    };
+    Ok(Value::tuple(
+        items
+            .items
+            .iter()
+            .map(|(k, x)| {
+                let key = Value::Str(k.clone());
+                match v {
+                    View::Keys => key,
+                    View::Values => x.clone(),
+                    View::Items => Value::tuple(vec![key, x.clone()]),
+                }
+            })
+            .collect(),
+    ))
+}
+
+/// The second item of each pair's sensitivity (`None` stays `None`).
+fn items_grad(s: &Value) -> Value {
+    match s {
+        Value::Tuple(pairs) => Value::tuple(
+            pairs
+                .iter()
+                .map(|p| match p {
+                    Value::Tuple(kv) if kv.len() == 2 => kv[1].clone(),
+                    _ => Value::None,
+                })
+                .collect(),
+        ),
+        _ => Value::None,
+    }
+}
+
+fn items_grad_abs(s: &Abs) -> Abs {
+    match s {
+        Abs::Tuple(pairs) => Abs::tuple(
+            pairs
+                .iter()
+                .map(|p| match p {
+                    Abs::Tuple(kv) if kv.len() == 2 => kv[1].clone(),
+                    Abs::Any => Abs::Any,
+                    _ => Abs::None,
+                })
+                .collect(),
+        ),
+        Abs::Any => Abs::Any,
+        _ => Abs::None,
+    }
 }
 
 fn default_grad_abs(_: Prim, a: &[Abs]) -> Rule {
