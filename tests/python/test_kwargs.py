@@ -94,3 +94,18 @@ def test_gradients_through_dict_items_match_finite_differences():
 
     np.testing.assert_allclose(np.asarray(gw), numeric_grad(value, (w, b), 0), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(gb), numeric_grad(value, (w, b), 1), rtol=1e-6)
+
+
+def weighted(x, **weights):
+    total = x * 0.0
+    for name, w in weights.items():
+        total = total + w * len(name)
+    return total, tuple(weights.keys())
+
+
+def test_dict_views_in_for_headers():
+    x = np.array([1.0, 2.0])
+    got, keys = anfora.jit(weighted)(t(x), a=1.0, bb=2.0)
+    want, want_keys = weighted(x, a=1.0, bb=2.0)
+    np.testing.assert_allclose(np.asarray(got), want)
+    assert keys == want_keys == ("a", "bb")
