@@ -304,6 +304,7 @@ class Refused(nn.Cell):
     def __init__(self, which):
         self.a = Scale(1.0)
         self.b = Scale(2.0)
+        self.wide = Wide()
         self.which = which
 
     def construct(self, x):
@@ -311,8 +312,41 @@ class Refused(nn.Cell):
             return peek(self.a, x)
         if self.which == 1:
             return locked(self.a, x)
-        chosen = self.a if ops.sum(x) > 0 else self.b
+        chosen = self.a if ops.sum(x) > 0 else self.wide
         return chosen.w * x
+
+
+class Wide(nn.Cell):
+    def __init__(self):
+        self.w = Parameter(np.ones(3), name="wide_w")
+
+    def construct(self, x):
+        return self.w * x
+
+
+class Chosen(nn.Cell):
+    def __init__(self):
+        self.a = Scale(1.0)
+        self.b = Scale(2.0)
+        self.c = Scale(3.0)
+
+    def construct(self, x, k):
+        chosen = self.a if ops.sum(x) > 0 else self.b
+        third = self.c if k == 2 else chosen
+        return chosen.w * x + third.k + third.w
+
+
+def test_attributes_of_objects_chosen_at_run_time_are_those_of_the_chosen_one():
+    # The objects differ in `w` (two Parameters of one shape) and in `k` (numbers): the read
+    # selects the chosen object's, as Python does.
+    net = Chosen()
+    x = t([1.0, 2.0])
+    for sign, k in ((1.0, 0), (-1.0, 0), (1.0, 2), (-1.0, 2)):
+        got = np.asarray(net(x * sign, anfora.mutable(k)))
+        chosen = net.a if sign > 0 else net.b
+        third = net.c if k == 2 else chosen
+        want = np.asarray(chosen.w) * np.asarray(x * sign) + third.k + np.asarray(third.w)
+        np.testing.assert_allclose(got, want)
 
 
 def line_of(fn, text):

@@ -31,7 +31,7 @@ mod diagnostics;
 mod nesting;
 mod objects;
 
-pub(crate) use objects::attribute_const;
+pub(crate) use objects::{attribute_const, chosen_attributes};
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 

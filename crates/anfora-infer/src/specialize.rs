@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use anfora_ir::analysis::breadth_first;
 use anfora_ir::{Const, Graph, GraphId, Module, Node, NodeId, NodeKind, Prim};
 
-use crate::interpreter::{Solved, attribute_const, single_closure};
+use crate::interpreter::{Solved, attribute_const, chosen_attributes, single_closure};
 use anfora_ops::abs::to_value;
 use anfora_ops::abs::{Abs, CtxId, Func};
 
@@ -205,8 +205,40 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
                 (k == callee_at).then_some(n),
             ));
         }
-        // Star calls, and calls through values that need binding, become plain calls.
         let owner = module.node(new).owner.expect("an Apply node has an owner");
+        // An attribute of one of several objects, chosen at run time, whose constants differ:
+        // the constant of the object the value is, `Switch(Eq(obj, a), a.w, Switch(...))`.
+        if let Some(chosen) = chosen_attribute(solved, module, c, n) {
+            let span = module.node(new).span;
+            let abs = abstracts.get(&new).cloned().unwrap_or(Abs::Any);
+            let (eq, switch) = (
+                module.value(Const::Prim(Prim::Eq)),
+                module.value(Const::Prim(Prim::Switch)),
+            );
+            let mut made = Vec::new();
+            let (_, last) = chosen.last().expect("two or more objects");
+            let last = module.value(last.clone());
+            let mut rest = resolve_operand(module, &map, c, last, None);
+            for (i, (h, k)) in chosen[..chosen.len() - 1].iter().enumerate().rev() {
+                let object = module.value(Const::Graph(*h));
+                let object = resolve_operand(module, &map, c, object, None);
+                let cond = module.apply_unordered(owner, vec![eq, out[1], object], span);
+                abstracts.insert(cond, Abs::Bool(None));
+                made.push(cond);
+                let k = module.value(k.clone());
+                let k = resolve_operand(module, &map, c, k, None);
+                if i == 0 {
+                    out = vec![switch, cond, k, rest];
+                } else {
+                    let s = module.apply_unordered(owner, vec![switch, cond, k, rest], span);
+                    abstracts.insert(s, abs.clone());
+                    made.push(s);
+                    rest = s;
+                }
+            }
+            before.entry(new).or_default().extend(made);
+        }
+        // Star calls, and calls through values that need binding, become plain calls.
         let targets = solved
             .ctx(c)
             .calls
@@ -285,6 +317,28 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
         call_targets,
         escaped,
     }
+}
+
+/// The objects `GetAttr` node `n` may read from in context `c`, with their attributes, where
+/// the value is one of several objects chosen at run time whose constants differ.
+fn chosen_attribute(
+    solved: &Solved,
+    m: &Module,
+    c: CtxId,
+    n: NodeId,
+) -> Option<Vec<(GraphId, Const)>> {
+    if m.callee_prim(n) != Some(Prim::GetAttr) {
+        return None;
+    }
+    let inputs = m.inputs(n);
+    let Some(Const::Str(name)) = m.constant(*inputs.get(2)?) else {
+        return None;
+    };
+    let object = operand_abs(solved, m, c, inputs[1]);
+    if attribute_const(m, &object, name).is_some() {
+        return None;
+    }
+    chosen_attributes(m, &object, name)
 }
 
 /// The constant that `GetAttr` node `n` reads from an object used as a value, in context `c`.

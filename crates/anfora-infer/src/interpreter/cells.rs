@@ -69,7 +69,7 @@ impl Interpreter<'_> {
     }
 
     fn store_in_cell(&mut self, c: CtxId, n: NodeId, site: CellSite, value: &Abs) {
-        let old = self.cells[&site].value.clone();
+        let old = self.cells.entry(site).or_default().value.clone();
         let joined = match old.join_sizes(value) {
             Ok(j) => self.after_join(&old, value, j),
             Err(e) => {
@@ -96,10 +96,7 @@ impl Interpreter<'_> {
         if joined == old {
             return;
         }
-        let state = self
-            .cells
-            .get_mut(&site)
-            .expect("cell made before it is stored");
+        let state = self.cells.entry(site).or_default();
         state.value = joined;
         let readers: Vec<CtxId> = state.readers.iter().copied().collect();
         for r in readers {

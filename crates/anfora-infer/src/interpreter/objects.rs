@@ -1,6 +1,9 @@
 //! Attributes of host objects used as values (`Module::objects`): `net.w` where `net` is a
 //! parameter, a tuple item or a branch's result. The object is known at compile time, so the
-//! attribute is its constant; the specializer puts that constant in place of the read.
+//! attribute is its constant; the specializer puts that constant in place of the read. Where
+//! the value is one of several objects, chosen at run time, whose constants differ, the read
+//! gets the join of their abstracts and the specializer selects the constant of the object
+//! the value is (see [`chosen_attributes`]).
 
 use anfora_ir::codes::{HOST_VALUE, NO_ATTRIBUTE, OBJECT_VALUE};
 use anfora_ir::diag::Diagnostic;
@@ -23,6 +26,28 @@ fn objects_of(module: &Module, a: &Abs) -> (Vec<GraphId>, bool) {
         .collect();
     let other = objects.len() < fs.len();
     (objects, other)
+}
+
+/// The objects `object` may be with their attribute `name`, where the value is only ever one
+/// of two or more objects and each has the attribute (its constants may differ).
+pub(crate) fn chosen_attributes(
+    module: &Module,
+    object: &Abs,
+    name: &str,
+) -> Option<Vec<(GraphId, Const)>> {
+    let (objects, other) = objects_of(module, object);
+    if other || objects.len() < 2 {
+        return None;
+    }
+    objects
+        .iter()
+        .map(|g| {
+            Some((
+                *g,
+                module.objects[g].attrs.get(name)?.as_ref().ok()?.clone(),
+            ))
+        })
+        .collect()
 }
 
 /// The constant attribute `name` of the objects `object` may be, if each has it and they
@@ -56,6 +81,23 @@ impl Interpreter<'_> {
         if let Some(k) = attribute_const(self.module, &args[0], name) {
             self.note_const_value_use(c, &k);
             return Some(self.constant(c, &k));
+        }
+        // Objects chosen at run time whose constants differ but join (Parameters of one dtype
+        // and shape, numbers of one kind): the one read is selected when the program runs.
+        if let Some(chosen) = chosen_attributes(self.module, &args[0], name) {
+            let mut joined = Abs::Bottom;
+            let mut fits = true;
+            for (_, k) in &chosen {
+                self.note_const_value_use(c, k);
+                let a = self.constant(c, k);
+                match self.join(&joined, &a) {
+                    Ok(j) if !matches!(j, Abs::Any) || matches!(a, Abs::Any) => joined = j,
+                    _ => fits = false,
+                }
+            }
+            if fits {
+                return Some(joined);
+            }
         }
         let span = self.module.node(n).span;
         let object = &self.module.objects[&objects[0]];
