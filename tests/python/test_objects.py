@@ -373,3 +373,25 @@ def test_attributes_through_values_that_cannot_be_read_are_refused_at_their_use(
     flat = " ".join(msg.replace("│", " ").split())  # long messages wrap
     assert f"error[{code}]: {message}" in flat, msg
     assert f"{__file__}:{line}:{col}" in msg, msg
+
+
+class ChosenLoss(nn.Cell):
+    def __init__(self):
+        self.a = Scale(1.0)
+        self.b = Scale(2.0)
+
+    def construct(self, x):
+        chosen = self.a if ops.sum(x) > 0 else self.b
+        return ops.sum(chosen.w * x * x)
+
+
+def test_attributes_through_values_in_differentiated_code_are_refused_at_the_read():
+    net = ChosenLoss()
+    x = t([1.0, 2.0])
+    np.testing.assert_allclose(np.asarray(net(x)), np.sum(np.array([1.0, 2.0]) * np.array([1.0, 4.0])))
+    with pytest.raises(anfora.CompileError) as info:
+        anfora.grad(lambda v: net(v))(x)
+    msg = " ".join(str(info.value).replace("│", " ").split())
+    assert "error[E0502]: the attribute 'w' of a 'Scale' object used as a value is read in differentiated code" in msg, msg
+    line, col = line_of(ChosenLoss.construct, "chosen.w")
+    assert f"{__file__}:{line}:{col}" in str(info.value), str(info.value)

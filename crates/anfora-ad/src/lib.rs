@@ -343,6 +343,14 @@ impl<'a> Transform<'a> {
         }
         let jg = self.new_j_graph(g, "J");
         self.j.insert(g, jg);
+        // An object's graph, or a lifted copy of one: the J graph stands for the object too.
+        let object = match self.m.objects.contains_key(&g) {
+            true => Some(g),
+            false => self.m.differentiated_objects.get(&g).copied(),
+        };
+        if let Some(o) = object {
+            self.m.differentiated_objects.insert(jg, o);
+        }
         if self.cycles.contains(g) {
             self.entry(g, jg);
         } else {

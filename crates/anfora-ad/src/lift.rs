@@ -249,6 +249,9 @@ fn create_graphs(m: &mut Module, plan: &Plan, names: &mut Namer) -> Copies {
             let np = m.add_param(lg, node.name.as_deref().unwrap_or("x"), node.span);
             copy.insert(p, np);
         }
+        if m.objects.contains_key(&g) {
+            m.differentiated_objects.insert(lg, g);
+        }
         lifted.insert(g, lg);
     }
     for &g in &plan.a.graphs {

@@ -118,6 +118,9 @@ pub struct Module {
     pub sources: SourceMap,
     /// Host objects used as values, by the graph that stands for each (see [`ObjectValue`]).
     pub objects: HashMap<GraphId, ObjectValue>,
+    /// The grad stage's copies of those objects' graphs (lifted, J), with the object's graph: the value
+    /// differentiated code holds for an object (its attributes are not read there).
+    pub differentiated_objects: HashMap<GraphId, GraphId>,
 }
 
 /// A host object (a Cell, a GradOperation) used as a value in compiled code: passed, stored in

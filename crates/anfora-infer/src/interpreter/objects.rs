@@ -5,7 +5,7 @@
 //! gets the join of their abstracts and the specializer selects the constant of the object
 //! the value is (see [`chosen_attributes`]).
 
-use anfora_ir::codes::{HOST_VALUE, NO_ATTRIBUTE, OBJECT_VALUE};
+use anfora_ir::codes::{HOST_VALUE, NO_ATTRIBUTE, NO_BACKWARD_RULE, OBJECT_VALUE};
 use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, GraphId, Module, NodeId};
 use anfora_ops::abs::{Abs, CtxId, Func};
@@ -67,16 +67,51 @@ pub(crate) fn attribute_const(module: &Module, object: &Abs, name: &str) -> Opti
 }
 
 impl Interpreter<'_> {
+    /// `GetAttr(obj, name)` where `obj` is an object's J graph (in differentiated code): refused
+    /// at the read, which would otherwise raise AttributeError when it runs.
+    fn differentiated_object_attribute(
+        &mut self,
+        c: CtxId,
+        n: NodeId,
+        object: &Abs,
+        name: &str,
+    ) -> Option<Abs> {
+        let Abs::Func(fs) = object else {
+            return None;
+        };
+        let original = fs.iter().find_map(|f| match f {
+            Func::Closure { graph, .. } => self.module.differentiated_objects.get(graph).copied(),
+            _ => None,
+        })?;
+        let type_name = self.module.objects[&original].type_name.clone();
+        let span = self.module.node(n).span;
+        let error = Diagnostic::error(
+            NO_BACKWARD_RULE,
+            format!(
+                "the attribute '{name}' of a '{type_name}' object used as a value is read in differentiated code"
+            ),
+            span,
+        )
+        .with_label("read here")
+        .with_hint(
+            "in a function being differentiated, read attributes through `self` (or pass them as \
+             arguments); reading them through an object passed, stored or chosen at run time is \
+             not supported there yet",
+        );
+        self.ctx_mut(c).refusals.push(error);
+        Some(Abs::Bottom)
+    }
+
     /// `GetAttr(obj, name)` where `obj` is an object used as a value: the attribute's
     /// abstract, or `Bottom` after an error. `None` where `obj` is no object.
     pub(super) fn object_attribute(&mut self, c: CtxId, n: NodeId, args: &[Abs]) -> Option<Abs> {
         let (objects, other) = objects_of(self.module, &args[0]);
-        if objects.is_empty() {
-            return None;
-        }
         let Abs::Str(Some(name)) = &args[1] else {
             return None;
         };
+        if objects.is_empty() {
+            return self.differentiated_object_attribute(c, n, &args[0], name);
+        }
         // One object, or objects chosen at run time that agree on the attribute.
         if let Some(k) = attribute_const(self.module, &args[0], name) {
             self.note_const_value_use(c, &k);
