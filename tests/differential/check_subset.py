@@ -17,7 +17,7 @@ import sys
 BUILTINS = {
     "range", "len", "abs", "min", "max", "int", "float", "bool", "str", "repr",
     "tuple", "list", "print", "enumerate", "zip", "isinstance", "divmod", "sum",
-    "any", "all",
+    "any", "all", "dict",
 }
 TYPE_NAMES = {"int", "float", "bool", "str", "tuple", "list"}
 TENSOR_METHODS = {"sum", "mean", "max", "min", "prod", "reshape", "transpose", "permute", "astype",
@@ -215,9 +215,7 @@ class Checker(ast.NodeVisitor):
 
     def visit_Dict(self, node):
         for k in node.keys:
-            if k is None:
-                self.err(node, "** in a dict display")
-            elif not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            if k is not None and not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
                 self.err(node, "a dict key other than a string literal")
         self.generic_visit(node)
 
@@ -236,7 +234,7 @@ class Checker(ast.NodeVisitor):
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and node.id in (
                 "round", "sorted", "map", "filter", "type", "id", "hash", "open",
-                "dict", "set", "iter", "next", "reversed", "getattr", "setattr",
+                "set", "iter", "next", "reversed", "getattr", "setattr",
                 "eval", "exec", "globals", "locals", "vars", "input", "format", "chr",
                 "ord", "pow", "callable", "hasattr", "object", "super", "property",
                 "Exception", "ValueError", "TypeError"):

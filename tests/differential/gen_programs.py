@@ -541,6 +541,11 @@ class Case:
         keys = r.sample(["x", "y", "lr", "tag", "b", "k"], r.randint(0, 3))
         items = ", ".join('"%s": %d' % (key, r.randint(-5, 9)) for key in keys)
         self.emit("d = {%s}" % items)
+        k = r.randrange(3)
+        if k == 1:
+            self.emit('d = {**d, "tag": %d}' % r.randint(0, 9))
+        elif k == 2:
+            self.emit('d = dict(d, y=%d)' % r.randint(0, 9))
         self.emit("print(d, len(d), %s in d)" % repr(r.choice(["x", "b", "z"])))
         forms = [
             "%s(%d, **d)" % (target, r.randint(0, 9)),

@@ -127,8 +127,8 @@ pub enum ExprKind {
         step: Option<Box<Expr>>,
     },
     Lambda(Rc<FunctionDef>),
-    /// `{'k': v, ...}`: a dict display with string-literal keys.
-    Dict(Vec<(Name, Expr)>),
+    /// `{'k': v, **d, ...}`: a dict display with string-literal keys (`None` for `**d`).
+    Dict(Vec<(Option<Name>, Expr)>),
     /// `*x` among a call's arguments: the items of `x`, one argument each.
     Starred(Box<Expr>),
     /// An unsupported construct that was already diagnosed.

@@ -100,7 +100,7 @@ fn unsupported_expressions() {
             ("E0110", 2, 16),
         ),
         ("def f():\n    return {1: 2}\n", ("E0111", 2, 13)),
-        ("def f(d):\n    return {'a': 1, **d}\n", ("E0111", 2, 23)),
+        ("def f(d):\n    return {'a': 1, 2: d}\n", ("E0111", 2, 21)),
         ("def f():\n    return {1, 2}\n", ("E0111", 2, 12)),
         ("@deco\ndef f():\n    pass\n", ("E0115", 1, 1)),
         (

@@ -311,6 +311,11 @@ fn gradients_through_dicts_and_keyword_arguments() {
         "def g(v, **kw):\n    return v * kw['scale'] + kw.get('shift', 0.0) + kw.get('missing', v * v)\n\ndef f(x, w):\n    d = {'a': x * w, 'b': ops.tanh(w), 'a': x * x}\n    y = g(d['a'], scale=d.get('b'), shift=w)\n    return ops.sum(y * d.get('b', x))",
         &[random(&[3], 22), random(&[3], 23)],
     );
+    // Through `{**d, ...}` (a replaced value gets nothing) and `dict(d, k=v)`.
+    check(
+        "def f(x, w):\n    d = {'a': x * w, 'b': w * w}\n    e = {**d, 'b': ops.sin(x), 'c': x}\n    g = dict(e, c=w * 3.0)\n    return ops.sum(e['a'] * e['b'] + g['c'] * g['a'] + d['b'])",
+        &[random(&[3], 26), random(&[3], 27)],
+    );
     // Through the items and values a `for` loop walks.
     check(
         "def f(x, w):\n    d = {'p': x * w, 'q': ops.sin(x)}\n    total = w * 0.0\n    for k, v in d.items():\n        total = total + v * v\n    for v in d.values():\n        total = total + ops.tanh(v)\n    return ops.sum(total + list(d.values())[1])",

@@ -216,7 +216,7 @@ impl Converter<'_> {
         for item in d.iter() {
             match &item.key {
                 Some(ra::Expr::StringLiteral(s)) => {
-                    items.push((Arc::from(s.value.to_str()), self.expr(&item.value)));
+                    items.push((Some(Arc::from(s.value.to_str())), self.expr(&item.value)));
                 }
                 Some(key) => {
                     let at = self.span(key.range());
@@ -227,15 +227,7 @@ impl Converter<'_> {
                         "use string keys, or a tuple",
                     );
                 }
-                None => {
-                    let at = self.span(item.value.range());
-                    self.unsupported(
-                        codes::DICT_SET,
-                        "`**` in a dict display is",
-                        at,
-                        "write the keys out",
-                    );
-                }
+                None => items.push((None, self.expr(&item.value))),
             }
         }
         let _ = span;

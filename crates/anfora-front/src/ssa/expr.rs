@@ -54,24 +54,7 @@ impl Lowerer<'_> {
                 let nodes: Vec<NodeId> = items.iter().map(|i| self.value(i)).collect();
                 self.prim(Prim::MakeList, &nodes, span)
             }
-            ExprKind::Dict(items) => {
-                // Every value is evaluated, in order; a repeated key keeps its first place
-                // and its last value, so `MakeDict`'s keys are unique.
-                let mut keys: Vec<Name> = Vec::new();
-                let mut values: Vec<NodeId> = Vec::new();
-                for (k, v) in items {
-                    let v = self.value(v);
-                    match keys.iter().position(|x| x == k) {
-                        Some(j) => values[j] = v,
-                        None => {
-                            keys.push(k.clone());
-                            values.push(v);
-                        }
-                    }
-                }
-                let keys = keys.into_iter().map(Const::Str).collect();
-                self.make_dict((keys, values), span)
-            }
+            ExprKind::Dict(items) => self.dict_display(items, span),
             ExprKind::BinOp { op, left, right } => {
                 let l = self.value(left);
                 let r = self.value(right);
@@ -402,6 +385,14 @@ impl Lowerer<'_> {
             let items = self.prim(kind.prim(), &it_args, args[0].span);
             return Val::Node(self.apply(vec![callee, items], span));
         }
+        if let ExprKind::Name(f) = &func.kind
+            && &**f == "dict"
+            && args.len() <= 1
+            && !starred(args)
+            && self.is_builtin(f)
+        {
+            return Val::Node(self.dict_builtin(args, keywords, span));
+        }
         if !args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_)))
             && !unpacks(keywords)
             && let Some((variant, writes)) = self.write_back_callee(func)
@@ -518,7 +509,39 @@ impl Lowerer<'_> {
             let items: Vec<NodeId> = args.iter().map(|a| self.value(a)).collect();
             self.prim(Prim::MakeTuple, &items, span)
         };
-        let label = self.konst(Const::Str(callee_label(&self.fe.module, callee)));
+        let label = callee_label(&self.fe.module, callee);
+        let kwargs = self.keywords_dict(keywords, extra, label, span);
+        let f = self.konst(Const::Prim(Prim::CallDict));
+        self.apply(vec![f, callee, positional, kwargs], span)
+    }
+
+    /// `dict(d, k=v, **e)`: a copy of `d` (a dict) updated with the keyword arguments.
+    fn dict_builtin(&mut self, args: &[Expr], keywords: &[Keyword], span: Span) -> NodeId {
+        let empty = self.make_dict((Vec::new(), Vec::new()), span);
+        let base = match args.first() {
+            Some(d) => {
+                let d = self.value(d);
+                self.prim(Prim::DictUpdate, &[empty, d], span)
+            }
+            None => empty,
+        };
+        if keywords.is_empty() {
+            return base;
+        }
+        let kw = self.keywords_dict(keywords, &[], "dict".into(), span);
+        self.prim(Prim::DictUpdate, &[base, kw], span)
+    }
+
+    /// The keyword arguments of a call as one dict, in Python's order (a keyword given twice
+    /// raises TypeError naming the callee `label`); the variables `extra` are keywords too.
+    fn keywords_dict(
+        &mut self,
+        keywords: &[Keyword],
+        extra: &[Name],
+        label: std::sync::Arc<str>,
+        span: Span,
+    ) -> NodeId {
+        let label = self.konst(Const::Str(label));
         let mut acc: Option<NodeId> = None;
         let mut run: (Vec<Const>, Vec<NodeId>) = (Vec::new(), Vec::new());
         for k in keywords {
@@ -540,13 +563,56 @@ impl Lowerer<'_> {
             let v = self.read(b, n);
             run.1.push(v);
         }
-        if !run.0.is_empty() {
+        if !run.0.is_empty() || acc.is_none() {
             let part = self.make_dict(run, span);
             acc = Some(self.merge_into(acc, part, label, span));
         }
-        let kwargs = acc.expect("a `**` argument");
-        let f = self.konst(Const::Prim(Prim::CallDict));
-        self.apply(vec![f, callee, positional, kwargs], span)
+        acc.expect("a dict")
+    }
+
+    /// `{'a': x, **d, 'b': y}`: runs of keys are `MakeDict`s, each `**d` updates what is
+    /// before it (`DictUpdate`: its values win, as later keys do).
+    fn dict_display(&mut self, items: &[(Option<Name>, Expr)], span: Span) -> NodeId {
+        let mut acc: Option<NodeId> = None;
+        let mut run: Vec<(Name, NodeId)> = Vec::new();
+        for (k, v) in items {
+            let v = self.value(v);
+            match k {
+                Some(k) => run.push((k.clone(), v)),
+                None => {
+                    let part = self.unique_dict(std::mem::take(&mut run), span);
+                    let before =
+                        acc.map_or(part, |a| self.prim(Prim::DictUpdate, &[a, part], span));
+                    acc = Some(self.prim(Prim::DictUpdate, &[before, v], span));
+                }
+            }
+        }
+        if acc.is_none() || !run.is_empty() {
+            let part = self.unique_dict(run, span);
+            acc = Some(match acc {
+                Some(a) => self.prim(Prim::DictUpdate, &[a, part], span),
+                None => part,
+            });
+        }
+        acc.expect("a dict")
+    }
+
+    /// A `MakeDict` of `items` (all evaluated already): a repeated key keeps its first place
+    /// and its last value, so `MakeDict`'s keys are unique.
+    fn unique_dict(&mut self, items: Vec<(Name, NodeId)>, span: Span) -> NodeId {
+        let mut keys: Vec<Name> = Vec::new();
+        let mut values: Vec<NodeId> = Vec::new();
+        for (k, v) in items {
+            match keys.iter().position(|x| *x == k) {
+                Some(j) => values[j] = v,
+                None => {
+                    keys.push(k);
+                    values.push(v);
+                }
+            }
+        }
+        let keys = keys.into_iter().map(Const::Str).collect();
+        self.make_dict((keys, values), span)
     }
 
     fn make_dict(&mut self, (keys, values): (Vec<Const>, Vec<NodeId>), span: Span) -> NodeId {

@@ -27,6 +27,16 @@ primitives! {
     DictMerge = PrimDef::new("DictMerge", "(a, b, callee)", merge_abs, merge,
         Backward::Rule(merge_back))
         .passing_values();
+    /// `DictUpdate(a, b)`: `{**a, **b}`, `dict(a, **b)`: `a`'s items, those of `b` replacing
+    /// the values of keys `a` has (in their place) and following them otherwise.
+    DictUpdate = PrimDef::new("DictUpdate", "(a, b)", update_abs, update,
+        Backward::Rule(update_back))
+        .passing_values();
+    /// `DictUpdateGrad(s, a, b, i)`: the part of `DictUpdate(a, b)`'s sensitivity `s` that
+    /// operand `i` gets (nothing for a value of `a` that `b` replaced).
+    DictUpdateGrad = PrimDef::new("DictUpdateGrad", "(s, a, b, i)", update_grad_abs,
+        update_grad, Backward::Refused(NOT_DIFFERENTIATED))
+        .passing_values();
     /// `d.get(key, default=None)`.
     DictGet = PrimDef::new("DictGet", "(d, key, default=None)", get_abs, get,
         Backward::Rule(get_back))
@@ -96,6 +106,112 @@ fn get_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
         g[2] = Some(e.op(Prim::DictDefaultGrad, &[c.x[0], c.x[1], c.d]));
     }
     Some(g)
+}
+
+fn update_back(e: &mut dyn Emit, c: &Call) -> Option<Grads> {
+    Some(c.each(e, 0..2, |e, i| {
+        let which = e.konst(Const::Int(i as i64));
+        e.op(Prim::DictUpdateGrad, &[c.d, c.x[0], c.x[1], which])
+    }))
+}
+
+/// The keys of `DictUpdate(a, b)` in order.
+fn updated_keys<'k>(a: &'k [Arc<str>], b: &'k [Arc<str>]) -> Vec<&'k Arc<str>> {
+    let mut keys: Vec<&Arc<str>> = a.iter().collect();
+    keys.extend(b.iter().filter(|k| !a.contains(k)));
+    keys
+}
+
+fn update_abs(_: Prim, a: &[Abs]) -> Rule {
+    Ok(match (&a[0], &a[1]) {
+        (Abs::Dict(x), Abs::Dict(y)) => {
+            let mut out: Vec<(Arc<str>, Abs)> = x.to_vec();
+            for (k, v) in y.iter() {
+                match out.iter_mut().find(|(key, _)| key == k) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => out.push((k.clone(), v.clone())),
+                }
+            }
+            Abs::Dict(Arc::from(out))
+        }
+        (Abs::Dict(_), Abs::Any) | (Abs::Any, _) => Abs::Any,
+        // TypeError at run time: not a mapping.
+        _ => Abs::Bottom,
+    })
+}
+
+fn update(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    match (&a[0], &a[1]) {
+        (Value::Dict(x), Value::Dict(y)) => {
+            let mut out = (**x).clone();
+            for (k, v) in &y.items {
+                out.insert(k.clone(), v.clone());
+            }
+            Ok(Value::Dict(Rc::new(out)))
+        }
+        (x, y) => {
+            let bad = if matches!(x, Value::Dict(_)) { y } else { x };
+            Err(type_error(format!(
+                "'{}' object is not a mapping",
+                bad.type_name()
+            )))
+        }
+    }
+}
+
+fn update_grad_abs(_: Prim, a: &[Abs]) -> Rule {
+    let (Abs::Dict(x), Abs::Dict(y)) = (&a[1], &a[2]) else {
+        return Ok(Abs::Any);
+    };
+    let (xk, yk): (Vec<Arc<str>>, Vec<Arc<str>>) = (
+        x.iter().map(|(k, _)| k.clone()).collect(),
+        y.iter().map(|(k, _)| k.clone()).collect(),
+    );
+    let parts = match &a[0] {
+        Abs::Tuple(s) => s.to_vec(),
+        Abs::None => return Ok(Abs::None),
+        _ => return Ok(Abs::Any),
+    };
+    Ok(Abs::tuple(update_part(
+        &parts,
+        &xk,
+        &yk,
+        a[3].as_i64() == Some(1),
+        Abs::None,
+    )))
+}
+
+fn update_grad(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let (Value::Dict(x), Value::Dict(y), Value::Tuple(s)) = (&a[1], &a[2], &a[0]) else {
+        return Ok(Value::None);
+    };
+    let xk: Vec<Arc<str>> = x.items.iter().map(|(k, _)| k.clone()).collect();
+    let yk: Vec<Arc<str>> = y.items.iter().map(|(k, _)| k.clone()).collect();
+    let second = matches!(a[3], Value::Int(1));
+    Ok(Value::tuple(update_part(s, &xk, &yk, second, Value::None)))
+}
+
+/// Operand `a`'s (or with `second`, `b`'s) sensitivities, one per key, from the updated
+/// dict's `s`: a key of `a` that `b` replaced gets `none`.
+fn update_part<T: Clone>(s: &[T], a: &[Arc<str>], b: &[Arc<str>], second: bool, none: T) -> Vec<T> {
+    let keys = updated_keys(a, b);
+    let at = |k: &Arc<str>| {
+        keys.iter()
+            .position(|x| *x == k)
+            .and_then(|i| s.get(i).cloned())
+    };
+    if second {
+        b.iter()
+            .map(|k| at(k).unwrap_or_else(|| none.clone()))
+            .collect()
+    } else {
+        a.iter()
+            .map(|k| match b.contains(k) {
+                true => none.clone(),
+                false => at(k).unwrap_or_else(|| none.clone()),
+            })
+            .collect()
+    }
 }
 
 /// Which view of a dict a loop walks.
