@@ -282,6 +282,15 @@ impl Lowerer<'_> {
         Some(self.prim(prim, &[d], e.span))
     }
 
+    /// The items of a dict view or of `enumerate(...)`/`zip(...)` that `e` is, if it is one.
+    fn consumed_items(&mut self, e: &Expr) -> Option<NodeId> {
+        if let Some(items) = self.dict_view(e) {
+            return Some(items);
+        }
+        let (kind, args) = self.iterator_call(e)?;
+        Some(self.prim(kind.prim(), &args, e.span))
+    }
+
     /// `enumerate(...)`/`zip(...)` where the builtin is meant: returns the kind and its
     /// arguments (`[seq, start]` or the sequences).
     pub(super) fn iterator_call(&mut self, e: &Expr) -> Option<(IterKind, Vec<NodeId>)> {
@@ -355,7 +364,7 @@ impl Lowerer<'_> {
             && args.len() == 1
             && keywords.is_empty()
             && self.is_builtin(f)
-            && let Some(items) = self.dict_view(&args[0])
+            && let Some(items) = self.consumed_items(&args[0])
         {
             let callee = self.konst_at(
                 Const::Prim(if &**f == "tuple" {
@@ -365,24 +374,6 @@ impl Lowerer<'_> {
                 }),
                 func.span,
             );
-            return Val::Node(self.apply(vec![callee, items], span));
-        }
-        if let ExprKind::Name(f) = &func.kind
-            && matches!(&**f, "tuple" | "list")
-            && args.len() == 1
-            && keywords.is_empty()
-            && self.is_builtin(f)
-            && let Some((kind, it_args)) = self.iterator_call(&args[0])
-        {
-            let callee = self.konst_at(
-                Const::Prim(if &**f == "tuple" {
-                    Prim::TupleType
-                } else {
-                    Prim::ListType
-                }),
-                func.span,
-            );
-            let items = self.prim(kind.prim(), &it_args, args[0].span);
             return Val::Node(self.apply(vec![callee, items], span));
         }
         if let ExprKind::Name(f) = &func.kind
