@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anfora_tensor::{DType, IndexItem, ReduceOp, Scalar, Tensor};
 
-use crate::abs::{Abs, Func, Rule, TensorAbs, err};
+use crate::abs::{Abs, Func, Rule, RuleError, TensorAbs, err};
 use crate::args::{dtype_arg, int_list, tensor_abs};
 use crate::prim::Prim;
 use crate::pynum::{PyErr, overflow, tensor, type_error, value_error};
@@ -770,17 +770,20 @@ pub(crate) fn tensor_index(t: &TensorAbs, idx: &Abs) -> Rule {
 
 /// `d[key]` of a dict: the key must be known at compile time (a dict's keys are).
 fn dict_item_abs(d: &[(Arc<str>, Abs)], key: &Abs) -> Rule {
+    // A key the dict lacks: KeyError at run time.
+    Ok(dict_lookup_abs(d, key)?.unwrap_or(Abs::Bottom))
+}
+
+/// What a dict holds at `key`, `None` where it holds nothing there (only string keys exist);
+/// an error where the key is a string not known at compile time. `d[k]` and `d.get(k)` both
+/// read a dict's items through it.
+pub(crate) fn dict_lookup_abs(d: &[(Arc<str>, Abs)], key: &Abs) -> Result<Option<Abs>, RuleError> {
     match key {
-        Abs::Str(Some(k)) => Ok(d
-            .iter()
-            .find(|(name, _)| name == k)
-            // KeyError at run time.
-            .map_or(Abs::Bottom, |(_, a)| a.clone())),
+        Abs::Str(Some(k)) => Ok(d.iter().find(|(name, _)| name == k).map(|(_, a)| a.clone())),
         Abs::Str(None) => Err(err(
             "a dict's key must be known at compile time (a string constant, or a variable that holds one)",
         )),
-        // Only string keys exist: KeyError at run time.
-        _ => Ok(Abs::Bottom),
+        _ => Ok(None),
     }
 }
 

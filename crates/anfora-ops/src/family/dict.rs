@@ -12,6 +12,7 @@ use crate::def::{Backward, PrimDef, primitives};
 use crate::emit::{Call, Emit, Grads};
 use crate::prim::{Prim, Refs};
 use crate::pynum::type_error;
+use crate::python::dict_lookup_abs;
 use crate::value::{Dict, OpResult, Value, to_str};
 
 primitives! {
@@ -425,17 +426,8 @@ fn get_abs(_: Prim, a: &[Abs]) -> Rule {
     let Abs::Dict(d) = &a[0] else {
         return Ok(Abs::Bottom);
     };
-    match &a[1] {
-        Abs::Str(Some(k)) => Ok(d
-            .iter()
-            .find(|(name, _)| name == k)
-            .map_or_else(|| a[2].clone(), |(_, v)| v.clone())),
-        Abs::Str(None) => Err(err(
-            "a dict's key must be known at compile time (a string constant, or a variable that holds one)",
-        )),
-        // Only string keys exist: the default.
-        _ => Ok(a[2].clone()),
-    }
+    // A key the dict lacks: the default.
+    Ok(dict_lookup_abs(d, &a[1])?.unwrap_or_else(|| a[2].clone()))
 }
 
 fn get(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
