@@ -101,6 +101,11 @@ def jit(fn=None):
     calls of another type."""
     if fn is None:
         return jit
+    from . import nn as _nn  # nn imports this module
+
+    if isinstance(fn, _nn.Cell):
+        # A Cell is its compiled `construct`, bound to it (MindSpore's grad of a network).
+        return fn.compiled()
     if getattr(fn, "__anfora_op__", None) is not None:
         fn = ops._as_function(fn.__anfora_op__)
     specs, is_method = _specs_of(fn)

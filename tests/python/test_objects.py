@@ -395,3 +395,99 @@ def test_attributes_through_values_in_differentiated_code_are_refused_at_the_rea
     assert "error[E0502]: the attribute 'w' of a 'Scale' object used as a value is read in differentiated code" in msg, msg
     line, col = line_of(ChosenLoss.construct, "chosen.w")
     assert f"{__file__}:{line}:{col}" in str(info.value), str(info.value)
+
+
+# ---- Cells held in a tuple or list, called in a loop, in differentiated code ----------------
+
+
+class Layers(nn.Cell):
+    """Layers of different shapes in a tuple (or a list) attribute, run by a `for` loop: the
+    usual shape of a network, which the grad stage unrolls as inference unrolls the loop."""
+
+    def __init__(self, sizes, as_list=False):
+        pairs = list(zip(sizes, sizes[1:]))
+        layers = [nn.Dense(a, b, seed=i, dtype="float64") for i, (a, b) in enumerate(pairs)]
+        self.layers = layers if as_list else tuple(layers)
+
+    def construct(self, x):
+        for layer in self.layers:
+            x = ops.tanh(layer(x))
+        return ops.sum(x * x)
+
+
+def stack_loss_np(weights, x):
+    """Layers' loss in numpy, with weights as (w0, b0, w1, b1, ...)."""
+    for w, b in zip(weights[::2], weights[1::2]):
+        x = np.tanh(x @ w + b)
+    return np.sum(x * x)
+
+
+def check_against_differences(net, got, x):
+    weights = [np.asarray(p) for p in net.trainable_params()]
+    assert len(got) == len(weights)
+    for i, g in enumerate(got):
+        want = numeric_grad(lambda *ws: stack_loss_np(ws, x), weights, i)
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("as_list", [False, True])
+def test_grad_of_a_cell_whose_layers_a_loop_runs_equals_finite_differences(as_list):
+    net = Layers([3, 5, 4, 2], as_list=as_list)
+    x = np.random.default_rng(1).normal(size=(2, 3))
+    np.testing.assert_allclose(
+        np.asarray(net(t(x))), stack_loss_np([np.asarray(p) for p in net.trainable_params()], x)
+    )
+    # The Cell itself handed to grad from Python, as MindSpore's GradOperation takes it.
+    got = anfora.grad(net, argnums=None, weights=net.trainable_params())(t(x))
+    check_against_differences(net, got, x)
+    by_list = GradOperation(get_by_list=True)(net, net.trainable_params())(t(x))
+    for a, b in zip(got, by_list):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+class LayersStep(nn.Cell):
+    """The gradient taken inside compiled code, of a network whose loop runs its layers."""
+
+    def __init__(self, net):
+        self.net = net
+        self.weights = net.trainable_params()
+        self.grad = GradOperation(get_by_list=True)
+
+    def construct(self, x):
+        return self.grad(self.net, self.weights)(x)
+
+
+def test_grad_inside_compiled_code_of_a_loop_over_layers_equals_finite_differences():
+    net = Layers([2, 3, 3, 1])
+    x = np.random.default_rng(2).normal(size=(4, 2))
+    check_against_differences(net, LayersStep(net)(t(x)), x)
+
+
+class Enumerated(nn.Cell):
+    def __init__(self):
+        self.layers = (nn.Dense(2, 3, seed=3, dtype="float64"), nn.Dense(3, 2, seed=4, dtype="float64"))
+
+    def construct(self, x):
+        total = 0.0
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            total = total + (i + 1.0) * ops.sum(x * x)
+        return total
+
+
+def test_grad_through_enumerate_over_layers_equals_finite_differences():
+    net = Enumerated()
+    x = np.random.default_rng(3).normal(size=(2, 2))
+
+    def loss_np(ws, x):
+        total = 0.0
+        for i, (w, b) in enumerate(zip(ws[::2], ws[1::2])):
+            x = x @ w + b
+            total += (i + 1.0) * np.sum(x * x)
+        return total
+
+    got = anfora.grad(net, argnums=None, weights=net.trainable_params())(t(x))
+    weights = [np.asarray(p) for p in net.trainable_params()]
+    for i, g in enumerate(got):
+        want = numeric_grad(lambda *ws: loss_np(ws, x), weights, i)
+        np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6, atol=1e-9)

@@ -311,16 +311,26 @@ impl<'a> Transform<'a> {
         self.m.set_output(jg, r);
     }
 
-    /// Parameters of `to` named as those of `g`, in order.
+    /// Parameters of `to` named as those of `g`, in order; a loop header's sequences (its
+    /// parameters or constants, after lifting) carry over, so that inference unrolls the J
+    /// loop where it unrolls the loop.
     fn copy_params(&mut self, g: GraphId, to: GraphId) -> Vec<NodeId> {
         let params = self.m.graph(g).params.clone();
-        (params.into_iter())
-            .map(|p| {
+        let copies: Vec<NodeId> = (params.iter())
+            .map(|&p| {
                 let node = self.m.node(p).clone();
                 self.m
                     .add_param(to, node.name.as_deref().unwrap_or("x"), node.span)
             })
-            .collect()
+            .collect();
+        let iterates = (self.m.graph(g).iterates.iter())
+            .filter_map(|s| match params.iter().position(|p| p == s) {
+                Some(j) => Some(copies[j]),
+                None => self.m.constant(*s).is_some().then_some(*s),
+            })
+            .collect();
+        self.m.graphs[to].iterates = iterates;
+        copies
     }
 
     /// A new, empty J graph for `g`, named `prefix` + `g`'s name.
@@ -384,16 +394,35 @@ impl<'a> Transform<'a> {
             Some(c) => {
                 let mut has_graph = false;
                 c.for_each_graph(&mut |_| has_graph = true);
-                if has_graph {
-                    self.errors.push(Diagnostic::error(
-                        codes::NO_BACKWARD_RULE,
-                        "cannot differentiate through a constant holding functions",
-                        self.m.node(x).span,
-                    ));
+                if !has_graph {
+                    return x;
                 }
-                x
+                // A tuple of objects or functions (`self.layers`): the same tuple of their J
+                // graphs, so that a call of an item in the J world returns `(out, bprop)`.
+                let (c, span) = (c.clone(), self.m.node(x).span);
+                let jc = self.j_const(&c, span);
+                self.m.value(jc)
             }
             None => x,
+        }
+    }
+
+    /// Constant `c` with every function in it replaced by its J graph.
+    fn j_const(&mut self, c: &Const, span: Span) -> Const {
+        anfora_ops::deep(|| self.j_const_inner(c, span))
+    }
+
+    fn j_const_inner(&mut self, c: &Const, span: Span) -> Const {
+        match c {
+            Const::Graph(k) => Const::Graph(self.j_graph(*k)),
+            Const::Prim(p) if !p.is_type() => Const::Graph(self.j_prim_graph(*p, span)),
+            Const::Tuple(items) => {
+                Const::tuple(items.iter().map(|i| self.j_const(i, span)).collect())
+            }
+            Const::List(items) => {
+                Const::List(items.iter().map(|i| self.j_const(i, span)).collect())
+            }
+            c => c.clone(),
         }
     }
 

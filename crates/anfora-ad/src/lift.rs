@@ -249,6 +249,14 @@ fn create_graphs(m: &mut Module, plan: &Plan, names: &mut Namer) -> Copies {
             let np = m.add_param(lg, node.name.as_deref().unwrap_or("x"), node.span);
             copy.insert(p, np);
         }
+        // A loop header's sequences are nodes of the enclosing graph: the lifted header
+        // takes them as parameters (constants stay).
+        m.graphs[lg].iterates = (src.iterates.iter())
+            .filter_map(|&s| match m.constant(s) {
+                Some(_) => Some(s),
+                None => fv_param.get(&(g, FvKey::Node(s))).copied(),
+            })
+            .collect();
         if m.objects.contains_key(&g) {
             m.differentiated_objects.insert(lg, g);
         }
@@ -308,24 +316,79 @@ impl GraphRewrite<'_> {
         if let Some(w) = weight_of(m, x, self.plan.weights) {
             return self.copies.fv_param[&(g, FvKey::Weight(w))];
         }
-        match m.constant(x).and_then(Const::as_graph) {
-            Some(k) if self.plan.graphs.contains(&k) => {
-                let kl = m.value(Const::Graph(self.copies.lifted[&k]));
-                if self.plan.fv[&k].is_empty() {
-                    return kl;
-                }
-                let mut ins = vec![m.value(Const::Prim(Prim::Partial)), kl];
-                ins.extend(self.fv_args(m, k));
-                let span = m.node(x).span;
-                let p = m.apply_unordered(self.lg, ins, span);
-                match user {
-                    Some(u) => self.before.entry(u).or_default().push(p),
-                    None => self.trailing.push(p),
-                }
-                p
-            }
-            _ => x,
+        let c = match m.constant(x) {
+            Some(c @ (Const::Graph(_) | Const::Tuple(_) | Const::List(_))) => c.clone(),
+            _ => return x,
+        };
+        let mut made = Vec::new();
+        let y = anfora_ops::deep(|| self.lifted_const(m, &c, x, &mut made));
+        match user {
+            Some(u) => self.before.entry(u).or_default().extend(made),
+            None => self.trailing.extend(made),
         }
+        y
+    }
+
+    /// Constant `c` (node `x`) with the program's graphs in it replaced by their lifted copies:
+    /// a constant while they are closed; otherwise nodes (`Partial` for a graph with free
+    /// values, `MakeTuple`/`MakeList` around it), appended to `made` in evaluation order.
+    fn lifted_const(&self, m: &mut Module, c: &Const, x: NodeId, made: &mut Vec<NodeId>) -> NodeId {
+        let mut open = false;
+        c.for_each_graph(&mut |k| open |= self.plan.fv.get(&k).is_some_and(|s| !s.is_empty()));
+        if !open {
+            return match self.relabeled(c) {
+                Some(c) => m.value(c),
+                None => x,
+            };
+        }
+        let span = m.node(x).span;
+        let mut ins = Vec::new();
+        match c {
+            Const::Graph(k) => {
+                ins.push(m.value(Const::Prim(Prim::Partial)));
+                ins.push(m.value(Const::Graph(self.copies.lifted[k])));
+                ins.extend(self.fv_args(m, *k));
+            }
+            Const::Tuple(items) | Const::List(items) => {
+                let make = match c {
+                    Const::Tuple(_) => Prim::MakeTuple,
+                    _ => Prim::MakeList,
+                };
+                ins.push(m.value(Const::Prim(make)));
+                for item in items.iter() {
+                    let v = m.value(item.clone());
+                    ins.push(anfora_ops::deep(|| self.lifted_const(m, item, v, made)));
+                }
+            }
+            _ => unreachable!("only graphs and sequences hold graphs"),
+        }
+        let node = m.apply_unordered(self.lg, ins, span);
+        made.push(node);
+        node
+    }
+
+    /// `c` with every program graph in it replaced by its lifted copy; None when it holds none.
+    fn relabeled(&self, c: &Const) -> Option<Const> {
+        let items = match c {
+            Const::Graph(k) => return self.copies.lifted.get(k).map(|&l| Const::Graph(l)),
+            Const::Tuple(items) | Const::List(items) => items,
+            _ => return None,
+        };
+        let new: Vec<Option<Const>> = items
+            .iter()
+            .map(|i| anfora_ops::deep(|| self.relabeled(i)))
+            .collect();
+        if new.iter().all(Option::is_none) {
+            return None;
+        }
+        let items = new
+            .into_iter()
+            .zip(items.iter())
+            .map(|(n, i)| n.unwrap_or_else(|| i.clone()));
+        Some(match c {
+            Const::Tuple(_) => Const::tuple(items.collect()),
+            _ => Const::List(items.collect()),
+        })
     }
 
     /// Fills in the copy of node `n`: calls of program graphs pass their free values first.

@@ -160,6 +160,9 @@ pub struct Interpreter<'m> {
     generic: HashSet<(GraphId, Option<CtxId>)>,
     /// Closures used as values: they need a monovariant specialization.
     pub value_closures: HashSet<(GraphId, Option<CtxId>)>,
+    /// Contexts of an unrolled loop's iterations (its header and, where lambda lifting made
+    /// them closed graphs, the blocks each iteration runs).
+    unrolled: HashSet<CtxId>,
     pub errors: Vec<Diagnostic>,
     reported: HashSet<(String, u32, u32)>,
     steps: usize,
@@ -183,6 +186,7 @@ impl<'m> Interpreter<'m> {
             rerun: HashSet::new(),
             generic: HashSet::new(),
             value_closures: HashSet::new(),
+            unrolled: HashSet::new(),
             errors: Vec::new(),
             reported: HashSet::new(),
             steps: 0,

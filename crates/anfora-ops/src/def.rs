@@ -117,8 +117,9 @@ pub enum Backward {
 pub struct Attrs {
     /// Which arguments are taken as Parameters.
     pub refs: Refs,
-    /// The result can hold the arguments' values (a function in an argument flows to it).
-    pub passes_values: bool,
+    /// The arguments whose values the result can hold (a function in one flows to it): bit
+    /// `i` for argument `i`, the last bit for every argument after it.
+    pub passes_values: u64,
     /// May be evaluated at compile time when its arguments are constants.
     pub fold: bool,
     /// Never merged or removed although it has no effect attribute: it raises a check's error
@@ -146,9 +147,14 @@ pub struct Attrs {
 }
 
 impl Attrs {
+    /// Whether the result can hold the value of argument `i`.
+    pub fn passes(&self, i: usize) -> bool {
+        self.passes_values & (1 << i.min(63)) != 0
+    }
+
     pub const NONE: Attrs = Attrs {
         refs: Refs::Read,
-        passes_values: false,
+        passes_values: 0,
         fold: true,
         opaque: false,
         is_type: false,
@@ -305,7 +311,10 @@ impl PrimDef {
         /// A builtin class `isinstance` accepts.
         class() sets attrs.is_type = true;
         /// Its result can hold its arguments' values.
-        passing_values() sets attrs.passes_values = true;
+        passing_values() sets attrs.passes_values = u64::MAX;
+        /// Its result can hold the value of argument `i` only (a gradient's sensitivity, not the
+        /// value it is shaped like).
+        passing_value_of(i: u32) sets attrs.passes_values = 1 << i;
         /// Its result may be (a view of) one of its arguments.
         viewing() sets attrs.views = true;
         /// A numpy constructor: its result is an array also when 0-d.

@@ -324,6 +324,22 @@ fn gradients_through_dicts_and_keyword_arguments() {
 }
 
 #[test]
+fn gradients_through_loops_over_tuples_of_functions() {
+    // A `for` loop over functions of different kinds (a graph, a primitive, a closure over an
+    // argument): the grad stage's loop is unrolled as inference unrolls the loop, each
+    // iteration calling its own function.
+    check(
+        "def double(v):\n    return v * 2.0\n\ndef f(x, w):\n    scale = lambda v: v * w\n    for g in (double, ops.sin, scale):\n        x = g(x)\n    return ops.sum(x * x)",
+        &[random(&[3], 30), random(&[3], 31)],
+    );
+    // Functions that change the shape, with `enumerate`: (3,) to (3, 3) to (3,).
+    check(
+        "def outer(v, w):\n    return ops.reshape(v, (3, 1)) * w\n\ndef inner(m, w):\n    return m @ w\n\ndef f(x, w):\n    total = 0.0\n    for i, g in enumerate((outer, inner)):\n        x = g(x, w)\n        total = total + (i + 1.0) * ops.sum(ops.tanh(x))\n    return total",
+        &[random(&[3], 32), random(&[3], 33)],
+    );
+}
+
+#[test]
 fn gradients_through_tuple_and_list_concatenation() {
     // Each operand of `+` gets its own items' sensitivities (was: none at all).
     check(

@@ -29,8 +29,21 @@ impl Interpreter<'_> {
             }
             args.push(self.operand(c, i));
         }
-        let direct = self.module.constant(inputs[0]).is_some();
+        // In an unrolled iteration, the block a Switch chooses (the loop's body or exit, a
+        // branch) is called as named, so that it is specialized for the iteration too.
+        let direct = self.module.constant(inputs[0]).is_some()
+            || (self.unrolled.contains(&c) && self.switch_of_graphs(inputs[0]));
         self.call(c, n, &callee, args, direct)
+    }
+
+    /// Whether `callee` is a Switch between two graph constants.
+    fn switch_of_graphs(&self, callee: NodeId) -> bool {
+        let m = &self.module;
+        m.callee_prim(callee) == Some(Prim::Switch)
+            && m.inputs(callee).len() == 4
+            && m.inputs(callee)[2..]
+                .iter()
+                .all(|&b| m.constant(b).and_then(Const::as_graph).is_some())
     }
 
     fn call(&mut self, c: CtxId, n: NodeId, callee: &Abs, args: Vec<Abs>, direct: bool) -> Abs {
@@ -163,9 +176,12 @@ impl Interpreter<'_> {
                 Err(RuleError(msg)) => self.shape_error(c, n, &op_label(p), &msg),
             }
         };
-        if p.def().attrs.passes_values && contains_any(&r) {
-            for a in &args {
-                self.escape(a);
+        let attrs = &p.def().attrs;
+        if attrs.passes_values != 0 && contains_any(&r) {
+            for (i, a) in args.iter().enumerate() {
+                if attrs.passes(i) {
+                    self.escape(a);
+                }
             }
         }
         r
@@ -364,7 +380,14 @@ impl Interpreter<'_> {
         };
         let graph = self.module.graph(h);
         let kind = graph.kind;
-        let unroll = self.unrolls(c, h, pc);
+        // A block an unrolled iteration runs is specialized for it too: in the grad stage's
+        // loops (closed graphs after lambda lifting) it would otherwise be a recursive call.
+        let block = !matches!(
+            kind,
+            GraphKind::Function | GraphKind::Lambda | GraphKind::LoopHeader | GraphKind::ModuleInit
+        );
+        let unroll =
+            self.unrolls(c, h, pc, &args) || (direct && block && self.unrolled.contains(&c));
         let recursive = !unroll && self.is_recursive_call(c, h, pc);
         // A recursive call whose broadened arguments are those of an existing specialization
         // (the entry called with values known only at run time) calls it: one specialization.
@@ -403,7 +426,11 @@ impl Interpreter<'_> {
             if !self.keys.contains_key(&key) {
                 *self.poly_count.entry((h, pc)).or_insert(0) += 1;
             }
-            self.context(key, h, pc, args, false)
+            let t = self.context(key, h, pc, args, false);
+            if unroll {
+                self.unrolled.insert(t);
+            }
+            t
         };
         self.ctx_mut(c).calls.entry(n).or_default().push(target);
         self.ctx_mut(target).callers.insert(c);
@@ -422,16 +449,24 @@ impl Interpreter<'_> {
     /// Whether a call of loop header `h` is specialized per iteration (unrolled): the loop
     /// walks short tuples (or lists) whose items differ in type, such as a network's
     /// Parameters, layers or gradients, or that hold strings (names, a dict's keys). A loop
-    /// would join those into unknowns; each iteration sees its own items instead. The trip count is the tuple's length, known here.
-    fn unrolls(&mut self, c: CtxId, h: GraphId, pc: Option<CtxId>) -> bool {
+    /// would join those into unknowns; each iteration sees its own items instead.
+    fn unrolls(&mut self, c: CtxId, h: GraphId, pc: Option<CtxId>, args: &[Abs]) -> bool {
         if self.module.graph(h).iterates.is_empty()
             || self.poly_count.get(&(h, pc)).copied().unwrap_or(0) >= MAX_UNROLL
         {
             return false;
         }
-        let seqs = self.module.graph(h).iterates.clone();
+        let graph = self.module.graph(h);
+        let (seqs, params) = (graph.iterates.clone(), graph.params.clone());
         let from = pc.unwrap_or(c);
-        seqs.iter().any(|&s| match self.operand(from, s) {
+        // A sequence is a node of the enclosing graph, or (in a lifted loop) a parameter.
+        let sequences: Vec<Abs> = (seqs.iter())
+            .map(|&s| match params.iter().position(|&p| p == s) {
+                Some(j) => args.get(j).cloned().unwrap_or(Abs::Any),
+                None => self.operand(from, s),
+            })
+            .collect();
+        sequences.into_iter().any(|s| match s {
             Abs::Tuple(items) | Abs::List(items) if items.len() <= MAX_UNROLL => {
                 let first = items.first().map(Abs::broaden);
                 // Strings too: names, such as a dict's keys, each read as a constant.

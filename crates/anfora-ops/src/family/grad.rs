@@ -53,7 +53,7 @@ primitives! {
     /// `FillZeros(d, x)`: `d`, or zeros shaped like `x` where `d` is `None`.
     FillZeros = PrimDef::new("FillZeros", "(d, x)", |_, a| Ok(fill_zeros_abs(&a[0], &a[1])),
         |_, a, _| fill_zeros(&a[0], &a[1]), first(|_, c| c.d))
-        .passing_values();
+        .passing_value_of(0);
     /// `SensOnes(y)`: ones shaped like `y` (the default output sensitivity).
     SensOnes = PrimDef::new("SensOnes", "(x)", |_, a| Ok(sens_ones_abs(&a[0])),
         |_, a, _| sens_ones(&a[0]), Backward::Zero);
@@ -72,7 +72,7 @@ primitives! {
             }
             Some(g)
         }))
-        .passing_values();
+        .passing_value_of(2);
     /// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads.
     IndexGrad = PrimDef::new("IndexGrad", "(d, x, index)",
         |_, a| index_grad_abs(&a[0], &a[1], &a[2]), |_, a, _| index_grad(&a[0], &a[1], &a[2]),
@@ -115,14 +115,14 @@ primitives! {
         |_, a, _| concat_part(a), first(|e, c| {
             e.op(Prim::ConcatPad, &[c.d, c.x[1], c.x[2], c.x[3]])
         }))
-        .passing_values();
+        .passing_value_of(0);
     /// `ConcatPad(p, a, b, i)`: the dual of `ConcatPart`: operand `i`'s part `p` of a
     /// concatenation's sensitivity, with `None` for the other operand's items.
     ConcatPad = PrimDef::new("ConcatPad", "(p, a, b, i)", |_, a| Ok(concat_pad_abs(a)),
         |_, a, _| concat_pad(a), first(|e, c| {
             e.op(Prim::ConcatPart, &[c.d, c.x[1], c.x[2], c.x[3]])
         }))
-        .passing_values();
+        .passing_value_of(0);
     /// `SequenceGrad(d, x)`: the sensitivity of `x` from that of `tuple(x)` or `list(x)`: the
     /// items' sensitivities in `x`'s kind (zeros where missing), or, for a tensor, its rows'
     /// stacked; nothing for a str or a range. The adjoint of its first argument is
@@ -130,7 +130,7 @@ primitives! {
     SequenceGrad = PrimDef::new("SequenceGrad", "(d, x)",
         |_, a| Ok(sequence_grad_abs(&a[0], &a[1])), |_, a, _| sequence_grad(&a[0], &a[1]),
         first(|e, c| e.op(Prim::TupleType, &[c.d])))
-        .passing_values();
+        .passing_value_of(0);
     /// `CustomGrad(name, d, out, args...)`: the gradients of a custom primitive's arguments
     /// (a tuple), from its registered backward rule.
     CustomGrad = PrimDef::new("CustomGrad", "(*args)", custom_grad_abs,
