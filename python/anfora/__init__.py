@@ -95,8 +95,9 @@ def _specs_of(fn):
 
 def jit(fn=None):
     """Compiles `fn` on its first call for each argument signature (tensors by dtype and
-    shape, Python numbers by value unless wrapped in `anfora.mutable`). Works on functions and
-    on methods (bound on attribute access). With every parameter annotated by a TensorSpec,
+    shape, Python numbers by value unless wrapped in `anfora.mutable`). Works on functions, on
+    methods (bound on attribute access) and on Cells (their `construct`, so `grad(net, ...)`
+    and `GradOperation(...)(net, weights)` take a network as MindSpore's do). With every parameter annotated by a TensorSpec,
     a function compiles at decoration time (a method when first bound and called) and rejects
     calls of another type."""
     if fn is None:

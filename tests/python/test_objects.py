@@ -491,3 +491,59 @@ def test_grad_through_enumerate_over_layers_equals_finite_differences():
     for i, g in enumerate(got):
         want = numeric_grad(lambda *ws: loss_np(ws, x), weights, i)
         np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6, atol=1e-9)
+
+
+# ---- star and `**` calls in differentiated code ------------------------------------------------
+
+
+class Affine(nn.Cell):
+    def __init__(self):
+        self.fc = nn.Dense(3, 2, seed=5, dtype="float64")
+
+    def construct(self, x, scale, shift=0.0):
+        return ops.tanh(self.fc(x) * scale + shift)
+
+
+class StarLoss(nn.Cell):
+    """MindSpore's loss wrapper for any number of inputs: the last is the label."""
+
+    def __init__(self, net):
+        self.net = net
+
+    def construct(self, *inputs):
+        out = self.net(*inputs[:-1])
+        return ops.sum((out - inputs[-1]) ** 2)
+
+
+class KeywordLoss(nn.Cell):
+    def __init__(self, net):
+        self.net = net
+
+    def construct(self, x, y, **kw):
+        return ops.sum((self.net(x, **kw) - y) ** 2)
+
+
+def affine_loss_np(w, b, x, y, scale, shift=0.0):
+    return np.sum((np.tanh((x @ w + b) * scale + shift) - y) ** 2)
+
+
+def test_grad_through_star_and_double_star_calls_of_a_cell_equals_finite_differences():
+    rng = np.random.default_rng(6)
+    x, y, scale = rng.normal(size=(4, 3)), rng.normal(size=(4, 2)), rng.normal(size=(4, 2))
+    net = Affine()
+    weights = [np.asarray(p) for p in net.trainable_params()]
+    cases = [
+        (StarLoss(net), (t(x), t(scale), t(y)), {}, lambda w, b: affine_loss_np(w, b, x, y, scale)),
+        (
+            KeywordLoss(net),
+            (t(x), t(y)),
+            {"scale": t(scale), "shift": t(0.5)},
+            lambda w, b: affine_loss_np(w, b, x, y, scale, 0.5),
+        ),
+    ]
+    for loss, args, kwargs, loss_np in cases:
+        np.testing.assert_allclose(np.asarray(loss(*args, **kwargs)), loss_np(*weights))
+        got = GradOperation(get_by_list=True)(loss, net.trainable_params())(*args, **kwargs)
+        for i, g in enumerate(got):
+            want = numeric_grad(loss_np, weights, i)
+            np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6, atol=1e-9)

@@ -61,6 +61,7 @@ impl Transform<'_> {
             .as_ref()
             .and_then(|o| o.weights.clone())
             .unwrap_or_default();
+        crate::stars::bind_star_calls(self.m, fg);
         let lifted = lift(self.m, fg, &ws, &mut self.names);
         crate::methods::to_primitives(self.m, lifted.graph);
         let call = self.j_call(&lifted, &ws);

@@ -28,6 +28,7 @@ mod jvp;
 mod lift;
 mod loops;
 mod methods;
+mod stars;
 
 use std::collections::{HashMap, HashSet};
 
@@ -661,7 +662,13 @@ impl<'a> Transform<'a> {
     ) -> NodeId {
         let span = self.m.node(n).span;
         let ins = self.m.inputs(n).to_vec();
-        let args: Vec<NodeId> = ins[1..].iter().map(|&x| self.j_value(g, x, map)).collect();
+        let binding = stars::binds_callee(self.m, n);
+        let args: Vec<NodeId> = (ins[1..].iter().enumerate())
+            .map(|(i, &x)| match binding && i == 0 {
+                true => x,
+                false => self.j_value(g, x, map),
+            })
+            .collect();
         match self.m.constant(ins[0]).cloned() {
             Some(Const::Prim(p)) => {
                 let (out, prim, args) = self.forward_prim(jg, ins[0], p, &args, span);

@@ -412,10 +412,12 @@ impl GraphRewrite<'_> {
         }
         new_ins.extend(extra);
         let is_switch = self.plan.call_only.contains(&n);
+        let binding = crate::stars::binds_callee(m, n);
         for (i, &x) in ins.iter().enumerate().skip(1) {
             let branch = is_switch && i >= 2;
             let y = match m.constant(x).and_then(Const::as_graph) {
                 Some(k) if branch => m.value(Const::Graph(self.copies.lifted[&k])),
+                Some(_) if binding && i == 1 => x,
                 _ => self.map_in(m, x, Some(n)),
             };
             new_ins.push(y);

@@ -430,13 +430,6 @@ fn sens_param_takes_the_output_sensitivity_and_checks_its_shape() {
         // d/dx sum(s * x * [0, 1, 2]) = 30
         assert_eq!(floats(&call(src, engine, "main", &[1.5])), vec![30.0]);
     }
-    // Messages wrap at the terminal's width.
-    let flat = |e: String| {
-        e.replace('│', " ")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let e = flat(compile_error(
         &src.replace("ops.ones((3,)", "ops.ones((2,)"),
     ));
@@ -461,6 +454,14 @@ fn integer_inputs_get_zero_gradients() {
 
 // ---- errors -------------------------------------------------------------------------------
 
+/// A message on one line (messages wrap at the terminal's width).
+fn flat(e: String) -> String {
+    e.replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn compile_error(src: &str) -> String {
     let mut s = session(src, Engine::Compiled);
     match s.call(
@@ -475,17 +476,29 @@ fn compile_error(src: &str) -> String {
 }
 
 #[test]
-fn calls_with_double_star_and_cells_are_refused_in_differentiated_code() {
-    // A call with `**` binds at specialization, after differentiation; a cell is shared state.
-    let e = compile_error(
-        "from anfora import ops, grad\n\ndef g(x, k=1.0):\n    return x * k\n\ndef f(x, **kw):\n    return ops.sum(g(x, **kw))\n\ndef main(x):\n    return grad(f)(x, k=2.0)\n",
-    );
+fn star_calls_of_function_values_and_cells_are_refused_in_differentiated_code() {
+    // A star or `**` call of a function named in the program differentiates (its binding is
+    // made at compile time); one of a function value binds only when it runs. A cell is
+    // shared state.
+    let value_call = |call: &str, forward: &str| {
+        format!(
+            "from anfora import ops, grad\n\ndef g(x, k=1.0):\n    return x * k\n\ndef apply(fn, *args, **kw):\n    return {call}\n\ndef f(x):\n    return ops.sum(apply(g, {forward}))\n\ndef main(x):\n    return grad(f)(x)\n"
+        )
+    };
+    let e = flat(compile_error(&value_call("fn(*args, **kw)", "x, k=2.0")));
     assert!(
         e.contains("E0502") && e.contains("CallDict has no backward rule"),
         "{e}"
     );
-    assert!(e.contains("m.py:7:20"), "{e}");
-    assert!(e.contains("pass the keywords one by one"), "{e}");
+    assert!(e.contains("m.py:7:12"), "{e}");
+    assert!(e.contains("call the function by its name"), "{e}");
+    let e = flat(compile_error(&value_call("fn(*args)", "x")));
+    assert!(
+        e.contains("E0502") && e.contains("CallStar has no backward rule"),
+        "{e}"
+    );
+    assert!(e.contains("m.py:7:12"), "{e}");
+    assert!(e.contains("call the function by its name"), "{e}");
     let e = compile_error(
         "from anfora import ops, grad\n\ndef f(x):\n    fs = (lambda: x * 2.0,)\n    x = x * 3.0\n    return ops.sum(fs[0]())\n\ndef main(x):\n    return grad(f)(x)\n",
     );

@@ -10,11 +10,16 @@
 //! Each is bound statically when every context the call reaches runs one graph with a
 //! signature, called as a closure (not a partial application). Other calls stay as they are
 //! and are bound when they run (`CallStar` and `CallKw` by both engines).
+//!
+//! The grad stage's bindings (`StarBind`, `DictBind`: a star call's arguments as a tuple, one
+//! item per parameter; their gradients, which route each parameter's sensitivity back to its
+//! argument) are bound the same way, always: inference refused those it could not bind.
 
-use anfora_ir::{ArgSource, Const, GraphId, Module, NodeId, Prim};
+use anfora_ir::{ArgPlace, ArgSource, Const, GraphId, Module, NodeId, Prim, arg_places};
 use anfora_ops::abs::{Abs, CtxId, Func};
 
 use crate::interpreter::Solved;
+use crate::interpreter::binding::{layout, place_abs, single_graph};
 use crate::specialize::operand_abs;
 
 /// A call being specialized: its original `inputs`, specialized `out`, the contexts it may
@@ -49,14 +54,24 @@ struct Parts {
     keywords: Vec<NodeId>,
     keyword_abs: Vec<Abs>,
     star: bool,
+    /// The arguments bound as a tuple (`StarBind`, `DictBind`), not a call.
+    tuple: bool,
 }
 
 pub fn rewrite(module: &mut Module, site: &Site) -> Option<Bound> {
     let mut new_nodes = Vec::new();
+    if let Some(p) = module.constant(site.inputs[0]).and_then(|c| c.as_prim())
+        && let Some((Some(d_at), _)) = layout(p)
+    {
+        return bind_gradient(module, site, d_at + 1, new_nodes);
+    }
     let parts = parts(module, site, &mut new_nodes)?;
     // A call that cannot be bound (its callee is one of several functions, or Python would
     // raise TypeError) stays as it is, bound when it runs.
-    let (inputs, raises) = bind_statically(module, site, &parts, &mut new_nodes)?;
+    let (mut inputs, raises) = bind_statically(module, site, &parts, &mut new_nodes)?;
+    if parts.tuple && !raises {
+        inputs[0] = module.value(Const::Prim(Prim::MakeTuple));
+    }
     Some(Bound {
         inputs,
         new_nodes,
@@ -82,7 +97,8 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
         }
     };
     match module.constant(inputs[0]) {
-        Some(Const::Prim(Prim::CallStar)) => {
+        Some(Const::Prim(p @ (Prim::CallStar | Prim::StarBind))) => {
+            let tuple = *p == Prim::StarBind;
             let Abs::Tuple(items) = abs(module, inputs[3]) else {
                 return None;
             };
@@ -105,9 +121,11 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
                 keywords: out[4..].to_vec(),
                 keyword_abs: inputs[4..].iter().map(|&i| abs(module, i)).collect(),
                 star: true,
+                tuple,
             })
         }
-        Some(Const::Prim(Prim::CallDict)) => {
+        Some(Const::Prim(p @ (Prim::CallDict | Prim::DictBind))) => {
+            let tuple = *p == Prim::DictBind;
             let (Abs::Tuple(items), Abs::Dict(kw)) =
                 (abs(module, inputs[2]), abs(module, inputs[3]))
             else {
@@ -139,6 +157,7 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
                 keywords,
                 keyword_abs: kw.iter().map(|(_, a)| a.clone()).collect(),
                 star: true,
+                tuple,
             })
         }
         Some(Const::Prim(Prim::CallKw)) => {
@@ -153,6 +172,7 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
                 keywords: out[split..].to_vec(),
                 keyword_abs: inputs[split..].iter().map(|&i| abs(module, i)).collect(),
                 star: false,
+                tuple: false,
             })
         }
         Some(_) => None,
@@ -165,6 +185,7 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
             keywords: Vec::new(),
             keyword_abs: Vec::new(),
             star: false,
+            tuple: false,
         }),
     }
 }
@@ -179,7 +200,11 @@ fn bind_statically(
     parts: &Parts,
     new_nodes: &mut Vec<(NodeId, Abs)>,
 ) -> Option<(Vec<NodeId>, bool)> {
-    let h = site.solved.ctx(*site.targets.first()?).graph;
+    // A binding calls nothing: its graph is its callee's.
+    let h = match parts.tuple {
+        true => single_graph(&parts.callee_abs)?,
+        false => site.solved.ctx(*site.targets.first()?).graph,
+    };
     if site.targets.iter().any(|&t| site.solved.ctx(t).graph != h) {
         return None;
     }
@@ -240,4 +265,117 @@ fn bind_statically(
         });
     }
     Some((inputs, false))
+}
+
+/// `StarBindGrad(f, names, args, d, kw...)` or `DictBindGrad(f, args, d, kwargs)` (`d` at
+/// input `d_at`) as `MakeTuple` of the arguments' sensitivities: each parameter's item of
+/// `d` (or the item of the tuple or dict a packing parameter made) goes back to the argument
+/// bound to it.
+fn bind_gradient(
+    module: &mut Module,
+    site: &Site,
+    d_at: usize,
+    mut new_nodes: Vec<(NodeId, Abs)>,
+) -> Option<Bound> {
+    let binding = if module.constant(site.inputs[0])?.as_prim()? == Prim::StarBindGrad {
+        Prim::StarBind
+    } else {
+        Prim::DictBind
+    };
+    let callee = module.value(Const::Prim(binding));
+    let without_d = |xs: &[NodeId]| {
+        let mut v = xs.to_vec();
+        v.remove(d_at);
+        v[0] = callee;
+        v
+    };
+    let (inputs, out) = (without_d(site.inputs), without_d(site.out));
+    let view = Site {
+        inputs: &inputs,
+        out: &out,
+        ..*site
+    };
+    let mut parts = parts(module, &view, &mut new_nodes)?;
+    parts.tuple = true;
+    let h = single_graph(&parts.callee_abs)?;
+    let sig = module.graph(h).signature.clone()?;
+    let names: Vec<&str> = parts.names.iter().map(String::as_str).collect();
+    let Ok(sources) = sig.bind(parts.positional.len(), &names) else {
+        // The call raised TypeError: its gradient never runs.
+        let (inputs, _) = bind_statically(module, &view, &parts, &mut new_nodes)?;
+        return Some(Bound {
+            inputs,
+            new_nodes,
+            raises: true,
+        });
+    };
+    let (positional, keywords) = arg_places(&sources, parts.positional.len(), names.len());
+    let d_abs = operand_abs(site.solved, module, site.ctx, site.inputs[d_at]);
+    let mut e = Sensitivities {
+        d: (site.out[d_at], d_abs),
+        graph: site.graph,
+        span: module.node(parts.callee).span,
+        new_nodes,
+    };
+    let mut inputs = vec![module.value(Const::Prim(Prim::MakeTuple))];
+    inputs.push(e.tuple(module, &positional));
+    if binding == Prim::DictBind {
+        inputs.push(e.tuple(module, &keywords));
+    } else {
+        for &place in &keywords {
+            inputs.push(e.of(module, place));
+        }
+    }
+    Some(Bound {
+        inputs,
+        new_nodes: e.new_nodes,
+        raises: false,
+    })
+}
+
+/// The nodes that read the arguments' sensitivities from `d`, a binding tuple's.
+struct Sensitivities {
+    d: (NodeId, Abs),
+    graph: GraphId,
+    span: anfora_ir::Span,
+    new_nodes: Vec<(NodeId, Abs)>,
+}
+
+impl Sensitivities {
+    fn apply(&mut self, module: &mut Module, inputs: Vec<NodeId>, abs: Abs) -> NodeId {
+        let r = module.apply_unordered(self.graph, inputs, self.span);
+        self.new_nodes.push((r, abs));
+        r
+    }
+
+    /// The sensitivity of the argument that went to `place` (None where none did).
+    fn of(&mut self, module: &mut Module, place: Option<ArgPlace>) -> NodeId {
+        let Some(place) = place else {
+            return module.value(Const::None);
+        };
+        let get = module.value(Const::Prim(Prim::GradItem));
+        let p = module.value(Const::Int(place.param as i64));
+        let whole = ArgPlace {
+            item: None,
+            ..place
+        };
+        let abs = place_abs(&self.d.1, Some(whole));
+        let r = self.apply(module, vec![get, self.d.0, p], abs);
+        let Some(q) = place.item else {
+            return r;
+        };
+        let q = module.value(Const::Int(q as i64));
+        let abs = place_abs(&self.d.1, Some(place));
+        self.apply(module, vec![get, r, q], abs)
+    }
+
+    /// The tuple of the sensitivities of the arguments that went to `places`.
+    fn tuple(&mut self, module: &mut Module, places: &[Option<ArgPlace>]) -> NodeId {
+        let mut inputs = vec![module.value(Const::Prim(Prim::MakeTuple))];
+        let abs = places.iter().map(|&p| place_abs(&self.d.1, p)).collect();
+        for &place in places {
+            inputs.push(self.of(module, place));
+        }
+        self.apply(module, inputs, Abs::tuple(abs))
+    }
 }

@@ -25,6 +25,7 @@
 //! would nest without bound (E0305).
 
 mod ancestry;
+pub(crate) mod binding;
 mod calls;
 mod cells;
 mod diagnostics;

@@ -25,8 +25,8 @@ pub mod verify;
 
 pub use anfora_ops::custom;
 pub use anfora_ops::{
-    ArgSource, BindError, Const, Effects, GraphId, Monad, NodeId, Param, ParamRef, Prim, Signature,
-    deep,
+    ArgPlace, ArgSource, BindError, Const, Effects, GraphId, Monad, NodeId, Param, ParamRef, Prim,
+    Signature, arg_places, deep,
 };
 pub use call_chain::CallChain;
 pub use module::{

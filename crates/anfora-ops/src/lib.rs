@@ -43,7 +43,7 @@ pub use constant::Const;
 pub use ids::{GraphId, NodeId};
 pub use param::{Monad, ParamRef};
 pub use prim::{CustomId, Effects, Prim, Refs};
-pub use signature::{ArgSource, BindError, Param, Signature};
+pub use signature::{ArgPlace, ArgSource, BindError, Param, Signature, arg_places};
 pub use value::Value;
 
 /// Runs `f`, first moving to a fresh stack segment if little stack is left. Every recursion over

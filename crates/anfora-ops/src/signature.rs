@@ -84,6 +84,45 @@ impl ArgSource {
     }
 }
 
+/// Where one argument of a call went in a binding: to parameter `param`, or to item `item` of
+/// the tuple (`*args`) or dict (`**kwargs`) that parameter packs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArgPlace {
+    pub param: usize,
+    pub item: Option<usize>,
+}
+
+/// Where each of `n_positional` positional and `n_keyword` keyword arguments went in binding
+/// `sources` (the transpose of [`ArgSource::pick`]: the gradient of a star call routes each
+/// parameter's sensitivity back to the argument it came from).
+pub fn arg_places(
+    sources: &[ArgSource],
+    n_positional: usize,
+    n_keyword: usize,
+) -> (Vec<Option<ArgPlace>>, Vec<Option<ArgPlace>>) {
+    let mut positional = vec![None; n_positional];
+    let mut keyword = vec![None; n_keyword];
+    for (param, s) in sources.iter().enumerate() {
+        let place = |item| Some(ArgPlace { param, item });
+        match s {
+            ArgSource::Positional(i) => positional[*i] = place(None),
+            ArgSource::Keyword(j) => keyword[*j] = place(None),
+            ArgSource::Default(_) => {}
+            ArgSource::Packed(start, end) => {
+                for (q, slot) in positional[*start..*end].iter_mut().enumerate() {
+                    *slot = place(Some(q));
+                }
+            }
+            ArgSource::PackedKeywords(js) => {
+                for (q, &j) in js.iter().enumerate() {
+                    keyword[j] = place(Some(q));
+                }
+            }
+        }
+    }
+    (positional, keyword)
+}
+
 /// A failed binding, rendered with Python's wording by [`BindError::message`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BindError {
@@ -440,6 +479,29 @@ mod tests {
         let b = sig().bind(0, &["y", "x"]).unwrap();
         assert!(matches!(b[0], ArgSource::Keyword(1)));
         assert!(matches!(b[1], ArgSource::Keyword(0)));
+    }
+
+    #[test]
+    fn arg_places_invert_a_binding_through_packing() {
+        // def f(x, y=2, *args, k=3, **kw) called as f(1, 2, 3, 4, q=5, k=6, r=7).
+        let mut s = sig();
+        s.varargs = true;
+        s.packs = true;
+        s.packs_keywords = true;
+        let sources = s.bind(4, &["q", "k", "r"]).unwrap();
+        let (positional, keyword) = arg_places(&sources, 4, 3);
+        let at = |param, item| Some(ArgPlace { param, item });
+        assert_eq!(
+            positional,
+            vec![at(0, None), at(1, None), at(2, Some(0)), at(2, Some(1))]
+        );
+        assert_eq!(keyword, vec![at(4, Some(0)), at(3, None), at(4, Some(1))]);
+        // A default takes no argument: nothing goes to y.
+        let sources = sig().bind(1, &["k"]).unwrap();
+        assert_eq!(
+            arg_places(&sources, 1, 1),
+            (vec![at(0, None)], vec![at(2, None)])
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! * `SumToShape(d, x)` is `d` when shapes and dtypes agree, else one `ReduceSum` (plus a
 //!   `Reshape` when it must both drop leading and keep unit dimensions);
 //! * `BroadcastLike(d, x)` is `d` when the shapes agree;
-//! * `ConcatPart(d, a, b, i)` and `ConcatPad` are `d` when `a + b` adds numbers or tensors;
+//! * `ConcatPart(d, a, b, i)` and `ConcatPad` are `d` when `a + b` adds numbers or tensors
+//!   (not when it concatenates tuples, lists or dicts);
 //! * `FillZeros(d, x)` is `d` when `d` can hold no zero marker, `ZerosLike(x)` when it is one;
 //! * `SensOnes(y)` is a constant (small tensors, floats) or `OnesLike(y)`;
 //! * `MatMulGrad` of float matrices is two `Gemm`s that read the transposed operands in
@@ -204,9 +205,11 @@ impl Rewriter<'_, '_> {
                 self.become_prim(n, Prim::Reshape, &[sum, shape_node]);
                 None
             }
-            // Not a concatenation (numbers, tensors): the whole sensitivity.
+            // Not a concatenation (numbers, tensors): the whole sensitivity. (Dicts merge as
+            // a `**` call collects them: their sensitivities are tuples split in two.)
             Prim::ConcatPart | Prim::ConcatPad => {
-                let sequence = |a: &Abs| matches!(a, Abs::Tuple(_) | Abs::List(_) | Abs::Any);
+                let sequence =
+                    |a: &Abs| matches!(a, Abs::Tuple(_) | Abs::List(_) | Abs::Dict(_) | Abs::Any);
                 (!sequence(&abs(self, 1)) || !sequence(&abs(self, 2))).then_some(args[0])
             }
             Prim::BroadcastLike => {

@@ -340,6 +340,22 @@ fn gradients_through_loops_over_tuples_of_functions() {
 }
 
 #[test]
+fn gradients_through_star_and_double_star_calls() {
+    // `f(*t)` and `f(**d)` of functions named in the program: each argument gets the
+    // sensitivity of the parameter it was bound to, through `*args` and `**kwargs` packing,
+    // keyword-only parameters and defaults (which get nothing).
+    check(
+        "def g(a, *rest, k=2.0, **kw):\n    return a * rest[0] + rest[1] * k + kw['s'] * a\n\ndef f(x, w):\n    t = (x, w, ops.sin(x))\n    d = {'s': w * w}\n    return ops.sum(g(*t, k=x, **d) + g(*t[:2], w, **d))",
+        &[random(&[3], 40), random(&[3], 41)],
+    );
+    // A star call of a `*args` function with a sliced tuple, and one with only `**`.
+    check(
+        "def loss(*inputs):\n    out = model(*inputs[:-1])\n    return ops.sum((out - inputs[-1]) ** 2)\n\ndef model(x, w, b=1.0):\n    return ops.tanh(x * w + b)\n\ndef scaled(v, *, scale, shift=0.0):\n    return v * scale + shift\n\ndef f(x, w):\n    kw = {'scale': w}\n    return loss(x, w, x * 0.5) + ops.sum(scaled(x, **kw))",
+        &[random(&[3], 42), random(&[3], 43)],
+    );
+}
+
+#[test]
 fn gradients_through_tuple_and_list_concatenation() {
     // Each operand of `+` gets its own items' sensitivities (was: none at all).
     check(

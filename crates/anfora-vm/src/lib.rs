@@ -3,6 +3,7 @@
 //! checked against: it calls each primitive's reference implementation (`anfora-ops`) and never
 //! the kernel registry.
 
+mod binding;
 mod machine;
 
 pub use anfora_ir::{Options, RuntimeError, TraceEntry};

@@ -95,7 +95,7 @@ enum Flow {
 
 /// The reference virtual machine over one module.
 pub struct Vm<'m> {
-    module: &'m Module,
+    pub(crate) module: &'m Module,
     opts: Options,
     /// Free variables total of each graph, in a fixed order.
     fvt: HashMap<GraphId, Rc<[NodeId]>>,
@@ -105,7 +105,7 @@ pub struct Vm<'m> {
     scratch: Vec<Value>,
 }
 
-fn internal(msg: impl Into<String>) -> PyErr {
+pub(crate) fn internal(msg: impl Into<String>) -> PyErr {
     (
         "SystemError",
         format!("internal error in the reference VM: {}", msg.into()),
@@ -213,6 +213,10 @@ impl<'m> Vm<'m> {
                 }
                 let callee = self.load(top, &step.callee);
                 let flow = match (&callee, step.prebound) {
+                    (Value::Prim(p), _) if crate::binding::is_binding(*p) => {
+                        let args = step.args.iter().map(|a| self.load(top, a)).collect();
+                        self.run_binding(*p, args, out).map(Flow::Value)
+                    }
                     (Value::Prim(p), true)
                         if !matches!(*p, Prim::CallKw | Prim::CallStar | Prim::CallDict) =>
                     {
@@ -255,6 +259,9 @@ impl<'m> Vm<'m> {
                     let callee = self.load(top, &tail.callee);
                     let args: Vec<Value> = tail.args.iter().map(|a| self.load(top, a)).collect();
                     let flow = match (&callee, tail.prebound) {
+                        (Value::Prim(p), _) if crate::binding::is_binding(*p) => {
+                            self.run_binding(*p, args, out).map(Flow::Value)
+                        }
                         (Value::Prim(p), true)
                             if !matches!(*p, Prim::CallKw | Prim::CallStar | Prim::CallDict) =>
                         {

@@ -19,7 +19,15 @@ impl Interpreter<'_> {
         // The function a keyword or star call calls is called, not used as a value.
         let binds = matches!(
             self.module.callee_prim(n),
-            Some(Prim::CallKw | Prim::CallStar | Prim::CallDict)
+            Some(
+                Prim::CallKw
+                    | Prim::CallStar
+                    | Prim::CallDict
+                    | Prim::StarBind
+                    | Prim::StarBindGrad
+                    | Prim::DictBind
+                    | Prim::DictBindGrad
+            )
         );
         let mut args = Vec::with_capacity(inputs.len() - 1);
         for (k, &i) in inputs.iter().enumerate().skip(1) {
@@ -113,6 +121,9 @@ impl Interpreter<'_> {
             Func::Prim(Prim::CallKw) => self.call_kw(c, n, args),
             Func::Prim(Prim::CallStar) => self.call_star(c, n, args),
             Func::Prim(Prim::CallDict) => self.call_dict(c, n, args),
+            Func::Prim(
+                p @ (Prim::StarBind | Prim::StarBindGrad | Prim::DictBind | Prim::DictBindGrad),
+            ) => self.bind_args(c, n, *p, args),
             Func::Prim(p) => {
                 if direct {
                     return self.call_prim(c, n, *p, args);
@@ -192,7 +203,7 @@ impl Interpreter<'_> {
     /// always raises): an unknown value (`Any`) would flow on into the loop or recursion that
     /// led here and could make the operation's own arguments unknown in the next round, hiding
     /// the error.
-    fn shape_error(&mut self, c: CtxId, n: NodeId, operation: &str, msg: &str) -> Abs {
+    pub(super) fn shape_error(&mut self, c: CtxId, n: NodeId, operation: &str, msg: &str) -> Abs {
         self.ctx_mut(c)
             .shape_errors
             .push((n, operation.to_string(), msg.to_string(), false));
@@ -532,7 +543,7 @@ fn bind_method(m: Method, positional: &[Abs], names: &[String], kw: &[Abs]) -> O
 
 /// The arguments a binding (`Signature::bind`) picks: positional ones, keyword ones and the
 /// defaults, through `default`, and the `*args` tuple.
-fn pick_args(
+pub(super) fn pick_args(
     sources: Vec<ArgSource>,
     positional: &[Abs],
     keywords: (&[&str], &[Abs]),
@@ -555,7 +566,7 @@ fn holds_name(a: &Abs) -> bool {
 }
 
 /// The keyword names of a `CallKw` or `CallStar`, from their constant tuple's abstracts.
-fn keyword_names(names: &[Abs]) -> Vec<String> {
+pub(super) fn keyword_names(names: &[Abs]) -> Vec<String> {
     names
         .iter()
         .map(|a| match a {

@@ -70,8 +70,20 @@ primitives! {
     /// tuple's length and the dict's keys.
     CallDict = PrimDef::new("CallDict", "(func, args, kwargs)", |_, _| Ok(Abs::Any),
         |_, _, _| Err(("SystemError", "CallDict is executed by the machine".into())),
-        Backward::Refused("a call with `**` keyword arguments is not differentiated: pass the keywords one by one"))
+        Backward::Refused("a call with `**` arguments of a function value binds only when it runs: call the function by its name, or pass the keywords one by one"))
         .with_refs(Refs::All).unfoldable().opaque();
+    /// `DictBind(f, args, kwargs)`: the arguments of `CallDict(f, args, kwargs)` bound to the
+    /// signature of `f`, as `StarBind` binds those of a star call.
+    DictBind = PrimDef::new("DictBind", "(func, args, kwargs)", |_, _| Ok(Abs::Any),
+        |_, _, _| Err(("SystemError", "DictBind is bound at compile time".into())),
+        Backward::Rule(|e, c| Some(super::structure::bind_back(e, c, Prim::DictBindGrad, 1))))
+        .with_refs(Refs::All).unfoldable().passing_values();
+    /// `DictBindGrad(f, args, d, kwargs)`: from `d`, the sensitivity of `DictBind`'s tuple,
+    /// those of its arguments: `(args', kwargs')`, a dict's being its values' in key order.
+    DictBindGrad = PrimDef::new("DictBindGrad", "(func, args, d, kwargs)", |_, _| Ok(Abs::Any),
+        |_, _, _| Err(("SystemError", "DictBindGrad is bound at compile time".into())),
+        Backward::Refused(NOT_DIFFERENTIATED))
+        .unfoldable().passing_value_of(2);
 }
 
 const NOT_DIFFERENTIATED: &str =

@@ -83,9 +83,26 @@ primitives! {
     CallStar = PrimDef::new("CallStar", "(func, names, args, *kwargs)", |_, _| Ok(Abs::Any),
         |_, _, _| Err(("SystemError", "CallStar is executed by the machine".into())),
         Backward::Refused(
-            "a call with star-arguments whose tuple's length is only known at run time",
+            "a call with star-arguments of a function value binds only when it runs: call the \
+             function by its name",
         ))
         .with_refs(Refs::All).unfoldable().opaque();
+    /// `StarBind(f, names, args, kwvalues...)`: the arguments of `CallStar(f, names, args,
+    /// kwvalues...)` bound to the signature of `f`, a function named in the program: a tuple
+    /// with one item per parameter. The grad stage calls `f` with its items, so that a star call
+    /// differentiates as a plain call; specialization makes it a `MakeTuple` (or the TypeError
+    /// of arguments that do not bind).
+    StarBind = PrimDef::new("StarBind", "(func, names, args, *kwargs)", |_, _| Ok(Abs::Any),
+        |_, _, _| Err(("SystemError", "StarBind is bound at compile time".into())),
+        Backward::Rule(|e, c| Some(bind_back(e, c, Prim::StarBindGrad, 2))))
+        .with_refs(Refs::All).unfoldable().passing_values();
+    /// `StarBindGrad(f, names, args, d, kwvalues...)`: from `d`, the sensitivity of
+    /// `StarBind`'s tuple, those of its arguments: `(args', kwvalue'...)`.
+    StarBindGrad = PrimDef::new("StarBindGrad", "(func, names, args, d, *kwargs)",
+        |_, _| Ok(Abs::Any),
+        |_, _, _| Err(("SystemError", "StarBindGrad is bound at compile time".into())),
+        Backward::Refused("the second derivative of a call with star-arguments"))
+        .unfoldable().passing_value_of(3);
     /// `GetAttr(obj, "name")`.
     GetAttr = PrimDef::new("GetAttr", "(obj, name)", attr_abs, attr, Backward::Zero)
         .with_refs(Refs::First);
@@ -182,6 +199,28 @@ fn item_abs(_: Prim, a: &[Abs]) -> Rule {
 
 fn item(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
     getitem(&a[0], &a[1])
+}
+
+/// The rule of `StarBind`/`DictBind`: `grad(f, ..., d, ...)` gives the sensitivities of the
+/// arguments from index `first` on, in order (`grad` takes `d` where the tuple ends, before
+/// the keyword values).
+pub(crate) fn bind_back(e: &mut dyn Emit, c: &Call, grad: Prim, first: usize) -> Grads {
+    let mut g = c.none();
+    if !(first..c.x.len()).any(|i| c.need(i)) {
+        return g;
+    }
+    let split = first + 1;
+    let mut ins = c.x[..split].to_vec();
+    ins.push(c.d);
+    ins.extend(&c.x[split..]);
+    let grads = e.op(grad, &ins);
+    for (i, slot) in g.iter_mut().enumerate().skip(first) {
+        if c.need(i) {
+            let k = e.konst(crate::Const::Int((i - first) as i64));
+            *slot = Some(e.op(Prim::GradItem, &[grads, k]));
+        }
+    }
+    g
 }
 
 fn unpack_back(_: &mut dyn Emit, c: &Call) -> Option<Grads> {
