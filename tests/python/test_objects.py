@@ -385,7 +385,7 @@ class ChosenLoss(nn.Cell):
         return ops.sum(chosen.w * x * x)
 
 
-def test_attributes_through_values_in_differentiated_code_are_refused_at_the_read():
+def test_attributes_of_objects_chosen_at_run_time_in_differentiated_code_are_refused_at_the_read():
     net = ChosenLoss()
     x = t([1.0, 2.0])
     np.testing.assert_allclose(np.asarray(net(x)), np.sum(np.array([1.0, 2.0]) * np.array([1.0, 4.0])))
@@ -547,3 +547,59 @@ def test_grad_through_star_and_double_star_calls_of_a_cell_equals_finite_differe
         for i, g in enumerate(got):
             want = numeric_grad(loss_np, weights, i)
             np.testing.assert_allclose(np.asarray(g), want, rtol=1e-6, atol=1e-9)
+
+
+# ---- attributes read through objects used as values, in differentiated code -----------------
+
+
+class PenalizedLayers(nn.Cell):
+    """An L2 penalty over the layers a loop runs: each layer's weight read through the loop's
+    variable, in differentiated code."""
+
+    def __init__(self):
+        self.layers = (
+            nn.Dense(3, 4, seed=7, dtype="float64"),
+            nn.Dense(4, 2, seed=8, dtype="float64"),
+        )
+
+    def construct(self, x):
+        penalty = 0.0
+        for layer in self.layers:
+            x = ops.tanh(layer(x))
+            penalty = penalty + 0.5 * ops.sum(layer.weight * layer.weight)
+        return ops.sum(x * x) + penalty
+
+
+def scaled_by(net, x):
+    return net.w * x + net.k
+
+
+class PassesItself(nn.Cell):
+    def __init__(self):
+        self.s = Scale(1.5)
+
+    def construct(self, x):
+        return ops.sum(scaled_by(self.s, x) ** 2)
+
+
+def test_parameters_read_through_objects_in_differentiated_code_get_their_gradients():
+    x = np.random.default_rng(9).normal(size=(2, 3))
+    net = PenalizedLayers()
+    weights = [np.asarray(p) for p in net.trainable_params()]
+
+    def loss_np(w0, b0, w1, b1):
+        h = np.tanh(np.tanh(x @ w0 + b0) @ w1 + b1)
+        return np.sum(h * h) + 0.5 * (np.sum(w0 * w0) + np.sum(w1 * w1))
+
+    np.testing.assert_allclose(np.asarray(net(t(x))), loss_np(*weights))
+    got = anfora.grad(net, argnums=None, weights=net.trainable_params())(t(x))
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(np.asarray(g), numeric_grad(loss_np, weights, i), rtol=1e-6, atol=1e-9)
+
+    # An object passed to a helper that reads its Parameter and a number.
+    net = PassesItself()
+    v = np.array([0.5, -1.0])
+    w = np.asarray(net.s.w)
+    gx, (gw,) = anfora.grad(net, argnums=0, weights=[net.s.w])(t(v))
+    np.testing.assert_allclose(np.asarray(gx), numeric_grad(lambda v: np.sum((w * v + 1.5) ** 2), [v], 0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gw), numeric_grad(lambda w: np.sum((w * v + 1.5) ** 2), [w], 0), rtol=1e-6)

@@ -32,7 +32,9 @@ mod diagnostics;
 mod nesting;
 mod objects;
 
-pub(crate) use objects::{attribute_const, chosen_attributes};
+pub(crate) use objects::{
+    attr_grad_place, attribute_const, chosen_attributes, differentiated_attribute_const,
+};
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 

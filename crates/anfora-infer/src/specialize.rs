@@ -8,7 +8,10 @@ use std::collections::HashMap;
 use anfora_ir::analysis::breadth_first;
 use anfora_ir::{Const, Graph, GraphId, Module, Node, NodeId, NodeKind, Prim};
 
-use crate::interpreter::{Solved, attribute_const, chosen_attributes, single_closure};
+use crate::interpreter::{
+    Solved, attr_grad_place, attribute_const, chosen_attributes, differentiated_attribute_const,
+    single_closure,
+};
 use anfora_ops::abs::to_value;
 use anfora_ops::abs::{Abs, CtxId, Func};
 
@@ -263,6 +266,9 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
                 call_targets.remove(&new);
             }
         }
+        if let Some(items) = attr_grad_inputs(solved, module, c, n, &out) {
+            out = items;
+        }
         // A call of a known closure without free variables through a value becomes direct.
         if module.constant(inputs[0]).is_none()
             && let Some((h, None)) = single_closure(&operand_abs(solved, module, c, inputs[0]))
@@ -350,7 +356,31 @@ fn object_attribute(solved: &Solved, m: &Module, c: CtxId, n: NodeId) -> Option<
     let Some(Const::Str(name)) = m.constant(*inputs.get(2)?) else {
         return None;
     };
-    attribute_const(m, &operand_abs(solved, m, c, inputs[1]), name)
+    let object = operand_abs(solved, m, c, inputs[1]);
+    attribute_const(m, &object, name).or_else(|| differentiated_attribute_const(m, &object, name))
+}
+
+/// `AttrGrad(obj, name, d)` node `n` (inputs specialized: `out`) where it puts `d` among the
+/// bound values of an object's grad-stage copy: `MakeTuple(None..., d, None...)`.
+fn attr_grad_inputs(
+    solved: &Solved,
+    m: &mut Module,
+    c: CtxId,
+    n: NodeId,
+    out: &[NodeId],
+) -> Option<Vec<NodeId>> {
+    if m.callee_prim(n) != Some(Prim::AttrGrad) {
+        return None;
+    }
+    let inputs = m.inputs(n).to_vec();
+    let Some(Const::Str(name)) = m.constant(inputs[2]).cloned() else {
+        return None;
+    };
+    let (at, len) = attr_grad_place(m, &operand_abs(solved, m, c, inputs[1]), &name)?;
+    let none = m.value(Const::None);
+    let mut items = vec![m.value(Const::Prim(Prim::MakeTuple))];
+    items.extend((0..len).map(|i| if i == at { out[3] } else { none }));
+    Some(items)
 }
 
 /// Suffix of specialized graph names, so dumps tell them from the parsed graphs.

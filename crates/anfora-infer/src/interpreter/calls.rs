@@ -168,6 +168,9 @@ impl Interpreter<'_> {
         {
             return r;
         }
+        if p == Prim::AttrGrad {
+            return self.attr_grad(&args);
+        }
         if let Some(msg) = not_constant(p, &args) {
             let operation = op_label(p);
             self.ctx_mut(c).shape_errors.push((n, operation, msg, true));

@@ -66,9 +66,78 @@ pub(crate) fn attribute_const(module: &Module, object: &Abs, name: &str) -> Opti
         .then(|| first.clone())
 }
 
+/// The grad stage's copy of an object that value `a` is (its J graph, bare or partially
+/// applied to its lifted weights): the original object, and the abstracts of the bound
+/// values. `None` where `a` is not exactly one such copy.
+fn differentiated_object(module: &Module, a: &Abs) -> Option<(GraphId, Vec<Abs>)> {
+    let Abs::Func(fs) = a else {
+        return None;
+    };
+    let [f] = &fs[..] else {
+        return None;
+    };
+    let (graph, bound) = match f {
+        Func::Closure { graph, .. } => (*graph, Vec::new()),
+        Func::Partial(inner, bound) => match &**inner {
+            Func::Closure { graph, .. } => (*graph, bound.to_vec()),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some((*module.differentiated_objects.get(&graph)?, bound))
+}
+
+/// The original objects of the grad-stage copies of objects that `a` may be.
+fn objects_or_copies(module: &Module, a: &Abs) -> Vec<GraphId> {
+    let original = |graph: &GraphId| module.differentiated_objects.get(graph).copied();
+    let Abs::Func(fs) = a else {
+        return Vec::new();
+    };
+    (fs.iter())
+        .filter_map(|f| match f {
+            Func::Closure { graph, .. } => original(graph),
+            Func::Partial(inner, _) => match &**inner {
+                Func::Closure { graph, .. } => original(graph),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// The constant attribute `name` of the object whose grad-stage copy `object` is, where the
+/// read needs no J transform of its own (a Parameter, a number, a tensor: no function).
+pub(crate) fn differentiated_attribute_const(
+    module: &Module,
+    object: &Abs,
+    name: &str,
+) -> Option<Const> {
+    let (original, _) = differentiated_object(module, object)?;
+    let k = module.objects[&original].attrs.get(name)?.as_ref().ok()?;
+    let mut holds_graph = false;
+    k.for_each_graph(&mut |_| holds_graph = true);
+    (!holds_graph).then(|| k.clone())
+}
+
+/// Where `AttrGrad(object, name, d)` puts `d`: the place among the bound values of `object`
+/// (a grad-stage copy of an object) of the weight Parameter that attribute `name` is, and
+/// how many values are bound. `None` where the attribute is no such weight: no sensitivity.
+pub(crate) fn attr_grad_place(module: &Module, object: &Abs, name: &str) -> Option<(usize, usize)> {
+    let (_, bound) = differentiated_object(module, object)?;
+    let Const::Ref(p) = differentiated_attribute_const(module, object, name)? else {
+        return None;
+    };
+    let at = bound
+        .iter()
+        .position(|a| matches!(a, Abs::Ref(r) if r.param.as_ref() == Some(&p)))?;
+    Some((at, bound.len()))
+}
+
 impl Interpreter<'_> {
-    /// `GetAttr(obj, name)` where `obj` is an object's J graph (in differentiated code): refused
-    /// at the read, which would otherwise raise AttributeError when it runs.
+    /// `GetAttr(obj, name)` where `obj` may be an object's copy in differentiated code: the
+    /// attribute's constant (a Parameter's gradient flows back through `AttrGrad`), refused
+    /// where the read would need its own J transform (a method, another object) or where the
+    /// value may be one of several objects.
     fn differentiated_object_attribute(
         &mut self,
         c: CtxId,
@@ -76,14 +145,16 @@ impl Interpreter<'_> {
         object: &Abs,
         name: &str,
     ) -> Option<Abs> {
-        let Abs::Func(fs) = object else {
+        if objects_or_copies(self.module, object).is_empty() {
             return None;
-        };
-        let original = fs.iter().find_map(|f| match f {
-            Func::Closure { graph, .. } => self.module.differentiated_objects.get(graph).copied(),
-            _ => None,
-        })?;
-        let type_name = self.module.objects[&original].type_name.clone();
+        }
+        if let Some(k) = differentiated_attribute_const(self.module, object, name) {
+            return Some(self.constant(c, &k));
+        }
+        let type_name = (objects_or_copies(self.module, object).first()).map_or_else(
+            || "object".into(),
+            |g| self.module.objects[g].type_name.clone(),
+        );
         let span = self.module.node(n).span;
         let error = Diagnostic::error(
             NO_BACKWARD_RULE,
@@ -94,12 +165,28 @@ impl Interpreter<'_> {
         )
         .with_label("read here")
         .with_hint(
-            "in a function being differentiated, read attributes through `self` (or pass them as \
-             arguments); reading them through an object passed, stored or chosen at run time is \
-             not supported there yet",
+            "in a function being differentiated, an object passed, stored or chosen at run time \
+             gives its Parameters and other constants; read its methods and sub-objects \
+             through `self` (or call the object itself), and read attributes of one of several \
+             objects in each branch",
         );
         self.ctx_mut(c).refusals.push(error);
         Some(Abs::Bottom)
+    }
+
+    /// `AttrGrad(obj, name, d)`: see [`attr_grad_place`].
+    pub(super) fn attr_grad(&mut self, args: &[Abs]) -> Abs {
+        let Abs::Str(Some(name)) = &args[1] else {
+            return Abs::None;
+        };
+        match attr_grad_place(self.module, &args[0], name) {
+            Some((at, len)) => {
+                let mut items = vec![Abs::None; len];
+                items[at] = args[2].clone();
+                Abs::tuple(items)
+            }
+            None => Abs::None,
+        }
     }
 
     /// `GetAttr(obj, name)` where `obj` is an object used as a value: the attribute's

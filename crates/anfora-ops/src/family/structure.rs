@@ -103,9 +103,19 @@ primitives! {
         |_, _, _| Err(("SystemError", "StarBindGrad is bound at compile time".into())),
         Backward::Refused("the second derivative of a call with star-arguments"))
         .unfoldable().passing_value_of(3);
-    /// `GetAttr(obj, "name")`.
-    GetAttr = PrimDef::new("GetAttr", "(obj, name)", attr_abs, attr, Backward::Zero)
+    /// `GetAttr(obj, "name")`. In differentiated code, a Parameter read through an object used
+    /// as a value gets the read's sensitivity (`AttrGrad`).
+    GetAttr = PrimDef::new("GetAttr", "(obj, name)", attr_abs, attr,
+        Backward::Rule(|e, c| Some(c.first(e, |e| e.op(Prim::AttrGrad, &[c.x[0], c.x[1], c.d])))))
         .with_refs(Refs::First);
+    /// `AttrGrad(obj, name, d)`: the sensitivity of `obj` from `d`, that of `obj.name`. Where
+    /// `obj` is the grad stage's copy of an object, partially applied to its lifted weights, and
+    /// the attribute is one of those weights: the tuple of the bound values' sensitivities, `d`
+    /// at that weight's place (inference and specialization make it). Nothing otherwise.
+    AttrGrad = PrimDef::new("AttrGrad", "(obj, name, d)", |_, _| Ok(Abs::None),
+        |_, _, _| Ok(Value::None),
+        Backward::Refused("the second derivative of an attribute read through an object"))
+        .with_refs(Refs::First).passing_value_of(2);
     /// `CheckBound(x, "name", is_free)` raises UnboundLocalError (or NameError for a free
     /// variable of a closure) if `x` is the Unbound marker, else returns `x`. The check is on
     /// the primal; the sensitivity passes through.
