@@ -103,15 +103,8 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
                 return None;
             };
             let names = names_of(module, inputs[2])?;
-            let span = module.node(inputs[0]).span;
-            let get = module.value(Const::Prim(Prim::TupleGetItem));
-            let mut positional = Vec::with_capacity(items.len());
-            for (i, a) in items.iter().enumerate() {
-                let k = module.value(Const::Int(i as i64));
-                let r = module.apply_unordered(site.graph, vec![get, out[3], k], span);
-                new_nodes.push((r, a.clone()));
-                positional.push(r);
-            }
+            let mut read = Reads::new(module, site, inputs[0], new_nodes);
+            let positional = read.tuple_items(module, out[3], &items);
             Some(Parts {
                 callee: out[1],
                 callee_abs: abs(module, inputs[1]),
@@ -131,22 +124,11 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
             else {
                 return None;
             };
-            let span = module.node(inputs[0]).span;
-            let mut read = |module: &mut Module, prim: Prim, from: NodeId, k: Const, a: &Abs| {
-                let f = module.value(Const::Prim(prim));
-                let k = module.value(k);
-                let r = module.apply_unordered(site.graph, vec![f, from, k], span);
-                new_nodes.push((r, a.clone()));
-                r
-            };
-            let positional = items
-                .iter()
-                .enumerate()
-                .map(|(i, a)| read(module, Prim::TupleGetItem, out[2], Const::Int(i as i64), a))
-                .collect();
+            let mut read = Reads::new(module, site, inputs[0], new_nodes);
+            let positional = read.tuple_items(module, out[2], &items);
             let keywords = kw
                 .iter()
-                .map(|(k, a)| read(module, Prim::GetItem, out[3], Const::Str(k.clone()), a))
+                .map(|(k, a)| read.item(module, Prim::GetItem, out[3], Const::Str(k.clone()), a))
                 .collect();
             Some(Parts {
                 callee: out[1],
@@ -187,6 +169,58 @@ fn parts(module: &mut Module, site: &Site, new_nodes: &mut Vec<(NodeId, Abs)>) -
             star: false,
             tuple: false,
         }),
+    }
+}
+
+/// The nodes that read a star call's arguments out of its tuple and dict, which run before
+/// the call.
+struct Reads<'n> {
+    graph: GraphId,
+    span: anfora_ir::Span,
+    new_nodes: &'n mut Vec<(NodeId, Abs)>,
+}
+
+impl<'n> Reads<'n> {
+    fn new(
+        module: &Module,
+        site: &Site,
+        call: NodeId,
+        new_nodes: &'n mut Vec<(NodeId, Abs)>,
+    ) -> Self {
+        let span = module.node(call).span;
+        Reads {
+            graph: site.graph,
+            span,
+            new_nodes,
+        }
+    }
+
+    /// A new node of abstract `abs`.
+    fn apply(&mut self, module: &mut Module, inputs: Vec<NodeId>, abs: Abs) -> NodeId {
+        let r = module.apply_unordered(self.graph, inputs, self.span);
+        self.new_nodes.push((r, abs));
+        r
+    }
+
+    /// `prim(from, key)`, of abstract `a`.
+    fn item(
+        &mut self,
+        module: &mut Module,
+        prim: Prim,
+        from: NodeId,
+        key: Const,
+        a: &Abs,
+    ) -> NodeId {
+        let f = module.value(Const::Prim(prim));
+        let key = module.value(key);
+        self.apply(module, vec![f, from, key], a.clone())
+    }
+
+    /// The items of tuple `from`, of abstracts `items`.
+    fn tuple_items(&mut self, module: &mut Module, from: NodeId, items: &[Abs]) -> Vec<NodeId> {
+        (items.iter().enumerate())
+            .map(|(i, a)| self.item(module, Prim::TupleGetItem, from, Const::Int(i as i64), a))
+            .collect()
     }
 }
 
@@ -313,9 +347,7 @@ fn bind_gradient(
     let d_abs = operand_abs(site.solved, module, site.ctx, site.inputs[d_at]);
     let mut e = Sensitivities {
         d: (site.out[d_at], d_abs),
-        graph: site.graph,
-        span: module.node(parts.callee).span,
-        new_nodes,
+        reads: Reads::new(module, site, parts.callee, &mut new_nodes),
     };
     let mut inputs = vec![module.value(Const::Prim(Prim::MakeTuple))];
     inputs.push(e.tuple(module, &positional));
@@ -328,24 +360,20 @@ fn bind_gradient(
     }
     Some(Bound {
         inputs,
-        new_nodes: e.new_nodes,
+        new_nodes,
         raises: false,
     })
 }
 
 /// The nodes that read the arguments' sensitivities from `d`, a binding tuple's.
-struct Sensitivities {
+struct Sensitivities<'n> {
     d: (NodeId, Abs),
-    graph: GraphId,
-    span: anfora_ir::Span,
-    new_nodes: Vec<(NodeId, Abs)>,
+    reads: Reads<'n>,
 }
 
-impl Sensitivities {
+impl Sensitivities<'_> {
     fn apply(&mut self, module: &mut Module, inputs: Vec<NodeId>, abs: Abs) -> NodeId {
-        let r = module.apply_unordered(self.graph, inputs, self.span);
-        self.new_nodes.push((r, abs));
-        r
+        self.reads.apply(module, inputs, abs)
     }
 
     /// The sensitivity of the argument that went to `place` (None where none did).
