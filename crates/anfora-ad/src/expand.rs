@@ -151,6 +151,7 @@ impl Transform<'_> {
     /// J(f) of the lifted graph, and the values of its free values (weights by reference).
     fn j_call(&mut self, lifted: &Lifted, ws: &[ParamRef]) -> JCall {
         self.cycles.add(self.m, lifted.graph);
+        self.cells |= crate::cells::has_cells(self.m, lifted.graph);
         let jf = self.j_graph(lifted.graph);
         self.finish();
         let free_values = lifted

@@ -21,6 +21,7 @@
 //! The result is ordinary IR that inference specializes and the optimizer cleans up. Effects
 //! stay in the forward graphs (they run once); the auto-monad stage threads them afterwards.
 
+mod cells;
 mod emit;
 mod expand;
 mod grad_arguments;
@@ -195,7 +196,7 @@ fn grad_calls(m: &Module, roots: &[GraphId]) -> (Vec<GraphId>, Vec<(GraphId, Nod
 }
 
 /// One backward step recorded while building a J graph.
-enum Back {
+pub(crate) enum Back {
     /// A primitive call: its J-graph arguments and value.
     Prim {
         node: NodeId,
@@ -206,9 +207,12 @@ enum Back {
     /// A call of a graph (or a function value): its backward closure.
     Call {
         node: NodeId,
+        out: NodeId,
         bprop: NodeId,
         dynamic: bool,
     },
+    /// An operation on a cell: the cell's adjoint (see [`cells`]).
+    Cell { node: NodeId, adjoint: NodeId },
 }
 
 /// How a J graph ends.
@@ -236,6 +240,8 @@ struct Transform<'a> {
     errors: Vec<Diagnostic>,
     /// Missing rules already reported (one diagnostic per call site).
     reported: HashSet<(Prim, Span)>,
+    /// The program differentiated has closure cells (see [`cells`]).
+    cells: bool,
 }
 
 impl<'a> Transform<'a> {
@@ -251,6 +257,7 @@ impl<'a> Transform<'a> {
             cycles: loops::TailCycles::default(),
             errors: Vec::new(),
             reported: HashSet::new(),
+            cells: false,
         }
     }
 
@@ -670,6 +677,11 @@ impl<'a> Transform<'a> {
             })
             .collect();
         match self.m.constant(ins[0]).cloned() {
+            Some(Const::Prim(p)) if cells::is_cell_prim(p) => {
+                let (out, back) = self.forward_cell(jg, n, p, &args, span);
+                backs.push(back);
+                out
+            }
             Some(Const::Prim(p)) => {
                 let (out, prim, args) = self.forward_prim(jg, ins[0], p, &args, span);
                 backs.push(Back::Prim {
@@ -693,6 +705,7 @@ impl<'a> Transform<'a> {
                 let (out, bprop) = self.call_j(jg, jins, span);
                 backs.push(Back::Call {
                     node: n,
+                    out,
                     bprop,
                     dynamic,
                 });
@@ -713,9 +726,25 @@ impl<'a> Transform<'a> {
         let owned = |m: &Module, x: NodeId| m.node(x).owner == Some(g);
         for back in backs.into_iter().rev() {
             let n = match &back {
-                Back::Prim { node, .. } | Back::Call { node, .. } => *node,
+                Back::Prim { node, .. } | Back::Call { node, .. } | Back::Cell { node, .. } => {
+                    *node
+                }
             };
-            let Some(d) = self.accumulate(bg, sens.remove(&n), self.m.node(n).span) else {
+            let mut d = self.accumulate(bg, sens.remove(&n), self.m.node(n).span);
+            // A cell's step runs whether or not its value has a sensitivity: the adjoint
+            // carries what later reads gave. So does a call's where the program has cells:
+            // the callee may read or write one.
+            match back {
+                Back::Cell { adjoint, .. } => {
+                    self.backward_cell(g, bg, (n, adjoint), d, sens);
+                    continue;
+                }
+                Back::Call { out, .. } if d.is_none() && self.cells => {
+                    d = Some(self.zeros_like(bg, out, self.m.node(n).span));
+                }
+                _ => {}
+            }
+            let Some(d) = d else {
                 continue;
             };
             let span = self.m.node(n).span;
@@ -756,6 +785,7 @@ impl<'a> Transform<'a> {
                     let ds = self.apply(bg, vec![bprop, d], span);
                     self.call_sensitivities(g, bg, n, ds, dynamic, sens);
                 }
+                Back::Cell { .. } => {}
             }
         }
     }

@@ -356,6 +356,21 @@ fn gradients_through_star_and_double_star_calls() {
 }
 
 #[test]
+fn gradients_through_closure_cells() {
+    // A `nonlocal` accumulator of closures called from a list, after the loop that runs them.
+    check(
+        "def f(x, w):\n    acc = x * 0.0\n    def add(v):\n        nonlocal acc\n        acc = acc + v * w\n    hooks = [add, add]\n    for h in hooks:\n        h(x)\n    h(ops.sin(x))\n    return ops.sum(acc * acc)",
+        &[random(&[3], 50), random(&[3], 51)],
+    );
+    // A variable reassigned after the closure that reads it is made (late binding), and a
+    // getter and adder pair returned by a factory.
+    check(
+        "def make(x):\n    total = x * 0.0\n    def add(v):\n        nonlocal total\n        total = total + v\n    def get():\n        return total\n    return add, get\n\ndef f(x, w):\n    scale = w\n    g = lambda v: v * scale\n    fs = (g,)\n    scale = w * w\n    add, get = make(x)\n    add(fs[0](x))\n    add(ops.sin(w))\n    return ops.sum(get() * x)",
+        &[random(&[3], 52), random(&[3], 53)],
+    );
+}
+
+#[test]
 fn gradients_through_tuple_and_list_concatenation() {
     // Each operand of `+` gets its own items' sensitivities (was: none at all).
     check(

@@ -67,7 +67,9 @@ primitives! {
 }
 
 /// Why a gradient does not pass through a variable shared with closures.
-const CELL_GRAD: &str = "this reads a variable that a closure shares with its function (it is assigned after the closure is made, or with `nonlocal`); gradients do not flow through such shared state: pass the value to the closure as an argument instead";
+/// Calls of the cell operations are differentiated by the grad stage itself, with adjoint
+/// cells (`anfora-ad`'s `cells`); no rule of their own applies.
+const CELL_GRAD: &str = "cell operations are differentiated by the grad stage, not as primitives";
 
 /// Cells are made and read by the abstract interpreter itself, which knows their sites; a
 /// rule that sees one without it knows nothing of its value.
