@@ -531,6 +531,8 @@ class Case:
             "    print(\"got\", a, b, k, rest, len(rest))",
             "    for name, val in rest.items():",
             "        k = k + val * len(name)",
+            "    for name in rest:",
+            "        k = k - rest[name] % 3",
             "    return %s %% 1000" % e.int_e(env, 2),
         ])
         wrap = self.h("wrap")
@@ -547,6 +549,10 @@ class Case:
         elif k == 2:
             self.emit('d = dict(d, y=%d)' % r.randint(0, 9))
         self.emit("print(d, len(d), %s in d)" % repr(r.choice(["x", "b", "z"])))
+        if r.random() < 0.5:
+            # A loop over the dict walks its keys (with enumerate: their positions too).
+            self.emit("for i, key in enumerate(d):" if r.random() < 0.5 else "for key in d:")
+            self.emit("print(key, d[key])", 2)
         forms = [
             "%s(%d, **d)" % (target, r.randint(0, 9)),
             "%s(%d, extra=%d, **d)" % (wrap, r.randint(0, 9), r.randint(0, 9)),

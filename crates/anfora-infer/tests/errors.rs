@@ -830,17 +830,6 @@ fn dict_keys_known_only_at_run_time_and_loops_over_dicts() {
             12
         )
     );
-    let src = "def f(x):\n    d = {'a': x}\n    n = 0\n    for k in d:\n        n = n + 1\n    return n\n";
-    let ((code, msg, line, col), _) = one(src, "f", &[zeros(&[2])]);
-    assert_eq!(
-        (code, msg.as_str(), line, col),
-        (
-            "E0301",
-            "IterLen: a `for` loop over a dict is not supported in compiled code: loop over d.items(), d.keys() or tuple(d)",
-            4,
-            14
-        )
-    );
     // Over its keys as a tuple, each key is a constant.
     let src = "def f(x):\n    d = {'a': x, 'b': 2.0}\n    s = 0.0\n    for k in tuple(d):\n        s = s + d[k]\n    return s\n";
     infer(src, "f", &[zeros(&[2])]);

@@ -5,7 +5,8 @@
 //!   of the right length; `Depend` of a constant;
 //! * constant folding of pure primitives, with the runtime's own implementations;
 //! * arithmetic identities that hold for the types involved (`x * 1`, `x + 0` for ints,
-//!   `x - 0`, `x / 1` for floats and float tensors, `-(-x)` for floats, `Truth` of a bool).
+//!   `x - 0`, `x / 1` for floats and float tensors, `-(-x)` for floats, `Truth` of a bool);
+//! * `IterSequence` of anything but a dict (the sequence a `for` loop walks) is its operand.
 
 use std::collections::HashMap;
 
@@ -114,6 +115,10 @@ pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> boo
                     _ => None,
                 },
                 Prim::Truth => matches!(p.abs(args[0]), Abs::Bool(_)).then_some(args[0]),
+                // A `for` loop walks anything but a dict itself.
+                Prim::IterSequence => {
+                    (!matches!(p.abs(args[0]), Abs::Dict(_) | Abs::Any)).then_some(args[0])
+                }
                 Prim::Mul => {
                     if is_number_const(p, args[1], 1.0) && keeps_type(&result, &p.abs(args[0])) {
                         Some(args[0])

@@ -270,13 +270,42 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The sequence a `for` loop over `iter` walks: a dict's keys (`IterSequence`), where the
+    /// expression may be a dict (a display of a tuple or list, or `range(...)`, is not).
+    fn iter_sequence(&mut self, iter: &Expr) -> NodeId {
+        let v = self.value(iter);
+        let sequence = match &iter.kind {
+            ExprKind::Tuple(_) | ExprKind::List(_) => true,
+            ExprKind::Call { func, .. } => {
+                matches!(&func.kind, ExprKind::Name(n) if &**n == "range" && self.is_builtin(n))
+            }
+            _ => false,
+        };
+        match sequence {
+            true => v,
+            false => self.prim(Prim::IterSequence, &[v], iter.span),
+        }
+    }
+
     fn for_stmt(&mut self, target: &Target, iter: &Expr, body: &[Stmt], span: Span) {
         // The sequence and its length are computed once; the loop walks an index.
         let (kind, seqs) = match self.dict_view(iter) {
             Some(items) => (None, vec![items]),
             None => match self.iterator_call(iter) {
-                Some((kind, args)) => (Some(kind), args),
-                None => (None, vec![self.value(iter)]),
+                Some((kind, mut args)) => {
+                    // enumerate's start, after its iterable, is no sequence.
+                    let n = if kind == IterKind::Enumerate {
+                        1
+                    } else {
+                        args.len()
+                    };
+                    let n = n.min(args.len());
+                    for a in &mut args[..n] {
+                        *a = self.prim(Prim::IterSequence, &[*a], iter.span);
+                    }
+                    (Some(kind), args)
+                }
+                None => (None, vec![self.iter_sequence(iter)]),
             },
         };
         let len = match kind {

@@ -153,6 +153,11 @@ primitives! {
     /// Length of a sequence a `for` loop iterates over ("'int' object is not iterable").
     IterLen = PrimDef::new("IterLen", "(obj)", |_, a| iter_len_abs(&a[0]),
         |_, a, _| iter_len(&a[0]).map(Value::Int), Backward::Zero);
+    /// The sequence a `for` loop walks: a dict's keys (a tuple of strings, each then a
+    /// constant), anything else itself. The optimizer drops it where the value is no dict.
+    IterSequence = PrimDef::new("IterSequence", "(iterable)", |_, a| Ok(iter_sequence_abs(&a[0])),
+        |_, a, _| Ok(iter_sequence(&a[0])), Backward::First(|_, c| c.d))
+        .passing_values().viewing();
     /// `x is y`.
     Is = identity("Is");
     /// `x is not y`.
@@ -231,6 +236,27 @@ pub(crate) fn bind_back(e: &mut dyn Emit, c: &Call, grad: Prim, first: usize) ->
         }
     }
     g
+}
+
+fn iter_sequence_abs(a: &Abs) -> Abs {
+    match a {
+        Abs::Dict(items) => Abs::tuple(
+            items
+                .iter()
+                .map(|(k, _)| Abs::Str(Some(k.clone())))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn iter_sequence(v: &Value) -> Value {
+    match v {
+        Value::Dict(d) => {
+            Value::tuple(d.items.iter().map(|(k, _)| Value::Str(k.clone())).collect())
+        }
+        other => other.clone(),
+    }
 }
 
 fn unpack_back(_: &mut dyn Emit, c: &Call) -> Option<Grads> {
