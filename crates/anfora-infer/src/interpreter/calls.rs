@@ -40,18 +40,8 @@ impl Interpreter<'_> {
         // In an unrolled iteration, the block a Switch chooses (the loop's body or exit, a
         // branch) is called as named, so that it is specialized for the iteration too.
         let direct = self.module.constant(inputs[0]).is_some()
-            || (self.unrolled.contains(&c) && self.switch_of_graphs(inputs[0]));
+            || (is_switch_call(self.module, inputs[0]) && self.unrolled.contains(&c));
         self.call(c, n, &callee, args, direct)
-    }
-
-    /// Whether `callee` is a Switch between two graph constants.
-    fn switch_of_graphs(&self, callee: NodeId) -> bool {
-        let m = &self.module;
-        m.callee_prim(callee) == Some(Prim::Switch)
-            && m.inputs(callee).len() == 4
-            && m.inputs(callee)[2..]
-                .iter()
-                .all(|&b| m.constant(b).and_then(Const::as_graph).is_some())
     }
 
     fn call(&mut self, c: CtxId, n: NodeId, callee: &Abs, args: Vec<Abs>, direct: bool) -> Abs {
@@ -497,6 +487,15 @@ impl Interpreter<'_> {
     fn is_recursive_call(&self, c: CtxId, h: GraphId, pc: Option<CtxId>) -> bool {
         self.ancestry.instance_running((h, pc)) || self.ancestry.on_chain(c, (h, pc))
     }
+}
+
+/// Whether `callee` is a Switch between two graph constants.
+fn is_switch_call(m: &anfora_ir::Module, callee: NodeId) -> bool {
+    m.callee_prim(callee) == Some(Prim::Switch)
+        && m.inputs(callee).len() == 4
+        && m.inputs(callee)[2..]
+            .iter()
+            .all(|&b| m.constant(b).and_then(Const::as_graph).is_some())
 }
 
 /// Binds the positional arguments of a call through a value to `sig` (defaults filled in);
