@@ -152,3 +152,18 @@ fn narrow_gemm_crate_one_thread(b: divan::Bencher, shape: &str) {
     b.counter(divan::counter::ItemsCount::new(2 * m * k * n))
         .bench_local(|| gemm_crate(&mut dst, &x, &y, gemm::Parallelism::None));
 }
+
+/// The 8-bit product of quantized models (`u8` activations with a zero point, `i8` packed
+/// weights, `i32` sums; VNNI where the CPU has it) on the narrow shapes, one thread: the
+/// figure issue 28 compares with `narrow_gemm_crate_one_thread`.
+#[divan::bench(args = NARROW, sample_count = 200)]
+fn narrow_u8i8_one_thread(b: divan::Bencher, shape: &str) {
+    use anfora_tensor::quant::{PackedWeights, matmul_u8i8};
+    let [m, k, n] = dims(shape);
+    let a: Vec<u8> = (0..m * k).map(|i| (i * 7 % 251) as u8).collect();
+    let w: Vec<i8> = (0..k * n).map(|i| (i * 13 % 255) as u8 as i8).collect();
+    let packed = PackedWeights::pack(&w, k, n);
+    let mut c = vec![0i32; m * n];
+    b.counter(divan::counter::ItemsCount::new(2 * m * k * n))
+        .bench_local(|| matmul_u8i8(&a, k, m, 3, &packed, &mut c));
+}

@@ -56,6 +56,7 @@ pub mod memory;
 mod nn;
 mod parallel;
 mod promote;
+pub mod quant;
 pub mod random;
 mod reduce;
 mod scatter;

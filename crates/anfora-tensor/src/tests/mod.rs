@@ -22,6 +22,7 @@ mod nn;
 #[allow(clippy::approx_constant)]
 mod print;
 mod props;
+mod quant;
 mod random;
 mod reduce;
 mod scatter;

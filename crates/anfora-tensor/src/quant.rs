@@ -1,0 +1,302 @@
+//! 8-bit integer arithmetic for quantized models: `u8` activations with a zero point, `i8`
+//! weights quantized per output channel (zero point 0), products accumulated in `i32`.
+//!
+//! * [`quantize_u8`] / [`dequantize_u8`]: `q = clamp(round_half_even(x / scale) + zero)`
+//!   and back, as onnxruntime's `QuantizeLinear` / `DequantizeLinear` compute them.
+//! * [`PackedWeights`]: a k×n `i8` matrix laid out once for the product kernel (a model's
+//!   weights are packed when it loads), with its column sums for the activations' zero point.
+//! * [`matmul_u8i8`]: `c[i, j] = Σ_p (a[i, p] − zero) · w[p, j]` in `i32`. With AVX-512 VNNI
+//!   (`vpdpbusd`: four `u8 × i8` products added into each `i32` lane) where the CPU has it, a
+//!   portable loop otherwise. Integer sums are exact, so both give the same integers; the
+//!   zero point is taken out after the sum (`Σ a·w − zero · Σ w`), as the unsigned operand of
+//!   `vpdpbusd` must be the raw byte.
+//! * [`requantize_u8`]: the `i32` sums scaled per column to the next layer's `u8`, with
+//!   round-half-even and saturation.
+//!
+//! A sum of `k` products of at most 255 · 128 in magnitude fits `i32` for `k` ≤ 65,793; the
+//! product refuses longer rows ([`MAX_DEPTH`]).
+
+/// The longest row a product takes: `255 · 128 · k` stays below `2^31`.
+pub const MAX_DEPTH: usize = (i32::MAX as usize) / (255 * 128);
+
+/// Column blocks of the packed layout: one 512-bit vector of `i32` sums.
+const COLS: usize = 16;
+/// Rows of the packed layout per group: the four bytes one `vpdpbusd` lane multiplies.
+const DEPTH: usize = 4;
+
+/// `clamp(round_half_even(x / scale) + zero, 0, 255)` for each `x`.
+pub fn quantize_u8(x: &[f32], scale: f32, zero: u8, out: &mut [u8]) {
+    assert_eq!(x.len(), out.len());
+    for (q, &v) in out.iter_mut().zip(x) {
+        let r = (v / scale).round_ties_even() + f32::from(zero);
+        // NaN saturates to 0, as the cast of a NaN float does.
+        *q = r.clamp(0.0, 255.0) as u8;
+    }
+}
+
+/// `(q − zero) · scale` for each `q`.
+pub fn dequantize_u8(q: &[u8], scale: f32, zero: u8, out: &mut [f32]) {
+    assert_eq!(q.len(), out.len());
+    for (v, &b) in out.iter_mut().zip(q) {
+        *v = (i32::from(b) - i32::from(zero)) as f32 * scale;
+    }
+}
+
+/// A k×n `i8` matrix laid out for [`matmul_u8i8`]: for each block of 16 columns and each
+/// group of 4 rows, 64 bytes in which column `j`'s four bytes follow each other (rows past
+/// `k` and columns past `n` are zeros). The column sums take the activations' zero point out.
+#[derive(Clone, Debug)]
+pub struct PackedWeights {
+    k: usize,
+    n: usize,
+    data: Vec<i8>,
+    column_sums: Vec<i32>,
+}
+
+impl PackedWeights {
+    /// Packs `w`, k×n row-major.
+    pub fn pack(w: &[i8], k: usize, n: usize) -> PackedWeights {
+        assert_eq!(w.len(), k * n, "a {k}×{n} matrix");
+        let groups = k.div_ceil(DEPTH);
+        let blocks = n.div_ceil(COLS);
+        let mut data = vec![0i8; blocks * groups * COLS * DEPTH];
+        for p in 0..k {
+            for j in 0..n {
+                let (block, col) = (j / COLS, j % COLS);
+                let at = ((block * groups + p / DEPTH) * COLS + col) * DEPTH + p % DEPTH;
+                data[at] = w[p * n + j];
+            }
+        }
+        let column_sums = (0..n)
+            .map(|j| (0..k).map(|p| i32::from(w[p * n + j])).sum())
+            .collect();
+        PackedWeights {
+            k,
+            n,
+            data,
+            column_sums,
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.k
+    }
+
+    pub fn columns(&self) -> usize {
+        self.n
+    }
+
+    /// The 64 bytes of column block `block`, row group `group`.
+    fn group(&self, block: usize, group: usize) -> &[i8] {
+        let groups = self.k.div_ceil(DEPTH);
+        let at = (block * groups + group) * COLS * DEPTH;
+        &self.data[at..at + COLS * DEPTH]
+    }
+}
+
+/// `c[i, j] = Σ_p (a[i, p] − zero) · w[p, j]`: `a` is m×k `u8` with row stride `lda`, `c` m×n
+/// `i32` row-major. Uses VNNI where the CPU has it.
+pub fn matmul_u8i8(a: &[u8], lda: usize, m: usize, zero: u8, w: &PackedWeights, c: &mut [i32]) {
+    check_operands(a, lda, m, w, c);
+    #[cfg(target_arch = "x86_64")]
+    if vnni::available() {
+        // SAFETY: the CPU has the instructions; the operands' sizes are checked above.
+        unsafe { vnni::matmul(a, lda, m, w, c) };
+        take_out_zero(c, m, zero, w);
+        return;
+    }
+    matmul_portable(a, lda, m, w, c);
+    take_out_zero(c, m, zero, w);
+}
+
+/// [`matmul_u8i8`] by the portable loop alone (the reference the vector kernel is tested
+/// against).
+pub fn matmul_u8i8_portable(
+    a: &[u8],
+    lda: usize,
+    m: usize,
+    zero: u8,
+    w: &PackedWeights,
+    c: &mut [i32],
+) {
+    check_operands(a, lda, m, w, c);
+    matmul_portable(a, lda, m, w, c);
+    take_out_zero(c, m, zero, w);
+}
+
+fn check_operands(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c: &mut [i32]) {
+    let (k, n) = (w.k, w.n);
+    assert!(k <= MAX_DEPTH, "rows of {k} products overflow i32 sums");
+    assert!(lda >= k, "a row stride of {lda} under {k} columns");
+    assert!(
+        m == 0 || (m - 1) * lda + k <= a.len(),
+        "{m} rows of {k} in {} bytes",
+        a.len()
+    );
+    assert_eq!(c.len(), m * n, "an {m}×{n} result");
+}
+
+/// The raw sums `Σ_p a[i, p] · w[p, j]`.
+fn matmul_portable(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c: &mut [i32]) {
+    let (k, n) = (w.k, w.n);
+    for i in 0..m {
+        let row = &a[i * lda..i * lda + k];
+        for j in 0..n {
+            let (block, col) = (j / COLS, j % COLS);
+            let mut sum = 0i32;
+            for (g, four) in row.chunks(DEPTH).enumerate() {
+                let bytes = &w.group(block, g)[col * DEPTH..col * DEPTH + DEPTH];
+                for (&x, &y) in four.iter().zip(bytes) {
+                    sum += i32::from(x) * i32::from(y);
+                }
+            }
+            c[i * n + j] = sum;
+        }
+    }
+}
+
+/// `Σ a·w − zero · Σ w`: the sums of `(a − zero) · w`.
+fn take_out_zero(c: &mut [i32], m: usize, zero: u8, w: &PackedWeights) {
+    if zero == 0 {
+        return;
+    }
+    let n = w.n;
+    for row in c.chunks_mut(n).take(m) {
+        for (s, &cs) in row.iter_mut().zip(&w.column_sums) {
+            *s -= i32::from(zero) * cs;
+        }
+    }
+}
+
+/// `clamp(round_half_even(sum · scale[j]) + zero, 0, 255)`: `i32` sums m×n scaled per column
+/// `j` (the activations' scale times column `j`'s weight scale over the output's scale).
+pub fn requantize_u8(sums: &[i32], n: usize, scale: &[f32], zero: u8, out: &mut [u8]) {
+    assert_eq!(scale.len(), n);
+    assert_eq!(sums.len(), out.len());
+    for (row, out_row) in sums.chunks(n).zip(out.chunks_mut(n)) {
+        for ((q, &s), &f) in out_row.iter_mut().zip(row).zip(scale) {
+            let r = (s as f32 * f).round_ties_even() + f32::from(zero);
+            *q = r.clamp(0.0, 255.0) as u8;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod vnni {
+    use std::arch::x86_64::*;
+    use std::sync::OnceLock;
+
+    use super::{COLS, DEPTH, PackedWeights};
+
+    /// Whether the machine has AVX-512 VNNI (and the AVX-512F it extends).
+    pub(super) fn available() -> bool {
+        static ON: OnceLock<bool> = OnceLock::new();
+        *ON.get_or_init(|| {
+            std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vnni")
+        })
+    }
+
+    /// The raw sums `Σ_p a[i, p] · w[p, j]`, in tiles of up to 8 rows × 32 columns whose 16
+    /// sums stay in registers: per group of four `p`, one load of the weights' 64 bytes per
+    /// column block and one `vpdpbusd` per row and block, the row's four bytes of `a`
+    /// broadcast to every lane.
+    ///
+    /// # Safety
+    /// AVX-512F and VNNI; the operands' sizes are those `check_operands` asserts.
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    pub(super) unsafe fn matmul(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c: &mut [i32]) {
+        let blocks = w.n.div_ceil(COLS);
+        let mut block = 0;
+        // SAFETY (all tiles): rows below `m`, column blocks below `blocks`.
+        unsafe {
+            while block < blocks {
+                let pair = blocks - block >= 2;
+                let mut i = 0;
+                while i < m {
+                    match (m - i >= 8, pair) {
+                        (true, true) => tile::<8, 2>(a, lda, i, w, block, c),
+                        (true, false) => tile::<8, 1>(a, lda, i, w, block, c),
+                        (false, true) => tile::<1, 2>(a, lda, i, w, block, c),
+                        (false, false) => tile::<1, 1>(a, lda, i, w, block, c),
+                    }
+                    i += if m - i >= 8 { 8 } else { 1 };
+                }
+                block += if pair { 2 } else { 1 };
+            }
+        }
+    }
+
+    /// `R` rows from row `i` × `B` column blocks from `block`.
+    ///
+    /// # Safety
+    /// As [`matmul`]; rows `i..i + R` and blocks `block..block + B` exist.
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    unsafe fn tile<const R: usize, const B: usize>(
+        a: &[u8],
+        lda: usize,
+        i: usize,
+        w: &PackedWeights,
+        block: usize,
+        c: &mut [i32],
+    ) {
+        let (k, n) = (w.k, w.n);
+        let full = k / DEPTH;
+        let mut acc = [[_mm512_setzero_si512(); B]; R];
+        let rows: [*const u8; R] = std::array::from_fn(|r| a[(i + r) * lda..].as_ptr());
+        // SAFETY: a full group's four bytes are inside the row's `k`; a group is 64 bytes.
+        unsafe {
+            for g in 0..full {
+                let wv: [__m512i; B] = std::array::from_fn(|b| {
+                    _mm512_loadu_si512(w.group(block + b, g).as_ptr().cast())
+                });
+                for (row, sums) in rows.iter().zip(acc.iter_mut()) {
+                    let four = _mm512_set1_epi32(row.add(g * DEPTH).cast::<i32>().read_unaligned());
+                    for (sum, wb) in sums.iter_mut().zip(&wv) {
+                        *sum = _mm512_dpbusd_epi32(*sum, four, *wb);
+                    }
+                }
+            }
+            if full * DEPTH < k {
+                let wv: [__m512i; B] = std::array::from_fn(|b| {
+                    _mm512_loadu_si512(w.group(block + b, full).as_ptr().cast())
+                });
+                for (r, sums) in acc.iter_mut().enumerate() {
+                    let row = &a[(i + r) * lda..(i + r) * lda + k];
+                    let four = _mm512_set1_epi32(four_bytes(row, full * DEPTH));
+                    for (sum, wb) in sums.iter_mut().zip(&wv) {
+                        *sum = _mm512_dpbusd_epi32(*sum, four, *wb);
+                    }
+                }
+            }
+            for (r, sums) in acc.iter().enumerate() {
+                for (b, sum) in sums.iter().enumerate() {
+                    let first = (block + b) * COLS;
+                    let lanes = (n - first).min(COLS);
+                    let mask: __mmask16 = if lanes == COLS {
+                        0xffff
+                    } else {
+                        (1 << lanes) - 1
+                    };
+                    let out = c[(i + r) * n + first..].as_mut_ptr();
+                    _mm512_mask_storeu_epi32(out.cast(), mask, *sum);
+                }
+            }
+        }
+    }
+
+    /// Bytes `p..p + 4` of `row` as one little-endian word, zeros past its end (the packed
+    /// weights are zeros there too).
+    #[inline(always)]
+    fn four_bytes(row: &[u8], p: usize) -> i32 {
+        match row.get(p..p + DEPTH) {
+            Some(b) => i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            None => {
+                let mut b = [0u8; DEPTH];
+                let tail = &row[p..];
+                b[..tail.len()].copy_from_slice(tail);
+                i32::from_le_bytes(b)
+            }
+        }
+    }
+}
