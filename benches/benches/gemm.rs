@@ -167,3 +167,17 @@ fn narrow_u8i8_one_thread(b: divan::Bencher, shape: &str) {
     b.counter(divan::counter::ItemsCount::new(2 * m * k * n))
         .bench_local(|| matmul_u8i8(&a, k, m, 3, &packed, &mut c));
 }
+
+/// Weight-only quantization: float32 activations times `i8` weights with column scales,
+/// widened inside the kernel, on the narrow shapes, one thread.
+#[divan::bench(args = NARROW, sample_count = 200)]
+fn narrow_f32_i8_one_thread(b: divan::Bencher, shape: &str) {
+    use anfora_tensor::quant::{WeightOnly, matmul_f32_i8};
+    let [m, k, n] = dims(shape);
+    let a: Vec<f32> = (0..m * k).map(|i| (i % 17) as f32 * 0.1).collect();
+    let w: Vec<i8> = (0..k * n).map(|i| (i * 13 % 255) as u8 as i8).collect();
+    let packed = WeightOnly::pack(&w, k, n, &vec![0.01; n]);
+    let mut c = vec![0f32; m * n];
+    b.counter(divan::counter::ItemsCount::new(2 * m * k * n))
+        .bench_local(|| matmul_f32_i8(&a, k, m, &packed, &mut c));
+}

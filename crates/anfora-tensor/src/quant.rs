@@ -12,6 +12,9 @@
 //!   `vpdpbusd` must be the raw byte.
 //! * [`requantize_u8`]: the `i32` sums scaled per column to the next layer's `u8`, with
 //!   round-half-even and saturation.
+//! * [`WeightOnly`] / [`matmul_f32_i8`]: weight-only quantization, float32 activations times
+//!   `i8` weights with a scale per column, widened inside the kernel (the weights stay 8-bit
+//!   in memory) and scaled once per sum.
 //!
 //! A sum of `k` products of at most 255 · 128 in magnitude fits `i32` for `k` ≤ 65,793; the
 //! product refuses longer rows ([`MAX_DEPTH`]).
@@ -99,9 +102,9 @@ impl PackedWeights {
 pub fn matmul_u8i8(a: &[u8], lda: usize, m: usize, zero: u8, w: &PackedWeights, c: &mut [i32]) {
     check_operands(a, lda, m, w, c);
     #[cfg(target_arch = "x86_64")]
-    if vnni::available() {
+    if x86::vnni_available() {
         // SAFETY: the CPU has the instructions; the operands' sizes are checked above.
-        unsafe { vnni::matmul(a, lda, m, w, c) };
+        unsafe { x86::matmul(a, lda, m, w, c) };
         take_out_zero(c, m, zero, w);
         return;
     }
@@ -168,6 +171,83 @@ fn take_out_zero(c: &mut [i32], m: usize, zero: u8, w: &PackedWeights) {
     }
 }
 
+/// A k×n `i8` matrix with one scale per column, for products with float32 activations that
+/// keep the weights 8-bit in memory (weight-only quantization): column blocks of 16, row by
+/// row (16 bytes per row of a block; columns past `n` are zeros).
+#[derive(Clone, Debug)]
+pub struct WeightOnly {
+    k: usize,
+    n: usize,
+    data: Vec<i8>,
+    scales: Vec<f32>,
+}
+
+impl WeightOnly {
+    /// Packs `w`, k×n row-major, with column scales `scales`: weight `(p, j)` stands for
+    /// `w[p, j] · scales[j]`.
+    pub fn pack(w: &[i8], k: usize, n: usize, scales: &[f32]) -> WeightOnly {
+        assert_eq!(w.len(), k * n, "a {k}×{n} matrix");
+        assert_eq!(scales.len(), n, "one scale per column");
+        let blocks = n.div_ceil(COLS);
+        let mut data = vec![0i8; blocks * k * COLS];
+        for p in 0..k {
+            for j in 0..n {
+                data[((j / COLS) * k + p) * COLS + j % COLS] = w[p * n + j];
+            }
+        }
+        WeightOnly {
+            k,
+            n,
+            data,
+            scales: scales.to_vec(),
+        }
+    }
+
+    /// Row `p` of column block `block`: 16 bytes.
+    fn row(&self, block: usize, p: usize) -> &[i8] {
+        let at = (block * self.k + p) * COLS;
+        &self.data[at..at + COLS]
+    }
+}
+
+/// `c[i, j] = scales[j] · Σ_p a[i, p] · w[p, j]` for float32 `a` (m×k, row stride `lda`) and
+/// the 8-bit weights of `w`, which are widened inside the kernel, never into a float copy.
+/// Each sum is taken in order of `p` with one fused multiply-add per term, so the AVX-512
+/// kernel and the portable loop give the same bits.
+pub fn matmul_f32_i8(a: &[f32], lda: usize, m: usize, w: &WeightOnly, c: &mut [f32]) {
+    let (k, n) = (w.k, w.n);
+    assert!(lda >= k, "a row stride of {lda} under {k} columns");
+    assert!(
+        m == 0 || (m - 1) * lda + k <= a.len(),
+        "{m} rows of {k} in {}",
+        a.len()
+    );
+    assert_eq!(c.len(), m * n, "an {m}×{n} result");
+    #[cfg(target_arch = "x86_64")]
+    if crate::avx512::available() {
+        // SAFETY: AVX-512F is present; the sizes are checked above.
+        unsafe { x86::matmul_weight_only(a, lda, m, w, c) };
+        return;
+    }
+    matmul_f32_i8_portable(a, lda, m, w, c);
+}
+
+/// [`matmul_f32_i8`] by the portable loop alone.
+pub fn matmul_f32_i8_portable(a: &[f32], lda: usize, m: usize, w: &WeightOnly, c: &mut [f32]) {
+    let (k, n) = (w.k, w.n);
+    assert_eq!(c.len(), m * n, "an {m}×{n} result");
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = 0.0f32;
+            for p in 0..k {
+                let v = f32::from(w.row(j / COLS, p)[j % COLS]);
+                sum = a[i * lda + p].mul_add(v, sum);
+            }
+            c[i * n + j] = sum * w.scales[j];
+        }
+    }
+}
+
 /// `clamp(round_half_even(sum · scale[j]) + zero, 0, 255)`: `i32` sums m×n scaled per column
 /// `j` (the activations' scale times column `j`'s weight scale over the output's scale).
 pub fn requantize_u8(sums: &[i32], n: usize, scale: &[f32], zero: u8, out: &mut [u8]) {
@@ -182,14 +262,14 @@ pub fn requantize_u8(sums: &[i32], n: usize, scale: &[f32], zero: u8, out: &mut 
 }
 
 #[cfg(target_arch = "x86_64")]
-mod vnni {
+mod x86 {
     use std::arch::x86_64::*;
     use std::sync::OnceLock;
 
     use super::{COLS, DEPTH, PackedWeights};
 
     /// Whether the machine has AVX-512 VNNI (and the AVX-512F it extends).
-    pub(super) fn available() -> bool {
+    pub(super) fn vnni_available() -> bool {
         static ON: OnceLock<bool> = OnceLock::new();
         *ON.get_or_init(|| {
             std::arch::is_x86_feature_detected!("avx512f")
@@ -281,6 +361,53 @@ mod vnni {
                     let out = c[(i + r) * n + first..].as_mut_ptr();
                     _mm512_mask_storeu_epi32(out.cast(), mask, *sum);
                 }
+            }
+        }
+    }
+
+    /// The weight-only product, in tiles of up to 8 rows × one block of 16 columns: per `p`, the
+    /// block's 16 bytes widened to float32 once and one fused multiply-add per row.
+    ///
+    /// # Safety
+    /// AVX-512F; the operands' sizes are those `matmul_f32_i8` asserts.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn matmul_weight_only(
+        a: &[f32],
+        lda: usize,
+        m: usize,
+        w: &super::WeightOnly,
+        c: &mut [f32],
+    ) {
+        let (k, n) = (w.k, w.n);
+        for block in 0..n.div_ceil(COLS) {
+            let first = block * COLS;
+            let lanes = (n - first).min(COLS);
+            let mask: __mmask16 = if lanes == COLS {
+                0xffff
+            } else {
+                (1 << lanes) - 1
+            };
+            // SAFETY: `lanes` scales from `first` exist.
+            let scales = unsafe { _mm512_maskz_loadu_ps(mask, w.scales[first..].as_ptr()) };
+            let mut i = 0;
+            while i < m {
+                let rows = (m - i).min(8);
+                let mut acc = [_mm512_setzero_ps(); 8];
+                for p in 0..k {
+                    // SAFETY: a row of a block is 16 bytes.
+                    let bytes = unsafe { _mm_loadu_si128(w.row(block, p).as_ptr().cast()) };
+                    let wv = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+                    for (r, sum) in acc.iter_mut().enumerate().take(rows) {
+                        let x = _mm512_set1_ps(a[(i + r) * lda + p]);
+                        *sum = _mm512_fmadd_ps(x, wv, *sum);
+                    }
+                }
+                for (r, sum) in acc.iter().enumerate().take(rows) {
+                    let out = c[(i + r) * n + first..].as_mut_ptr();
+                    // SAFETY: `lanes` results of row `i + r` are inside `c`.
+                    unsafe { _mm512_mask_storeu_ps(out, mask, _mm512_mul_ps(*sum, scales)) };
+                }
+                i += rows;
             }
         }
     }

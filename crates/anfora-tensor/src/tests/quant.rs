@@ -120,3 +120,42 @@ fn requantize_scales_per_column_with_rounding_and_saturation() {
     // 2.5 → 2, -5, 1.5 → 2; 1.25 → 1, 500 → 255 (saturated), -500 → 0.
     assert_eq!(out, [102, 95, 102, 101, 255, 0]);
 }
+
+#[test]
+fn weight_only_products_equal_the_portable_loop_bit_for_bit_and_the_dequantized_product() {
+    use crate::quant::{WeightOnly, matmul_f32_i8, matmul_f32_i8_portable};
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for case in 0..200 {
+        let (m, k, n) = (1 + rng.below(11), 1 + rng.below(50), 1 + rng.below(40));
+        let lda = k + rng.below(2);
+        let a: Vec<f32> = (0..(m - 1) * lda + k)
+            .map(|_| rng.below(2001) as f32 / 1000.0 - 1.0)
+            .collect();
+        let w: Vec<i8> = (0..k * n).map(|_| rng.below(256) as u8 as i8).collect();
+        let scales: Vec<f32> = (0..n).map(|j| 0.001 + j as f32 * 0.0005).collect();
+        let packed = WeightOnly::pack(&w, k, n, &scales);
+        let mut got = vec![0f32; m * n];
+        matmul_f32_i8(&a, lda, m, &packed, &mut got);
+        let mut portable = vec![0f32; m * n];
+        matmul_f32_i8_portable(&a, lda, m, &packed, &mut portable);
+        assert_eq!(
+            got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            portable.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            "case {case}: {m}×{k}·{k}×{n}"
+        );
+        for i in 0..m {
+            for j in 0..n {
+                let want: f64 = (0..k)
+                    .map(|p| {
+                        f64::from(a[i * lda + p]) * f64::from(w[p * n + j]) * f64::from(scales[j])
+                    })
+                    .sum();
+                let tol = 1e-5 * (1.0 + want.abs()) * k as f64;
+                assert!(
+                    (f64::from(got[i * n + j]) - want).abs() <= tol,
+                    "case {case} ({i}, {j})"
+                );
+            }
+        }
+    }
+}
