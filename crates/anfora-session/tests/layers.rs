@@ -21,6 +21,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("anfora-onnx", 4),
     ("anfora-model", 4),
     ("anfora-runtime", 5),
+    ("anfora-convert", 5),
     ("anfora-driver", 5),
     ("anfora-session", 6),
     ("anfora-py", 6),
