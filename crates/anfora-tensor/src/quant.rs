@@ -128,15 +128,22 @@ pub fn matmul_u8i8_portable(
 }
 
 fn check_operands(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c: &mut [i32]) {
-    let (k, n) = (w.k, w.n);
-    assert!(k <= MAX_DEPTH, "rows of {k} products overflow i32 sums");
+    assert!(
+        w.k <= MAX_DEPTH,
+        "rows of {} products overflow i32 sums",
+        w.k
+    );
+    check_shapes(a.len(), lda, (m, w.k, w.n), c.len());
+}
+
+/// An m×k operand of `a_len` elements at row stride `lda`, and an m×n result of `c_len`.
+fn check_shapes(a_len: usize, lda: usize, (m, k, n): (usize, usize, usize), c_len: usize) {
     assert!(lda >= k, "a row stride of {lda} under {k} columns");
     assert!(
-        m == 0 || (m - 1) * lda + k <= a.len(),
-        "{m} rows of {k} in {} bytes",
-        a.len()
+        m == 0 || (m - 1) * lda + k <= a_len,
+        "{m} rows of {k} in {a_len} elements"
     );
-    assert_eq!(c.len(), m * n, "an {m}×{n} result");
+    assert_eq!(c_len, m * n, "an {m}×{n} result");
 }
 
 /// The raw sums `Σ_p a[i, p] · w[p, j]`.
@@ -215,14 +222,7 @@ impl WeightOnly {
 /// Each sum is taken in order of `p` with one fused multiply-add per term, so the AVX-512
 /// kernel and the portable loop give the same bits.
 pub fn matmul_f32_i8(a: &[f32], lda: usize, m: usize, w: &WeightOnly, c: &mut [f32]) {
-    let (k, n) = (w.k, w.n);
-    assert!(lda >= k, "a row stride of {lda} under {k} columns");
-    assert!(
-        m == 0 || (m - 1) * lda + k <= a.len(),
-        "{m} rows of {k} in {}",
-        a.len()
-    );
-    assert_eq!(c.len(), m * n, "an {m}×{n} result");
+    check_shapes(a.len(), lda, (m, w.k, w.n), c.len());
     #[cfg(target_arch = "x86_64")]
     if crate::avx512::available() {
         // SAFETY: AVX-512F is present; the sizes are checked above.
@@ -235,7 +235,7 @@ pub fn matmul_f32_i8(a: &[f32], lda: usize, m: usize, w: &WeightOnly, c: &mut [f
 /// [`matmul_f32_i8`] by the portable loop alone.
 pub fn matmul_f32_i8_portable(a: &[f32], lda: usize, m: usize, w: &WeightOnly, c: &mut [f32]) {
     let (k, n) = (w.k, w.n);
-    assert_eq!(c.len(), m * n, "an {m}×{n} result");
+    check_shapes(a.len(), lda, (m, k, n), c.len());
     for i in 0..m {
         for j in 0..n {
             let mut sum = 0.0f32;
