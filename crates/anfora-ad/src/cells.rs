@@ -81,23 +81,24 @@ impl Transform<'_> {
     ) {
         let span = self.m.node(n).span;
         let ins = self.m.inputs(n).to_vec();
-        let stored = match self.m.callee_prim(n) {
-            Some(Prim::CellGet) => {
-                if let Some(d) = d {
-                    let held = self.prim(bg, Prim::CellGet, &[adjoint], span);
-                    let sum = self.prim(bg, Prim::GradAdd, &[held, d], span);
-                    self.prim(bg, Prim::CellSet, &[adjoint, sum], span);
-                }
-                return;
+        let prim = self.m.callee_prim(n);
+        if prim == Some(Prim::CellGet) {
+            if let Some(d) = d {
+                let held = self.prim(bg, Prim::CellGet, &[adjoint], span);
+                let sum = self.prim(bg, Prim::GradAdd, &[held, d], span);
+                self.prim(bg, Prim::CellSet, &[adjoint, sum], span);
             }
-            Some(Prim::CellSet) => ins[2],
-            _ => ins[1],
-        };
+            return;
+        }
         let held = self.prim(bg, Prim::CellGet, &[adjoint], span);
-        if self.m.callee_prim(n) == Some(Prim::CellSet) {
+        // `CellSet(c, v)` hands the adjoint to `v` and zeroes it; `MakeCell(v)` hands it over.
+        let stored = if prim == Some(Prim::CellSet) {
             let zeros = self.zeros_like(bg, held, span);
             self.prim(bg, Prim::CellSet, &[adjoint, zeros], span);
-        }
+            ins[2]
+        } else {
+            ins[1]
+        };
         if self.m.node(stored).owner == Some(g) {
             sens.entry(stored).or_default().push(held);
         }

@@ -11,10 +11,8 @@ use anfora_ir::{Const, GraphId, Module, NodeId, Prim};
 /// Whether `n` is a binding whose first argument is the callee itself: lambda lifting and the
 /// J transform leave it as written (its signature binds; it is not called there).
 pub(crate) fn binds_callee(m: &Module, n: NodeId) -> bool {
-    matches!(
-        m.callee_prim(n),
-        Some(Prim::StarBind | Prim::StarBindGrad | Prim::DictBind | Prim::DictBindGrad)
-    )
+    m.callee_prim(n)
+        .is_some_and(anfora_ops::call::binds_arguments)
 }
 
 /// Rewrites the star calls of the graphs `root` reaches.

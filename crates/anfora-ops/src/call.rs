@@ -167,6 +167,16 @@ pub fn split_call_kw(
     Ok((f, positional, (names, values)))
 }
 
+/// Whether `p` binds a star or `**` call's arguments to its first argument's signature
+/// (`StarBind`, `DictBind`) or routes sensitivities back through that binding (their
+/// gradients): the function is read for its signature, never called or used as a value.
+pub fn binds_arguments(p: Prim) -> bool {
+    matches!(
+        p,
+        Prim::StarBind | Prim::StarBindGrad | Prim::DictBind | Prim::DictBindGrad
+    )
+}
+
 /// Splits the arguments of `CallStar(f, names, args, kwvalues...)` into the function, the
 /// positional arguments (the items of `args`) and the keyword arguments, if any.
 #[allow(clippy::type_complexity)]

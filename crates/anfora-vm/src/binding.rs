@@ -12,14 +12,6 @@ use anfora_ops::value::Value;
 
 use crate::machine::{Vm, internal};
 
-/// Whether `p` is one of the bindings.
-pub(crate) fn is_binding(p: Prim) -> bool {
-    matches!(
-        p,
-        Prim::StarBind | Prim::StarBindGrad | Prim::DictBind | Prim::DictBindGrad
-    )
-}
-
 impl Vm<'_> {
     /// Runs binding `p` on `args`: `StarBind(f, names, args, kw...)` and `DictBind(f, args,
     /// kwargs)` give the tuple of `f`'s bound parameters; their gradients (the tuple's

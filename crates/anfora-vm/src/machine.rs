@@ -213,7 +213,7 @@ impl<'m> Vm<'m> {
                 }
                 let callee = self.load(top, &step.callee);
                 let flow = match (&callee, step.prebound) {
-                    (Value::Prim(p), _) if crate::binding::is_binding(*p) => {
+                    (Value::Prim(p), _) if call::binds_arguments(*p) => {
                         let args = step.args.iter().map(|a| self.load(top, a)).collect();
                         self.run_binding(*p, args, out).map(Flow::Value)
                     }
@@ -259,7 +259,7 @@ impl<'m> Vm<'m> {
                     let callee = self.load(top, &tail.callee);
                     let args: Vec<Value> = tail.args.iter().map(|a| self.load(top, a)).collect();
                     let flow = match (&callee, tail.prebound) {
-                        (Value::Prim(p), _) if crate::binding::is_binding(*p) => {
+                        (Value::Prim(p), _) if call::binds_arguments(*p) => {
                             self.run_binding(*p, args, out).map(Flow::Value)
                         }
                         (Value::Prim(p), true)

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anfora_ir::{ArgSource, Const, GraphId, GraphKind, NodeId, Prim, Signature};
 use anfora_ops::abs::{Abs, CtxId, Func, RuleError, TensorAbs};
-use anfora_ops::call::{infer_prim, not_constant, op_label};
+use anfora_ops::call::{binds_arguments, infer_prim, not_constant, op_label};
 use anfora_ops::python::method_abs;
 use anfora_ops::value::Method;
 
@@ -17,18 +17,9 @@ impl Interpreter<'_> {
         let callee = self.operand(c, inputs[0]);
         let is_switch = self.module.callee_prim(n) == Some(Prim::Switch);
         // The function a keyword or star call calls is called, not used as a value.
-        let binds = matches!(
-            self.module.callee_prim(n),
-            Some(
-                Prim::CallKw
-                    | Prim::CallStar
-                    | Prim::CallDict
-                    | Prim::StarBind
-                    | Prim::StarBindGrad
-                    | Prim::DictBind
-                    | Prim::DictBindGrad
-            )
-        );
+        let binds = self.module.callee_prim(n).is_some_and(|p| {
+            matches!(p, Prim::CallKw | Prim::CallStar | Prim::CallDict) || binds_arguments(p)
+        });
         let mut args = Vec::with_capacity(inputs.len() - 1);
         for (k, &i) in inputs.iter().enumerate().skip(1) {
             let called = binds && k == 1;
@@ -111,9 +102,7 @@ impl Interpreter<'_> {
             Func::Prim(Prim::CallKw) => self.call_kw(c, n, args),
             Func::Prim(Prim::CallStar) => self.call_star(c, n, args),
             Func::Prim(Prim::CallDict) => self.call_dict(c, n, args),
-            Func::Prim(
-                p @ (Prim::StarBind | Prim::StarBindGrad | Prim::DictBind | Prim::DictBindGrad),
-            ) => self.bind_args(c, n, *p, args),
+            Func::Prim(p) if binds_arguments(*p) => self.bind_args(c, n, *p, args),
             Func::Prim(p) => {
                 if direct {
                     return self.call_prim(c, n, *p, args);

@@ -76,33 +76,32 @@ fn differentiated_object(module: &Module, a: &Abs) -> Option<(GraphId, Vec<Abs>)
     let [f] = &fs[..] else {
         return None;
     };
-    let (graph, bound) = match f {
-        Func::Closure { graph, .. } => (*graph, Vec::new()),
+    let (original, bound) = object_copy(module, f)?;
+    Some((original, bound.to_vec()))
+}
+
+/// The original objects of the grad-stage copies of objects that `a` may be.
+fn objects_or_copies(module: &Module, a: &Abs) -> Vec<GraphId> {
+    match a {
+        Abs::Func(fs) => (fs.iter())
+            .filter_map(|f| Some(object_copy(module, f)?.0))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Where function `f` is a grad-stage copy of an object (its J graph, bare or partially
+/// applied): the original object and the values bound.
+fn object_copy<'f>(module: &Module, f: &'f Func) -> Option<(GraphId, &'f [Abs])> {
+    let (graph, bound): (GraphId, &[Abs]) = match f {
+        Func::Closure { graph, .. } => (*graph, &[]),
         Func::Partial(inner, bound) => match &**inner {
-            Func::Closure { graph, .. } => (*graph, bound.to_vec()),
+            Func::Closure { graph, .. } => (*graph, bound),
             _ => return None,
         },
         _ => return None,
     };
     Some((*module.differentiated_objects.get(&graph)?, bound))
-}
-
-/// The original objects of the grad-stage copies of objects that `a` may be.
-fn objects_or_copies(module: &Module, a: &Abs) -> Vec<GraphId> {
-    let original = |graph: &GraphId| module.differentiated_objects.get(graph).copied();
-    let Abs::Func(fs) = a else {
-        return Vec::new();
-    };
-    (fs.iter())
-        .filter_map(|f| match f {
-            Func::Closure { graph, .. } => original(graph),
-            Func::Partial(inner, _) => match &**inner {
-                Func::Closure { graph, .. } => original(graph),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
 }
 
 /// The constant attribute `name` of the object whose grad-stage copy `object` is, where the
@@ -145,16 +144,12 @@ impl Interpreter<'_> {
         object: &Abs,
         name: &str,
     ) -> Option<Abs> {
-        if objects_or_copies(self.module, object).is_empty() {
-            return None;
-        }
+        let originals = objects_or_copies(self.module, object);
+        let first = *originals.first()?;
         if let Some(k) = differentiated_attribute_const(self.module, object, name) {
             return Some(self.constant(c, &k));
         }
-        let type_name = (objects_or_copies(self.module, object).first()).map_or_else(
-            || "object".into(),
-            |g| self.module.objects[g].type_name.clone(),
-        );
+        let type_name = self.module.objects[&first].type_name.clone();
         let span = self.module.node(n).span;
         let error = Diagnostic::error(
             NO_BACKWARD_RULE,
