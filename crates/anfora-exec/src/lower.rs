@@ -264,7 +264,7 @@ impl Lowering<'_> {
         // The one-pass kernel is the CPU backend's: it stands in for the steps only when each of
         // them would run the CPU backend's own kernel.
         let own = self.device == Device::CPU && steps.iter().all(|s| s.kernel.is_none());
-        let kernel = dtypes.filter(|_| own).and_then(|d| {
+        let kernel = dtypes.clone().filter(|_| own).and_then(|d| {
             let last = n_inputs + steps.len() as u32 - 1;
             if output != last {
                 return None;
@@ -272,13 +272,32 @@ impl Lowering<'_> {
             let k = FusedKernel::new(&d, kernel_ops(n_inputs, &steps)?).ok()?;
             Some((d, k))
         });
+        let device_kernel = self.device_kernel(n_inputs, &steps, output, dtypes);
         Some(FusedProgram {
             name: graph.name.clone(),
             n_inputs,
             steps,
             output,
             kernel,
+            device_kernel,
         })
+    }
+
+    /// Another device's one-pass kernel for a chain whose steps all have kernels there.
+    fn device_kernel(
+        &self,
+        n_inputs: u32,
+        steps: &[FusedStep],
+        output: u32,
+        dtypes: Option<Vec<DType>>,
+    ) -> Option<(Vec<DType>, Kernel)> {
+        let on_device = self.device != Device::CPU && steps.iter().all(|s| s.kernel.is_some());
+        if !on_device || output != n_inputs + steps.len() as u32 - 1 {
+            return None;
+        }
+        let dtypes = dtypes?;
+        let program = FusedKernel::new(&dtypes, kernel_ops(n_inputs, steps)?).ok()?;
+        Some((dtypes, kernels::fused_kernel(self.device, &program)?))
     }
 
     /// Partitions graphs into units. The entry and every graph called in non-tail position or

@@ -343,6 +343,9 @@ pub struct FusedProgram {
     /// The one-pass kernel, when every input is a tensor (of these dtypes) and every step
     /// has a kernel op; otherwise the steps run one by one.
     pub kernel: Option<(Vec<DType>, FusedKernel)>,
+    /// On a device other than the CPU: that device's one-pass kernel, taking the inputs
+    /// (tensors of these dtypes).
+    pub device_kernel: Option<(Vec<DType>, Kernel)>,
 }
 
 fn opnd(o: &Opnd, consts: &[Value]) -> String {

@@ -159,6 +159,15 @@ fn run_kernel(
             k.name
         )));
     }
+    if let Some((dtypes, device_kernel)) = &k.device_kernel
+        && vals.len() == dtypes.len()
+        && vals
+            .iter()
+            .zip(dtypes)
+            .all(|(v, &d)| matches!(v, Value::Tensor(t) if t.dtype() == d))
+    {
+        return device_kernel.call(vals, out);
+    }
     if let Some((dtypes, kernel)) = &k.kernel {
         let fits = vals
             .iter()

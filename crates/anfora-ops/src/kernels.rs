@@ -22,6 +22,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use crate::prim::Prim;
 use anfora_tensor::DType;
 use anfora_tensor::device::{self, Device, DeviceKind};
+use anfora_tensor::fused::FusedKernel;
 
 use crate::value::{OpResult, Value};
 
@@ -175,6 +176,33 @@ pub fn registered(device: Device) -> Vec<KernelKey> {
     let mut keys: Vec<KernelKey> = t.keys().filter(|k| k.device == device).copied().collect();
     keys.sort_by(|a, b| (a.prim.name(), a.dtype).cmp(&(b.prim.name(), b.dtype)));
     keys
+}
+
+/// Builds a device's one-pass kernel for a fused elementwise program: the kernel takes the
+/// program's inputs (tensors of its input dtypes) and returns its output. `None` where the
+/// device cannot run that program in one pass (its steps then call their kernels one by one).
+pub type Fuser = dyn Fn(&FusedKernel) -> Option<Kernel> + Send + Sync;
+
+fn fusers() -> &'static RwLock<HashMap<Device, Arc<Fuser>>> {
+    static FUSERS: OnceLock<RwLock<HashMap<Device, Arc<Fuser>>>> = OnceLock::new();
+    FUSERS.get_or_init(|| RwLock::new(HashMap::new()))
+}
+
+/// Registers how `device` runs fused elementwise programs (for programs compiled from now
+/// on). The CPU's one-pass kernel is built in.
+pub fn register_fuser(device: Device, fuser: Arc<Fuser>) {
+    let mut f = fusers().write().unwrap_or_else(|e| e.into_inner());
+    f.insert(device, fuser);
+}
+
+/// `device`'s one-pass kernel for `program`, when it has a fuser that takes it.
+pub fn fused_kernel(device: Device, program: &FusedKernel) -> Option<Kernel> {
+    let fuser = fusers()
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&device)
+        .cloned()?;
+    fuser(program)
 }
 
 /// The default device, packed as `kind << 32 | index` (read on every cached call, so no lock).

@@ -10,7 +10,7 @@
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
-use crate::{DType, ErrorKind, Result, TensorError};
+use crate::{DType, ErrorKind, Result, Tensor, TensorError};
 
 /// The kind of a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -95,6 +95,63 @@ pub trait Backend: Send + Sync + 'static {
     /// (the CPU) are done when they return.
     fn synchronize(&self) -> Result<()> {
         Ok(())
+    }
+    /// A buffer on this device holding `len` elements of `dtype` copied from `bytes` (their
+    /// host representation, bools as bytes 0 and 1). A backend whose tensors live in host
+    /// memory (the CPU's) is never asked.
+    fn upload(&self, bytes: &[u8], dtype: DType, len: usize) -> Result<Arc<dyn DeviceBuffer>> {
+        let _ = (bytes, len);
+        Err(TensorError::new(
+            ErrorKind::Type,
+            format!("device '{}' cannot hold {dtype} tensors", self.device()),
+        ))
+    }
+}
+
+/// Elements of one dtype in a device's memory: what a tensor on a device other than the CPU
+/// holds. The buffer is never written once a tensor holds it.
+pub trait DeviceBuffer: Send + Sync + fmt::Debug + 'static {
+    fn device(&self) -> Device;
+    fn dtype(&self) -> DType;
+    /// The number of elements.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Copies the elements into `dst` (`len` times the dtype's size bytes), waiting for the
+    /// work that writes them.
+    fn download(&self, dst: &mut [u8]) -> Result<()>;
+    /// The backend's own type, for its kernels.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl Tensor {
+    /// The device the elements are on.
+    pub fn device(&self) -> Device {
+        self.device_buffer().map_or(Device::CPU, |b| b.device())
+    }
+
+    /// This tensor on `device`: itself when it is there already, else a copy (to the host for
+    /// the CPU, else uploaded by the device's backend). PyTorch's `Tensor.to(device)`.
+    pub fn to_device(&self, device: Device) -> Result<Tensor> {
+        if self.device() == device {
+            return Ok(self.clone());
+        }
+        if device == Device::CPU {
+            return self.contiguous_host();
+        }
+        let b = backend(device)?;
+        if !b.supports(self.dtype()) {
+            return Err(TensorError::new(
+                ErrorKind::Type,
+                format!(
+                    "device '{device}' does not support {} tensors",
+                    self.dtype()
+                ),
+            ));
+        }
+        let buffer = b.upload(&self.host_bytes()?, self.dtype(), self.numel())?;
+        Tensor::from_device_buffer(buffer, self.shape())
     }
 }
 

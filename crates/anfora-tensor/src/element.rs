@@ -201,7 +201,9 @@ macro_rules! with_storage {
             $crate::Storage::F16(_) | $crate::Storage::BF16(_) => {
                 unreachable!("half-precision tensors reach kernels as float32")
             }
-            $crate::Storage::View(_) => unreachable!("views are read through Tensor::data"),
+            $crate::Storage::View(_) | $crate::Storage::Device(_) => {
+                unreachable!("views are read through Tensor::data")
+            }
         }
     };
 }

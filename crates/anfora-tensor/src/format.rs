@@ -433,7 +433,7 @@ impl ElemFormat {
                     .map(|&i| BF16Print(v[i].to_f32()))
                     .collect::<Vec<_>>(),
             )),
-            Storage::View(_) => unreachable!("a view's base is dense"),
+            Storage::View(_) | Storage::Device(_) => unreachable!("a view's base is dense"),
         }
     }
 
@@ -610,7 +610,7 @@ pub(crate) fn to_str(t: &Tensor) -> String {
             Storage::F64(v) => float_scalar_str(v[i]),
             Storage::F16(v) => float_scalar_str(F16Print(v[i].to_f32())),
             Storage::BF16(v) => float_scalar_str(BF16Print(v[i].to_f32())),
-            Storage::View(_) => unreachable!("a view's base is dense"),
+            Storage::View(_) | Storage::Device(_) => unreachable!("a view's base is dense"),
         };
     }
     if t.numel() == 0 {

@@ -53,7 +53,7 @@ pub enum FusedOp {
 
 /// A typed constant: a weak scalar converted to its dtype, or a broadcast one-element input.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Const {
+pub enum Const {
     Bool(bool),
     I32(i32),
     I64(i64),
@@ -73,7 +73,7 @@ impl Const {
             Storage::F16(_) | Storage::BF16(_) => {
                 unreachable!("fused kernels are never built for half-precision tensors")
             }
-            Storage::View(_) => unreachable!("data() is never a view"),
+            Storage::View(_) | Storage::Device(_) => unreachable!("data() is dense on the host"),
         }
     }
 
@@ -113,14 +113,14 @@ impl Const {
 
 /// Where an instruction operand comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Slot {
+pub enum Slot {
     Input(usize),
     Const(Const),
     Inst(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum InstKind {
+pub enum InstKind {
     /// numpy's `astype` of the argument to the instruction's dtype.
     Cast,
     /// A unary op on an argument of the op's dtype (the input's dtype for `LogicalNot`).
@@ -133,13 +133,13 @@ enum InstKind {
 
 /// A primitive step of the program (an op lowers to casts of its operands and the op).
 #[derive(Clone, Debug)]
-struct Inst {
-    kind: InstKind,
-    args: Vec<Slot>,
+pub struct Inst {
+    pub kind: InstKind,
+    pub args: Vec<Slot>,
     /// The result's dtype.
-    dtype: DType,
+    pub dtype: DType,
     /// The value (`ValueId`) whose op this instruction belongs to.
-    value: usize,
+    pub value: usize,
 }
 
 /// What shape a buffer the unfused evaluation allocates has.
@@ -245,6 +245,33 @@ impl FusedKernel {
     /// The program's ops.
     pub fn ops(&self) -> &[FusedOp] {
         &self.ops
+    }
+
+    /// The input dtypes.
+    pub fn input_dtypes(&self) -> &[DType] {
+        &self.input_dtypes
+    }
+
+    /// The program lowered to typed instructions (every cast explicit, scalars typed
+    /// constants): what a device's code generator translates.
+    pub fn insts(&self) -> &[Inst] {
+        &self.insts
+    }
+
+    /// Where the result is: an instruction, or an input the ops pass through unchanged.
+    pub fn output_slot(&self) -> Slot {
+        self.slots
+            .last()
+            .copied()
+            .flatten()
+            .expect("checked by new: the output is a tensor")
+    }
+
+    /// Whether some instruction can raise an error that depends on the data (an integer
+    /// division by zero, a negative integer power): a device that cannot report one does
+    /// not take the program.
+    pub fn may_raise(&self) -> bool {
+        self.may_raise
     }
 
     /// An operand that must be an earlier tensor value.

@@ -73,7 +73,7 @@ pub use array_ops::{PadMode, SplitSpec, pad_widths, split_bounds};
 pub use device::{Backend, CpuBackend, Device, DeviceKind};
 pub use elementwise::float_divmod;
 pub use fused::{FusedKernel, FusedOp};
-pub use matmul::GemmCall;
+pub use matmul::{GemmCall, MatmulShape, gemm_plan, matmul_plan};
 pub use nn::{
     Conv2dSpec, Padding2d, Pool2dSpec, conv2d_output_shape, nn_float_dtype, pool2d_output_shape,
 };
@@ -221,6 +221,8 @@ pub enum ErrorKind {
     Memory,
     /// A run went past the time limit its caller set (`memory::with_deadline`).
     Timeout,
+    /// A device failed (a driver or kernel compiler error).
+    Runtime,
 }
 
 impl ErrorKind {
@@ -233,6 +235,7 @@ impl ErrorKind {
             ErrorKind::Overflow => "OverflowError",
             ErrorKind::Memory => "MemoryError",
             ErrorKind::Timeout => "TimeoutError",
+            ErrorKind::Runtime => "RuntimeError",
         }
     }
 }

@@ -812,14 +812,16 @@ fn accumulator<T: GemmElem>(mut c: Tensor, shape: &[usize]) -> Result<Vec<T>> {
     gather(src, 0, shape, &broadcast_strides(&c.shape, shape))
 }
 
-/// [`Tensor::gemm`]. The optimizer emits it (`Gemm`) for products whose operands and
-/// accumulator it knows, so transposed operands and added biases cost no copy and no pass.
-pub(crate) fn gemm(
+/// The dimensions `(m, k, n)` of `gemm(a, b, c, transposes)`, or its errors: operands that
+/// are not matrices, dtypes that are not one float dtype, inner dimensions that differ, an
+/// accumulator that does not broadcast to the result, a result too large. Every device's
+/// `Gemm` checks its arguments with it.
+pub fn gemm_plan(
     a: &Tensor,
     b: &Tensor,
-    c: Option<Tensor>,
+    c: Option<&Tensor>,
     (transpose_a, transpose_b): (bool, bool),
-) -> Result<Tensor> {
+) -> Result<(usize, usize, usize)> {
     let dtype = a.dtype();
     let (&[ar, ac], &[br, bc]) = (&a.shape[..], &b.shape[..]) else {
         return Err(gemm_error(format!(
@@ -828,7 +830,7 @@ pub(crate) fn gemm(
             compact_shape(&b.shape)
         )));
     };
-    if !dtype.is_float() || b.dtype() != dtype || c.as_ref().is_some_and(|c| c.dtype() != dtype) {
+    if !dtype.is_float() || b.dtype() != dtype || c.is_some_and(|c| c.dtype() != dtype) {
         return Err(TensorError::new(
             ErrorKind::Type,
             "gemm: operands and accumulator must share one float dtype".to_string(),
@@ -839,7 +841,7 @@ pub(crate) fn gemm(
     if k != k2 {
         return Err(gemm_error(format!("inner dimensions differ ({k} != {k2})")));
     }
-    if let Some(c) = &c {
+    if let Some(c) = c {
         // Broadcasting may stretch `c` to the result but not grow the result.
         if broadcast_n(&[&c.shape, &[m, n]]).ok().as_deref() != Some(&[m, n][..]) {
             return Err(gemm_error(format!(
@@ -848,8 +850,21 @@ pub(crate) fn gemm(
             )));
         }
     }
+    alloc::check_size(&[m, n], dtype)?;
+    Ok((m, k, n))
+}
+
+/// [`Tensor::gemm`]. The optimizer emits it (`Gemm`) for products whose operands and
+/// accumulator it knows, so transposed operands and added biases cost no copy and no pass.
+pub(crate) fn gemm(
+    a: &Tensor,
+    b: &Tensor,
+    c: Option<Tensor>,
+    (transpose_a, transpose_b): (bool, bool),
+) -> Result<Tensor> {
+    let dtype = a.dtype();
+    let (m, k, n) = gemm_plan(a, b, c.as_ref(), (transpose_a, transpose_b))?;
     let shape = vec![m, n];
-    alloc::check_size(&shape, dtype)?;
     let dims = (m, k, n);
     // Views (transposes, slices) are read through their strides, without a copy.
     let (a, b) = (in_place(a), in_place(b));
@@ -1170,15 +1185,29 @@ impl Plan {
     }
 }
 
-pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    if a.ndim() == 0 {
+/// The shapes of a product `a @ b`: `batch` products of `m×k` by `k×n` matrices, and the
+/// result's shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatmulShape {
+    pub batch: Vec<usize>,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    pub shape: Vec<usize>,
+}
+
+/// The shapes of `a @ b` by numpy's `matmul` rules, or numpy's errors (too few dimensions,
+/// core dimensions that differ, batch dimensions that do not broadcast). Every device's
+/// product checks shapes with it.
+pub fn matmul_plan(a_shape: &[usize], b_shape: &[usize]) -> Result<MatmulShape> {
+    if a_shape.is_empty() {
         return Err(not_enough_dims(0));
     }
-    if b.ndim() == 0 {
+    if b_shape.is_empty() {
         return Err(not_enough_dims(1));
     }
-    let (a_batch, m, k) = core(&a.shape, true);
-    let (b_batch, k2, n) = core(&b.shape, false);
+    let (a_batch, m, k) = core(a_shape, true);
+    let (b_batch, k2, n) = core(b_shape, false);
     if k2 != k {
         return Err(TensorError::new(
             ErrorKind::Value,
@@ -1199,25 +1228,46 @@ pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             format!(
                 "operands could not be broadcast together with remapped shapes \
                  [original->remapped]: {} {}  and requested shape ({m},{n})",
-                remapped(&a.shape, a_batch),
-                remapped(&b.shape, b_batch)
+                remapped(a_shape, a_batch),
+                remapped(b_shape, b_batch)
             ),
         )
     })?;
     let mut shape = batch.clone();
-    if a.ndim() > 1 {
+    if a_shape.len() > 1 {
         shape.push(m);
     }
-    if b.ndim() > 1 {
+    if b_shape.len() > 1 {
         shape.push(n);
     }
+    Ok(MatmulShape {
+        batch,
+        m,
+        k,
+        n,
+        shape,
+    })
+}
+
+pub(crate) fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let MatmulShape {
+        batch,
+        m,
+        k,
+        n,
+        shape,
+    } = matmul_plan(&a.shape, &b.shape)?;
+    let (a_batch, b_batch) = (
+        core(&a.shape, true).0.to_vec(),
+        core(&b.shape, false).0.to_vec(),
+    );
     let dtype = promote_types(a.dtype(), b.dtype());
     // numpy's size check of the result (its "array is too big"), then the memory cap, before
     // copying the operands.
     alloc::check_size(&shape, dtype)?;
     let plan = Plan {
-        a_batch_strides: broadcast_strides(a_batch, &batch),
-        b_batch_strides: broadcast_strides(b_batch, &batch),
+        a_batch_strides: broadcast_strides(&a_batch, &batch),
+        b_batch_strides: broadcast_strides(&b_batch, &batch),
         batch,
         shape,
         m,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::device::DeviceBuffer;
 use crate::element::{Element, with_storage};
 use crate::{DType, ErrorKind, Result, Tensor, TensorError, alloc, shape, shape_repr, transpose};
 
@@ -19,6 +20,16 @@ pub(crate) enum Storage {
     /// A strided view of another storage (never itself a view). Readers get the gathered
     /// elements (`Tensor::data`), so kernels never meet this variant.
     View(View),
+    /// Elements in a device's memory. Readers on the host get a copy made on first read
+    /// (`Tensor::data`), so host kernels never meet this variant either.
+    Device(OnDevice),
+}
+
+/// A device buffer and, once read on the host, its host copy.
+#[derive(Clone, Debug)]
+pub(crate) struct OnDevice {
+    pub(crate) buffer: Arc<dyn DeviceBuffer>,
+    host: std::sync::OnceLock<Arc<Storage>>,
 }
 
 pub(crate) fn storage_len(storage: &Storage) -> usize {
@@ -26,6 +37,7 @@ pub(crate) fn storage_len(storage: &Storage) -> usize {
         Storage::F16(v) => v.len(),
         Storage::BF16(v) => v.len(),
         Storage::View(_) => unreachable!("the length of a view's base is asked"),
+        Storage::Device(d) => d.buffer.len(),
         s => with_storage!(s, v => v.len()),
     }
 }
@@ -40,6 +52,7 @@ pub(crate) fn storage_dtype(storage: &Storage) -> DType {
         Storage::F16(_) => DType::F16,
         Storage::BF16(_) => DType::BF16,
         Storage::View(v) => storage_dtype(&v.base),
+        Storage::Device(d) => d.buffer.dtype(),
     }
 }
 
@@ -87,13 +100,14 @@ impl Tensor {
     /// that the `_owned` ops and `FusedKernel::run_owned` can write into it.
     pub fn is_unique(&self) -> bool {
         self.view().is_none()
+            && self.on_device().is_none()
             && Arc::strong_count(&self.storage) == 1
             && Arc::weak_count(&self.storage) == 0
     }
 
     /// The storage to write into: `None` unless uniquely owned and not a view.
     pub(crate) fn storage_mut(&mut self) -> Option<&mut Storage> {
-        if self.view().is_some() {
+        if self.view().is_some() || self.on_device().is_some() {
             return None;
         }
         Arc::get_mut(&mut self.storage)
@@ -106,9 +120,22 @@ impl Tensor {
         }
     }
 
-    /// The storage the elements are in (a view's base).
+    pub(crate) fn on_device(&self) -> Option<&OnDevice> {
+        match &*self.storage {
+            Storage::Device(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The storage the elements are in (a view's base; a device tensor's host copy, which
+    /// aborts when the device cannot be read: the fallible readers are `try_data` and
+    /// `try_dense`).
     pub(crate) fn base(&self) -> &Arc<Storage> {
-        self.view().map_or(&self.storage, |v| &v.base)
+        match &*self.storage {
+            Storage::View(v) => &v.base,
+            Storage::Device(d) => self.downloaded(d).unwrap_or_else(|e| panic!("{e}")),
+            _ => &self.storage,
+        }
     }
 
     /// Whether this tensor is a strided view (its elements are not its storage in order).
@@ -138,6 +165,7 @@ impl Tensor {
     pub(crate) fn try_data(&self) -> Result<&Storage> {
         match &*self.storage {
             Storage::View(v) => self.gathered(v).map(|s| &**s),
+            Storage::Device(d) => self.downloaded(d).map(|s| &**s),
             s => Ok(s),
         }
     }
@@ -146,6 +174,7 @@ impl Tensor {
     pub(crate) fn try_dense(&self) -> Result<Arc<Storage>> {
         match &*self.storage {
             Storage::View(v) => self.gathered(v).cloned(),
+            Storage::Device(d) => self.downloaded(d).cloned(),
             _ => Ok(self.storage.clone()),
         }
     }
@@ -153,6 +182,70 @@ impl Tensor {
     /// [`Tensor::try_dense`] where an abort is the only answer to a gather that does not fit.
     pub(crate) fn dense(&self) -> Arc<Storage> {
         self.try_dense().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A device tensor's elements copied to the host, on the first call, and kept.
+    fn downloaded<'a>(&'a self, d: &'a OnDevice) -> Result<&'a Arc<Storage>> {
+        if let Some(host) = d.host.get() {
+            return Ok(host);
+        }
+        let host = Arc::new(download(&*d.buffer, &self.shape)?);
+        Ok(d.host.get_or_init(|| host))
+    }
+
+    /// A tensor of `shape` whose elements are in `buffer` (a device's memory).
+    pub fn from_device_buffer(buffer: Arc<dyn DeviceBuffer>, shape: &[usize]) -> Result<Tensor> {
+        let n = alloc::checked_numel_of(shape, buffer.dtype())?;
+        if n != buffer.len() {
+            return Err(TensorError::new(
+                ErrorKind::Value,
+                format!(
+                    "a device buffer of {} elements cannot hold shape {}",
+                    buffer.len(),
+                    shape_repr::compact_shape(shape)
+                ),
+            ));
+        }
+        Ok(Tensor {
+            shape: shape.into(),
+            storage: Arc::new(Storage::Device(OnDevice {
+                buffer,
+                host: std::sync::OnceLock::new(),
+            })),
+        })
+    }
+
+    /// The elements in host memory, contiguous (a fallible [`Tensor::contiguous`] that also
+    /// copies a device tensor to the host).
+    pub fn contiguous_host(&self) -> Result<Tensor> {
+        Ok(Tensor {
+            shape: self.shape.clone(),
+            storage: self.try_dense()?,
+        })
+    }
+
+    /// The device buffer holding the elements, for a tensor on a device other than the CPU.
+    pub fn device_buffer(&self) -> Option<&Arc<dyn DeviceBuffer>> {
+        self.on_device().map(|d| &d.buffer)
+    }
+
+    /// The elements as bytes in row-major order (bools as bytes 0 and 1), what a device
+    /// uploads.
+    pub fn host_bytes(&self) -> Result<std::borrow::Cow<'_, [u8]>> {
+        use pulp::bytemuck::cast_slice;
+        use std::borrow::Cow;
+        Ok(match self.try_data()? {
+            Storage::Bool(v) => Cow::Owned(v.iter().map(|&b| u8::from(b)).collect()),
+            Storage::I32(v) => Cow::Borrowed(cast_slice(v)),
+            Storage::I64(v) => Cow::Borrowed(cast_slice(v)),
+            Storage::F32(v) => Cow::Borrowed(cast_slice(v)),
+            Storage::F64(v) => Cow::Borrowed(cast_slice(v)),
+            Storage::F16(v) => Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Storage::BF16(v) => Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Storage::View(_) | Storage::Device(_) => {
+                unreachable!("data() is dense and on the host")
+            }
+        })
     }
 
     /// A view's elements, gathered on the first call and kept.
@@ -230,7 +323,7 @@ impl Tensor {
             Storage::I64(x) => Storage::I64(pick_bits(x, o, sh, st, d)?),
             Storage::F32(x) => Storage::F32(pick_bits(x, o, sh, st, d)?),
             Storage::F64(x) => Storage::F64(pick_bits(x, o, sh, st, d)?),
-            Storage::View(_) => unreachable!("a view's base is dense"),
+            Storage::View(_) | Storage::Device(_) => unreachable!("a view's base is dense"),
         })
     }
 
@@ -318,4 +411,40 @@ impl Tensor {
     pub fn shares_storage(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(self.base(), other.base())
     }
+}
+
+/// A device buffer's elements, copied into host storage of its dtype (allocated fallibly).
+fn download(buffer: &dyn DeviceBuffer, shape: &[usize]) -> Result<Storage> {
+    use pulp::bytemuck::cast_slice_mut;
+    fn fill<T: Copy + Default + pulp::bytemuck::Pod>(
+        buffer: &dyn DeviceBuffer,
+        shape: &[usize],
+    ) -> Result<Vec<T>> {
+        let mut v: Vec<T> = alloc::try_vec_of(shape, buffer.dtype())?;
+        v.resize(buffer.len(), T::default());
+        buffer.download(cast_slice_mut(&mut v))?;
+        Ok(v)
+    }
+    Ok(match buffer.dtype() {
+        DType::Bool => {
+            let bytes: Vec<u8> = fill(buffer, shape)?;
+            Storage::Bool(bytes.into_iter().map(|b| b != 0).collect())
+        }
+        DType::I32 => Storage::I32(fill(buffer, shape)?),
+        DType::I64 => Storage::I64(fill(buffer, shape)?),
+        DType::F32 => Storage::F32(fill(buffer, shape)?),
+        DType::F64 => Storage::F64(fill(buffer, shape)?),
+        DType::F16 => Storage::F16(
+            fill::<u16>(buffer, shape)?
+                .into_iter()
+                .map(::half::f16::from_bits)
+                .collect(),
+        ),
+        DType::BF16 => Storage::BF16(
+            fill::<u16>(buffer, shape)?
+                .into_iter()
+                .map(::half::bf16::from_bits)
+                .collect(),
+        ),
+    })
 }
