@@ -16,6 +16,11 @@ bench=$(cargo bench -p anfora-benches --bench gpu --no-run 2>&1 | executable 'be
 [ -n "$tests" ] && [ -n "$bench" ] || { echo "gpu-check: the build failed" >&2; exit 1; }
 strip -o "$OUT/gpu-tests" "$tests"
 strip -o "$OUT/gpu-bench" "$bench"
+# The Python package as a release wheel (abi3, CPython >= 3.11), for tests/python/test_cuda.py.
+if [ -x .venv/bin/maturin ]; then  # scripts/setup.sh installs it
+    CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/target-py}" .venv/bin/maturin build --release -q \
+        -o "$OUT/wheel" >/dev/null 2>&1 || echo "gpu-check: the wheel did not build (Python tests skipped)"
+fi
 for f in jax_gpu.py common.py workload_defs.py; do
     cp "../shared/reference/bench/$f" "$OUT/" 2>/dev/null || echo "gpu-check: no $f (JAX's side is skipped)"
 done

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use anfora_benches::{W5_CHAIN, vector};
+use anfora_benches::{W1_MLP, W5_CHAIN, training_step, vector, w1_batch};
 use anfora_ops::Value;
 use anfora_session::{Arg, Session};
 use anfora_tensor::Tensor;
@@ -34,6 +34,23 @@ fn main() {
         sync();
     });
 
+    for precision in ["f32", "tf32"] {
+        let p = anfora_ops::kernels::MatmulPrecision::parse(precision).expect("a precision");
+        anfora_ops::kernels::set_matmul_precision(p);
+        let (x, y) = w1_batch();
+        let batch = (x.to_device(device).unwrap(), y.to_device(device).unwrap());
+        let mut step = training_step(W1_MLP, batch);
+        bench(
+            &format!("anfora_W1_mlp_train_step_{precision}"),
+            10,
+            50,
+            || {
+                step();
+                sync();
+            },
+        );
+    }
+
     let sizes = [784, 512, 512, 10];
     let mut params = Vec::new();
     for (i, w) in sizes.windows(2).enumerate() {
@@ -45,7 +62,8 @@ fn main() {
         params.push(on(vector(w[1], 0.1 * (i + 1) as f32)));
     }
     for precision in ["f32", "tf32"] {
-        anfora_cuda::set_tf32(precision == "tf32");
+        let p = anfora_ops::kernels::MatmulPrecision::parse(precision).expect("a precision");
+        anfora_ops::kernels::set_matmul_precision(p);
         for batch in [1usize, 256] {
             let x = on(vector(batch * 784, 1.0)
                 .reshape(&[batch as i64, 784])

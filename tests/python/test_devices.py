@@ -1,11 +1,14 @@
 """Devices: the CPU backend is always there, and asking for a device without a backend is a
-clear error that changes nothing."""
+clear error that changes nothing. On a machine with CUDA devices the `cuda` cases that need
+their absence are skipped; tests/python/test_cuda.py covers those devices."""
 
 import numpy as np
 import pytest
 
 import anfora
 import anfora.ops as ops
+
+CUDA = any(name.startswith("cuda") for name, _ in anfora.devices())
 
 
 def test_the_cpu_is_the_default_device_and_describes_itself():
@@ -28,6 +31,8 @@ def test_the_cpu_is_the_default_device_and_describes_itself():
     ],
 )
 def test_a_device_without_a_backend_is_refused(name, message):
+    if name.startswith("cuda") and CUDA:
+        pytest.skip("this machine has CUDA devices")
     with pytest.raises(ValueError) as e:
         anfora.set_context(device=name)
     assert str(e.value) == message
@@ -39,3 +44,43 @@ def test_a_device_without_a_backend_is_refused(name, message):
 
     x = np.array([0.0, 1.0], dtype=np.float64)
     np.testing.assert_allclose(f(anfora.tensor(x)).numpy(), np.tanh(x) * 2.0, rtol=1e-15)
+
+
+def test_tensors_say_where_they_are_and_move_between_devices():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = anfora.tensor(x, device="cpu")
+    assert t.device == "cpu"
+    u = t.to("cpu")
+    assert u.device == "cpu"
+    np.testing.assert_array_equal(np.asarray(u), x)
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        t.to("tpu")
+    with pytest.raises(ValueError, match="unknown device 'gpu:x'"):
+        anfora.tensor(x, device="gpu:x")
+    if not CUDA:
+        with pytest.raises(ValueError) as e:
+            t.to("cuda:0")
+        assert str(e.value) == "no backend is registered for device 'cuda:0' (available: cpu)"
+    p = anfora.Parameter(x, name="w")
+    assert p.device == "cpu"
+    assert p.to("cpu").device == "cpu"
+
+
+def test_matmul_precision_is_float32_or_tf32():
+    anfora.set_context(matmul_precision="tf32")
+    anfora.set_context(matmul_precision="float32")
+    with pytest.raises(ValueError) as e:
+        anfora.set_context(matmul_precision="bf16")
+    assert str(e.value) == "matmul_precision must be 'float32' or 'tf32', not 'bf16'"
+    # The CPU computes float32 products in float32 whatever the setting.
+    a = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
+
+    @anfora.jit
+    def f(x):
+        return x @ x
+
+    anfora.set_context(matmul_precision="tf32")
+    try:
+        np.testing.assert_allclose(np.asarray(f(anfora.tensor(a))), a @ a, rtol=1e-5, atol=1e-5)
+    finally:
+        anfora.set_context(matmul_precision="float32")

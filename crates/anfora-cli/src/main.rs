@@ -403,6 +403,8 @@ fn main() -> ExitCode {
         .stack_size(512 << 20)
         .spawn(move || {
             anfora_tensor::run_kernels_on_this_thread();
+            #[cfg(feature = "cuda")]
+            anfora_cuda::install();
             execute(cli)
         });
     match worker.map(|h| h.join()) {

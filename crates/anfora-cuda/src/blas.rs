@@ -2,27 +2,17 @@
 //!
 //! cuBLAS is column-major; a row-major `C = A·B` is computed as the column-major
 //! `Cᵀ = Bᵀ·Aᵀ`, which reads the row-major buffers as they are. Float32 products use full
-//! float32 arithmetic unless `set_tf32(true)` allows TensorFloat-32 (`set_context(
-//! matmul_precision="tf32")`, the switch JAX and PyTorch offer).
+//! float32 arithmetic unless the process-wide `kernels::matmul_precision` allows TensorFloat-32
+//! (`set_context(matmul_precision="tf32")`, the switch JAX and PyTorch offer).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anfora_tensor::{DType, ErrorKind, Result, Tensor, TensorError};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig, sys as bsys};
 
+use anfora_ops::kernels;
+
 use crate::backend::{CudaBuffer, CudaDevice, cuda_buffer, device_error, on_device};
-
-static TF32: AtomicBool = AtomicBool::new(false);
-
-/// Whether float32 products may use TensorFloat-32 tensor cores (process-wide).
-pub fn set_tf32(allow: bool) {
-    TF32.store(allow, Ordering::Release);
-}
-
-pub fn tf32() -> bool {
-    TF32.load(Ordering::Acquire)
-}
 
 /// How a `matmul` maps onto one strided-batched product: `batch` products of `m×k` by `k×n`,
 /// the operands' batch strides (0: broadcast), and the result's shape.
@@ -183,7 +173,8 @@ fn run(
     }
     let blas = guard.as_ref().expect("just set");
     let dtype = a.dtype();
-    let mode = if tf32() && dtype == DType::F32 {
+    let tf32 = kernels::matmul_precision() == kernels::MatmulPrecision::TensorFloat32;
+    let mode = if tf32 && dtype == DType::F32 {
         bsys::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH
     } else {
         bsys::cublasMath_t::CUBLAS_DEFAULT_MATH

@@ -16,7 +16,7 @@
 use std::fmt::Write;
 
 use anfora_tensor::fused::{Const, FusedKernel, Inst, InstKind, Slot};
-use anfora_tensor::{BinaryOp, DType, UnaryOp};
+use anfora_tensor::{BinaryOp, DType, ReduceOp, UnaryOp};
 
 /// The most dimensions a broadcast input may have (the `Dims` argument's capacity).
 pub const MAX_RANK: usize = 8;
@@ -183,6 +183,95 @@ pub fn broadcast_source(d: DType) -> Result<String, Unsupported> {
          \x20 }}\n\
          }}\n"
     ))
+}
+
+/// The name of the reduction kernel.
+pub const REDUCE_NAME: &str = "anfora_reduce";
+
+/// The threads of a reduction's block (a power of two: the tree in shared memory halves it).
+pub const REDUCE_THREADS: u32 = 256;
+
+/// A reduction of `input` elements accumulated in `acc` (the result's dtype): one block per
+/// result element (grid-stride over them), its threads striding over the reduced elements,
+/// then a tree in shared memory. The kept and reduced axes come as sizes and input strides.
+pub fn reduce_source(op: ReduceOp, input: DType, acc: DType) -> Result<String, Unsupported> {
+    let (t_in, t_acc) = (memory_type(input)?, c_type(acc)?);
+    let s = suffix(acc);
+    let (identity, combine) = match (op, acc) {
+        (ReduceOp::Sum | ReduceOp::Mean, DType::F32 | DType::F64) => ("0", "(a + b)".to_string()),
+        (ReduceOp::Sum | ReduceOp::Mean, _) => ("0", format!("add_{s}(a, b)")),
+        (ReduceOp::Prod, DType::F32 | DType::F64) => ("1", "(a * b)".to_string()),
+        (ReduceOp::Prod, _) => ("1", format!("mul_{s}(a, b)")),
+        (ReduceOp::Max, DType::Bool) => ("false", "(a || b)".to_string()),
+        (ReduceOp::Min, DType::Bool) => ("true", "(a && b)".to_string()),
+        (ReduceOp::Max, d) => (lowest(d, true), format!("max_{s}(a, b)")),
+        (ReduceOp::Min, d) => (lowest(d, false), format!("min_{s}(a, b)")),
+    };
+    let load = cast(&load_of(input, "in[off]"), input, acc)?;
+    let finish = if op == ReduceOp::Mean {
+        format!("({t_acc})((double)v / (double)count)")
+    } else {
+        "v".to_string()
+    };
+    let store = if acc == DType::Bool {
+        format!("(unsigned char)({finish})")
+    } else {
+        finish
+    };
+    let out_t = memory_type(acc)?;
+    let mut src = String::from(PRELUDE);
+    let _ = write!(
+        src,
+        r#"__device__ __forceinline__ {t_acc} combine({t_acc} a, {t_acc} b) {{ return {combine}; }}
+extern "C" __global__ void {REDUCE_NAME}({out_t}* __restrict__ out, const {t_in}* __restrict__ in,
+    long long n_out, long long count, Dims kept, Dims kept_st, int kept_rank,
+    Dims red, Dims red_st, int red_rank) {{
+  __shared__ {t_acc} buf[{REDUCE_THREADS}];
+  for (long long o = blockIdx.x; o < n_out; o += gridDim.x) {{
+    long long base = 0, r = o;
+    for (int d = kept_rank - 1; d >= 0; --d) {{ base += (r % kept.v[d]) * kept_st.v[d]; r /= kept.v[d]; }}
+    {t_acc} acc = ({t_acc})({identity});
+    for (long long j = threadIdx.x; j < count; j += blockDim.x) {{
+      long long off = base, q = j;
+      for (int d = red_rank - 1; d >= 0; --d) {{ off += (q % red.v[d]) * red_st.v[d]; q /= red.v[d]; }}
+      acc = combine(acc, {load});
+    }}
+    buf[threadIdx.x] = acc;
+    __syncthreads();
+    for (int h = blockDim.x / 2; h > 0; h >>= 1) {{
+      if (threadIdx.x < h) buf[threadIdx.x] = combine(buf[threadIdx.x], buf[threadIdx.x + h]);
+      __syncthreads();
+    }}
+    if (threadIdx.x == 0) {{ const {t_acc} v = buf[0]; out[o] = {store}; }}
+    __syncthreads();
+  }}
+}}
+"#
+    );
+    Ok(src)
+}
+
+/// The first element a maximum (`max`) or minimum folds from: the dtype's extreme.
+fn lowest(d: DType, max: bool) -> &'static str {
+    match (d, max) {
+        (DType::F32, true) => "-INFINITY",
+        (DType::F32, false) => "INFINITY",
+        (DType::F64, true) => "-(double)INFINITY",
+        (DType::F64, false) => "(double)INFINITY",
+        (DType::I32, true) => "INT_MIN_",
+        (DType::I32, false) => "2147483647",
+        (_, true) => "LLONG_MIN_",
+        (_, false) => "9223372036854775807LL",
+    }
+}
+
+/// A value of dtype `d` read from memory at `at`.
+fn load_of(d: DType, at: &str) -> String {
+    if d == DType::Bool {
+        format!("({at} != 0)")
+    } else {
+        at.to_string()
+    }
 }
 
 /// The instructions the output depends on, in order.

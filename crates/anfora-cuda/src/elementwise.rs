@@ -14,8 +14,8 @@ use crate::codegen::{self, Access, KERNEL_NAME, MAX_RANK, Unsupported};
 /// Dimensions or strides, by value as a kernel argument (the generated `struct Dims`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-struct Dims {
-    v: [i64; MAX_RANK],
+pub(crate) struct Dims {
+    pub(crate) v: [i64; MAX_RANK],
 }
 
 // SAFETY: a plain array of integers, laid out as the C struct it is passed as.

@@ -18,6 +18,7 @@ mod backend;
 mod blas;
 pub mod codegen;
 mod elementwise;
+mod reduce;
 
 use std::sync::{Arc, OnceLock};
 
@@ -28,7 +29,6 @@ use anfora_tensor::fused::{FusedKernel, FusedOp};
 use anfora_tensor::{DType, Device, ErrorKind, Tensor, TensorError};
 
 pub use backend::{CudaBackend, CudaDevice};
-pub use blas::{set_tf32, tf32};
 pub use elementwise::CudaFused;
 
 /// The dtypes CUDA kernels compute in.
@@ -128,6 +128,33 @@ fn prim_kernel(device: &Arc<CudaDevice>, p: Prim) -> Option<Kernel> {
                 return Err(type_error("matmul on a CUDA device takes two tensors"));
             };
             pynum::tensor(blas::matmul(&device, a, b)).map(Value::Tensor)
+        }));
+    }
+    if let Some(op) = anfora_ops::family::reduce::reduce_op_of(p) {
+        return Some(Kernel::new("cuda", move |args, _| {
+            let (x, axes, keepdims) = anfora_ops::family::reduce::reduce_operands(p, args)?;
+            let r = reduce::reduce(&device, op, &x, axes.as_deref(), keepdims);
+            pynum::tensor(r).map(Value::Tensor)
+        }));
+    }
+    if p == Prim::BroadcastLike {
+        return Some(Kernel::new("cuda", move |args, out| match &args[..] {
+            [Value::Tensor(d), Value::Tensor(x)] if d.shape() != x.shape() => {
+                let shape = pynum::tensor(anfora_tensor::broadcast_shapes(d.shape(), x.shape()))?;
+                if shape != x.shape() {
+                    return (p.def().eval)(p, args, out);
+                }
+                let b = pynum::tensor(elementwise::broadcast_to(&device, d, &shape))?;
+                pynum::tensor(Tensor::from_device_buffer(Arc::new(b), &shape)).map(Value::Tensor)
+            }
+            _ => (p.def().eval)(p, args, out),
+        }));
+    }
+    // Gradients composed of other primitives: their reference implementation, whose
+    // primitives run where their operands are (`kernels::on_device`).
+    if p == Prim::ReduceGrad {
+        return Some(Kernel::new("cuda", move |args, out| {
+            (p.def().eval)(p, args, out)
         }));
     }
     if p == Prim::Gemm {

@@ -462,3 +462,117 @@ fn compiled_programs_run_on_the_device() {
     let gpu = run_on(d, w6, "fwd", ps.clone());
     assert_products_close("w6", &cpu, &gpu);
 }
+
+#[test]
+fn reductions_agree_with_the_cpu() {
+    let Some(d) = gpu() else { return };
+    let axes = [
+        Value::None,
+        Value::Int(0),
+        Value::Int(-1),
+        Value::Tuple(vec![Value::Int(0), Value::Int(2)].into()),
+    ];
+    for p in [
+        Prim::ReduceSum,
+        Prim::ReduceMean,
+        Prim::ReduceMax,
+        Prim::ReduceMin,
+        Prim::ReduceProd,
+    ] {
+        for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
+            let x = shaped(sample(dtype, 2 * 300 * 7, 31), &[2, 300, 7]);
+            let x = if p == Prim::ReduceMean && !dtype.is_float() {
+                x.try_cast(DType::Bool).unwrap().try_cast(dtype).unwrap()
+            } else {
+                x
+            };
+            for axis in &axes {
+                for keep in [false, true] {
+                    let what = format!("{} {dtype} {axis:?} {keep}", p.name());
+                    let args = [Value::Tensor(x.clone()), axis.clone(), Value::Bool(keep)];
+                    compare(&what, p, d, &args);
+                }
+            }
+        }
+    }
+    // A large reduction: one block folds 4M elements.
+    let x = Value::Tensor(sample(DType::F32, 1 << 22, 32));
+    let cpu = tensor(
+        run(
+            Prim::ReduceMax,
+            Device::CPU,
+            &[x.clone(), Value::None, Value::Bool(false)],
+        )
+        .unwrap(),
+    );
+    let gpu = tensor(run(Prim::ReduceMax, d, &[x, Value::None, Value::Bool(false)]).unwrap());
+    assert_agrees("max of 4M", &cpu, &gpu);
+    let empty = Value::Tensor(shaped(sample(DType::F32, 0, 1), &[0, 3]));
+    compare(
+        "max of nothing",
+        Prim::ReduceMax,
+        d,
+        &[empty.clone(), Value::Int(0), Value::Bool(false)],
+    );
+    compare(
+        "sum of nothing",
+        Prim::ReduceSum,
+        d,
+        &[empty, Value::Int(0), Value::Bool(false)],
+    );
+}
+
+/// W1's training step (the MLP, softmax cross-entropy, value_and_grad, SGD on six
+/// Parameters) compiled for the device: its Parameters move there on the first call and are
+/// updated there; the losses of three steps match the CPU's.
+#[test]
+fn a_training_step_runs_on_the_device() {
+    let Some(d) = gpu() else { return };
+    let _turn = DEFAULT_DEVICE.lock().unwrap_or_else(|e| e.into_inner());
+    let src = include_str!("../../../benches/workloads/w1_mlp.py");
+    let x = sample(DType::F32, 128 * 784, 41).to_f64_vec();
+    let x: Vec<f32> = x
+        .iter()
+        .map(|v| {
+            if v.is_finite() && v.abs() < 11.0 {
+                *v as f32
+            } else {
+                0.5
+            }
+        })
+        .collect();
+    let x = Tensor::from_f32(x, &[128, 784]).unwrap();
+    let y: Vec<f32> = (0..128 * 10)
+        .map(|i| f32::from(u8::from(i % 10 == (i / 10) % 10)))
+        .collect();
+    let y = Tensor::from_f32(y, &[128, 10]).unwrap();
+    let steps = |device: Device| -> Vec<f64> {
+        anfora_ops::state::set_seed(0);
+        kernels::set_default_device(device).unwrap();
+        let mut s = anfora_session::Session::load("w1.py", src, anfora_ir::Options::default());
+        let losses = (0..3)
+            .map(|_| {
+                let args = vec![
+                    anfora_session::Arg::from(Value::Tensor(x.to_device(device).unwrap())),
+                    anfora_session::Arg::from(Value::Tensor(y.to_device(device).unwrap())),
+                ];
+                let v = s
+                    .call("step", args, &mut std::io::sink())
+                    .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+                match &v {
+                    Value::Tensor(t) => t.to_f64_vec()[0],
+                    Value::Float(f) => *f,
+                    v => panic!("a loss, not {v:?}"),
+                }
+            })
+            .collect();
+        kernels::set_default_device(Device::CPU).unwrap();
+        losses
+    };
+    let (cpu, gpu) = (steps(Device::CPU), steps(d));
+    eprintln!("losses: cpu {cpu:?} gpu {gpu:?}");
+    for (a, b) in cpu.iter().zip(&gpu) {
+        assert!((a - b).abs() <= 1e-4 * a.abs(), "cpu {cpu:?} gpu {gpu:?}");
+    }
+    assert!(gpu[2] < gpu[0], "the loss goes down: {gpu:?}");
+}

@@ -457,3 +457,143 @@ fn refused_programs_raise_the_cpu_errors() {
     }
     assert!(refused > 10, "{refused}");
 }
+
+/// The reduction kernel, run on the host as one thread of one block per result, against the
+/// CPU's reductions: every op, dtype and choice of axes of a 3-d input.
+#[test]
+fn generated_reductions_compute_what_the_cpu_computes() {
+    use anfora_tensor::ReduceOp;
+    if Command::new("c++").arg("--version").output().is_err() {
+        eprintln!("skipped: no C++ compiler (c++) on this machine");
+        return;
+    }
+    let shape = [3usize, 5, 4];
+    let axes_choices: [Option<&[i64]>; 5] =
+        [None, Some(&[0]), Some(&[2]), Some(&[0, 2]), Some(&[1])];
+    let dir = scratch().join("reduce");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut kernels = String::new();
+    let mut main = String::from("int main() {\n");
+    let mut cases = Vec::new();
+    let mut prelude_done = false;
+    for op in [
+        ReduceOp::Sum,
+        ReduceOp::Mean,
+        ReduceOp::Max,
+        ReduceOp::Min,
+        ReduceOp::Prod,
+    ] {
+        for d in DTYPES {
+            // The integers' extremes cancel in a float sum in an order-dependent way: the
+            // mean of integers reads moderate values.
+            let x = if op == ReduceOp::Mean && matches!(d, DType::I32 | DType::I64) {
+                Tensor::from_i64((0..60).map(|i| (i * 37 % 101) - 50).collect(), &[60])
+                    .unwrap()
+                    .try_cast(d)
+                    .unwrap()
+            } else {
+                values(d, 60, 21)
+            };
+            let x = x.reshape(&[3, 5, 4]).unwrap();
+            for axes in axes_choices {
+                let i = cases.len();
+                let expected = Tensor::reduce(op, &x, axes, false).unwrap();
+                let plan = anfora_tensor::reduce_plan(op, &shape, d, axes, false).unwrap();
+                let src = codegen::reduce_source(op, d, plan.acc_dtype).unwrap();
+                let at = src.find("__device__ __forceinline__").unwrap();
+                let body = &src[src.rfind("__device__ __forceinline__").unwrap()..];
+                if !prelude_done {
+                    kernels.push_str(&src[..at]);
+                    kernels.push_str(&src[at..src.rfind("__device__ __forceinline__").unwrap()]);
+                    prelude_done = true;
+                }
+                kernels.push_str(
+                    &body
+                        .replace("combine(", &format!("combine{i}("))
+                        .replace(codegen::REDUCE_NAME, &format!("r{i}")),
+                );
+                let (mut kept, mut kept_st, mut red, mut red_st) = (vec![], vec![], vec![], vec![]);
+                let strides = [20i64, 4, 1];
+                for k in 0..3 {
+                    if plan.reduced[k] {
+                        red.push(shape[k] as i64);
+                        red_st.push(strides[k]);
+                    } else {
+                        kept.push(shape[k] as i64);
+                        kept_st.push(strides[k]);
+                    }
+                }
+                let path = dir.join(format!("r{i}_in.bin"));
+                std::fs::write(&path, x.host_bytes().unwrap()).unwrap();
+                let (t_in, t_out) = (
+                    codegen::memory_type(d).unwrap(),
+                    codegen::memory_type(plan.acc_dtype).unwrap(),
+                );
+                let n_out: usize = plan.shape.iter().product();
+                main.push_str(&format!(
+                    "  {{ const {t_in} *in = (const {t_in} *)load(\"{}\", {});\n    {t_out} *out = ({t_out} *)malloc({});\n    \
+                     Dims kept = {{{{{}}}}}, kept_st = {{{{{}}}}}, red = {{{{{}}}}}, red_st = {{{{{}}}}};\n    \
+                     r{i}(out, in, {n_out}LL, {}LL, kept, kept_st, {}, red, red_st, {});\n    save(\"{}\", out, {});\n  }}\n",
+                    path.display(),
+                    60 * d.size_of(),
+                    n_out * plan.acc_dtype.size_of(),
+                    dims(&kept),
+                    dims(&kept_st),
+                    dims(&red),
+                    dims(&red_st),
+                    plan.count,
+                    kept.len(),
+                    red.len(),
+                    dir.join(format!("r{i}_out.bin")).display(),
+                    n_out * plan.acc_dtype.size_of(),
+                ));
+                cases.push((format!("{op:?} {d} {axes:?}"), expected));
+            }
+        }
+    }
+    main.push_str("  return 0;\n}\n");
+    let header = HOST_PRELUDE.replace(
+        "#define __restrict__\n",
+        "#define __restrict__\n#define __shared__ static\n#define __syncthreads()\n",
+    );
+    let cpp = dir.join("reduce.cpp");
+    std::fs::write(&cpp, format!("{header}{kernels}{main}")).unwrap();
+    let exe = dir.join("reduce");
+    let built = Command::new("c++")
+        .args(["-O1", "-ffp-contract=off", "-fno-fast-math", "-w", "-o"])
+        .arg(&exe)
+        .arg(&cpp)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(&exe).output().unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    for (i, (what, expected)) in cases.iter().enumerate() {
+        let bytes = std::fs::read(dir.join(format!("r{i}_out.bin"))).unwrap();
+        let got = from_bytes(&bytes, expected.dtype(), expected.shape());
+        if expected.dtype().is_float() {
+            for (k, (a, b)) in expected
+                .to_f64_vec()
+                .iter()
+                .zip(got.to_f64_vec())
+                .enumerate()
+            {
+                assert!(
+                    close(*a, b, expected.dtype()),
+                    "{what}: element {k}: cpu {a} generated {b}"
+                );
+            }
+        } else {
+            assert_eq!(expected.to_scalars(), got.to_scalars(), "{what}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -61,6 +61,9 @@ impl Program {
         out: &mut dyn Write,
         options: &Options,
     ) -> Result<Value, RuntimeError> {
+        if self.device != anfora_tensor::Device::CPU {
+            self.place_parameters();
+        }
         // A re-entrant call (not possible today) gets a fresh machine.
         let mut fresh = Machine::default();
         let mut guard = self.machine.try_borrow_mut();
@@ -69,6 +72,30 @@ impl Program {
             Err(_) => &mut fresh,
         };
         self.execute(m, args, out, options.max_depth)
+    }
+
+    /// Moves the Parameters the program reads onto its device (once: they stay there, and
+    /// their updates are computed there), as MindSpore places a network's Parameters on the
+    /// device of its context. A Parameter that cannot move stays where it is; the kernels
+    /// then copy its value on each read.
+    fn place_parameters(&self) {
+        fn visit(v: &Value, device: anfora_tensor::Device) {
+            match v {
+                Value::Ref(p) => {
+                    let value = p.get();
+                    if value.device() != device
+                        && let Ok(moved) = value.to_device(device)
+                    {
+                        p.set(moved);
+                    }
+                }
+                Value::Tuple(items) | Value::List(items) => {
+                    items.iter().for_each(|i| visit(i, device));
+                }
+                _ => {}
+            }
+        }
+        self.consts.iter().for_each(|c| visit(c, self.device));
     }
 
     /// Number of instructions over all units.
@@ -91,12 +118,16 @@ impl Program {
             self.kernels.len()
         );
         for (k, kernel) in self.kernels.iter().enumerate() {
-            let how = match &kernel.kernel {
-                Some((dtypes, _)) => {
+            let how = match (&kernel.kernel, &kernel.device_kernel) {
+                (_, Some((dtypes, _))) => {
+                    let d: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+                    format!("one {} kernel over {}", self.device, d.join(", "))
+                }
+                (Some((dtypes, _)), None) => {
                     let d: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
                     format!("one pass over {}", d.join(", "))
                 }
-                None => "step by step".to_string(),
+                (None, None) => "step by step".to_string(),
             };
             let _ = writeln!(
                 out,

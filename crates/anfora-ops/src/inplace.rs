@@ -16,6 +16,11 @@ use crate::value::{OpResult, Value};
 
 /// `x op y` for a binary operator or comparison.
 pub fn binary(p: Prim, x: Value, y: Value) -> OpResult {
+    let mut args = [x, y];
+    if let Some(k) = crate::kernels::on_device(p, &args) {
+        return k.call(&mut args, &mut std::io::sink());
+    }
+    let [x, y] = args;
     let Some(op) = p.def().kernels.binary_op() else {
         return p.eval(&[x, y]);
     };
@@ -43,6 +48,9 @@ pub fn binary(p: Prim, x: Value, y: Value) -> OpResult {
 
 /// `p(args...)`; the arguments are consumed.
 pub fn prim(p: Prim, args: &mut [Value], out: &mut dyn Write) -> OpResult {
+    if let Some(k) = crate::kernels::on_device(p, args) {
+        return k.call(args, out);
+    }
     match (p.def().kernels, &*args) {
         (Kernels::Unary(op), [Value::Tensor(_)]) => {
             let t = std::mem::replace(&mut args[0], Value::None)

@@ -170,6 +170,33 @@ pub fn find(key: KernelKey) -> Option<Kernel> {
     t.get(&key).cloned()
 }
 
+/// The kernel of `p` on the device its tensor operands are on, when that is not the CPU and
+/// the device has one: eager calls (Python operators, the optimizers' updates, programs
+/// compiled for the CPU) on device tensors compute where the tensors are, as PyTorch's do.
+/// Without such a kernel the CPU's runs, reading the tensors through host copies.
+pub fn on_device(p: Prim, args: &[Value]) -> Option<Kernel> {
+    let device = args.iter().find_map(|v| match v {
+        Value::Tensor(t) if t.device_buffer().is_some() => Some(t.device()),
+        _ => None,
+    })?;
+    if !has_kernels(p) {
+        return None;
+    }
+    let dtypes: Vec<Option<DType>> = args
+        .iter()
+        .map(|v| match v {
+            Value::Tensor(t) => Some(t.dtype()),
+            _ => None,
+        })
+        .collect();
+    let dtype = dispatch_dtype(p, &dtypes)?;
+    find(KernelKey {
+        prim: p,
+        device,
+        dtype,
+    })
+}
+
 /// The keys registered for `device`, sorted by primitive name and dtype.
 pub fn registered(device: Device) -> Vec<KernelKey> {
     let t = table().read().unwrap_or_else(|e| e.into_inner());
@@ -203,6 +230,44 @@ pub fn fused_kernel(device: Device, program: &FusedKernel) -> Option<Kernel> {
         .get(&device)
         .cloned()?;
     fuser(program)
+}
+
+/// The arithmetic float32 matrix products may use on devices that offer a faster one
+/// (process-wide, as JAX's `jax_default_matmul_precision` and PyTorch's
+/// `set_float32_matmul_precision`). The CPU always computes in float32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatmulPrecision {
+    /// Full float32 (the default).
+    Float32,
+    /// TensorFloat-32 tensor cores: float32 range, 10-bit mantissas in the products.
+    TensorFloat32,
+}
+
+impl MatmulPrecision {
+    /// Parses the names JAX and PyTorch use: `float32`/`highest`, `tf32`/`tensorfloat32`/
+    /// `high`.
+    pub fn parse(name: &str) -> Option<MatmulPrecision> {
+        match name.to_ascii_lowercase().as_str() {
+            "float32" | "fp32" | "highest" => Some(MatmulPrecision::Float32),
+            "tf32" | "tensorfloat32" | "high" => Some(MatmulPrecision::TensorFloat32),
+            _ => None,
+        }
+    }
+}
+
+static TF32: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets the precision of float32 matrix products from now on.
+pub fn set_matmul_precision(p: MatmulPrecision) {
+    TF32.store(p == MatmulPrecision::TensorFloat32, Ordering::Release);
+}
+
+pub fn matmul_precision() -> MatmulPrecision {
+    if TF32.load(Ordering::Acquire) {
+        MatmulPrecision::TensorFloat32
+    } else {
+        MatmulPrecision::Float32
+    }
 }
 
 /// The default device, packed as `kind << 32 | index` (read on every cached call, so no lock).

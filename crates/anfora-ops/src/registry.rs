@@ -123,6 +123,9 @@ impl Prim {
     /// The reference implementation on bound arguments (states dropped, Parameters read): how
     /// one primitive's rules use another's.
     pub fn eval(self, args: &[Value]) -> OpResult {
+        if let Some(k) = crate::kernels::on_device(self, args) {
+            return k.call(&mut args.to_vec(), &mut std::io::sink());
+        }
         (self.def().eval)(self, args, &mut std::io::sink())
     }
 

@@ -144,14 +144,25 @@ pub fn forget_parsed_functions() {
 
 /// `anfora.set_context(save_graphs=0|1|2|3, save_graphs_path=..., device=...)`: 1 writes the
 /// final IR of every compile, 2 the IR after every stage, 3 adds a `.dot` graph beside each;
-/// `device` ("cpu", "cuda:N") is where functions compiled from then on run.
+/// `device` ("cpu", "cuda:N") is where functions compiled from then on run;
+/// `matmul_precision` ("float32" or "tf32") the arithmetic of float32 products on devices
+/// with TensorFloat-32 (JAX's and PyTorch's switch; the CPU always computes in float32).
 #[pyfunction]
-#[pyo3(signature = (save_graphs=None, save_graphs_path=None, device=None))]
+#[pyo3(signature = (save_graphs=None, save_graphs_path=None, device=None, matmul_precision=None))]
 pub fn set_context(
     save_graphs: Option<u8>,
     save_graphs_path: Option<PathBuf>,
     device: Option<&str>,
+    matmul_precision: Option<&str>,
 ) -> PyResult<()> {
+    if let Some(name) = matmul_precision {
+        let p = anfora_ops::kernels::MatmulPrecision::parse(name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "matmul_precision must be 'float32' or 'tf32', not '{name}'"
+            ))
+        })?;
+        anfora_ops::kernels::set_matmul_precision(p);
+    }
     if let Some(name) = device {
         let d = anfora_tensor::Device::parse(name).map_err(|e| PyValueError::new_err(e.message))?;
         anfora_ops::kernels::set_default_device(d)

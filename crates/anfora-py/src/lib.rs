@@ -46,15 +46,20 @@ impl Mutable {
     }
 }
 
-/// `anfora.tensor(data, dtype=None)`: a tensor from a numpy array, a Tensor, or nested
-/// lists of numbers (Python floats become float32, as in `ops.tensor`).
+/// `anfora.tensor(data, dtype=None, device=None)`: a tensor from a numpy array, a Tensor, or
+/// nested lists of numbers (Python floats become float32, as in `ops.tensor`), on `device`
+/// ("cpu", "cuda:N"; the CPU when omitted).
 #[pyfunction]
-#[pyo3(name = "tensor", signature = (data, dtype=None))]
+#[pyo3(name = "tensor", signature = (data, dtype=None, device=None))]
 fn make_tensor<'py>(
     data: &Bound<'py, PyAny>,
     dtype: Option<&PyDType>,
+    device: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let t = to_tensor(data, dtype.map(|d| d.inner))?;
+    let mut t = to_tensor(data, dtype.map(|d| d.inner))?;
+    if let Some(device) = device {
+        t = tensor::moved_to(&t, device)?;
+    }
     tensor::array_object(data.py(), array::Cell::own(t))
 }
 
@@ -74,6 +79,8 @@ fn set_seed(seed: i64) -> PyResult<()> {
 #[pymodule]
 fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    #[cfg(feature = "cuda")]
+    anfora_cuda::install();
     m.add_class::<Tensor>()?;
     m.add_class::<tensor::TensorBuffer>()?;
     m.add_class::<PyDType>()?;

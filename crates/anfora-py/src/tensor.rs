@@ -143,6 +143,14 @@ impl PyDType {
     }
 }
 
+/// `t` on the device named `device`: a ValueError for a name that is not a device or a device
+/// without a backend, a TypeError for a dtype the device cannot hold.
+pub fn moved_to(t: &RTensor, device: &str) -> PyResult<RTensor> {
+    let d = anfora_tensor::Device::parse(device).map_err(|e| PyValueError::new_err(e.message))?;
+    t.to_device(d)
+        .map_err(|e| crate::tensor::py_error(e.kind.python_name(), e.message))
+}
+
 /// The attribute of the `anfora` module naming `d` (`float32`, ..., `bool_`).
 pub fn attr_name(d: DType) -> &'static str {
     match d {
@@ -171,6 +179,17 @@ macro_rules! tensor_pymethods {
             #[getter]
             fn dtype(&self) -> PyResult<PyDType> {
                 Ok(dtype_object(self.current()?.dtype()))
+            }
+            /// Where the elements are: "cpu" or "cuda:N".
+            #[getter]
+            fn device(&self) -> PyResult<String> {
+                Ok(self.current()?.device().to_string())
+            }
+            /// This tensor on `device` ("cpu", "cuda:N"): itself when it is there, else a
+            /// copy, as PyTorch's `Tensor.to(device)`.
+            fn to<'py>(&self, py: Python<'py>, device: &str) -> PyResult<Bound<'py, PyAny>> {
+                let t = moved_to(&self.current()?, device)?;
+                tensor_object(py, t)
             }
             #[getter]
             fn ndim(&self) -> PyResult<usize> {

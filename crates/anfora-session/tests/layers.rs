@@ -11,6 +11,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("anfora-tensor", 0),
     ("anfora-ops", 1),
     ("anfora-ir", 2),
+    ("anfora-cuda", 2),
     ("anfora-front", 3),
     ("anfora-infer", 3),
     ("anfora-ad", 3),

@@ -207,15 +207,28 @@ pub fn reduce_result_dtype(op: ReduceOp, a: DType) -> DType {
     }
 }
 
-pub(crate) fn reduce(
+/// What a reduction computes: which axes it removes, the result's shape, how many elements
+/// each result folds, and the dtype it accumulates in (the result's, but float64 for the
+/// mean of integers). Every device's reduction plans with it, so shapes and errors agree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReducePlan {
+    pub reduced: Vec<bool>,
+    pub shape: Vec<usize>,
+    pub count: usize,
+    pub acc_dtype: DType,
+}
+
+/// Plans `op` over `axes` of a tensor of `shape` and `dtype`, with numpy's errors (an axis out
+/// of range, a duplicate axis, max or min of nothing, a result too large).
+pub fn reduce_plan(
     op: ReduceOp,
-    a: &Tensor,
+    in_shape: &[usize],
+    dtype: DType,
     axes: Option<&[i64]>,
     keepdims: bool,
-) -> Result<Tensor> {
-    let reduced = reduced_axes(op, a.ndim(), axes)?;
-    let count: usize = a
-        .shape
+) -> Result<ReducePlan> {
+    let reduced = reduced_axes(op, in_shape.len(), axes)?;
+    let count: usize = in_shape
         .iter()
         .zip(&reduced)
         .filter(|(_, r)| **r)
@@ -232,8 +245,7 @@ pub(crate) fn reduce(
             format!("zero-size array to reduction operation {name} which has no identity"),
         ));
     }
-    let shape: Vec<usize> = a
-        .shape
+    let shape: Vec<usize> = in_shape
         .iter()
         .zip(&reduced)
         .filter_map(|(&d, &r)| match (r, keepdims) {
@@ -242,13 +254,33 @@ pub(crate) fn reduce(
             (true, false) => None,
         })
         .collect();
-    let layout = Layout::new(&a.shape, &reduced, shape.clone());
     let acc_dtype = match op {
-        ReduceOp::Mean if !a.dtype().is_float() => DType::F64,
-        _ => reduce_result_dtype(op, a.dtype()),
+        ReduceOp::Mean if !dtype.is_float() => DType::F64,
+        _ => reduce_result_dtype(op, dtype),
     };
     // Refuse an oversized result before copying the input.
     alloc::check_size(&shape, acc_dtype)?;
+    Ok(ReducePlan {
+        reduced,
+        shape,
+        count,
+        acc_dtype,
+    })
+}
+
+pub(crate) fn reduce(
+    op: ReduceOp,
+    a: &Tensor,
+    axes: Option<&[i64]>,
+    keepdims: bool,
+) -> Result<Tensor> {
+    let ReducePlan {
+        reduced,
+        shape,
+        count,
+        acc_dtype,
+    } = reduce_plan(op, &a.shape, a.dtype(), axes, keepdims)?;
+    let layout = Layout::new(&a.shape, &reduced, shape.clone());
     let input = a.try_cast(acc_dtype)?;
     let storage = match (op, input.try_data()?) {
         (ReduceOp::Max, s) => {

@@ -399,22 +399,33 @@ fn reduce_grad(
 }
 
 /// The reduction a `Reduce*` primitive computes.
-fn reduce_op(p: Prim) -> ReduceOp {
-    match p {
+/// The reduction a primitive computes, if it is one of `ReduceSum`, ..., `ReduceProd`.
+pub fn reduce_op_of(p: Prim) -> Option<ReduceOp> {
+    Some(match p {
         Prim::ReduceSum => ReduceOp::Sum,
         Prim::ReduceMean => ReduceOp::Mean,
         Prim::ReduceMax => ReduceOp::Max,
         Prim::ReduceMin => ReduceOp::Min,
-        _ => ReduceOp::Prod,
-    }
+        Prim::ReduceProd => ReduceOp::Prod,
+        _ => return None,
+    })
+}
+
+fn reduce_op(p: Prim) -> ReduceOp {
+    reduce_op_of(p).unwrap_or(ReduceOp::Prod)
+}
+
+/// The operands of a reduction call `p(x, axis, keepdims)` as every device's kernel reads
+/// them: the tensor, the axes (`None`: all) and `keepdims`, with the CPU's errors.
+pub fn reduce_operands(p: Prim, args: &[Value]) -> Result<(Tensor, Option<Vec<i64>>, bool), PyErr> {
+    let t = need_tensor(&args[0], &p.python_name())?;
+    Ok((t.clone(), axes_value(&args[1])?, truth(&args[2])?))
 }
 
 fn reduce(p: Prim, args: &[Value]) -> OpResult {
     let op = reduce_op(p);
-    let t = need_tensor(&args[0], &p.python_name())?;
-    let axes = axes_value(&args[1])?;
-    let keep = truth(&args[2])?;
-    tensor(Tensor::reduce(op, t, axes.as_deref(), keep)).map(Value::Tensor)
+    let (t, axes, keep) = reduce_operands(p, args)?;
+    tensor(Tensor::reduce(op, &t, axes.as_deref(), keep)).map(Value::Tensor)
 }
 
 // ---- abstract values ----------------------------------------------------------------------

@@ -11,9 +11,14 @@ impl Tensor {
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let shape = shape::resolve_reshape(self.numel(), shape)?;
         alloc::checked_numel_of(&shape, self.dtype())?;
+        // A device buffer is dense: the same buffer, read with another shape.
+        let storage = match self.device_buffer() {
+            Some(_) => self.storage.clone(),
+            None => self.try_dense()?,
+        };
         Ok(Tensor {
             shape: shape.into(),
-            storage: self.try_dense()?,
+            storage,
         })
     }
     /// The axes `transpose(axes)` of an `ndim`-dimensional tensor takes, in order (`None`

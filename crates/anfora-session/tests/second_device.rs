@@ -1,0 +1,272 @@
+//! A second device behind the southbound interface, on every machine: a backend whose buffers
+//! are host memory it owns and whose kernels are the CPU's, run on copies and their results
+//! copied back to it. Programs compiled for it must run on it end to end (fused chains as its
+//! one-pass kernels, Parameters moved there and updated there, eager calls on its tensors
+//! dispatched to it) and compute exactly what the CPU computes. The CUDA backend is the same
+//! machinery with real device memory (`anfora-cuda`, tested on a GPU machine).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use anfora_ir::{Options, Prim};
+use anfora_ops::Value;
+use anfora_ops::kernels::{self, Kernel, KernelKey};
+use anfora_session::{Arg, Session};
+use anfora_tensor::device::{self, Backend, Device, DeviceBuffer};
+use anfora_tensor::{DType, ErrorKind, Result, Tensor, TensorError};
+
+/// Elements the stand-in device owns (as bytes in host memory).
+#[derive(Debug)]
+struct HostBuffer {
+    device: Device,
+    dtype: DType,
+    len: usize,
+    bytes: Vec<u8>,
+}
+
+impl DeviceBuffer for HostBuffer {
+    fn device(&self) -> Device {
+        self.device
+    }
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn download(&self, dst: &mut [u8]) -> Result<()> {
+        if dst.len() != self.bytes.len() {
+            return Err(TensorError::new(
+                ErrorKind::Value,
+                "a download of the wrong size",
+            ));
+        }
+        dst.copy_from_slice(&self.bytes);
+        DOWNLOADS.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+static DOWNLOADS: AtomicUsize = AtomicUsize::new(0);
+static UPLOADS: AtomicUsize = AtomicUsize::new(0);
+static FUSED_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+struct SecondDevice(Device);
+
+impl Backend for SecondDevice {
+    fn device(&self) -> Device {
+        self.0
+    }
+    fn describe(&self) -> String {
+        format!("{}: a stand-in device in host memory", self.0)
+    }
+    fn supports(&self, dtype: DType) -> bool {
+        !dtype.is_half()
+    }
+    fn parallelism(&self) -> usize {
+        1
+    }
+    fn upload(&self, bytes: &[u8], dtype: DType, len: usize) -> Result<Arc<dyn DeviceBuffer>> {
+        UPLOADS.fetch_add(1, Ordering::SeqCst);
+        Ok(Arc::new(HostBuffer {
+            device: self.0,
+            dtype,
+            len,
+            bytes: bytes.to_vec(),
+        }))
+    }
+}
+
+/// The tensors of `v` moved to `d` (through tuples and lists).
+fn to(d: Device, v: Value) -> Value {
+    match &v {
+        Value::Tensor(t) => Value::Tensor(t.to_device(d).expect("the device holds it")),
+        Value::Tuple(items) => Value::Tuple(items.iter().cloned().map(|i| to(d, i)).collect()),
+        Value::List(items) => Value::List(items.iter().cloned().map(|i| to(d, i)).collect()),
+        _ => v,
+    }
+}
+
+/// The device's kernel of `p`: the CPU's on host copies of the operands, its result moved to
+/// the device.
+fn kernel_of(p: Prim, d: Device) -> Kernel {
+    Kernel::new("second", move |args, out| {
+        for a in args.iter_mut() {
+            let host = to(Device::CPU, std::mem::replace(a, Value::None));
+            *a = host;
+        }
+        let r = anfora_ops::inplace::prim(p, args, out)?;
+        Ok(to(d, r))
+    })
+}
+
+static INSTALLED: std::sync::OnceLock<Device> = std::sync::OnceLock::new();
+static TURN: Mutex<()> = Mutex::new(());
+
+/// Registers the device (once per process): backend, every primitive's kernel, a fuser.
+fn second() -> Device {
+    *INSTALLED.get_or_init(|| {
+        let d = Device::parse("cuda:7").unwrap();
+        device::register_backend(Arc::new(SecondDevice(d))).unwrap();
+        for &p in Prim::all() {
+            if !kernels::has_kernels(p) {
+                continue;
+            }
+            for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
+                let key = KernelKey {
+                    prim: p,
+                    device: d,
+                    dtype,
+                };
+                kernels::register(key, kernel_of(p, d)).unwrap();
+            }
+        }
+        kernels::register_fuser(
+            d,
+            Arc::new(move |program: &anfora_tensor::FusedKernel| {
+                let program = program.clone();
+                Some(Kernel::new("second", move |args, _| {
+                    FUSED_CALLS.fetch_add(1, Ordering::SeqCst);
+                    let inputs: Vec<Tensor> = args
+                        .iter()
+                        .map(|v| match &to(Device::CPU, v.clone()) {
+                            Value::Tensor(t) => t.clone(),
+                            v => panic!("a fused kernel got {v:?}"),
+                        })
+                        .collect();
+                    let refs: Vec<&Tensor> = inputs.iter().collect();
+                    let r = program.run(&refs).map_err(anfora_ops::pynum::tensor_err)?;
+                    Ok(to(d, Value::Tensor(r)))
+                }))
+            }),
+        );
+        d
+    })
+}
+
+const W1: &str = include_str!("../../../benches/workloads/w1_mlp.py");
+
+fn batch() -> (Tensor, Tensor) {
+    let x: Vec<f32> = (0..128 * 784)
+        .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
+        .collect();
+    let y: Vec<f32> = (0..128 * 10)
+        .map(|i| f32::from(u8::from(i % 10 == (i / 10 * 3) % 10)))
+        .collect();
+    (
+        Tensor::from_f32(x, &[128, 784]).unwrap(),
+        Tensor::from_f32(y, &[128, 10]).unwrap(),
+    )
+}
+
+/// Three W1 training steps compiled for `device`: the losses, the Parameters the program
+/// read, and the program's dump.
+fn train(device: Device) -> (Vec<Tensor>, Vec<anfora_ir::ParamRef>, String) {
+    anfora_ops::state::set_seed(0);
+    kernels::set_default_device(device).unwrap();
+    let mut s = Session::load("w1.py", W1, Options::default());
+    let (x, y) = batch();
+    let mut losses = Vec::new();
+    let args = || {
+        vec![
+            Arg::from(Value::Tensor(x.to_device(device).unwrap())),
+            Arg::from(Value::Tensor(y.to_device(device).unwrap())),
+        ]
+    };
+    for _ in 0..3 {
+        let v = s.call("step", args(), &mut std::io::sink());
+        let v = v.unwrap_or_else(|f| panic!("{}", s.render(&f)));
+        match &v {
+            Value::Tensor(t) => losses.push(t.clone()),
+            v => panic!("a loss, not {v:?}"),
+        }
+    }
+    let compiled = s
+        .compiled("step", &args())
+        .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+    kernels::set_default_device(Device::CPU).unwrap();
+    let program = compiled.program.as_ref().unwrap();
+    let mut params: Vec<anfora_ir::ParamRef> = Vec::new();
+    for c in &program.consts {
+        if let Value::Ref(p) = c
+            && !params.contains(p)
+        {
+            params.push(p.clone());
+        }
+    }
+    let dump = program.dump(&anfora_ir::SourceMap::default());
+    (losses, params, dump)
+}
+
+#[test]
+fn a_training_step_compiled_for_another_device_runs_there_and_matches_the_cpu() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let d = second();
+    let (cpu_losses, cpu_params, _) = train(Device::CPU);
+    let fused_before = FUSED_CALLS.load(Ordering::SeqCst);
+    let (losses, params, dump) = train(d);
+    // Every loss is on the device and equals the CPU's bit for bit (the same kernels ran).
+    for (c, g) in cpu_losses.iter().zip(&losses) {
+        assert_eq!(g.device(), d);
+        assert!(g.same_as(c), "cpu {c:?} device {g:?}");
+    }
+    // The Parameters moved to the device on the first call and were updated there.
+    assert_eq!(params.len(), 6);
+    for (c, g) in cpu_params.iter().zip(&params) {
+        assert_eq!(g.get().device(), d, "{}", g.name());
+        assert!(g.get().same_as(&c.get()), "{}", g.name());
+        assert_eq!(c.get().device(), Device::CPU);
+    }
+    // The fused chains ran as the device's one-pass kernels (4 per step).
+    assert_eq!(FUSED_CALLS.load(Ordering::SeqCst) - fused_before, 12);
+    assert!(
+        dump.contains("one cuda:7 kernel over float32, float32, float32"),
+        "{dump}"
+    );
+}
+
+#[test]
+fn eager_calls_on_device_tensors_run_on_their_device() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let d = second();
+    let a = Tensor::from_f32(vec![1.0, 2.0, 3.0], &[3]).unwrap();
+    let on = Value::Tensor(a.to_device(d).unwrap());
+    for (p, args) in [
+        (Prim::Add, vec![on.clone(), Value::Float(0.5)]),
+        (Prim::Tanh, vec![on.clone()]),
+        (
+            Prim::ReduceSum,
+            vec![on.clone(), Value::None, Value::Bool(false)],
+        ),
+    ] {
+        let host = to(Device::CPU, Value::Tensor(a.clone()));
+        let mut cpu_args = args.clone();
+        cpu_args[0] = host;
+        let expected = p.eval(&cpu_args).unwrap();
+        let got = p.eval(&args).unwrap();
+        match (&expected, &got) {
+            (Value::Tensor(e), Value::Tensor(g)) => {
+                assert_eq!(g.device(), d, "{}", p.name());
+                assert!(g.same_as(e), "{}", p.name());
+            }
+            _ => panic!("{}: {expected:?} {got:?}", p.name()),
+        }
+    }
+    // Reading a device tensor on the host copies it once; moving it back is that copy.
+    let t = a.to_device(d).unwrap();
+    let before = DOWNLOADS.load(Ordering::SeqCst);
+    assert_eq!(t.to_f64_vec(), vec![1.0, 2.0, 3.0]);
+    assert_eq!(t.to_f64_vec(), vec![1.0, 2.0, 3.0]);
+    assert_eq!(DOWNLOADS.load(Ordering::SeqCst) - before, 1);
+    // A reshape keeps the buffer on the device.
+    let r = t.reshape(&[1, 3]).unwrap();
+    assert_eq!(r.device(), d);
+    assert!(Arc::ptr_eq(
+        r.device_buffer().unwrap(),
+        t.device_buffer().unwrap()
+    ));
+    assert_eq!(t.to_device(Device::CPU).unwrap().device(), Device::CPU);
+}
