@@ -3,6 +3,7 @@ with anfora: an MLP and a LeNet-style CNN (convolutions and max pooling). Each
 training step (forward, loss, gradient and optimizer update) is one compiled call.
 
     python examples/train_digits.py [--epochs N] [--model mlp|lenet|both] [--seed S] [--export DIR]
+                                    [--device cpu|cuda:N]
 
 With --export, each trained model is also written as a model file (DIR/NAME.anfora, for
 `anfora run-model`, `anfora.load` and the C runtime's examples/c/classify_digits), with the
@@ -114,7 +115,12 @@ def main(argv=None):
                         help="exit with status 1 if a model ends below this test accuracy")
     parser.add_argument("--export", metavar="DIR",
                         help="write each trained model and the test set to DIR")
+    parser.add_argument("--device", default="cpu",
+                        help="where the steps run: cpu, or cuda:N (anfora.devices() lists them)")
     args = parser.parse_args(argv)
+    # Compiled functions run on this device; the networks' Parameters move there on the
+    # first step.
+    anfora.set_context(device=args.device)
     data = load_digits(args.seed)
     models = ["mlp", "lenet"] if args.model == "both" else [args.model]
     x_train, x_test = data[0][0], data[1][0]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the folder scripts/gpu-check.sh fills: the GPU tests, then
-# anfora's GPU benchmark and JAX's (W1, W5 and W6) in turn, twice, so each ratio is seen in two
+# anfora's GPU benchmark and JAX's (W1, W2, W5 and W6) in turn, twice, so each ratio is seen in two
 # side-by-side runs. Everything goes to standard output and to $OUT/gpu.log when OUT is set.
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -24,7 +24,7 @@ PY="${PY:-python3}"
         timeout 120 "$HERE/gpu-bench"
         if [ -f "$HERE/jax_gpu.py" ]; then
             echo "=== round $round: JAX"
-            (cd "$HERE" && PYTHONUNBUFFERED=1 timeout 200 "$PY" jax_gpu.py --only W1 W5 W6) 2>&1 | grep -v "^W0000\|^I0000"
+            (cd "$HERE" && PYTHONUNBUFFERED=1 timeout 200 "$PY" jax_gpu.py --only W1 W2 W5 W6) 2>&1 | grep -v "^W0000\|^I0000"
         fi
     done
 } 2>&1 | tee "$LOG"

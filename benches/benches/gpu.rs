@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use anfora_benches::{W1_MLP, W5_CHAIN, training_step, vector, w1_batch};
+use anfora_benches::{W1_MLP, W2_LENET, W5_CHAIN, training_step, vector, w1_batch, w2_batch};
 use anfora_ops::Value;
 use anfora_session::{Arg, Session};
 use anfora_tensor::Tensor;
@@ -37,18 +37,22 @@ fn main() {
     for precision in ["f32", "tf32"] {
         let p = anfora_ops::kernels::MatmulPrecision::parse(precision).expect("a precision");
         anfora_ops::kernels::set_matmul_precision(p);
-        let (x, y) = w1_batch();
-        let batch = (x.to_device(device).unwrap(), y.to_device(device).unwrap());
-        let mut step = training_step(W1_MLP, batch);
-        bench(
-            &format!("anfora_W1_mlp_train_step_{precision}"),
-            10,
-            50,
-            || {
-                step();
-                sync();
-            },
-        );
+        for (name, src, (x, y)) in [
+            ("W1_mlp", W1_MLP, w1_batch()),
+            ("W2_lenet_b64", W2_LENET, w2_batch()),
+        ] {
+            let batch = (x.to_device(device).unwrap(), y.to_device(device).unwrap());
+            let mut step = training_step(src, batch);
+            bench(
+                &format!("anfora_{name}_train_step_{precision}"),
+                10,
+                50,
+                || {
+                    step();
+                    sync();
+                },
+            );
+        }
     }
 
     let sizes = [784, 512, 512, 10];

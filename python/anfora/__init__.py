@@ -286,6 +286,35 @@ def export(net, *inputs, file_name, file_format="anfora"):
 
 from . import nn  # noqa: E402  (uses grad/value_and_grad above)
 
+class placement:
+    """`with anfora.placement("cuda:0"):` places operations on a device (seed 002, OneFlow's
+    `flow.scope.placement`). Inside compiled code, the operations written in the block run on
+    that device (the compiler copies values between devices, and their gradients run there
+    too); outside, the block sets the device functions compiled within it run on. OneFlow's
+    form `placement("cuda", "0:1")` (device type, then `machine:device`) is accepted."""
+
+    def __init__(self, device, ids=None):
+        if ids is not None:
+            machine, _, index = str(ids).partition(":")
+            if machine != "0" or not index.isdigit():
+                raise ValueError(
+                    f"placement({device!r}, {ids!r}): one device of this machine, as '0:N'")
+            device = f"{device}:{index}"
+        self.device = device
+
+    def __enter__(self):
+        self._saved = get_device()
+        set_context(device=self.device)
+        return self
+
+    def __exit__(self, *exc):
+        set_context(device=self._saved)
+        return False
+
+    def __repr__(self):
+        return f"placement({self.device!r})"
+
+
 __all__ = [
     "CompileError",
     "Function",
@@ -306,6 +335,7 @@ __all__ = [
     "export",
     "float16",
     "get_device",
+    "placement",
     "int32",
     "int64",
     "jit",

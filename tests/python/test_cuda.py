@@ -80,3 +80,20 @@ def test_a_training_step_on_the_device_matches_the_cpu():
     assert gpu[-1] < gpu[0]
     assert w_gpu.device == "cuda:0"  # the Parameter moved to the program's device
     np.testing.assert_allclose(np.asarray(w_gpu), np.asarray(w_cpu), rtol=1e-4, atol=1e-6)
+
+
+def test_the_digits_example_trains_on_the_device_as_on_the_cpu():
+    pytest.importorskip("sklearn")
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
+    spec = importlib.util.spec_from_file_location("train_digits", path)
+    digits = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(digits)
+    try:
+        for model in ["mlp", "lenet"]:
+            args = ["--model", model, "--epochs", "3", "--min-accuracy", "0.9"]
+            assert digits.main(args + ["--device", "cuda:0"]) == 0
+    finally:
+        anfora.set_context(device="cpu")

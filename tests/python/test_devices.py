@@ -84,3 +84,47 @@ def test_matmul_precision_is_float32_or_tf32():
         np.testing.assert_allclose(np.asarray(f(anfora.tensor(a))), a @ a, rtol=1e-5, atol=1e-5)
     finally:
         anfora.set_context(matmul_precision="float32")
+
+
+def test_placement_blocks_compile_and_compute_as_without_them():
+    @anfora.jit
+    def placed(x):
+        y = x * 2.0
+        with anfora.placement("cpu"):
+            z = ops.tanh(y) + 1.0
+        with anfora.placement("cpu", "0:0"):
+            w = ops.sum(z * z)
+        return w + ops.sum(y)
+
+    def plain(x):
+        y = x * 2.0
+        z = np.tanh(y) + 1.0
+        return np.sum(z * z) + np.sum(y)
+
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    np.testing.assert_allclose(float(placed(anfora.tensor(x))), plain(x), rtol=1e-6)
+    g = anfora.grad(placed)(anfora.tensor(x))
+    expected = 2.0 * (2.0 * (np.tanh(2 * x) + 1.0) * (1.0 - np.tanh(2 * x) ** 2)) + 2.0
+    np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-5)
+
+
+def test_a_placement_outside_compiled_code_sets_the_device_of_the_block():
+    assert anfora.get_device() == "cpu"
+    with anfora.placement("cpu", "0:0") as p:
+        assert anfora.get_device() == "cpu"
+        assert repr(p) == "placement('cpu:0')"
+    assert anfora.get_device() == "cpu"
+    with pytest.raises(ValueError, match="one device of this machine"):
+        anfora.placement("cuda", "1:0")
+
+
+def test_a_placement_on_an_unknown_device_is_refused_where_it_is_written():
+    @anfora.jit
+    def f(x):
+        with anfora.placement("tpu"):
+            y = x + 1
+        return y
+
+    with pytest.raises(anfora.CompileError) as e:
+        f(anfora.tensor(np.ones(2, np.float32)))
+    assert "E0107" in str(e.value) and "unknown device 'tpu'" in str(e.value)

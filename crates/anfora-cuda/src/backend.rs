@@ -29,6 +29,8 @@ pub struct CudaDevice {
     pub(crate) sm_count: u32,
     /// Kernels compiled for this device, by source.
     kernels: Mutex<HashMap<String, CudaFunction>>,
+    /// The same, by a short key (reductions, broadcasts: no source is written to find them).
+    named: Mutex<HashMap<String, CudaFunction>>,
     pub(crate) blas: Mutex<Option<cudarc::cublas::CudaBlas>>,
 }
 
@@ -66,6 +68,7 @@ impl CudaDevice {
             capability,
             sm_count: sm_count.max(1) as u32,
             kernels: Mutex::new(HashMap::new()),
+            named: Mutex::new(HashMap::new()),
             blas: Mutex::new(None),
         }))
     }
@@ -75,6 +78,26 @@ impl CudaDevice {
             kind: DeviceKind::Cuda,
             index: self.index,
         }
+    }
+
+    /// The kernel known as `key` (a short name of what it computes): its CUDA C from
+    /// `source` compiled by NVRTC on first use, then kept.
+    pub(crate) fn kernel_for(
+        &self,
+        key: &str,
+        source: impl FnOnce() -> Result<String>,
+        name: &str,
+    ) -> Result<CudaFunction> {
+        if let Some(f) = self.lock_named().get(key) {
+            return Ok(f.clone());
+        }
+        let f = self.kernel(&source()?, name)?;
+        self.lock_named().insert(key.to_string(), f.clone());
+        Ok(f)
+    }
+
+    fn lock_named(&self) -> std::sync::MutexGuard<'_, HashMap<String, CudaFunction>> {
+        self.named.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The kernel `name` of CUDA C `source`, compiled by NVRTC on first use and kept.

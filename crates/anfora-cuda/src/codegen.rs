@@ -4,14 +4,14 @@
 //! every Python scalar a typed constant (see `anfora_tensor::fused`); this module writes each
 //! instruction as one C statement with the CPU kernels' element semantics (numpy's): wrapping
 //! integer arithmetic, numpy's shifts, NaN-propagating maximum and minimum, Python's floor
-//! division and remainder on floats, x86's float-to-integer conversion. Constants are written
-//! as bit patterns, so they are exact.
+//! division and remainder on floats, x86's float-to-integer conversion. Constants are
+//! kernel parameters, passed by value at each launch (exact, and one kernel serves every value).
 //!
 //! The kernel walks the output in a grid-stride loop. An input with the output's shape is read
 //! at the element's index; another (broadcast) input at an offset computed from the output's
 //! dimensions and the input's strides (0 along broadcast axes), passed as `Dims` arguments.
 //! The source depends on the program and on which inputs broadcast (and the rank then), not on
-//! sizes, so one compiled kernel serves every size.
+//! sizes or scalar values, so one compiled kernel serves every size and value.
 
 use std::fmt::Write;
 
@@ -114,6 +114,9 @@ pub fn fused_source(
             let _ = write!(src, ", Dims st{i}");
         }
     }
+    for (n, c) in scalar_params(k).into_iter().enumerate() {
+        let _ = write!(src, ", {} c{n}", c_type(const_dtype(c))?);
+    }
     src.push_str(") {\n");
     src.push_str(
         "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n       i += (long long)gridDim.x * blockDim.x) {\n",
@@ -149,12 +152,13 @@ pub fn fused_source(
         let _ = writeln!(src, "    const {} x{i} = {load};", c_type(d)?);
     }
     let insts = k.insts();
+    let mut next_scalar = 0;
     for j in live_insts(k) {
         let inst = &insts[j];
-        let expr = inst_expr(k, inst)?;
+        let expr = inst_expr(k, inst, &mut next_scalar)?;
         let _ = writeln!(src, "    const {} v{j} = {expr};", c_type(inst.dtype)?);
     }
-    let result = slot(k.output_slot());
+    let result = slot(k.output_slot(), &mut 0);
     let store = if out == DType::Bool {
         format!("(unsigned char){result}")
     } else {
@@ -290,16 +294,45 @@ fn live_insts(k: &FusedKernel) -> Vec<usize> {
     (0..insts.len()).filter(|&j| live[j]).collect()
 }
 
-fn slot(s: Slot) -> String {
-    match s {
-        Slot::Input(i) => format!("x{i}"),
-        Slot::Inst(j) => format!("v{j}"),
-        Slot::Const(c) => constant(c),
+/// The program's scalars, in the order the kernel takes them as parameters (`c0`, `c1`, ...,
+/// after the inputs): passed by value at each launch, so programs that differ only in their
+/// scalars (`x * 0.5` and `x * lr`) share one compiled kernel.
+pub fn scalar_params(k: &FusedKernel) -> Vec<Const> {
+    let insts = k.insts();
+    live_insts(k)
+        .into_iter()
+        .flat_map(|j| insts[j].args.iter())
+        .filter_map(|s| match s {
+            Slot::Const(c) => Some(*c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn const_dtype(c: Const) -> DType {
+    match c {
+        Const::Bool(_) => DType::Bool,
+        Const::I32(_) => DType::I32,
+        Const::I64(_) => DType::I64,
+        Const::F32(_) => DType::F32,
+        Const::F64(_) => DType::F64,
     }
 }
 
-/// A constant, exactly (floats by their bits).
-fn constant(c: Const) -> String {
+/// A slot as an expression; scalars are the next parameter.
+fn slot(s: Slot, next_scalar: &mut usize) -> String {
+    match s {
+        Slot::Input(i) => format!("x{i}"),
+        Slot::Inst(j) => format!("v{j}"),
+        Slot::Const(_) => {
+            *next_scalar += 1;
+            format!("c{}", *next_scalar - 1)
+        }
+    }
+}
+
+/// A constant as a C literal, exactly (floats by their bits).
+pub fn c_literal(c: Const) -> String {
     match c {
         Const::Bool(b) => b.to_string(),
         Const::I32(v) => format!("((int){}u)", v as u32),
@@ -313,13 +346,7 @@ fn slot_dtype(k: &FusedKernel, s: Slot) -> DType {
     match s {
         Slot::Input(i) => k.input_dtypes()[i],
         Slot::Inst(j) => k.insts()[j].dtype,
-        Slot::Const(c) => match c {
-            Const::Bool(_) => DType::Bool,
-            Const::I32(_) => DType::I32,
-            Const::I64(_) => DType::I64,
-            Const::F32(_) => DType::F32,
-            Const::F64(_) => DType::F64,
-        },
+        Slot::Const(c) => const_dtype(c),
     }
 }
 
@@ -334,8 +361,8 @@ fn suffix(d: DType) -> &'static str {
     }
 }
 
-fn inst_expr(k: &FusedKernel, inst: &Inst) -> Result<String, Unsupported> {
-    let a: Vec<String> = inst.args.iter().map(|&s| slot(s)).collect();
+fn inst_expr(k: &FusedKernel, inst: &Inst, next_scalar: &mut usize) -> Result<String, Unsupported> {
+    let a: Vec<String> = inst.args.iter().map(|&s| slot(s, next_scalar)).collect();
     let from = inst.args.first().map(|&s| slot_dtype(k, s));
     let to = inst.dtype;
     Ok(match inst.kind {

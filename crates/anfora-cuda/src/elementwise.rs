@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use anfora_tensor::fused::{FusedKernel, Slot};
+use anfora_tensor::fused::{Const, FusedKernel, Slot};
 use anfora_tensor::{ErrorKind, Result, Tensor, TensorError, broadcast_shapes_n};
 use cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
 
@@ -27,6 +27,8 @@ pub struct CudaFused {
     device: Arc<CudaDevice>,
     program: FusedKernel,
     used: Vec<bool>,
+    /// The scalars the kernel takes by value, in order.
+    scalars: Vec<Const>,
     compiled: Mutex<HashMap<(Vec<Access>, usize), cudarc::driver::CudaFunction>>,
 }
 
@@ -48,6 +50,7 @@ impl CudaFused {
         }
         Ok(CudaFused {
             used: codegen::used_inputs(&program),
+            scalars: codegen::scalar_params(&program),
             device,
             program,
             compiled: Mutex::new(HashMap::new()),
@@ -122,6 +125,15 @@ impl CudaFused {
                 launch.arg(&strides[i]);
             }
         }
+        for c in &self.scalars {
+            match c {
+                Const::Bool(v) => launch.arg(v),
+                Const::I32(v) => launch.arg(v),
+                Const::I64(v) => launch.arg(v),
+                Const::F32(v) => launch.arg(v),
+                Const::F64(v) => launch.arg(v),
+            };
+        }
         // SAFETY: the arguments are the generated kernel's parameters, in order and of the
         // types it declares; every buffer holds the elements the kernel indexes.
         unsafe { launch.launch(grid(&self.device, n)) }
@@ -168,9 +180,12 @@ pub(crate) fn broadcast_to(
             format!("CUDA kernels broadcast over at most {MAX_RANK} dimensions"),
         ));
     }
-    let src = codegen::broadcast_source(t.dtype())
-        .map_err(|e| TensorError::new(ErrorKind::Type, e.to_string()))?;
-    let f = device.kernel(&src, codegen::BROADCAST_NAME)?;
+    let source = || {
+        codegen::broadcast_source(t.dtype())
+            .map_err(|e| TensorError::new(ErrorKind::Type, e.to_string()))
+    };
+    let key = format!("broadcast {}", t.dtype());
+    let f = device.kernel_for(&key, source, codegen::BROADCAST_NAME)?;
     let (_, buf) = on_device(device, t)?;
     let mut dims = Dims::default();
     for (d, &s) in dims.v.iter_mut().zip(shape) {

@@ -9,10 +9,13 @@
 //! The CUDA libraries are opened at run time. On a machine without the driver or without a
 //! GPU, `install` finds no device and registers nothing; it never panics.
 //!
-//! What runs on the device today: every elementwise primitive (unary, binary, `where`,
-//! `gelu`) and their fused chains, in bool, int32, int64, float32 and float64, and `matmul`
-//! in float32 and float64 through cuBLAS. A program using another primitive does not compile
-//! for a CUDA device: the lowering names the (primitive, device, dtype) that has no kernel.
+//! What runs on the device today: every elementwise primitive (unary, binary, `cast`,
+//! `where`, `gelu`) and their fused chains, in bool, int32, int64, float32 and float64; the
+//! reductions (`sum`, `mean`, `max`, `min`, `prod`); `matmul` and `Gemm` in float32 and
+//! float64 through cuBLAS; `BroadcastLike`, and `ReduceGrad` composed of those. Every other
+//! primitive runs the CPU's kernel on host copies of its operands (`kernels::host_fallback`,
+//! shown as `[host]` in dumps), as MindSpore falls back to CPU kernels: programs compile and
+//! compute right, and the fallbacks are where device time is still to be won.
 
 mod backend;
 mod blas;
@@ -20,7 +23,8 @@ pub mod codegen;
 mod elementwise;
 mod reduce;
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anfora_ops::kernels::{self, Kernel, KernelKey};
 use anfora_ops::pynum;
@@ -91,9 +95,11 @@ fn register(device: Arc<CudaDevice>) -> anfora_tensor::Result<()> {
     anfora_tensor::device::register_backend(Arc::new(CudaBackend(device.clone())))?;
     let at = device.device();
     for &p in Prim::all() {
-        let Some(kernel) = prim_kernel(&device, p) else {
+        if !kernels::has_kernels(p) {
             continue;
-        };
+        }
+        // A primitive without a CUDA kernel yet runs the CPU's on host copies.
+        let kernel = prim_kernel(&device, p).unwrap_or_else(|| kernels::host_fallback(p, at));
         for dtype in DTYPES {
             let key = KernelKey {
                 prim: p,
@@ -182,10 +188,22 @@ fn prim_kernel(device: &Arc<CudaDevice>, p: Prim) -> Option<Kernel> {
     let single = def.unary_op().is_some()
         || def.binary_op().is_some()
         || matches!(p, Prim::Where | Prim::Gelu | Prim::Cast);
+    // Programs met so far, by their ops and dtypes (scalar values included: a program with
+    // another value is built again but finds its kernel compiled, by source).
+    let programs: Mutex<HashMap<String, Arc<CudaFused>>> = Mutex::new(HashMap::new());
     single.then(|| {
         Kernel::new("cuda", move |args, _| {
             let (inputs, ops) = one_op_program(p, args)?;
             let dtypes: Vec<DType> = inputs.iter().map(Tensor::dtype).collect();
+            let key = format!("{dtypes:?}{ops:?}");
+            let known = programs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&key)
+                .cloned();
+            if let Some(fused) = known {
+                return pynum::tensor(fused.run(&inputs)).map(Value::Tensor);
+            }
             let program = pynum::tensor(FusedKernel::new(&dtypes, ops))?;
             let fused = CudaFused::new(device.clone(), program).map_err(|why| {
                 type_error(&format!(
@@ -198,6 +216,14 @@ fn prim_kernel(device: &Arc<CudaDevice>, p: Prim) -> Option<Kernel> {
                         .join(" and ")
                 ))
             })?;
+            let fused = Arc::new(fused);
+            let mut known = programs.lock().unwrap_or_else(|e| e.into_inner());
+            // Bounded: a program per scalar value met, dropped all at once past a limit.
+            if known.len() >= 4096 {
+                known.clear();
+            }
+            known.insert(key, fused.clone());
+            drop(known);
             pynum::tensor(fused.run(&inputs)).map(Value::Tensor)
         })
     })

@@ -52,9 +52,12 @@ pub(crate) fn reduce(
             nk += 1;
         }
     }
-    let src = codegen::reduce_source(op, x.dtype(), plan.acc_dtype)
-        .map_err(|e| TensorError::new(ErrorKind::Type, e.to_string()))?;
-    let f = device.kernel(&src, REDUCE_NAME)?;
+    let source = || {
+        codegen::reduce_source(op, x.dtype(), plan.acc_dtype)
+            .map_err(|e| TensorError::new(ErrorKind::Type, e.to_string()))
+    };
+    let key = format!("reduce {op:?} {} {}", x.dtype(), plan.acc_dtype);
+    let f = device.kernel_for(&key, source, REDUCE_NAME)?;
     let (_, buf) = on_device(device, x)?;
     let (n_out64, count) = (n_out as i64, plan.count as i64);
     let (nk, nr) = (nk as i32, nr as i32);

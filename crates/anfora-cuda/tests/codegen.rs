@@ -2,8 +2,8 @@
 //! comparison, checked as text (`cargo insta review` after an intended change). Runs
 //! everywhere; `tests/host.rs` runs such kernels on the host and `tests/gpu.rs` on a GPU.
 
-use anfora_cuda::codegen::{Access, Unsupported, fused_source};
-use anfora_tensor::fused::{FusedKernel, FusedOp};
+use anfora_cuda::codegen::{Access, Unsupported, c_literal, fused_source, scalar_params};
+use anfora_tensor::fused::{Const, FusedKernel, FusedOp};
 use anfora_tensor::{BinaryOp, DType, Scalar, UnaryOp};
 
 /// The source without the prelude of device functions (which every kernel shares).
@@ -12,7 +12,7 @@ fn kernel_only(src: &str) -> &str {
 }
 
 #[test]
-fn w5_chain_is_one_kernel_with_exact_constants() {
+fn w5_chain_is_one_kernel_taking_its_scalars_by_value() {
     use BinaryOp::*;
     let ops = vec![
         FusedOp::Scalar(Scalar::Float(1.5)),
@@ -29,6 +29,12 @@ fn w5_chain_is_one_kernel_with_exact_constants() {
     let k = FusedKernel::new(&[DType::F32], ops).unwrap();
     let src = fused_source(&k, &[Access::Same], 1).unwrap();
     insta::assert_snapshot!(kernel_only(&src));
+    // The weak Python scalars, converted to float32 as numpy does, in parameter order.
+    assert_eq!(
+        scalar_params(&k),
+        vec![Const::F32(1.5), Const::F32(0.3), Const::F32(3.0)]
+    );
+    assert_eq!(c_literal(Const::F32(0.3)), "__int_as_float(0x3e99999a)");
 }
 
 #[test]

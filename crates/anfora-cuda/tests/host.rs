@@ -275,6 +275,10 @@ fn translation_unit(cases: &[Case], dir: &Path) -> String {
             (n * c.program.output_dtype().size_of()).max(1)
         ));
         let mut args = vec!["out".to_string(), format!("{n}LL"), "shape".into()];
+        let scalars: Vec<String> = codegen::scalar_params(&c.program)
+            .into_iter()
+            .map(codegen::c_literal)
+            .collect();
         for (j, t) in c.inputs.iter().enumerate() {
             let path = dir.join(format!("k{i}_in{j}.bin"));
             std::fs::write(&path, t.host_bytes().unwrap()).unwrap();
@@ -293,6 +297,7 @@ fn translation_unit(cases: &[Case], dir: &Path) -> String {
                 args.push(format!("st{j}"));
             }
         }
+        args.extend(scalars);
         main.push_str(&format!(
             "    k{i}({});\n    save(\"{}\", out, {});\n  }}\n",
             args.join(", "),

@@ -121,7 +121,7 @@ impl Program {
             let how = match (&kernel.kernel, &kernel.device_kernel) {
                 (_, Some((dtypes, _))) => {
                     let d: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
-                    format!("one {} kernel over {}", self.device, d.join(", "))
+                    format!("one {} kernel over {}", kernel.device, d.join(", "))
                 }
                 (Some((dtypes, _)), None) => {
                     let d: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();

@@ -248,7 +248,9 @@ impl Lowering<'_> {
                 });
             }
             index.insert(n, n_inputs + steps.len() as u32);
-            let kernel = self.resolve(prim, &self.m.inputs(n)[1..]).ok()?;
+            let kernel = self
+                .resolve(self.device_of(n), prim, &self.m.inputs(n)[1..])
+                .ok()?;
             steps.push(FusedStep { prim, args, kernel });
         }
         let output = *index.get(&graph.output?)?;
@@ -261,9 +263,15 @@ impl Lowering<'_> {
                 _ => None,
             })
             .collect();
+        // The chain runs on one device in one pass: that of its operations when they agree.
+        let devices: HashSet<Device> = self.a.nodes[g].iter().map(|&n| self.device_of(n)).collect();
+        let device = match devices.iter().collect::<Vec<_>>()[..] {
+            [&d] => d,
+            _ => return None,
+        };
         // The one-pass kernel is the CPU backend's: it stands in for the steps only when each of
         // them would run the CPU backend's own kernel.
-        let own = self.device == Device::CPU && steps.iter().all(|s| s.kernel.is_none());
+        let own = device == Device::CPU && steps.iter().all(|s| s.kernel.is_none());
         let kernel = dtypes.clone().filter(|_| own).and_then(|d| {
             let last = n_inputs + steps.len() as u32 - 1;
             if output != last {
@@ -272,7 +280,7 @@ impl Lowering<'_> {
             let k = FusedKernel::new(&d, kernel_ops(n_inputs, &steps)?).ok()?;
             Some((d, k))
         });
-        let device_kernel = self.device_kernel(n_inputs, &steps, output, dtypes);
+        let device_kernel = self.device_kernel(device, n_inputs, &steps, output, dtypes);
         Some(FusedProgram {
             name: graph.name.clone(),
             n_inputs,
@@ -280,24 +288,26 @@ impl Lowering<'_> {
             output,
             kernel,
             device_kernel,
+            device,
         })
     }
 
     /// Another device's one-pass kernel for a chain whose steps all have kernels there.
     fn device_kernel(
         &self,
+        device: Device,
         n_inputs: u32,
         steps: &[FusedStep],
         output: u32,
         dtypes: Option<Vec<DType>>,
     ) -> Option<(Vec<DType>, Kernel)> {
-        let on_device = self.device != Device::CPU && steps.iter().all(|s| s.kernel.is_some());
+        let on_device = device != Device::CPU && steps.iter().all(|s| s.kernel.is_some());
         if !on_device || output != n_inputs + steps.len() as u32 - 1 {
             return None;
         }
         let dtypes = dtypes?;
         let program = FusedKernel::new(&dtypes, kernel_ops(n_inputs, steps)?).ok()?;
-        Some((dtypes, kernels::fused_kernel(self.device, &program)?))
+        Some((dtypes, kernels::fused_kernel(device, &program)?))
     }
 
     /// Partitions graphs into units. The entry and every graph called in non-tail position or
@@ -626,8 +636,10 @@ impl Lowering<'_> {
         let dst = e.regs[&n];
         let at = e.site(self.m, n);
         if let Some(p) = self.m.callee_prim(n) {
-            let kernel = self.resolve(p, &inputs[1..])?;
-            let args = self.operands(e, &inputs[1..])?;
+            let device = self.device_of(n);
+            let kernel = self.resolve(device, p, &inputs[1..])?;
+            let mut args = self.operands(e, &inputs[1..])?;
+            self.copy_operands(e, n, device, &inputs[1..], &mut args);
             let instr = match (BinOp::from_prim(p), p, &*args) {
                 (Some(op), _, &[a, b]) if kernel.is_none() => Instr::Bin { dst, op, a, b, at },
                 (_, Prim::CallKw | Prim::CallStar | Prim::CallDict, _) => Instr::CallValue {
@@ -684,6 +696,44 @@ impl Lowering<'_> {
         Ok(())
     }
 
+    /// The device node `n` runs on: its placement block's, else the program's.
+    fn device_of(&self, n: NodeId) -> Device {
+        self.m.device_of(n).unwrap_or(self.device)
+    }
+
+    /// Where operation `n` runs on `device` and an operand is made by an operation on another
+    /// device, a `ToDevice` copy of the operand is emitted first and read instead (operands
+    /// of unknown device, the function's arguments, are moved by the kernels that read them).
+    fn copy_operands(
+        &mut self,
+        e: &mut Emitter,
+        n: NodeId,
+        device: Device,
+        inputs: &[NodeId],
+        args: &mut [Opnd],
+    ) {
+        if self.m.placements.is_empty() || self.m.callee_prim(n) == Some(Prim::ToDevice) {
+            return;
+        }
+        for (arg, &i) in args.iter_mut().zip(inputs) {
+            let made_by_op = matches!(self.m.node(i).kind, NodeKind::Apply(_));
+            if !made_by_op || self.device_of(i) == device || self.tensor_dtype(i).is_none() {
+                continue;
+            }
+            let dst = e.temp();
+            let name = self.constant(Value::Str(device.to_string().into()));
+            e.code.push(Instr::Prim {
+                dst,
+                prim: Prim::ToDevice,
+                args: vec![*arg, name].into(),
+                kernel: None,
+                at: 0,
+                with_next: WithNext::Alone,
+            });
+            *arg = Opnd::Reg(dst);
+        }
+    }
+
     /// The dtype of a node's value when it is a tensor (or a Parameter's tensor).
     fn tensor_dtype(&self, n: NodeId) -> Option<DType> {
         match &self.m.node(n).kind {
@@ -699,7 +749,12 @@ impl Lowering<'_> {
     /// The kernel a call of `p` with arguments `args` runs: `None` for the CPU backend's own
     /// (and for calls with no tensor argument), else the one registered for this device and
     /// the call's dispatch dtype; an error when the device has none.
-    fn resolve(&self, p: Prim, args: &[NodeId]) -> Result<Option<Kernel>, LowerError> {
+    fn resolve(
+        &self,
+        device: Device,
+        p: Prim,
+        args: &[NodeId],
+    ) -> Result<Option<Kernel>, LowerError> {
         if !kernels::has_kernels(p) {
             return Ok(None);
         }
@@ -709,7 +764,7 @@ impl Lowering<'_> {
         };
         let key = KernelKey {
             prim: p,
-            device: self.device,
+            device,
             dtype,
         };
         match kernels::find(key) {

@@ -346,6 +346,8 @@ pub struct FusedProgram {
     /// On a device other than the CPU: that device's one-pass kernel, taking the inputs
     /// (tensors of these dtypes).
     pub device_kernel: Option<(Vec<DType>, Kernel)>,
+    /// The device the chain runs on.
+    pub device: anfora_tensor::Device,
 }
 
 fn opnd(o: &Opnd, consts: &[Value]) -> String {

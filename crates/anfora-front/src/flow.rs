@@ -482,7 +482,14 @@ mod tests {
 
     fn function(src: &str) -> std::rc::Rc<FunctionDef> {
         let mut diags = Vec::new();
-        let m = parse_module(src, anfora_ir::FileId(0), &mut diags);
+        let m = parse_module(
+            src,
+            anfora_ir::FileId(0),
+            crate::py_ast::Sink {
+                diags: &mut diags,
+                placements: &mut Vec::new(),
+            },
+        );
         assert!(diags.is_empty(), "{diags:?}");
         match &m.body[0].kind {
             StmtKind::FunctionDef(f) => f.clone(),

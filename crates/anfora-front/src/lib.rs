@@ -207,7 +207,15 @@ impl Frontend {
     /// as diagnostics; the returned module holds everything that could be converted.
     pub fn parse_file(&mut self, name: &str, text: &str) -> ast::Module {
         let file = self.module.sources.add(SourceFile::new(name, text, 0));
-        py_ast::parse_module(text, file, &mut self.diags)
+        py_ast::parse_module(text, file, self.sink())
+    }
+
+    /// Where conversion reports: the diagnostics, and the module's placement blocks.
+    fn sink(&mut self) -> py_ast::Sink<'_> {
+        py_ast::Sink {
+            diags: &mut self.diags,
+            placements: &mut self.module.placements,
+        }
     }
 
     pub fn file_text(&self, file: FileId) -> Arc<str> {
@@ -431,7 +439,7 @@ impl Frontend {
         line_before: &str,
     ) -> Option<Rc<ast::FunctionDef>> {
         let (parsed, file, _) = self.add_host_source(name, source, first_line, line_before);
-        py_ast::parse_function(&parsed, file, &mut self.diags)
+        py_ast::parse_function(&parsed, file, self.sink())
     }
 
     /// A host function's definition: its `def`, or the lambda its `lambda_body` points at.
@@ -444,7 +452,7 @@ impl Frontend {
         // The byte of `parsed` at the file's (line, col).
         let row = line.saturating_sub(offset + 1) as usize;
         let start: usize = parsed.split_inclusive('\n').take(row).map(str::len).sum();
-        py_ast::parse_lambda(&parsed, file, start + col as usize, &mut self.diags)
+        py_ast::parse_lambda(&parsed, file, start + col as usize, self.sink())
     }
 
     /// Registers a host source with the source map; returns the text to parse (an indented

@@ -670,7 +670,14 @@ mod tests {
     /// object; calls of `ops.*` are fresh, other calls are not.
     fn owned(src: &str) -> Vec<bool> {
         let mut diags = Vec::new();
-        let m = parse_module(src, anfora_ir::FileId(0), &mut diags);
+        let m = parse_module(
+            src,
+            anfora_ir::FileId(0),
+            crate::py_ast::Sink {
+                diags: &mut diags,
+                placements: &mut Vec::new(),
+            },
+        );
         assert!(diags.is_empty(), "{diags:?}");
         let StmtKind::FunctionDef(f) = &m.body[0].kind else {
             panic!("not a def")

@@ -36,11 +36,11 @@ fn options() -> ParseOptions {
 fn convert_statements<R>(
     text: &str,
     file: FileId,
-    diags: &mut Vec<Diagnostic>,
+    sink: Sink<'_>,
     convert: impl FnOnce(&mut Converter<'_>, &[ra::Stmt]) -> Option<R>,
 ) -> Option<R> {
     let parsed = parse_unchecked(text, options());
-    let mut cx = Converter::new(file, text, diags);
+    let mut cx = Converter::new(file, text, sink.diags, sink.placements);
     cx.syntax_errors(&parsed);
     let body = match parsed.into_syntax() {
         ra::Mod::Module(m) => m.body,
@@ -58,9 +58,15 @@ fn convert_statements<R>(
     converted
 }
 
-/// Parses a whole file; syntax errors and unsupported constructs go to `diags`.
-pub fn parse_module(text: &str, file: FileId, diags: &mut Vec<Diagnostic>) -> Module {
-    let body = convert_statements(text, file, diags, |cx, body| {
+/// Where conversion reports: diagnostics, and the placement blocks it converted.
+pub struct Sink<'a> {
+    pub diags: &'a mut Vec<Diagnostic>,
+    pub placements: &'a mut Vec<anfora_ir::Placement>,
+}
+
+/// Parses a whole file; syntax errors and unsupported constructs go to `sink`.
+pub fn parse_module(text: &str, file: FileId, sink: Sink<'_>) -> Module {
+    let body = convert_statements(text, file, sink, |cx, body| {
         Some(body.iter().map(|s| cx.module_stmt(s)).collect())
     });
     Module {
@@ -76,7 +82,7 @@ pub fn parse_lambda(
     text: &str,
     file: FileId,
     body_start: usize,
-    diags: &mut Vec<Diagnostic>,
+    sink: Sink<'_>,
 ) -> Option<Rc<FunctionDef>> {
     use ra::visitor::{Visitor, walk_expr};
 
@@ -99,7 +105,7 @@ pub fn parse_lambda(
         }
     }
 
-    convert_statements(text, file, diags, |cx, body| {
+    convert_statements(text, file, sink, |cx, body| {
         let at = u32::try_from(body_start).unwrap_or(u32::MAX);
         let mut find = Find {
             at: ruff_text_size::TextSize::new(at),
@@ -127,12 +133,8 @@ pub fn parse_lambda(
 /// Parses the source of one function, as `Frontend::parse_function_source` lays it out (the
 /// `def` alone, or as the body of an `if`), and converts it without its decorators, which
 /// Python has already applied. `None` after a syntax error or when the source holds no `def`.
-pub fn parse_function(
-    text: &str,
-    file: FileId,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<Rc<FunctionDef>> {
-    convert_statements(text, file, diags, |cx, body| {
+pub fn parse_function(text: &str, file: FileId, sink: Sink<'_>) -> Option<Rc<FunctionDef>> {
+    convert_statements(text, file, sink, |cx, body| {
         let mut stmts = body;
         if let [ra::Stmt::If(i)] = stmts {
             stmts = &i.body;
@@ -155,11 +157,17 @@ pub fn parse_function(
 }
 
 impl<'a> Converter<'a> {
-    fn new(file: FileId, text: &'a str, diags: &'a mut Vec<Diagnostic>) -> Converter<'a> {
+    fn new(
+        file: FileId,
+        text: &'a str,
+        diags: &'a mut Vec<Diagnostic>,
+        placements: &'a mut Vec<anfora_ir::Placement>,
+    ) -> Converter<'a> {
         Converter {
             file,
             text,
             diags,
+            placements,
             loop_depth: 0,
             declared: Vec::new(),
             depth: 0,
@@ -200,6 +208,8 @@ struct Converter<'a> {
     /// Current and deepest nesting of expressions and statements.
     depth: u32,
     too_deep: bool,
+    /// The `with placement(...)` blocks converted.
+    placements: &'a mut Vec<anfora_ir::Placement>,
 }
 
 /// A node kind that stands for a construct already diagnosed.

@@ -30,7 +30,8 @@ pub use anfora_ops::{
 };
 pub use call_chain::CallChain;
 pub use module::{
-    AttrRefusal, Graph, GraphKind, Inlined, Module, Node, NodeKind, ObjectValue, replaced,
+    AttrRefusal, Graph, GraphKind, Inlined, Module, Node, NodeKind, ObjectValue, Placement,
+    replaced,
 };
 pub use runtime::{Options, RuntimeError, TraceEntry};
 pub use span::{FileId, Location, SourceFile, SourceMap, Span};

@@ -121,6 +121,17 @@ pub struct Module {
     /// The grad stage's copies of those objects' graphs (lifted, J), with the object's graph: the value
     /// differentiated code holds for an object (its attributes are not read there).
     pub differentiated_objects: HashMap<GraphId, GraphId>,
+    /// The source regions of `with placement(...)` blocks and their devices (see
+    /// [`Module::device_of`]).
+    pub placements: Vec<Placement>,
+}
+
+/// A `with anfora.placement(device):` block: the operations written in `region` (the block's
+/// body) run on `device`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub region: Span,
+    pub device: anfora_tensor::Device,
 }
 
 /// A host object (a Cell, a GradOperation) used as a value in compiled code: passed, stored in
@@ -148,6 +159,34 @@ pub struct AttrRefusal {
 impl Module {
     pub fn new() -> Module {
         Module::default()
+    }
+
+    /// The device a placement block gives node `n`: that of the innermost block containing
+    /// the node's source, or, for a node inlined from a function, the innermost block
+    /// containing one of the calls it was inlined through (innermost call first). Nodes that
+    /// transformations derive from one (its gradient, an optimized form) keep its span, so
+    /// they run where it does.
+    pub fn device_of(&self, n: NodeId) -> Option<anfora_tensor::Device> {
+        if self.placements.is_empty() {
+            return None;
+        }
+        let node = &self.nodes[n];
+        let innermost = |span: Span| {
+            self.placements
+                .iter()
+                .filter(|p| {
+                    p.region.file == span.file
+                        && p.region.start <= span.start
+                        && span.end <= p.region.end
+                })
+                .min_by_key(|p| p.region.end - p.region.start)
+                .map(|p| p.device)
+        };
+        if let Some(d) = innermost(node.span) {
+            return Some(d);
+        }
+        let calls = node.inlined.as_ref()?.calls.to_vec();
+        calls.iter().rev().find_map(|(_, span)| innermost(*span))
     }
 
     // ---- construction -------------------------------------------------------------------

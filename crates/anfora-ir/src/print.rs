@@ -269,7 +269,12 @@ fn print_graph(
             Some(name) => format!("%{}({})", names.local[&n], name),
             None => format!("%{}", names.local[&n]),
         };
-        let _ = writeln!(out, "  {label} = {callee}({})", args.join(", "));
+        // A node in a `with placement(...)` block shows its device.
+        let device = match module.device_of(n) {
+            Some(d) => format!(" @{d}"),
+            None => String::new(),
+        };
+        let _ = writeln!(out, "  {label} = {callee}({}){device}", args.join(", "));
         if let Some(f) = opts.abstract_of
             && let Some(abs) = f(n)
         {

@@ -19,6 +19,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
+use crate::family::array::moved;
 use crate::prim::Prim;
 use anfora_tensor::DType;
 use anfora_tensor::device::{self, Device, DeviceKind};
@@ -194,6 +195,20 @@ pub fn on_device(p: Prim, args: &[Value]) -> Option<Kernel> {
         prim: p,
         device,
         dtype,
+    })
+}
+
+/// A kernel for `device` that runs the CPU's kernel of `p` on host copies of its tensor
+/// operands and moves the tensors of its result to `device`: how a device covers the
+/// primitives it has no kernel of its own for, as MindSpore falls back to CPU kernels on a
+/// GPU. Correct, but each call copies its operands both ways; dumps name it `host`.
+pub fn host_fallback(p: Prim, device: Device) -> Kernel {
+    Kernel::new("host", move |args: &mut [Value], out: &mut dyn Write| {
+        for a in args.iter_mut() {
+            *a = moved(a, Device::CPU)?;
+        }
+        let r = (p.def().eval)(p, args, out)?;
+        moved(&r, device)
     })
 }
 

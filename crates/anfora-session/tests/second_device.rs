@@ -1,6 +1,7 @@
 //! A second device behind the southbound interface, on every machine: a backend whose buffers
-//! are host memory it owns and whose kernels are the CPU's, run on copies and their results
-//! copied back to it. Programs compiled for it must run on it end to end (fused chains as its
+//! are host memory it owns and whose kernels are the CPU's run on copies, their results copied
+//! back to it (`kernels::host_fallback`, which the CUDA backend uses for the primitives it has
+//! no kernel of its own for). Programs compiled for it must run on it end to end (fused chains as its
 //! one-pass kernels, Parameters moved there and updated there, eager calls on its tensors
 //! dispatched to it) and compute exactly what the CPU computes. The CUDA backend is the same
 //! machinery with real device memory (`anfora-cuda`, tested on a GPU machine).
@@ -90,19 +91,6 @@ fn to(d: Device, v: Value) -> Value {
     }
 }
 
-/// The device's kernel of `p`: the CPU's on host copies of the operands, its result moved to
-/// the device.
-fn kernel_of(p: Prim, d: Device) -> Kernel {
-    Kernel::new("second", move |args, out| {
-        for a in args.iter_mut() {
-            let host = to(Device::CPU, std::mem::replace(a, Value::None));
-            *a = host;
-        }
-        let r = anfora_ops::inplace::prim(p, args, out)?;
-        Ok(to(d, r))
-    })
-}
-
 static INSTALLED: std::sync::OnceLock<Device> = std::sync::OnceLock::new();
 static TURN: Mutex<()> = Mutex::new(());
 
@@ -121,7 +109,7 @@ fn second() -> Device {
                     device: d,
                     dtype,
                 };
-                kernels::register(key, kernel_of(p, d)).unwrap();
+                kernels::register(key, kernels::host_fallback(p, d)).unwrap();
             }
         }
         kernels::register_fuser(
@@ -269,4 +257,142 @@ fn eager_calls_on_device_tensors_run_on_their_device() {
         t.device_buffer().unwrap()
     ));
     assert_eq!(t.to_device(Device::CPU).unwrap().device(), Device::CPU);
+}
+
+/// `with anfora.placement(...)`: the block's operations run on the device (one fused kernel
+/// there), values cross by `ToDevice` copies the lower stage inserts, the optimized IR shows
+/// each placed node's device, gradients run where their forward operations ran, and the
+/// results are the CPU's. OneFlow's form names the same device.
+const PLACED: &str = "\
+import anfora
+from anfora import ops
+
+def f(x):
+    y = x * 2.0
+    with anfora.placement(\"cuda:7\"):
+        z = ops.tanh(y) + 1.0
+        w = ops.sum(z * z)
+    return w + ops.sum(y)
+
+def g(x):
+    return anfora.grad(f)(x)
+
+def h(x):
+    y = x * 2.0
+    with flow.scope.placement(\"cuda\", \"0:7\"):
+        z = ops.tanh(y) + 1.0
+        w = ops.sum(z * z)
+    return w + ops.sum(y)
+
+def plain(x):
+    y = x * 2.0
+    z = ops.tanh(y) + 1.0
+    w = ops.sum(z * z)
+    return w + ops.sum(y)
+
+def plain_grad(x):
+    return anfora.grad(plain)(x)
+";
+
+/// The program of `entry` for `args`: its value, the optimized IR and the program's dump.
+fn placed(entry: &str, x: &Tensor) -> (Tensor, String, String) {
+    let mut s = Session::load("placed.py", PLACED, Options::default());
+    let args = vec![Arg::from(Value::Tensor(x.clone()))];
+    let v = s.call(entry, args.clone(), &mut std::io::sink());
+    let v = match &v.unwrap_or_else(|f| panic!("{}", s.render(&f))) {
+        Value::Tensor(t) => t.clone(),
+        v => panic!("{v:?}"),
+    };
+    let mut ir = String::new();
+    let compiled = s
+        .compile_pipeline(entry, Some(&args), &mut |view| {
+            if view.stage == "optimize" {
+                ir = view.ir();
+            }
+        })
+        .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+    let program = compiled
+        .program
+        .as_ref()
+        .unwrap()
+        .dump(&s.frontend.module.sources);
+    (v, ir, program)
+}
+
+#[test]
+fn placement_blocks_run_their_operations_on_their_device() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let d = second();
+    let x = Tensor::from_f32(vec![0.5, -1.0, 2.0, 0.25], &[4]).unwrap();
+    let (expected, _, _) = placed("plain", &x);
+    let fused_before = FUSED_CALLS.load(Ordering::SeqCst);
+    let (got, ir, program) = placed("f", &x);
+    assert!(got.same_as(&expected), "{got:?} {expected:?}");
+    // The block's value crossed back: the result is the CPU's.
+    assert_eq!(got.device(), Device::CPU);
+    assert!(
+        FUSED_CALLS.load(Ordering::SeqCst) > fused_before,
+        "{program}"
+    );
+    assert!(
+        ir.contains("ReduceSum(") && ir.contains(&format!(" @{d}")),
+        "{ir}"
+    );
+    assert!(program.contains("ToDevice("), "{program}");
+    assert!(program.contains(&format!("one {d} kernel")), "{program}");
+    assert!(program.contains("ReduceSum[host]("), "{program}");
+    let (oneflow, oneflow_ir, _) = placed("h", &x);
+    assert!(oneflow.same_as(&expected));
+    assert!(oneflow_ir.contains(&format!(" @{d}")), "{oneflow_ir}");
+}
+
+#[test]
+fn gradients_run_where_their_forward_operations_ran() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let d = second();
+    let x = Tensor::from_f32(vec![0.5, -1.0, 2.0, 0.25], &[4]).unwrap();
+    let (expected, _, _) = placed("plain_grad", &x);
+    let (got, ir, program) = placed("g", &x);
+    assert!(got.same_as(&expected), "{got:?} {expected:?}");
+    // The backward of the block's reduction spreads the sensitivity on the device; that of
+    // the reduction outside the block on the CPU.
+    let spreads: Vec<&str> = ir.lines().filter(|l| l.contains("ReduceGrad(")).collect();
+    assert_eq!(spreads.len(), 2, "{ir}");
+    let placed = spreads
+        .iter()
+        .filter(|l| l.ends_with(&format!(" @{d}")))
+        .count();
+    assert_eq!(placed, 1, "{ir}");
+    assert!(program.contains("ToDevice("), "{program}");
+}
+
+#[test]
+fn a_placement_names_one_device() {
+    let bad = "\
+import anfora
+from anfora import ops
+
+def f(x):
+    with anfora.placement(\"tpu:0\"):
+        y = x + 1
+    with anfora.placement(\"cuda\", \"0:0-3\"):
+        y = y + 1
+    with open(\"f\") as fh:
+        y = y + 1
+    return y
+";
+    let mut s = Session::load("bad.py", bad, Options::default());
+    let x = Tensor::from_f32(vec![1.0], &[1]).unwrap();
+    let err = s
+        .call("f", vec![Arg::from(Value::Tensor(x))], &mut std::io::sink())
+        .map(|_| ())
+        .map_err(|f| s.render(&f))
+        .unwrap_err();
+    assert!(err.contains("unknown device 'tpu:0'"), "{err}");
+    assert!(err.contains("a placement names one device"), "{err}");
+    assert!(
+        err.contains("only `with anfora.placement(device):`"),
+        "{err}"
+    );
+    assert_eq!(err.matches("E0107").count(), 3, "{err}");
 }

@@ -14,8 +14,92 @@ use crate::ast::*;
 use crate::codes;
 
 impl Converter<'_> {
+    /// The statements of a block; the body of a `with placement(...)` block is spliced in,
+    /// its region recorded with its device.
     pub(super) fn body(&mut self, stmts: &[ra::Stmt]) -> Vec<Stmt> {
-        stmts.iter().map(|s| self.stmt(s)).collect()
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            match s {
+                ra::Stmt::With(w) if self.is_placement(w) => {
+                    if let Some(device) = self.placement_device(w)
+                        && let (Some(first), Some(last)) = (w.body.first(), w.body.last())
+                    {
+                        let region = self.span(TextRange::new(first.start(), last.end()));
+                        self.placements
+                            .push(anfora_ir::Placement { region, device });
+                    }
+                    out.extend(self.body(&w.body));
+                }
+                s => out.push(self.stmt(s)),
+            }
+        }
+        out
+    }
+
+    /// Whether `w` is `with placement(...):` (anfora's, or OneFlow's `flow.scope.placement`),
+    /// alone and without `as`.
+    fn is_placement(&self, w: &ra::StmtWith) -> bool {
+        let [item] = &w.items[..] else { return false };
+        let ra::Expr::Call(call) = &item.context_expr else {
+            return false;
+        };
+        let named = match &*call.func {
+            ra::Expr::Name(n) => n.id.as_str() == "placement",
+            ra::Expr::Attribute(a) => a.attr.as_str() == "placement",
+            _ => false,
+        };
+        named && item.optional_vars.is_none() && !w.is_async
+    }
+
+    /// The device of a placement block: `placement("cuda:0")`, or OneFlow's
+    /// `placement("cuda", "0:1")` (device type, then `machine:device`). A diagnostic and
+    /// `None` for anything else.
+    fn placement_device(&mut self, w: &ra::StmtWith) -> Option<anfora_tensor::Device> {
+        let ra::Expr::Call(call) = &w.items[0].context_expr else {
+            return None;
+        };
+        let strings: Vec<Option<String>> = call
+            .arguments
+            .args
+            .iter()
+            .map(|a| match a {
+                ra::Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+                _ => None,
+            })
+            .collect();
+        let text = match &strings[..] {
+            _ if !call.arguments.keywords.is_empty() => None,
+            [Some(device)] => Some(device.clone()),
+            [Some(kind), Some(ids)] => match ids.split_once(':') {
+                Some(("0", index)) if index.parse::<u32>().is_ok() => {
+                    Some(format!("{kind}:{index}"))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let device = text.as_deref().map(anfora_tensor::Device::parse);
+        match device {
+            Some(Ok(d)) => Some(d),
+            Some(Err(e)) => {
+                self.error(codes::WITH, e.message, call.arguments.range, "this device")
+                    .hint = Some("name a device as anfora.devices() lists them".into());
+                None
+            }
+            None => {
+                self.error(
+                    codes::WITH,
+                    "a placement names one device: placement(\"cuda:0\") or placement(\"cuda\", \"0:0\")",
+                    call.arguments.range,
+                    "not one device",
+                )
+                .hint = Some(
+                    "write the device as a string literal; placing over several devices or machines is distributed execution"
+                        .into(),
+                );
+                None
+            }
+        }
     }
 
     pub(super) fn stmt(&mut self, s: &ra::Stmt) -> Stmt {
@@ -69,7 +153,7 @@ impl Converter<'_> {
                 self.keyword(w.range, if w.is_async { 5 } else { 4 }),
                 codes::WITH,
                 "`with` statements are",
-                "context managers cannot run inside compiled code; move the `with` outside",
+                "context managers cannot run inside compiled code (only `with anfora.placement(device):` is); move the `with` outside",
             ),
             ra::Stmt::Match(m) => self.refuse(
                 self.keyword(m.range, 5),

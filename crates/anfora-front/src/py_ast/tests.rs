@@ -2,7 +2,14 @@ use super::*;
 
 fn parse(src: &str) -> (Module, Vec<Diagnostic>) {
     let mut diags = Vec::new();
-    let m = parse_module(src, FileId(0), &mut diags);
+    let m = parse_module(
+        src,
+        FileId(0),
+        crate::py_ast::Sink {
+            diags: &mut diags,
+            placements: &mut Vec::new(),
+        },
+    );
     (m, diags)
 }
 

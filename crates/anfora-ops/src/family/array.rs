@@ -21,6 +21,13 @@ use crate::value::{OpResult, Value};
 primitives! {
     family array = 7;
 
+    /// `ToDevice(x, device)`: `x` with its tensors on `device` (a name, "cuda:0"). The lower
+    /// stage inserts it where a value made on one device is used by an operation placed on
+    /// another (`with anfora.placement(...)` blocks); it is never differentiated.
+    ToDevice = PrimDef::new("ToDevice", "(x, device)", |_, a| Ok(a[0].clone()),
+        |_, a, _| to_device(&a[0], &a[1]),
+        Backward::Refused("inserted by the lower stage, after differentiation"))
+        .passing_values();
     /// `ops.one_hot(indices, depth, dtype=float32)`.
     OneHot = PrimDef::new("OneHot", "(indices, depth, dtype=None)", one_hot_abs, one_hot,
         Backward::Zero)
@@ -550,4 +557,33 @@ fn index_select_abs(_: Prim, args: &[Abs]) -> Rule {
     let mut shape = x.shape.clone();
     shape[ax] = index.shape[0];
     Ok(tensor_abs(x.dtype, shape))
+}
+
+/// `ToDevice(x, device)`: the tensors of `x` (through tuples and lists) moved to `device`.
+fn to_device(x: &Value, device: &Value) -> OpResult {
+    let Value::Str(name) = device else {
+        return Err(type_error("ToDevice: the device must be a string"));
+    };
+    let d = anfora_tensor::Device::parse(name).map_err(crate::pynum::tensor_err)?;
+    moved(x, d)
+}
+
+/// `x` with its tensors (through tuples and lists) on device `d`.
+pub fn moved(x: &Value, d: anfora_tensor::Device) -> OpResult {
+    Ok(match x {
+        Value::Tensor(t) => Value::Tensor(tensor(t.to_device(d))?),
+        Value::Tuple(items) => Value::Tuple(
+            items
+                .iter()
+                .map(|i| moved(i, d))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::List(items) => Value::List(
+            items
+                .iter()
+                .map(|i| moved(i, d))
+                .collect::<Result<_, _>>()?,
+        ),
+        v => v.clone(),
+    })
 }
