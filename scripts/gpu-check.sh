@@ -24,5 +24,5 @@ fi
 for f in jax_gpu.py common.py workload_defs.py; do
     cp "../shared/reference/bench/$f" "$OUT/" 2>/dev/null || echo "gpu-check: no $f (JAX's side is skipped)"
 done
-cp scripts/gpu-run.sh "$OUT/run.sh"
+cp scripts/gpu-bench.sh "$OUT/run.sh"
 ls -l "$OUT"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine, from the folder scripts/gpu-check.sh fills: the GPU tests, then
-# anfora's GPU benchmark and JAX's (W1, W2, W5 and W6) in turn, twice, so each ratio is seen in two
-# side-by-side runs. Everything goes to standard output and to $OUT/gpu.log when OUT is set.
+# Runs on the GPU machine as gpu-bin/run.sh (scripts/gpu-check.sh copies it there beside the
+# binaries it builds): the GPU tests (Rust, then Python when the wheel and pytest are there),
+# then anfora's GPU benchmark and JAX's (W1, W2, W5, W6) in turn, twice, so each ratio is seen
+# in two side-by-side runs. Output goes to standard output and to $OUT/gpu.log (OUT defaults
+# to /tmp). From the repository root on the GPU machine: `bash gpu-bin/run.sh`.
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 LOG="${OUT:-/tmp}/gpu.log"
