@@ -21,6 +21,9 @@ PY="${PY:-python3}"
     else
         echo "=== Python tests skipped (no wheel, or no pytest and numpy in $PY)"
     fi
+    echo "=== the corpus on cpu and cuda:0"
+    timeout 600 "$PY" "$HERE/../tests/differential/run_devices.py" "$HERE/anfora" cuda:0 \
+        "$HERE/../tests/corpus" 2>&1 | tail -40
     for round in 1 2; do
         echo "=== round $round: anfora"
         timeout 120 "$HERE/gpu-bench"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the CUDA backend's GPU tests and GPU benchmark on a CPU machine (release mode; the
-# CUDA libraries are opened at run time, so nothing of CUDA is needed here) into gpu-bin/,
-# stripped, with gpu-bin/run.sh and JAX's side of the comparison. Copy gpu-bin/ to a GPU
-# machine that has the NVIDIA driver and CUDA's libraries and run `bash gpu-bin/run.sh`: the
-# tests, then the benchmark and JAX's (../shared/reference/bench/jax_gpu.py) in turn, twice.
+# Builds, on a CPU machine, what the GPU checks of issue 31 run on a GPU machine that has the
+# NVIDIA driver and CUDA's libraries but no Rust toolchain: the GPU tests and benchmark, the
+# `anfora` command (the corpus on both devices) and the Python wheel, all release builds that
+# open the CUDA libraries at run time, stripped into gpu-bin/ with gpu-bin/run.sh
+# (scripts/gpu-bench.sh) and JAX's side of the comparison. There, from the repository root:
+# `bash gpu-bin/run.sh`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=gpu-bin
@@ -16,6 +17,9 @@ bench=$(cargo bench -p anfora-benches --bench gpu --no-run 2>&1 | executable 'be
 [ -n "$tests" ] && [ -n "$bench" ] || { echo "gpu-check: the build failed" >&2; exit 1; }
 strip -o "$OUT/gpu-tests" "$tests"
 strip -o "$OUT/gpu-bench" "$bench"
+# The command, for the corpus on both devices (tests/differential/run_devices.py).
+cargo build --release -q -p anfora-cli
+strip -o "$OUT/anfora" target/release/anfora
 # The Python package as a release wheel (abi3, CPython >= 3.11), for tests/python/test_cuda.py.
 if [ -x .venv/bin/maturin ]; then  # scripts/setup.sh installs it
     CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/target-py}" .venv/bin/maturin build --release -q \
