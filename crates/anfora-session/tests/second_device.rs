@@ -396,3 +396,53 @@ def f(x):
     );
     assert_eq!(err.matches("E0107").count(), 3, "{err}");
 }
+
+/// Output, result and error of `main` of a corpus program compiled for `device`.
+fn corpus_run(path: &std::path::Path, device: Device) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let args = text
+        .lines()
+        .take(5)
+        .find_map(|l| l.strip_prefix("# args:"))
+        .map(|a| {
+            match &anfora_session::literal_value(&format!("({},)", a.trim())).unwrap() {
+                Value::Tuple(items) => items.iter().cloned().map(Arg::from).collect(),
+                v => panic!("{v:?}"),
+            }
+        })
+        .unwrap_or_default();
+    kernels::set_default_device(device).unwrap();
+    let name = path.file_name().unwrap().to_string_lossy();
+    let mut s = Session::load(&name, &text, Options::default());
+    let mut out = Vec::new();
+    let r = s.call("main", args, &mut out);
+    kernels::set_default_device(Device::CPU).unwrap();
+    let r = match r {
+        Ok(v) => anfora_session::repr(&v),
+        Err(f) => s.render(&f),
+    };
+    format!("{}{r}", String::from_utf8_lossy(&out))
+}
+
+/// Every corpus program (the differential tests' Python, numpy semantics, errors) compiled
+/// for the second device prints and returns what it does on the CPU, errors included.
+#[test]
+fn corpus_programs_compute_the_same_on_the_second_device() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let d = second();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 200);
+    let uploads = UPLOADS.load(Ordering::SeqCst);
+    for path in &files {
+        let (cpu, dev) = (corpus_run(path, Device::CPU), corpus_run(path, d));
+        assert_eq!(cpu, dev, "{}", path.display());
+    }
+    // The device held the programs' tensors.
+    assert!(UPLOADS.load(Ordering::SeqCst) - uploads > 1000);
+}
