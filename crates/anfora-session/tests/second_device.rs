@@ -404,12 +404,12 @@ fn corpus_run(path: &std::path::Path, device: Device) -> String {
         .lines()
         .take(5)
         .find_map(|l| l.strip_prefix("# args:"))
-        .map(|a| {
-            match &anfora_session::literal_value(&format!("({},)", a.trim())).unwrap() {
+        .map(
+            |a| match &anfora_session::literal_value(&format!("({},)", a.trim())).unwrap() {
                 Value::Tuple(items) => items.iter().cloned().map(Arg::from).collect(),
                 v => panic!("{v:?}"),
-            }
-        })
+            },
+        )
         .unwrap_or_default();
     kernels::set_default_device(device).unwrap();
     let name = path.file_name().unwrap().to_string_lossy();
