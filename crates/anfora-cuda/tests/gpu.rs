@@ -8,10 +8,13 @@
 
 use std::sync::Mutex;
 
+mod common;
+
 use anfora_cuda::Probe;
 use anfora_ops::kernels::{self, KernelKey};
 use anfora_ops::{Prim, Value};
 use anfora_tensor::{DType, Device, Tensor};
+use common::{assert_same, values};
 
 /// Tests that set the default device take turns.
 static DEFAULT_DEVICE: Mutex<()> = Mutex::new(());
@@ -30,93 +33,14 @@ fn gpu() -> Option<Device> {
     }
 }
 
-/// Values of `dtype` with the edge cases each dtype has.
-fn sample(dtype: DType, n: usize, seed: u64) -> Tensor {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
-    match dtype {
-        DType::Bool => Tensor::from_bool((0..n).map(|_| next() & 1 == 1).collect(), &[n]),
-        DType::I32 => {
-            let edge = [0, 1, -1, i32::MAX, i32::MIN, 31, 32, 33, -32, 7, -7];
-            let v = (0..n)
-                .map(|i| edge.get(i).copied().unwrap_or(next() as i32 % 1000))
-                .collect();
-            Tensor::from_i32(v, &[n])
-        }
-        DType::I64 => {
-            let edge = [0, 1, -1, i64::MAX, i64::MIN, 63, 64, 65, -64, 7, -7];
-            let v = (0..n)
-                .map(|i| edge.get(i).copied().unwrap_or(next() as i64 % 100_000))
-                .collect();
-            Tensor::from_i64(v, &[n])
-        }
-        DType::F32 | DType::F64 => {
-            let edge = [
-                0.0,
-                -0.0,
-                1.0,
-                -1.0,
-                f64::NAN,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-                1e-30,
-                88.0,
-                -88.0,
-                3.0e9,
-                -3.0e9,
-                1e20,
-                0.5,
-                -2.5,
-            ];
-            let v: Vec<f64> = (0..n)
-                .map(|i| {
-                    edge.get(i).copied().unwrap_or_else(|| {
-                        ((next() >> 11) as f64 / (1u64 << 53) as f64) * 20.0 - 10.0
-                    })
-                })
-                .collect();
-            let t = Tensor::from_f64(v, &[n]).unwrap();
-            return t.try_cast(dtype).unwrap();
-        }
-        DType::F16 | DType::BF16 => unreachable!("not sampled"),
-    }
-    .unwrap()
-}
-
-fn close(a: f64, b: f64, dtype: DType) -> bool {
-    let (rel, abs): (f64, f64) = if dtype == DType::F32 {
-        (1e-5, 1e-6)
-    } else {
-        (1e-12, 1e-15)
-    };
-    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= abs.max(rel * a.abs().max(b.abs()))
-}
-
-/// Asserts the device result equals (or, for floats, is close to) the CPU's.
+/// Asserts the device result is on the device and equals (floats: is close to) the CPU's.
 fn assert_agrees(what: &str, cpu: &Tensor, gpu: &Tensor) {
     assert_eq!(
         gpu.device().kind,
         anfora_tensor::DeviceKind::Cuda,
-        "{what}: result on the device"
+        "{what}: on the device"
     );
-    let host = gpu.to_device(Device::CPU).unwrap();
-    assert_eq!(cpu.shape(), host.shape(), "{what}: shape");
-    assert_eq!(cpu.dtype(), host.dtype(), "{what}: dtype");
-    if cpu.dtype().is_float() {
-        for (i, (a, b)) in cpu.to_f64_vec().iter().zip(host.to_f64_vec()).enumerate() {
-            assert!(
-                close(*a, b, cpu.dtype()),
-                "{what}: element {i}: cpu {a} gpu {b}"
-            );
-        }
-    } else {
-        assert_eq!(cpu.to_scalars(), host.to_scalars(), "{what}");
-    }
+    assert_same(what, cpu, &gpu.to_device(Device::CPU).unwrap());
 }
 
 /// Runs primitive `p` on `args` with the kernel registered for `device` (tensors moved there).
@@ -189,7 +113,7 @@ fn tensors_go_to_the_device_and_back_unchanged() {
     for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
         for shape in [&[0usize][..], &[], &[3, 5], &[1000]] {
             let n: usize = shape.iter().product();
-            let t = shaped(sample(dtype, n, 3), shape);
+            let t = shaped(values(dtype, n, 3), shape);
             let on = t.to_device(d).unwrap();
             assert_eq!(on.device(), d);
             assert_eq!(on.shape(), shape);
@@ -217,12 +141,12 @@ fn unary_primitives_agree_with_the_cpu() {
             continue;
         }
         for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
-            let x = Value::Tensor(sample(dtype, 257, 5));
+            let x = Value::Tensor(values(dtype, 257, 5));
             compare(&format!("{} {dtype}", p.name()), p, d, &[x]);
         }
     }
     for approximate in [false, true] {
-        let x = Value::Tensor(sample(DType::F32, 100, 6));
+        let x = Value::Tensor(values(DType::F32, 100, 6));
         compare("gelu", Prim::Gelu, d, &[x, Value::Bool(approximate)]);
     }
 }
@@ -237,7 +161,7 @@ fn binary_primitives_agree_with_the_cpu() {
         }
         for &da in &dtypes {
             for &db in &dtypes {
-                let (a, b) = (sample(da, 300, 7), sample(db, 300, 8));
+                let (a, b) = (values(da, 300, 7), values(db, 300, 8));
                 let what = format!("{} {da} {db}", p.name());
                 let cpu = run(
                     p,
@@ -261,7 +185,7 @@ fn binary_primitives_agree_with_the_cpu() {
         }
         // A Python scalar operand, weak as in NumPy 2.
         for s in [Value::Float(1.5), Value::Int(3), Value::Bool(true)] {
-            let x = Value::Tensor(sample(DType::F32, 64, 9));
+            let x = Value::Tensor(values(DType::F32, 64, 9));
             let what = format!("{} f32 {s:?}", p.name());
             let cpu = run(p, Device::CPU, &[x.clone(), s.clone()]);
             if cpu.is_ok() {
@@ -277,7 +201,7 @@ fn casts_and_where_agree_with_the_cpu() {
     let dtypes = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
     for &from in &dtypes {
         for &to in &dtypes {
-            let x = Value::Tensor(sample(from, 200, 11));
+            let x = Value::Tensor(values(from, 200, 11));
             compare(
                 &format!("cast {from} -> {to}"),
                 Prim::Cast,
@@ -286,15 +210,15 @@ fn casts_and_where_agree_with_the_cpu() {
             );
         }
     }
-    let c = Value::Tensor(sample(DType::Bool, 50, 12));
+    let c = Value::Tensor(values(DType::Bool, 50, 12));
     for (dx, dy) in [
         (DType::F32, DType::F32),
         (DType::I32, DType::F64),
         (DType::Bool, DType::I64),
     ] {
         let (x, y) = (
-            Value::Tensor(sample(dx, 50, 13)),
-            Value::Tensor(sample(dy, 50, 14)),
+            Value::Tensor(values(dx, 50, 13)),
+            Value::Tensor(values(dy, 50, 14)),
         );
         compare(
             &format!("where {dx} {dy}"),
@@ -310,7 +234,7 @@ fn broadcasting_follows_numpy_and_its_errors() {
     let Some(d) = gpu() else { return };
     let t = |shape: &[usize], seed| {
         let n = shape.iter().product();
-        Value::Tensor(shaped(sample(DType::F32, n, seed), shape))
+        Value::Tensor(shaped(values(DType::F32, n, seed), shape))
     };
     for (a, b) in [
         (&[3, 1][..], &[4][..]),
@@ -330,7 +254,7 @@ fn products_agree_with_the_cpu() {
     let Some(d) = gpu() else { return };
     let t = |shape: &[usize], seed, dtype| {
         let n = shape.iter().product();
-        let v = sample(DType::F64, n, seed).to_f64_vec();
+        let v = values(DType::F64, n, seed).to_f64_vec();
         let v = v
             .iter()
             .map(|x| {
@@ -419,13 +343,13 @@ fn compiled_programs_run_on_the_device() {
     let _turn = DEFAULT_DEVICE.lock().unwrap_or_else(|e| e.into_inner());
     let w5 = "from anfora import ops\n\ndef w5(x):\n    return ops.tanh(x * 1.5 + 0.3) * ops.sigmoid(x) - x / 3\n";
     let w6 = "from anfora import ops\n\ndef fwd(W1, b1, W2, b2, x):\n    h = ops.relu(x @ W1 + b1)\n    return h @ W2 + b2\n";
-    let x = sample(DType::F32, 1 << 20, 21);
+    let x = values(DType::F32, 1 << 20, 21);
     let ps = [
-        shaped(sample(DType::F32, 784 * 64, 22), &[784, 64]),
-        sample(DType::F32, 64, 23),
-        shaped(sample(DType::F32, 640, 24), &[64, 10]),
-        sample(DType::F32, 10, 25),
-        shaped(sample(DType::F32, 784 * 8, 26), &[8, 784]),
+        shaped(values(DType::F32, 784 * 64, 22), &[784, 64]),
+        values(DType::F32, 64, 23),
+        shaped(values(DType::F32, 640, 24), &[64, 10]),
+        values(DType::F32, 10, 25),
+        shaped(values(DType::F32, 784 * 8, 26), &[8, 784]),
     ];
     let clean = |t: &Tensor| {
         let v: Vec<f32> = t
@@ -480,7 +404,7 @@ fn reductions_agree_with_the_cpu() {
         Prim::ReduceProd,
     ] {
         for dtype in [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64] {
-            let x = shaped(sample(dtype, 2 * 300 * 7, 31), &[2, 300, 7]);
+            let x = shaped(values(dtype, 2 * 300 * 7, 31), &[2, 300, 7]);
             let x = if p == Prim::ReduceMean && !dtype.is_float() {
                 x.try_cast(DType::Bool).unwrap().try_cast(dtype).unwrap()
             } else {
@@ -496,7 +420,7 @@ fn reductions_agree_with_the_cpu() {
         }
     }
     // A large reduction: one block folds 4M elements.
-    let x = Value::Tensor(sample(DType::F32, 1 << 22, 32));
+    let x = Value::Tensor(values(DType::F32, 1 << 22, 32));
     let cpu = tensor(
         run(
             Prim::ReduceMax,
@@ -507,7 +431,7 @@ fn reductions_agree_with_the_cpu() {
     );
     let gpu = tensor(run(Prim::ReduceMax, d, &[x, Value::None, Value::Bool(false)]).unwrap());
     assert_agrees("max of 4M", &cpu, &gpu);
-    let empty = Value::Tensor(shaped(sample(DType::F32, 0, 1), &[0, 3]));
+    let empty = Value::Tensor(shaped(values(DType::F32, 0, 1), &[0, 3]));
     compare(
         "max of nothing",
         Prim::ReduceMax,
@@ -552,13 +476,13 @@ fn training_steps_run_on_the_device() {
     };
     let w1 = (
         include_str!("../../../benches/workloads/w1_mlp.py"),
-        clean(shaped(sample(DType::F32, 128 * 784, 41), &[128, 784])),
+        clean(shaped(values(DType::F32, 128 * 784, 41), &[128, 784])),
         labels(128),
     );
     let w2 = (
         include_str!("../../../benches/workloads/w2_lenet.py"),
         clean(shaped(
-            sample(DType::F32, 64 * 28 * 28, 42),
+            values(DType::F32, 64 * 28 * 28, 42),
             &[64, 1, 28, 28],
         )),
         labels(64),

@@ -9,7 +9,10 @@ use std::process::Command;
 
 use anfora_cuda::codegen::{self, Access, KERNEL_NAME};
 use anfora_tensor::fused::{FusedKernel, FusedOp};
+mod common;
+
 use anfora_tensor::{BinaryOp, DType, Scalar, Tensor, UnaryOp};
+use common::{assert_same, values};
 
 /// CUDA's built-ins for one thread of one block.
 const HOST_PRELUDE: &str = r#"#include <math.h>
@@ -44,66 +47,6 @@ struct Case {
     program: FusedKernel,
     inputs: Vec<Tensor>,
     expected: Tensor,
-}
-
-fn values(dtype: DType, n: usize, seed: u64) -> Tensor {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
-    let t = match dtype {
-        DType::Bool => Tensor::from_bool((0..n).map(|_| next() & 1 == 1).collect(), &[n]),
-        DType::I32 => {
-            let edge = [0, 1, -1, i32::MAX, i32::MIN, 31, 32, 33, -32, 7, -7, 2];
-            Tensor::from_i32(
-                (0..n)
-                    .map(|i| edge.get(i).copied().unwrap_or(next() as i32 % 1000))
-                    .collect(),
-                &[n],
-            )
-        }
-        DType::I64 => {
-            let edge = [0, 1, -1, i64::MAX, i64::MIN, 63, 64, 65, -64, 7, -7, 2];
-            Tensor::from_i64(
-                (0..n)
-                    .map(|i| edge.get(i).copied().unwrap_or(next() as i64 % 100_000))
-                    .collect(),
-                &[n],
-            )
-        }
-        _ => {
-            let edge = [
-                0.0,
-                -0.0,
-                1.0,
-                -1.0,
-                f64::NAN,
-                f64::INFINITY,
-                f64::NEG_INFINITY,
-                1e-30,
-                88.0,
-                -88.0,
-                3.0e9,
-                -3.0e9,
-                1e20,
-                0.5,
-                -2.5,
-                2.0,
-            ];
-            let v = (0..n)
-                .map(|i| {
-                    edge.get(i).copied().unwrap_or_else(|| {
-                        ((next() >> 11) as f64 / (1u64 << 53) as f64) * 20.0 - 10.0
-                    })
-                })
-                .collect();
-            return Tensor::from_f64(v, &[n]).unwrap().try_cast(dtype).unwrap();
-        }
-    };
-    t.unwrap()
 }
 
 const DTYPES: [DType; 5] = [DType::Bool, DType::I32, DType::I64, DType::F32, DType::F64];
@@ -236,15 +179,6 @@ fn cases() -> Vec<Case> {
     cases
 }
 
-fn close(a: f64, b: f64, dtype: DType) -> bool {
-    let (rel, abs): (f64, f64) = if dtype == DType::F32 {
-        (1e-5, 1e-6)
-    } else {
-        (1e-12, 1e-15)
-    };
-    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= abs.max(rel * a.abs().max(b.abs()))
-}
-
 /// The host translation unit: every case's kernel, renamed, and a `main` running each.
 fn translation_unit(cases: &[Case], dir: &Path) -> String {
     let mut kernels = String::new();
@@ -342,50 +276,32 @@ fn generated_kernels_compute_what_the_cpu_computes() {
     let cases = cases();
     assert!(cases.len() > 300, "{} cases", cases.len());
     let dir = scratch();
-    let cpp = dir.join("kernels.cpp");
-    std::fs::write(&cpp, translation_unit(&cases, &dir)).unwrap();
-    let exe = dir.join("kernels");
-    // No contraction into fused multiply-adds, as NVRTC is told (`fmad=false`).
+    build_and_run(&dir, "kernels", &translation_unit(&cases, &dir));
+    for (i, c) in cases.iter().enumerate() {
+        let bytes = std::fs::read(dir.join(format!("k{i}_out.bin"))).unwrap();
+        let got = from_bytes(&bytes, c.expected.dtype(), c.expected.shape());
+        assert_same(&c.what, &c.expected, &got);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Compiles `source` with the host C++ compiler (no contraction into fused multiply-adds, as
+/// NVRTC is told: `fmad=false`) and runs it, in `dir`.
+fn build_and_run(dir: &Path, name: &str, source: &str) {
+    let cpp = dir.join(format!("{name}.cpp"));
+    std::fs::write(&cpp, source).unwrap();
+    let exe = dir.join(name);
     let built = Command::new("c++")
         .args(["-O1", "-ffp-contract=off", "-fno-fast-math", "-w", "-o"])
         .arg(&exe)
         .arg(&cpp)
         .output()
         .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    let err = String::from_utf8_lossy(&built.stderr);
+    assert!(built.status.success(), "{err}");
     let ran = Command::new(&exe).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    for (i, c) in cases.iter().enumerate() {
-        let bytes = std::fs::read(dir.join(format!("k{i}_out.bin"))).unwrap();
-        let got = from_bytes(&bytes, c.expected.dtype(), c.expected.shape());
-        let dtype = c.expected.dtype();
-        if dtype.is_float() {
-            for (k, (a, b)) in c
-                .expected
-                .to_f64_vec()
-                .iter()
-                .zip(got.to_f64_vec())
-                .enumerate()
-            {
-                assert!(
-                    close(*a, b, dtype),
-                    "{}: element {k}: cpu {a} generated {b}",
-                    c.what
-                );
-            }
-        } else {
-            assert_eq!(c.expected.to_scalars(), got.to_scalars(), "{}", c.what);
-        }
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&ran.stderr);
+    assert!(ran.status.success(), "{err}");
 }
 
 fn from_bytes(b: &[u8], dtype: DType, shape: &[usize]) -> Tensor {
@@ -561,44 +477,11 @@ fn generated_reductions_compute_what_the_cpu_computes() {
         "#define __restrict__\n",
         "#define __restrict__\n#define __shared__ static\n#define __syncthreads()\n",
     );
-    let cpp = dir.join("reduce.cpp");
-    std::fs::write(&cpp, format!("{header}{kernels}{main}")).unwrap();
-    let exe = dir.join("reduce");
-    let built = Command::new("c++")
-        .args(["-O1", "-ffp-contract=off", "-fno-fast-math", "-w", "-o"])
-        .arg(&exe)
-        .arg(&cpp)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let ran = Command::new(&exe).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    build_and_run(&dir, "reduce", &format!("{header}{kernels}{main}"));
     for (i, (what, expected)) in cases.iter().enumerate() {
         let bytes = std::fs::read(dir.join(format!("r{i}_out.bin"))).unwrap();
         let got = from_bytes(&bytes, expected.dtype(), expected.shape());
-        if expected.dtype().is_float() {
-            for (k, (a, b)) in expected
-                .to_f64_vec()
-                .iter()
-                .zip(got.to_f64_vec())
-                .enumerate()
-            {
-                assert!(
-                    close(*a, b, expected.dtype()),
-                    "{what}: element {k}: cpu {a} generated {b}"
-                );
-            }
-        } else {
-            assert_eq!(expected.to_scalars(), got.to_scalars(), "{what}");
-        }
+        assert_same(what, expected, &got);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

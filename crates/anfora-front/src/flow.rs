@@ -477,24 +477,10 @@ fn expr_children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::py_ast::parse_module;
     use std::sync::Arc;
 
     fn function(src: &str) -> std::rc::Rc<FunctionDef> {
-        let mut diags = Vec::new();
-        let m = parse_module(
-            src,
-            anfora_ir::FileId(0),
-            crate::py_ast::Sink {
-                diags: &mut diags,
-                placements: &mut Vec::new(),
-            },
-        );
-        assert!(diags.is_empty(), "{diags:?}");
-        match &m.body[0].kind {
-            StmtKind::FunctionDef(f) => f.clone(),
-            _ => panic!("not a def"),
-        }
+        crate::py_ast::first_function(src)
     }
 
     /// The statement starting on 1-based `line` (searching nested bodies).

@@ -664,24 +664,11 @@ pub fn item_root(object: &Expr) -> Option<&Name> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::py_ast::parse_module;
 
     /// Whether each in-place update of `src`'s first function, in source order, owns its
     /// object; calls of `ops.*` are fresh, other calls are not.
     fn owned(src: &str) -> Vec<bool> {
-        let mut diags = Vec::new();
-        let m = parse_module(
-            src,
-            anfora_ir::FileId(0),
-            crate::py_ast::Sink {
-                diags: &mut diags,
-                placements: &mut Vec::new(),
-            },
-        );
-        assert!(diags.is_empty(), "{diags:?}");
-        let StmtKind::FunctionDef(f) = &m.body[0].kind else {
-            panic!("not a def")
-        };
+        let f = &crate::py_ast::first_function(src);
         let mut fresh = |e: &Expr| match &e.kind {
             ExprKind::Attribute { value, .. } if matches!(&value.kind, ExprKind::Name(n) if &**n == "ops") => {
                 CallKind::Fresh { tensor: true }

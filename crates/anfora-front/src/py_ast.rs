@@ -75,6 +75,22 @@ pub fn parse_module(text: &str, file: FileId, sink: Sink<'_>) -> Module {
     }
 }
 
+/// The first function of `src`, which must convert without diagnostics (for tests).
+#[cfg(test)]
+pub(crate) fn first_function(src: &str) -> Rc<FunctionDef> {
+    let mut diags = Vec::new();
+    let sink = Sink {
+        diags: &mut diags,
+        placements: &mut Vec::new(),
+    };
+    let m = parse_module(src, FileId(0), sink);
+    assert!(diags.is_empty(), "{diags:?}");
+    match &m.body[0].kind {
+        StmtKind::FunctionDef(f) => f.clone(),
+        other => panic!("not a def: {other:?}"),
+    }
+}
+
 /// Parses the statement(s) of `text` and converts the lambda whose body starts at byte
 /// `body_start` (a module-level `f = lambda x: ...`, or a lambda inside any expression) as a
 /// function definition.
