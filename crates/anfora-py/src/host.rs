@@ -201,6 +201,12 @@ impl PyResolver<'_, '_> {
             return match name.as_str() {
                 "anfora" => Resolved::Namespace(Namespace::Anfora),
                 "anfora.ops" => Resolved::Namespace(Namespace::Ops),
+                // The compatibility layers' modules (`mstype.float32`, `ms.ops.sum` in a
+                // MindSpore script) are read as objects: each attribute compiled code reads
+                // resolves to what it holds (a dtype, an anfora operation, a function).
+                _ if name.starts_with("anfora.compat.") => {
+                    Resolved::Object(self.host.object_id(obj))
+                }
                 _ => Resolved::Refused {
                     message: format!("{what} is the module '{name}', which compiled code cannot call into"),
                     hint: "use `anfora.ops` inside compiled functions (numpy and other modules run only outside them)".into(),

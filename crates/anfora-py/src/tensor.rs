@@ -203,6 +203,11 @@ macro_rules! tensor_pymethods {
             fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
                 to_numpy(py, &self.current()?)
             }
+            /// MindSpore's name for `numpy()`: a numpy array of the values (a copy to the
+            /// host for a device tensor).
+            fn asnumpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                to_numpy(py, &self.current()?)
+            }
             /// Above numpy's own: `np_scalar - t` and `np_array * t` defer to the reflected
             /// operators (a Tensor, as in compiled code) instead of converting it to an array.
             #[classattr]

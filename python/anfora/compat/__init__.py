@@ -1,0 +1,1 @@
+"""Layers that let code written for another framework run on anfora (see each module)."""

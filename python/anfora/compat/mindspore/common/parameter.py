@@ -1,0 +1,6 @@
+"""MindSpore's `Parameter` and `ParameterTuple`: anfora's."""
+
+from anfora import Parameter
+from anfora.nn import ParameterTuple
+
+__all__ = ["Parameter", "ParameterTuple"]

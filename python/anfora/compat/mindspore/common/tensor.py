@@ -1,0 +1,33 @@
+"""MindSpore's `Tensor`: `Tensor(input_data, dtype=None)` builds an anfora tensor (with
+`asnumpy()`), and `isinstance(x, Tensor)` holds for every anfora tensor."""
+
+import anfora as _af
+
+
+class _TensorType(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, _af.Tensor)
+
+
+class Tensor(metaclass=_TensorType):
+    """`Tensor(input_data, dtype=None)`: an anfora tensor of the data (a numpy array, a Tensor,
+    a number or nested lists). Without a dtype, Python floats give float32 and Python ints
+    int64, as in MindSpore."""
+
+    def __new__(cls, input_data=None, dtype=None):
+        import numpy as np
+
+        if input_data is None:
+            raise TypeError("Tensor() needs input_data (MindSpore's init= is not supported)")
+        if isinstance(input_data, _af.Tensor):
+            return input_data if dtype is None else _af.ops.cast(input_data, dtype)
+        data = np.asarray(input_data)
+        if dtype is None:
+            if data.dtype == np.float64 and not isinstance(input_data, np.ndarray):
+                data = data.astype(np.float32)
+            elif data.dtype.kind == "i":
+                data = data.astype(np.int64)
+        return _af.tensor(data, dtype=dtype)
+
+
+__all__ = ["Tensor"]

@@ -1,0 +1,88 @@
+"""`mindspore.nn`: anfora's Cells, layers, losses and optimizers (already MindSpore's: Cell
+and `construct`, `SequentialCell`, `Conv2d` with OIHW weights, `WithLossCell`,
+`TrainOneStepCell`, `Momentum`, ...), with `Dense` in MindSpore's layout and initializers and
+`Dropout` taking `keep_prob`."""
+
+import numpy as _np
+
+from anfora import Parameter
+from anfora import ops as _ops
+from anfora.nn import *  # noqa: F401,F403
+from anfora.nn import Cell, ReLU, Tanh  # noqa: F401
+from anfora.nn import Dropout as _Dropout
+
+from . import _random
+
+
+def _initial(init, shape, fan_in, dtype):
+    """A MindSpore initializer's values: a name, a number, an array or Tensor, or None
+    (MindSpore's default for weights, HeUniform with a = sqrt(5): uniform in ±1/sqrt(fan_in))."""
+    bound = 1.0 / _np.sqrt(max(fan_in, 1))
+    rng = _random.generator()
+    if init is None or (isinstance(init, str) and init.lower() == "heuniform"):
+        values = rng.uniform(-bound, bound, shape)
+    elif isinstance(init, str):
+        name = init.lower()
+        if name == "zeros":
+            values = _np.zeros(shape)
+        elif name == "ones":
+            values = _np.ones(shape)
+        elif name == "normal":
+            values = rng.normal(0.0, 0.01, shape)
+        elif name == "uniform":
+            values = rng.uniform(-0.07, 0.07, shape)
+        else:
+            raise ValueError(f"unknown initializer {init!r} (zeros, ones, normal, uniform, HeUniform)")
+    elif isinstance(init, (int, float)):
+        values = _np.full(shape, float(init))
+    else:
+        values = _np.asarray(init)
+        if values.shape != tuple(shape):
+            raise ValueError(f"initializer of shape {values.shape} for a parameter of shape {tuple(shape)}")
+    return values.astype(dtype)
+
+
+class Sigmoid(Cell):
+    def construct(self, x):
+        return _ops.sigmoid(x)
+
+
+_ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh}
+
+
+class Dense(Cell):
+    """MindSpore's `Dense(in_channels, out_channels, weight_init=None, bias_init=None,
+    has_bias=True, activation=None)`: `x @ weight.T + bias`, weight of shape (out_channels,
+    in_channels) as MindSpore lays it out, then the activation (a name or a Cell)."""
+
+    def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None, has_bias=True,
+                 activation=None, dtype="float32"):
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.weight = Parameter(_initial(weight_init, (out_channels, in_channels), in_channels, dtype),
+                                name="weight")
+        self.has_bias = has_bias
+        self.bias = (Parameter(_initial(bias_init, (out_channels,), in_channels, dtype), name="bias")
+                     if has_bias else None)
+        if isinstance(activation, str):
+            if activation.lower() not in _ACTIVATIONS:
+                raise ValueError(f"unknown activation {activation!r} ({', '.join(_ACTIVATIONS)})")
+            activation = _ACTIVATIONS[activation.lower()]()
+        self.activation = activation
+        self.activation_flag = activation is not None
+
+    def construct(self, x):
+        y = _ops.matmul(x, _ops.transpose(self.weight))
+        if self.has_bias:
+            y = y + self.bias
+        if self.activation_flag:
+            y = self.activation(y)
+        return y
+
+
+class Dropout(_Dropout):
+    """MindSpore's `Dropout(keep_prob=0.5, p=None)`: drops with probability `p`, or
+    `1 - keep_prob`."""
+
+    def __init__(self, keep_prob=0.5, p=None):
+        super().__init__(p=1.0 - keep_prob if p is None else p)

@@ -1,0 +1,13 @@
+"""`mindspore.ops`: the functional operations (anfora's `ops`), the primitive classes
+(`operations`, `P`), `composite` (`C`) and `functional` (`F`)."""
+
+from anfora.ops import *  # noqa: F401,F403
+from anfora.ops import __all__ as _functions
+
+from . import composite, functional, operations
+from .composite import GradOperation
+from .functional import grad, value_and_grad
+from .operations import Primitive
+
+__all__ = list(_functions) + ["composite", "functional", "operations", "GradOperation", "grad",
+                              "value_and_grad", "Primitive"]

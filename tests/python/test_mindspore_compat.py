@@ -1,0 +1,204 @@
+"""MindSpore-style scripts on `anfora.compat.mindspore` (issue 29, first part): written from
+MindSpore's public documentation in the style of its tutorials, run with only the import
+changed, each value checked against numpy or finite differences."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import anfora.compat.mindspore as ms
+from anfora.compat.mindspore import Parameter, ParameterTuple, Tensor, context, nn, ops
+from anfora.compat.mindspore import dtype as mstype
+from anfora.compat.mindspore.ops import composite as C
+from anfora.compat.mindspore.ops import operations as P
+
+
+@pytest.fixture(autouse=True)
+def graph_mode():
+    context.set_context(mode=context.GRAPH_MODE, device_target="CPU")
+    yield
+    context.set_context(mode=context.GRAPH_MODE, device_target="CPU")
+
+
+def test_tensors_dtypes_and_context():
+    x = Tensor(np.array([[1, 2], [3, 4]]), mstype.float32)
+    assert isinstance(x, Tensor) and x.dtype == ms.float32 and x.shape == (2, 2)
+    np.testing.assert_array_equal(x.asnumpy(), [[1.0, 2.0], [3.0, 4.0]])
+    assert Tensor([1.5, 2.5]).dtype == mstype.float32  # Python floats: float32
+    assert Tensor([1, 2]).dtype == mstype.int64  # Python ints: int64
+    assert Tensor(x, mstype.int32).dtype == mstype.int32
+    assert context.get_context("mode") == context.GRAPH_MODE
+    assert context.get_context("device_target") == "CPU"
+    with pytest.raises(ValueError, match="device_target must be 'CPU' or 'GPU'"):
+        context.set_context(device_target="Ascend")
+    with pytest.raises(ValueError, match="enable_graph_kernel not supported"):
+        context.set_context(enable_graph_kernel=True)
+
+
+class PrimitiveNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.matmul = P.MatMul(transpose_b=True)
+        self.add = P.Add()
+        self.reduce_sum = P.ReduceSum(keep_dims=True)
+        self.reduce_max = P.ReduceMax()
+        self.addn = P.AddN()
+        self.greater = P.Greater()
+        self.cast = P.Cast()
+        self.square = P.Square()
+
+    def construct(self, x, y):
+        z = self.add(self.matmul(x, y), 1.0)
+        s = self.reduce_sum(z, 1)
+        m = self.reduce_max(z)
+        n = self.addn((z, z, self.square(z)))
+        g = self.cast(self.greater(z, 3.0), mstype.float32)
+        return s, m, n, g
+
+
+def test_primitive_classes_inside_construct():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+    y = np.arange(12, dtype=np.float32).reshape(4, 3) / 8
+    s, m, n, g = PrimitiveNet()(Tensor(x), Tensor(y))
+    z = x @ y.T + 1.0
+    np.testing.assert_allclose(s.asnumpy(), z.sum(axis=1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(float(m.asnumpy()), z.max(), rtol=1e-6)
+    np.testing.assert_allclose(n.asnumpy(), 2 * z + z * z, rtol=1e-6)
+    np.testing.assert_array_equal(g.asnumpy(), (z > 3.0).astype(np.float32))
+
+
+class Counter(nn.Cell):
+    """Side effects in order: Assign, AssignAdd and a read between them (MindSpore's
+    auto-monad documentation)."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = Parameter(Tensor(np.zeros(2, np.float32)), name="count")
+        self.assign = P.Assign()
+        self.assign_add = P.AssignAdd()
+
+    def construct(self, x):
+        self.assign(self.count, x)
+        before = self.count * 1.0
+        self.assign_add(self.count, x)
+        return before, self.count * 1.0
+
+
+def test_parameter_writes_happen_in_program_order():
+    net = Counter()
+    before, after = net(Tensor(np.array([1.0, 2.0], np.float32)))
+    np.testing.assert_array_equal(before.asnumpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(after.asnumpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(net.count.asnumpy(), [2.0, 4.0])
+
+
+class Quadratic(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(Tensor(np.array([0.5, -1.0, 2.0], np.float32)), name="w")
+
+    def construct(self, x, y):
+        return ops.sum(self.w * x * x + y * x)
+
+
+class GradNet(nn.Cell):
+    """Gradients from inside `construct`, as MindSpore's GradOperation tutorial writes them."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.params = ParameterTuple(net.trainable_params())
+        self.grad_all = C.GradOperation(get_all=True)
+        self.grad_weights = C.GradOperation(get_by_list=True)
+
+    def construct(self, x, y):
+        return self.grad_all(self.net)(x, y), self.grad_weights(self.net, self.params)(x, y)
+
+
+def test_grad_operation_on_cells_matches_finite_differences():
+    x = np.array([1.0, 2.0, -1.0], np.float32)
+    y = np.array([0.5, 0.25, 2.0], np.float32)
+    net = Quadratic()
+    (dx, dy), (dw,) = GradNet(net)(Tensor(x), Tensor(y))
+    w = net.w.asnumpy()
+    np.testing.assert_allclose(dx.asnumpy(), 2 * w * x + y, rtol=1e-6)
+    np.testing.assert_allclose(dy.asnumpy(), x, rtol=1e-6)
+    np.testing.assert_allclose(dw.asnumpy(), x * x, rtol=1e-6)
+
+    def f(a, b):
+        return ops.sum(ops.sin(a) * b)
+
+    g = ops.grad(f, grad_position=(0, 1))(Tensor(x), Tensor(y))
+    xd, yd = x.astype(np.float64), y.astype(np.float64)
+    eps = 1e-6
+    fd = [(np.sum(np.sin(xd + eps * e) * yd) - np.sum(np.sin(xd - eps * e) * yd)) / (2 * eps)
+          for e in np.eye(3)]
+    np.testing.assert_allclose(g[0].asnumpy(), fd, rtol=1e-4)
+    np.testing.assert_allclose(g[1].asnumpy(), np.sin(x), rtol=1e-6)
+
+
+def test_a_linear_regression_trains_with_momentum():
+    ms.set_seed(1)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 3)).astype(np.float32)
+    true_w = np.array([[2.0, -3.0, 0.5]], np.float32)
+    y = x @ true_w.T + 0.25
+    net = nn.Dense(3, 1)
+    assert net.weight.shape == (1, 3)  # MindSpore's (out_channels, in_channels)
+    loss = nn.WithLossCell(net, nn.MSELoss())
+    step = nn.TrainOneStepCell(loss, nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.9))
+    losses = [float(step(Tensor(x), Tensor(y)).asnumpy()) for _ in range(200)]
+    assert losses[-1] < 1e-4 < losses[0]
+    np.testing.assert_allclose(net.weight.asnumpy(), true_w, atol=1e-2)
+    np.testing.assert_allclose(net.bias.asnumpy(), [0.25], atol=1e-2)
+
+
+def test_dense_layouts_initializers_and_activations():
+    w = np.arange(6, dtype=np.float32).reshape(2, 3) / 10
+    net = nn.Dense(3, 2, weight_init=Tensor(w), bias_init="ones", activation="relu")
+    x = np.array([[1.0, -2.0, 3.0]], np.float32)
+    np.testing.assert_allclose(net(Tensor(x)).asnumpy(), np.maximum(x @ w.T + 1.0, 0), rtol=1e-6)
+    with pytest.raises(ValueError, match="unknown activation 'swish'"):
+        nn.Dense(3, 2, activation="swish")
+    assert nn.Dropout(keep_prob=0.8).p == pytest.approx(0.2)
+
+
+def test_export_and_load_round_trip(tmp_path):
+    ms.set_seed(2)
+    net = nn.SequentialCell(nn.Dense(4, 8, activation="relu"), nn.Dense(8, 2))
+    x = Tensor(np.random.default_rng(3).standard_normal((5, 4)).astype(np.float32))
+    expected = net(x).asnumpy()
+    ms.export(net, x, file_name=str(tmp_path / "net"), file_format="MINDIR")
+    graph = ms.load(str(tmp_path / "net.mindir"))
+    np.testing.assert_allclose(nn.GraphCell(graph)(x).asnumpy(), expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="file_format must be 'MINDIR' or 'ONNX'"):
+        ms.export(net, x, file_name=str(tmp_path / "net"), file_format="AIR")
+
+
+def test_install_makes_import_mindspore_resolve_here():
+    saved = {k: v for k, v in sys.modules.items() if k == "mindspore" or k.startswith("mindspore.")}
+    try:
+        ms.install()
+        import mindspore
+        from mindspore import Tensor as T
+        from mindspore.common import dtype as mst
+        from mindspore.ops import operations as PP
+
+        assert mindspore is ms and T is Tensor and mst.float32 == ms.float32 and PP.Add is P.Add
+    finally:
+        for k in [k for k in sys.modules if k == "mindspore" or k.startswith("mindspore.")]:
+            del sys.modules[k]
+        sys.modules.update(saved)
+
+
+def test_the_mindspore_style_digits_example_trains_as_the_anfora_one():
+    pytest.importorskip("sklearn")
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mindspore_digits.py"
+    spec = importlib.util.spec_from_file_location("mindspore_digits", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    assert example.main(["--epochs", "8", "--min-accuracy", "0.95"]) == 0
