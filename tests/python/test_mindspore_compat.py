@@ -202,3 +202,86 @@ def test_the_mindspore_style_digits_example_trains_as_the_anfora_one():
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     assert example.main(["--epochs", "8", "--min-accuracy", "0.95"]) == 0
+
+
+class ArrayNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.expand = P.ExpandDims()
+        self.squeeze = P.Squeeze()
+        self.gather = P.Gather()
+        self.argmax = P.Argmax()
+        self.select = P.Select()
+        self.stack = P.Stack(axis=1)
+        self.one_hot = P.OneHot()
+
+    def construct(self, x, idx, labels):
+        e = self.squeeze(self.expand(x, 0))
+        g = self.gather(x, idx, 0)
+        a = self.argmax(x)
+        s = self.select(x > 0.5, x, -x)
+        st = self.stack((x, x * 2.0))
+        h = self.one_hot(labels, 4, Tensor(1.0, mstype.float32), Tensor(0.0, mstype.float32))
+        return e, g, a, s, st, h
+
+
+def test_array_primitive_classes():
+    x = np.array([[0.25, 0.75, 0.5], [1.0, 0.0, 0.6]], np.float32)
+    idx = np.array([1, 0, 1], np.int32)
+    labels = np.array([3, 0], np.int32)
+    e, g, a, s, st, h = ArrayNet()(Tensor(x), Tensor(idx, mstype.int32), Tensor(labels, mstype.int32))
+    np.testing.assert_array_equal(e.asnumpy(), x)
+    np.testing.assert_array_equal(g.asnumpy(), x[idx])
+    assert a.dtype == mstype.int32
+    np.testing.assert_array_equal(a.asnumpy(), x.argmax(axis=-1))
+    np.testing.assert_array_equal(s.asnumpy(), np.where(x > 0.5, x, -x))
+    np.testing.assert_array_equal(st.asnumpy(), np.stack((x, x * 2), axis=1))
+    np.testing.assert_array_equal(h.asnumpy(), np.eye(4, dtype=np.float32)[labels])
+
+
+class Cube(nn.Cell):
+    def construct(self, x):
+        return x * x * x
+
+
+class Grad(nn.Cell):
+    """A network's gradient as a Cell, as MindSpore's higher-order derivative tutorial writes
+    it; applied to itself, the second derivative."""
+
+    def __init__(self, network):
+        super().__init__()
+        self.grad = C.GradOperation()
+        self.network = network
+
+    def construct(self, x):
+        return self.grad(self.network)(x)
+
+
+def test_grads_of_grads():
+    x = np.array([0.5, -2.0, 3.0], np.float32)
+    np.testing.assert_allclose(Grad(Cube())(Tensor(x)).asnumpy(), 3 * x * x, rtol=1e-6)
+    np.testing.assert_allclose(Grad(Grad(Cube()))(Tensor(x)).asnumpy(), 6 * x, rtol=1e-6)
+
+
+class Collatz(nn.Cell):
+    """Control flow on tensors: a while loop with a data-dependent condition, and a branch."""
+
+    def construct(self, n):
+        steps = n * 0
+        while n > 1:
+            if n % 2 == 0:
+                n = n // 2
+            else:
+                n = 3 * n + 1
+            steps = steps + 1
+        return steps
+
+
+def test_control_flow_nets_run_and_round_trip_through_export(tmp_path):
+    net = Collatz()
+    n = Tensor(np.array(27, np.int64))
+    assert int(net(n).asnumpy()) == 111
+    ms.export(net, n, file_name=str(tmp_path / "collatz"))
+    graph = nn.GraphCell(ms.load(str(tmp_path / "collatz.mindir")))
+    assert int(np.asarray(graph(Tensor(np.array(27, np.int64))))) == 111
+    assert int(np.asarray(graph(Tensor(np.array(6, np.int64))))) == 8

@@ -12,7 +12,10 @@ class _TensorType(type):
 class Tensor(metaclass=_TensorType):
     """`Tensor(input_data, dtype=None)`: an anfora tensor of the data (a numpy array, a Tensor,
     a number or nested lists). Without a dtype, Python floats give float32 and Python ints
-    int64, as in MindSpore."""
+    int64, as in MindSpore. Inside compiled code (`construct`) it is `anfora.ops.tensor`."""
+
+    # Compiled code calls `anfora.ops.tensor` for it.
+    __anfora_op__ = "tensor"
 
     def __new__(cls, input_data=None, dtype=None):
         import numpy as np

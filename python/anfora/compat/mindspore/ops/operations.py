@@ -238,6 +238,83 @@ class Concat(Primitive):
         return ops.concat(inputs, axis=self.axis)
 
 
+class ExpandDims(Primitive):
+    def __call__(self, x, axis):
+        return ops.expand_dims(x, axis)
+
+
+class Squeeze(Primitive):
+    """`Squeeze(axis=())(x)`: `()` removes every axis of length 1."""
+
+    def __init__(self, axis=()):
+        self.axis = axis
+
+    def __call__(self, x):
+        return ops.squeeze(x, None if self.axis == () else self.axis)
+
+
+class Gather(Primitive):
+    """`Gather()(input_params, input_indices, axis)`: rows (or slices along `axis`) at the
+    indices."""
+
+    def __call__(self, input_params, input_indices, axis):
+        return ops.take(input_params, input_indices, axis)
+
+
+class OneHot(Primitive):
+    """`OneHot(axis=-1)(indices, depth, on_value, off_value)`."""
+
+    def __init__(self, axis=-1):
+        if axis != -1:
+            raise ValueError("OneHot: only axis=-1 is supported by anfora's MindSpore layer")
+        self.axis = axis
+
+    def __call__(self, indices, depth, on_value, off_value):
+        hot = ops.one_hot(indices, depth, on_value.dtype)
+        return hot * (on_value - off_value) + off_value
+
+
+class Argmax(Primitive):
+    """`Argmax(axis=-1, output_type=int32)(x)`."""
+
+    def __init__(self, axis=-1, output_type=_af.int32):
+        self.axis = axis
+        self.output_type = output_type
+
+    def __call__(self, x):
+        return ops.cast(ops.argmax(x, axis=self.axis), self.output_type)
+
+
+class Select(Primitive):
+    """`Select()(condition, x, y)`: `x` where the condition holds, else `y`."""
+
+    def __call__(self, condition, x, y):
+        return ops.where(condition, x, y)
+
+
+class Stack(Primitive):
+    def __init__(self, axis=0):
+        self.axis = axis
+
+    def __call__(self, inputs):
+        return ops.stack(inputs, axis=self.axis)
+
+
+class Sin(Primitive):
+    def __call__(self, x):
+        return ops.sin(x)
+
+
+class Cos(Primitive):
+    def __call__(self, x):
+        return ops.cos(x)
+
+
+class Erf(Primitive):
+    def __call__(self, x):
+        return ops.erf(x)
+
+
 class Assign(Primitive):
     """`Assign()(variable, value)`: writes the Parameter and returns it."""
 
