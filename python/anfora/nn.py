@@ -99,6 +99,38 @@ class Cell:
     def trainable_params(self):
         return ParameterTuple(p for _, p in self.parameters_and_names() if p.requires_grad)
 
+    def untrainable_params(self):
+        return ParameterTuple(p for _, p in self.parameters_and_names() if not p.requires_grad)
+
+    def get_parameters(self):
+        """The Parameters, each once (MindSpore's generator)."""
+        return iter(p for _, p in self.parameters_and_names())
+
+    def parameters_dict(self):
+        """`{path: Parameter}`, in order."""
+        return dict(self.parameters_and_names())
+
+    def cells_and_names(self, prefix=""):
+        """`(path, Cell)` of this Cell (path `prefix`) and the Cells in its attributes, depth
+        first, each once."""
+        seen = set()
+
+        def walk(cell, path):
+            if id(cell) in seen:
+                return
+            seen.add(id(cell))
+            yield path, cell
+            for name, value in vars(cell).items():
+                if isinstance(value, Cell):
+                    yield from walk(value, f"{path}.{name}" if path else name)
+
+        return list(walk(self, prefix))
+
+    def set_grad(self, requires_grad=True):
+        """MindSpore marks a Cell whose gradient is taken; anfora differentiates any Cell, so
+        this only returns the Cell."""
+        return self
+
     def compiled(self):
         """The compiled `construct` (for `.lower(...)`, `.explain()`, `.grad(...)`), made on
         first use and kept on the instance."""

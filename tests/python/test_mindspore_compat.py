@@ -285,3 +285,14 @@ def test_control_flow_nets_run_and_round_trip_through_export(tmp_path):
     graph = nn.GraphCell(ms.load(str(tmp_path / "collatz.mindir")))
     assert int(np.asarray(graph(Tensor(np.array(27, np.int64))))) == 111
     assert int(np.asarray(graph(Tensor(np.array(6, np.int64))))) == 8
+
+
+def test_cell_introspection_as_in_mindspore():
+    ms.set_seed(4)
+    net = nn.SequentialCell(nn.Dense(3, 4), nn.ReLU(), nn.Dense(4, 2))
+    assert net.set_grad() is net
+    names = [n for n, _ in net.parameters_and_names()]
+    assert len(names) == 4 and len(net.parameters_dict()) == 4
+    assert len(list(net.get_parameters())) == 4 and len(net.untrainable_params()) == 0
+    cells = net.cells_and_names()
+    assert cells[0] == ("", net) and len(cells) >= 3
