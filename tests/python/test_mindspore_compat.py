@@ -296,3 +296,58 @@ def test_cell_introspection_as_in_mindspore():
     assert len(list(net.get_parameters())) == 4 and len(net.untrainable_params()) == 0
     cells = net.cells_and_names()
     assert cells[0] == ("", net) and len(cells) >= 3
+
+
+# MindSpore 2.x's functional training step: value_and_grad with has_aux made at module level,
+# called in an `ms.jit` function that applies the optimizer.
+_net2 = None
+
+
+def _build_functional_step():
+    global _net2
+    ms.set_seed(5)
+    _net2 = nn.Dense(4, 3)
+    loss_fn = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    optimizer = nn.SGD(_net2.trainable_params(), learning_rate=0.5)
+
+    def forward_fn(data, label):
+        logits = _net2(data)
+        return loss_fn(logits, label), logits
+
+    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+
+    @ms.jit
+    def train_step(data, label):
+        (loss, logits), grads = grad_fn(data, label)
+        optimizer(grads)
+        return loss, logits
+
+    return train_step, forward_fn
+
+
+def test_mindspore_2_functional_training_steps():
+    train_step, forward_fn = _build_functional_step()
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((30, 4)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int32) + (x[:, 1] > 0).astype(np.int32)
+    losses = []
+    for _ in range(60):
+        loss, logits = train_step(Tensor(x), Tensor(y, mstype.int32))
+        losses.append(float(loss.asnumpy()))
+        assert logits.shape == (30, 3)
+    assert losses[-1] < 0.5 * losses[0]
+    # The gradient the step used is the loss's (finite differences on one weight).
+    w = _net2.weight
+    base = w.asnumpy().copy()
+    eps = 1e-3
+    def loss_at(v):
+        w.set_data(Tensor(v)) if hasattr(w, "set_data") else ops.assign(w, Tensor(v))
+        return float(forward_fn(Tensor(x), Tensor(y, mstype.int32))[0].asnumpy())
+    bumped = base.copy(); bumped[0, 0] += eps
+    lowered = base.copy(); lowered[0, 0] -= eps
+    fd = (loss_at(bumped) - loss_at(lowered)) / (2 * eps)
+    ops.assign(w, Tensor(base))
+    g = ms.grad(forward_fn, None, (w,), has_aux=True)(Tensor(x), Tensor(y, mstype.int32))
+    np.testing.assert_allclose(g[0].asnumpy()[0, 0], fd, rtol=2e-2, atol=1e-4)
+    with pytest.raises(ValueError, match="cannot both be None"):
+        ms.grad(forward_fn, None, None)

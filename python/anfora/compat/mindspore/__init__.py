@@ -17,6 +17,8 @@ from .train.serialization import export, load, load_checkpoint, load_param_into_
 
 jit = _af.jit
 ms_function = _af.jit
+grad = ops.grad
+value_and_grad = ops.value_and_grad
 
 
 def set_seed(seed):
@@ -62,4 +64,4 @@ def install():
 __all__ = ["nn", "ops", "context", "common", "dtype", "train", "Tensor", "Parameter",
            "ParameterTuple", "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "jit",
            "ms_function", "set_seed", "export", "load", "save_checkpoint", "load_checkpoint",
-           "load_param_into_net", "install"] + list(common.dtype.__all__)
+           "load_param_into_net", "install", "grad", "value_and_grad"] + list(common.dtype.__all__)

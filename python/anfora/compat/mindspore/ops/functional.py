@@ -1,22 +1,62 @@
-"""`mindspore.ops.functional` (`F`) and MindSpore 2.x's functional gradient."""
+"""`mindspore.ops.functional` (`F`) and MindSpore 2.x's functional gradients, `grad` and
+`value_and_grad`. Their results are objects whose `__call__` compiles, so they can be made at
+module level and called inside `ms.jit` functions and `construct`, as MindSpore 2.x's
+tutorials write training steps."""
 
 import anfora as _af
+from anfora.nn import Cell as _Cell
+
+
+class _First(_Cell):
+    """`fn`'s first output: what a gradient with `has_aux=True` differentiates."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def construct(self, *args):
+        return self.fn(*args)[0]
+
+
+class _Gradient:
+    """The gradient function `grad` / `value_and_grad` return. With `has_aux`, `fn` returns
+    `(value, aux...)`: the gradient is that of `value`, and the whole output is returned; `fn`
+    then runs once more for the outputs than for the gradient."""
+
+    def __init__(self, fn, grad_position, weights, has_aux, with_value):
+        self.fn = fn
+        self.first = _First(fn)
+        self.argnums = grad_position
+        self.weights = weights
+        self.has_aux = has_aux
+        self.with_value = with_value
+
+    def __call__(self, *args):
+        if self.has_aux:
+            grads = _af.grad(self.first, self.argnums, self.weights)(*args)
+            if self.with_value:
+                return self.fn(*args), grads
+            return grads
+        if self.with_value:
+            return _af.value_and_grad(self.fn, self.argnums, self.weights)(*args)
+        return _af.grad(self.fn, self.argnums, self.weights)(*args)
+
+
+def _checked(grad_position, weights):
+    if grad_position is None and weights is None:
+        raise ValueError("grad_position and weights cannot both be None")
+    return grad_position
 
 
 def grad(fn, grad_position=0, weights=None, has_aux=False):
-    """MindSpore's `ops.grad`: gradients of `fn` with respect to the arguments at
-    `grad_position` (an int or a tuple) and, when given, the Parameters `weights` (then a pair
+    """MindSpore's `ops.grad`: the gradients of `fn` with respect to the arguments at
+    `grad_position` (an int, a tuple, or None for none) and the Parameters `weights` (then
     `(argument gradients, weight gradients)`)."""
-    if has_aux:
-        raise NotImplementedError("grad(has_aux=True) is not supported by anfora's MindSpore layer")
-    return _af.grad(fn, argnums=grad_position, weights=weights)
+    return _Gradient(fn, _checked(grad_position, weights), weights, bool(has_aux), False)
 
 
 def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
-    """MindSpore's `ops.value_and_grad`: `(value, gradients)`."""
-    if has_aux:
-        raise NotImplementedError("value_and_grad(has_aux=True) is not supported by anfora's MindSpore layer")
-    return _af.value_and_grad(fn, argnums=grad_position, weights=weights)
+    """MindSpore's `ops.value_and_grad`: `(value, gradients)`, as `grad` gives them."""
+    return _Gradient(fn, _checked(grad_position, weights), weights, bool(has_aux), True)
 
 
 __all__ = ["grad", "value_and_grad"]
