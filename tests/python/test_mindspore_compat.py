@@ -351,3 +351,37 @@ def test_mindspore_2_functional_training_steps():
     np.testing.assert_allclose(g[0].asnumpy()[0, 0], fd, rtol=2e-2, atol=1e-4)
     with pytest.raises(ValueError, match="cannot both be None"):
         ms.grad(forward_fn, None, None)
+
+
+class LeNetish(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, pad_mode="valid", has_bias=True, weight_init="normal",
+                              bias_init="zeros")
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(2)
+        self.flatten = nn.Flatten()
+        self.fc = nn.Dense(4 * 3 * 3, 2, weight_init="normal")
+
+    def construct(self, x):
+        return self.fc(self.flatten(self.pool(self.relu(self.conv(x)))))
+
+
+def test_convolutions_and_optimizers_take_mindspores_arguments():
+    ms.set_seed(7)
+    net = LeNetish()
+    assert net.conv.weight.shape == (4, 1, 3, 3) and np.all(net.conv.bias.asnumpy() == 0)
+    assert float(np.abs(net.conv.weight.asnumpy()).max()) < 0.1  # normal(0, 0.01)
+    rng = np.random.default_rng(8)
+    x = Tensor(rng.standard_normal((16, 1, 8, 8)).astype(np.float32))
+    y = Tensor((rng.random(16) > 0.5).astype(np.int32), mstype.int32)
+    loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
+    opt = nn.Adam(net.trainable_params(), learning_rate=0.01, use_locking=False, loss_scale=1.0)
+    step = nn.TrainOneStepCell(loss, opt)
+    losses = [float(step(x, y).asnumpy()) for _ in range(30)]
+    assert losses[-1] < losses[0]
+    assert isinstance(nn.SGD(net.trainable_params(), 0.1, momentum=0.9), nn.Momentum)
+    with pytest.raises(ValueError, match="loss_scale"):
+        nn.Momentum(net.trainable_params(), 0.1, 0.9, loss_scale=128.0)
+    with pytest.raises(ValueError, match="data_format"):
+        nn.Conv2d(1, 2, 3, data_format="NHWC")

@@ -6,6 +6,7 @@ and `construct`, `SequentialCell`, `Conv2d` with OIHW weights, `WithLossCell`,
 import numpy as _np
 
 from anfora import Parameter
+from anfora import nn as _nn
 from anfora import ops as _ops
 from anfora.nn import *  # noqa: F401,F403
 from anfora.nn import Cell, ReLU, Tanh  # noqa: F401
@@ -86,3 +87,70 @@ class Dropout(_Dropout):
 
     def __init__(self, keep_prob=0.5, p=None):
         super().__init__(p=1.0 - keep_prob if p is None else p)
+
+
+class Conv2d(_nn.Conv2d):
+    """MindSpore's `Conv2d(in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
+    padding=0, dilation=1, group=1, has_bias=False, weight_init=None, bias_init=None,
+    data_format="NCHW")`: OIHW weights from MindSpore's initializers."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same", padding=0,
+                 dilation=1, group=1, has_bias=False, weight_init=None, bias_init=None,
+                 data_format="NCHW", dtype="float32"):
+        if data_format != "NCHW":
+            raise ValueError(f"Conv2d: data_format must be 'NCHW', not {data_format!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
+                         dilation, group, has_bias, dtype=dtype)
+        shape = tuple(self.weight.shape)
+        fan_in = shape[1] * shape[2] * shape[3]
+        self.weight = Parameter(_initial(weight_init, shape, fan_in, dtype), name="weight")
+        if has_bias:
+            self.bias = Parameter(_initial(bias_init, (out_channels,), fan_in, dtype), name="bias")
+
+
+def _plain(what, loss_scale, use_locking):
+    """MindSpore optimizer arguments anfora has no use for: the defaults only."""
+    if loss_scale != 1.0:
+        raise ValueError(f"{what}: loss_scale other than 1.0 is not supported by anfora's MindSpore layer")
+    del use_locking  # each update is one in-place write of the Parameter: nothing to lock
+
+
+class SGD(_nn.SGD):
+    """MindSpore's `SGD(params, learning_rate=0.1, momentum=0.0, dampening=0.0,
+    weight_decay=0.0, nesterov=False, loss_scale=1.0)`: with momentum (or weight decay),
+    `Momentum`'s update."""
+
+    def __new__(cls, params, learning_rate=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                nesterov=False, loss_scale=1.0):
+        _plain("SGD", loss_scale, False)
+        if dampening != 0.0:
+            raise ValueError("SGD: dampening is not supported by anfora's MindSpore layer")
+        if momentum or weight_decay or nesterov:
+            return Momentum(params, learning_rate, momentum, weight_decay, use_nesterov=nesterov)
+        return super().__new__(cls)
+
+    def __init__(self, params, learning_rate=0.1, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                 nesterov=False, loss_scale=1.0):
+        super().__init__(params, learning_rate)
+
+
+class Momentum(_nn.Momentum):
+    """MindSpore's `Momentum(params, learning_rate, momentum, weight_decay=0.0,
+    loss_scale=1.0, use_nesterov=False)`."""
+
+    def __init__(self, params, learning_rate, momentum, weight_decay=0.0, loss_scale=1.0,
+                 use_nesterov=False):
+        _plain("Momentum", loss_scale, False)
+        super().__init__(params, learning_rate, momentum, weight_decay, use_nesterov)
+
+
+class Adam(_nn.Adam):
+    """MindSpore's `Adam(params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
+    use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0)`."""
+
+    def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
+                 use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0):
+        _plain("Adam", loss_scale, use_locking)
+        if use_nesterov:
+            raise ValueError("Adam: use_nesterov is not supported by anfora's MindSpore layer")
+        super().__init__(params, learning_rate, beta1, beta2, eps, weight_decay)
