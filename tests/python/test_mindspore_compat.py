@@ -385,3 +385,159 @@ def test_convolutions_and_optimizers_take_mindspores_arguments():
         nn.Momentum(net.trainable_params(), 0.1, 0.9, loss_scale=128.0)
     with pytest.raises(ValueError, match="data_format"):
         nn.Conv2d(1, 2, 3, data_format="NHWC")
+
+
+class LoopNet(nn.Cell):
+    """A `for` over a range and a data-dependent `if` inside `construct` (MindSpore's
+    control-flow documentation)."""
+
+    def construct(self, x, n):
+        out = x * 0.0
+        for i in range(n):
+            if ops.sum(out) < 10.0:
+                out = out + x * i
+            else:
+                out = out - 1.0
+        return out
+
+
+def test_loops_and_branches_on_tensors():
+    x = np.array([1.0, 2.0], np.float32)
+    got = LoopNet()(Tensor(x), 6).asnumpy()
+    out = x * 0.0
+    for i in range(6):
+        out = out + x * i if out.sum() < 10.0 else out - 1.0
+    np.testing.assert_allclose(got, out, rtol=1e-6)
+
+
+def factorial(n):
+    if n <= 1:
+        return n * 0 + 1
+    return n * factorial(n - 1)
+
+
+class Recursive(nn.Cell):
+    def construct(self, n):
+        return factorial(n)
+
+
+def test_recursion_in_graph_mode():
+    assert int(Recursive()(Tensor(np.array(6, np.int64))).asnumpy()) == 720
+
+
+class Sens(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.grad = C.GradOperation(sens_param=True)
+
+    def construct(self, x, sens):
+        return self.grad(self.net)(x, sens)
+
+
+class Elementwise(nn.Cell):
+    def construct(self, x):
+        return x * x * 3.0
+
+
+def test_grad_operation_with_a_sensitivity():
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    sens = np.array([1.0, 0.5, 2.0], np.float32)
+    got = Sens(Elementwise())(Tensor(x), Tensor(sens)).asnumpy()
+    np.testing.assert_allclose(got, 6.0 * x * sens, rtol=1e-6)
+
+
+class TwoInputs(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(Tensor(np.array([2.0, 3.0], np.float32)), name="w")
+
+    def construct(self, x, y):
+        return ops.sum(self.w * x * y)
+
+
+class AllAndList(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.params = ParameterTuple(net.trainable_params())
+        self.grad = C.GradOperation(get_all=True, get_by_list=True)
+
+    def construct(self, x, y):
+        return self.grad(self.net, self.params)(x, y)
+
+
+def test_gradients_of_all_inputs_and_the_parameters_together():
+    x = np.array([1.0, 2.0], np.float32)
+    y = np.array([0.5, -1.0], np.float32)
+    (dx, dy), (dw,) = AllAndList(TwoInputs())(Tensor(x), Tensor(y))
+    w = np.array([2.0, 3.0], np.float32)
+    np.testing.assert_allclose(dx.asnumpy(), w * y)
+    np.testing.assert_allclose(dy.asnumpy(), w * x)
+    np.testing.assert_allclose(dw.asnumpy(), x * y)
+
+
+class Embedding(nn.Cell):
+    """Sparse updates of a Parameter's rows, ordered with Depend (auto-monad)."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = Parameter(Tensor(np.zeros((4, 2), np.float32)), name="table")
+        self.scatter_add = P.ScatterAdd()
+        self.depend = P.Depend()
+
+    def construct(self, indices, updates):
+        written = self.scatter_add(self.table, indices, updates)
+        return self.depend(self.table * 1.0, written)
+
+
+def test_scatter_add_into_a_parameter():
+    idx = np.array([1, 3, 1], np.int32)
+    upd = np.array([[1.0, 2.0], [3.0, 4.0], [10.0, 20.0]], np.float32)
+    got = Embedding()(Tensor(idx, mstype.int32), Tensor(upd)).asnumpy()
+    expected = np.zeros((4, 2), np.float32)
+    np.add.at(expected, idx, upd)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_batch_norm_in_training_and_evaluation():
+    ms.set_seed(9)
+    bn = nn.BatchNorm2d(3)
+    x = np.random.default_rng(10).standard_normal((4, 3, 2, 2)).astype(np.float32) * 2 + 1
+    y = bn(Tensor(x)).asnumpy()
+    mean = x.mean(axis=(0, 2, 3), keepdims=True)
+    var = x.var(axis=(0, 2, 3), keepdims=True)
+    np.testing.assert_allclose(y, (x - mean) / np.sqrt(var + 1e-5), rtol=1e-4, atol=1e-5)
+    bn.set_train(False)
+    z = bn(Tensor(x)).asnumpy()
+    assert not np.allclose(z, y)  # the moving statistics, not the batch's
+
+
+def test_checkpoints_round_trip(tmp_path):
+    ms.set_seed(11)
+    net = nn.Dense(3, 2)
+    path = str(tmp_path / "net.ckpt")
+    ms.save_checkpoint(net, path)
+    other = nn.Dense(3, 2, weight_init="zeros", bias_init="zeros")
+    params = ms.load_checkpoint(path)
+    ms.load_param_into_net(other, params)
+    np.testing.assert_array_equal(other.weight.asnumpy(), net.weight.asnumpy())
+    np.testing.assert_array_equal(other.bias.asnumpy(), net.bias.asnumpy())
+
+
+class Functional(nn.Cell):
+    """MindSpore 2.x's functional operations inside construct."""
+
+    def construct(self, x):
+        y = ops.reshape(x, (3, 2))
+        z = ops.matmul(ops.transpose(y), y)
+        return ops.mean(ops.exp(-z), axis=0), ops.argmax(z, axis=1)
+
+
+def test_functional_operations_inside_construct():
+    x = np.arange(6, dtype=np.float32) / 6
+    m, a = Functional()(Tensor(x))
+    y = x.reshape(3, 2)
+    z = y.T @ y
+    np.testing.assert_allclose(m.asnumpy(), np.exp(-z).mean(axis=0), rtol=1e-6)
+    np.testing.assert_array_equal(a.asnumpy(), z.argmax(axis=1))
