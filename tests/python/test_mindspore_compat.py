@@ -541,3 +541,115 @@ def test_functional_operations_inside_construct():
     z = y.T @ y
     np.testing.assert_allclose(m.asnumpy(), np.exp(-z).mean(axis=0), rtol=1e-6)
     np.testing.assert_array_equal(a.asnumpy(), z.argmax(axis=1))
+
+
+class Printer(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.print = P.Print()
+
+    def construct(self, x):
+        self.print("x:", x)
+        return x + 1.0
+
+
+def test_print_inside_construct(capfd):
+    Printer()(Tensor(np.array([1.5, 2.5], np.float32)))
+    out = capfd.readouterr().out
+    assert "x:" in out and "1.5" in out and "2.5" in out
+
+
+def test_tensor_operators_and_methods_outside_graphs():
+    a = Tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
+    b = Tensor(np.array([[0.5, -1.0], [2.0, 0.0]], np.float32))
+    an, bn = a.asnumpy(), b.asnumpy()
+    np.testing.assert_allclose((a + b).asnumpy(), an + bn)
+    np.testing.assert_allclose((a @ b).asnumpy(), an @ bn)
+    np.testing.assert_array_equal((a > b).asnumpy(), an > bn)
+    np.testing.assert_allclose(a.sum().asnumpy(), an.sum())
+    np.testing.assert_allclose(a.mean(axis=0).asnumpy(), an.mean(axis=0))
+    assert a.shape == (2, 2) and a.dtype == mstype.float32 and a.ndim == 2
+
+
+class ShapeNet(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.shape = P.Shape()
+        self.reshape = P.Reshape()
+
+    def construct(self, x):
+        n, c, h, w = self.shape(x)
+        return self.reshape(x, (n, c * h * w))
+
+
+def test_shapes_are_tuples_inside_construct():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 2, 2)
+    np.testing.assert_array_equal(ShapeNet()(Tensor(x)).asnumpy(), x.reshape(2, 12))
+
+
+def test_dropout_in_training_and_evaluation():
+    ms.set_seed(12)
+    drop = nn.Dropout(keep_prob=0.75)
+    x = Tensor(np.ones((1000,), np.float32))
+    y = drop(x).asnumpy()
+    kept = y != 0
+    assert 0.65 < kept.mean() < 0.85
+    np.testing.assert_allclose(y[kept], 1.0 / 0.75, rtol=1e-6)
+    drop.set_train(False)
+    np.testing.assert_array_equal(drop(x).asnumpy(), np.ones(1000, np.float32))
+
+
+@ms.jit
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def test_jit_functions_with_python_control_flow():
+    assert collatz_steps(27) == 111
+    assert collatz_steps(1) == 0
+
+
+def test_grad_operation_of_a_plain_function_from_python():
+    def f(x, y):
+        return ops.sum(ops.exp(x) * y)
+
+    x = np.array([0.0, 1.0], np.float32)
+    y = np.array([2.0, 3.0], np.float32)
+    dx, dy = C.GradOperation(get_all=True)(f)(Tensor(x), Tensor(y))
+    np.testing.assert_allclose(dx.asnumpy(), np.exp(x) * y, rtol=1e-6)
+    np.testing.assert_allclose(dy.asnumpy(), np.exp(x), rtol=1e-6)
+    value, (gx, gy) = ms.value_and_grad(f, grad_position=(0, 1))(Tensor(x), Tensor(y))
+    np.testing.assert_allclose(float(value.asnumpy()), np.sum(np.exp(x) * y), rtol=1e-6)
+    np.testing.assert_allclose(gy.asnumpy(), np.exp(x), rtol=1e-6)
+
+
+class Softmaxes(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.softmax = P.Softmax()
+        self.log_softmax = P.LogSoftmax(axis=0)
+
+    def construct(self, x):
+        return self.softmax(x), self.log_softmax(x)
+
+
+def test_softmax_primitives():
+    x = np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 5.0]], np.float32)
+    s, ls = Softmaxes()(Tensor(x))
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(s.asnumpy(), e / e.sum(axis=-1, keepdims=True), rtol=1e-6)
+    l0 = x - x.max(axis=0) - np.log(np.exp(x - x.max(axis=0)).sum(axis=0))
+    np.testing.assert_allclose(ls.asnumpy(), l0, rtol=1e-5, atol=1e-6)
+
+
+def test_save_graphs_writes_the_ir(tmp_path):
+    context.set_context(save_graphs=True, save_graphs_path=str(tmp_path))
+    try:
+        Elementwise()(Tensor(np.ones(2, np.float32)))
+    finally:
+        context.set_context(save_graphs=False)
+    assert any(p.suffix == ".ir" for p in tmp_path.rglob("*"))
