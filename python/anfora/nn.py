@@ -208,6 +208,15 @@ class SequentialCell(Cell):
     def construct(self, x):
         return self.chain(x)
 
+    def __getitem__(self, index):
+        """The cell at `index` (a SequentialCell for a slice), as MindSpore's."""
+        if isinstance(index, slice):
+            return SequentialCell(*self.cells[index])
+        return self.cells[index]
+
+    def __len__(self):
+        return len(self.cells)
+
     def parameters_and_names(self):
         return _anfora.parameters_of(_Named(self.cells))
 

@@ -653,3 +653,185 @@ def test_save_graphs_writes_the_ir(tmp_path):
     finally:
         context.set_context(save_graphs=False)
     assert any(p.suffix == ".ir" for p in tmp_path.rglob("*"))
+
+
+def test_a_recursive_net_round_trips_through_export(tmp_path):
+    net = Recursive()
+    n = Tensor(np.array(5, np.int64))
+    ms.export(net, n, file_name=str(tmp_path / "fact"))
+    graph = nn.GraphCell(ms.load(str(tmp_path / "fact.mindir")))
+    assert int(np.asarray(graph(Tensor(np.array(7, np.int64))))) == 5040
+
+
+class PowerLoop(nn.Cell):
+    """x ** k by a while loop: its gradient goes back through every iteration."""
+
+    def construct(self, x, k):
+        out = x * 0.0 + 1.0
+        i = 0
+        while i < k:
+            out = out * x
+            i += 1
+        return ops.sum(out)
+
+
+def test_gradients_through_loops():
+    x = np.array([1.5, -0.5], np.float32)
+    g = C.GradOperation()(PowerLoop())(Tensor(x), 4).asnumpy()
+    np.testing.assert_allclose(g, 4 * x ** 3, rtol=1e-6)
+
+
+class BranchWrites(nn.Cell):
+    """Writes in both branches and a read after them (auto-monad orders them)."""
+
+    def __init__(self):
+        super().__init__()
+        self.state = Parameter(Tensor(np.array([1.0], np.float32)), name="state")
+        self.assign = P.Assign()
+
+    def construct(self, x):
+        if ops.sum(x) > 0:
+            self.assign(self.state, self.state * 2.0)
+        else:
+            self.assign(self.state, self.state - 5.0)
+        return self.state + x
+
+
+def test_writes_in_branches_are_seen_after_them():
+    net = BranchWrites()
+    np.testing.assert_array_equal(net(Tensor(np.array([1.0], np.float32))).asnumpy(), [3.0])
+    np.testing.assert_array_equal(net(Tensor(np.array([-1.0], np.float32))).asnumpy(), [-4.0])
+    np.testing.assert_array_equal(net.state.asnumpy(), [-3.0])
+
+
+class FirstAbove(nn.Cell):
+    def construct(self, x, limit):
+        i = 0
+        found = -1
+        while i < 10:
+            if x[i] > limit:
+                found = i
+                break
+            i += 1
+        return found
+
+
+def test_while_with_break():
+    x = Tensor(np.array([0.1, 0.2, 0.9, 0.4, 1.5, 0, 0, 0, 0, 0], np.float32))
+    assert FirstAbove()(x, 0.5) == 2
+    assert FirstAbove()(x, 1.0) == 4
+    assert FirstAbove()(x, 5.0) == -1
+
+
+def test_a_regression_with_plain_sgd_and_weight_decay():
+    ms.set_seed(13)
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((50, 2)).astype(np.float32)
+    y = (x @ np.array([[1.0], [-2.0]], np.float32)).astype(np.float32)
+    net = nn.Dense(2, 1, has_bias=False)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), nn.SGD(net.trainable_params(), 0.1))
+    for _ in range(150):
+        step(Tensor(x), Tensor(y))
+    np.testing.assert_allclose(net.weight.asnumpy(), [[1.0, -2.0]], atol=1e-3)
+    decayed = nn.Dense(2, 1, has_bias=False)
+    step = nn.TrainOneStepCell(nn.WithLossCell(decayed, nn.MSELoss()),
+                               nn.SGD(decayed.trainable_params(), 0.1, weight_decay=0.5))
+    for _ in range(150):
+        step(Tensor(x), Tensor(y))
+    # Weight decay pulls the solution toward zero.
+    assert np.abs(decayed.weight.asnumpy()).sum() < np.abs(net.weight.asnumpy()).sum()
+
+
+def test_a_classifier_of_sequential_cells():
+    ms.set_seed(15)
+    net = nn.SequentialCell([nn.Flatten(), nn.Dense(16, 8, activation="relu"), nn.Dense(8, 3)])
+    x = np.random.default_rng(16).standard_normal((5, 4, 4)).astype(np.float32)
+    out = net(Tensor(x)).asnumpy()
+    w1, b1 = net[1].weight.asnumpy(), net[1].bias.asnumpy()
+    w2, b2 = net[2].weight.asnumpy(), net[2].bias.asnumpy()
+    h = np.maximum(x.reshape(5, 16) @ w1.T + b1, 0)
+    np.testing.assert_allclose(out, h @ w2.T + b2, rtol=1e-5, atol=1e-6)
+
+
+class Mixed(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.concat = P.Concat(axis=1)
+        self.cast = P.Cast()
+        self.maximum = P.Maximum()
+        self.minimum = P.Minimum()
+        self.sub = P.Sub()
+        self.div = P.RealDiv()
+
+    def construct(self, x, n):
+        f = self.cast(n, mstype.float32)
+        both = self.concat((x, f))
+        return self.div(self.sub(self.maximum(both, 1.0), self.minimum(both, 0.0)), 2.0)
+
+
+def test_concat_cast_and_elementwise_primitives():
+    x = np.array([[0.5, 2.0], [-1.0, 3.0]], np.float32)
+    n = np.array([[1], [-2]], np.int32)
+    got = Mixed()(Tensor(x), Tensor(n, mstype.int32)).asnumpy()
+    both = np.concatenate([x, n.astype(np.float32)], axis=1)
+    np.testing.assert_allclose(got, (np.maximum(both, 1.0) - np.minimum(both, 0.0)) / 2.0)
+
+
+def test_value_and_grad_of_the_weights_only():
+    ms.set_seed(17)
+    net = nn.Dense(3, 1)
+    loss_fn = nn.MSELoss()
+    opt = nn.Momentum(net.trainable_params(), learning_rate=0.05, momentum=0.5)
+
+    def forward(x, y):
+        return loss_fn(net(x), y)
+
+    grad_fn = ms.value_and_grad(forward, None, opt.parameters)
+
+    @ms.jit
+    def step(x, y):
+        loss, grads = grad_fn(x, y)
+        opt(grads)
+        return loss
+
+    rng = np.random.default_rng(18)
+    x = rng.standard_normal((40, 3)).astype(np.float32)
+    y = (x.sum(axis=1, keepdims=True) * 0.5).astype(np.float32)
+    losses = [float(step(Tensor(x), Tensor(y)).asnumpy()) for _ in range(100)]
+    assert losses[-1] < 1e-3 * losses[0]
+
+
+class LeNet5(nn.Cell):
+    """MindSpore's LeNet-5 tutorial network, on 1x32x32 inputs."""
+
+    def __init__(self, num_class=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, pad_mode="valid")
+        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")
+        self.fc1 = nn.Dense(16 * 5 * 5, 120)
+        self.fc2 = nn.Dense(120, 84)
+        self.fc3 = nn.Dense(84, num_class)
+        self.relu = nn.ReLU()
+        self.max_pool2d = nn.MaxPool2d(kernel_size=2, stride=2)
+        self.flatten = nn.Flatten()
+
+    def construct(self, x):
+        x = self.max_pool2d(self.relu(self.conv1(x)))
+        x = self.max_pool2d(self.relu(self.conv2(x)))
+        x = self.flatten(x)
+        x = self.relu(self.fc1(x))
+        x = self.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+def test_lenet5_from_the_tutorial_learns_a_fixed_batch():
+    ms.set_seed(19)
+    net = LeNet5()
+    rng = np.random.default_rng(20)
+    x = Tensor(rng.standard_normal((8, 1, 32, 32)).astype(np.float32))
+    y = Tensor(np.arange(8, dtype=np.int32) % 10, mstype.int32)
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), nn.Momentum(net.trainable_params(), 0.05, 0.9))
+    losses = [float(step(x, y).asnumpy()) for _ in range(60)]
+    assert losses[-1] < 0.1 * losses[0], losses
+    assert net(x).shape == (8, 10)
