@@ -386,4 +386,5 @@ class Print(Primitive):
         print(*inputs)
 
 
-__all__ = [n for n, v in dict(globals()).items() if isinstance(v, type) and issubclass(v, Primitive)]
+__all__ = [n for n, v in dict(globals()).items()
+           if isinstance(v, type) and issubclass(v, Primitive) and not n.startswith("_")]
