@@ -835,3 +835,24 @@ def test_lenet5_from_the_tutorial_learns_a_fixed_batch():
     losses = [float(step(x, y).asnumpy()) for _ in range(60)]
     assert losses[-1] < 0.1 * losses[0], losses
     assert net(x).shape == (8, 10)
+
+
+def test_model_trains_evaluates_and_predicts(capsys):
+    ms.set_seed(21)
+    rng = np.random.default_rng(22)
+    x = rng.standard_normal((120, 2)).astype(np.float32)
+    y = (x[:, 0] + x[:, 1] > 0).astype(np.int32)
+    batches = [(x[i:i + 20], y[i:i + 20]) for i in range(0, 120, 20)]
+    net = nn.Dense(2, 2)
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    model = ms.Model(net, loss_fn=loss, optimizer=nn.Momentum(net.trainable_params(), 0.1, 0.9),
+                     metrics={"Accuracy", "Loss"})
+    before = model.eval(batches)
+    model.train(10, batches, callbacks=[ms.train.LossMonitor(per_print_times=30)])
+    after = model.eval(batches)
+    assert after["Accuracy"] > 0.9 and after["Loss"] < before["Loss"]
+    assert "epoch: 5 step: 30, loss is" in capsys.readouterr().out
+    pred = model.predict(Tensor(x[:3])).asnumpy()
+    np.testing.assert_allclose(pred, x[:3] @ net.weight.asnumpy().T + net.bias.asnumpy(), rtol=1e-5)
+    with pytest.raises(ValueError, match="unknown metric 'F1'"):
+        ms.Model(net, metrics={"F1"})

@@ -13,6 +13,7 @@ from . import _random, common, context, dtype, nn, ops, train
 from .common import Parameter, ParameterTuple, Tensor
 from .common.dtype import *  # noqa: F401,F403
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
+from .train import Model
 from .train.serialization import export, load, load_checkpoint, load_param_into_net, save_checkpoint
 
 jit = _af.jit
@@ -46,6 +47,7 @@ _MODULES = {
     "common": f"{__name__}.common", "common.dtype": f"{__name__}.common.dtype",
     "common.tensor": f"{__name__}.common.tensor", "common.parameter": f"{__name__}.common.parameter",
     "train": f"{__name__}.train", "train.serialization": f"{__name__}.train.serialization",
+    "train.model": f"{__name__}.train.model",
     "dtype": f"{__name__}.dtype",
 }
 
@@ -64,4 +66,4 @@ def install():
 __all__ = ["nn", "ops", "context", "common", "dtype", "train", "Tensor", "Parameter",
            "ParameterTuple", "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "jit",
            "ms_function", "set_seed", "export", "load", "save_checkpoint", "load_checkpoint",
-           "load_param_into_net", "install", "grad", "value_and_grad"] + list(common.dtype.__all__)
+           "load_param_into_net", "install", "grad", "value_and_grad", "Model"] + list(common.dtype.__all__)

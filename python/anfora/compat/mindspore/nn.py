@@ -154,3 +154,7 @@ class Adam(_nn.Adam):
         if use_nesterov:
             raise ValueError("Adam: use_nesterov is not supported by anfora's MindSpore layer")
         super().__init__(params, learning_rate, beta1, beta2, eps, weight_decay)
+
+
+# MindSpore 1.x keeps the metrics in `nn` as well.
+from .train.model import Accuracy, Loss  # noqa: E402

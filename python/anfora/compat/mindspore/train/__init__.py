@@ -1,7 +1,8 @@
-"""`mindspore.train`: serialization."""
+"""`mindspore.train`: serialization, `Model`, metrics and callbacks."""
 
-from . import serialization
+from . import model, serialization
+from .model import Accuracy, Loss, LossMonitor, Model
 from .serialization import export, load, load_checkpoint, load_param_into_net, save_checkpoint
 
-__all__ = ["serialization", "export", "load", "save_checkpoint", "load_checkpoint",
-           "load_param_into_net"]
+__all__ = ["serialization", "model", "Model", "Accuracy", "Loss", "LossMonitor", "export", "load",
+           "save_checkpoint", "load_checkpoint", "load_param_into_net"]

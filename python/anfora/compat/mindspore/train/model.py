@@ -1,0 +1,131 @@
+"""MindSpore's high-level `Model` (`model.train`, `model.eval`, `model.predict`), its
+`Accuracy` and `Loss` metrics and the `LossMonitor` callback. A dataset is any iterable of
+`(data, label)` batches (numpy arrays or Tensors), or an object with MindSpore's
+`create_tuple_iterator()`; `mindspore.dataset` itself is not part of the layer."""
+
+import numpy as _np
+
+import anfora as _af
+from anfora import nn as _nn
+
+
+def _batches(dataset):
+    if hasattr(dataset, "create_tuple_iterator"):
+        dataset = dataset.create_tuple_iterator()
+    for item in dataset:
+        yield tuple(x if isinstance(x, _af.Tensor) else _af.tensor(_np.asarray(x)) for x in item)
+
+
+class Accuracy:
+    """The fraction of samples whose largest logit is the label (labels as indices or one-hot)."""
+
+    def clear(self):
+        self._correct, self._total = 0, 0
+
+    def update(self, logits, labels):
+        pred = _np.asarray(logits).argmax(axis=-1)
+        labels = _np.asarray(labels)
+        if labels.ndim == pred.ndim + 1:
+            labels = labels.argmax(axis=-1)
+        self._correct += int((pred == labels).sum())
+        self._total += labels.size
+
+    def eval(self):
+        if self._total == 0:
+            raise RuntimeError("Accuracy: no samples were given")
+        return self._correct / self._total
+
+
+class Loss:
+    """The mean of the loss over the batches."""
+
+    def clear(self):
+        self._sum, self._count = 0.0, 0
+
+    def update(self, loss):
+        self._sum += float(_np.asarray(loss))
+        self._count += 1
+
+    def eval(self):
+        if self._count == 0:
+            raise RuntimeError("Loss: no batches were given")
+        return self._sum / self._count
+
+
+class LossMonitor:
+    """Prints the loss every `per_print_times` steps, as MindSpore's callback does."""
+
+    def __init__(self, per_print_times=1):
+        self.per_print_times = int(per_print_times)
+
+    def step_end(self, epoch, step, loss):
+        if step % self.per_print_times == 0:
+            print(f"epoch: {epoch} step: {step}, loss is {loss}")
+
+
+_METRICS = {"accuracy": Accuracy, "acc": Accuracy, "loss": Loss}
+
+
+class Model:
+    """`Model(network, loss_fn=None, optimizer=None, metrics=None)`: training with
+    `TrainOneStepCell(WithLossCell(network, loss_fn), optimizer)`, evaluation with the
+    metrics (names, as MindSpore's `{"Accuracy"}`, or metric objects)."""
+
+    def __init__(self, network, loss_fn=None, optimizer=None, metrics=None):
+        self.network = network
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+        self.metrics = {}
+        for name in metrics or ():
+            metric = metrics[name] if isinstance(metrics, dict) else None
+            if metric is None:
+                key = name.lower()
+                if key not in _METRICS:
+                    raise ValueError(f"Model: unknown metric {name!r} (Accuracy, Loss)")
+                metric = _METRICS[key]()
+            self.metrics[name] = metric
+        self._step = None
+        if loss_fn is not None and optimizer is not None:
+            self._step = _nn.TrainOneStepCell(_nn.WithLossCell(network, loss_fn), optimizer)
+
+    def train(self, epoch, train_dataset, callbacks=None, dataset_sink_mode=False):
+        if self._step is None:
+            raise ValueError("Model.train needs a loss_fn and an optimizer")
+        callbacks = callbacks if isinstance(callbacks, (list, tuple)) else [callbacks] if callbacks else []
+        self.network.set_train(True)
+        step_number = 0
+        for e in range(1, epoch + 1):
+            for data, label in _batches(train_dataset):
+                loss = self._step(data, label)
+                step_number += 1
+                for cb in callbacks:
+                    cb.step_end(e, step_number, float(_np.asarray(loss)))
+
+    def eval(self, valid_dataset, dataset_sink_mode=False):
+        """`{metric name: value}` over the dataset, the network in evaluation mode."""
+        if not self.metrics:
+            raise ValueError("Model.eval needs metrics")
+        self.network.set_train(False)
+        for m in self.metrics.values():
+            m.clear()
+        for data, label in _batches(valid_dataset):
+            logits = self.network(data)
+            for m in self.metrics.values():
+                if isinstance(m, Loss):
+                    if self.loss_fn is None:
+                        raise ValueError("Model.eval: the Loss metric needs a loss_fn")
+                    m.update(self.loss_fn(logits, label))
+                else:
+                    m.update(logits, label)
+        self.network.set_train(True)
+        return {name: m.eval() for name, m in self.metrics.items()}
+
+    def predict(self, *inputs):
+        self.network.set_train(False)
+        try:
+            return self.network(*inputs)
+        finally:
+            self.network.set_train(True)
+
+
+__all__ = ["Model", "Accuracy", "Loss", "LossMonitor"]
