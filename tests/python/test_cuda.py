@@ -84,13 +84,9 @@ def test_a_training_step_on_the_device_matches_the_cpu():
 
 def test_the_digits_example_trains_on_the_device_as_on_the_cpu():
     pytest.importorskip("sklearn")
-    import importlib.util
-    import pathlib
+    from conftest import load_example
 
-    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
-    spec = importlib.util.spec_from_file_location("train_digits", path)
-    digits = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(digits)
+    digits = load_example("train_digits")
     try:
         for model in ["mlp", "lenet"]:
             args = ["--model", model, "--epochs", "3", "--min-accuracy", "0.9"]

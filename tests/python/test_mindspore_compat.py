@@ -194,13 +194,9 @@ def test_install_makes_import_mindspore_resolve_here():
 
 def test_the_mindspore_style_digits_example_trains_as_the_anfora_one():
     pytest.importorskip("sklearn")
-    import importlib.util
-    import pathlib
+    from conftest import load_example
 
-    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mindspore_digits.py"
-    spec = importlib.util.spec_from_file_location("mindspore_digits", path)
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = load_example("mindspore_digits")
     assert example.main(["--epochs", "8", "--min-accuracy", "0.95"]) == 0
 
 
