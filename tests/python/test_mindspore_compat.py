@@ -852,3 +852,46 @@ def test_model_trains_evaluates_and_predicts(capsys):
     np.testing.assert_allclose(pred, x[:3] @ net.weight.asnumpy().T + net.bias.asnumpy(), rtol=1e-5)
     with pytest.raises(ValueError, match="unknown metric 'F1'"):
         ms.Model(net, metrics={"F1"})
+
+
+class Accumulate(nn.Cell):
+    """A Parameter updated inside a loop (auto-monad): each iteration reads the last write."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = Parameter(Tensor(np.zeros(1, np.float32)), name="total")
+        self.assign_add = P.AssignAdd()
+
+    def construct(self, x, n):
+        for i in range(n):
+            self.assign_add(self.total, x * i)
+        return self.total * 1.0
+
+
+def test_parameter_updates_inside_loops():
+    net = Accumulate()
+    out = net(Tensor(np.array([2.0], np.float32)), 4)
+    np.testing.assert_array_equal(out.asnumpy(), [12.0])
+    out = net(Tensor(np.array([1.0], np.float32)), 3)
+    np.testing.assert_array_equal(out.asnumpy(), [15.0])
+
+
+class StepCounter(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.step = Parameter(Tensor(np.array(0, np.int32)), name="step", requires_grad=False)
+        self.w = Parameter(Tensor(np.array([1.0, 2.0], np.float32)), name="w")
+
+    def construct(self, x):
+        self.step += 1
+        return ops.sum(self.w * x) * ops.cast(self.step, mstype.float32)
+
+
+def test_augmented_assignment_of_a_parameter_attribute():
+    net = StepCounter()
+    x = Tensor(np.array([1.0, 1.0], np.float32))
+    assert float(net(x).asnumpy()) == 3.0
+    assert float(net(x).asnumpy()) == 6.0
+    assert int(net.step.asnumpy()) == 2
+    g = ms.grad(net, None, (net.w,))(x)
+    np.testing.assert_allclose(g[0].asnumpy(), [3.0, 3.0])
