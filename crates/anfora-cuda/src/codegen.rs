@@ -68,8 +68,8 @@ pub fn memory_type(d: DType) -> Result<&'static str, Unsupported> {
     }
 }
 
-/// Which inputs the output reads.
-pub fn used_inputs(k: &FusedKernel) -> Vec<bool> {
+/// Which inputs and which instructions the output depends on.
+fn liveness(k: &FusedKernel) -> (Vec<bool>, Vec<bool>) {
     let insts = k.insts();
     let mut used = vec![false; k.n_inputs()];
     let mut live = vec![false; insts.len()];
@@ -77,15 +77,19 @@ pub fn used_inputs(k: &FusedKernel) -> Vec<bool> {
     while let Some(s) = stack.pop() {
         match s {
             Slot::Input(i) => used[i] = true,
-            Slot::Const(_) => {}
             Slot::Inst(j) if !live[j] => {
                 live[j] = true;
                 stack.extend(insts[j].args.iter().copied());
             }
-            Slot::Inst(_) => {}
+            Slot::Inst(_) | Slot::Const(_) => {}
         }
     }
-    used
+    (used, live)
+}
+
+/// Which inputs the output reads.
+pub fn used_inputs(k: &FusedKernel) -> Vec<bool> {
+    liveness(k).0
 }
 
 /// The CUDA C source of `k` for inputs read as `access` says (`rank`: the output's rank,
@@ -280,18 +284,8 @@ fn load_of(d: DType, at: &str) -> String {
 
 /// The instructions the output depends on, in order.
 fn live_insts(k: &FusedKernel) -> Vec<usize> {
-    let insts = k.insts();
-    let mut live = vec![false; insts.len()];
-    let mut stack = vec![k.output_slot()];
-    while let Some(s) = stack.pop() {
-        if let Slot::Inst(j) = s
-            && !live[j]
-        {
-            live[j] = true;
-            stack.extend(insts[j].args.iter().copied());
-        }
-    }
-    (0..insts.len()).filter(|&j| live[j]).collect()
+    let live = liveness(k).1;
+    (0..live.len()).filter(|&j| live[j]).collect()
 }
 
 /// The program's scalars, in the order the kernel takes them as parameters (`c0`, `c1`, ...,

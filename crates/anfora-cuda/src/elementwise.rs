@@ -21,6 +21,23 @@ pub(crate) struct Dims {
 // SAFETY: a plain array of integers, laid out as the C struct it is passed as.
 unsafe impl DeviceRepr for Dims {}
 
+impl Dims {
+    /// At most [`MAX_RANK`] sizes or strides, the rest 0.
+    pub(crate) fn of<T: Copy + TryInto<i64>>(values: &[T]) -> Dims {
+        let mut d = Dims::default();
+        for (slot, &v) in d.v.iter_mut().zip(values) {
+            *slot = v.try_into().unwrap_or(i64::MAX);
+        }
+        d
+    }
+
+    /// The strides reading a contiguous tensor of `shape` broadcast to `out` (0 along
+    /// broadcast axes).
+    fn broadcast(shape: &[usize], out: &[usize]) -> Dims {
+        Dims::of(&anfora_tensor::broadcast_strides(shape, out))
+    }
+}
+
 /// A fused program ready to run on one device, with its compiled variants (one per way of
 /// reading the inputs).
 pub struct CudaFused {
@@ -106,13 +123,10 @@ impl CudaFused {
             .iter()
             .map(|t| on_device(&self.device, t))
             .collect::<Result<_>>()?;
-        let mut dims = Dims::default();
-        for (d, &s) in dims.v.iter_mut().zip(&shape) {
-            *d = s as i64;
-        }
+        let dims = Dims::of(&shape);
         let strides: Vec<Dims> = inputs
             .iter()
-            .map(|t| broadcast_strides(t.shape(), &shape))
+            .map(|t| Dims::broadcast(t.shape(), &shape))
             .collect();
         let n64 = n as i64;
         let mut out = out;
@@ -187,11 +201,8 @@ pub(crate) fn broadcast_to(
     let key = format!("broadcast {}", t.dtype());
     let f = device.kernel_for(&key, source, codegen::BROADCAST_NAME)?;
     let (_, buf) = on_device(device, t)?;
-    let mut dims = Dims::default();
-    for (d, &s) in dims.v.iter_mut().zip(shape) {
-        *d = s as i64;
-    }
-    let strides = broadcast_strides(t.shape(), shape);
+    let dims = Dims::of(shape);
+    let strides = Dims::broadcast(t.shape(), shape);
     let (n64, rank) = (n as i64, shape.len() as i32);
     let mut launch = device.stream.launch_builder(&f);
     launch
@@ -238,29 +249,16 @@ fn output_shape(k: &FusedKernel, inputs: &[Tensor]) -> Result<Vec<usize>> {
     Ok(shape_of(k.output_slot(), &shapes))
 }
 
-/// An input's strides over the output's index (0 along broadcast axes), right-aligned.
-fn broadcast_strides(input: &[usize], out: &[usize]) -> Dims {
-    let mut d = Dims::default();
-    let offset = out.len() - input.len().min(out.len());
-    let mut stride = 1i64;
-    for (k, &n) in input.iter().enumerate().rev() {
-        if let Some(slot) = d.v.get_mut(offset + k) {
-            *slot = if n == 1 { 0 } else { stride };
-        }
-        stride *= n as i64;
-    }
-    d
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn broadcast_strides_are_zero_along_broadcast_axes() {
-        assert_eq!(broadcast_strides(&[3, 1], &[2, 3, 4]).v[..3], [0, 1, 0]);
-        assert_eq!(broadcast_strides(&[4], &[2, 3, 4]).v[..3], [0, 0, 1]);
-        assert_eq!(broadcast_strides(&[2, 3, 4], &[2, 3, 4]).v[..3], [12, 4, 1]);
-        assert_eq!(broadcast_strides(&[], &[5]).v[..1], [0]);
+        assert_eq!(Dims::broadcast(&[3, 1], &[2, 3, 4]).v[..3], [0, 1, 0]);
+        assert_eq!(Dims::broadcast(&[4], &[2, 3, 4]).v[..3], [0, 0, 1]);
+        assert_eq!(Dims::broadcast(&[2, 3, 4], &[2, 3, 4]).v[..3], [12, 4, 1]);
+        assert_eq!(Dims::broadcast(&[], &[5]).v[..1], [0]);
+        assert_eq!(Dims::of(&[2usize, 3]).v, [2, 3, 0, 0, 0, 0, 0, 0]);
     }
 }

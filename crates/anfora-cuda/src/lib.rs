@@ -26,7 +26,7 @@ mod reduce;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use anfora_ops::kernels::{self, Kernel, KernelKey};
+use anfora_ops::kernels::{self, FusedOperand, Kernel, KernelKey};
 use anfora_ops::pynum;
 use anfora_ops::{Prim, Value};
 use anfora_tensor::fused::{FusedKernel, FusedOp};
@@ -231,83 +231,24 @@ fn prim_kernel(device: &Arc<CudaDevice>, p: Prim) -> Option<Kernel> {
 
 /// One elementwise primitive call as a fused program of one op, and its tensor inputs.
 fn one_op_program(p: Prim, args: &[Value]) -> Result<(Vec<Tensor>, Vec<FusedOp>), pynum::PyErr> {
-    let def = p.def().kernels;
     let mut inputs = Vec::new();
-    let mut operand = |v: &Value, ops: &mut Vec<FusedOp>| -> Result<u32, pynum::PyErr> {
-        match v {
+    let operands: Vec<FusedOperand> = args
+        .iter()
+        .map(|v| match v {
             Value::Tensor(t) => {
                 inputs.push(t.clone());
-                Ok(u32::MAX - (inputs.len() as u32 - 1))
+                FusedOperand::Value(inputs.len() as u32 - 1)
             }
-            v => {
-                ops.push(FusedOp::Scalar(v.as_scalar().ok_or_else(|| {
-                    type_error(&format!(
-                        "{} on a CUDA device takes tensors and numbers",
-                        p.name()
-                    ))
-                })?));
-                Ok(ops.len() as u32 - 1)
-            }
-        }
-    };
-    // Operands are numbered before the inputs are counted: tensors get provisional ids
-    // (from the top), fixed up once the number of inputs is known.
-    let mut ops = Vec::new();
-    let op = match (def.unary_op(), def.binary_op(), p, args) {
-        (Some(u), _, _, [x]) => {
-            let x = operand(x, &mut ops)?;
-            FusedOp::Unary(u, x)
-        }
-        (_, Some(b), _, [x, y]) => {
-            let x = operand(x, &mut ops)?;
-            let y = operand(y, &mut ops)?;
-            FusedOp::Binary(b, x, y)
-        }
-        (_, _, Prim::Where, [c, x, y]) => {
-            let c = operand(c, &mut ops)?;
-            let x = operand(x, &mut ops)?;
-            let y = operand(y, &mut ops)?;
-            FusedOp::Where(c, x, y)
-        }
-        (_, _, Prim::Cast, [x, Value::DType(d)]) => {
-            let x = operand(x, &mut ops)?;
-            FusedOp::Cast(*d, x)
-        }
-        (_, _, Prim::Gelu, [x, Value::Bool(approximate)]) => {
-            let x = operand(x, &mut ops)?;
-            let u = if *approximate {
-                anfora_tensor::UnaryOp::GeluTanh
-            } else {
-                anfora_tensor::UnaryOp::Gelu
-            };
-            FusedOp::Unary(u, x)
-        }
-        _ => {
-            return Err(type_error(&format!(
-                "{} got unexpected arguments",
-                p.name()
-            )));
-        }
-    };
-    ops.push(op);
-    let n = inputs.len() as u32;
-    let fix = |v: u32| {
-        if v > u32::MAX - n {
-            u32::MAX - v
-        } else {
-            v + n
-        }
-    };
-    let ops = ops
-        .into_iter()
-        .map(|op| match op {
-            FusedOp::Unary(u, x) => FusedOp::Unary(u, fix(x)),
-            FusedOp::Binary(b, x, y) => FusedOp::Binary(b, fix(x), fix(y)),
-            FusedOp::Where(c, x, y) => FusedOp::Where(fix(c), fix(x), fix(y)),
-            FusedOp::Cast(d, x) => FusedOp::Cast(d, fix(x)),
-            op => op,
+            v => FusedOperand::Const(v),
         })
         .collect();
+    let mut ops = Vec::new();
+    kernels::push_fused_call(p, &operands, inputs.len() as u32, &mut ops).ok_or_else(|| {
+        type_error(&format!(
+            "{} on a CUDA device takes tensors and numbers",
+            p.name()
+        ))
+    })?;
     Ok((inputs, ops))
 }
 

@@ -30,28 +30,24 @@ pub(crate) fn reduce(
         ));
     }
     // The input's axes split into kept and reduced ones, each with its size and stride.
-    let (mut kept, mut kept_st, mut red, mut red_st) = (
-        Dims::default(),
-        Dims::default(),
-        Dims::default(),
-        Dims::default(),
-    );
-    let (mut nk, mut nr) = (0usize, 0usize);
-    let mut stride = 1i64;
-    let mut axes_rev = Vec::new();
-    for (k, &n) in x.shape().iter().enumerate().rev() {
-        axes_rev.push((k, n as i64, stride));
-        stride *= n as i64;
-    }
-    for &(k, n, s) in axes_rev.iter().rev() {
-        if plan.reduced.get(k).copied().unwrap_or(true) {
-            (red.v[nr], red_st.v[nr]) = (n, s);
-            nr += 1;
+    let strides = anfora_tensor::contiguous_strides(x.shape());
+    let (mut kept, mut red) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+    for (k, (&n, &s)) in x.shape().iter().zip(&strides).enumerate() {
+        let side = if plan.reduced.get(k).copied().unwrap_or(true) {
+            &mut red
         } else {
-            (kept.v[nk], kept_st.v[nk]) = (n, s);
-            nk += 1;
-        }
+            &mut kept
+        };
+        side.0.push(n as i64);
+        side.1.push(s as i64);
     }
+    let (nk, nr) = (kept.0.len() as i32, red.0.len() as i32);
+    let (kept, kept_st, red, red_st) = (
+        Dims::of(&kept.0),
+        Dims::of(&kept.1),
+        Dims::of(&red.0),
+        Dims::of(&red.1),
+    );
     let source = || {
         codegen::reduce_source(op, x.dtype(), plan.acc_dtype)
             .map_err(|e| TensorError::new(ErrorKind::Type, e.to_string()))
@@ -60,7 +56,6 @@ pub(crate) fn reduce(
     let f = device.kernel_for(&key, source, REDUCE_NAME)?;
     let (_, buf) = on_device(device, x)?;
     let (n_out64, count) = (n_out as i64, plan.count as i64);
-    let (nk, nr) = (nk as i32, nr as i32);
     let mut launch = device.stream.launch_builder(&f);
     launch
         .arg(&mut out.slice)

@@ -14,7 +14,7 @@ use anfora_cuda::Probe;
 use anfora_ops::kernels::{self, KernelKey};
 use anfora_ops::{Prim, Value};
 use anfora_tensor::{DType, Device, Tensor};
-use common::{assert_same, values};
+use common::{assert_same, moderate, values};
 
 /// Tests that set the default device take turns.
 static DEFAULT_DEVICE: Mutex<()> = Mutex::new(());
@@ -254,18 +254,8 @@ fn products_agree_with_the_cpu() {
     let Some(d) = gpu() else { return };
     let t = |shape: &[usize], seed, dtype| {
         let n = shape.iter().product();
-        let v = values(DType::F64, n, seed).to_f64_vec();
-        let v = v
-            .iter()
-            .map(|x| {
-                if x.is_finite() && x.abs() < 11.0 {
-                    *x
-                } else {
-                    0.5
-                }
-            })
-            .collect();
-        Value::Tensor(Tensor::from_f64(v, shape).unwrap().try_cast(dtype).unwrap())
+        let v = moderate(&shaped(values(DType::F64, n, seed), shape), 0.5);
+        Value::Tensor(v.try_cast(dtype).unwrap())
     };
     for dtype in [DType::F32, DType::F64] {
         for (a, b) in [
@@ -351,21 +341,7 @@ fn compiled_programs_run_on_the_device() {
         values(DType::F32, 10, 25),
         shaped(values(DType::F32, 784 * 8, 26), &[8, 784]),
     ];
-    let clean = |t: &Tensor| {
-        let v: Vec<f32> = t
-            .to_f64_vec()
-            .iter()
-            .map(|x| {
-                if x.is_finite() && x.abs() < 11.0 {
-                    *x as f32
-                } else {
-                    0.25
-                }
-            })
-            .collect();
-        Tensor::from_f32(v, t.shape()).unwrap()
-    };
-    let ps: Vec<Tensor> = ps.iter().map(clean).collect();
+    let ps: Vec<Tensor> = ps.iter().map(|t| moderate(t, 0.25)).collect();
     let run_on = |device: Device, src: &str, entry: &str, args: Vec<Tensor>| -> Tensor {
         kernels::set_default_device(device).unwrap();
         let mut s = anfora_session::Session::load("gpu.py", src, anfora_ir::Options::default());
@@ -454,19 +430,10 @@ fn reductions_agree_with_the_cpu() {
 fn training_steps_run_on_the_device() {
     let Some(d) = gpu() else { return };
     let _turn = DEFAULT_DEVICE.lock().unwrap_or_else(|e| e.into_inner());
+    // Moderate inputs, a tenth of the samples' scale.
     let clean = |t: Tensor| {
-        let v: Vec<f32> = t
-            .to_f64_vec()
-            .iter()
-            .map(|v| {
-                if v.is_finite() && v.abs() < 11.0 {
-                    *v as f32 * 0.1
-                } else {
-                    0.05
-                }
-            })
-            .collect();
-        Tensor::from_f32(v, t.shape()).unwrap()
+        let scale = Tensor::from_f32(vec![0.1], &[]).unwrap();
+        Tensor::binary(anfora_tensor::BinaryOp::Mul, &moderate(&t, 0.5), &scale).unwrap()
     };
     let labels = |n: usize| {
         let y: Vec<f32> = (0..n * 10)

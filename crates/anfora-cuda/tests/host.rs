@@ -205,7 +205,7 @@ fn translation_unit(cases: &[Case], dir: &Path) -> String {
         let n: usize = shape.iter().product();
         main.push_str(&format!(
             "  {{ Dims shape = {{{{{}}}}};\n    {out_t} *out = ({out_t} *)malloc({});\n",
-            dims(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>()),
+            dims(shape),
             (n * c.program.output_dtype().size_of()).max(1)
         ));
         let mut args = vec!["out".to_string(), format!("{n}LL"), "shape".into()];
@@ -226,7 +226,7 @@ fn translation_unit(cases: &[Case], dir: &Path) -> String {
             if access[j] == Access::Strided {
                 main.push_str(&format!(
                     "    Dims st{j} = {{{{{}}}}};\n",
-                    dims(&strides(t.shape(), shape))
+                    dims(&anfora_tensor::broadcast_strides(t.shape(), shape))
                 ));
                 args.push(format!("st{j}"));
             }
@@ -243,22 +243,11 @@ fn translation_unit(cases: &[Case], dir: &Path) -> String {
     format!("{HOST_PRELUDE}{kernels}{main}")
 }
 
-fn dims(v: &[i64]) -> String {
+fn dims<T: std::fmt::Display>(v: &[T]) -> String {
     v.iter()
         .map(|d| format!("{d}LL"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn strides(input: &[usize], out: &[usize]) -> Vec<i64> {
-    let mut st = vec![0i64; out.len()];
-    let offset = out.len() - input.len();
-    let mut s = 1i64;
-    for (k, &n) in input.iter().enumerate().rev() {
-        st[offset + k] = if n == 1 { 0 } else { s };
-        s *= n as i64;
-    }
-    st
 }
 
 fn scratch() -> PathBuf {

@@ -19,10 +19,10 @@ use anfora_ir::analysis::{Analysis, analyze};
 use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, NodeKind, Prim};
 use anfora_ops::Abs;
 use anfora_ops::Value;
-use anfora_ops::kernels::{self, Kernel, KernelKey};
+use anfora_ops::kernels::{self, FusedOperand, Kernel, KernelKey};
 use anfora_ops::value::{Closure, from_const};
 use anfora_tensor::fused::{FusedKernel, FusedOp};
-use anfora_tensor::{DType, Device, UnaryOp};
+use anfora_tensor::{DType, Device};
 
 use crate::program::{
     BinOp, Branch, FusedArg, FusedProgram, FusedStep, Instr, Opnd, Reg, Site, Unit, WithNext,
@@ -235,6 +235,12 @@ impl Lowering<'_> {
             .enumerate()
             .map(|(i, &p)| (p, i as u32))
             .collect();
+        // The chain runs on one device in one pass: that of its operations when they agree.
+        let mut devices = self.a.nodes[g].iter().map(|&n| self.device_of(n));
+        let device = devices.next().unwrap_or(self.device);
+        if devices.any(|d| d != device) {
+            return None;
+        }
         let mut steps = Vec::new();
         for &n in &self.a.nodes[g] {
             let prim = self.m.callee_prim(n)?;
@@ -248,9 +254,7 @@ impl Lowering<'_> {
                 });
             }
             index.insert(n, n_inputs + steps.len() as u32);
-            let kernel = self
-                .resolve(self.device_of(n), prim, &self.m.inputs(n)[1..])
-                .ok()?;
+            let kernel = self.resolve(device, prim, &self.m.inputs(n)[1..]).ok()?;
             steps.push(FusedStep { prim, args, kernel });
         }
         let output = *index.get(&graph.output?)?;
@@ -263,24 +267,23 @@ impl Lowering<'_> {
                 _ => None,
             })
             .collect();
-        // The chain runs on one device in one pass: that of its operations when they agree.
-        let devices: HashSet<Device> = self.a.nodes[g].iter().map(|&n| self.device_of(n)).collect();
-        let device = match devices.iter().collect::<Vec<_>>()[..] {
-            [&d] => d,
-            _ => return None,
+        // One pass over memory: the CPU's own kernel when every step would run the CPU
+        // backend's kernel, another device's from its fuser when every step has a kernel there.
+        let on_cpu = device == Device::CPU && steps.iter().all(|s| s.kernel.is_none());
+        let on_device = device != Device::CPU && steps.iter().all(|s| s.kernel.is_some());
+        // The program's result is its last step's.
+        let ends_at_output = output + 1 == n_inputs + steps.len() as u32;
+        let program = dtypes
+            .filter(|_| (on_cpu || on_device) && ends_at_output)
+            .and_then(|d| Some((FusedKernel::new(&d, kernel_ops(n_inputs, &steps)?).ok()?, d)));
+        let (kernel, device_kernel) = match program {
+            Some((k, d)) if on_cpu => (Some((d, k)), None),
+            Some((k, d)) => (
+                None,
+                kernels::fused_kernel(device, &k).map(|kernel| (d, kernel)),
+            ),
+            None => (None, None),
         };
-        // The one-pass kernel is the CPU backend's: it stands in for the steps only when each of
-        // them would run the CPU backend's own kernel.
-        let own = device == Device::CPU && steps.iter().all(|s| s.kernel.is_none());
-        let kernel = dtypes.clone().filter(|_| own).and_then(|d| {
-            let last = n_inputs + steps.len() as u32 - 1;
-            if output != last {
-                return None;
-            }
-            let k = FusedKernel::new(&d, kernel_ops(n_inputs, &steps)?).ok()?;
-            Some((d, k))
-        });
-        let device_kernel = self.device_kernel(device, n_inputs, &steps, output, dtypes);
         Some(FusedProgram {
             name: graph.name.clone(),
             n_inputs,
@@ -290,24 +293,6 @@ impl Lowering<'_> {
             device_kernel,
             device,
         })
-    }
-
-    /// Another device's one-pass kernel for a chain whose steps all have kernels there.
-    fn device_kernel(
-        &self,
-        device: Device,
-        n_inputs: u32,
-        steps: &[FusedStep],
-        output: u32,
-        dtypes: Option<Vec<DType>>,
-    ) -> Option<(Vec<DType>, Kernel)> {
-        let on_device = device != Device::CPU && steps.iter().all(|s| s.kernel.is_some());
-        if !on_device || output != n_inputs + steps.len() as u32 - 1 {
-            return None;
-        }
-        let dtypes = dtypes?;
-        let program = FusedKernel::new(&dtypes, kernel_ops(n_inputs, steps)?).ok()?;
-        Some((dtypes, kernels::fused_kernel(device, &program)?))
     }
 
     /// Partitions graphs into units. The entry and every graph called in non-tail position or
@@ -639,7 +624,7 @@ impl Lowering<'_> {
             let device = self.device_of(n);
             let kernel = self.resolve(device, p, &inputs[1..])?;
             let mut args = self.operands(e, &inputs[1..])?;
-            self.copy_operands(e, n, device, &inputs[1..], &mut args);
+            self.copy_operands(e, device, &inputs[1..], &mut args);
             let instr = match (BinOp::from_prim(p), p, &*args) {
                 (Some(op), _, &[a, b]) if kernel.is_none() => Instr::Bin { dst, op, a, b, at },
                 (_, Prim::CallKw | Prim::CallStar | Prim::CallDict, _) => Instr::CallValue {
@@ -701,18 +686,17 @@ impl Lowering<'_> {
         self.m.device_of(n).unwrap_or(self.device)
     }
 
-    /// Where operation `n` runs on `device` and an operand is made by an operation on another
+    /// Where an operation runs on `device` and an operand is made by an operation on another
     /// device, a `ToDevice` copy of the operand is emitted first and read instead (operands
     /// of unknown device, the function's arguments, are moved by the kernels that read them).
     fn copy_operands(
         &mut self,
         e: &mut Emitter,
-        n: NodeId,
         device: Device,
         inputs: &[NodeId],
         args: &mut [Opnd],
     ) {
-        if self.m.placements.is_empty() || self.m.callee_prim(n) == Some(Prim::ToDevice) {
+        if self.m.placements.is_empty() {
             return;
         }
         for (arg, &i) in args.iter_mut().zip(inputs) {
@@ -872,49 +856,19 @@ fn kernel_ops(n_inputs: u32, steps: &[FusedStep]) -> Option<Vec<FusedOp>> {
     // Kernel value of each step's result.
     let mut value_of: Vec<u32> = (0..n_inputs).collect();
     for step in steps {
-        // gelu's `approximate` picks the kernel function.
-        if step.prim == Prim::Gelu {
-            let [
-                FusedArg::Value(i) | FusedArg::Last(i),
-                FusedArg::Const(Value::Bool(approx)),
-            ] = step.args[..]
-            else {
-                return None;
-            };
-            let op = if approx {
-                UnaryOp::GeluTanh
-            } else {
-                UnaryOp::Gelu
-            };
-            ops.push(FusedOp::Unary(op, *value_of.get(i as usize)?));
-            value_of.push(n_inputs + ops.len() as u32 - 1);
-            continue;
-        }
-        let mut args = Vec::with_capacity(step.args.len());
-        let mut scalars = 0;
-        for a in &step.args {
-            args.push(match a {
-                FusedArg::Value(i) | FusedArg::Last(i) => *value_of.get(*i as usize)?,
-                FusedArg::Const(v) => {
-                    ops.push(FusedOp::Scalar(v.as_scalar()?));
-                    scalars += 1;
-                    n_inputs + ops.len() as u32 - 1
-                }
-            });
-        }
-        let op = match (
-            &args[..],
-            step.prim.def().kernels.binary_op(),
-            step.prim.def().kernels.unary_op(),
-        ) {
-            (&[a, b], Some(op), _) if scalars < 2 => FusedOp::Binary(op, a, b),
-            (&[a], _, Some(op)) if scalars == 0 => FusedOp::Unary(op, a),
-            (&[c, x, y], _, _) if step.prim == Prim::Where && scalars == 0 => {
-                FusedOp::Where(c, x, y)
-            }
-            _ => return None,
-        };
-        ops.push(op);
+        let operands = step
+            .args
+            .iter()
+            .map(|a| {
+                Some(match a {
+                    FusedArg::Value(i) | FusedArg::Last(i) => {
+                        FusedOperand::Value(*value_of.get(*i as usize)?)
+                    }
+                    FusedArg::Const(v) => FusedOperand::Const(v),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        kernels::push_fused_call(step.prim, &operands, n_inputs, &mut ops)?;
         value_of.push(n_inputs + ops.len() as u32 - 1);
     }
     Some(ops)

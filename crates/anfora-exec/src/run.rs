@@ -141,6 +141,13 @@ fn compare<T: PartialOrd>(op: BinaryOp, x: T, y: T) -> bool {
     }
 }
 
+/// Whether `vals` are tensors of `dtypes`, which a one-pass kernel takes.
+fn tensors_of(vals: &[Value], dtypes: &[anfora_tensor::DType]) -> bool {
+    vals.iter()
+        .zip(dtypes)
+        .all(|(v, &d)| matches!(v, Value::Tensor(t) if t.dtype() == d))
+}
+
 /// Largest input (elements) for which a fused chain runs step by step instead of as a kernel.
 const SMALL_KERNEL: usize = 64;
 
@@ -160,19 +167,12 @@ fn run_kernel(
         )));
     }
     if let Some((dtypes, device_kernel)) = &k.device_kernel
-        && vals.len() == dtypes.len()
-        && vals
-            .iter()
-            .zip(dtypes)
-            .all(|(v, &d)| matches!(v, Value::Tensor(t) if t.dtype() == d))
+        && tensors_of(vals, dtypes)
     {
         return device_kernel.call(vals, out);
     }
     if let Some((dtypes, kernel)) = &k.kernel {
-        let fits = vals
-            .iter()
-            .zip(dtypes)
-            .all(|(v, &d)| matches!(v, Value::Tensor(t) if t.dtype() == d));
+        let fits = tensors_of(vals, dtypes);
         // Tiny tensors: planning a kernel costs more than a few in-place steps.
         let tiny = vals
             .iter()

@@ -23,7 +23,7 @@ use crate::family::array::moved;
 use crate::prim::Prim;
 use anfora_tensor::DType;
 use anfora_tensor::device::{self, Device, DeviceKind};
-use anfora_tensor::fused::FusedKernel;
+use anfora_tensor::fused::{FusedKernel, FusedOp};
 
 use crate::value::{OpResult, Value};
 
@@ -218,6 +218,71 @@ pub fn registered(device: Device) -> Vec<KernelKey> {
     let mut keys: Vec<KernelKey> = t.keys().filter(|k| k.device == device).copied().collect();
     keys.sort_by(|a, b| (a.prim.name(), a.dtype).cmp(&(b.prim.name(), b.dtype)));
     keys
+}
+
+/// An operand of a primitive call in a fused elementwise program.
+#[derive(Clone, Copy, Debug)]
+pub enum FusedOperand<'a> {
+    /// A value of the program: input `i`, or (from `n_inputs` on) an earlier op's result.
+    Value(u32),
+    /// A constant argument: a Python number, `gelu`'s `approximate`, `cast`'s dtype.
+    Const(&'a Value),
+}
+
+/// Appends to `ops` the fused form of a call of `p` on `operands` (its scalars, then the op),
+/// numbering values with the program's `n_inputs` inputs first. `None` for a call a fused
+/// program cannot express (then `ops` is to be discarded). The lower stage builds its fused
+/// chains with it, and a device's elementwise kernels their programs of one op.
+pub fn push_fused_call(
+    p: Prim,
+    operands: &[FusedOperand],
+    n_inputs: u32,
+    ops: &mut Vec<FusedOp>,
+) -> Option<()> {
+    use anfora_tensor::UnaryOp;
+    let op = match (p, operands) {
+        // gelu's `approximate` picks the kernel function.
+        (
+            Prim::Gelu,
+            &[
+                FusedOperand::Value(x),
+                FusedOperand::Const(Value::Bool(approx)),
+            ],
+        ) => {
+            let u = if *approx {
+                UnaryOp::GeluTanh
+            } else {
+                UnaryOp::Gelu
+            };
+            FusedOp::Unary(u, x)
+        }
+        (Prim::Cast, &[FusedOperand::Value(x), FusedOperand::Const(Value::DType(d))]) => {
+            FusedOp::Cast(*d, x)
+        }
+        _ => {
+            let mut ids = Vec::with_capacity(operands.len());
+            let mut scalars = 0;
+            for o in operands {
+                ids.push(match o {
+                    FusedOperand::Value(i) => *i,
+                    FusedOperand::Const(v) => {
+                        ops.push(FusedOp::Scalar(v.as_scalar()?));
+                        scalars += 1;
+                        n_inputs + ops.len() as u32 - 1
+                    }
+                });
+            }
+            let k = p.def().kernels;
+            match (&ids[..], k.binary_op(), k.unary_op()) {
+                (&[a, b], Some(op), _) if scalars < 2 => FusedOp::Binary(op, a, b),
+                (&[a], _, Some(op)) if scalars == 0 => FusedOp::Unary(op, a),
+                (&[c, x, y], _, _) if p == Prim::Where && scalars == 0 => FusedOp::Where(c, x, y),
+                _ => return None,
+            }
+        }
+    };
+    ops.push(op);
+    Some(())
 }
 
 /// Builds a device's one-pass kernel for a fused elementwise program: the kernel takes the

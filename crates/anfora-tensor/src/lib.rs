@@ -81,7 +81,9 @@ pub use promote::{
     binary_result_dtype, binary_scalar_result_dtype, promote_types, result_type, unary_result_dtype,
 };
 pub use reduce::{ReducePlan, reduce_plan, reduce_result_dtype};
-pub use shape::{broadcast_shapes, broadcast_shapes_n, resolve_reshape};
+pub use shape::{
+    broadcast_shapes, broadcast_shapes_n, broadcast_strides, contiguous_strides, resolve_reshape,
+};
 pub use shape_repr::tuple_repr;
 use storage::{Storage, storage_dtype};
 pub use threads::{KeepThreadsAwake, run_kernels_on_this_thread};

@@ -6,7 +6,7 @@ use crate::{ErrorKind, IndexItem, Result, TensorError, alloc};
 
 /// Row-major strides (in elements) of a contiguous array. `shape` is a tensor's (or a view's
 /// of one), whose element count fits in `isize` (see `alloc`).
-pub(crate) fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
+pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![0isize; shape.len()];
     let mut acc = 1isize;
     for (s, &d) in strides.iter_mut().zip(shape).rev() {
@@ -59,7 +59,7 @@ pub(crate) fn broadcast_n(shapes: &[&[usize]]) -> Result<Vec<usize>> {
 }
 
 /// Strides that read a contiguous array of shape `shape` broadcast to `out` (0 on broadcast axes).
-pub(crate) fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<isize> {
+pub fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<isize> {
     let pad = out.len() - shape.len();
     let own = contiguous_strides(shape);
     (0..out.len())

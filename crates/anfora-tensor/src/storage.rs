@@ -143,12 +143,10 @@ impl Tensor {
         self.view().is_some()
     }
 
-    /// The same elements, contiguous (a view's are gathered once and kept).
+    /// The same elements, contiguous (a view's are gathered once and kept); aborts where
+    /// [`Tensor::contiguous_host`] returns an error.
     pub fn contiguous(&self) -> Tensor {
-        Tensor {
-            shape: self.shape.clone(),
-            storage: self.dense(),
-        }
+        self.contiguous_host().unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The elements in row-major order. Where a view's may not have been gathered yet and an
@@ -177,11 +175,6 @@ impl Tensor {
             Storage::Device(d) => self.downloaded(d).cloned(),
             _ => Ok(self.storage.clone()),
         }
-    }
-
-    /// [`Tensor::try_dense`] where an abort is the only answer to a gather that does not fit.
-    pub(crate) fn dense(&self) -> Arc<Storage> {
-        self.try_dense().unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// A device tensor's elements copied to the host, on the first call, and kept.

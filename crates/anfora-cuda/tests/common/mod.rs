@@ -67,6 +67,26 @@ pub fn values(dtype: DType, n: usize, seed: u64) -> Tensor {
     t.unwrap()
 }
 
+/// `t` with each value that is not finite or whose magnitude reaches 11 replaced by `fill`,
+/// in `t`'s dtype: inputs whose products and sums stay far from overflow.
+pub fn moderate(t: &Tensor, fill: f64) -> Tensor {
+    let v = t
+        .to_f64_vec()
+        .into_iter()
+        .map(|x| {
+            if x.is_finite() && x.abs() < 11.0 {
+                x
+            } else {
+                fill
+            }
+        })
+        .collect();
+    Tensor::from_f64(v, t.shape())
+        .unwrap()
+        .try_cast(t.dtype())
+        .unwrap()
+}
+
 /// Float results agree within 1e-5 relative (1e-6 absolute near zero) in float32, 1e-12 in
 /// float64; NaN agrees with NaN.
 pub fn close(a: f64, b: f64, dtype: DType) -> bool {
