@@ -390,6 +390,10 @@ def f(x):
         .unwrap_err();
     assert!(err.contains("unknown device 'tpu:0'"), "{err}");
     assert!(err.contains("a placement names one device"), "{err}");
+    // Each at the argument (or the `with` keyword) where it is written.
+    for at in ["bad.py:5:26", "bad.py:7:26", "bad.py:9:5"] {
+        assert!(err.contains(at), "{at}: {err}");
+    }
     assert!(
         err.contains("only `with anfora.placement(device):`"),
         "{err}"
