@@ -30,12 +30,14 @@ from ._anfora import (
     float32,
     float64,
     get_device,
+    int8,
     int32,
     int64,
     mutable,
     set_context,
     set_seed,
     tensor,
+    uint8,
 )
 from ._anfora import Function
 from ._anfora import dtype
@@ -336,6 +338,7 @@ __all__ = [
     "float16",
     "get_device",
     "placement",
+    "int8",
     "int32",
     "int64",
     "jit",
@@ -352,6 +355,7 @@ __all__ = [
     "set_seed",
     "set_context",
     "tensor",
+    "uint8",
     "value_and_grad",
     "vjp",
 ]

@@ -56,7 +56,7 @@ fn c_type(d: DType) -> Result<&'static str, Unsupported> {
         DType::I64 => "long long",
         DType::F32 => "float",
         DType::F64 => "double",
-        DType::F16 | DType::BF16 => return Err(Unsupported::DType(d)),
+        DType::F16 | DType::BF16 | DType::I8 | DType::U8 => return Err(Unsupported::DType(d)),
     })
 }
 

@@ -139,12 +139,16 @@ pub fn namespace_attr(ns: Namespace, attr: &str) -> Option<Resolved> {
 /// Attribute names of a namespace, for "did you mean" hints.
 pub fn namespace_names(ns: Namespace) -> Vec<&'static str> {
     match ns {
-        Namespace::Anfora => [
-            "ops", "Tensor", "float16", "bfloat16", "float32", "float64", "int32", "int64", "bool_",
-        ]
-        .into_iter()
-        .chain(Prim::anfora_function_names())
-        .collect(),
+        Namespace::Anfora => ["ops", "Tensor", "bool_"]
+            .into_iter()
+            .chain(
+                DType::ALL
+                    .iter()
+                    .filter(|d| **d != DType::Bool)
+                    .map(|d| d.name()),
+            )
+            .chain(Prim::anfora_function_names())
+            .collect(),
         Namespace::Ops => Prim::op_names().collect(),
     }
 }

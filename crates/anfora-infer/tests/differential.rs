@@ -14,7 +14,7 @@ use anfora_session::{Arg, Engine, Failure};
 use anfora_tensor::{DType, Tensor};
 use common::*;
 
-const DTYPES: [DType; 7] = DType::ALL;
+const DTYPES: [DType; 9] = DType::ALL;
 
 /// A tensor of `dtype` and `shape` holding 1, 2, 3, ... (alternating True/False for bools).
 fn t(dtype: DType, shape: &[usize]) -> Value {
@@ -28,6 +28,9 @@ fn t(dtype: DType, shape: &[usize]) -> Value {
         DType::F16 | DType::BF16 => {
             Tensor::from_f64((1..=n).map(|i| i as f64 * 0.5).collect(), shape)
                 .and_then(|t| t.try_cast(dtype))
+        }
+        DType::I8 | DType::U8 => {
+            Tensor::from_i64((1..=n as i64).collect(), shape).and_then(|t| t.try_cast(dtype))
         }
     };
     Value::Tensor(tensor.expect("a small tensor"))

@@ -8,7 +8,7 @@ use anfora_tensor::DType;
 use crate::schema;
 
 /// Each dtype and its code in the file.
-const DTYPES: [(DType, schema::DType); 7] = [
+const DTYPES: [(DType, schema::DType); 9] = [
     (DType::Bool, schema::DType::Bool),
     (DType::I32, schema::DType::Int32),
     (DType::I64, schema::DType::Int64),
@@ -16,6 +16,8 @@ const DTYPES: [(DType, schema::DType); 7] = [
     (DType::F64, schema::DType::Float64),
     (DType::F16, schema::DType::Float16),
     (DType::BF16, schema::DType::Bfloat16),
+    (DType::I8, schema::DType::Int8),
+    (DType::U8, schema::DType::Uint8),
 ];
 
 /// Each graph kind and its code in the file.

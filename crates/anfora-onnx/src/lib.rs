@@ -243,6 +243,8 @@ pub(crate) fn onnx_dtype(d: DType) -> i32 {
         DType::F16 => 10,
         DType::F64 => 11,
         DType::BF16 => 16,
+        DType::U8 => 2,
+        DType::I8 => 3,
     }
 }
 
@@ -333,6 +335,7 @@ pub(crate) fn tensor_proto(name: &str, t: &Tensor, span: Span) -> Result<TensorP
                 raw.extend_from_slice(&s.as_f64().to_le_bytes());
             }
         }
+        DType::I8 | DType::U8 => raw = t.to_le_bytes(),
         d @ (DType::F16 | DType::BF16) => {
             return Err(OnnxError::new(
                 format!("{} constant", d.name()),

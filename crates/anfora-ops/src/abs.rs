@@ -441,6 +441,8 @@ fn dtype_name(d: DType) -> &'static str {
         DType::F64 => "Float64",
         DType::F16 => "Float16",
         DType::BF16 => "BFloat16",
+        DType::I8 => "Int8",
+        DType::U8 => "UInt8",
     }
 }
 

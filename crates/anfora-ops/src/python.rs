@@ -885,7 +885,7 @@ pub fn method_abs(m: Method, t: &Arc<TensorAbs>, args: &[Abs]) -> Rule {
         Method::Item if !args.is_empty() => Ok(Abs::Bottom),
         Method::Item => Ok(match t.dtype {
             DType::Bool => Abs::Bool(None),
-            DType::I32 | DType::I64 => Abs::Int(None),
+            d if d.is_int() => Abs::Int(None),
             _ => Abs::Float(None),
         }),
     }

@@ -583,6 +583,8 @@ fn dtype_of_numpy(name: &str) -> Option<DType> {
         "bfloat16" => Some(DType::BF16),
         "int32" => Some(DType::I32),
         "int64" => Some(DType::I64),
+        "int8" => Some(DType::I8),
+        "uint8" => Some(DType::U8),
         "bool" => Some(DType::Bool),
         _ => None,
     }
@@ -593,7 +595,7 @@ fn from_numpy(a: &Bound<'_, PyUntypedArray>) -> PyResult<RTensor> {
     let dtype_name = a.dtype().str()?.to_string();
     let Some(dtype) = dtype_of_numpy(&dtype_name) else {
         return Err(PyTypeError::new_err(format!(
-            "anfora tensors hold float16, bfloat16, float32, float64, int32, int64 or bool; this array is {dtype_name}"
+            "anfora tensors hold float16, bfloat16, float32, float64, int8, uint8, int32, int64 or bool; this array is {dtype_name}"
         )));
     };
     let shape: Vec<usize> = a.shape().to_vec();
@@ -613,6 +615,8 @@ fn from_numpy(a: &Bound<'_, PyUntypedArray>) -> PyResult<RTensor> {
         DType::I32 => RTensor::from_i32(data(a)?, &shape),
         DType::I64 => RTensor::from_i64(data(a)?, &shape),
         DType::Bool => RTensor::from_bool(data(a)?, &shape),
+        DType::I8 => RTensor::from_i8(data(a)?, &shape),
+        DType::U8 => RTensor::from_u8(data(a)?, &shape),
         // 16-bit floats travel as their bits.
         DType::F16 | DType::BF16 => {
             let bits = a.call_method1("view", ("uint16",))?;
@@ -652,6 +656,8 @@ pub fn to_numpy<'py>(py: Python<'py>, t: &RTensor) -> PyResult<Bound<'py, PyAny>
         DType::I32 => view(t.as_i32_slice(), shape, owner),
         DType::I64 => view(t.as_i64_slice(), shape, owner),
         DType::Bool => view(t.as_bool_slice(), shape, owner),
+        DType::I8 => view(t.as_i8_slice(), shape, owner),
+        DType::U8 => view(t.as_u8_slice(), shape, owner),
         DType::F16 => view(t.as_half_bits(), shape, owner)?.call_method1("view", ("float16",)),
         DType::BF16 => {
             let bf16 = py.import("ml_dtypes").map_err(|_| {

@@ -35,6 +35,8 @@ enum class DType : int {
     Float64 = ANFORA_FLOAT64,
     Float16 = ANFORA_FLOAT16,
     BFloat16 = ANFORA_BFLOAT16,
+    Int8 = ANFORA_INT8,
+    UInt8 = ANFORA_UINT8,
 };
 
 // numpy's name of a dtype ("float32").

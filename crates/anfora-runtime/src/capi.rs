@@ -52,9 +52,11 @@ pub enum AnforaDType {
     ANFORA_FLOAT64 = 5,
     ANFORA_FLOAT16 = 6,
     ANFORA_BFLOAT16 = 7,
+    ANFORA_INT8 = 8,
+    ANFORA_UINT8 = 9,
 }
 
-const DTYPES: [AnforaDType; 7] = [
+const DTYPES: [AnforaDType; 9] = [
     AnforaDType::ANFORA_BOOL,
     AnforaDType::ANFORA_INT32,
     AnforaDType::ANFORA_INT64,
@@ -62,6 +64,8 @@ const DTYPES: [AnforaDType; 7] = [
     AnforaDType::ANFORA_FLOAT64,
     AnforaDType::ANFORA_FLOAT16,
     AnforaDType::ANFORA_BFLOAT16,
+    AnforaDType::ANFORA_INT8,
+    AnforaDType::ANFORA_UINT8,
 ];
 
 fn c_dtype(d: DType) -> AnforaDType {
@@ -600,6 +604,8 @@ pub unsafe extern "C" fn anfora_tensor_data(t: *const AnforaTensor) -> *const c_
         DType::F32 => t.as_f32_slice().map(|s| s.as_ptr() as *const c_void),
         DType::F64 => t.as_f64_slice().map(|s| s.as_ptr() as *const c_void),
         DType::F16 | DType::BF16 => t.as_half_bits().map(|s| s.as_ptr() as *const c_void),
+        DType::I8 => t.as_i8_slice().map(|s| s.as_ptr() as *const c_void),
+        DType::U8 => t.as_u8_slice().map(|s| s.as_ptr() as *const c_void),
     }
     .unwrap_or(std::ptr::null())
 }

@@ -431,7 +431,12 @@ pub(crate) fn assign_in_place(
         Storage::I64(v) => write_into(v, &offsets, src),
         Storage::F32(v) => write_into(v, &offsets, src),
         Storage::F64(v) => write_into(v, &offsets, src),
-        Storage::F16(_) | Storage::BF16(_) | Storage::View(_) | Storage::Device(_) => {
+        Storage::F16(_)
+        | Storage::BF16(_)
+        | Storage::I8(_)
+        | Storage::U8(_)
+        | Storage::View(_)
+        | Storage::Device(_) => {
             unreachable!("a unique full-precision buffer")
         }
     }

@@ -201,6 +201,9 @@ macro_rules! with_storage {
             $crate::Storage::F16(_) | $crate::Storage::BF16(_) => {
                 unreachable!("half-precision tensors reach kernels as float32")
             }
+            $crate::Storage::I8(_) | $crate::Storage::U8(_) => {
+                unreachable!("8-bit integer tensors reach kernels as int32")
+            }
             $crate::Storage::View(_) | $crate::Storage::Device(_) => {
                 unreachable!("views are read through Tensor::data")
             }
@@ -224,6 +227,9 @@ macro_rules! with_type {
             })+
             $crate::DType::F16 | $crate::DType::BF16 => {
                 unreachable!("half-precision tensors reach kernels as float32")
+            }
+            $crate::DType::I8 | $crate::DType::U8 => {
+                unreachable!("8-bit integer tensors reach kernels as int32")
             }
         }
     };

@@ -909,7 +909,12 @@ pub(crate) fn unary_in_place(op: UnaryOp, mut a: Tensor) -> Result<Tensor> {
         Storage::I64(v) => unary_in_place_typed(op, v),
         Storage::F32(v) => unary_in_place_typed(op, v),
         Storage::F64(v) => unary_in_place_typed(op, v),
-        Storage::F16(_) | Storage::BF16(_) | Storage::View(_) | Storage::Device(_) => {
+        Storage::F16(_)
+        | Storage::BF16(_)
+        | Storage::I8(_)
+        | Storage::U8(_)
+        | Storage::View(_)
+        | Storage::Device(_) => {
             return unary(op, &a);
         }
     }

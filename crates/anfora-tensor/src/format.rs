@@ -419,6 +419,12 @@ impl ElemFormat {
             Storage::I64(v) => ElemFormat::Int {
                 width: int_width(shown.iter().map(|&i| v[i])),
             },
+            Storage::I8(v) => ElemFormat::Int {
+                width: int_width(shown.iter().map(|&i| i64::from(v[i]))),
+            },
+            Storage::U8(v) => ElemFormat::Int {
+                width: int_width(shown.iter().map(|&i| i64::from(v[i]))),
+            },
             Storage::F32(v) => ElemFormat::F32(FloatFormat::fit(&pick(v, shown))),
             Storage::F64(v) => ElemFormat::F64(FloatFormat::fit(&pick(v, shown))),
             Storage::F16(v) => ElemFormat::F16(FloatFormat::fit(
@@ -446,6 +452,8 @@ impl ElemFormat {
             },
             (ElemFormat::Int { width }, Storage::I32(v)) => format!("{:>width$}", v[i]),
             (ElemFormat::Int { width }, Storage::I64(v)) => format!("{:>width$}", v[i]),
+            (ElemFormat::Int { width }, Storage::I8(v)) => format!("{:>width$}", v[i]),
+            (ElemFormat::Int { width }, Storage::U8(v)) => format!("{:>width$}", v[i]),
             (ElemFormat::F32(f), Storage::F32(v)) => f.format(v[i]),
             (ElemFormat::F64(f), Storage::F64(v)) => f.format(v[i]),
             (ElemFormat::F16(f), Storage::F16(v)) => f.format(F16Print(v[i].to_f32())),
@@ -606,6 +614,8 @@ pub(crate) fn to_str(t: &Tensor) -> String {
             Storage::Bool(v) => if v[i] { "True" } else { "False" }.to_string(),
             Storage::I32(v) => v[i].to_string(),
             Storage::I64(v) => v[i].to_string(),
+            Storage::I8(v) => v[i].to_string(),
+            Storage::U8(v) => v[i].to_string(),
             Storage::F32(v) => float_scalar_str(v[i]),
             Storage::F64(v) => float_scalar_str(v[i]),
             Storage::F16(v) => float_scalar_str(F16Print(v[i].to_f32())),

@@ -70,8 +70,8 @@ impl Const {
             Storage::I64(v) => Const::I64(v[0]),
             Storage::F32(v) => Const::F32(v[0]),
             Storage::F64(v) => Const::F64(v[0]),
-            Storage::F16(_) | Storage::BF16(_) => {
-                unreachable!("fused kernels are never built for half-precision tensors")
+            Storage::F16(_) | Storage::BF16(_) | Storage::I8(_) | Storage::U8(_) => {
+                unreachable!("fused kernels are never built for storage dtypes")
             }
             Storage::View(_) | Storage::Device(_) => unreachable!("data() is dense on the host"),
         }
@@ -96,8 +96,8 @@ impl Const {
                 DType::I64 => Const::I64(v.cast()),
                 DType::F32 => Const::F32(v.cast()),
                 DType::F64 => Const::F64(v.cast()),
-                DType::F16 | DType::BF16 => {
-                    unreachable!("fused kernels are never built for half-precision tensors")
+                DType::F16 | DType::BF16 | DType::I8 | DType::U8 => {
+                    unreachable!("fused kernels are never built for storage dtypes")
                 }
             }
         }
@@ -213,8 +213,8 @@ impl FusedKernel {
         if ops.is_empty() {
             return Err(invalid("a fused program needs at least one op"));
         }
-        if let Some(d) = input_dtypes.iter().find(|d| d.is_half()) {
-            // Half-precision operands compute op by op, each widened to float32.
+        if let Some(d) = input_dtypes.iter().find(|d| d.is_narrow()) {
+            // Storage-dtype operands compute op by op, each widened.
             return Err(invalid(format!("fused kernels do not take {d} inputs")));
         }
         for (i, &op) in ops.iter().enumerate() {

@@ -4,7 +4,7 @@
 //! (`transpose`, basic indexing and `broadcast_to` copy nothing; 2-D products read views in
 //! place through their strides, other kernels read a view's elements gathered once, on first
 //! use), five compute dtypes plus float16 and
-//! bfloat16 storage (computed in float32, see [`half`]), numpy broadcasting and type
+//! bfloat16 storage (computed in float32, see [`narrow`]), numpy broadcasting and type
 //! promotion (NEP 50 "weak" Python scalars), `gemm`-backed matmul, reductions,
 //! reshape/transpose, basic indexing, and printing that matches numpy's `repr`/`str` exactly.
 //!
@@ -48,11 +48,11 @@ mod element;
 mod elementwise;
 mod format;
 pub mod fused;
-pub mod half;
 mod loops;
 mod math;
 mod matmul;
 pub mod memory;
+pub mod narrow;
 mod nn;
 mod parallel;
 mod promote;
@@ -88,8 +88,8 @@ pub use shape_repr::tuple_repr;
 use storage::{Storage, storage_dtype};
 pub use threads::{KeepThreadsAwake, run_kernels_on_this_thread};
 
-/// Element types. `F16` and `BF16` are storage types: their tensors compute in float32 (see
-/// [`half`](crate::half)).
+/// Element types. `F16`, `BF16`, `I8` and `U8` are storage types: their tensors compute in
+/// float32 or int32 (see [`narrow`](crate::narrow)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
     Bool,
@@ -99,11 +99,13 @@ pub enum DType {
     F64,
     F16,
     BF16,
+    I8,
+    U8,
 }
 
 impl DType {
     /// Every dtype.
-    pub const ALL: [DType; 7] = [
+    pub const ALL: [DType; 9] = [
         DType::Bool,
         DType::I32,
         DType::I64,
@@ -111,6 +113,8 @@ impl DType {
         DType::F64,
         DType::F16,
         DType::BF16,
+        DType::I8,
+        DType::U8,
     ];
 
     /// numpy's name: `bool`, `int32`, `int64`, `float32`, `float64`.
@@ -123,6 +127,8 @@ impl DType {
             DType::F64 => "float64",
             DType::F16 => "float16",
             DType::BF16 => "bfloat16",
+            DType::I8 => "int8",
+            DType::U8 => "uint8",
         }
     }
 
@@ -136,6 +142,8 @@ impl DType {
             "float64" => DType::F64,
             "float16" => DType::F16,
             "bfloat16" => DType::BF16,
+            "int8" => DType::I8,
+            "uint8" => DType::U8,
             _ => return None,
         })
     }
@@ -150,12 +158,32 @@ impl DType {
     }
 
     pub fn is_int(self) -> bool {
-        matches!(self, DType::I32 | DType::I64)
+        matches!(self, DType::I32 | DType::I64 | DType::I8 | DType::U8)
+    }
+
+    /// int8 or uint8: stored in 8 bits, computed in int32.
+    pub fn is_narrow_int(self) -> bool {
+        matches!(self, DType::I8 | DType::U8)
+    }
+
+    /// A storage dtype (half or narrow int), whose kernels run on its [`DType::wide`] type.
+    pub fn is_narrow(self) -> bool {
+        self.is_half() || self.is_narrow_int()
+    }
+
+    /// The dtype a storage dtype computes in: float32 for the half types, int32 for int8 and
+    /// uint8; every other dtype is its own.
+    pub fn wide(self) -> DType {
+        match self {
+            DType::F16 | DType::BF16 => DType::F32,
+            DType::I8 | DType::U8 => DType::I32,
+            d => d,
+        }
     }
 
     pub fn size_of(self) -> usize {
         match self {
-            DType::Bool => 1,
+            DType::Bool | DType::I8 | DType::U8 => 1,
             DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,

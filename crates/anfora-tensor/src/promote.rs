@@ -15,6 +15,10 @@ pub fn promote_types(a: DType, b: DType) -> DType {
         // A half dtype with float32, or the two half dtypes (ml_dtypes' rule), is float32;
         // with float64 or an integer it is float64 (below), as numpy's float16.
         (F16 | BF16, F32) | (F32, F16 | BF16) | (F16, BF16) | (BF16, F16) => F32,
+        // The 8-bit integers fit every other dtype but each other (int16: refused where an
+        // operation would compute with it, see `narrow::elementwise_dtype`).
+        (I8 | U8, x) | (x, I8 | U8) if x != I8 && x != U8 => x,
+        (I8, U8) | (U8, I8) => I32,
         // int32/int64 with float32 need 53 mantissa bits, and int64 with float64 is float64.
         _ => F64,
     }
@@ -105,7 +109,9 @@ pub(crate) fn weak_scalar_dtype(op: BinaryOp, t: DType, s: Scalar) -> DType {
             DType::Bool => DType::I64,
             // numpy 2 accepts out-of-range Python ints here: comparisons are exact, and true
             // division computes in float64 anyway. int64 holds every Python int we get.
-            DType::I32 if op.is_comparison() || op == BinaryOp::Div => DType::I64,
+            DType::I32 | DType::I8 | DType::U8 if op.is_comparison() || op == BinaryOp::Div => {
+                DType::I64
+            }
             _ => t,
         },
         Scalar::Float(_) if t.is_float() => t,
@@ -156,7 +162,13 @@ pub fn unary_result_dtype(op: UnaryOp, a: DType) -> Result<DType> {
         )),
         Neg | Pos | Abs | Invert | Relu | Sign => Ok(a),
         LogicalNot => Ok(DType::Bool),
-        // numpy picks float16 for bool inputs; float16 does not exist here, float64 as for ints.
+        // numpy picks float16 for bool and 8-bit inputs; bool keeps float64, as for ints.
+        Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Log1p | Expm1 | Erf | Gelu | GeluTanh
+        | Silu | Softplus | Rsqrt
+            if a.is_narrow_int() =>
+        {
+            Ok(DType::F16)
+        }
         Exp | Log | Sqrt | Tanh | Sin | Cos | Sigmoid | Log1p | Expm1 | Erf | Gelu | GeluTanh
         | Silu | Softplus | Rsqrt
             if a.is_float() =>
@@ -194,10 +206,16 @@ fn float_to_int(f: f64, dtype: DType) -> Result<i64> {
 }
 
 fn int_in_range(i: i64, dtype: DType) -> Result<i64> {
-    if dtype == DType::I32 && i32::try_from(i).is_err() {
+    let fits = match dtype {
+        DType::I32 => i32::try_from(i).is_ok(),
+        DType::I8 => i8::try_from(i).is_ok(),
+        DType::U8 => u8::try_from(i).is_ok(),
+        _ => true,
+    };
+    if !fits {
         return Err(TensorError::new(
             ErrorKind::Overflow,
-            format!("Python integer {i} out of bounds for int32"),
+            format!("Python integer {i} out of bounds for {dtype}"),
         ));
     }
     Ok(i)
@@ -208,14 +226,20 @@ fn int_in_range(i: i64, dtype: DType) -> Result<i64> {
 pub(crate) fn convert_scalar(value: Scalar, dtype: DType) -> Result<Scalar> {
     Ok(match (value, dtype) {
         (_, DType::Bool) => Scalar::Bool(value.as_f64() != 0.0),
-        (Scalar::Bool(b), DType::I32 | DType::I64) => Scalar::Int(i64::from(b)),
-        (Scalar::Int(i), DType::I32 | DType::I64) => Scalar::Int(int_in_range(i, dtype)?),
-        (Scalar::Float(f), DType::I32 | DType::I64) => Scalar::Int(float_to_int(f, dtype)?),
+        (Scalar::Bool(b), DType::I32 | DType::I64 | DType::I8 | DType::U8) => {
+            Scalar::Int(i64::from(b))
+        }
+        (Scalar::Int(i), DType::I32 | DType::I64 | DType::I8 | DType::U8) => {
+            Scalar::Int(int_in_range(i, dtype)?)
+        }
+        (Scalar::Float(f), DType::I32 | DType::I64 | DType::I8 | DType::U8) => {
+            Scalar::Int(float_to_int(f, dtype)?)
+        }
         (_, DType::F32) => Scalar::Float(f64::from(value.as_f64() as f32)),
         (_, DType::F64) => Scalar::Float(value.as_f64()),
         (_, DType::F16 | DType::BF16) => {
             let t = crate::Tensor::scalar(Scalar::Float(value.as_f64()), DType::F64)?;
-            Scalar::Float(crate::half::cast(&t, dtype)?.to_f64_vec()[0])
+            Scalar::Float(crate::narrow::cast(&t, dtype)?.to_f64_vec()[0])
         }
     })
 }

@@ -76,7 +76,7 @@ impl_accumulate!(
 fn kind_rank(dtype: DType) -> u8 {
     match dtype {
         DType::Bool => 0,
-        DType::I32 | DType::I64 => 1,
+        DType::I32 | DType::I64 | DType::I8 | DType::U8 => 1,
         DType::F32 | DType::F64 | DType::F16 | DType::BF16 => 2,
     }
 }

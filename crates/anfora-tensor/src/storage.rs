@@ -17,6 +17,9 @@ pub(crate) enum Storage {
     /// Half-precision storage: kernels never see it (they get float32 copies, see `half`).
     F16(Vec<::half::f16>),
     BF16(Vec<::half::bf16>),
+    /// 8-bit integer storage: kernels get int32 copies (see `narrow`).
+    I8(Vec<i8>),
+    U8(Vec<u8>),
     /// A strided view of another storage (never itself a view). Readers get the gathered
     /// elements (`Tensor::data`), so kernels never meet this variant.
     View(View),
@@ -36,6 +39,8 @@ pub(crate) fn storage_len(storage: &Storage) -> usize {
     match storage {
         Storage::F16(v) => v.len(),
         Storage::BF16(v) => v.len(),
+        Storage::I8(v) => v.len(),
+        Storage::U8(v) => v.len(),
         Storage::View(_) => unreachable!("the length of a view's base is asked"),
         Storage::Device(d) => d.buffer.len(),
         s => with_storage!(s, v => v.len()),
@@ -51,6 +56,8 @@ pub(crate) fn storage_dtype(storage: &Storage) -> DType {
         Storage::F64(_) => DType::F64,
         Storage::F16(_) => DType::F16,
         Storage::BF16(_) => DType::BF16,
+        Storage::I8(_) => DType::I8,
+        Storage::U8(_) => DType::U8,
         Storage::View(v) => storage_dtype(&v.base),
         Storage::Device(d) => d.buffer.dtype(),
     }
@@ -235,6 +242,8 @@ impl Tensor {
             Storage::F64(v) => Cow::Borrowed(cast_slice(v)),
             Storage::F16(v) => Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
             Storage::BF16(v) => Cow::Owned(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            Storage::I8(v) => Cow::Borrowed(cast_slice(v)),
+            Storage::U8(v) => Cow::Borrowed(v),
             Storage::View(_) | Storage::Device(_) => {
                 unreachable!("data() is dense and on the host")
             }
@@ -311,6 +320,8 @@ impl Tensor {
         Ok(match &*v.base {
             Storage::F16(x) => Storage::F16(pick(x, o, sh, st, d)?),
             Storage::BF16(x) => Storage::BF16(pick(x, o, sh, st, d)?),
+            Storage::I8(x) => Storage::I8(pick(x, o, sh, st, d)?),
+            Storage::U8(x) => Storage::U8(pick(x, o, sh, st, d)?),
             Storage::Bool(x) => Storage::Bool(pick(x, o, sh, st, d)?),
             Storage::I32(x) => Storage::I32(pick_bits(x, o, sh, st, d)?),
             Storage::I64(x) => Storage::I64(pick_bits(x, o, sh, st, d)?),
@@ -396,6 +407,8 @@ impl Tensor {
         match self.data() {
             Storage::F16(v) => v.as_ptr() as usize,
             Storage::BF16(v) => v.as_ptr() as usize,
+            Storage::I8(v) => v.as_ptr() as usize,
+            Storage::U8(v) => v.as_ptr() as usize,
             s => with_storage!(s, v => v.as_ptr() as usize),
         }
     }
@@ -439,5 +452,7 @@ fn download(buffer: &dyn DeviceBuffer, shape: &[usize]) -> Result<Storage> {
                 .map(::half::bf16::from_bits)
                 .collect(),
         ),
+        DType::I8 => Storage::I8(fill(buffer, shape)?),
+        DType::U8 => Storage::U8(fill(buffer, shape)?),
     })
 }

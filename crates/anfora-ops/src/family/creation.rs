@@ -164,7 +164,7 @@ fn creation_abs(p: Prim, args: &[Abs]) -> Rule {
                 Abs::Float(_) => DType::F32,
                 Abs::Tensor(t) if t.shape.is_empty() => match t.dtype {
                     DType::Bool => DType::Bool,
-                    DType::I32 | DType::I64 => DType::I64,
+                    DType::I32 | DType::I64 | DType::I8 | DType::U8 => DType::I64,
                     DType::F32 | DType::F64 | DType::F16 | DType::BF16 => DType::F32,
                 },
                 Abs::Any => return Ok(Abs::Any),
@@ -248,7 +248,7 @@ fn nested_data(a: &Abs) -> Nested {
             vec![],
             Some(match t.dtype {
                 DType::Bool => Kind::Bool,
-                DType::I32 | DType::I64 => Kind::Int,
+                DType::I32 | DType::I64 | DType::I8 | DType::U8 => Kind::Int,
                 DType::F32 | DType::F64 | DType::F16 | DType::BF16 => Kind::Float,
             }),
         ),

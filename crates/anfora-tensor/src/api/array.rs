@@ -1,6 +1,6 @@
 //! Reductions and numpy's array functions: arg-reductions, one-hot, take and pad.
 
-use crate::{DType, PadMode, ReduceOp, Result, Scalar, Tensor, array_ops, half, promote, reduce};
+use crate::{DType, PadMode, ReduceOp, Result, Scalar, Tensor, array_ops, narrow, promote, reduce};
 
 impl Tensor {
     /// `axes = None` reduces everything. Negative axes count from the end.
@@ -10,8 +10,15 @@ impl Tensor {
         axes: Option<&[i64]>,
         keepdims: bool,
     ) -> Result<Tensor> {
-        if a.is_half() {
-            return half::via_f32(&[a], |w| reduce::reduce(op, &w[0], axes, keepdims));
+        if a.dtype() == DType::U8 && matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
+            return Err(crate::TensorError::new(
+                crate::ErrorKind::Type,
+                "numpy sums and multiplies uint8 in uint64, which anfora does not have: cast \
+                 with astype('int64') first",
+            ));
+        }
+        if a.is_narrow() {
+            return narrow::via_wide(&[a], |w| reduce::reduce(op, &w[0], axes, keepdims));
         }
         reduce::reduce(op, a, axes, keepdims)
     }
@@ -28,7 +35,7 @@ impl Tensor {
     /// `indices.shape + (depth,)` of `dtype`: 1 at each index, 0 elsewhere (a row of zeros for
     /// an index outside `[0, depth)`).
     pub fn one_hot(indices: &Tensor, depth: i64, dtype: DType) -> Result<Tensor> {
-        if dtype.is_half() || indices.is_half() {
+        if dtype.is_narrow() || indices.is_narrow() {
             return array_ops::one_hot(&indices.widen(), depth, DType::F32)?.try_cast(dtype);
         }
         array_ops::one_hot(indices, depth, dtype)
@@ -37,9 +44,9 @@ impl Tensor {
     /// numpy's `take` (mode 'raise'): elements at integer `indices` along `axis` (`None`: of
     /// the flattened tensor); IndexError for an index out of bounds.
     pub fn take(x: &Tensor, indices: &Tensor, axis: Option<i64>) -> Result<Tensor> {
-        if x.is_half() || indices.is_half() {
+        if x.is_narrow() || indices.is_narrow() {
             let i = indices.widen();
-            return half::via_f32(&[x], |w| array_ops::take(&w[0], &i, axis));
+            return narrow::via_wide(&[x], |w| array_ops::take(&w[0], &i, axis));
         }
         array_ops::take(x, indices, axis)
     }
@@ -50,19 +57,19 @@ impl Tensor {
         indices: &Tensor,
         axis: Option<i64>,
     ) -> Result<Tensor> {
-        if d.is_half() || indices.is_half() {
+        if d.is_narrow() || indices.is_narrow() {
             let i = indices.widen();
-            return half::via_f32(&[d], |w| array_ops::take_grad(&w[0], x_shape, &i, axis));
+            return narrow::via_wide(&[d], |w| array_ops::take_grad(&w[0], x_shape, &i, axis));
         }
         array_ops::take_grad(d, x_shape, indices, axis)
     }
     /// numpy's `pad` with `widths` from [`pad_widths`]: `value` (cast to the dtype) around
     /// the tensor in the constant mode, copies of its elements in the others.
     pub fn pad(&self, widths: &[[usize; 2]], mode: PadMode, value: Scalar) -> Result<Tensor> {
-        if self.is_half() {
+        if self.is_narrow() {
             // numpy stores the fill value in the array's dtype: round it there first.
             let value = promote::convert_scalar(value, self.dtype())?;
-            return half::via_f32(&[self], |w| array_ops::pad(&w[0], widths, mode, value));
+            return narrow::via_wide(&[self], |w| array_ops::pad(&w[0], widths, mode, value));
         }
         array_ops::pad(self, widths, mode, value)
     }
@@ -75,8 +82,8 @@ impl Tensor {
         widths: &[[usize; 2]],
         mode: PadMode,
     ) -> Result<Tensor> {
-        if d.is_half() {
-            return half::via_f32(&[d], |w| array_ops::pad_grad(&w[0], x_shape, widths, mode));
+        if d.is_narrow() {
+            return narrow::via_wide(&[d], |w| array_ops::pad_grad(&w[0], x_shape, widths, mode));
         }
         array_ops::pad_grad(d, x_shape, widths, mode)
     }

@@ -20,16 +20,22 @@ impl Tensor {
     }
     /// A 0-d tensor holding `value` converted to `dtype`.
     pub fn scalar(value: Scalar, dtype: DType) -> Result<Tensor> {
-        if dtype.is_half() {
-            return construct::scalar(value, DType::F64)?.try_cast(dtype);
+        if dtype.is_narrow() {
+            let value = promote::convert_scalar(value, dtype)?;
+            let exact = if dtype.is_half() {
+                DType::F64
+            } else {
+                DType::I64
+            };
+            return construct::scalar(value, exact)?.try_cast(dtype);
         }
         construct::scalar(value, dtype)
     }
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
-        if dtype.is_half() {
+        if dtype.is_narrow() {
             alloc::checked_numel_of(shape, dtype)?;
             let v = promote::convert_scalar(value, dtype)?;
-            return construct::full(shape, v, DType::F32)?.try_cast(dtype);
+            return construct::full(shape, v, dtype.wide())?.try_cast(dtype);
         }
         construct::full(shape, value, dtype)
     }
@@ -51,6 +57,9 @@ impl Tensor {
         if let Some(h) = dtype.filter(|d| d.is_half()) {
             return construct::arange(start, stop, step, Some(DType::F64))?.try_cast(h);
         }
+        if let Some(n) = dtype.filter(|d| d.is_narrow_int()) {
+            return construct::arange(start, stop, step, Some(DType::I64))?.try_cast(n);
+        }
         construct::arange(start, stop, step, dtype)
     }
     /// Builds a tensor from a nested list literal. Default dtype: bool if all elements are bool,
@@ -58,6 +67,16 @@ impl Tensor {
     pub fn from_nested(data: &Nested, dtype: Option<DType>) -> Result<Tensor> {
         if let Some(h) = dtype.filter(|d| d.is_half()) {
             return construct::from_nested(data, Some(DType::F64))?.try_cast(h);
+        }
+        if let Some(n) = dtype.filter(|d| d.is_narrow_int()) {
+            // numpy refuses a Python int the dtype cannot hold; floats are cast (truncated).
+            let t = construct::from_nested(data, None)?;
+            if t.dtype() == DType::I64 {
+                for s in t.to_scalars() {
+                    promote::convert_scalar(s, n)?;
+                }
+            }
+            return t.try_cast(n);
         }
         construct::from_nested(data, dtype)
     }

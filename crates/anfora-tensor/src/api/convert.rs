@@ -1,7 +1,7 @@
 //! Reading a tensor's elements out: scalars, typed slices, vectors, printing.
 
 use crate::element::{Element, with_storage};
-use crate::{DType, ErrorKind, Result, Scalar, Storage, Tensor, TensorError, format, half};
+use crate::{DType, ErrorKind, Result, Scalar, Storage, Tensor, TensorError, format, narrow};
 
 impl Tensor {
     /// The single element of a one-element tensor.
@@ -16,17 +16,22 @@ impl Tensor {
     }
     /// Element `i` of the flattened tensor.
     pub fn get_flat(&self, i: usize) -> Scalar {
-        if let Some(v) = half::values_f64(self.data()) {
-            return Scalar::Float(v[i]);
+        match self.data() {
+            Storage::I8(v) => return Scalar::Int(i64::from(v[i])),
+            Storage::U8(v) => return Scalar::Int(i64::from(v[i])),
+            Storage::F16(v) => return Scalar::Float(v[i].to_f64()),
+            Storage::BF16(v) => return Scalar::Float(v[i].to_f64()),
+            _ => {}
         }
         with_storage!(self.data(), v => v[i].to_scalar())
     }
     /// numpy's `bool(a)`: one element required.
     pub fn truth(&self) -> Result<bool> {
         match self.numel() {
-            1 => Ok(match half::values_f64(self.data()) {
-                Some(v) => v[0] != 0.0,
-                None => with_storage!(self.data(), v => !v[0].is_zero()),
+            1 => Ok(match self.get_flat(0) {
+                Scalar::Bool(b) => b,
+                Scalar::Int(i) => i != 0,
+                Scalar::Float(f) => f != 0.0,
             }),
             0 => Err(TensorError::new(
                 ErrorKind::Value,
@@ -45,10 +50,10 @@ impl Tensor {
         fn same<T: Element>(a: &[T], b: &Storage) -> bool {
             T::slice(b).is_some_and(|b| a.iter().zip(b).all(|(&x, &y)| x.same(y)))
         }
-        if self.is_half() || other.is_half() {
+        if self.is_narrow() || other.is_narrow() {
             return self.shape == other.shape
                 && self.dtype() == other.dtype()
-                && self.as_half_bits() == other.as_half_bits();
+                && self.le_bytes() == other.le_bytes();
         }
         self.shape == other.shape && with_storage!(self.data(), v => same(v, other.data()))
     }
@@ -85,16 +90,22 @@ impl Tensor {
 
     /// All elements converted to f64 (bools as 0/1), in row-major order.
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        if let Some(v) = half::values_f64(self.data()) {
+        if let Some(v) = narrow::values_f64(self.data()) {
             return v;
+        }
+        if let Some(v) = narrow::values_i64(self.data()) {
+            return v.into_iter().map(|x| x as f64).collect();
         }
         with_storage!(self.data(), v => v.iter().map(|&x| x.to_f64()).collect())
     }
 
     /// All elements as Python scalars, in row-major order.
     pub fn to_scalars(&self) -> Vec<Scalar> {
-        if let Some(v) = half::values_f64(self.data()) {
+        if let Some(v) = narrow::values_f64(self.data()) {
             return v.into_iter().map(Scalar::Float).collect();
+        }
+        if let Some(v) = narrow::values_i64(self.data()) {
+            return v.into_iter().map(Scalar::Int).collect();
         }
         with_storage!(self.data(), v => v.iter().map(|&x| x.to_scalar()).collect())
     }
@@ -133,6 +144,8 @@ impl Tensor {
             DType::F32 => le(self.as_f32_slice(), f32::to_le_bytes),
             DType::F64 => le(self.as_f64_slice(), f64::to_le_bytes),
             DType::F16 | DType::BF16 => le(self.as_half_bits(), u16::to_le_bytes),
+            DType::I8 => le(self.as_i8_slice(), i8::to_le_bytes),
+            DType::U8 => le(self.as_u8_slice(), u8::to_le_bytes),
         }
     }
 
@@ -189,6 +202,8 @@ impl Tensor {
             DType::F16 | DType::BF16 => {
                 Tensor::from_half_bits(&chunks(data, u16::from_le_bytes), shape, dtype)
             }
+            DType::I8 => Tensor::from_i8(chunks(data, i8::from_le_bytes), shape),
+            DType::U8 => Tensor::from_u8(data.to_vec(), shape),
         }
     }
 }

@@ -3,7 +3,7 @@
 use crate::element::{Element, with_storage};
 use crate::{
     AdvIndexItem, ErrorKind, IndexItem, Result, SplitSpec, Tensor, TensorError, advanced, alloc,
-    array_ops, half, shape,
+    array_ops, narrow, shape,
 };
 
 impl Tensor {
@@ -48,8 +48,8 @@ impl Tensor {
     /// The gradient of basic indexing: zeros of `shape` holding `self` where `x[items]` reads
     /// (basic indices never read a position twice). `self` has the shape of that view.
     pub fn index_scatter(&self, shape: &[usize], items: &[IndexItem]) -> Result<Tensor> {
-        if self.is_half() {
-            return half::via_f32(&[self], |w| w[0].index_scatter(shape, items));
+        if self.is_narrow() {
+            return narrow::via_wide(&[self], |w| w[0].index_scatter(shape, items));
         }
         let (offset, view, strides) = shape::index_view(shape, items)?;
         if self.shape() != view.as_slice() {
@@ -84,8 +84,8 @@ impl Tensor {
                 .collect();
             return self.index(&basic);
         }
-        if self.is_half() {
-            return half::via_f32(&[self], |w| advanced::gather(&w[0], items));
+        if self.is_narrow() {
+            return narrow::via_wide(&[self], |w| advanced::gather(&w[0], items));
         }
         advanced::gather(self, items)
     }
@@ -94,11 +94,11 @@ impl Tensor {
     /// (leading length-1 dimensions dropped) and cast to `self`'s dtype with numpy's unsafe
     /// cast; the last write to a position wins. The result has `self`'s shape and dtype.
     pub fn index_assign(&self, items: &[AdvIndexItem], value: &Tensor) -> Result<Tensor> {
-        if self.is_half() {
+        if self.is_narrow() {
             let r = advanced::assign(&self.widen(), items, &value.widen())?;
             return r.try_cast(self.dtype());
         }
-        if value.is_half() {
+        if value.is_narrow() {
             return advanced::assign(self, items, &value.widen());
         }
         advanced::assign(self, items, value)
@@ -107,7 +107,7 @@ impl Tensor {
     /// [`Tensor::index_assign`] of a tensor the caller gives up: written into its own buffer
     /// when nothing else holds it, else into a copy.
     pub fn index_assign_owned(self, items: &[AdvIndexItem], value: &Tensor) -> Result<Tensor> {
-        if self.is_half() || !self.is_unique() {
+        if self.is_narrow() || !self.is_unique() {
             return self.index_assign(items, value);
         }
         advanced::assign_in_place(self, items, value)
@@ -116,8 +116,8 @@ impl Tensor {
     /// The gradient of [`Tensor::index_adv`]: zeros of `shape` plus `self` added where
     /// `x[items]` reads (positions read twice accumulate). `self` has the selection's shape.
     pub fn index_add(&self, shape: &[usize], items: &[AdvIndexItem]) -> Result<Tensor> {
-        if self.is_half() {
-            return half::via_f32(&[self], |w| advanced::scatter_add(&w[0], shape, items));
+        if self.is_narrow() {
+            return narrow::via_wide(&[self], |w| advanced::scatter_add(&w[0], shape, items));
         }
         advanced::scatter_add(self, shape, items)
     }
@@ -126,54 +126,54 @@ impl Tensor {
     /// value's shape: `self[items]` (a copy), with zeros for the elements of the selection
     /// that a later element overwrites (they were not stored).
     pub fn index_last_writes(&self, items: &[AdvIndexItem]) -> Result<Tensor> {
-        if self.is_half() {
-            return half::via_f32(&[self], |w| advanced::last_writes(&w[0], items));
+        if self.is_narrow() {
+            return narrow::via_wide(&[self], |w| advanced::last_writes(&w[0], items));
         }
         advanced::last_writes(self, items)
     }
 
     /// numpy's `squeeze` (`None`: every axis of length 1).
     pub fn squeeze(&self, axes: Option<&[i64]>) -> Result<Tensor> {
-        if self.is_half() {
-            return half::via_f32(&[self], |w| array_ops::squeeze(&w[0], axes));
+        if self.is_narrow() {
+            return narrow::via_wide(&[self], |w| array_ops::squeeze(&w[0], axes));
         }
         array_ops::squeeze(self, axes)
     }
     /// numpy's `expand_dims`.
     pub fn expand_dims(&self, axes: &[i64]) -> Result<Tensor> {
-        if self.is_half() {
-            return half::via_f32(&[self], |w| array_ops::expand_dims(&w[0], axes));
+        if self.is_narrow() {
+            return narrow::via_wide(&[self], |w| array_ops::expand_dims(&w[0], axes));
         }
         array_ops::expand_dims(self, axes)
     }
     /// numpy's `broadcast_to`.
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
-        if self.is_half() {
-            return half::via_f32(&[self], |w| array_ops::broadcast_to(&w[0], shape));
+        if self.is_narrow() {
+            return narrow::via_wide(&[self], |w| array_ops::broadcast_to(&w[0], shape));
         }
         array_ops::broadcast_to(self, shape)
     }
 
     /// numpy's `concatenate` along `axis` (dtypes promoted).
     pub fn concat(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
-        if tensors.iter().any(Tensor::is_half) {
+        if tensors.iter().any(Tensor::is_narrow) {
             let all: Vec<&Tensor> = tensors.iter().collect();
-            return half::via_f32(&all, |w| array_ops::concat(w, axis));
+            return narrow::via_wide(&all, |w| array_ops::concat(w, axis));
         }
         array_ops::concat(tensors, axis)
     }
     /// numpy's `stack` along a new `axis`.
     pub fn stack(tensors: &[Tensor], axis: i64) -> Result<Tensor> {
-        if tensors.iter().any(Tensor::is_half) {
+        if tensors.iter().any(Tensor::is_narrow) {
             let all: Vec<&Tensor> = tensors.iter().collect();
-            return half::via_f32(&all, |w| array_ops::stack(w, axis));
+            return narrow::via_wide(&all, |w| array_ops::stack(w, axis));
         }
         array_ops::stack(tensors, axis)
     }
     /// numpy's `split` along `axis`: `n` equal parts, or the parts between indices.
     pub fn split(&self, spec: &SplitSpec, axis: i64) -> Result<Vec<Tensor>> {
-        if self.is_half() {
-            return half::via_f32(&[self], |w| array_ops::split(&w[0], spec, axis));
+        if self.is_narrow() {
+            return narrow::via_wide(&[self], |w| array_ops::split(&w[0], spec, axis));
         }
         array_ops::split(self, spec, axis)
     }

@@ -1,12 +1,12 @@
 //! Matrix products.
 
-use crate::{DType, Result, Scalar, Tensor, half, matmul};
+use crate::{DType, Result, Scalar, Tensor, matmul, narrow};
 
 impl Tensor {
     /// numpy `matmul` semantics (1-d promotion, batch broadcasting).
     pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-        if a.is_half() || b.is_half() {
-            return half::via_f32(&[a, b], |w| matmul::matmul(&w[0], &w[1]));
+        if a.is_narrow() || b.is_narrow() {
+            return narrow::via_wide(&[a, b], |w| matmul::matmul(&w[0], &w[1]));
         }
         // A product of float matrices of one dtype reads views (`x.T`, `x[::2]`) in place.
         if (a.is_view() || b.is_view())
@@ -30,11 +30,11 @@ impl Tensor {
         transpose_b: bool,
     ) -> Result<Tensor> {
         let transposed = (transpose_a, transpose_b);
-        if a.is_half() || b.is_half() || c.as_ref().is_some_and(Tensor::is_half) {
+        if a.is_narrow() || b.is_narrow() || c.as_ref().is_some_and(Tensor::is_narrow) {
             let c = c.map(|c| c.widen());
             let r = matmul::gemm(&a.widen(), &b.widen(), c, transposed)?;
             let dtypes = [a.dtype(), b.dtype()];
-            return r.try_cast(half::stored_dtype(r.dtype(), dtypes));
+            return r.try_cast(narrow::stored_dtype(r.dtype(), dtypes));
         }
         matmul::gemm(a, b, c, transposed)
     }

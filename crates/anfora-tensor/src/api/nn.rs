@@ -1,7 +1,7 @@
 //! Neural-network kernels: convolution, pooling and the softmax family.
 
 use crate::nn::{self, PoolKind, Wrt};
-use crate::{Conv2dSpec, Pool2dSpec, Result, Tensor, half};
+use crate::{Conv2dSpec, Pool2dSpec, Result, Tensor, narrow};
 
 impl Tensor {
     /// `ops.conv2d`: the 2-D convolution (cross-correlation, as in PyTorch) of `x` (N, C, H, W)
@@ -77,22 +77,22 @@ impl Tensor {
     }
 }
 
-/// `kernel` on `x`, in float32 when `x` is half-precision (see [`half`]).
+/// `kernel` on `x`, in float32 when `x` is half-precision (see [`narrow`]).
 fn on_one(x: &Tensor, kernel: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
-    if x.is_half() {
-        return half::via_f32(&[x], |t| kernel(&t[0]));
+    if x.is_narrow() {
+        return narrow::via_wide(&[x], |t| kernel(&t[0]));
     }
     kernel(x)
 }
 
-/// `kernel` on `a` and `b`, in float32 when one is half-precision (see [`half`]).
+/// `kernel` on `a` and `b`, in float32 when one is half-precision (see [`narrow`]).
 fn on_two(
     a: &Tensor,
     b: &Tensor,
     kernel: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
 ) -> Result<Tensor> {
-    if a.is_half() || b.is_half() {
-        return half::via_f32(&[a, b], |t| kernel(&t[0], &t[1]));
+    if a.is_narrow() || b.is_narrow() {
+        return narrow::via_wide(&[a, b], |t| kernel(&t[0], &t[1]));
     }
     kernel(a, b)
 }

@@ -1,7 +1,7 @@
 //! MindSpore's scatter ops.
 
 use crate::scatter::ScatterOp;
-use crate::{Result, Tensor, half, scatter};
+use crate::{Result, Tensor, narrow, scatter};
 
 impl Tensor {
     /// MindSpore's ScatterUpdate: numpy's `out = x.copy(); out[indices] = updates` along axis 0.
@@ -35,8 +35,8 @@ impl Tensor {
 
     /// `op`, half-precision operands computed in float32.
     fn scatter_with(&self, op: ScatterOp, indices: &Tensor, updates: &Tensor) -> Result<Tensor> {
-        if self.is_half() || updates.is_half() || indices.is_half() {
-            return half::scatter(op, self, indices, updates);
+        if self.is_narrow() || updates.is_narrow() || indices.is_narrow() {
+            return narrow::scatter(op, self, indices, updates);
         }
         scatter::scatter(op, self, indices, updates)
     }

@@ -59,6 +59,7 @@ fn fresh(t: &Tensor) -> Tensor {
         DType::F16 | DType::BF16 => {
             Tensor::from_half_bits(t.as_half_bits().unwrap(), shape, t.dtype())
         }
+        DType::I8 | DType::U8 => Tensor::from_le_bytes(t.dtype(), shape, &t.to_le_bytes()),
     }
     .unwrap()
 }
@@ -190,7 +191,9 @@ fn tensor_of(dtype: DType, shape: Vec<usize>) -> BoxedStrategy<Tensor> {
         )
         .prop_map(move |v| Tensor::from_f64(v, &shape).unwrap())
         .boxed(),
-        DType::F16 | DType::BF16 => unreachable!("fused kernels take no half inputs"),
+        DType::F16 | DType::BF16 | DType::I8 | DType::U8 => {
+            unreachable!("fused kernels take no storage-dtype inputs")
+        }
     }
 }
 

@@ -12,6 +12,7 @@ mod construct;
 mod convert;
 mod fused;
 mod half;
+mod int8;
 mod math;
 mod matmul;
 mod memory;
