@@ -10,8 +10,8 @@ use crate::def::Backward;
 use crate::def::{Family, PrimDef, Py};
 use crate::emit::{Call, Emit, Grads};
 use crate::family::{
-    array, builtins, creation, dict, effect, grad, linalg, math, nn, operators, optim, pad, random,
-    reduce, shape, structure,
+    array, builtins, creation, dict, effect, grad, linalg, math, nn, operators, optim, pad, quant,
+    random, reduce, shape, structure,
 };
 use crate::prim::{Effects, Prim};
 use crate::signature::Signature;
@@ -35,6 +35,7 @@ static FAMILIES: &[&Family] = &[
     &random::FAMILY,
     &grad::FAMILY,
     &dict::FAMILY,
+    &quant::FAMILY,
 ];
 
 /// Where a Python name is looked up.

@@ -9,4 +9,5 @@ mod elementwise;
 mod layout;
 mod linalg;
 mod nn;
+pub(crate) mod quant;
 mod scatter;

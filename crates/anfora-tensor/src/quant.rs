@@ -19,6 +19,8 @@
 //! A sum of `k` products of at most 255 · 128 in magnitude fits `i32` for `k` ≤ 65,793; the
 //! product refuses longer rows ([`MAX_DEPTH`]).
 
+use crate::Tensor;
+
 /// The longest row a product takes: `255 · 128 · k` stays below `2^31`.
 pub const MAX_DEPTH: usize = (i32::MAX as usize) / (255 * 128);
 
@@ -259,6 +261,90 @@ pub fn requantize_u8(sums: &[i32], n: usize, scale: &[f32], zero: u8, out: &mut 
             *q = r.clamp(0.0, 255.0) as u8;
         }
     }
+}
+
+/// Packed forms of weight tensors, each made once per tensor: keyed by the tensor's storage,
+/// held weakly, so a weight that is dropped (or replaced by a new value) is packed again and
+/// never confused with a later allocation at the same address.
+struct PackCache<P> {
+    entries: std::sync::Mutex<Vec<(std::sync::Weak<crate::Storage>, Arc<P>)>>,
+}
+
+use std::sync::Arc;
+
+impl<P> PackCache<P> {
+    const fn new() -> Self {
+        PackCache {
+            entries: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn get(&self, w: &Tensor, pack: impl FnOnce() -> crate::Result<P>) -> crate::Result<Arc<P>> {
+        let key = Arc::downgrade(&w.storage);
+        {
+            let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            entries.retain(|(k, _)| k.strong_count() > 0);
+            if let Some((_, p)) = entries.iter().find(|(k, _)| k.ptr_eq(&key)) {
+                return Ok(p.clone());
+            }
+        }
+        let packed = Arc::new(pack()?);
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries.push((key, packed.clone()));
+        Ok(packed)
+    }
+}
+
+/// The elements of a 2-D `i8` tensor and its `(k, n)`.
+fn i8_matrix(w: &Tensor) -> crate::Result<(&[i8], usize, usize)> {
+    match (w.as_i8_slice(), w.shape()) {
+        (Some(v), &[k, n]) => Ok((v, k, n)),
+        _ => Err(crate::TensorError::new(
+            crate::ErrorKind::Type,
+            format!(
+                "quantized weights are a 2-D int8 tensor, not {} {:?}",
+                w.dtype(),
+                w.shape()
+            ),
+        )),
+    }
+}
+
+/// `w` (a k×n `i8` tensor) packed for [`matmul_u8i8`], once per tensor.
+pub fn packed(w: &Tensor) -> crate::Result<Arc<PackedWeights>> {
+    static CACHE: PackCache<PackedWeights> = PackCache::new();
+    CACHE.get(w, || {
+        let (v, k, n) = i8_matrix(w)?;
+        Ok(PackedWeights::pack(v, k, n))
+    })
+}
+
+/// `w` (a k×n `i8` tensor) with its column scales packed for [`matmul_f32_i8`], once per
+/// weight tensor (the scales are read when it is packed: a model's are constants).
+pub fn weight_only(w: &Tensor, scales: &Tensor) -> crate::Result<Arc<WeightOnly>> {
+    static CACHE: PackCache<WeightOnly> = PackCache::new();
+    let packed = CACHE.get(w, || {
+        let (v, k, n) = i8_matrix(w)?;
+        let s = scales.as_f32_slice().unwrap_or_default();
+        if s.len() != n {
+            return Err(crate::TensorError::new(
+                crate::ErrorKind::Type,
+                format!("{n} columns need {n} float32 scales"),
+            ));
+        }
+        Ok(WeightOnly::pack(v, k, n, s))
+    })?;
+    if scales.as_f32_slice() != Some(&packed.scales[..]) {
+        // The same weights with other scales: packed for this call alone.
+        let (v, k, n) = i8_matrix(w)?;
+        return Ok(Arc::new(WeightOnly::pack(
+            v,
+            k,
+            n,
+            scales.as_f32_slice().unwrap_or_default(),
+        )));
+    }
+    Ok(packed)
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -14,6 +14,7 @@ pub mod nn;
 pub mod operators;
 pub mod optim;
 pub mod pad;
+pub mod quant;
 pub mod random;
 pub mod reduce;
 pub mod shape;

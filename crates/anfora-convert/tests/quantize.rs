@@ -1,0 +1,186 @@
+//! The converter on a model exported by the compiler: weight-only and full int8 models
+//! computed by the runtime against the float model, the int8 graph's shape (one quantization
+//! at the input, no dequantization between layers, a float32 result from the last product),
+//! and the errors of bad calibration data and options.
+
+use anfora_convert::{ConvertError, Method, Options, Quantization, convert};
+use anfora_ir::Prim;
+use anfora_runtime::{LoadOptions, Model};
+use anfora_session::{Arg, Session};
+use anfora_tensor::Tensor;
+
+/// Deterministic values in [-1, 1).
+fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn literal(v: &[f32], cols: usize) -> String {
+    let rows: Vec<String> = v
+        .chunks(cols)
+        .map(|r| {
+            format!(
+                "[{}]",
+                r.iter()
+                    .map(|x| format!("{x:.6}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect();
+    format!("[{}]", rows.join(", "))
+}
+
+fn row(v: &[f32]) -> String {
+    let l = literal(v, v.len());
+    l[1..l.len() - 1].to_string()
+}
+
+const BATCH: usize = 32;
+
+/// A 16 → 24 → 10 MLP with ReLU, its weights module constants.
+fn model() -> Vec<u8> {
+    let source = format!(
+        "from anfora import ops\nW1 = ops.tensor({})\nB1 = ops.tensor({})\nW2 = ops.tensor({})\n\
+         B2 = ops.tensor({})\n\ndef mlp(x):\n    h = ops.relu(x @ W1 + B1)\n    return h @ W2 + B2\n",
+        literal(&values(16 * 24, 1), 24),
+        row(&values(24, 2)),
+        literal(&values(24 * 10, 3), 10),
+        row(&values(10, 4)),
+    );
+    let mut s = Session::load("mlp.py", &source, Default::default());
+    let x = Tensor::from_f32(values(BATCH * 16, 5), &[BATCH, 16]).unwrap();
+    let c = s
+        .compiled("mlp", &[Arg::from(anfora_ops::Value::Tensor(x))])
+        .expect("compiles");
+    anfora_model::write_model(
+        &s.frontend.module,
+        c.graph,
+        &c.abstracts,
+        "test",
+        &Default::default(),
+    )
+    .expect("exports")
+}
+
+fn batch(seed: u64) -> Tensor {
+    Tensor::from_f32(values(BATCH * 16, seed), &[BATCH, 16]).unwrap()
+}
+
+fn run(bytes: &[u8], x: &Tensor) -> Vec<f32> {
+    let m = Model::from_bytes(bytes, &LoadOptions::default()).expect("loads");
+    let out = m.run(std::slice::from_ref(x)).expect("runs");
+    out[0].as_f32_slice().expect("float32").to_vec()
+}
+
+/// The largest difference relative to the largest magnitude of `want`.
+fn relative_error(got: &[f32], want: &[f32]) -> f32 {
+    let top = want.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let worst = got
+        .iter()
+        .zip(want)
+        .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+    worst / top
+}
+
+/// The primitives of the model's entry graph, in order.
+fn prims(bytes: &[u8]) -> Vec<Prim> {
+    let l = anfora_model::read_model(bytes, &Default::default()).expect("reads");
+    (l.module.graph_nodes(l.entry).iter())
+        .filter_map(|&n| l.module.callee_prim(n))
+        .collect()
+}
+
+#[test]
+fn weight_only_int8_stays_close_to_float() {
+    let bytes = model();
+    let options = Options {
+        quantize: Some(Quantization::WeightInt8),
+        ..Options::default()
+    };
+    let (q, report) = convert(&bytes, &options, &[]).expect("converts");
+    assert_eq!(report.changes.len(), 2, "{report}");
+    let p = prims(&q);
+    assert_eq!(
+        p.iter().filter(|p| **p == Prim::WeightOnlyMatMul).count(),
+        2,
+        "{p:?}"
+    );
+    assert!(!p.contains(&Prim::Gemm), "{p:?}");
+    let x = batch(9);
+    let err = relative_error(&run(&q, &x), &run(&bytes, &x));
+    assert!(err < 0.01, "relative error {err}");
+}
+
+#[test]
+fn int8_never_dequantizes_between_layers_and_stays_close_to_float() {
+    let bytes = model();
+    let calibration: Vec<Vec<Tensor>> = (10..20).map(|s| vec![batch(s)]).collect();
+    for method in [Method::MinMax, Method::Percentile(99.99), Method::Entropy] {
+        let options = Options {
+            quantize: Some(Quantization::Int8),
+            method,
+            per_tensor: false,
+        };
+        let (q, report) = convert(&bytes, &options, &calibration).expect("converts");
+        let p = prims(&q);
+        let count = |prim| p.iter().filter(|p| **p == prim).count();
+        assert_eq!(count(Prim::Quantize), 1, "{p:?} {report}");
+        assert_eq!(count(Prim::QuantMatMul), 2, "{p:?} {report}");
+        assert_eq!(count(Prim::Dequantize), 0, "{p:?}");
+        assert!(
+            !p.contains(&Prim::Gemm) && !p.contains(&Prim::Relu),
+            "{p:?}"
+        );
+        assert!(report.size_after < report.size_before, "{report}");
+        let x = batch(3);
+        let err = relative_error(&run(&q, &x), &run(&bytes, &x));
+        // The entropy method clips uniform data (no long tail to trade off) harder.
+        let bound = if method == Method::Entropy { 0.3 } else { 0.06 };
+        assert!(err < bound, "{method:?}: relative error {err}");
+    }
+}
+
+#[test]
+fn bad_calibration_data_and_options_are_clear_errors() {
+    let bytes = model();
+    let int8 = Options {
+        quantize: Some(Quantization::Int8),
+        ..Options::default()
+    };
+    let e = convert(&bytes, &int8, &[]).unwrap_err();
+    assert!(e.to_string().contains("needs calibration data"), "{e}");
+    let wrong = vec![vec![Tensor::from_f32(vec![0.0; 16], &[1, 16]).unwrap()]];
+    let e = convert(&bytes, &int8, &wrong).unwrap_err();
+    assert!(
+        matches!(&e, ConvertError::Data(m) if m.contains("input 'x' must be float32[32, 16]")),
+        "{e}"
+    );
+    let mut v = values(BATCH * 16, 1);
+    v[17] = f32::NAN;
+    let nan = vec![vec![Tensor::from_f32(v, &[BATCH, 16]).unwrap()]];
+    let e = convert(&bytes, &int8, &nan).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "calibration data holds NaN at position 17: quantization needs finite values"
+    );
+    let e = Method::parse("median").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "unknown calibration method 'median': use minmax, percentile or kl"
+    );
+    let e = Quantization::parse("int3").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "unknown quantization 'int3': use int8 or weight-int8"
+    );
+}

@@ -1,0 +1,154 @@
+//! Quantized models' operations (issue 28), which only the offline converter emits:
+//! `QuantizeLinear` / `DequantizeLinear` between float32 and `u8` with a scale and zero point,
+//! the `u8 × i8` product accumulated in `i32` with its bias, requantization and ReLU fused
+//! (`QLinearMatMul`), and weight-only quantization's product (`MatMulWeightOnly`). Their
+//! kernels are `anfora-tensor`'s (`Tensor::quantize_u8`, `quant_matmul`, ...); both engines run
+//! the same integer arithmetic, so they give the same integers.
+
+use std::io::Write;
+
+use anfora_tensor::{DType, QuantOutput, Tensor, U8Quant};
+
+use crate::abs::{Abs, Rule, err};
+use crate::args::{need_tensor, tensor_abs};
+use crate::def::{Backward, PrimDef, Py, primitives};
+use crate::prim::Prim;
+use crate::pynum::{PyErr, tensor, type_error};
+use crate::python::truth;
+use crate::value::{OpResult, Value};
+
+const NO_GRADIENT: &str =
+    "quantized values have no gradient (quant-aware training uses fake quantization)";
+
+primitives! {
+    family quant = 16;
+
+    /// `ops.quantize(x, scale, zero_point)`: float32 `x` as `uint8`,
+    /// `clamp(round_half_even(x / scale) + zero_point, 0, 255)`.
+    Quantize = PrimDef::new("QuantizeLinear", "(x, scale, zero_point)",
+        |_, a| convert_abs(a, DType::F32, DType::U8), quantize, Backward::Refused(NO_GRADIENT))
+        .tensor_kernel().called(&[Py::Op("quantize")]);
+    /// `ops.dequantize(q, scale, zero_point)`: `uint8` `q` as float32, `(q - zero_point) * scale`.
+    Dequantize = PrimDef::new("DequantizeLinear", "(q, scale, zero_point)",
+        |_, a| convert_abs(a, DType::U8, DType::F32), dequantize, Backward::Refused(NO_GRADIENT))
+        .tensor_kernel().called(&[Py::Op("dequantize")]);
+    /// `ops.quant_matmul(a, a_scale, a_zero, w, w_scales, bias, out_scale, out_zero, relu)`:
+    /// the `uint8` m×k `a` times the `int8` k×n `w` (column `j` scaled by `w_scales[j]`), plus
+    /// the `int32` `bias`, summed in `int32`; `uint8` in the output's quantization (clamped at
+    /// its zero point when `relu`), or float32 when `out_scale` is None.
+    QuantMatMul = PrimDef::new("QLinearMatMul",
+        "(a, a_scale, a_zero, w, w_scales, bias, out_scale, out_zero, relu)", quant_matmul_abs,
+        quant_matmul, Backward::Refused(NO_GRADIENT))
+        .tensor_kernel().called(&[Py::Op("quant_matmul")]);
+    /// `ops.weight_only_matmul(x, w, w_scales)`: float32 m×k `x` times the `int8` k×n `w`,
+    /// column `j` scaled by `w_scales[j]`; the weights stay 8-bit in memory.
+    WeightOnlyMatMul = PrimDef::new("MatMulWeightOnly", "(x, w, w_scales)", weight_only_abs,
+        weight_only, Backward::Refused(NO_GRADIENT))
+        .tensor_kernel().called(&[Py::Op("weight_only_matmul")]);
+}
+
+/// A tensor of dtype `from` becomes one of dtype `to`, shaped alike.
+fn convert_abs(a: &[Abs], from: DType, to: DType) -> Rule {
+    match &a[0] {
+        Abs::Tensor(t) if t.dtype == from => Ok(tensor_abs(to, t.shape.clone())),
+        Abs::Tensor(t) => Err(err(format!("takes a {from} tensor, not {}", t.dtype))),
+        Abs::Any => Ok(Abs::Any),
+        _ => Ok(Abs::Bottom),
+    }
+}
+
+/// The m×n result of an m×k by k×n product, of dtype `dtype`.
+fn product_abs(x: &Abs, w: &Abs, dtype: DType) -> Rule {
+    match (x, w) {
+        (Abs::Tensor(x), Abs::Tensor(w)) if x.shape.len() == 2 && w.shape.len() == 2 => {
+            Ok(tensor_abs(dtype, vec![x.shape[0], w.shape[1]]))
+        }
+        (Abs::Tensor(_), Abs::Tensor(_)) => Err(err("a quantized product takes 2-D operands")),
+        _ => Ok(Abs::Any),
+    }
+}
+
+fn quant_matmul_abs(_: Prim, a: &[Abs]) -> Rule {
+    let out = if matches!(a[6], Abs::None) {
+        DType::F32
+    } else {
+        DType::U8
+    };
+    product_abs(&a[0], &a[3], out)
+}
+
+fn weight_only_abs(_: Prim, a: &[Abs]) -> Rule {
+    product_abs(&a[0], &a[1], DType::F32)
+}
+
+/// A scale: a Python float or int.
+fn scale_arg(v: &Value) -> Result<f32, PyErr> {
+    match v {
+        Value::Float(f) => Ok(*f as f32),
+        Value::Int(i) => Ok(*i as f32),
+        other => Err(type_error(format!(
+            "a scale is a float, not '{}'",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A `uint8` zero point.
+fn zero_arg(v: &Value) -> Result<u8, PyErr> {
+    match v {
+        Value::Int(i) => u8::try_from(*i)
+            .map_err(|_| crate::pynum::value_error(format!("a uint8 zero point, not {i}"))),
+        other => Err(type_error(format!(
+            "a zero point is an int, not '{}'",
+            other.type_name()
+        ))),
+    }
+}
+
+fn quantization(scale: &Value, zero: &Value) -> Result<U8Quant, PyErr> {
+    Ok(U8Quant {
+        scale: scale_arg(scale)?,
+        zero: zero_arg(zero)?,
+    })
+}
+
+fn quantize(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.quantize")?;
+    let q = quantization(&a[1], &a[2])?;
+    tensor(x.quantize_u8(q)).map(Value::Tensor)
+}
+
+fn dequantize(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.dequantize")?;
+    let q = quantization(&a[1], &a[2])?;
+    tensor(x.dequantize_u8(q)).map(Value::Tensor)
+}
+
+fn quant_matmul(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let func = "ops.quant_matmul";
+    let x = need_tensor(&a[0], func)?;
+    let aq = quantization(&a[1], &a[2])?;
+    let (w, scales) = (need_tensor(&a[3], func)?, need_tensor(&a[4], func)?);
+    let bias: Option<&Tensor> = match &a[5] {
+        Value::None => None,
+        b => Some(need_tensor(b, func)?),
+    };
+    let output = match &a[6] {
+        Value::None => QuantOutput::F32,
+        s => QuantOutput::U8 {
+            out: quantization(s, &a[7])?,
+            relu: truth(&a[8])?,
+        },
+    };
+    tensor(Tensor::quant_matmul(x, aq, w, scales, bias, output)).map(Value::Tensor)
+}
+
+fn weight_only(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let func = "ops.weight_only_matmul";
+    let (x, w, s) = (
+        need_tensor(&a[0], func)?,
+        need_tensor(&a[1], func)?,
+        need_tensor(&a[2], func)?,
+    );
+    tensor(Tensor::weight_only_matmul(x, w, s)).map(Value::Tensor)
+}

@@ -1,0 +1,193 @@
+//! Quantized models' operations on tensors: `u8` quantization of float32 activations and
+//! back, the `u8 × i8` product with its requantization (or a float32 result), and weight-only
+//! quantization's float32 × `i8` product. The kernels are in [`crate::quant`]; weights are
+//! packed for them once per weight tensor (see [`crate::quant::packed`]).
+
+use crate::quant::{self, MAX_DEPTH};
+use crate::{DType, ErrorKind, Result, Tensor, TensorError};
+
+/// The quantization of a `u8` tensor: `x ≈ (q − zero) · scale`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct U8Quant {
+    pub scale: f32,
+    pub zero: u8,
+}
+
+/// What a quantized product returns: `u8` values of a quantization, clamped at its zero point
+/// when `relu` (ReLU fused), or float32 (the last layer's dequantized result).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum QuantOutput {
+    U8 { out: U8Quant, relu: bool },
+    F32,
+}
+
+fn type_error(message: String) -> TensorError {
+    TensorError::new(ErrorKind::Type, message)
+}
+
+fn value_error(message: String) -> TensorError {
+    TensorError::new(ErrorKind::Value, message)
+}
+
+/// A valid scale: finite and positive.
+fn check_scale(scale: f32, what: &str) -> Result<()> {
+    if scale.is_finite() && scale > 0.0 {
+        Ok(())
+    } else {
+        Err(value_error(format!(
+            "{what} must be finite and positive, not {scale}"
+        )))
+    }
+}
+
+/// `(m, k)` of a matrix operand of dtype `dtype`.
+fn matrix(t: &Tensor, dtype: DType, what: &str) -> Result<(usize, usize)> {
+    match t.shape() {
+        [m, k] if t.dtype() == dtype => Ok((*m, *k)),
+        _ => Err(type_error(format!(
+            "{what} must be a 2-D {dtype} tensor, not {} of shape {:?}",
+            t.dtype(),
+            t.shape()
+        ))),
+    }
+}
+
+/// A 1-D tensor of `n` elements of `dtype`.
+fn vector<'a, T>(
+    t: &'a Tensor,
+    n: usize,
+    what: &str,
+    slice: impl Fn(&'a Tensor) -> Option<&'a [T]>,
+) -> Result<&'a [T]> {
+    match slice(t) {
+        Some(v) if t.shape() == [n] => Ok(v),
+        _ => Err(type_error(format!(
+            "{what} must hold {n} values of one per output column, not {} of shape {:?}",
+            t.dtype(),
+            t.shape()
+        ))),
+    }
+}
+
+impl Tensor {
+    /// `clamp(round_half_even(x / scale) + zero, 0, 255)` as `u8` (onnxruntime's
+    /// `QuantizeLinear`), for a float32 tensor.
+    pub fn quantize_u8(&self, q: U8Quant) -> Result<Tensor> {
+        check_scale(q.scale, "a quantization scale")?;
+        let x = match self.as_f32_slice() {
+            Some(x) => x,
+            None => {
+                return Err(type_error(format!(
+                    "quantize takes float32, not {}",
+                    self.dtype()
+                )));
+            }
+        };
+        let mut out = crate::alloc::try_vec_of::<u8>(self.shape(), DType::U8)?;
+        out.resize(x.len(), 0);
+        quant::quantize_u8(x, q.scale, q.zero, &mut out);
+        Tensor::from_u8(out, self.shape())
+    }
+
+    /// `(q − zero) · scale` as float32, for a `u8` tensor.
+    pub fn dequantize_u8(&self, q: U8Quant) -> Result<Tensor> {
+        check_scale(q.scale, "a quantization scale")?;
+        let Some(v) = self.as_u8_slice() else {
+            return Err(type_error(format!(
+                "dequantize takes uint8, not {}",
+                self.dtype()
+            )));
+        };
+        let mut out = crate::alloc::try_vec_of::<f32>(self.shape(), DType::F32)?;
+        out.resize(v.len(), 0.0);
+        quant::dequantize_u8(v, q.scale, q.zero, &mut out);
+        Tensor::from_f32(out, self.shape())
+    }
+
+    /// The quantized product `a @ w` of a `u8` m×k matrix `a` (quantized by `aq`) and an `i8`
+    /// k×n matrix `w` whose column `j` stands for `w[:, j] · w_scales[j]`, plus `bias` (`i32`
+    /// in units of `aq.scale · w_scales[j]`), accumulated in `i32` and returned as `output`
+    /// says.
+    pub fn quant_matmul(
+        a: &Tensor,
+        aq: U8Quant,
+        w: &Tensor,
+        w_scales: &Tensor,
+        bias: Option<&Tensor>,
+        output: QuantOutput,
+    ) -> Result<Tensor> {
+        check_scale(aq.scale, "the input's scale")?;
+        let (m, k) = matrix(a, DType::U8, "a quantized product's input")?;
+        let (wk, n) = matrix(w, DType::I8, "a quantized product's weight")?;
+        if wk != k {
+            return Err(value_error(format!(
+                "matmul: a {m}×{k} input and a {wk}×{n} weight do not match"
+            )));
+        }
+        if k > MAX_DEPTH {
+            return Err(value_error(format!(
+                "a quantized product sums at most {MAX_DEPTH} terms, not {k}"
+            )));
+        }
+        let scales = vector(w_scales, n, "the weight scales", Tensor::as_f32_slice)?;
+        if let Some(s) = scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+            return Err(value_error(format!(
+                "a weight scale must be finite and positive, not {s}"
+            )));
+        }
+        let bias = bias
+            .map(|b| vector(b, n, "the bias", Tensor::as_i32_slice))
+            .transpose()?;
+        let mut sums = crate::alloc::try_vec_of::<i32>(&[m, n], DType::I32)?;
+        sums.resize(m * n, 0);
+        let packed = quant::packed(w)?;
+        let data = a.as_u8_slice().expect("a u8 matrix");
+        quant::matmul_u8i8(data, k, m, aq.zero, &packed, &mut sums);
+        if let Some(b) = bias {
+            for row in sums.chunks_mut(n.max(1)) {
+                for (s, &b) in row.iter_mut().zip(b) {
+                    *s = s.wrapping_add(b);
+                }
+            }
+        }
+        match output {
+            QuantOutput::F32 => {
+                let f: Vec<f32> = scales.iter().map(|s| aq.scale * s).collect();
+                let out = (sums.chunks(n.max(1)))
+                    .flat_map(|row| row.iter().zip(&f).map(|(&s, &f)| s as f32 * f))
+                    .collect();
+                Tensor::from_f32(out, &[m, n])
+            }
+            QuantOutput::U8 { out, relu } => {
+                check_scale(out.scale, "the output's scale")?;
+                let f: Vec<f32> = scales.iter().map(|s| aq.scale * s / out.scale).collect();
+                let mut q = crate::alloc::try_vec_of::<u8>(&[m, n], DType::U8)?;
+                q.resize(m * n, 0);
+                quant::requantize_u8(&sums, n, &f, out.zero, &mut q);
+                if relu {
+                    q.iter_mut().for_each(|v| *v = (*v).max(out.zero));
+                }
+                Tensor::from_u8(q, &[m, n])
+            }
+        }
+    }
+
+    /// Weight-only quantization's product: float32 `x` (m×k) times the `i8` k×n `w` whose
+    /// column `j` stands for `w[:, j] · w_scales[j]`; the weights stay 8-bit in memory.
+    pub fn weight_only_matmul(x: &Tensor, w: &Tensor, w_scales: &Tensor) -> Result<Tensor> {
+        let (m, k) = matrix(x, DType::F32, "a weight-only product's input")?;
+        let (wk, n) = matrix(w, DType::I8, "a weight-only product's weight")?;
+        if wk != k {
+            return Err(value_error(format!(
+                "matmul: a {m}×{k} input and a {wk}×{n} weight do not match"
+            )));
+        }
+        vector(w_scales, n, "the weight scales", Tensor::as_f32_slice)?;
+        let packed = quant::weight_only(w, w_scales)?;
+        let mut out = crate::alloc::try_vec_of::<f32>(&[m, n], DType::F32)?;
+        out.resize(m * n, 0.0);
+        let data = x.as_f32_slice().expect("a float32 matrix");
+        quant::matmul_f32_i8(data, k, m, &packed, &mut out);
+        Tensor::from_f32(out, &[m, n])
+    }
+}
