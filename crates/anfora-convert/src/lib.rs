@@ -131,14 +131,20 @@ impl fmt::Display for Report {
     }
 }
 
-/// The converted model file and its report. `calibration` holds the batches (one tensor per
-/// model input each) that `Quantization::Int8` calibrates on.
+/// The converted model file and its report. `calibration` holds one array per tensor input
+/// of the model, samples along the first axis, that `Quantization::Int8` calibrates on: each
+/// is split into batches of the model's (the rest of a last, shorter batch is left out).
 pub fn convert(
     bytes: &[u8],
     options: &Options,
-    calibration: &[Vec<Tensor>],
+    calibration: &[Tensor],
 ) -> Result<(Vec<u8>, Report), ConvertError> {
     let mut loaded = read_model(bytes, &Limits::default())?;
+    let calibration = if calibration.is_empty() {
+        Vec::new()
+    } else {
+        observe::batches(&loaded.inputs, calibration)?
+    };
     let mut report = Report {
         size_before: bytes.len(),
         ..Report::default()
@@ -168,7 +174,7 @@ pub fn convert(
                     &mut ed,
                     &loaded.inputs,
                     &layers,
-                    calibration,
+                    &calibration,
                     options.method,
                 )?;
                 quantize::int8(&mut ed, &layers, &params, options.per_tensor, &mut report)?;

@@ -135,3 +135,58 @@ fn arguments(inputs: &[InputSpec], batch: &[Tensor]) -> Result<Vec<Value>, Strin
     }
     Ok(args)
 }
+
+/// `arrays` (one per tensor input, samples along the first axis) cut into the model's
+/// batches.
+pub fn batches(inputs: &[InputSpec], arrays: &[Tensor]) -> Result<Vec<Vec<Tensor>>, ConvertError> {
+    let specs: Vec<(&str, &anfora_model::TensorSpec)> = (inputs.iter())
+        .filter_map(|i| match &i.kind {
+            InputKind::Tensor(t) => Some((i.name.as_str(), t)),
+            InputKind::Fixed(_) => None,
+        })
+        .collect();
+    if arrays.len() != specs.len() {
+        return Err(ConvertError::Data(format!(
+            "{} arrays for a model of {} tensor inputs",
+            arrays.len(),
+            specs.len()
+        )));
+    }
+    let mut per_input = Vec::with_capacity(arrays.len());
+    for ((name, spec), a) in specs.iter().zip(arrays) {
+        let wrong = || {
+            ConvertError::Data(format!(
+                "input '{name}' is {} with samples along the first axis, not {} {:?}",
+                spec.text(),
+                a.dtype(),
+                a.shape()
+            ))
+        };
+        if a.dtype() != spec.dtype || a.ndim() != spec.shape.len() || a.ndim() == 0 {
+            return Err(wrong());
+        }
+        let rest = &a.shape()[1..];
+        if (spec.shape[1..].iter().zip(rest)).any(|(d, n)| d.is_some_and(|d| d != *n)) {
+            return Err(wrong());
+        }
+        let n = a.shape()[0];
+        let batch = spec.shape[0].unwrap_or(n);
+        if n == 0 || n < batch {
+            return Err(ConvertError::Data(format!(
+                "input '{name}': {n} samples, fewer than the model's batch of {batch}"
+            )));
+        }
+        let bytes = a.to_le_bytes();
+        let per = bytes.len() / n * batch;
+        let mut shape = a.shape().to_vec();
+        shape[0] = batch;
+        let cut = (bytes.chunks_exact(per))
+            .map(|c| Tensor::from_le_bytes(a.dtype(), &shape, c))
+            .collect::<Result<Vec<_>, _>>()?;
+        per_input.push(cut);
+    }
+    let count = per_input.iter().map(Vec::len).min().unwrap_or(0);
+    Ok((0..count)
+        .map(|b| per_input.iter().map(|cut| cut[b].clone()).collect())
+        .collect())
+}

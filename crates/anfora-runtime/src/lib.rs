@@ -229,6 +229,20 @@ impl Model {
                 graph.params.len(),
                 graph.order.len()
             ));
+            // The primitives each graph calls, in order of first call, with their counts
+            // (how a quantized model shows that nothing dequantizes between its layers).
+            let mut counts: Vec<(&str, usize)> = Vec::new();
+            for &n in &graph.order {
+                let Some(p) = m.callee_prim(n) else { continue };
+                match counts.iter_mut().find(|(name, _)| *name == p.name()) {
+                    Some((_, c)) => *c += 1,
+                    None => counts.push((p.name(), 1)),
+                }
+            }
+            let calls: Vec<String> = (counts.iter())
+                .map(|(name, c)| if *c == 1 { name.to_string() } else { format!("{name} x{c}") })
+                .collect();
+            out.push_str(&format!("    {}\n", calls.join(", ")));
         }
         out
     }

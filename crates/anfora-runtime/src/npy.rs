@@ -4,8 +4,10 @@
 use anfora_tensor::{DType, Tensor};
 
 /// Each dtype and numpy's `descr` for it.
-const DESCRS: [(DType, &str); 6] = [
+const DESCRS: [(DType, &str); 8] = [
     (DType::Bool, "|b1"),
+    (DType::I8, "|i1"),
+    (DType::U8, "|u1"),
     (DType::I32, "<i4"),
     (DType::I64, "<i8"),
     (DType::F32, "<f4"),
@@ -121,4 +123,65 @@ mod tests {
         f.truncate(f.len() - 1);
         assert!(read(&f).unwrap_err().contains("bytes do not hold"));
     }
+}
+
+/// The arrays of an `.npz` file (`numpy.savez`: a zip archive of `.npy` files, stored
+/// uncompressed), by name without the `.npy` suffix, in archive order. Compressed archives
+/// (`savez_compressed`) are refused.
+pub fn read_npz(bytes: &[u8]) -> Result<Vec<(String, Tensor)>, String> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    let u16_at = |i: usize| -> Result<usize, String> {
+        (bytes.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize))
+            .ok_or_else(|| format!("the archive ends inside a header at byte {i}"))
+    };
+    let u32_at = |i: usize| -> Result<usize, String> {
+        (bytes.get(i..i + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize))
+            .ok_or_else(|| format!("the archive ends inside a header at byte {i}"))
+    };
+    // Local file headers ("PK\x03\x04") follow each other until the central directory.
+    while bytes.get(at..at + 4) == Some(b"PK\x03\x04") {
+        let (flags, method) = (u16_at(at + 6)?, u16_at(at + 8)?);
+        let (mut size, name_len, extra_len) = (u32_at(at + 18)?, u16_at(at + 26)?, u16_at(at + 28)?);
+        if method != 0 {
+            return Err("a compressed .npz (numpy.savez_compressed) is not read: save it with numpy.savez".into());
+        }
+        let name_at = at + 30;
+        let name = bytes
+            .get(name_at..name_at + name_len)
+            .ok_or_else(|| format!("the archive ends inside a name at byte {name_at}"))?;
+        let name = String::from_utf8_lossy(name).into_owned();
+        let extra = bytes.get(name_at + name_len..name_at + name_len + extra_len);
+        if size == 0xFFFF_FFFF || flags & 8 != 0 {
+            // ZIP64 (numpy writes it for every entry) keeps the sizes in the extra field.
+            size = zip64_size(extra.unwrap_or_default()).ok_or_else(|| {
+                format!("entry '{name}' has no size (streamed archives are not read)")
+            })?;
+        }
+        let data_at = name_at + name_len + extra_len;
+        let data = bytes
+            .get(data_at..data_at.saturating_add(size))
+            .ok_or_else(|| format!("entry '{name}' runs past the end of the archive"))?;
+        let t = read(data).map_err(|e| format!("entry '{name}': {e}"))?;
+        out.push((name.trim_end_matches(".npy").to_string(), t));
+        at = data_at + size;
+    }
+    if out.is_empty() {
+        return Err("not an .npz archive (no entries)".into());
+    }
+    Ok(out)
+}
+
+/// The uncompressed size in a ZIP64 extra field (header id 1).
+fn zip64_size(mut extra: &[u8]) -> Option<usize> {
+    while extra.len() >= 4 {
+        let id = u16::from_le_bytes([extra[0], extra[1]]);
+        let len = u16::from_le_bytes([extra[2], extra[3]]) as usize;
+        let body = extra.get(4..4 + len)?;
+        if id == 1 && len >= 8 {
+            return usize::try_from(u64::from_le_bytes(body[..8].try_into().ok()?)).ok();
+        }
+        extra = &extra[4 + len..];
+    }
+    None
 }
