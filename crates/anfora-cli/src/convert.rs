@@ -23,11 +23,15 @@ fn fail(message: impl std::fmt::Display) -> Exit {
 
 /// The arrays of an `.npz` (archive order) or `.npy` file.
 fn calibration_arrays(path: &PathBuf) -> Result<Vec<Tensor>, Exit> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?;
     let what = |e: String| fail(format!("{}: {e}", path.display()));
     if bytes.starts_with(b"PK") {
-        Ok(npy::read_npz(&bytes).map_err(what)?.into_iter().map(|(_, t)| t).collect())
+        Ok(npy::read_npz(&bytes)
+            .map_err(what)?
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect())
     } else {
         Ok(vec![npy::read(&bytes).map_err(what)?])
     }
@@ -35,7 +39,12 @@ fn calibration_arrays(path: &PathBuf) -> Result<Vec<Tensor>, Exit> {
 
 pub fn convert(a: Args) -> Result<(), Exit> {
     let usage = |e: anfora_convert::ConvertError| Exit(2, format!("error: {e}\n"));
-    let quantize = a.quantize.as_deref().map(Quantization::parse).transpose().map_err(usage)?;
+    let quantize = a
+        .quantize
+        .as_deref()
+        .map(Quantization::parse)
+        .transpose()
+        .map_err(usage)?;
     let method = Method::parse(&a.method).map_err(|e| Exit(2, format!("error: {e}\n")))?;
     let options = Options {
         quantize,

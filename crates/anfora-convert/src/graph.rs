@@ -149,6 +149,9 @@ fn removable(p: Option<Prim>) -> bool {
                 | Prim::MatMul
                 | Prim::Relu
                 | Prim::Reshape
+                | Prim::Conv2D
+                | Prim::MaxPool2D
+                | Prim::QuantConv2D
                 | Prim::Add
         )
     )

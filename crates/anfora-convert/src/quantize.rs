@@ -23,12 +23,25 @@ use crate::calibrate::{QuantParams, quantize_weights_i8, weight_scales};
 use crate::graph::Editor;
 use crate::{ConvertError, Report};
 
+/// A convolution's geometry, as `QLinearConv` takes it.
+#[derive(Clone, Debug)]
+pub struct ConvShape {
+    pub kernel: [usize; 2],
+    pub stride: [usize; 2],
+    /// Top, bottom, left, right.
+    pub padding: [usize; 4],
+    pub dilation: [usize; 2],
+}
+
 /// A product the rewrite replaces.
 pub struct Layer {
     pub node: NodeId,
     pub x: NodeId,
-    /// The k×n float32 weights (transposed already where the product transposes them).
+    /// The k×n float32 weights (transposed already where the product transposes them; a
+    /// convolution's (O, C, KH, KW) weights as their (C·KH·KW)×O matrix).
     pub w: Tensor,
+    /// A convolution's geometry; `None` for a matrix product.
+    pub conv: Option<ConvShape>,
     pub bias: Option<Tensor>,
     /// The `ReLU` that alone reads the product.
     pub relu: Option<NodeId>,
@@ -44,7 +57,13 @@ impl Layer {
     fn describe(&self) -> String {
         let (k, n) = (self.w.shape()[0], self.w.shape()[1]);
         let relu = if self.relu.is_some() { " + ReLU" } else { "" };
-        format!("{k}×{n} product{relu}")
+        match &self.conv {
+            Some(c) => format!(
+                "{}×{} convolution to {n} channels{relu}",
+                c.kernel[0], c.kernel[1]
+            ),
+            None => format!("{k}×{n} product{relu}"),
+        }
     }
 }
 
@@ -87,7 +106,10 @@ pub fn layers(ed: &Editor, report: &mut Report) -> Result<Vec<Layer>, ConvertErr
             }
             Prim::MatMul => (inputs[1], inputs[2], None, false),
             Prim::Conv2D => {
-                report.keep("Conv2D: no int8 convolution kernel yet".into());
+                match conv_layer(ed, n, &users) {
+                    Ok(l) => found.push(l),
+                    Err(why) => report.keep(format!("Conv2D: {why}")),
+                }
                 continue;
             }
             _ => continue,
@@ -122,21 +144,105 @@ pub fn layers(ed: &Editor, report: &mut Report) -> Result<Vec<Layer>, ConvertErr
                 }
             },
         };
-        let relu = match users.get(&n).map(Vec::as_slice) {
-            Some(&[u]) if ed.module.callee_prim(u) == Some(Prim::Relu) => Some(u),
-            _ => None,
-        };
+        let relu = only_relu(ed, n, &users);
         let span = ed.module.node(n).span;
         found.push(Layer {
             node: n,
             x,
             w: wt,
+            conv: None,
             bias,
             relu,
             span,
         });
     }
     Ok(found)
+}
+
+/// The ReLU that alone reads `n`, if one does.
+fn only_relu(ed: &Editor, n: NodeId, users: &HashMap<NodeId, Vec<NodeId>>) -> Option<NodeId> {
+    match users.get(&n).map(Vec::as_slice) {
+        Some(&[u]) if ed.module.callee_prim(u) == Some(Prim::Relu) => Some(u),
+        _ => None,
+    }
+}
+
+/// Ints of a constant int or tuple of ints.
+fn ints(c: Option<&Const>) -> Option<Vec<i64>> {
+    match c? {
+        Const::Int(i) => Some(vec![*i]),
+        Const::Tuple(items) => (items.iter())
+            .map(|c| match c {
+                Const::Int(i) => Some(*i),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// A pair from one int or two.
+fn pair_of(c: Option<&Const>) -> Option<[usize; 2]> {
+    match ints(c)?.as_slice() {
+        [a] if *a >= 0 => Some([*a as usize; 2]),
+        [a, b] if *a >= 0 && *b >= 0 => Some([*a as usize, *b as usize]),
+        _ => None,
+    }
+}
+
+/// `Conv2D(x, w, stride, padding, dilation, groups)` as a layer, or why it stays float32.
+fn conv_layer(
+    ed: &Editor,
+    n: NodeId,
+    users: &HashMap<NodeId, Vec<NodeId>>,
+) -> Result<Layer, String> {
+    let inputs = ed.module.inputs(n).to_vec();
+    let c = |i: usize| ed.module.constant(inputs[i]);
+    let w = (ed.known_tensor(inputs[2]))
+        .filter(|t| t.dtype() == DType::F32 && t.ndim() == 4)
+        .ok_or("its weights are not known float32 before the model runs")?;
+    let image =
+        matches!(ed.abs(inputs[1]), Abs::Tensor(t) if t.dtype == DType::F32 && t.shape.len() == 4);
+    if !image {
+        return Err("not a float32 (N, C, H, W) image".into());
+    }
+    if ints(c(6)) != Some(vec![1]) {
+        return Err("grouped".into());
+    }
+    let (o, ch, kh, kw) = (w.shape()[0], w.shape()[1], w.shape()[2], w.shape()[3]);
+    let stride = pair_of(c(3)).ok_or("its stride is not constant")?;
+    let dilation = pair_of(c(5)).ok_or("its dilation is not constant")?;
+    let padding = match c(4) {
+        Some(Const::Str(s)) if &**s == "valid" => [0; 4],
+        Some(Const::Str(s)) if &**s == "same" => {
+            let (th, tw) = (dilation[0] * (kh - 1), dilation[1] * (kw - 1));
+            [th / 2, th - th / 2, tw / 2, tw - tw / 2]
+        }
+        other => {
+            let [ph, pw] = pair_of(other).ok_or("its padding is not constant")?;
+            [ph, ph, pw, pw]
+        }
+    };
+    // (O, C·KH·KW) transposed: column j is output channel j's weights.
+    let k = ch * kh * kw;
+    let matrix = (w.reshape(&[o as i64, k as i64]))
+        .and_then(|m| m.transpose(None))
+        .and_then(|m| m.contiguous_host())
+        .map_err(|e| e.to_string())?;
+    Ok(Layer {
+        node: n,
+        x: inputs[1],
+        w: matrix,
+        conv: Some(ConvShape {
+            kernel: [kh, kw],
+            stride,
+            padding,
+            dilation,
+        }),
+        bias: None,
+        relu: only_relu(ed, n, users),
+        span: ed.module.node(n).span,
+    })
 }
 
 /// The weights as `i8` with their column scales.
@@ -163,6 +269,10 @@ pub fn weight_only(
     report: &mut Report,
 ) -> Result<(), ConvertError> {
     for l in layers {
+        if l.conv.is_some() {
+            report.keep("Conv2D: weight-only quantization covers matrix products".into());
+            continue;
+        }
         let (wq, scales) = quantized_weights(&l.w, per_tensor)?;
         let (wn, sn) = (ed.tensor(wq), ed.tensor(scales));
         let mut y = ed.call_before(l.node, Prim::WeightOnlyMatMul, &[l.x, wn, sn], l.span)?;
@@ -208,8 +318,7 @@ pub fn int8(
         let out = l.out();
         let readers = users.get(&out).map(Vec::as_slice).unwrap_or_default();
         // A u8 output where a layer reads it (a float reader gets it dequantized).
-        let feeds_layer =
-            (readers.iter()).any(|r| products.contains(r) || reshape_into(ed, *r, &products));
+        let feeds_layer = readers.iter().any(|r| reaches(ed, *r, &products));
         let (wn, sn) = (ed.tensor(wq), ed.tensor(scales));
         let (sx, zx) = (scalar_f(ed, xq.scale), scalar_i(ed, xq.zero));
         let relu = ed.constant(Const::Bool(l.relu.is_some()));
@@ -219,8 +328,25 @@ pub fn int8(
         } else {
             (ed.constant(Const::None), scalar_i(ed, 0), None)
         };
-        let args = [qx, sx, zx, wn, sn, bias, so, zo, relu];
-        let q = ed.call_before(l.node, Prim::QuantMatMul, &args, l.span)?;
+        let q = match &l.conv {
+            None => {
+                let args = [qx, sx, zx, wn, sn, bias, so, zo, relu];
+                ed.call_before(l.node, Prim::QuantMatMul, &args, l.span)?
+            }
+            Some(c) => {
+                let ints = |ed: &mut Editor, v: &[usize]| {
+                    ed.constant(Const::Tuple(
+                        v.iter().map(|&i| Const::Int(i as i64)).collect(),
+                    ))
+                };
+                let (kernel, stride) = (ints(ed, &c.kernel), ints(ed, &c.stride));
+                let (padding, dilation) = (ints(ed, &c.padding), ints(ed, &c.dilation));
+                let args = [
+                    qx, sx, zx, wn, kernel, sn, bias, so, zo, relu, stride, padding, dilation,
+                ];
+                ed.call_before(l.node, Prim::QuantConv2D, &args, l.span)?
+            }
+        };
         match oq {
             Some(oq) => {
                 let (s, z) = (scalar_f(ed, oq.scale), scalar_i(ed, oq.zero));
@@ -245,13 +371,17 @@ pub fn int8(
     Ok(())
 }
 
-/// Whether `r` is a `Reshape` that one of `products` reads.
-fn reshape_into(ed: &Editor, r: NodeId, products: &[NodeId]) -> bool {
-    ed.module.callee_prim(r) == Some(Prim::Reshape)
-        && ed
-            .users()
-            .get(&r)
-            .is_some_and(|us| us.iter().any(|u| products.contains(u)))
+/// Operations that give the same values on a quantized input as on the float one, so a
+/// `u8` value passes through them: data movement and the maximum.
+fn passes_u8(p: Option<Prim>) -> bool {
+    matches!(p, Some(Prim::Reshape | Prim::MaxPool2D))
+}
+
+/// Whether `r` is one of `products`, or passes its value on to one.
+fn reaches(ed: &Editor, r: NodeId, products: &[NodeId]) -> bool {
+    products.contains(&r)
+        || passes_u8(ed.module.callee_prim(r))
+            && (ed.users().get(&r)).is_some_and(|us| us.iter().any(|u| reaches(ed, *u, products)))
 }
 
 fn missing(n: NodeId) -> ConvertError {
@@ -274,20 +404,38 @@ fn u8_input(
     params: &HashMap<NodeId, QuantParams>,
     quantized: &mut HashMap<NodeId, (NodeId, QuantParams)>,
 ) -> Result<(NodeId, QuantParams), ConvertError> {
-    if let Some(&q) = quantized.get(&l.x) {
+    if let Some(q) = passed_u8(ed, l, l.x, quantized)? {
         return Ok(q);
-    }
-    if ed.module.callee_prim(l.x) == Some(Prim::Reshape) {
-        let inputs = ed.module.inputs(l.x).to_vec();
-        if let Some(&(q, qp)) = quantized.get(&inputs[1]) {
-            let r = ed.call_before(l.node, Prim::Reshape, &[q, inputs[2]], l.span)?;
-            quantized.insert(l.x, (r, qp));
-            return Ok((r, qp));
-        }
     }
     let xq = *params.get(&l.x).ok_or_else(|| missing(l.x))?;
     let (s, z) = (scalar_f(ed, xq.scale), scalar_i(ed, xq.zero));
     let q = ed.call_before(l.node, Prim::Quantize, &[l.x, s, z], l.span)?;
     quantized.insert(l.x, (q, xq));
     Ok((q, xq))
+}
+
+/// The `u8` form of `n` when one exists: a quantized node's, or the same data movement or
+/// maximum applied to the `u8` form of its input.
+fn passed_u8(
+    ed: &mut Editor,
+    l: &Layer,
+    n: NodeId,
+    quantized: &mut HashMap<NodeId, (NodeId, QuantParams)>,
+) -> Result<Option<(NodeId, QuantParams)>, ConvertError> {
+    if let Some(&q) = quantized.get(&n) {
+        return Ok(Some(q));
+    }
+    let prim = ed.module.callee_prim(n);
+    if !passes_u8(prim) {
+        return Ok(None);
+    }
+    let inputs = ed.module.inputs(n).to_vec();
+    let Some((q, qp)) = passed_u8(ed, l, inputs[1], quantized)? else {
+        return Ok(None);
+    };
+    let mut args = inputs[1..].to_vec();
+    args[0] = q;
+    let r = ed.call_before(l.node, prim.expect("a primitive call"), &args, l.span)?;
+    quantized.insert(n, (r, qp));
+    Ok(Some((r, qp)))
 }

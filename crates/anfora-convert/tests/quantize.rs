@@ -124,7 +124,9 @@ fn weight_only_int8_stays_close_to_float() {
 #[test]
 fn int8_never_dequantizes_between_layers_and_stays_close_to_float() {
     let bytes = model();
-    let calibration = vec![Tensor::from_f32(values(10 * BATCH * 16 + 7 * 16, 10), &[10 * BATCH + 7, 16]).unwrap()];
+    let calibration = vec![
+        Tensor::from_f32(values(10 * BATCH * 16 + 7 * 16, 10), &[10 * BATCH + 7, 16]).unwrap(),
+    ];
     for method in [Method::MinMax, Method::Percentile(99.99), Method::Entropy] {
         let options = Options {
             quantize: Some(Quantization::Int8),
@@ -167,9 +169,15 @@ fn bad_calibration_data_and_options_are_clear_errors() {
     );
     let wrong = vec![Tensor::from_f64(vec![0.0; 64 * 16], &[64, 16]).unwrap()];
     let e = convert(&bytes, &int8, &wrong).unwrap_err();
-    assert!(matches!(&e, ConvertError::Data(m) if m.contains("not float64 [64, 16]")), "{e}");
+    assert!(
+        matches!(&e, ConvertError::Data(m) if m.contains("not float64 [64, 16]")),
+        "{e}"
+    );
     let e = convert(&bytes, &int8, &[few[0].clone(), few[0].clone()]).unwrap_err();
-    assert_eq!(e.to_string(), "calibration data: 2 arrays for a model of 1 tensor inputs");
+    assert_eq!(
+        e.to_string(),
+        "calibration data: 2 arrays for a model of 1 tensor inputs"
+    );
     let mut v = values(BATCH * 16, 1);
     v[17] = f32::NAN;
     let nan = vec![Tensor::from_f32(v, &[BATCH, 16]).unwrap()];

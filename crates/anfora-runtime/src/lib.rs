@@ -240,7 +240,13 @@ impl Model {
                 }
             }
             let calls: Vec<String> = (counts.iter())
-                .map(|(name, c)| if *c == 1 { name.to_string() } else { format!("{name} x{c}") })
+                .map(|(name, c)| {
+                    if *c == 1 {
+                        name.to_string()
+                    } else {
+                        format!("{name} x{c}")
+                    }
+                })
                 .collect();
             out.push_str(&format!("    {}\n", calls.join(", ")));
         }

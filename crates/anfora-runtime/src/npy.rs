@@ -132,19 +132,27 @@ pub fn read_npz(bytes: &[u8]) -> Result<Vec<(String, Tensor)>, String> {
     let mut out = Vec::new();
     let mut at = 0usize;
     let u16_at = |i: usize| -> Result<usize, String> {
-        (bytes.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize))
-            .ok_or_else(|| format!("the archive ends inside a header at byte {i}"))
+        (bytes
+            .get(i..i + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize))
+        .ok_or_else(|| format!("the archive ends inside a header at byte {i}"))
     };
     let u32_at = |i: usize| -> Result<usize, String> {
-        (bytes.get(i..i + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize))
-            .ok_or_else(|| format!("the archive ends inside a header at byte {i}"))
+        (bytes
+            .get(i..i + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize))
+        .ok_or_else(|| format!("the archive ends inside a header at byte {i}"))
     };
     // Local file headers ("PK\x03\x04") follow each other until the central directory.
     while bytes.get(at..at + 4) == Some(b"PK\x03\x04") {
         let (flags, method) = (u16_at(at + 6)?, u16_at(at + 8)?);
-        let (mut size, name_len, extra_len) = (u32_at(at + 18)?, u16_at(at + 26)?, u16_at(at + 28)?);
+        let (mut size, name_len, extra_len) =
+            (u32_at(at + 18)?, u16_at(at + 26)?, u16_at(at + 28)?);
         if method != 0 {
-            return Err("a compressed .npz (numpy.savez_compressed) is not read: save it with numpy.savez".into());
+            return Err(
+                "a compressed .npz (numpy.savez_compressed) is not read: save it with numpy.savez"
+                    .into(),
+            );
         }
         let name_at = at + 30;
         let name = bytes

@@ -517,7 +517,11 @@ fn pool2d_abs_named(op: &str, x: &Abs, args: &[Abs]) -> Rule {
         Abs::Any => return Ok(Abs::Any),
         _ => return Ok(Abs::Bottom),
     };
-    let dtype = float_dtype(op, &[x])?;
+    // A quantized activation's maximum stays uint8 (exact); anything else pools in float.
+    let dtype = match x.dtype {
+        DType::U8 if op == "max_pool2d" => DType::U8,
+        _ => float_dtype(op, &[x])?,
+    };
     if !matches!(x.shape.len(), 3 | 4) {
         return Err(err(format!(
             "{op}: expected a 4-D input (N, C, H, W) or a 3-D one (C, H, W), got shape {}",

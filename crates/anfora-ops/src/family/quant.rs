@@ -40,6 +40,14 @@ primitives! {
         "(a, a_scale, a_zero, w, w_scales, bias, out_scale, out_zero, relu)", quant_matmul_abs,
         quant_matmul, Backward::Refused(NO_GRADIENT))
         .tensor_kernel().called(&[Py::Op("quant_matmul")]);
+    /// `ops.quant_conv2d(x, x_scale, x_zero, w, kernel_size, w_scales, bias, out_scale,
+    /// out_zero, relu, stride, padding, dilation)`: the `uint8` (N, C, H, W) `x` convolved with
+    /// the `int8` (C·KH·KW)×O weight matrix `w` (one group), the padding
+    /// `(top, bottom, left, right)` filled with `x_zero`; the rest as `quant_matmul`.
+    QuantConv2D = PrimDef::new("QLinearConv",
+        "(x, x_scale, x_zero, w, kernel_size, w_scales, bias, out_scale, out_zero, relu, \
+          stride, padding, dilation)", quant_conv_abs, quant_conv, Backward::Refused(NO_GRADIENT))
+        .tensor_kernel().called(&[Py::Op("quant_conv2d")]);
     /// `ops.weight_only_matmul(x, w, w_scales)`: float32 m×k `x` times the `int8` k×n `w`,
     /// column `j` scaled by `w_scales[j]`; the weights stay 8-bit in memory.
     WeightOnlyMatMul = PrimDef::new("MatMulWeightOnly", "(x, w, w_scales)", weight_only_abs,
@@ -75,6 +83,33 @@ fn quant_matmul_abs(_: Prim, a: &[Abs]) -> Rule {
         DType::U8
     };
     product_abs(&a[0], &a[3], out)
+}
+
+fn quant_conv_abs(_: Prim, a: &[Abs]) -> Rule {
+    let out = if matches!(a[7], Abs::None) {
+        DType::F32
+    } else {
+        DType::U8
+    };
+    let (Abs::Tensor(x), Abs::Tensor(w)) = (&a[0], &a[3]) else {
+        return Ok(Abs::Any);
+    };
+    let consts: Option<Vec<Value>> = [&a[4], &a[10], &a[11], &a[12]]
+        .iter()
+        .map(|a| crate::abs::to_value(a))
+        .collect();
+    match (x.known_shape(), w.known_shape(), consts) {
+        (Some(xs), Some(ws), Some(c)) => {
+            let (kernel, spec) = conv_args(&c[0], &c[1], &c[2], &c[3]).map_err(|e| err(e.1))?;
+            let o = ws.get(1).copied().unwrap_or(0);
+            let ch = xs.len().checked_sub(3).map_or(0, |i| xs[i]);
+            let shape =
+                anfora_tensor::conv2d_output_shape(&xs, &[o, ch, kernel[0], kernel[1]], &spec)
+                    .map_err(crate::abs::from_tensor_error)?;
+            Ok(tensor_abs(out, shape.into_iter().map(Some).collect()))
+        }
+        _ => Ok(tensor_abs(out, vec![None; x.shape.len()])),
+    }
 }
 
 fn weight_only_abs(_: Prim, a: &[Abs]) -> Rule {
@@ -141,6 +176,71 @@ fn quant_matmul(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
         },
     };
     tensor(Tensor::quant_matmul(x, aq, w, scales, bias, output)).map(Value::Tensor)
+}
+
+/// A pair of non-negative ints.
+fn pair(v: &Value, what: &str) -> Result<[usize; 2], PyErr> {
+    let items = match v {
+        Value::Tuple(t) | Value::List(t) => t.to_vec(),
+        _ => vec![],
+    };
+    match items.as_slice() {
+        [Value::Int(a), Value::Int(b)] if *a >= 0 && *b >= 0 => Ok([*a as usize, *b as usize]),
+        _ => Err(type_error(format!("{what} is a pair of non-negative ints"))),
+    }
+}
+
+/// The kernel size and the convolution's spec from `kernel_size, stride, padding, dilation`
+/// (`padding` four ints: top, bottom, left, right).
+fn conv_args(
+    kernel: &Value,
+    stride: &Value,
+    padding: &Value,
+    dilation: &Value,
+) -> Result<([usize; 2], anfora_tensor::Conv2dSpec), PyErr> {
+    let pads = match padding {
+        Value::Tuple(t) | Value::List(t) if t.len() == 4 => (t.iter())
+            .map(|v| pair(&Value::Tuple([v.clone(), Value::Int(0)].into()), "padding"))
+            .collect::<Result<Vec<_>, _>>()?,
+        _ => {
+            return Err(type_error(
+                "padding is four non-negative ints: top, bottom, left, right",
+            ));
+        }
+    };
+    let spec = anfora_tensor::Conv2dSpec {
+        stride: pair(stride, "stride")?,
+        padding: anfora_tensor::Padding2d::Explicit {
+            h: [pads[0][0], pads[1][0]],
+            w: [pads[2][0], pads[3][0]],
+        },
+        dilation: pair(dilation, "dilation")?,
+        groups: 1,
+    };
+    Ok((pair(kernel, "kernel_size")?, spec))
+}
+
+fn quant_conv(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let func = "ops.quant_conv2d";
+    let x = need_tensor(&a[0], func)?;
+    let xq = quantization(&a[1], &a[2])?;
+    let (w, scales) = (need_tensor(&a[3], func)?, need_tensor(&a[5], func)?);
+    let bias: Option<&Tensor> = match &a[6] {
+        Value::None => None,
+        b => Some(need_tensor(b, func)?),
+    };
+    let output = match &a[7] {
+        Value::None => QuantOutput::F32,
+        s => QuantOutput::U8 {
+            out: quantization(s, &a[8])?,
+            relu: truth(&a[9])?,
+        },
+    };
+    let (kernel, spec) = conv_args(&a[4], &a[10], &a[11], &a[12])?;
+    tensor(Tensor::quant_conv2d(
+        x, xq, w, kernel, scales, bias, &spec, output,
+    ))
+    .map(Value::Tensor)
 }
 
 fn weight_only(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {

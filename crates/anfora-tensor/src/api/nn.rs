@@ -1,7 +1,7 @@
 //! Neural-network kernels: convolution, pooling and the softmax family.
 
 use crate::nn::{self, PoolKind, Wrt};
-use crate::{Conv2dSpec, Pool2dSpec, Result, Tensor, narrow};
+use crate::{Conv2dSpec, DType, Pool2dSpec, Result, Tensor, narrow};
 
 impl Tensor {
     /// `ops.conv2d`: the 2-D convolution (cross-correlation, as in PyTorch) of `x` (N, C, H, W)
@@ -39,6 +39,10 @@ impl Tensor {
     /// `ops.max_pool2d`: the largest element of each window of an (N, C, H, W) or (C, H, W)
     /// float tensor; the padding is `-inf` and at most half the kernel (PyTorch's rules).
     pub fn max_pool2d(x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
+        if x.dtype() == DType::U8 {
+            // A quantized activation: the maximum of bytes, exact in float32.
+            return nn::pool2d(PoolKind::Max, &x.try_cast(DType::F32)?, spec)?.try_cast(DType::U8);
+        }
         on_one(x, |x| nn::pool2d(PoolKind::Max, x, spec))
     }
     /// `ops.avg_pool2d`: the mean of each window, the zero padding counted (PyTorch's

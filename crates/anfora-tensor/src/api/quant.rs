@@ -172,6 +172,23 @@ impl Tensor {
         }
     }
 
+    /// The quantized 2-D convolution of a `u8` (N, C, H, W) image `x` (quantized by `xq`) with
+    /// the `i8` (C·KH·KW)×O weight matrix `w` (kernel `kernel` = (KH, KW)), its bias, scales
+    /// and output as [`Tensor::quant_matmul`]'s; one group.
+    #[allow(clippy::too_many_arguments)]
+    pub fn quant_conv2d(
+        x: &Tensor,
+        xq: U8Quant,
+        w: &Tensor,
+        kernel: [usize; 2],
+        w_scales: &Tensor,
+        bias: Option<&Tensor>,
+        spec: &crate::Conv2dSpec,
+        output: QuantOutput,
+    ) -> Result<Tensor> {
+        crate::nn::quant_conv2d(x, xq, w, kernel, w_scales, bias, spec, output)
+    }
+
     /// Weight-only quantization's product: float32 `x` (m×k) times the `i8` k×n `w` whose
     /// column `j` stands for `w[:, j] · w_scales[j]`; the weights stay 8-bit in memory.
     pub fn weight_only_matmul(x: &Tensor, w: &Tensor, w_scales: &Tensor) -> Result<Tensor> {
