@@ -159,3 +159,156 @@ fn weight_only_products_equal_the_portable_loop_bit_for_bit_and_the_dequantized_
         }
     }
 }
+
+/// The requantized byte of an i64 sum, as the tensor operations compute it.
+fn requantized(sum: i64, f: f32, zero: u8, relu: bool) -> u8 {
+    let q = ((sum as i32) as f32 * f).round_ties_even() + f32::from(zero);
+    let q = q.clamp(0.0, 255.0) as u8;
+    if relu { q.max(zero) } else { q }
+}
+
+#[test]
+fn quantized_products_and_convolutions_equal_integer_arithmetic() {
+    use crate::{Conv2dSpec, DType, Padding2d, QuantOutput, Tensor, U8Quant};
+    let mut rng = Rng(0x5eed_cafe);
+    for case in 0..40 {
+        let (n, c, h, w) = (
+            1 + rng.below(3),
+            1 + rng.below(4),
+            3 + rng.below(6),
+            3 + rng.below(6),
+        );
+        let (o, kh, kw) = (1 + rng.below(20), 1 + rng.below(3), 1 + rng.below(3));
+        let pads = [rng.below(2), rng.below(2), rng.below(2), rng.below(2)];
+        let stride = [1 + rng.below(2), 1 + rng.below(2)];
+        let x: Vec<u8> = (0..n * c * h * w).map(|_| rng.next() as u8).collect();
+        let k = c * kh * kw;
+        let wm: Vec<i8> = (0..k * o).map(|_| rng.next() as i8).collect();
+        let bias: Vec<i32> = (0..o).map(|_| (rng.next() % 2001) as i32 - 1000).collect();
+        let scales: Vec<f32> = (0..o).map(|j| 0.001 + j as f32 * 1e-4).collect();
+        let xq = U8Quant {
+            scale: 0.02,
+            zero: rng.next() as u8,
+        };
+        let out = U8Quant {
+            scale: 0.5 + case as f32 * 0.1,
+            zero: rng.next() as u8,
+        };
+        let relu = case % 2 == 0;
+        let spec = Conv2dSpec {
+            stride,
+            padding: Padding2d::Explicit {
+                h: [pads[0], pads[1]],
+                w: [pads[2], pads[3]],
+            },
+            dilation: [1, 1],
+            groups: 1,
+        };
+        let (tx, tw) = (
+            Tensor::from_u8(x.clone(), &[n, c, h, w]).unwrap(),
+            Tensor::from_i8(wm.clone(), &[k, o]).unwrap(),
+        );
+        let (ts, tb) = (
+            Tensor::from_f32(scales.clone(), &[o]).unwrap(),
+            Tensor::from_i32(bias.clone(), &[o]).unwrap(),
+        );
+        let output = QuantOutput::U8 { out, relu };
+        let y =
+            Tensor::quant_conv2d(&tx, xq, &tw, [kh, kw], &ts, Some(&tb), &spec, output).unwrap();
+        let (oh, ow) = (
+            (h + pads[0] + pads[1] - kh) / stride[0] + 1,
+            (w + pads[2] + pads[3] - kw) / stride[1] + 1,
+        );
+        assert_eq!((y.dtype(), y.shape()), (DType::U8, &[n, o, oh, ow][..]));
+        let got = y.as_u8_slice().unwrap();
+        for b in 0..n {
+            for j in 0..o {
+                let f = xq.scale * scales[j] / out.scale;
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        let mut sum = i64::from(bias[j]);
+                        for ch in 0..c {
+                            for i in 0..kh {
+                                for jj in 0..kw {
+                                    let (iy, ix) = (
+                                        (oy * stride[0] + i) as i64 - pads[0] as i64,
+                                        (ox * stride[1] + jj) as i64 - pads[2] as i64,
+                                    );
+                                    let inside =
+                                        (0..h as i64).contains(&iy) && (0..w as i64).contains(&ix);
+                                    let v = if inside {
+                                        x[((b * c + ch) * h + iy as usize) * w + ix as usize]
+                                    } else {
+                                        xq.zero
+                                    };
+                                    let wv = wm[((ch * kh + i) * kw + jj) * o + j];
+                                    sum += (i64::from(v) - i64::from(xq.zero)) * i64::from(wv);
+                                }
+                            }
+                        }
+                        let at = ((b * o + j) * oh + oy) * ow + ox;
+                        assert_eq!(
+                            got[at],
+                            requantized(sum, f, out.zero, relu),
+                            "case {case} at {at}"
+                        );
+                    }
+                }
+            }
+        }
+        // The float32 form is the same sums, scaled.
+        let yf = Tensor::quant_conv2d(
+            &tx,
+            xq,
+            &tw,
+            [kh, kw],
+            &ts,
+            Some(&tb),
+            &spec,
+            QuantOutput::F32,
+        )
+        .unwrap();
+        assert_eq!(yf.dtype(), DType::F32);
+    }
+}
+
+#[test]
+fn quantized_operations_refuse_bad_operands() {
+    use crate::{ErrorKind, QuantOutput, Tensor, U8Quant};
+    let a = Tensor::from_u8(vec![1; 6], &[2, 3]).unwrap();
+    let w = Tensor::from_i8(vec![1; 8], &[4, 2]).unwrap();
+    let s = Tensor::from_f32(vec![0.1; 2], &[2]).unwrap();
+    let q = U8Quant {
+        scale: 0.1,
+        zero: 0,
+    };
+    let e = Tensor::quant_matmul(&a, q, &w, &s, None, QuantOutput::F32).unwrap_err();
+    assert_eq!(
+        (e.kind, e.message.as_str()),
+        (
+            ErrorKind::Value,
+            "matmul: a 2×3 input and a 4×2 weight do not match"
+        )
+    );
+    let bad = U8Quant {
+        scale: f32::NAN,
+        zero: 0,
+    };
+    let e = Tensor::quant_matmul(&a, bad, &w, &s, None, QuantOutput::F32).unwrap_err();
+    assert_eq!(
+        e.message,
+        "the input's scale must be finite and positive, not NaN"
+    );
+    let f = Tensor::from_f32(vec![1.0; 6], &[2, 3]).unwrap();
+    let e = Tensor::quant_matmul(&f, q, &w, &s, None, QuantOutput::F32).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Type);
+    let e = f.dequantize_u8(q).unwrap_err();
+    assert_eq!(e.message, "dequantize takes uint8, not float32");
+    let r = f
+        .quantize_u8(U8Quant {
+            scale: 0.5,
+            zero: 3,
+        })
+        .unwrap();
+    assert_eq!(r.as_u8_slice().unwrap(), &[5; 6]);
+}
