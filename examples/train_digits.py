@@ -7,7 +7,8 @@ training step (forward, loss, gradient and optimizer update) is one compiled cal
 
 With --export, each trained model is also written as a model file (DIR/NAME.anfora, for
 `anfora run-model`, `anfora.load` and the C runtime's examples/c/classify_digits), with the
-test images and labels as .npy files beside it.
+test images and labels as .npy files beside it, and its quantized forms (NAME_int8.anfora,
+calibrated on training images, and NAME_weight_int8.anfora), each evaluated.
 """
 
 import argparse
@@ -93,8 +94,10 @@ def train(name, net, data, epochs, batch, seed):
     return acc
 
 
-def export(name, net, x_test, y_test, directory):
-    """Writes the model (taking the whole test set as one batch) and the test set."""
+def export(name, net, x_train, x_test, y_test, directory):
+    """Writes the model (taking the whole test set as one batch) and the test set, then its
+    quantized forms: int8 (calibrated on training images) and weight-only int8, each with
+    its test accuracy and size beside the float model's."""
     import os
 
     os.makedirs(directory, exist_ok=True)
@@ -103,6 +106,16 @@ def export(name, net, x_test, y_test, directory):
     np.save(os.path.join(directory, f"{name}_images.npy"), x_test)
     np.save(os.path.join(directory, f"{name}_labels.npy"), y_test)
     print(f"{name}: exported to {path} ({size} bytes)")
+    rows = [("float32", path)]
+    for mode in ("int8", "weight-int8"):
+        out = os.path.join(directory, f"{name}_{mode.replace('-', '_')}.anfora")
+        calibration = x_train[: 2 * len(x_test)] if mode == "int8" else None
+        anfora.convert(path, out, quantize=mode, calibration=calibration)
+        rows.append((mode, out))
+    for mode, file in rows:
+        model = anfora.load(file)
+        acc = float(np.mean(np.argmax(model(x_test).asnumpy(), axis=1) == y_test))
+        print(f"{name} {mode:>12}: test accuracy {acc:.3f}, {os.path.getsize(file)} bytes")
 
 
 def main(argv=None):
@@ -134,7 +147,7 @@ def main(argv=None):
         acc = train(name, net, model_data, args.epochs, args.batch, args.seed)
         ok &= acc >= args.min_accuracy
         if args.export:
-            export(name, net, *model_data[1], args.export)
+            export(name, net, model_data[0][0], *model_data[1], args.export)
     return 0 if ok else 1
 
 

@@ -36,7 +36,7 @@ static void check(AnforaStatus *s, const char *what) {
 
 static size_t element_size(AnforaDType d) {
     switch (d) {
-    case ANFORA_BOOL: return 1;
+    case ANFORA_BOOL: case ANFORA_INT8: case ANFORA_UINT8: return 1;
     case ANFORA_FLOAT16: case ANFORA_BFLOAT16: return 2;
     case ANFORA_INT32: case ANFORA_FLOAT32: return 4;
     default: return 8;

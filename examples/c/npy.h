@@ -37,6 +37,7 @@ static const struct {
     {ANFORA_BOOL, "|b1", 1, "bool"},      {ANFORA_INT32, "<i4", 4, "int32"},
     {ANFORA_INT64, "<i8", 8, "int64"},    {ANFORA_FLOAT16, "<f2", 2, "float16"},
     {ANFORA_FLOAT32, "<f4", 4, "float32"}, {ANFORA_FLOAT64, "<f8", 8, "float64"},
+    {ANFORA_INT8, "|i1", 1, "int8"},      {ANFORA_UINT8, "|u1", 1, "uint8"},
 };
 #define NPY_NUM_DTYPES (sizeof NPY_DTYPES / sizeof NPY_DTYPES[0])
 

@@ -286,6 +286,37 @@ def export(net, *inputs, file_name, file_format="anfora"):
     return f._export(_os.fspath(file_name), *args, format=str(file_format), names=names)
 
 
+def convert(model_file, file_name, quantize=None, calibration=None, method="minmax",
+            per_tensor=False):
+    """The offline converter (`anfora convert`): reads the model file `model_file`, quantizes
+    it and writes `file_name`. `quantize` is None, `"int8"` (uint8 activations and int8
+    weights, integer products; needs `calibration`) or `"weight-int8"` (int8 weights, float32
+    activations). `calibration` is an array (a one-input model) or a sequence of arrays, one
+    per model input, with samples along the first axis (cut into the model's batches);
+    `method` chooses activation ranges: `"minmax"`, `"percentile"` or `"kl"`. Weights are
+    quantized per output channel unless `per_tensor`. Returns the report: each change, what
+    stayed float32 and why, and the sizes."""
+    if calibration is None:
+        arrays = []
+    elif isinstance(calibration, (list, tuple)):
+        arrays = list(calibration)
+    else:
+        arrays = [calibration]
+    data, report = _anfora.convert_model(
+        _os.fspath(model_file), quantize=quantize, calibration=arrays, method=str(method),
+        per_tensor=bool(per_tensor))
+    with open(_os.fspath(file_name), "wb") as f:
+        f.write(data)
+    return report
+
+
+def quantize(model_file, file_name, calibration, method="minmax", per_tensor=False):
+    """`convert(model_file, file_name, quantize="int8", calibration=...)`: full int8
+    post-training quantization from calibration data."""
+    return convert(model_file, file_name, quantize="int8", calibration=calibration,
+                   method=method, per_tensor=per_tensor)
+
+
 from . import nn  # noqa: E402  (uses grad/value_and_grad above)
 
 class placement:
@@ -339,6 +370,8 @@ __all__ = [
     "get_device",
     "placement",
     "int8",
+    "convert",
+    "quantize",
     "int32",
     "int64",
     "jit",

@@ -91,6 +91,7 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<function::Lowered>()?;
     m.add_class::<model::LoadedModel>()?;
     m.add_function(wrap_pyfunction!(model::load, m)?)?;
+    m.add_function(wrap_pyfunction!(model::convert_model, m)?)?;
     m.add("CompileError", py.get_type::<compiler::CompileError>())?;
     for d in anfora_tensor::DType::ALL {
         m.add(attr_name(d), dtype_object(d))?;

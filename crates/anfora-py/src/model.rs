@@ -194,3 +194,39 @@ fn scalar<'py>(py: Python<'py>, kind: ScalarKind, t: &RTensor) -> PyResult<Bound
         _ => return Err(PyValueError::new_err("a scalar output of the wrong kind")),
     })
 }
+
+/// `anfora.convert`'s work: the converted model file's bytes and the report's text. Bad
+/// options and calibration data are ValueErrors (unknown names TypeErrors are not: the
+/// converter's message says what is accepted).
+#[pyfunction]
+#[pyo3(signature = (path, quantize=None, calibration=Vec::new(), method="minmax", per_tensor=false))]
+pub fn convert_model<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    quantize: Option<&str>,
+    calibration: Vec<Bound<'py, PyAny>>,
+    method: &str,
+    per_tensor: bool,
+) -> PyResult<(Bound<'py, pyo3::types::PyBytes>, String)> {
+    use anfora_convert::{ConvertError, Method, Options, Quantization, convert};
+    let value = |e: ConvertError| PyValueError::new_err(e.to_string());
+    let quantize = quantize
+        .map(Quantization::parse)
+        .transpose()
+        .map_err(value)?;
+    let method = Method::parse(method).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let arrays = (calibration.iter())
+        .map(|a| to_tensor(a, None))
+        .collect::<PyResult<Vec<_>>>()?;
+    let bytes = std::fs::read(&path)
+        .map_err(|e| PyIOError::new_err(format!("cannot read {}: {e}", path.display())))?;
+    let options = Options {
+        quantize,
+        method,
+        per_tensor,
+    };
+    let (out, report) = py
+        .detach(move || convert(&bytes, &options, &arrays))
+        .map_err(value)?;
+    Ok((pyo3::types::PyBytes::new(py, &out), report.to_string()))
+}

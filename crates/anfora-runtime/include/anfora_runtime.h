@@ -27,6 +27,8 @@ typedef enum AnforaDType {
   ANFORA_FLOAT64 = 5,
   ANFORA_FLOAT16 = 6,
   ANFORA_BFLOAT16 = 7,
+  ANFORA_INT8 = 8,
+  ANFORA_UINT8 = 9,
 } AnforaDType;
 
 /**

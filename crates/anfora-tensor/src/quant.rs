@@ -29,13 +29,33 @@ const COLS: usize = 16;
 /// Rows of the packed layout per group: the four bytes one `vpdpbusd` lane multiplies.
 const DEPTH: usize = 4;
 
+/// `1.5 · 2^23`: adding it to a float below `2^22` in magnitude rounds it to an integer, half
+/// to even (the sum's unit in the last place is 1), and subtracting it back is exact.
+const ROUNDER: f32 = 12_582_912.0;
+
+/// `round_half_even(v) + zero` clamped to `[lo, 255]`, as a byte; `v` far outside the byte
+/// range saturates first (so the rounding trick's range holds), NaN gives 0. The same value as
+/// `(v.round_ties_even() + zero).clamp(lo, 255)`, in operations the compiler vectorizes.
+#[inline(always)]
+fn to_byte(v: f32, zero: f32, lo: f32) -> u8 {
+    let v = v.clamp(-512.0, 512.0);
+    let r = (v + ROUNDER) - ROUNDER;
+    (r + zero).clamp(lo, 255.0) as u8
+}
+
 /// `clamp(round_half_even(x / scale) + zero, 0, 255)` for each `x`.
 pub fn quantize_u8(x: &[f32], scale: f32, zero: u8, out: &mut [u8]) {
     assert_eq!(x.len(), out.len());
-    for (q, &v) in out.iter_mut().zip(x) {
-        let r = (v / scale).round_ties_even() + f32::from(zero);
+    let zero = f32::from(zero);
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if crate::avx512::available() {
+        // SAFETY: AVX-512F is present; the lengths are equal (asserted above).
+        done = unsafe { x86::to_bytes(x, scale, zero, 0.0, out) };
+    }
+    for (q, &v) in out[done..].iter_mut().zip(&x[done..]) {
         // NaN saturates to 0, as the cast of a NaN float does.
-        *q = r.clamp(0.0, 255.0) as u8;
+        *q = to_byte(v / scale, zero, 0.0);
     }
 }
 
@@ -253,14 +273,38 @@ pub fn matmul_f32_i8_portable(a: &[f32], lda: usize, m: usize, w: &WeightOnly, c
 /// `clamp(round_half_even(sum · scale[j]) + zero, 0, 255)`: `i32` sums m×n scaled per column
 /// `j` (the activations' scale times column `j`'s weight scale over the output's scale).
 pub fn requantize_u8(sums: &[i32], n: usize, scale: &[f32], zero: u8, out: &mut [u8]) {
+    requantize_u8_from(sums, n, scale, zero, 0, out);
+}
+
+/// [`requantize_u8`] clamped below at `lo` instead of 0 (`lo = zero` is a fused ReLU).
+pub fn requantize_u8_from(sums: &[i32], n: usize, scale: &[f32], zero: u8, lo: u8, out: &mut [u8]) {
     assert_eq!(scale.len(), n);
     assert_eq!(sums.len(), out.len());
-    for (row, out_row) in sums.chunks(n).zip(out.chunks_mut(n)) {
-        for ((q, &s), &f) in out_row.iter_mut().zip(row).zip(scale) {
-            let r = (s as f32 * f).round_ties_even() + f32::from(zero);
-            *q = r.clamp(0.0, 255.0) as u8;
-        }
+    let (zero, lo) = (f32::from(zero), f32::from(lo));
+    if n == 0 {
+        return;
     }
+    // The scales repeated over a stretch of whole rows that is a whole number of 16-wide
+    // vectors, so narrow rows (a convolution's few channels) are vectorized across rows too.
+    let period = n / gcd(n, 16) * 16;
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if crate::avx512::available() && period <= 4096 {
+        let tiled: Vec<f32> = scale.iter().copied().cycle().take(period).collect();
+        for (s, q) in sums.chunks_exact(period).zip(out.chunks_exact_mut(period)) {
+            // SAFETY: AVX-512F is present; a stretch, its scales and its bytes are `period`
+            // long, a multiple of 16.
+            unsafe { x86::requantize_row(s, &tiled, zero, lo, q) };
+        }
+        done = sums.len() / period * period;
+    }
+    for (i, (q, &s)) in out.iter_mut().zip(sums).enumerate().skip(done) {
+        *q = to_byte(s as f32 * scale[i % n], zero, lo);
+    }
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// Packed forms of weight tensors, each made once per tensor: keyed by the tensor's storage,
@@ -352,7 +396,85 @@ mod x86 {
     use std::arch::x86_64::*;
     use std::sync::OnceLock;
 
-    use super::{COLS, DEPTH, PackedWeights};
+    use super::{COLS, DEPTH, PackedWeights, ROUNDER};
+
+    /// [`super::to_byte`] of 16 floats, stored as 16 bytes.
+    ///
+    /// # Safety
+    /// AVX-512F; `out` holds 16 bytes.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store_bytes(v: __m512, zero: __m512, lo: __m512, out: *mut u8) {
+        let v = _mm512_min_ps(
+            _mm512_max_ps(v, _mm512_set1_ps(-512.0)),
+            _mm512_set1_ps(512.0),
+        );
+        let r = _mm512_sub_ps(
+            _mm512_add_ps(v, _mm512_set1_ps(ROUNDER)),
+            _mm512_set1_ps(ROUNDER),
+        );
+        let q = _mm512_min_ps(
+            _mm512_max_ps(_mm512_add_ps(r, zero), lo),
+            _mm512_set1_ps(255.0),
+        );
+        // SAFETY: 16 bytes at `out` (the caller's contract).
+        unsafe { _mm_storeu_si128(out.cast(), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(q))) };
+    }
+
+    /// The bytes of `x / scale` (`quantize_u8`: one division per value, as the portable loop
+    /// divides), 16 at a time; returns how many were done (a multiple of 16; the caller does
+    /// the rest).
+    ///
+    /// # Safety
+    /// AVX-512F; `out` as long as `x`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn to_bytes(
+        x: &[f32],
+        scale: f32,
+        zero: f32,
+        lo: f32,
+        out: &mut [u8],
+    ) -> usize {
+        let (vs, vz, vl) = (
+            _mm512_set1_ps(scale),
+            _mm512_set1_ps(zero),
+            _mm512_set1_ps(lo),
+        );
+        let n = x.len() / 16 * 16;
+        for i in (0..n).step_by(16) {
+            // SAFETY: i + 16 ≤ x.len() = out.len().
+            unsafe {
+                let v = _mm512_div_ps(_mm512_loadu_ps(x.as_ptr().add(i)), vs);
+                store_bytes(v, vz, vl, out.as_mut_ptr().add(i));
+            }
+        }
+        n
+    }
+
+    /// [`super::requantize_u8_from`] of one row, 16 columns at a time; returns how many were
+    /// done (a multiple of 16).
+    ///
+    /// # Safety
+    /// AVX-512F; `row`, `scale` and `out` of one length.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn requantize_row(
+        row: &[i32],
+        scale: &[f32],
+        zero: f32,
+        lo: f32,
+        out: &mut [u8],
+    ) -> usize {
+        let (vz, vl) = (_mm512_set1_ps(zero), _mm512_set1_ps(lo));
+        let n = row.len() / 16 * 16;
+        for j in (0..n).step_by(16) {
+            // SAFETY: j + 16 ≤ the common length.
+            unsafe {
+                let s = _mm512_cvtepi32_ps(_mm512_loadu_si512(row.as_ptr().add(j).cast()));
+                let v = _mm512_mul_ps(s, _mm512_loadu_ps(scale.as_ptr().add(j)));
+                store_bytes(v, vz, vl, out.as_mut_ptr().add(j));
+            }
+        }
+        n
+    }
 
     /// Whether the machine has AVX-512 VNNI (and the AVX-512F it extends).
     pub(super) fn vnni_available() -> bool {

@@ -163,10 +163,8 @@ impl Tensor {
                 let f: Vec<f32> = scales.iter().map(|s| aq.scale * s / out.scale).collect();
                 let mut q = crate::alloc::try_vec_of::<u8>(&[m, n], DType::U8)?;
                 q.resize(m * n, 0);
-                quant::requantize_u8(&sums, n, &f, out.zero, &mut q);
-                if relu {
-                    q.iter_mut().for_each(|v| *v = (*v).max(out.zero));
-                }
+                let lo = if relu { out.zero } else { 0 };
+                quant::requantize_u8_from(&sums, n, &f, out.zero, lo, &mut q);
                 Tensor::from_u8(q, &[m, n])
             }
         }

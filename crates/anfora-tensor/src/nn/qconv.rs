@@ -57,39 +57,79 @@ pub(crate) fn quant_conv2d(
     let rows = g.n * g.ohw();
     let cols = Tensor::from_u8(cols, &[rows, k])?;
     let y = Tensor::quant_matmul(&cols, xq, w, w_scales, bias, output)?;
-    // (N·OH·OW, O) to (N, O, OH, OW).
-    let y = y.reshape(&[g.n as i64, g.ohw() as i64, o as i64])?;
-    let y = y.transpose(Some(&[0, 2, 1]))?.contiguous_host()?;
-    let shape: Vec<i64> = g.output_shape().iter().map(|&d| d as i64).collect();
-    y.reshape(&shape)
+    // (N·OH·OW, O) to (N, O, OH, OW): each image's (OH·OW)×O matrix transposed.
+    let (ohw, shape) = (g.ohw(), g.output_shape());
+    match output {
+        QuantOutput::F32 => {
+            Tensor::from_f32(per_image_transpose(y.as_f32_slice(), g.n, ohw, o)?, &shape)
+        }
+        QuantOutput::U8 { .. } => {
+            Tensor::from_u8(per_image_transpose(y.as_u8_slice(), g.n, ohw, o)?, &shape)
+        }
+    }
+}
+
+/// Each of `n` row-major `rows×cols` matrices in `m` transposed.
+fn per_image_transpose<T: pulp::bytemuck::Pod + Default>(
+    m: Option<&[T]>,
+    n: usize,
+    rows: usize,
+    cols: usize,
+) -> Result<Vec<T>> {
+    let m = m.expect("the product's dtype");
+    let mut out = vec![T::default(); m.len()];
+    if rows * cols > 0 {
+        for (src, dst) in m
+            .chunks(rows * cols)
+            .zip(out.chunks_mut(rows * cols))
+            .take(n)
+        {
+            crate::transpose::transpose(src, cols, rows, cols, dst, rows);
+        }
+    }
+    Ok(out)
 }
 
 /// The columns of `x`: row `(n·OH + oy)·OW + ox` holds the window of output `(oy, ox)` of
 /// image `n`, channel by channel, kernel row by row; positions in the padding are `zero`.
+/// Filled one column (one channel and kernel tap) at a time, over the outputs whose input
+/// position is inside the image, so the inner loop has no bounds tests.
 fn im2col_u8(x: &[u8], g: &Conv, zero: u8) -> Result<Vec<u8>> {
     let k = g.c * g.kh * g.kw;
     let rows = g.n * g.ohw();
     let mut out = crate::alloc::try_vec_of::<u8>(&[rows, k], DType::U8)?;
     out.resize(rows * k, zero);
+    // The outputs `o` along one axis whose input `o·s + t·d − p` is in `0..len`.
+    let valid = |len: usize, s: usize, t: usize, d: usize, p: usize| {
+        let first = (p.saturating_sub(t * d)).div_ceil(s);
+        let end = (len + p).checked_sub(t * d).map_or(0, |e| e.div_ceil(s));
+        first..end
+    };
     for n in 0..g.n {
-        for oy in 0..g.oh {
-            for ox in 0..g.ow {
-                let row = &mut out[((n * g.oh + oy) * g.ow + ox) * k..][..k];
-                let mut at = 0;
-                for c in 0..g.c {
-                    let image = &x[(n * g.c + c) * g.hw()..][..g.hw()];
-                    for i in 0..g.kh {
-                        let iy = (oy * g.sh + i * g.dh)
-                            .checked_sub(g.pt)
-                            .filter(|&y| y < g.h);
-                        for j in 0..g.kw {
-                            let ix = (ox * g.sw + j * g.dw)
-                                .checked_sub(g.pl)
-                                .filter(|&v| v < g.w);
-                            if let (Some(iy), Some(ix)) = (iy, ix) {
-                                row[at] = image[iy * g.w + ix];
+        for c in 0..g.c {
+            let image = &x[(n * g.c + c) * g.hw()..][..g.hw()];
+            for i in 0..g.kh {
+                let ys = valid(g.h, g.sh, i, g.dh, g.pt);
+                for j in 0..g.kw {
+                    let xs = valid(g.w, g.sw, j, g.dw, g.pl);
+                    let col = (c * g.kh + i) * g.kw + j;
+                    let (x0, x1) = (xs.start, xs.end.min(g.ow));
+                    if x0 >= x1 {
+                        continue;
+                    }
+                    for oy in ys.start..ys.end.min(g.oh) {
+                        let src = &image[(oy * g.sh + i * g.dh - g.pt) * g.w..][..g.w];
+                        let base = (n * g.oh + oy) * g.ow;
+                        let dst = out[(base + x0) * k + col..(base + x1) * k].chunks_mut(k);
+                        let from = &src[x0 * g.sw + j * g.dw - g.pl..];
+                        if g.sw == 1 {
+                            for (d, s) in dst.zip(from) {
+                                d[0] = *s;
                             }
-                            at += 1;
+                        } else {
+                            for (d, s) in dst.zip(from.iter().step_by(g.sw)) {
+                                d[0] = *s;
+                            }
                         }
                     }
                 }

@@ -312,3 +312,45 @@ fn quantized_operations_refuse_bad_operands() {
         .unwrap();
     assert_eq!(r.as_u8_slice().unwrap(), &[5; 6]);
 }
+
+#[test]
+fn vector_and_portable_rounding_agree_on_every_kind_of_value() {
+    use crate::quant::requantize_u8_from;
+    // Ties, values near the clamps, far outside the byte range, NaN and infinities; lengths
+    // that leave a tail after the 16-wide vectors.
+    let mut x: Vec<f32> = vec![0.5, 1.5, 2.5, -0.5, -1.5, 254.5, 255.5, 300.0, -300.0, 1e30];
+    x.extend([
+        -1e30,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        127.49999,
+        3.5,
+        -2.5,
+    ]);
+    let mut rng = Rng(7);
+    x.extend((0..40).map(|_| (rng.next() % 100_000) as f32 / 97.0 - 500.0));
+    for zero in [0u8, 3, 128, 255] {
+        let mut got = vec![0u8; x.len()];
+        quantize_u8(&x, 1.0, zero, &mut got);
+        for (i, &v) in x.iter().enumerate() {
+            let want = (v.round_ties_even() + f32::from(zero)).clamp(0.0, 255.0) as u8;
+            assert_eq!(got[i], want, "quantize {v} zero {zero}");
+        }
+        let sums: Vec<i32> = (0..37).map(|i| (i * 7919 % 2001) - 1000).collect();
+        let scale: Vec<f32> = (0..37).map(|j| 0.25 + j as f32 * 0.125).collect();
+        for lo in [0u8, zero] {
+            let mut q = vec![0u8; 37];
+            requantize_u8_from(&sums, 37, &scale, zero, lo, &mut q);
+            for j in 0..37 {
+                let r = (sums[j] as f32 * scale[j]).round_ties_even() + f32::from(zero);
+                assert_eq!(
+                    q[j],
+                    r.clamp(f32::from(lo), 255.0) as u8,
+                    "sum {} lo {lo}",
+                    sums[j]
+                );
+            }
+        }
+    }
+}
