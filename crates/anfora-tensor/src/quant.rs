@@ -107,6 +107,11 @@ impl PackedWeights {
         self.k
     }
 
+    /// `Σ_p w[p, j]` for each column `j`.
+    pub fn column_sums(&self) -> &[i32] {
+        &self.column_sums
+    }
+
     pub fn columns(&self) -> usize {
         self.n
     }
@@ -132,6 +137,108 @@ pub fn matmul_u8i8(a: &[u8], lda: usize, m: usize, zero: u8, w: &PackedWeights, 
     }
     matmul_portable(a, lda, m, w, c);
     take_out_zero(c, m, zero, w);
+}
+
+/// Where a product's sums go: stored as they are, or with a per-column offset added and
+/// scaled, as requantized bytes or as floats.
+pub(crate) enum Sink<'a> {
+    Sums(&'a mut [i32]),
+    Bytes {
+        offset: &'a [i32],
+        scale: &'a [f32],
+        zero: f32,
+        lo: f32,
+        out: &'a mut [u8],
+    },
+    Floats {
+        offset: &'a [i32],
+        scale: &'a [f32],
+        out: &'a mut [f32],
+    },
+}
+
+/// The bytes of [`requantize_u8_from`] applied to the raw sums of `a @ w` (`a` m×k with row
+/// stride `lda`, `out` m×n), the scaling done on each tile while its sums are in registers
+/// where the CPU has VNNI.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_u8i8_requantized(
+    a: &[u8],
+    lda: usize,
+    m: usize,
+    w: &PackedWeights,
+    offset: &[i32],
+    scale: &[f32],
+    (zero, lo): (u8, u8),
+    out: &mut [u8],
+) {
+    let n = w.n;
+    assert!(offset.len() == n && scale.len() == n && out.len() == m * n);
+    #[cfg(target_arch = "x86_64")]
+    if x86::vnni_available() {
+        check_shapes(a.len(), lda, (m, w.k, n), out.len());
+        assert!(
+            w.k <= MAX_DEPTH,
+            "rows of {} products overflow i32 sums",
+            w.k
+        );
+        let (zero, lo) = (f32::from(zero), f32::from(lo));
+        let mut sink = Sink::Bytes {
+            offset,
+            scale,
+            zero,
+            lo,
+            out,
+        };
+        // SAFETY: the CPU has the instructions; the sizes are checked above.
+        unsafe { x86::matmul_into(a, lda, m, w, &mut sink) };
+        return;
+    }
+    let mut sums = vec![0i32; m * n];
+    matmul_u8i8_raw(a, lda, m, w, &mut sums);
+    requantize_u8_from(&sums, n, offset, scale, zero, lo, out);
+}
+
+/// [`dequantize_sums`] of the raw sums of `a @ w`, fused the same way.
+pub fn matmul_u8i8_dequantized(
+    a: &[u8],
+    lda: usize,
+    m: usize,
+    w: &PackedWeights,
+    offset: &[i32],
+    scale: &[f32],
+    out: &mut [f32],
+) {
+    let n = w.n;
+    assert!(offset.len() == n && scale.len() == n && out.len() == m * n);
+    #[cfg(target_arch = "x86_64")]
+    if x86::vnni_available() {
+        check_shapes(a.len(), lda, (m, w.k, n), out.len());
+        assert!(
+            w.k <= MAX_DEPTH,
+            "rows of {} products overflow i32 sums",
+            w.k
+        );
+        let mut sink = Sink::Floats { offset, scale, out };
+        // SAFETY: the CPU has the instructions; the sizes are checked above.
+        unsafe { x86::matmul_into(a, lda, m, w, &mut sink) };
+        return;
+    }
+    let mut sums = vec![0i32; m * n];
+    matmul_u8i8_raw(a, lda, m, w, &mut sums);
+    dequantize_sums(&sums, n, offset, scale, out);
+}
+
+/// The raw sums `Σ_p a[i, p] · w[p, j]` (no zero point taken out: a caller folds
+/// `−zero · Σ_p w[p, j]` into its per-column offset, see [`requantize_u8_from`]).
+pub fn matmul_u8i8_raw(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c: &mut [i32]) {
+    check_operands(a, lda, m, w, c);
+    #[cfg(target_arch = "x86_64")]
+    if x86::vnni_available() {
+        // SAFETY: the CPU has the instructions; the operands' sizes are checked above.
+        unsafe { x86::matmul(a, lda, m, w, c) };
+        return;
+    }
+    matmul_portable(a, lda, m, w, c);
 }
 
 /// [`matmul_u8i8`] by the portable loop alone (the reference the vector kernel is tested
@@ -273,12 +380,22 @@ pub fn matmul_f32_i8_portable(a: &[f32], lda: usize, m: usize, w: &WeightOnly, c
 /// `clamp(round_half_even(sum · scale[j]) + zero, 0, 255)`: `i32` sums m×n scaled per column
 /// `j` (the activations' scale times column `j`'s weight scale over the output's scale).
 pub fn requantize_u8(sums: &[i32], n: usize, scale: &[f32], zero: u8, out: &mut [u8]) {
-    requantize_u8_from(sums, n, scale, zero, 0, out);
+    requantize_u8_from(sums, n, &vec![0; n], scale, zero, 0, out);
 }
 
-/// [`requantize_u8`] clamped below at `lo` instead of 0 (`lo = zero` is a fused ReLU).
-pub fn requantize_u8_from(sums: &[i32], n: usize, scale: &[f32], zero: u8, lo: u8, out: &mut [u8]) {
+/// [`requantize_u8`] of `sums[i, j] + offset[j]` (wrapping: a bias and the input's zero-point
+/// term), clamped below at `lo` instead of 0 (`lo = zero` is a fused ReLU).
+pub fn requantize_u8_from(
+    sums: &[i32],
+    n: usize,
+    offset: &[i32],
+    scale: &[f32],
+    zero: u8,
+    lo: u8,
+    out: &mut [u8],
+) {
     assert_eq!(scale.len(), n);
+    assert_eq!(offset.len(), n);
     assert_eq!(sums.len(), out.len());
     let (zero, lo) = (f32::from(zero), f32::from(lo));
     if n == 0 {
@@ -291,15 +408,31 @@ pub fn requantize_u8_from(sums: &[i32], n: usize, scale: &[f32], zero: u8, lo: u
     #[cfg(target_arch = "x86_64")]
     if crate::avx512::available() && period <= 4096 {
         let tiled: Vec<f32> = scale.iter().copied().cycle().take(period).collect();
+        let offsets: Vec<i32> = offset.iter().copied().cycle().take(period).collect();
         for (s, q) in sums.chunks_exact(period).zip(out.chunks_exact_mut(period)) {
-            // SAFETY: AVX-512F is present; a stretch, its scales and its bytes are `period`
-            // long, a multiple of 16.
-            unsafe { x86::requantize_row(s, &tiled, zero, lo, q) };
+            // SAFETY: AVX-512F is present; a stretch, its offsets, scales and bytes are
+            // `period` long, a multiple of 16.
+            unsafe { x86::requantize_row(s, &offsets, &tiled, zero, lo, q) };
         }
         done = sums.len() / period * period;
     }
     for (i, (q, &s)) in out.iter_mut().zip(sums).enumerate().skip(done) {
-        *q = to_byte(s as f32 * scale[i % n], zero, lo);
+        *q = to_byte(
+            s.wrapping_add(offset[i % n]) as f32 * scale[i % n],
+            zero,
+            lo,
+        );
+    }
+}
+
+/// `(sums[i, j] + offset[j]) · scale[j]` as float32: a quantized product's float result.
+pub fn dequantize_sums(sums: &[i32], n: usize, offset: &[i32], scale: &[f32], out: &mut [f32]) {
+    assert_eq!((scale.len(), offset.len()), (n, n));
+    assert_eq!(sums.len(), out.len());
+    for (row, o) in sums.chunks(n.max(1)).zip(out.chunks_mut(n.max(1))) {
+        for (((o, &s), &b), &f) in o.iter_mut().zip(row).zip(offset).zip(scale) {
+            *o = s.wrapping_add(b) as f32 * f;
+        }
     }
 }
 
@@ -398,12 +531,9 @@ mod x86 {
 
     use super::{COLS, DEPTH, PackedWeights, ROUNDER};
 
-    /// [`super::to_byte`] of 16 floats, stored as 16 bytes.
-    ///
-    /// # Safety
-    /// AVX-512F; `out` holds 16 bytes.
+    /// [`super::to_byte`] of 16 floats, as 16 int32 lanes.
     #[target_feature(enable = "avx512f")]
-    unsafe fn store_bytes(v: __m512, zero: __m512, lo: __m512, out: *mut u8) {
+    fn byte_lanes(v: __m512, zero: __m512, lo: __m512) -> __m512i {
         let v = _mm512_min_ps(
             _mm512_max_ps(v, _mm512_set1_ps(-512.0)),
             _mm512_set1_ps(512.0),
@@ -416,8 +546,18 @@ mod x86 {
             _mm512_max_ps(_mm512_add_ps(r, zero), lo),
             _mm512_set1_ps(255.0),
         );
+        _mm512_cvttps_epi32(q)
+    }
+
+    /// [`super::to_byte`] of 16 floats, stored as 16 bytes.
+    ///
+    /// # Safety
+    /// AVX-512F; `out` holds 16 bytes.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn store_bytes(v: __m512, zero: __m512, lo: __m512, out: *mut u8) {
+        let q = byte_lanes(v, zero, lo);
         // SAFETY: 16 bytes at `out` (the caller's contract).
-        unsafe { _mm_storeu_si128(out.cast(), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(q))) };
+        unsafe { _mm_storeu_si128(out.cast(), _mm512_cvtepi32_epi8(q)) };
     }
 
     /// The bytes of `x / scale` (`quantize_u8`: one division per value, as the portable loop
@@ -450,7 +590,7 @@ mod x86 {
         n
     }
 
-    /// [`super::requantize_u8_from`] of one row, 16 columns at a time; returns how many were
+    /// [`super::requantize_u8_from`] of one stretch, 16 values at a time; returns how many were
     /// done (a multiple of 16).
     ///
     /// # Safety
@@ -458,6 +598,7 @@ mod x86 {
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn requantize_row(
         row: &[i32],
+        offset: &[i32],
         scale: &[f32],
         zero: f32,
         lo: f32,
@@ -468,7 +609,9 @@ mod x86 {
         for j in (0..n).step_by(16) {
             // SAFETY: j + 16 ≤ the common length.
             unsafe {
-                let s = _mm512_cvtepi32_ps(_mm512_loadu_si512(row.as_ptr().add(j).cast()));
+                let raw = _mm512_loadu_si512(row.as_ptr().add(j).cast());
+                let b = _mm512_loadu_si512(offset.as_ptr().add(j).cast());
+                let s = _mm512_cvtepi32_ps(_mm512_add_epi32(raw, b));
                 let v = _mm512_mul_ps(s, _mm512_loadu_ps(scale.as_ptr().add(j)));
                 store_bytes(v, vz, vl, out.as_mut_ptr().add(j));
             }
@@ -494,6 +637,22 @@ mod x86 {
     /// AVX-512F and VNNI; the operands' sizes are those `check_operands` asserts.
     #[target_feature(enable = "avx512f,avx512vnni")]
     pub(super) unsafe fn matmul(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c: &mut [i32]) {
+        // SAFETY: as this function's.
+        unsafe { matmul_into(a, lda, m, w, &mut super::Sink::Sums(c)) }
+    }
+
+    /// The product with `out`'s epilogue applied to each tile's sums in registers.
+    ///
+    /// # Safety
+    /// As [`matmul`], `out` holding m×n values (and n offsets and scales).
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    pub(super) unsafe fn matmul_into(
+        a: &[u8],
+        lda: usize,
+        m: usize,
+        w: &PackedWeights,
+        c: &mut super::Sink<'_>,
+    ) {
         let blocks = w.n.div_ceil(COLS);
         let mut block = 0;
         // SAFETY (all tiles): rows below `m`, column blocks below `blocks`.
@@ -526,7 +685,7 @@ mod x86 {
         i: usize,
         w: &PackedWeights,
         block: usize,
-        c: &mut [i32],
+        c: &mut super::Sink<'_>,
     ) {
         let (k, n) = (w.k, w.n);
         let full = k / DEPTH;
@@ -566,10 +725,48 @@ mod x86 {
                     } else {
                         (1 << lanes) - 1
                     };
-                    let out = c[(i + r) * n + first..].as_mut_ptr();
-                    _mm512_mask_storeu_epi32(out.cast(), mask, *sum);
+                    let at = (i + r) * n + first;
+                    match c {
+                        super::Sink::Sums(c) => {
+                            _mm512_mask_storeu_epi32(c[at..].as_mut_ptr().cast(), mask, *sum)
+                        }
+                        super::Sink::Bytes {
+                            offset,
+                            scale,
+                            zero,
+                            lo,
+                            out,
+                        } => {
+                            let v = scaled(*sum, mask, &offset[first..], &scale[first..]);
+                            let (z, l) = (_mm512_set1_ps(*zero), _mm512_set1_ps(*lo));
+                            let q = byte_lanes(v, z, l);
+                            _mm512_mask_cvtepi32_storeu_epi8(
+                                out[at..].as_mut_ptr().cast(),
+                                mask,
+                                q,
+                            );
+                        }
+                        super::Sink::Floats { offset, scale, out } => {
+                            let v = scaled(*sum, mask, &offset[first..], &scale[first..]);
+                            _mm512_mask_storeu_ps(out[at..].as_mut_ptr(), mask, v);
+                        }
+                    }
                 }
             }
+        }
+    }
+
+    /// `(sum + offset) · scale` of the lanes in `mask` (the others read nothing).
+    ///
+    /// # Safety
+    /// AVX-512F; `offset` and `scale` hold the masked lanes.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn scaled(sum: __m512i, mask: __mmask16, offset: &[i32], scale: &[f32]) -> __m512 {
+        // SAFETY: the lanes in `mask` exist (the caller's contract).
+        unsafe {
+            let b = _mm512_maskz_loadu_epi32(mask, offset.as_ptr().cast());
+            let f = _mm512_maskz_loadu_ps(mask, scale.as_ptr());
+            _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sum, b)), f)
         }
     }
 

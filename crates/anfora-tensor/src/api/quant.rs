@@ -138,24 +138,22 @@ impl Tensor {
         let bias = bias
             .map(|b| vector(b, n, "the bias", Tensor::as_i32_slice))
             .transpose()?;
-        let mut sums = crate::alloc::try_vec_of::<i32>(&[m, n], DType::I32)?;
-        sums.resize(m * n, 0);
         let packed = quant::packed(w)?;
         let data = a.as_u8_slice().expect("a u8 matrix");
-        quant::matmul_u8i8(data, k, m, aq.zero, &packed, &mut sums);
-        if let Some(b) = bias {
-            for row in sums.chunks_mut(n.max(1)) {
-                for (s, &b) in row.iter_mut().zip(b) {
-                    *s = s.wrapping_add(b);
-                }
-            }
-        }
+        // The bias and the input's zero point (`−zero · Σ_p w[p, j]`), per column, added
+        // where the sums are scaled.
+        let offset: Vec<i32> = (packed.column_sums().iter().enumerate())
+            .map(|(j, &cs)| {
+                let b = bias.map_or(0, |b| b[j]);
+                b.wrapping_sub(i32::from(aq.zero).wrapping_mul(cs))
+            })
+            .collect();
         match output {
             QuantOutput::F32 => {
                 let f: Vec<f32> = scales.iter().map(|s| aq.scale * s).collect();
-                let out = (sums.chunks(n.max(1)))
-                    .flat_map(|row| row.iter().zip(&f).map(|(&s, &f)| s as f32 * f))
-                    .collect();
+                let mut out = crate::alloc::try_vec_of::<f32>(&[m, n], DType::F32)?;
+                out.resize(m * n, 0.0);
+                quant::matmul_u8i8_dequantized(data, k, m, &packed, &offset, &f, &mut out);
                 Tensor::from_f32(out, &[m, n])
             }
             QuantOutput::U8 { out, relu } => {
@@ -164,7 +162,8 @@ impl Tensor {
                 let mut q = crate::alloc::try_vec_of::<u8>(&[m, n], DType::U8)?;
                 q.resize(m * n, 0);
                 let lo = if relu { out.zero } else { 0 };
-                quant::requantize_u8_from(&sums, n, &f, out.zero, lo, &mut q);
+                let zeros = (out.zero, lo);
+                quant::matmul_u8i8_requantized(data, k, m, &packed, &offset, &f, zeros, &mut q);
                 Tensor::from_u8(q, &[m, n])
             }
         }

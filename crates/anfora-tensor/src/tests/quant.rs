@@ -341,9 +341,11 @@ fn vector_and_portable_rounding_agree_on_every_kind_of_value() {
         let scale: Vec<f32> = (0..37).map(|j| 0.25 + j as f32 * 0.125).collect();
         for lo in [0u8, zero] {
             let mut q = vec![0u8; 37];
-            requantize_u8_from(&sums, 37, &scale, zero, lo, &mut q);
+            let offset: Vec<i32> = (0..37).map(|j| j * 13 - 200).collect();
+            requantize_u8_from(&sums, 37, &offset, &scale, zero, lo, &mut q);
             for j in 0..37 {
-                let r = (sums[j] as f32 * scale[j]).round_ties_even() + f32::from(zero);
+                let s = (sums[j] + offset[j]) as f32;
+                let r = (s * scale[j]).round_ties_even() + f32::from(zero);
                 assert_eq!(
                     q[j],
                     r.clamp(f32::from(lo), 255.0) as u8,
