@@ -21,7 +21,7 @@ pub use geometry::{Conv2dSpec, Padding2d, conv2d_output_shape};
 #[cfg(target_arch = "x86_64")]
 pub use pool::{Pool2dSpec, pool2d_output_shape};
 pub(crate) use pool::{PoolKind, avg_pool2d_grad, max_pool2d_grad, max_pool2d_grad_grad, pool2d};
-pub(crate) use qconv::quant_conv2d;
+pub(crate) use qconv::{max_pool_u8, quant_conv2d};
 pub(crate) use softmax::{logsumexp, softmax};
 
 /// Products at least this large (multiply-adds) are worth spreading over threads.

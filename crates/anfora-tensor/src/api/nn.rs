@@ -39,9 +39,11 @@ impl Tensor {
     /// `ops.max_pool2d`: the largest element of each window of an (N, C, H, W) or (C, H, W)
     /// float tensor; the padding is `-inf` and at most half the kernel (PyTorch's rules).
     pub fn max_pool2d(x: &Tensor, spec: &Pool2dSpec) -> Result<Tensor> {
-        if x.dtype() == DType::U8 {
-            // A quantized activation: the maximum of bytes, exact in float32.
-            return nn::pool2d(PoolKind::Max, &x.try_cast(DType::F32)?, spec)?.try_cast(DType::U8);
+        if let Some(v) = x.as_u8_slice() {
+            // A quantized activation: the largest byte (the order of bytes is the order of the
+            // values they stand for).
+            let shape = nn::pool2d_output_shape("max_pool2d", x.shape(), spec)?;
+            return Tensor::from_u8(nn::max_pool_u8(v, x.shape(), spec, &shape), &shape);
         }
         on_one(x, |x| nn::pool2d(PoolKind::Max, x, spec))
     }

@@ -92,49 +92,97 @@ fn per_image_transpose<T: pulp::bytemuck::Pod + Default>(
 
 /// The columns of `x`: row `(n·OH + oy)·OW + ox` holds the window of output `(oy, ox)` of
 /// image `n`, channel by channel, kernel row by row; positions in the padding are `zero`.
-/// Filled one column (one channel and kernel tap) at a time, over the outputs whose input
-/// position is inside the image, so the inner loop has no bounds tests.
+/// Where each column of an output position reads within an image is the same for every
+/// image, so it is computed once (a table of `OH·OW·K` offsets, `None` in the padding) and
+/// each image's rows are filled from it in order.
 fn im2col_u8(x: &[u8], g: &Conv, zero: u8) -> Result<Vec<u8>> {
     let k = g.c * g.kh * g.kw;
     let rows = g.n * g.ohw();
     let mut out = crate::alloc::try_vec_of::<u8>(&[rows, k], DType::U8)?;
     out.resize(rows * k, zero);
-    // The outputs `o` along one axis whose input `o·s + t·d − p` is in `0..len`.
-    let valid = |len: usize, s: usize, t: usize, d: usize, p: usize| {
-        let first = (p.saturating_sub(t * d)).div_ceil(s);
-        let end = (len + p).checked_sub(t * d).map_or(0, |e| e.div_ceil(s));
-        first..end
-    };
-    for n in 0..g.n {
-        for c in 0..g.c {
-            let image = &x[(n * g.c + c) * g.hw()..][..g.hw()];
-            for i in 0..g.kh {
-                let ys = valid(g.h, g.sh, i, g.dh, g.pt);
-                for j in 0..g.kw {
-                    let xs = valid(g.w, g.sw, j, g.dw, g.pl);
-                    let col = (c * g.kh + i) * g.kw + j;
-                    let (x0, x1) = (xs.start, xs.end.min(g.ow));
-                    if x0 >= x1 {
-                        continue;
-                    }
-                    for oy in ys.start..ys.end.min(g.oh) {
-                        let src = &image[(oy * g.sh + i * g.dh - g.pt) * g.w..][..g.w];
-                        let base = (n * g.oh + oy) * g.ow;
-                        let dst = out[(base + x0) * k + col..(base + x1) * k].chunks_mut(k);
-                        let from = &src[x0 * g.sw + j * g.dw - g.pl..];
-                        if g.sw == 1 {
-                            for (d, s) in dst.zip(from) {
-                                d[0] = *s;
-                            }
-                        } else {
-                            for (d, s) in dst.zip(from.iter().step_by(g.sw)) {
-                                d[0] = *s;
-                            }
-                        }
+    let mut taps: Vec<u32> = Vec::with_capacity(g.ohw() * k);
+    for oy in 0..g.oh {
+        for ox in 0..g.ow {
+            for c in 0..g.c {
+                for i in 0..g.kh {
+                    let iy = (oy * g.sh + i * g.dh)
+                        .checked_sub(g.pt)
+                        .filter(|&y| y < g.h);
+                    for j in 0..g.kw {
+                        let ix = (ox * g.sw + j * g.dw)
+                            .checked_sub(g.pl)
+                            .filter(|&v| v < g.w);
+                        taps.push(match (iy, ix) {
+                            (Some(iy), Some(ix)) => (c * g.hw() + iy * g.w + ix) as u32,
+                            _ => u32::MAX,
+                        });
                     }
                 }
             }
         }
     }
+    let image_len = g.c * g.hw();
+    if image_len > u32::MAX as usize {
+        return Err(TensorError::new(
+            ErrorKind::Value,
+            "quant_conv2d: an image of over 2^32 bytes",
+        ));
+    }
+    for (image, rows) in x
+        .chunks_exact(image_len)
+        .zip(out.chunks_exact_mut(g.ohw() * k))
+    {
+        for (o, &t) in rows.iter_mut().zip(&taps) {
+            if let Some(&v) = image.get(t as usize) {
+                *o = v;
+            }
+        }
+    }
     Ok(out)
+}
+
+/// Max pooling of a `u8` (N, C, H, W) image: the largest byte of each window (the padding
+/// never wins, as `-inf` padding never does).
+pub(crate) fn max_pool_u8(
+    x: &[u8],
+    shape: &[usize],
+    spec: &super::Pool2dSpec,
+    out_shape: &[usize],
+) -> Vec<u8> {
+    let (h, w) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+    let (oh, ow) = (
+        out_shape[out_shape.len() - 2],
+        out_shape[out_shape.len() - 1],
+    );
+    let planes = x.len() / (h * w).max(1);
+    let mut out = vec![0u8; planes * oh * ow];
+    let [kh, kw] = spec.kernel;
+    let [sh, sw] = spec.stride;
+    let [ph, pw] = spec.padding;
+    // Each output column's window, the same in every row and plane.
+    let xs: Vec<(usize, usize)> = (0..ow)
+        .map(|ox| {
+            (
+                (ox * sw).saturating_sub(pw),
+                (ox * sw + kw).saturating_sub(pw).min(w),
+            )
+        })
+        .collect();
+    for (plane, o) in x
+        .chunks_exact((h * w).max(1))
+        .zip(out.chunks_exact_mut((oh * ow).max(1)))
+    {
+        for (oy, o_row) in o.chunks_exact_mut(ow.max(1)).enumerate().take(oh) {
+            let (y0, y1) = (
+                (oy * sh).saturating_sub(ph),
+                (oy * sh + kh).saturating_sub(ph).min(h),
+            );
+            for row in plane.chunks_exact(w).take(y1).skip(y0) {
+                for (m, &(x0, x1)) in o_row.iter_mut().zip(&xs) {
+                    *m = row[x0..x1].iter().fold(*m, |a, &b| a.max(b));
+                }
+            }
+        }
+    }
+    out
 }

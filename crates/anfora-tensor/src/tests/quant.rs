@@ -356,3 +356,34 @@ fn vector_and_portable_rounding_agree_on_every_kind_of_value() {
         }
     }
 }
+
+#[test]
+fn uint8_max_pooling_equals_float_pooling() {
+    use crate::{DType, Pool2dSpec, Tensor};
+    let mut rng = Rng(11);
+    for case in 0..30 {
+        let (n, c, h, w) = (
+            1 + rng.below(2),
+            1 + rng.below(3),
+            2 + rng.below(7),
+            2 + rng.below(7),
+        );
+        let k = [1 + rng.below(2.min(h)), 1 + rng.below(2.min(w))];
+        let spec = Pool2dSpec {
+            kernel: k,
+            stride: [1 + rng.below(2), 1 + rng.below(2)],
+            padding: [rng.below(k[0] / 2 + 1), rng.below(k[1] / 2 + 1)],
+        };
+        let v: Vec<u8> = (0..n * c * h * w).map(|_| rng.next() as u8).collect();
+        let x = Tensor::from_u8(v, &[n, c, h, w]).unwrap();
+        let got = Tensor::max_pool2d(&x, &spec).unwrap();
+        let want = Tensor::max_pool2d(&x.cast(DType::F32), &spec).unwrap();
+        assert_eq!(got.dtype(), DType::U8, "case {case}");
+        assert_eq!(got.shape(), want.shape(), "case {case}");
+        assert_eq!(
+            got.cast(DType::F32).to_f64_vec(),
+            want.to_f64_vec(),
+            "case {case} {spec:?}"
+        );
+    }
+}
