@@ -5,7 +5,8 @@
 # (examples/train_digits.py; extra arguments are passed on, e.g. --epochs 5), exports each
 # trained model as a model file, and classifies the test digits again from C: the light
 # runtime (libanfora_runtime, no compiler inside) runs examples/c/classify_digits on the
-# exported files, with the accuracy the Python run printed.
+# exported files, with the accuracy the Python run printed, and on their int8 forms (the
+# converter's, calibrated on training images).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${ANFORA_DEMO_VENV:-target/demo-venv}"
@@ -18,8 +19,10 @@ echo "demo: building and installing anfora into $venv (pip install .)"
 echo "demo: building the C runtime and examples (examples/c/build.sh)"
 examples/c/build.sh "$models/bin" >/dev/null
 for name in mlp lenet; do
-    if [ -f "$models/$name.anfora" ]; then
-        echo "demo: $name from C: $("$models/bin/classify_digits" "$models/$name.anfora" \
-            "$models/${name}_images.npy" "$models/${name}_labels.npy")"
-    fi
+    for model in "$name" "${name}_int8"; do
+        if [ -f "$models/$model.anfora" ]; then
+            echo "demo: $model from C: $("$models/bin/classify_digits" "$models/$model.anfora" \
+                "$models/${name}_images.npy" "$models/${name}_labels.npy")"
+        fi
+    done
 done

@@ -197,3 +197,45 @@ fn bad_calibration_data_and_options_are_clear_errors() {
         "unknown quantization 'int3': use int8 or weight-int8"
     );
 }
+
+/// The quantized operations in a program, on the compiled engine and the reference VM: the
+/// same integers (both run the same integer arithmetic).
+#[test]
+fn both_engines_give_the_same_integers() {
+    let source = "from anfora import ops\n\
+        def f(x, w, wc):\n\
+        \x20   q = ops.quantize(x, 0.05, 7)\n\
+        \x20   y = ops.quant_matmul(q, 0.05, 7, w, ops.tensor([0.01, 0.02, 0.03], dtype='float32'), None, 0.1, 3, True)\n\
+        \x20   img = ops.reshape(ops.quantize(x, 0.05, 7), (1, 2, 2, 4))\n\
+        \x20   c = ops.quant_conv2d(img, 0.05, 7, wc, (2, 2), ops.tensor([0.01, 0.02], dtype='float32'), None, None, 0, False, (1, 1), (1, 0, 0, 1), (1, 1))\n\
+        \x20   return y, ops.dequantize(y, 0.1, 3), c, ops.max_pool2d(ops.reshape(y, (1, 1, 4, 3)), 2)\n";
+    let x = Tensor::from_f32(values(16, 21), &[4, 4]).unwrap();
+    let w = Tensor::from_i8(
+        (0..12).map(|i| (i * 37 % 255 - 127) as i8).collect(),
+        &[4, 3],
+    )
+    .unwrap();
+    let wc = Tensor::from_i8(
+        (0..16).map(|i| (i * 53 % 255 - 127) as i8).collect(),
+        &[8, 2],
+    )
+    .unwrap();
+    let args: Vec<Arg> = [x, w, wc]
+        .into_iter()
+        .map(|t| Arg::from(anfora_ops::Value::Tensor(t)))
+        .collect();
+    let mut results = Vec::new();
+    for engine in [
+        anfora_session::Engine::Compiled,
+        anfora_session::Engine::Reference,
+    ] {
+        let mut s = Session::load("q.py", source, Default::default());
+        s.engine = engine;
+        let v = s
+            .call("f", args.clone(), &mut std::io::sink())
+            .expect("runs");
+        results.push(anfora_ops::value::repr(&v));
+    }
+    assert_eq!(results[0], results[1]);
+    assert!(results[0].contains("dtype=uint8"), "{}", results[0]);
+}
