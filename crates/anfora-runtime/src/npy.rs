@@ -94,37 +94,6 @@ fn field<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     Some(rest.trim_start().strip_prefix(':')?.trim_start())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn round_trips_each_dtype() {
-        let cases = [
-            Tensor::from_f32(vec![1.5, -2.0, 3.25, 0.0, 7.0, 8.5], &[2, 3]).unwrap(),
-            Tensor::from_f64(vec![1e300], &[1]).unwrap(),
-            Tensor::from_i64(vec![-5, 6], &[2]).unwrap(),
-            Tensor::from_i32(vec![], &[0, 3]).unwrap(),
-            Tensor::from_bool(vec![true, false], &[2]).unwrap(),
-            Tensor::from_f64(vec![2.0], &[]).unwrap(),
-        ];
-        for t in cases {
-            let back = read(&write(&t)).unwrap();
-            assert_eq!(back.dtype(), t.dtype());
-            assert_eq!(back.shape(), t.shape());
-            assert_eq!(back.to_le_bytes(), t.to_le_bytes());
-        }
-    }
-
-    #[test]
-    fn refuses_what_it_cannot_read() {
-        assert!(read(b"hello").unwrap_err().contains("magic"));
-        let mut f = write(&Tensor::from_f32(vec![1.0, 2.0], &[2]).unwrap());
-        f.truncate(f.len() - 1);
-        assert!(read(&f).unwrap_err().contains("bytes do not hold"));
-    }
-}
-
 /// The arrays of an `.npz` file (`numpy.savez`: a zip archive of `.npy` files, stored
 /// uncompressed), by name without the `.npy` suffix, in archive order. Compressed archives
 /// (`savez_compressed`) are refused.
@@ -192,4 +161,74 @@ fn zip64_size(mut extra: &[u8]) -> Option<usize> {
         extra = &extra[4 + len..];
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_each_dtype() {
+        let cases = [
+            Tensor::from_f32(vec![1.5, -2.0, 3.25, 0.0, 7.0, 8.5], &[2, 3]).unwrap(),
+            Tensor::from_f64(vec![1e300], &[1]).unwrap(),
+            Tensor::from_i64(vec![-5, 6], &[2]).unwrap(),
+            Tensor::from_i32(vec![], &[0, 3]).unwrap(),
+            Tensor::from_bool(vec![true, false], &[2]).unwrap(),
+            Tensor::from_f64(vec![2.0], &[]).unwrap(),
+        ];
+        for t in cases {
+            let back = read(&write(&t)).unwrap();
+            assert_eq!(back.dtype(), t.dtype());
+            assert_eq!(back.shape(), t.shape());
+            assert_eq!(back.to_le_bytes(), t.to_le_bytes());
+        }
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_read() {
+        assert!(read(b"hello").unwrap_err().contains("magic"));
+        let mut f = write(&Tensor::from_f32(vec![1.0, 2.0], &[2]).unwrap());
+        f.truncate(f.len() - 1);
+        assert!(read(&f).unwrap_err().contains("bytes do not hold"));
+    }
+
+    /// A stored (uncompressed) zip entry, as numpy.savez writes one (without ZIP64).
+    fn entry(name: &str, data: &[u8]) -> Vec<u8> {
+        let mut e = b"PK\x03\x04".to_vec();
+        e.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        e.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        e.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        e.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        e.extend_from_slice(&0u16.to_le_bytes());
+        e.extend_from_slice(name.as_bytes());
+        e.extend_from_slice(data);
+        e
+    }
+
+    #[test]
+    fn npz_archives_hold_arrays_in_order() {
+        let a = Tensor::from_f32(vec![1.0, 2.0], &[2]).unwrap();
+        let b = Tensor::from_u8(vec![7, 8, 9], &[3]).unwrap();
+        let mut zip = entry("a.npy", &write(&a));
+        zip.extend(entry("b.npy", &write(&b)));
+        zip.extend_from_slice(b"PK\x01\x02 central directory");
+        let got = read_npz(&zip).unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].0.as_str(), got[1].0.as_str()), ("a", "b"));
+        assert!(got[0].1.same_as(&a) && got[1].1.same_as(&b));
+        let mut compressed = entry("a.npy", &write(&a));
+        compressed[8] = 8;
+        assert!(
+            read_npz(&compressed)
+                .unwrap_err()
+                .contains("numpy.savez_compressed")
+        );
+        let truncated = &zip[..40];
+        assert!(read_npz(truncated).unwrap_err().contains("past the end"));
+        assert_eq!(
+            read_npz(b"nothing").unwrap_err(),
+            "not an .npz archive (no entries)"
+        );
+    }
 }

@@ -69,7 +69,7 @@ mod threads;
 mod transpose;
 
 pub use alloc::{probe, try_buffer};
-pub use api::quant::{QuantOutput, U8Quant};
+pub use api::quant::{QuantOutput, QuantWeights, U8Quant};
 pub use array_ops::{PadMode, SplitSpec, pad_widths, split_bounds};
 pub use device::{Backend, CpuBackend, Device, DeviceKind};
 pub use elementwise::float_divmod;

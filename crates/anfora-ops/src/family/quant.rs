@@ -7,7 +7,7 @@
 
 use std::io::Write;
 
-use anfora_tensor::{DType, QuantOutput, Tensor, U8Quant};
+use anfora_tensor::{DType, QuantOutput, QuantWeights, Tensor, U8Quant};
 
 use crate::abs::{Abs, Rule, err};
 use crate::args::{need_tensor, tensor_abs};
@@ -175,7 +175,8 @@ fn quant_matmul(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
             relu: truth(&a[8])?,
         },
     };
-    tensor(Tensor::quant_matmul(x, aq, w, scales, bias, output)).map(Value::Tensor)
+    let layer = QuantWeights { w, scales, bias };
+    tensor(Tensor::quant_matmul(x, aq, layer, output)).map(Value::Tensor)
 }
 
 /// A pair of non-negative ints.
@@ -237,10 +238,8 @@ fn quant_conv(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
         },
     };
     let (kernel, spec) = conv_args(&a[4], &a[10], &a[11], &a[12])?;
-    tensor(Tensor::quant_conv2d(
-        x, xq, w, kernel, scales, bias, &spec, output,
-    ))
-    .map(Value::Tensor)
+    let layer = QuantWeights { w, scales, bias };
+    tensor(Tensor::quant_conv2d(x, xq, layer, kernel, &spec, output)).map(Value::Tensor)
 }
 
 fn weight_only(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {

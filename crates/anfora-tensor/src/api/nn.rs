@@ -1,7 +1,7 @@
 //! Neural-network kernels: convolution, pooling and the softmax family.
 
 use crate::nn::{self, PoolKind, Wrt};
-use crate::{Conv2dSpec, DType, Pool2dSpec, Result, Tensor, narrow};
+use crate::{Conv2dSpec, Pool2dSpec, Result, Tensor, narrow};
 
 impl Tensor {
     /// `ops.conv2d`: the 2-D convolution (cross-correlation, as in PyTorch) of `x` (N, C, H, W)

@@ -13,6 +13,15 @@ pub struct U8Quant {
     pub zero: u8,
 }
 
+/// A quantized layer's weights: the `i8` k×n matrix whose column `j` stands for
+/// `w[:, j] · scales[j]`, and its bias, `i32` in units of the input's scale times `scales[j]`.
+#[derive(Clone, Copy, Debug)]
+pub struct QuantWeights<'a> {
+    pub w: &'a Tensor,
+    pub scales: &'a Tensor,
+    pub bias: Option<&'a Tensor>,
+}
+
 /// What a quantized product returns: `u8` values of a quantization, clamped at its zero point
 /// when `relu` (ReLU fused), or float32 (the last layer's dequantized result).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -104,18 +113,19 @@ impl Tensor {
         Tensor::from_f32(out, self.shape())
     }
 
-    /// The quantized product `a @ w` of a `u8` m×k matrix `a` (quantized by `aq`) and an `i8`
-    /// k×n matrix `w` whose column `j` stands for `w[:, j] · w_scales[j]`, plus `bias` (`i32`
-    /// in units of `aq.scale · w_scales[j]`), accumulated in `i32` and returned as `output`
-    /// says.
+    /// The quantized product `a @ w` of a `u8` m×k matrix `a` (quantized by `aq`) and the
+    /// weights of `layer`, plus its bias, accumulated in `i32` and returned as `output` says.
     pub fn quant_matmul(
         a: &Tensor,
         aq: U8Quant,
-        w: &Tensor,
-        w_scales: &Tensor,
-        bias: Option<&Tensor>,
+        layer: QuantWeights<'_>,
         output: QuantOutput,
     ) -> Result<Tensor> {
+        let QuantWeights {
+            w,
+            scales: w_scales,
+            bias,
+        } = layer;
         check_scale(aq.scale, "the input's scale")?;
         let (m, k) = matrix(a, DType::U8, "a quantized product's input")?;
         let (wk, n) = matrix(w, DType::I8, "a quantized product's weight")?;
@@ -170,20 +180,17 @@ impl Tensor {
     }
 
     /// The quantized 2-D convolution of a `u8` (N, C, H, W) image `x` (quantized by `xq`) with
-    /// the `i8` (C·KH·KW)×O weight matrix `w` (kernel `kernel` = (KH, KW)), its bias, scales
-    /// and output as [`Tensor::quant_matmul`]'s; one group.
-    #[allow(clippy::too_many_arguments)]
+    /// `layer`'s `i8` (C·KH·KW)×O weight matrix (kernel `kernel` = (KH, KW)); bias, scales and
+    /// output as [`Tensor::quant_matmul`]'s; one group.
     pub fn quant_conv2d(
         x: &Tensor,
         xq: U8Quant,
-        w: &Tensor,
+        layer: QuantWeights<'_>,
         kernel: [usize; 2],
-        w_scales: &Tensor,
-        bias: Option<&Tensor>,
         spec: &crate::Conv2dSpec,
         output: QuantOutput,
     ) -> Result<Tensor> {
-        crate::nn::quant_conv2d(x, xq, w, kernel, w_scales, bias, spec, output)
+        crate::nn::quant_conv2d(x, xq, layer, kernel, spec, output)
     }
 
     /// Weight-only quantization's product: float32 `x` (m×k) times the `i8` k×n `w` whose

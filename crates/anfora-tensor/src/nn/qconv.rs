@@ -4,7 +4,7 @@
 
 use super::Conv2dSpec;
 use super::geometry::{Conv, conv_geometry};
-use crate::api::quant::{QuantOutput, U8Quant};
+use crate::api::quant::{QuantOutput, QuantWeights, U8Quant};
 use crate::{DType, ErrorKind, Result, Tensor, TensorError};
 
 /// `x` (u8, quantized by `xq`) convolved with the weights `w`, an `i8` (C·KH·KW)×O matrix
@@ -13,13 +13,12 @@ use crate::{DType, ErrorKind, Result, Tensor, TensorError};
 pub(crate) fn quant_conv2d(
     x: &Tensor,
     xq: U8Quant,
-    w: &Tensor,
+    layer: QuantWeights<'_>,
     kernel: [usize; 2],
-    w_scales: &Tensor,
-    bias: Option<&Tensor>,
     spec: &Conv2dSpec,
     output: QuantOutput,
 ) -> Result<Tensor> {
+    let w = layer.w;
     let op = "quant_conv2d";
     if x.dtype() != DType::U8 || w.dtype() != DType::I8 || w.ndim() != 2 {
         return Err(TensorError::new(
@@ -56,7 +55,7 @@ pub(crate) fn quant_conv2d(
     let cols = im2col_u8(x.as_u8_slice().expect("a u8 image"), &g, xq.zero)?;
     let rows = g.n * g.ohw();
     let cols = Tensor::from_u8(cols, &[rows, k])?;
-    let y = Tensor::quant_matmul(&cols, xq, w, w_scales, bias, output)?;
+    let y = Tensor::quant_matmul(&cols, xq, layer, output)?;
     // (N·OH·OW, O) to (N, O, OH, OW): each image's (OH·OW)×O matrix transposed.
     let (ohw, shape) = (g.ohw(), g.output_shape());
     match output {

@@ -169,7 +169,7 @@ fn requantized(sum: i64, f: f32, zero: u8, relu: bool) -> u8 {
 
 #[test]
 fn quantized_products_and_convolutions_equal_integer_arithmetic() {
-    use crate::{Conv2dSpec, DType, Padding2d, QuantOutput, Tensor, U8Quant};
+    use crate::{Conv2dSpec, DType, Padding2d, QuantOutput, QuantWeights, Tensor, U8Quant};
     let mut rng = Rng(0x5eed_cafe);
     for case in 0..40 {
         let (n, c, h, w) = (
@@ -213,8 +213,12 @@ fn quantized_products_and_convolutions_equal_integer_arithmetic() {
             Tensor::from_i32(bias.clone(), &[o]).unwrap(),
         );
         let output = QuantOutput::U8 { out, relu };
-        let y =
-            Tensor::quant_conv2d(&tx, xq, &tw, [kh, kw], &ts, Some(&tb), &spec, output).unwrap();
+        let layer = QuantWeights {
+            w: &tw,
+            scales: &ts,
+            bias: Some(&tb),
+        };
+        let y = Tensor::quant_conv2d(&tx, xq, layer, [kh, kw], &spec, output).unwrap();
         let (oh, ow) = (
             (h + pads[0] + pads[1] - kh) / stride[0] + 1,
             (w + pads[2] + pads[3] - kw) / stride[1] + 1,
@@ -257,24 +261,14 @@ fn quantized_products_and_convolutions_equal_integer_arithmetic() {
             }
         }
         // The float32 form is the same sums, scaled.
-        let yf = Tensor::quant_conv2d(
-            &tx,
-            xq,
-            &tw,
-            [kh, kw],
-            &ts,
-            Some(&tb),
-            &spec,
-            QuantOutput::F32,
-        )
-        .unwrap();
+        let yf = Tensor::quant_conv2d(&tx, xq, layer, [kh, kw], &spec, QuantOutput::F32).unwrap();
         assert_eq!(yf.dtype(), DType::F32);
     }
 }
 
 #[test]
 fn quantized_operations_refuse_bad_operands() {
-    use crate::{ErrorKind, QuantOutput, Tensor, U8Quant};
+    use crate::{ErrorKind, QuantOutput, QuantWeights, Tensor, U8Quant};
     let a = Tensor::from_u8(vec![1; 6], &[2, 3]).unwrap();
     let w = Tensor::from_i8(vec![1; 8], &[4, 2]).unwrap();
     let s = Tensor::from_f32(vec![0.1; 2], &[2]).unwrap();
@@ -282,7 +276,12 @@ fn quantized_operations_refuse_bad_operands() {
         scale: 0.1,
         zero: 0,
     };
-    let e = Tensor::quant_matmul(&a, q, &w, &s, None, QuantOutput::F32).unwrap_err();
+    let layer = QuantWeights {
+        w: &w,
+        scales: &s,
+        bias: None,
+    };
+    let e = Tensor::quant_matmul(&a, q, layer, QuantOutput::F32).unwrap_err();
     assert_eq!(
         (e.kind, e.message.as_str()),
         (
@@ -294,13 +293,13 @@ fn quantized_operations_refuse_bad_operands() {
         scale: f32::NAN,
         zero: 0,
     };
-    let e = Tensor::quant_matmul(&a, bad, &w, &s, None, QuantOutput::F32).unwrap_err();
+    let e = Tensor::quant_matmul(&a, bad, layer, QuantOutput::F32).unwrap_err();
     assert_eq!(
         e.message,
         "the input's scale must be finite and positive, not NaN"
     );
     let f = Tensor::from_f32(vec![1.0; 6], &[2, 3]).unwrap();
-    let e = Tensor::quant_matmul(&f, q, &w, &s, None, QuantOutput::F32).unwrap_err();
+    let e = Tensor::quant_matmul(&f, q, layer, QuantOutput::F32).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Type);
     let e = f.dequantize_u8(q).unwrap_err();
     assert_eq!(e.message, "dequantize takes uint8, not float32");
