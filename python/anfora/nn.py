@@ -15,6 +15,7 @@ __all__ = [
     "Cell",
     "Conv2d",
     "Dropout",
+    "FakeQuant",
     "GELU",
     "LayerNorm",
     "MaxPool2d",
@@ -385,6 +386,33 @@ class LayerNorm(Cell):
         d = x - mean
         var = ops.mean(d * d, axis=self.axes, keepdims=True)
         return d / ops.sqrt(var + self.epsilon) * self.gamma + self.beta
+
+
+class FakeQuant(Cell):
+    """Quant-aware training's fake quantization (`ops.fake_quant`): the values a `uint8`
+    quantization of the tracked range `[min_val, max_val]` gives back, so training sees the
+    rounding and clipping of the int8 model, with the straight-through gradient (passed on
+    inside the range, zero where clipped). While training, the range follows the batches'
+    smallest and largest values by an exponential moving average (`ema_decay`), in the same
+    compiled call, as MindSpore's `FakeQuantWithMinMaxObserver` does; in evaluation it is fixed.
+    The converter (`anfora.convert(..., quantize="int8")`) takes a layer's input and output
+    quantization from the `FakeQuant` that reads it, so a quant-aware model needs no
+    calibration data."""
+
+    def __init__(self, ema_decay=0.99, min_init=-6.0, max_init=6.0):
+        import numpy as _np
+
+        self.ema_decay = float(ema_decay)
+        self.min_val = Parameter(_np.array(min_init, "float32"), name="min_val", requires_grad=False)
+        self.max_val = Parameter(_np.array(max_init, "float32"), name="max_val", requires_grad=False)
+
+    def construct(self, x):
+        if self.training:
+            lo = ops.stop_gradient(ops.min(x))
+            hi = ops.stop_gradient(ops.max(x))
+            self.min_val = self.min_val * self.ema_decay + lo * (1.0 - self.ema_decay)
+            self.max_val = self.max_val * self.ema_decay + hi * (1.0 - self.ema_decay)
+        return ops.fake_quant(x, self.min_val, self.max_val)
 
 
 class BatchNorm2d(Cell):

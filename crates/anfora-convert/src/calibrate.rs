@@ -45,29 +45,9 @@ impl Method {
     }
 }
 
-/// A `u8` quantization: `x ≈ (q − zero) · scale`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct QuantParams {
-    pub scale: f32,
-    pub zero: u8,
-}
-
-impl QuantParams {
-    /// The parameters of range `[lo, hi]`, widened to hold 0 (so that 0 is exact: padding and
-    /// ReLU's zeros stay zeros).
-    pub fn of_range(lo: f32, hi: f32) -> QuantParams {
-        let (lo, hi) = (lo.min(0.0), hi.max(0.0));
-        if hi - lo <= f32::MIN_POSITIVE {
-            return QuantParams {
-                scale: 1.0,
-                zero: 0,
-            };
-        }
-        let scale = (hi - lo) / 255.0;
-        let zero = (-lo / scale).round_ties_even().clamp(0.0, 255.0) as u8;
-        QuantParams { scale, zero }
-    }
-}
+/// A `u8` quantization: `x ≈ (q − zero) · scale` (the tensor crate's, whose `of_range` the
+/// converter, the kernels and fake quantization share).
+pub use anfora_tensor::U8Quant as QuantParams;
 
 #[derive(Debug, Error, PartialEq)]
 pub enum CalibrationError {

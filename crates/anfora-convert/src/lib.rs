@@ -18,6 +18,7 @@ pub mod quantize;
 use std::collections::HashMap;
 use std::fmt;
 
+use anfora_ir::NodeId;
 use anfora_model::{Limits, ModelError, read_model, write_model};
 use anfora_tensor::{Tensor, TensorError};
 use thiserror::Error;
@@ -149,11 +150,6 @@ pub fn convert(
         size_before: bytes.len(),
         ..Report::default()
     };
-    if options.quantize == Some(Quantization::Int8) && calibration.is_empty() {
-        return Err(ConvertError::Data(
-            "int8 quantization needs calibration data (--calibration DATA.npz)".into(),
-        ));
-    }
     let names: HashMap<u64, String> = (loaded.parameters.iter())
         .map(|p| (p.key(), p.name().to_string()))
         .collect();
@@ -163,6 +159,7 @@ pub fn convert(
             entry: loaded.entry,
             abstracts: &mut loaded.abstracts,
         };
+        let known = quantize::absorb_fake_quant(&mut ed, &mut report)?;
         let layers = quantize::layers(&ed, &mut report)?;
         match options.quantize {
             None => {}
@@ -170,13 +167,24 @@ pub fn convert(
                 quantize::weight_only(&mut ed, &layers, options.per_tensor, &mut report)?
             }
             Some(Quantization::Int8) => {
-                let params = observe::calibrate(
-                    &mut ed,
-                    &loaded.inputs,
-                    &layers,
-                    &calibration,
-                    options.method,
-                )?;
+                let mut params = known;
+                let missing: Vec<NodeId> = (layers.iter())
+                    .flat_map(|l| [l.x, l.out()])
+                    .filter(|n| !params.contains_key(n))
+                    .collect();
+                if !missing.is_empty() {
+                    if calibration.is_empty() {
+                        return Err(ConvertError::Data(format!(
+                            "int8 quantization needs calibration data (--calibration \
+                             DATA.npz) for the {} activations no FakeQuant covers",
+                            missing.len()
+                        )));
+                    }
+                    let (inputs, method) = (&loaded.inputs, options.method);
+                    let observed =
+                        observe::calibrate(&mut ed, inputs, &missing, &calibration, method)?;
+                    params.extend(observed);
+                }
                 quantize::int8(&mut ed, &layers, &params, options.per_tensor, &mut report)?;
             }
         }

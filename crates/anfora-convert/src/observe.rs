@@ -13,22 +13,19 @@ use anfora_tensor::{DType, Device, Tensor};
 use crate::ConvertError;
 use crate::calibrate::{Calibrator, Method, QuantParams};
 use crate::graph::Editor;
-use crate::quantize::Layer;
 
-/// The quantization of each layer's input and output over `batches`.
+/// The quantization of each node of `nodes` (layers' inputs and outputs) over `batches`.
 pub fn calibrate(
     ed: &mut Editor,
     inputs: &[InputSpec],
-    layers: &[Layer],
+    nodes: &[NodeId],
     batches: &[Vec<Tensor>],
     method: Method,
 ) -> Result<HashMap<NodeId, QuantParams>, ConvertError> {
     let mut watched: Vec<NodeId> = Vec::new();
-    for l in layers {
-        for n in [l.x, l.out()] {
-            if !watched.contains(&n) {
-                watched.push(n);
-            }
+    for &n in nodes {
+        if !watched.contains(&n) {
+            watched.push(n);
         }
     }
     let mut calibrators = (watched.iter())

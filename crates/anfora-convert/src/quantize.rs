@@ -439,3 +439,40 @@ fn passed_u8(
     quantized.insert(n, (r, qp));
     Ok(Some((r, qp)))
 }
+
+/// Quant-aware training's `FakeQuant(y, min, max)` nodes with ranges known before the model
+/// runs: each is dropped (its readers read `y`), and `y`'s quantization is the range's. The
+/// converter takes those instead of calibrating.
+pub fn absorb_fake_quant(
+    ed: &mut Editor,
+    report: &mut Report,
+) -> Result<HashMap<NodeId, QuantParams>, ConvertError> {
+    let mut known = HashMap::new();
+    for n in ed.module.graph_nodes(ed.entry) {
+        if ed.module.callee_prim(n) != Some(Prim::FakeQuant) {
+            continue;
+        }
+        let inputs = ed.module.inputs(n).to_vec();
+        let bound = |i: usize| -> Option<f32> {
+            match ed.module.constant(inputs[i]) {
+                Some(Const::Float(f)) => Some(*f as f32),
+                Some(Const::Int(v)) => Some(*v as f32),
+                _ => (ed.known_tensor(inputs[i]))
+                    .filter(|t| t.numel() == 1)
+                    .map(|t| t.to_f64_vec()[0] as f32),
+            }
+        };
+        let (Some(lo), Some(hi)) = (bound(2), bound(3)) else {
+            report.keep("FakeQuant: its range is not known before the model runs".into());
+            continue;
+        };
+        let q = QuantParams::of_range(lo, hi);
+        known.entry(inputs[1]).or_insert(q);
+        ed.module.replace_uses(&[ed.entry], n, inputs[1]);
+        report.change(format!(
+            "FakeQuant [{lo:.4}, {hi:.4}] taken as its input's quantization (scale {:.6}, zero point {})",
+            q.scale, q.zero
+        ));
+    }
+    Ok(known)
+}

@@ -323,6 +323,9 @@ fn every_primitive_has_an_inference_rule() {
                 args[0] = tensor(&[1, 3, 5, 5]);
                 args[1] = tensor(&[2, 3, 3, 3]);
             }
+            if let Some(quantized) = quantized_args(p) {
+                args = quantized;
+            }
             let r = infer_prim(p, &args).unwrap_or_else(|e| panic!("{p:?}: {e:?}"));
             assert!(matches!(r, Abs::Tensor(_)), "{p:?} {args:?} gives {r}");
         }
@@ -1043,4 +1046,50 @@ fn tensors_through_control_flow_and_calls() {
         }
     }
     r.assert_ok("control flow");
+}
+
+/// Arguments of the quantized operations, whose operands are 8-bit.
+fn quantized_args(p: Prim) -> Option<Vec<Abs>> {
+    let typed = |d: DType, s: &[usize]| {
+        Abs::tensor(anfora_ops::TensorAbs::new(d, s.iter().map(|&v| Some(v)).collect()))
+    };
+    let ints = |v: &[i64]| Abs::tuple(v.iter().map(|&i| Abs::Int(Some(i))).collect());
+    let (scale, zero) = (Abs::Float(Some(0.1)), Abs::Int(Some(3)));
+    Some(match p {
+        Prim::Quantize => vec![typed(DType::F32, &[2, 3]), scale, zero],
+        Prim::Dequantize => vec![typed(DType::U8, &[2, 3]), scale, zero],
+        Prim::FakeQuant => vec![typed(DType::F32, &[2, 3]), Abs::Float(Some(-1.0)), scale],
+        Prim::QuantMatMul => vec![
+            typed(DType::U8, &[2, 3]),
+            scale.clone(),
+            zero.clone(),
+            typed(DType::I8, &[3, 2]),
+            typed(DType::F32, &[2]),
+            Abs::None,
+            scale,
+            zero,
+            Abs::Bool(Some(true)),
+        ],
+        Prim::QuantConv2D => vec![
+            typed(DType::U8, &[1, 2, 4, 4]),
+            scale.clone(),
+            zero.clone(),
+            typed(DType::I8, &[18, 3]),
+            ints(&[3, 3]),
+            typed(DType::F32, &[3]),
+            Abs::None,
+            scale,
+            zero,
+            Abs::Bool(Some(false)),
+            ints(&[1, 1]),
+            ints(&[1, 1, 1, 1]),
+            ints(&[1, 1]),
+        ],
+        Prim::WeightOnlyMatMul => vec![
+            typed(DType::F32, &[2, 3]),
+            typed(DType::I8, &[3, 2]),
+            typed(DType::F32, &[2]),
+        ],
+        _ => return None,
+    })
 }

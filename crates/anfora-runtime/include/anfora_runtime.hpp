@@ -49,6 +49,8 @@ inline const char* dtype_name(DType d) {
         case DType::Float64: return "float64";
         case DType::Float16: return "float16";
         case DType::BFloat16: return "bfloat16";
+        case DType::Int8: return "int8";
+        case DType::UInt8: return "uint8";
     }
     return "unknown";
 }
@@ -56,7 +58,9 @@ inline const char* dtype_name(DType d) {
 // The size of one element in bytes.
 inline std::size_t dtype_size(DType d) {
     switch (d) {
-        case DType::Bool: return 1;
+        case DType::Bool:
+        case DType::Int8:
+        case DType::UInt8: return 1;
         case DType::Int32: return 4;
         case DType::Int64: return 8;
         case DType::Float32: return 4;

@@ -1,7 +1,8 @@
-//! Quantized models' operations (issue 28), which only the offline converter emits:
+//! Quantized models' operations (issue 28): what the offline converter emits,
 //! `QuantizeLinear` / `DequantizeLinear` between float32 and `u8` with a scale and zero point,
 //! the `u8 × i8` product accumulated in `i32` with its bias, requantization and ReLU fused
-//! (`QLinearMatMul`), and weight-only quantization's product (`MatMulWeightOnly`). Their
+//! (`QLinearMatMul`, `QLinearConv`), weight-only quantization's product (`MatMulWeightOnly`),
+//! and quant-aware training's fake quantization with its straight-through gradient. Their
 //! kernels are `anfora-tensor`'s (`Tensor::quantize_u8`, `quant_matmul`, ...); both engines run
 //! the same integer arithmetic, so they give the same integers.
 
@@ -48,6 +49,19 @@ primitives! {
         "(x, x_scale, x_zero, w, kernel_size, w_scales, bias, out_scale, out_zero, relu, \
           stride, padding, dilation)", quant_conv_abs, quant_conv, Backward::Refused(NO_GRADIENT))
         .tensor_kernel().called(&[Py::Op("quant_conv2d")]);
+    /// `ops.fake_quant(x, min, max)`: quant-aware training's fake quantization of float32 `x`,
+    /// `dequantize(quantize(x))` in the `uint8` quantization of range `[min, max]` (widened to
+    /// hold 0), with the straight-through gradient: `d` where `x` is inside the range, zero
+    /// where it was clipped; `min` and `max` (tracked, not learned) get none.
+    FakeQuant = PrimDef::new("FakeQuantPerLayer", "(x, min, max)",
+        |_, a| convert_abs(a, DType::F32, DType::F32), fake_quant,
+        Backward::First(|e, c| e.op(Prim::FakeQuantGrad, &[c.d, c.x[0], c.x[1], c.x[2]])))
+        .tensor_kernel().called(&[Py::Op("fake_quant")]);
+    /// `FakeQuantGrad(d, x, min, max)`: `FakeQuant`'s straight-through gradient (linear in `d`).
+    FakeQuantGrad = PrimDef::new("FakeQuantGrad", "(d, x, min, max)",
+        |_, a| convert_abs(a, DType::F32, DType::F32), fake_quant_grad,
+        Backward::First(|e, c| e.op(Prim::FakeQuantGrad, &[c.d, c.x[1], c.x[2], c.x[3]])))
+        .tensor_kernel();
     /// `ops.weight_only_matmul(x, w, w_scales)`: float32 m×k `x` times the `int8` k×n `w`,
     /// column `j` scaled by `w_scales[j]`; the weights stay 8-bit in memory.
     WeightOnlyMatMul = PrimDef::new("MatMulWeightOnly", "(x, w, w_scales)", weight_only_abs,
@@ -240,6 +254,30 @@ fn quant_conv(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
     let (kernel, spec) = conv_args(&a[4], &a[10], &a[11], &a[12])?;
     let layer = QuantWeights { w, scales, bias };
     tensor(Tensor::quant_conv2d(x, xq, layer, kernel, &spec, output)).map(Value::Tensor)
+}
+
+/// A range bound: a Python number or a one-element float tensor.
+fn bound_arg(v: &Value) -> Result<f32, PyErr> {
+    match v {
+        Value::Float(f) => Ok(*f as f32),
+        Value::Int(i) => Ok(*i as f32),
+        Value::Tensor(t) if t.numel() == 1 => Ok(t.to_f64_vec()[0] as f32),
+        other => Err(type_error(format!(
+            "a fake quantization range is a number or a one-element tensor, not '{}'",
+            other.type_name()
+        ))),
+    }
+}
+
+fn fake_quant(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let x = need_tensor(&a[0], "ops.fake_quant")?;
+    tensor(x.fake_quant(bound_arg(&a[1])?, bound_arg(&a[2])?)).map(Value::Tensor)
+}
+
+fn fake_quant_grad(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
+    let (d, x) = (need_tensor(&a[0], "FakeQuantGrad")?, need_tensor(&a[1], "FakeQuantGrad")?);
+    let (lo, hi) = (bound_arg(&a[2])?, bound_arg(&a[3])?);
+    tensor(Tensor::fake_quant_grad(d, x, lo, hi)).map(Value::Tensor)
 }
 
 fn weight_only(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {

@@ -13,6 +13,26 @@ pub struct U8Quant {
     pub zero: u8,
 }
 
+impl U8Quant {
+    /// The quantization of range `[lo, hi]`, widened to hold 0 (so that 0 is exact: padding
+    /// and ReLU's zeros stay zeros): `scale = (hi − lo) / 255`, `zero = round(−lo / scale)`.
+    pub fn of_range(lo: f32, hi: f32) -> U8Quant {
+        let (lo, hi) = (lo.min(0.0), hi.max(0.0));
+        if hi - lo <= f32::MIN_POSITIVE || !(hi - lo).is_finite() {
+            return U8Quant { scale: 1.0, zero: 0 };
+        }
+        let scale = (hi - lo) / 255.0;
+        let zero = (-lo / scale).round_ties_even().clamp(0.0, 255.0) as u8;
+        U8Quant { scale, zero }
+    }
+
+    /// The float values the bytes stand for, from byte 0 to byte 255.
+    pub fn bounds(self) -> (f32, f32) {
+        let z = f32::from(self.zero);
+        ((0.0 - z) * self.scale, (255.0 - z) * self.scale)
+    }
+}
+
 /// A quantized layer's weights: the `i8` k×n matrix whose column `j` stands for
 /// `w[:, j] · scales[j]`, and its bias, `i32` in units of the input's scale times `scales[j]`.
 #[derive(Clone, Copy, Debug)]
@@ -96,6 +116,33 @@ impl Tensor {
         out.resize(x.len(), 0);
         quant::quantize_u8(x, q.scale, q.zero, &mut out);
         Tensor::from_u8(out, self.shape())
+    }
+
+    /// Quant-aware training's fake quantization: `dequantize(quantize(x))` in the quantization
+    /// of range `[lo, hi]` ([`U8Quant::of_range`]), for a float32 tensor.
+    pub fn fake_quant(&self, lo: f32, hi: f32) -> Result<Tensor> {
+        let q = U8Quant::of_range(lo, hi);
+        self.quantize_u8(q)?.dequantize_u8(q)
+    }
+
+    /// The straight-through gradient of [`Tensor::fake_quant`]: `d` where `x` is inside the
+    /// range the bytes cover (rounding passes the gradient on), zero where it was clipped.
+    pub fn fake_quant_grad(d: &Tensor, x: &Tensor, lo: f32, hi: f32) -> Result<Tensor> {
+        let (a, b) = U8Quant::of_range(lo, hi).bounds();
+        let (Some(dv), Some(xv)) = (d.as_f32_slice(), x.as_f32_slice()) else {
+            return Err(type_error(format!("fake_quant takes float32, not {}", x.dtype())));
+        };
+        if d.shape() != x.shape() {
+            return Err(value_error(format!(
+                "a sensitivity of shape {:?} for an input of shape {:?}",
+                d.shape(),
+                x.shape()
+            )));
+        }
+        let out = (dv.iter().zip(xv))
+            .map(|(&g, &v)| if v >= a && v <= b { g } else { 0.0 })
+            .collect();
+        Tensor::from_f32(out, x.shape())
     }
 
     /// `(q − zero) · scale` as float32, for a `u8` tensor.
