@@ -3,12 +3,14 @@ with anfora: an MLP and a LeNet-style CNN (convolutions and max pooling). Each
 training step (forward, loss, gradient and optimizer update) is one compiled call.
 
     python examples/train_digits.py [--epochs N] [--model mlp|lenet|both] [--seed S] [--export DIR]
-                                    [--device cpu|cuda:N]
+                                    [--device cpu|cuda:N] [--qat]
 
 With --export, each trained model is also written as a model file (DIR/NAME.anfora, for
 `anfora run-model`, `anfora.load` and the C runtime's examples/c/classify_digits), with the
 test images and labels as .npy files beside it, and its quantized forms (NAME_int8.anfora,
-calibrated on training images, and NAME_weight_int8.anfora), each evaluated.
+calibrated on training images, and NAME_weight_int8.anfora), each evaluated. With --qat the
+networks train quant-aware (FakeQuant cells) and NAME_int8.anfora is converted from their
+ranges, without calibration data.
 """
 
 import argparse
@@ -33,17 +35,30 @@ def load_digits(seed):
     return (x[n_test:], y[n_test:]), (x[:n_test], y[:n_test])
 
 
-def mlp(seed):
-    return nn.SequentialCell(
+def quant_aware(cells, qat):
+    """With `qat`, a FakeQuant after the input and after each ReLU: training sees the int8
+    model's rounding, and the converter takes each activation's range from it."""
+    if not qat:
+        return nn.SequentialCell(*cells)
+    out = [nn.FakeQuant()]
+    for c in cells:
+        out.append(c)
+        if isinstance(c, nn.ReLU):
+            out.append(nn.FakeQuant())
+    return nn.SequentialCell(*out)
+
+
+def mlp(seed, qat=False):
+    return quant_aware([
         nn.Flatten(),
         nn.Dense(64, 128, seed=seed),
         nn.ReLU(),
         nn.Dense(128, 10, seed=seed + 1),
-    )
+    ], qat)
 
 
-def lenet(seed):
-    return nn.SequentialCell(
+def lenet(seed, qat=False):
+    return quant_aware([
         nn.Conv2d(1, 8, 3, pad_mode="same", seed=seed),
         nn.ReLU(),
         nn.MaxPool2d(2),
@@ -54,7 +69,7 @@ def lenet(seed):
         nn.Dense(16 * 2 * 2, 64, seed=seed + 2),
         nn.ReLU(),
         nn.Dense(64, 10, seed=seed + 3),
-    )
+    ], qat)
 
 
 def progress(epoch, epochs, done, total, loss, width=24):
@@ -94,7 +109,7 @@ def train(name, net, data, epochs, batch, seed):
     return acc
 
 
-def export(name, net, x_train, x_test, y_test, directory):
+def export(name, net, x_train, x_test, y_test, directory, qat=False):
     """Writes the model (taking the whole test set as one batch) and the test set, then its
     quantized forms: int8 (calibrated on training images) and weight-only int8, each with
     its test accuracy and size beside the float model's."""
@@ -106,8 +121,15 @@ def export(name, net, x_train, x_test, y_test, directory):
     np.save(os.path.join(directory, f"{name}_images.npy"), x_test)
     np.save(os.path.join(directory, f"{name}_labels.npy"), y_test)
     print(f"{name}: exported to {path} ({size} bytes)")
-    rows = [("float32", path)]
-    for mode in ("int8", "weight-int8"):
+    rows = [("QAT float32" if qat else "float32", path)]
+    if qat:
+        # The quant-aware model's ranges come from its FakeQuant cells: no calibration data.
+        net.set_train(False)
+        out = os.path.join(directory, f"{name}_int8.anfora")
+        anfora.export(net, anfora.TensorSpec(x_test.shape), file_name=path)
+        anfora.convert(path, out, quantize="int8")
+        rows.append(("QAT int8", out))
+    for mode in () if qat else ("int8", "weight-int8"):
         out = os.path.join(directory, f"{name}_{mode.replace('-', '_')}.anfora")
         calibration = x_train[: 2 * len(x_test)] if mode == "int8" else None
         anfora.convert(path, out, quantize=mode, calibration=calibration)
@@ -128,6 +150,9 @@ def main(argv=None):
                         help="exit with status 1 if a model ends below this test accuracy")
     parser.add_argument("--export", metavar="DIR",
                         help="write each trained model and the test set to DIR")
+    parser.add_argument("--qat", action="store_true",
+                        help="quant-aware training: FakeQuant cells in the networks, and with "
+                             "--export their int8 models converted without calibration data")
     parser.add_argument("--device", default="cpu",
                         help="where the steps run: cpu, or cuda:N (anfora.devices() lists them)")
     args = parser.parse_args(argv)
@@ -139,7 +164,7 @@ def main(argv=None):
     x_train, x_test = data[0][0], data[1][0]
     ok = True
     for name in models:
-        net = mlp(args.seed) if name == "mlp" else lenet(args.seed)
+        net = (mlp if name == "mlp" else lenet)(args.seed, qat=args.qat)
         if name == "lenet":  # NCHW images
             model_data = ((x_train[:, None], data[0][1]), (x_test[:, None], data[1][1]))
         else:
@@ -147,7 +172,7 @@ def main(argv=None):
         acc = train(name, net, model_data, args.epochs, args.batch, args.seed)
         ok &= acc >= args.min_accuracy
         if args.export:
-            export(name, net, model_data[0][0], *model_data[1], args.export)
+            export(name, net, model_data[0][0], *model_data[1], args.export, qat=args.qat)
     return 0 if ok else 1
 
 

@@ -133,3 +133,31 @@ def test_bad_options_and_calibration_data_are_clear_errors(digits):
         anfora.quantize(path, target, x_train[:10])
     with pytest.raises(ValueError, match="2 arrays for a model of 1 tensor inputs"):
         anfora.quantize(path, target, [x_train, x_train])
+
+
+def test_fake_quant_rounds_as_the_int8_model_and_passes_gradients_straight_through():
+    x = np.array([-2.0, -0.3, 0.0, 0.26, 1.0, 3.9, 5.0], np.float32)
+    lo, hi = -1.0, 4.0
+    scale = np.float32((hi - lo) / 255.0)
+    zero = int(np.round(-lo / scale))
+    want = (reference_quantize(x, scale, zero).astype(np.float32) - zero) * scale
+    got = np.asarray(ops.fake_quant(anfora.tensor(x), lo, hi))
+    assert np.array_equal(got, want)
+    # Straight through inside the range, zero where clipped.
+    g = np.asarray(anfora.grad(lambda v: ops.sum(ops.fake_quant(v, lo, hi) * 3.0))(anfora.tensor(x)))
+    assert np.array_equal(g, np.where((x >= -zero * scale) & (x <= (255 - zero) * scale), 3.0, 0.0))
+
+
+def test_a_quant_aware_model_converts_without_calibration_data(tmp_path):
+    (x_train, y_train), (x_test, y_test) = EXAMPLE["load_digits"](0)
+    net = EXAMPLE["mlp"](0, qat=True)
+    EXAMPLE["train"]("mlp", net, ((x_train, y_train), (x_test, y_test)), 4, 32, 0)
+    fq = [c for _, c in net.cells_and_names() if isinstance(c, anfora.nn.FakeQuant)]
+    assert len(fq) == 2 and float(np.asarray(fq[1].max_val)) > 0.5  # the ranges were tracked
+    net.set_train(False)
+    path, int8 = tmp_path / "qat.anfora", tmp_path / "qat_int8.anfora"
+    anfora.export(net, anfora.TensorSpec(x_test.shape), file_name=path)
+    report = anfora.convert(path, int8, quantize="int8")
+    assert report.count("taken as its input's quantization") == 2, report
+    assert accuracy(int8, x_test, y_test) >= accuracy(path, x_test, y_test) - 0.005
+    assert accuracy(int8, x_test, y_test) >= 0.93

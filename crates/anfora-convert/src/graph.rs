@@ -70,6 +70,15 @@ impl Editor<'_> {
         Ok(n)
     }
 
+    /// The value `n` gives: through `Depend(value, state)` (which only orders effects; a
+    /// converted inference model reads Parameters and writes nothing).
+    pub fn value_of(&self, mut n: NodeId) -> NodeId {
+        while self.module.callee_prim(n) == Some(Prim::Depend) {
+            n = self.module.inputs(n)[1];
+        }
+        n
+    }
+
     /// The Parameter a `Load(ref, state)` node reads, when `n` is one.
     pub fn loaded_param(&self, n: NodeId) -> Option<anfora_ops::ParamRef> {
         if self.module.callee_prim(n) != Some(Prim::Load) {
@@ -149,6 +158,8 @@ fn removable(p: Option<Prim>) -> bool {
                 | Prim::MatMul
                 | Prim::Relu
                 | Prim::Reshape
+                | Prim::Depend
+                | Prim::FakeQuant
                 | Prim::Conv2D
                 | Prim::MaxPool2D
                 | Prim::QuantConv2D

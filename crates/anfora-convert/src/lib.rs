@@ -168,8 +168,7 @@ pub fn convert(
             }
             Some(Quantization::Int8) => {
                 let mut params = known;
-                let missing: Vec<NodeId> = (layers.iter())
-                    .flat_map(|l| [l.x, l.out()])
+                let missing: Vec<NodeId> = (quantize::required(&ed, &layers).into_iter())
                     .filter(|n| !params.contains_key(n))
                     .collect();
                 if !missing.is_empty() {

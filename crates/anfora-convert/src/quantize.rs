@@ -98,13 +98,13 @@ pub fn layers(ed: &Editor, report: &mut Report) -> Result<Vec<Layer>, ConvertErr
                     continue;
                 }
                 (
-                    inputs[1],
+                    ed.value_of(inputs[1]),
                     inputs[2],
                     Some(inputs[3]),
                     is_false(ed, inputs[5]) == Some(false),
                 )
             }
-            Prim::MatMul => (inputs[1], inputs[2], None, false),
+            Prim::MatMul => (ed.value_of(inputs[1]), inputs[2], None, false),
             Prim::Conv2D => {
                 match conv_layer(ed, n, &users) {
                     Ok(l) => found.push(l),
@@ -231,7 +231,7 @@ fn conv_layer(
         .map_err(|e| e.to_string())?;
     Ok(Layer {
         node: n,
-        x: inputs[1],
+        x: ed.value_of(inputs[1]),
         w: matrix,
         conv: Some(ConvShape {
             kernel: [kh, kw],
@@ -374,7 +374,7 @@ pub fn int8(
 /// Operations that give the same values on a quantized input as on the float one, so a
 /// `u8` value passes through them: data movement and the maximum.
 fn passes_u8(p: Option<Prim>) -> bool {
-    matches!(p, Some(Prim::Reshape | Prim::MaxPool2D))
+    matches!(p, Some(Prim::Reshape | Prim::MaxPool2D | Prim::Depend))
 }
 
 /// Whether `r` is one of `products`, or passes its value on to one.
@@ -407,11 +407,22 @@ fn u8_input(
     if let Some(q) = passed_u8(ed, l, l.x, quantized)? {
         return Ok(q);
     }
-    let xq = *params.get(&l.x).ok_or_else(|| missing(l.x))?;
+    // Quantized where the values come from (before any Reshape or MaxPool2D of them), then
+    // passed on as bytes.
+    let r = root(ed, l.x);
+    let xq = *params.get(&r).ok_or_else(|| missing(r))?;
     let (s, z) = (scalar_f(ed, xq.scale), scalar_i(ed, xq.zero));
-    let q = ed.call_before(l.node, Prim::Quantize, &[l.x, s, z], l.span)?;
-    quantized.insert(l.x, (q, xq));
-    Ok((q, xq))
+    let q = ed.call_before(l.node, Prim::Quantize, &[r, s, z], l.span)?;
+    quantized.insert(r, (q, xq));
+    Ok(passed_u8(ed, l, l.x, quantized)?.expect("the root is quantized"))
+}
+
+/// Where the values of `n` come from: through `Reshape`, `MaxPool2D` and `Depend`.
+fn root(ed: &Editor, mut n: NodeId) -> NodeId {
+    while passes_u8(ed.module.callee_prim(n)) {
+        n = ed.module.inputs(n)[1];
+    }
+    n
 }
 
 /// The `u8` form of `n` when one exists: a quantized node's, or the same data movement or
@@ -467,7 +478,7 @@ pub fn absorb_fake_quant(
             continue;
         };
         let q = QuantParams::of_range(lo, hi);
-        known.entry(inputs[1]).or_insert(q);
+        known.entry(ed.value_of(inputs[1])).or_insert(q);
         ed.module.replace_uses(&[ed.entry], n, inputs[1]);
         report.change(format!(
             "FakeQuant [{lo:.4}, {hi:.4}] taken as its input's quantization (scale {:.6}, zero point {})",
@@ -475,4 +486,36 @@ pub fn absorb_fake_quant(
         ));
     }
     Ok(known)
+}
+
+/// The activations whose quantization the int8 rewrite needs: each layer's input unless an
+/// earlier layer's `u8` output reaches it (through `Reshape` and `MaxPool2D`), and each
+/// layer's output that reaches a layer.
+pub fn required(ed: &Editor, layers: &[Layer]) -> Vec<NodeId> {
+    let products: Vec<NodeId> = layers.iter().map(|l| l.node).collect();
+    let outs: Vec<NodeId> = layers.iter().map(Layer::out).collect();
+    let users = ed.users();
+    let mut need = Vec::new();
+    for l in layers {
+        let r = root(ed, l.x);
+        if from_layer(ed, l.x, &outs).is_none() && !need.contains(&r) {
+            need.push(r);
+        }
+        let readers = users.get(&l.out()).map(Vec::as_slice).unwrap_or_default();
+        if readers.iter().any(|r| reaches(ed, *r, &products)) && !need.contains(&l.out()) {
+            need.push(l.out());
+        }
+    }
+    need
+}
+
+/// The layer output `n` is, or passes on through `Reshape` and `MaxPool2D`.
+fn from_layer(ed: &Editor, n: NodeId, outs: &[NodeId]) -> Option<NodeId> {
+    if outs.contains(&n) {
+        return Some(n);
+    }
+    if !passes_u8(ed.module.callee_prim(n)) {
+        return None;
+    }
+    from_layer(ed, ed.module.inputs(n)[1], outs)
 }

@@ -1051,7 +1051,10 @@ fn tensors_through_control_flow_and_calls() {
 /// Arguments of the quantized operations, whose operands are 8-bit.
 fn quantized_args(p: Prim) -> Option<Vec<Abs>> {
     let typed = |d: DType, s: &[usize]| {
-        Abs::tensor(anfora_ops::TensorAbs::new(d, s.iter().map(|&v| Some(v)).collect()))
+        Abs::tensor(anfora_ops::TensorAbs::new(
+            d,
+            s.iter().map(|&v| Some(v)).collect(),
+        ))
     };
     let ints = |v: &[i64]| Abs::tuple(v.iter().map(|&i| Abs::Int(Some(i))).collect());
     let (scale, zero) = (Abs::Float(Some(0.1)), Abs::Int(Some(3)));

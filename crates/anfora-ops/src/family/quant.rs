@@ -275,7 +275,10 @@ fn fake_quant(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
 }
 
 fn fake_quant_grad(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
-    let (d, x) = (need_tensor(&a[0], "FakeQuantGrad")?, need_tensor(&a[1], "FakeQuantGrad")?);
+    let (d, x) = (
+        need_tensor(&a[0], "FakeQuantGrad")?,
+        need_tensor(&a[1], "FakeQuantGrad")?,
+    );
     let (lo, hi) = (bound_arg(&a[2])?, bound_arg(&a[3])?);
     tensor(Tensor::fake_quant_grad(d, x, lo, hi)).map(Value::Tensor)
 }

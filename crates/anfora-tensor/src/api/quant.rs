@@ -19,7 +19,10 @@ impl U8Quant {
     pub fn of_range(lo: f32, hi: f32) -> U8Quant {
         let (lo, hi) = (lo.min(0.0), hi.max(0.0));
         if hi - lo <= f32::MIN_POSITIVE || !(hi - lo).is_finite() {
-            return U8Quant { scale: 1.0, zero: 0 };
+            return U8Quant {
+                scale: 1.0,
+                zero: 0,
+            };
         }
         let scale = (hi - lo) / 255.0;
         let zero = (-lo / scale).round_ties_even().clamp(0.0, 255.0) as u8;
@@ -130,7 +133,10 @@ impl Tensor {
     pub fn fake_quant_grad(d: &Tensor, x: &Tensor, lo: f32, hi: f32) -> Result<Tensor> {
         let (a, b) = U8Quant::of_range(lo, hi).bounds();
         let (Some(dv), Some(xv)) = (d.as_f32_slice(), x.as_f32_slice()) else {
-            return Err(type_error(format!("fake_quant takes float32, not {}", x.dtype())));
+            return Err(type_error(format!(
+                "fake_quant takes float32, not {}",
+                x.dtype()
+            )));
         };
         if d.shape() != x.shape() {
             return Err(value_error(format!(
