@@ -102,10 +102,15 @@ def test_quantized_digits_models_keep_their_accuracy(digits, name):
     report = anfora.convert(path, int8, quantize="int8", calibration=x_train[:718])
     assert "DequantizeLinear" not in report and "kept in float32" not in report, report
     anfora.convert(path, w8, quantize="weight-int8")
+    w4 = out / f"{name}_w4.anfora"
+    anfora.convert(path, w4, quantize="weight-int4")
     # The issue's bounds: full int8 at most 0.5 points below float32, weight-only 0.1.
     assert accuracy(int8, x_test, y) >= base - 0.005
     assert accuracy(w8, x_test, y) >= base - 0.001
     assert int8.stat().st_size < 0.33 * path.stat().st_size
+    # 4-bit weights (no accuracy goal in the issue): within 3 points here.
+    assert accuracy(w4, x_test, y) >= base - 0.03
+    assert w4.stat().st_size < int8.stat().st_size * 1.5
     for method in ["percentile", "kl"]:
         anfora.quantize(path, out / f"{name}_{method}.anfora", x_train[:718], method=method)
         assert accuracy(out / f"{name}_{method}.anfora", x_test, y) >= base - 0.02
@@ -121,8 +126,6 @@ def test_bad_options_and_calibration_data_are_clear_errors(digits):
         anfora.convert(path, target, quantize="int3")
     with pytest.raises(ValueError, match="unknown calibration method 'median'"):
         anfora.quantize(path, target, x_train, method="median")
-    with pytest.raises(ValueError, match="weight-int4 .* not implemented"):
-        anfora.convert(path, target, quantize="weight-int4")
     bad = x_train.copy()
     bad[3, 2, 1] = np.nan
     with pytest.raises(ValueError, match="holds NaN at position"):

@@ -8,13 +8,27 @@ use anfora_tensor::Tensor;
 
 use crate::{Exit, emit};
 
+#[derive(clap::Args)]
 pub struct Args {
-    pub model: PathBuf,
-    pub output: PathBuf,
-    pub quantize: Option<String>,
-    pub calibration: Option<PathBuf>,
-    pub method: String,
-    pub per_tensor: bool,
+    model: PathBuf,
+    /// The model file to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// `int8` (uint8 activations, int8 weights; needs --calibration unless the model's
+    /// FakeQuant cells give the ranges) or `weight-int8`.
+    #[arg(long)]
+    quantize: Option<String>,
+    /// Calibration inputs: an .npz (numpy.savez) with one array per model input, in the
+    /// model's input order, or an .npy for a one-input model; arrays longer than the
+    /// model's batch are split into batches of it.
+    #[arg(long)]
+    calibration: Option<PathBuf>,
+    /// How activation ranges are chosen: minmax, percentile or kl.
+    #[arg(long, default_value = "minmax")]
+    method: String,
+    /// One weight scale per tensor instead of one per output channel.
+    #[arg(long)]
+    per_tensor: bool,
 }
 
 fn fail(message: impl std::fmt::Display) -> Exit {

@@ -52,26 +52,7 @@ enum Command {
     /// Show what a model file holds: inputs, outputs, graphs, Parameters, sizes.
     Inspect { model: PathBuf },
     /// Optimize and quantize a model file offline; prints what changed and the sizes.
-    Convert {
-        model: PathBuf,
-        /// The model file to write.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// `int8` (uint8 activations, int8 weights; needs --calibration) or `weight-int8`.
-        #[arg(long)]
-        quantize: Option<String>,
-        /// Calibration inputs: an .npz (numpy.savez) with one array per model input, in the
-        /// model's input order, or an .npy for a one-input model; arrays longer than the
-        /// model's batch are split into batches of it.
-        #[arg(long)]
-        calibration: Option<PathBuf>,
-        /// How activation ranges are chosen: minmax, percentile or kl.
-        #[arg(long, default_value = "minmax")]
-        method: String,
-        /// One weight scale per tensor instead of one per output channel.
-        #[arg(long)]
-        per_tensor: bool,
-    },
+    Convert(convert::Args),
     /// Run a model file on .npy inputs; writes out0.npy, ... beside the first input or in -o.
     RunModel {
         model: PathBuf,
@@ -355,21 +336,7 @@ fn execute(cli: Cli) -> u8 {
             args,
         } => model::export(file, entry, args, output, format),
         Command::Inspect { model } => model::inspect(model),
-        Command::Convert {
-            model,
-            output,
-            quantize,
-            calibration,
-            method,
-            per_tensor,
-        } => convert::convert(convert::Args {
-            model,
-            output,
-            quantize,
-            calibration,
-            method,
-            per_tensor,
-        }),
+        Command::Convert(args) => convert::convert(args),
         Command::RunModel {
             model,
             inputs,

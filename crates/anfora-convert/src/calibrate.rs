@@ -233,6 +233,16 @@ fn divergence(p: &[f64], q: &[f64]) -> f64 {
 /// The per-column scales of a k×n weight matrix (row-major) for symmetric `i8`:
 /// `max_p |w[p, j]| / 127` (1 for a column of zeros).
 pub fn weight_scales(w: &[f32], k: usize, n: usize) -> Result<Vec<f32>, CalibrationError> {
+    weight_scales_to(w, k, n, 127)
+}
+
+/// [`weight_scales`] for weights of `levels` steps each side of 0 (127 for 8 bits, 7 for 4).
+pub fn weight_scales_to(
+    w: &[f32],
+    k: usize,
+    n: usize,
+    levels: u8,
+) -> Result<Vec<f32>, CalibrationError> {
     if w.len() != k * n {
         return Err(CalibrationError::WeightShape { len: w.len(), k, n });
     }
@@ -242,16 +252,22 @@ pub fn weight_scales(w: &[f32], k: usize, n: usize) -> Result<Vec<f32>, Calibrat
     Ok((0..n)
         .map(|j| {
             let m = (0..k).map(|p| w[p * n + j].abs()).fold(0.0f32, f32::max);
-            if m > 0.0 { m / 127.0 } else { 1.0 }
+            if m > 0.0 { m / f32::from(levels) } else { 1.0 }
         })
         .collect())
 }
 
 /// `clamp(round_half_even(w[p, j] / scale[j]), −127, 127)`.
 pub fn quantize_weights_i8(w: &[f32], n: usize, scales: &[f32]) -> Vec<i8> {
+    quantize_weights_to(w, n, scales, 127)
+}
+
+/// [`quantize_weights_i8`] clamped to `±levels`.
+pub fn quantize_weights_to(w: &[f32], n: usize, scales: &[f32], levels: u8) -> Vec<i8> {
     assert_eq!(scales.len(), n);
+    let l = f32::from(levels);
     w.iter()
         .enumerate()
-        .map(|(i, &v)| (v / scales[i % n]).round_ties_even().clamp(-127.0, 127.0) as i8)
+        .map(|(i, &v)| (v / scales[i % n]).round_ties_even().clamp(-l, l) as i8)
         .collect()
 }

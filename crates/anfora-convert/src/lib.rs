@@ -34,6 +34,8 @@ pub enum Quantization {
     Int8,
     /// `i8` weights, float32 activations.
     WeightInt8,
+    /// 4-bit weights (two per byte), float32 activations.
+    WeightInt4,
 }
 
 impl Quantization {
@@ -42,11 +44,9 @@ impl Quantization {
         match name {
             "int8" => Ok(Quantization::Int8),
             "weight-int8" => Ok(Quantization::WeightInt8),
-            "weight-int4" => Err(ConvertError::Unsupported(
-                "weight-int4 (4-bit weights packed two per byte) is not implemented yet".into(),
-            )),
+            "weight-int4" => Ok(Quantization::WeightInt4),
             other => Err(ConvertError::Unsupported(format!(
-                "unknown quantization '{other}': use int8 or weight-int8"
+                "unknown quantization '{other}': use int8, weight-int8 or weight-int4"
             ))),
         }
     }
@@ -164,7 +164,10 @@ pub fn convert(
         match options.quantize {
             None => {}
             Some(Quantization::WeightInt8) => {
-                quantize::weight_only(&mut ed, &layers, options.per_tensor, &mut report)?
+                quantize::weight_only(&mut ed, &layers, options.per_tensor, 8, &mut report)?
+            }
+            Some(Quantization::WeightInt4) => {
+                quantize::weight_only(&mut ed, &layers, options.per_tensor, 4, &mut report)?
             }
             Some(Quantization::Int8) => {
                 let mut params = known;

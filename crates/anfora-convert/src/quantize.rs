@@ -19,7 +19,7 @@ use anfora_ir::{Const, NodeId, Prim, Span};
 use anfora_ops::Abs;
 use anfora_tensor::{DType, Tensor};
 
-use crate::calibrate::{QuantParams, quantize_weights_i8, weight_scales};
+use crate::calibrate::{QuantParams, quantize_weights_to, weight_scales_to};
 use crate::graph::Editor;
 use crate::{ConvertError, Report};
 
@@ -247,16 +247,43 @@ fn conv_layer(
 
 /// The weights as `i8` with their column scales.
 fn quantized_weights(w: &Tensor, per_tensor: bool) -> Result<(Tensor, Tensor), ConvertError> {
+    let (q, scales) = narrow_weights(w, per_tensor, 127)?;
+    let (k, n) = (w.shape()[0], w.shape()[1]);
+    Ok((
+        Tensor::from_i8(q, &[k, n])?,
+        Tensor::from_f32(scales, &[n])?,
+    ))
+}
+
+/// The weights' values in `±levels` and their column scales (one for all with `per_tensor`).
+fn narrow_weights(
+    w: &Tensor,
+    per_tensor: bool,
+    levels: u8,
+) -> Result<(Vec<i8>, Vec<f32>), ConvertError> {
     let (k, n) = (w.shape()[0], w.shape()[1]);
     let values: Vec<f32> = w.to_f64_vec().into_iter().map(|v| v as f32).collect();
-    let mut scales = weight_scales(&values, k, n)?;
+    let mut scales = weight_scales_to(&values, k, n, levels)?;
     if per_tensor {
         let top = scales.iter().copied().fold(0.0f32, f32::max);
         scales.iter_mut().for_each(|s| *s = top);
     }
-    let q = quantize_weights_i8(&values, n, &scales);
+    Ok((quantize_weights_to(&values, n, &scales, levels), scales))
+}
+
+/// 4-bit weights two per byte (column `2t` in the low nibble of byte `t`), k×⌈n/2⌉ `u8`, and
+/// their column scales.
+fn int4_weights(w: &Tensor, per_tensor: bool) -> Result<(Tensor, Tensor), ConvertError> {
+    let (q, scales) = narrow_weights(w, per_tensor, 7)?;
+    let (k, n) = (w.shape()[0], w.shape()[1]);
+    let row = n.div_ceil(2);
+    let mut pairs = vec![0u8; k * row];
+    for (i, v) in q.iter().enumerate() {
+        let (p, j) = (i / n, i % n);
+        pairs[p * row + j / 2] |= ((*v as u8) & 15) << (4 * (j % 2));
+    }
     Ok((
-        Tensor::from_i8(q, &[k, n])?,
+        Tensor::from_u8(pairs, &[k, row])?,
         Tensor::from_f32(scales, &[n])?,
     ))
 }
@@ -266,6 +293,7 @@ pub fn weight_only(
     ed: &mut Editor,
     layers: &[Layer],
     per_tensor: bool,
+    bits: u8,
     report: &mut Report,
 ) -> Result<(), ConvertError> {
     for l in layers {
@@ -273,7 +301,10 @@ pub fn weight_only(
             report.keep("Conv2D: weight-only quantization covers matrix products".into());
             continue;
         }
-        let (wq, scales) = quantized_weights(&l.w, per_tensor)?;
+        let (wq, scales) = match bits {
+            4 => int4_weights(&l.w, per_tensor)?,
+            _ => quantized_weights(&l.w, per_tensor)?,
+        };
         let (wn, sn) = (ed.tensor(wq), ed.tensor(scales));
         let mut y = ed.call_before(l.node, Prim::WeightOnlyMatMul, &[l.x, wn, sn], l.span)?;
         if let Some(b) = &l.bias {
@@ -282,7 +313,7 @@ pub fn weight_only(
         }
         ed.module.replace_uses(&[ed.entry], l.node, y);
         report.change(format!(
-            "{}: int8 weights, float32 activations",
+            "{}: int{bits} weights, float32 activations",
             l.describe()
         ));
     }

@@ -101,24 +101,33 @@ fn prims(bytes: &[u8]) -> Vec<Prim> {
 }
 
 #[test]
-fn weight_only_int8_stays_close_to_float() {
+fn weight_only_int8_and_int4_stay_close_to_float() {
     let bytes = model();
-    let options = Options {
-        quantize: Some(Quantization::WeightInt8),
-        ..Options::default()
-    };
-    let (q, report) = convert(&bytes, &options, &[]).expect("converts");
-    assert_eq!(report.changes.len(), 2, "{report}");
-    let p = prims(&q);
-    assert_eq!(
-        p.iter().filter(|p| **p == Prim::WeightOnlyMatMul).count(),
-        2,
-        "{p:?}"
-    );
-    assert!(!p.contains(&Prim::Gemm), "{p:?}");
-    let x = batch(9);
-    let err = relative_error(&run(&q, &x), &run(&bytes, &x));
-    assert!(err < 0.01, "relative error {err}");
+    let mut sizes = Vec::new();
+    for (mode, bound) in [
+        (Quantization::WeightInt8, 0.01),
+        (Quantization::WeightInt4, 0.15),
+    ] {
+        let options = Options {
+            quantize: Some(mode),
+            ..Options::default()
+        };
+        let (q, report) = convert(&bytes, &options, &[]).expect("converts");
+        assert_eq!(report.changes.len(), 2, "{report}");
+        let p = prims(&q);
+        assert_eq!(
+            p.iter().filter(|p| **p == Prim::WeightOnlyMatMul).count(),
+            2,
+            "{p:?}"
+        );
+        assert!(!p.contains(&Prim::Gemm), "{p:?}");
+        sizes.push(q.len());
+        let x = batch(9);
+        let err = relative_error(&run(&q, &x), &run(&bytes, &x));
+        assert!(err < bound, "{mode:?}: relative error {err}");
+    }
+    // The weights' blobs shrink by half again (the graph message is most of so small a file).
+    assert!(sizes[1] < sizes[0] && sizes[0] < bytes.len(), "{sizes:?}");
 }
 
 #[test]
@@ -194,7 +203,7 @@ fn bad_calibration_data_and_options_are_clear_errors() {
     let e = Quantization::parse("int3").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "unknown quantization 'int3': use int8 or weight-int8"
+        "unknown quantization 'int3': use int8, weight-int8 or weight-int4"
     );
 }
 

@@ -127,15 +127,7 @@ impl PackedWeights {
 /// `c[i, j] = Σ_p (a[i, p] − zero) · w[p, j]`: `a` is m×k `u8` with row stride `lda`, `c` m×n
 /// `i32` row-major. Uses VNNI where the CPU has it.
 pub fn matmul_u8i8(a: &[u8], lda: usize, m: usize, zero: u8, w: &PackedWeights, c: &mut [i32]) {
-    check_operands(a, lda, m, w, c);
-    #[cfg(target_arch = "x86_64")]
-    if x86::vnni_available() {
-        // SAFETY: the CPU has the instructions; the operands' sizes are checked above.
-        unsafe { x86::matmul(a, lda, m, w, c) };
-        take_out_zero(c, m, zero, w);
-        return;
-    }
-    matmul_portable(a, lda, m, w, c);
+    matmul_u8i8_raw(a, lda, m, w, c);
     take_out_zero(c, m, zero, w);
 }
 
@@ -171,31 +163,20 @@ pub fn matmul_u8i8_requantized(
     (zero, lo): (u8, u8),
     out: &mut [u8],
 ) {
-    let n = w.n;
-    assert!(offset.len() == n && scale.len() == n && out.len() == m * n);
-    #[cfg(target_arch = "x86_64")]
-    if x86::vnni_available() {
-        check_shapes(a.len(), lda, (m, w.k, n), out.len());
-        assert!(
-            w.k <= MAX_DEPTH,
-            "rows of {} products overflow i32 sums",
-            w.k
-        );
-        let (zero, lo) = (f32::from(zero), f32::from(lo));
-        let mut sink = Sink::Bytes {
+    let (zero, lo) = (f32::from(zero), f32::from(lo));
+    matmul_u8i8_into(
+        a,
+        lda,
+        m,
+        w,
+        Sink::Bytes {
             offset,
             scale,
             zero,
             lo,
             out,
-        };
-        // SAFETY: the CPU has the instructions; the sizes are checked above.
-        unsafe { x86::matmul_into(a, lda, m, w, &mut sink) };
-        return;
-    }
-    let mut sums = vec![0i32; m * n];
-    matmul_u8i8_raw(a, lda, m, w, &mut sums);
-    requantize_u8_from(&sums, n, offset, scale, zero, lo, out);
+        },
+    );
 }
 
 /// [`dequantize_sums`] of the raw sums of `a @ w`, fused the same way.
@@ -208,37 +189,56 @@ pub fn matmul_u8i8_dequantized(
     scale: &[f32],
     out: &mut [f32],
 ) {
+    matmul_u8i8_into(a, lda, m, w, Sink::Floats { offset, scale, out });
+}
+
+/// The raw sums of `a @ w` into `sink`: on each tile where the CPU has VNNI, else through a
+/// buffer of sums and the same epilogue's portable loop.
+fn matmul_u8i8_into(a: &[u8], lda: usize, m: usize, w: &PackedWeights, mut sink: Sink<'_>) {
     let n = w.n;
-    assert!(offset.len() == n && scale.len() == n && out.len() == m * n);
+    if let Sink::Bytes { offset, scale, .. } | Sink::Floats { offset, scale, .. } = &sink {
+        assert!(
+            offset.len() == n && scale.len() == n,
+            "{n} offsets and scales"
+        );
+    }
+    let len = match &sink {
+        Sink::Sums(c) => c.len(),
+        Sink::Bytes { out, .. } => out.len(),
+        Sink::Floats { out, .. } => out.len(),
+    };
+    check_operands(a, lda, m, w, len);
     #[cfg(target_arch = "x86_64")]
     if x86::vnni_available() {
-        check_shapes(a.len(), lda, (m, w.k, n), out.len());
-        assert!(
-            w.k <= MAX_DEPTH,
-            "rows of {} products overflow i32 sums",
-            w.k
-        );
-        let mut sink = Sink::Floats { offset, scale, out };
         // SAFETY: the CPU has the instructions; the sizes are checked above.
         unsafe { x86::matmul_into(a, lda, m, w, &mut sink) };
         return;
     }
-    let mut sums = vec![0i32; m * n];
-    matmul_u8i8_raw(a, lda, m, w, &mut sums);
-    dequantize_sums(&sums, n, offset, scale, out);
+    match sink {
+        Sink::Sums(c) => matmul_portable(a, lda, m, w, c),
+        Sink::Bytes {
+            offset,
+            scale,
+            zero,
+            lo,
+            out,
+        } => {
+            let mut sums = vec![0i32; m * n];
+            matmul_portable(a, lda, m, w, &mut sums);
+            requantize_from(&sums, n, offset, scale, zero, lo, out);
+        }
+        Sink::Floats { offset, scale, out } => {
+            let mut sums = vec![0i32; m * n];
+            matmul_portable(a, lda, m, w, &mut sums);
+            dequantize_sums(&sums, n, offset, scale, out);
+        }
+    }
 }
 
 /// The raw sums `Σ_p a[i, p] · w[p, j]` (no zero point taken out: a caller folds
 /// `−zero · Σ_p w[p, j]` into its per-column offset, see [`requantize_u8_from`]).
 pub fn matmul_u8i8_raw(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c: &mut [i32]) {
-    check_operands(a, lda, m, w, c);
-    #[cfg(target_arch = "x86_64")]
-    if x86::vnni_available() {
-        // SAFETY: the CPU has the instructions; the operands' sizes are checked above.
-        unsafe { x86::matmul(a, lda, m, w, c) };
-        return;
-    }
-    matmul_portable(a, lda, m, w, c);
+    matmul_u8i8_into(a, lda, m, w, Sink::Sums(c));
 }
 
 /// [`matmul_u8i8`] by the portable loop alone (the reference the vector kernel is tested
@@ -251,18 +251,18 @@ pub fn matmul_u8i8_portable(
     w: &PackedWeights,
     c: &mut [i32],
 ) {
-    check_operands(a, lda, m, w, c);
+    check_operands(a, lda, m, w, c.len());
     matmul_portable(a, lda, m, w, c);
     take_out_zero(c, m, zero, w);
 }
 
-fn check_operands(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c: &mut [i32]) {
+fn check_operands(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c_len: usize) {
     assert!(
         w.k <= MAX_DEPTH,
         "rows of {} products overflow i32 sums",
         w.k
     );
-    check_shapes(a.len(), lda, (m, w.k, w.n), c.len());
+    check_shapes(a.len(), lda, (m, w.k, w.n), c_len);
 }
 
 /// An m×k operand of `a_len` elements at row stride `lda`, and an m×n result of `c_len`.
@@ -307,42 +307,86 @@ fn take_out_zero(c: &mut [i32], m: usize, zero: u8, w: &PackedWeights) {
     }
 }
 
-/// A k×n `i8` matrix with one scale per column, for products with float32 activations that
-/// keep the weights 8-bit in memory (weight-only quantization): column blocks of 16, row by
-/// row (16 bytes per row of a block; columns past `n` are zeros).
+/// A k×n matrix of 8-bit or 4-bit weights with one scale per column, for products with
+/// float32 activations that keep the weights narrow in memory (weight-only quantization):
+/// column blocks of 16, row by row (16 bytes per row of a block, or 8 for 4-bit weights: two
+/// per byte, the even column in the low nibble; columns past `n` are zeros).
 #[derive(Clone, Debug)]
 pub struct WeightOnly {
     k: usize,
     n: usize,
-    data: Vec<i8>,
+    /// 8 or 4.
+    bits: usize,
+    data: Vec<u8>,
     scales: Vec<f32>,
 }
 
 impl WeightOnly {
-    /// Packs `w`, k×n row-major, with column scales `scales`: weight `(p, j)` stands for
+    /// Packs `w`, k×n row-major `i8`, with column scales `scales`: weight `(p, j)` stands for
     /// `w[p, j] · scales[j]`.
     pub fn pack(w: &[i8], k: usize, n: usize, scales: &[f32]) -> WeightOnly {
         assert_eq!(w.len(), k * n, "a {k}×{n} matrix");
+        WeightOnly::packed(k, n, 8, scales, |p, j| w[p * n + j] as u8)
+    }
+
+    /// Packs 4-bit weights given two per byte, k rows of `n.div_ceil(2)` bytes (column `2t` in
+    /// the low nibble of byte `t`, `2t + 1` in the high one; each a two's-complement value in
+    /// `-8..=7`), with column scales `scales`.
+    pub fn pack_int4(pairs: &[u8], k: usize, n: usize, scales: &[f32]) -> WeightOnly {
+        let row = n.div_ceil(2);
+        assert_eq!(pairs.len(), k * row, "{k} rows of {row} bytes");
+        WeightOnly::packed(k, n, 4, scales, |p, j| {
+            (pairs[p * row + j / 2] >> (4 * (j % 2))) & 15
+        })
+    }
+
+    /// The layout for `bits`-bit weights, `value(p, j)` giving weight `(p, j)`'s bits.
+    fn packed(
+        k: usize,
+        n: usize,
+        bits: usize,
+        scales: &[f32],
+        value: impl Fn(usize, usize) -> u8,
+    ) -> WeightOnly {
         assert_eq!(scales.len(), n, "one scale per column");
-        let blocks = n.div_ceil(COLS);
-        let mut data = vec![0i8; blocks * k * COLS];
+        let row_bytes = COLS * bits / 8;
+        let mut data = vec![0u8; n.div_ceil(COLS) * k * row_bytes];
         for p in 0..k {
             for j in 0..n {
-                data[((j / COLS) * k + p) * COLS + j % COLS] = w[p * n + j];
+                let at = ((j / COLS) * k + p) * row_bytes;
+                let col = j % COLS;
+                match bits {
+                    8 => data[at + col] = value(p, j),
+                    _ => data[at + col / 2] |= (value(p, j) & 15) << (4 * (col % 2)),
+                }
             }
         }
         WeightOnly {
             k,
             n,
+            bits,
             data,
             scales: scales.to_vec(),
         }
     }
 
-    /// Row `p` of column block `block`: 16 bytes.
-    fn row(&self, block: usize, p: usize) -> &[i8] {
-        let at = (block * self.k + p) * COLS;
-        &self.data[at..at + COLS]
+    /// Row `p` of column block `block`: 16 bytes, or 8 of 4-bit pairs.
+    fn row(&self, block: usize, p: usize) -> &[u8] {
+        let row_bytes = COLS * self.bits / 8;
+        let at = (block * self.k + p) * row_bytes;
+        &self.data[at..at + row_bytes]
+    }
+
+    /// Weight `(p, j)` as an integer.
+    fn weight(&self, p: usize, j: usize) -> i8 {
+        let row = self.row(j / COLS, p);
+        match self.bits {
+            8 => row[j % COLS] as i8,
+            _ => {
+                let nibble = (row[(j % COLS) / 2] >> (4 * (j % 2))) & 15;
+                ((nibble ^ 8) as i8) - 8
+            }
+        }
     }
 }
 
@@ -355,7 +399,12 @@ pub fn matmul_f32_i8(a: &[f32], lda: usize, m: usize, w: &WeightOnly, c: &mut [f
     #[cfg(target_arch = "x86_64")]
     if crate::avx512::available() {
         // SAFETY: AVX-512F is present; the sizes are checked above.
-        unsafe { x86::matmul_weight_only(a, lda, m, w, c) };
+        unsafe {
+            match w.bits {
+                8 => x86::matmul_weight_only::<8>(a, lda, m, w, c),
+                _ => x86::matmul_weight_only::<4>(a, lda, m, w, c),
+            }
+        };
         return;
     }
     matmul_f32_i8_portable(a, lda, m, w, c);
@@ -369,7 +418,7 @@ pub fn matmul_f32_i8_portable(a: &[f32], lda: usize, m: usize, w: &WeightOnly, c
         for j in 0..n {
             let mut sum = 0.0f32;
             for p in 0..k {
-                let v = f32::from(w.row(j / COLS, p)[j % COLS]);
+                let v = f32::from(w.weight(p, j));
                 sum = a[i * lda + p].mul_add(v, sum);
             }
             c[i * n + j] = sum * w.scales[j];
@@ -397,7 +446,19 @@ pub fn requantize_u8_from(
     assert_eq!(scale.len(), n);
     assert_eq!(offset.len(), n);
     assert_eq!(sums.len(), out.len());
-    let (zero, lo) = (f32::from(zero), f32::from(lo));
+    requantize_from(sums, n, offset, scale, f32::from(zero), f32::from(lo), out);
+}
+
+/// [`requantize_u8_from`] with the zero point and the lower clamp as floats.
+fn requantize_from(
+    sums: &[i32],
+    n: usize,
+    offset: &[i32],
+    scale: &[f32],
+    zero: f32,
+    lo: f32,
+    out: &mut [u8],
+) {
     if n == 0 {
         return;
     }
@@ -496,30 +557,34 @@ pub fn packed(w: &Tensor) -> crate::Result<Arc<PackedWeights>> {
     })
 }
 
-/// `w` (a k×n `i8` tensor) with its column scales packed for [`matmul_f32_i8`], once per
-/// weight tensor (the scales are read when it is packed: a model's are constants).
+/// `w` with its column scales packed for [`matmul_f32_i8`], once per weight tensor (the
+/// scales are read when it is packed: a model's are constants). `w` is a k×n `i8` tensor, or
+/// a k×⌈n/2⌉ `u8` tensor of 4-bit pairs ([`WeightOnly::pack_int4`]; `n` is the number of
+/// scales).
 pub fn weight_only(w: &Tensor, scales: &Tensor) -> crate::Result<Arc<WeightOnly>> {
     static CACHE: PackCache<WeightOnly> = PackCache::new();
-    let packed = CACHE.get(w, || {
+    let s = scales.as_f32_slice().unwrap_or_default();
+    let pack = || -> crate::Result<WeightOnly> {
+        let refuse = |what: String| Err(crate::TensorError::new(crate::ErrorKind::Type, what));
+        if let (Some(pairs), &[k, row]) = (w.as_u8_slice(), w.shape()) {
+            let n = s.len();
+            if row != n.div_ceil(2) {
+                return refuse(format!(
+                    "{row} bytes of 4-bit pairs do not hold {n} columns"
+                ));
+            }
+            return Ok(WeightOnly::pack_int4(pairs, k, n, s));
+        }
         let (v, k, n) = i8_matrix(w)?;
-        let s = scales.as_f32_slice().unwrap_or_default();
         if s.len() != n {
-            return Err(crate::TensorError::new(
-                crate::ErrorKind::Type,
-                format!("{n} columns need {n} float32 scales"),
-            ));
+            return refuse(format!("{n} columns need {n} float32 scales"));
         }
         Ok(WeightOnly::pack(v, k, n, s))
-    })?;
-    if scales.as_f32_slice() != Some(&packed.scales[..]) {
+    };
+    let packed = CACHE.get(w, pack)?;
+    if s != &packed.scales[..] {
         // The same weights with other scales: packed for this call alone.
-        let (v, k, n) = i8_matrix(w)?;
-        return Ok(Arc::new(WeightOnly::pack(
-            v,
-            k,
-            n,
-            scales.as_f32_slice().unwrap_or_default(),
-        )));
+        return Ok(Arc::new(pack()?));
     }
     Ok(packed)
 }
@@ -628,23 +693,14 @@ mod x86 {
         })
     }
 
-    /// The raw sums `Σ_p a[i, p] · w[p, j]`, in tiles of up to 8 rows × 32 columns whose 16
-    /// sums stay in registers: per group of four `p`, one load of the weights' 64 bytes per
-    /// column block and one `vpdpbusd` per row and block, the row's four bytes of `a`
-    /// broadcast to every lane.
+    /// The sums `Σ_p a[i, p] · w[p, j]` into `c` (with its epilogue applied to each tile's
+    /// sums in registers), in tiles of up to 8 rows × 32 columns whose 16 sums stay in
+    /// registers: per group of four `p`, one load of the weights' 64 bytes per column block and
+    /// one `vpdpbusd` per row and block, the row's four bytes of `a` broadcast to every lane.
     ///
     /// # Safety
-    /// AVX-512F and VNNI; the operands' sizes are those `check_operands` asserts.
-    #[target_feature(enable = "avx512f,avx512vnni")]
-    pub(super) unsafe fn matmul(a: &[u8], lda: usize, m: usize, w: &PackedWeights, c: &mut [i32]) {
-        // SAFETY: as this function's.
-        unsafe { matmul_into(a, lda, m, w, &mut super::Sink::Sums(c)) }
-    }
-
-    /// The product with `out`'s epilogue applied to each tile's sums in registers.
-    ///
-    /// # Safety
-    /// As [`matmul`], `out` holding m×n values (and n offsets and scales).
+    /// AVX-512F and VNNI; the operands' sizes are those `check_operands` asserts, `c` holding
+    /// m×n values (and n offsets and scales).
     #[target_feature(enable = "avx512f,avx512vnni")]
     pub(super) unsafe fn matmul_into(
         a: &[u8],
@@ -776,7 +832,7 @@ mod x86 {
     /// # Safety
     /// AVX-512F; the operands' sizes are those `matmul_f32_i8` asserts.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn matmul_weight_only(
+    pub(super) unsafe fn matmul_weight_only<const BITS: usize>(
         a: &[f32],
         lda: usize,
         m: usize,
@@ -799,9 +855,7 @@ mod x86 {
                 let rows = (m - i).min(8);
                 let mut acc = [_mm512_setzero_ps(); 8];
                 for p in 0..k {
-                    // SAFETY: a row of a block is 16 bytes.
-                    let bytes = unsafe { _mm_loadu_si128(w.row(block, p).as_ptr().cast()) };
-                    let wv = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+                    let wv = weights::<BITS>(w.row(block, p));
                     for (r, sum) in acc.iter_mut().enumerate().take(rows) {
                         let x = _mm512_set1_ps(a[(i + r) * lda + p]);
                         *sum = _mm512_fmadd_ps(x, wv, *sum);
@@ -815,6 +869,25 @@ mod x86 {
                 i += rows;
             }
         }
+    }
+
+    /// A block row's 16 weights as floats: 16 bytes sign-extended, or 8 bytes of 4-bit pairs
+    /// split into nibbles (low first), interleaved in column order and sign-extended.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn weights<const BITS: usize>(row: &[u8]) -> __m512 {
+        // SAFETY (the loads): a block row holds 16 bytes, or 8 for 4-bit weights.
+        let ints = if BITS == 8 {
+            _mm512_cvtepi8_epi32(unsafe { _mm_loadu_si128(row.as_ptr().cast()) })
+        } else {
+            let b = unsafe { _mm_loadl_epi64(row.as_ptr().cast()) };
+            let low = _mm_and_si128(b, _mm_set1_epi8(15));
+            let high = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(15));
+            let nibbles = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(low, high));
+            let eight = _mm512_set1_epi32(8);
+            _mm512_sub_epi32(_mm512_xor_si512(nibbles, eight), eight)
+        };
+        _mm512_cvtepi32_ps(ints)
     }
 
     /// Bytes `p..p + 4` of `row` as one little-endian word, zeros past its end (the packed

@@ -62,8 +62,9 @@ primitives! {
         |_, a| convert_abs(a, DType::F32, DType::F32), fake_quant_grad,
         Backward::First(|e, c| e.op(Prim::FakeQuantGrad, &[c.d, c.x[1], c.x[2], c.x[3]])))
         .tensor_kernel();
-    /// `ops.weight_only_matmul(x, w, w_scales)`: float32 m×k `x` times the `int8` k×n `w`,
-    /// column `j` scaled by `w_scales[j]`; the weights stay 8-bit in memory.
+    /// `ops.weight_only_matmul(x, w, w_scales)`: float32 m×k `x` times the k×n weights `w`
+    /// (`int8`, or `uint8` 4-bit pairs, k×⌈n/2⌉), column `j` scaled by `w_scales[j]`; the
+    /// weights stay narrow in memory.
     WeightOnlyMatMul = PrimDef::new("MatMulWeightOnly", "(x, w, w_scales)", weight_only_abs,
         weight_only, Backward::Refused(NO_GRADIENT))
         .tensor_kernel().called(&[Py::Op("weight_only_matmul")]);
@@ -126,8 +127,17 @@ fn quant_conv_abs(_: Prim, a: &[Abs]) -> Rule {
     }
 }
 
+/// m×n float32 from the m×k input and the n scales (the weights may be 4-bit pairs).
 fn weight_only_abs(_: Prim, a: &[Abs]) -> Rule {
-    product_abs(&a[0], &a[1], DType::F32)
+    match (&a[0], &a[2]) {
+        (Abs::Tensor(x), Abs::Tensor(s)) if x.shape.len() == 2 && s.shape.len() == 1 => {
+            Ok(tensor_abs(DType::F32, vec![x.shape[0], s.shape[0]]))
+        }
+        (Abs::Tensor(_), Abs::Tensor(_)) => Err(err(
+            "a weight-only product takes a 2-D input and 1-D scales",
+        )),
+        _ => Ok(Abs::Any),
+    }
 }
 
 /// A scale: a Python float or int.
@@ -173,23 +183,34 @@ fn dequantize(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
     tensor(x.dequantize_u8(q)).map(Value::Tensor)
 }
 
+/// A layer's weights, scales and bias from the arguments at `at`.
+fn layer_args<'a>(a: &'a [Value], at: [usize; 3], func: &str) -> Result<QuantWeights<'a>, PyErr> {
+    Ok(QuantWeights {
+        w: need_tensor(&a[at[0]], func)?,
+        scales: need_tensor(&a[at[1]], func)?,
+        bias: match &a[at[2]] {
+            Value::None => None,
+            b => Some(need_tensor(b, func)?),
+        },
+    })
+}
+
+/// The output from `out_scale, out_zero, relu` (float32 when `out_scale` is None).
+fn output_args(a: &[Value]) -> Result<QuantOutput, PyErr> {
+    Ok(match &a[0] {
+        Value::None => QuantOutput::F32,
+        s => QuantOutput::U8 {
+            out: quantization(s, &a[1])?,
+            relu: truth(&a[2])?,
+        },
+    })
+}
+
 fn quant_matmul(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
     let func = "ops.quant_matmul";
     let x = need_tensor(&a[0], func)?;
     let aq = quantization(&a[1], &a[2])?;
-    let (w, scales) = (need_tensor(&a[3], func)?, need_tensor(&a[4], func)?);
-    let bias: Option<&Tensor> = match &a[5] {
-        Value::None => None,
-        b => Some(need_tensor(b, func)?),
-    };
-    let output = match &a[6] {
-        Value::None => QuantOutput::F32,
-        s => QuantOutput::U8 {
-            out: quantization(s, &a[7])?,
-            relu: truth(&a[8])?,
-        },
-    };
-    let layer = QuantWeights { w, scales, bias };
+    let (layer, output) = (layer_args(a, [3, 4, 5], func)?, output_args(&a[6..9])?);
     tensor(Tensor::quant_matmul(x, aq, layer, output)).map(Value::Tensor)
 }
 
@@ -239,20 +260,8 @@ fn quant_conv(_: Prim, a: &[Value], _: &mut dyn Write) -> OpResult {
     let func = "ops.quant_conv2d";
     let x = need_tensor(&a[0], func)?;
     let xq = quantization(&a[1], &a[2])?;
-    let (w, scales) = (need_tensor(&a[3], func)?, need_tensor(&a[5], func)?);
-    let bias: Option<&Tensor> = match &a[6] {
-        Value::None => None,
-        b => Some(need_tensor(b, func)?),
-    };
-    let output = match &a[7] {
-        Value::None => QuantOutput::F32,
-        s => QuantOutput::U8 {
-            out: quantization(s, &a[8])?,
-            relu: truth(&a[9])?,
-        },
-    };
+    let (layer, output) = (layer_args(a, [3, 5, 6], func)?, output_args(&a[7..10])?);
     let (kernel, spec) = conv_args(&a[4], &a[10], &a[11], &a[12])?;
-    let layer = QuantWeights { w, scales, bias };
     tensor(Tensor::quant_conv2d(x, xq, layer, kernel, &spec, output)).map(Value::Tensor)
 }
 

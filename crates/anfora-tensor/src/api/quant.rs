@@ -246,11 +246,24 @@ impl Tensor {
         crate::nn::quant_conv2d(x, xq, layer, kernel, spec, output)
     }
 
-    /// Weight-only quantization's product: float32 `x` (m×k) times the `i8` k×n `w` whose
-    /// column `j` stands for `w[:, j] · w_scales[j]`; the weights stay 8-bit in memory.
+    /// Weight-only quantization's product: float32 `x` (m×k) times the k×n weights `w` whose
+    /// column `j` stands for `w[:, j] · w_scales[j]`: an `i8` k×n tensor, or a `u8`
+    /// k×⌈n/2⌉ tensor of 4-bit pairs (column `2t` in the low nibble of byte `t`, values
+    /// `-8..=7`), `n` being the number of scales. The weights stay narrow in memory.
     pub fn weight_only_matmul(x: &Tensor, w: &Tensor, w_scales: &Tensor) -> Result<Tensor> {
         let (m, k) = matrix(x, DType::F32, "a weight-only product's input")?;
-        let (wk, n) = matrix(w, DType::I8, "a weight-only product's weight")?;
+        let wk = match w.shape() {
+            [wk, _] if matches!(w.dtype(), DType::I8 | DType::U8) => *wk,
+            _ => {
+                return Err(type_error(format!(
+                    "a weight-only product's weight must be a 2-D int8 or uint8 (4-bit pairs) \
+                     tensor, not {} of shape {:?}",
+                    w.dtype(),
+                    w.shape()
+                )));
+            }
+        };
+        let n = w_scales.numel();
         if wk != k {
             return Err(value_error(format!(
                 "matmul: a {m}×{k} input and a {wk}×{n} weight do not match"

@@ -386,3 +386,43 @@ fn uint8_max_pooling_equals_float_pooling() {
         );
     }
 }
+
+#[test]
+fn four_bit_weights_equal_the_same_values_as_eight_bit_ones() {
+    use crate::quant::{WeightOnly, matmul_f32_i8, matmul_f32_i8_portable};
+    use crate::{Tensor, tests::f32s};
+    let mut rng = Rng(4);
+    for case in 0..60 {
+        let (m, k, n) = (1 + rng.below(20), 1 + rng.below(40), 1 + rng.below(50));
+        let w: Vec<i8> = (0..k * n).map(|_| (rng.below(16) as i8) - 8).collect();
+        let row = n.div_ceil(2);
+        let mut pairs = vec![0u8; k * row];
+        for p in 0..k {
+            for j in 0..n {
+                pairs[p * row + j / 2] |= ((w[p * n + j] as u8) & 15) << (4 * (j % 2));
+            }
+        }
+        let scales: Vec<f32> = (0..n).map(|j| 0.01 * (1 + j % 7) as f32).collect();
+        let a: Vec<f32> = (0..m * k)
+            .map(|_| rng.below(2001) as f32 / 1000.0 - 1.0)
+            .collect();
+        let (four, eight) = (
+            WeightOnly::pack_int4(&pairs, k, n, &scales),
+            WeightOnly::pack(&w, k, n, &scales),
+        );
+        let mut got = vec![0.0; m * n];
+        let mut portable = vec![0.0; m * n];
+        let mut byte = vec![0.0; m * n];
+        matmul_f32_i8(&a, k, m, &four, &mut got);
+        matmul_f32_i8_portable(&a, k, m, &four, &mut portable);
+        matmul_f32_i8(&a, k, m, &eight, &mut byte);
+        assert_eq!(got, portable, "case {case}");
+        assert_eq!(got, byte, "case {case}");
+        // Through tensors: uint8 pairs and int8 values give the same product.
+        let x = f32s(&a, &[m, k]);
+        let s = Tensor::from_f32(scales.clone(), &[n]).unwrap();
+        let t4 = Tensor::weight_only_matmul(&x, &Tensor::from_u8(pairs, &[k, row]).unwrap(), &s);
+        let t8 = Tensor::weight_only_matmul(&x, &Tensor::from_i8(w, &[k, n]).unwrap(), &s);
+        assert!(t4.unwrap().same_as(&t8.unwrap()), "case {case}");
+    }
+}
