@@ -164,3 +164,30 @@ def test_a_quant_aware_model_converts_without_calibration_data(tmp_path):
     assert report.count("taken as its input's quantization") == 2, report
     assert accuracy(int8, x_test, y_test) >= accuracy(path, x_test, y_test) - 0.005
     assert accuracy(int8, x_test, y_test) >= 0.93
+
+
+def test_batch_norm_folds_into_the_convolution(tmp_path):
+    from anfora import nn
+
+    net = nn.SequentialCell(
+        nn.Conv2d(1, 4, 3, pad_mode="same", seed=1), nn.BatchNorm2d(4), nn.ReLU(),
+        nn.Flatten(), nn.Dense(4 * 8 * 8, 10, seed=2))
+    rng = np.random.default_rng(0)
+    params = dict(net.parameters_and_names())
+    params["1.moving_mean"].set_data(rng.normal(size=4).astype(np.float32))
+    params["1.moving_variance"].set_data(rng.uniform(0.5, 2.0, 4).astype(np.float32))
+    params["1.gamma"].set_data(rng.uniform(0.5, 1.5, 4).astype(np.float32))
+    params["1.beta"].set_data(rng.normal(size=4).astype(np.float32))
+    net.set_train(False)
+    x = rng.random((16, 1, 8, 8), dtype=np.float32)
+    path, folded = tmp_path / "bn.anfora", tmp_path / "bn_folded.anfora"
+    anfora.export(net, anfora.TensorSpec(x.shape), file_name=path)
+    report = anfora.convert(path, folded)
+    assert "operations on constants and Parameters computed once" in report, report
+    assert "per-channel operations after Conv2D folded into its weights and bias" in report, report
+    want = np.asarray(anfora.load(path)(x))
+    assert np.allclose(np.asarray(anfora.load(folded)(x)), want, rtol=1e-5, atol=1e-5)
+    int8 = tmp_path / "bn_int8.anfora"
+    anfora.quantize(path, int8, rng.random((64, 1, 8, 8), dtype=np.float32))
+    got = np.asarray(anfora.load(int8)(x))
+    assert np.abs(got - want).max() < 0.08 * np.abs(want).max()

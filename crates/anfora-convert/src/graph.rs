@@ -79,6 +79,47 @@ impl Editor<'_> {
         n
     }
 
+    /// Puts the body of every call of a fused graph (the optimizer's elementwise chains) back
+    /// into the entry graph, so the rewrites see its operations; the runtime's lowering fuses
+    /// what remains of them again.
+    pub fn inline_fused(&mut self) {
+        for n in self.module.graph_nodes(self.entry) {
+            let inputs = self.module.inputs(n).to_vec();
+            let Some(&Const::Graph(g)) = self.module.constant(inputs[0]) else {
+                continue;
+            };
+            if self.module.graph(g).kind != anfora_ir::GraphKind::Fused {
+                continue;
+            }
+            let params = self.module.graph(g).params.clone();
+            let mut map: HashMap<NodeId, NodeId> = params
+                .into_iter()
+                .zip(inputs[1..].iter().copied())
+                .collect();
+            for b in self.module.graph_nodes(g) {
+                let body_inputs: Vec<NodeId> = (self.module.inputs(b).iter())
+                    .map(|i| map.get(i).copied().unwrap_or(*i))
+                    .collect();
+                let span = self.module.node(b).span;
+                let copy = self.module.apply_unordered(self.entry, body_inputs, span);
+                self.module.insert_before(self.entry, copy, n);
+                if let Some(a) = self.abstracts.get(&b).cloned() {
+                    self.abstracts.insert(copy, a);
+                }
+                map.insert(b, copy);
+            }
+            let out = self
+                .module
+                .graph(g)
+                .output
+                .expect("a fused graph has an output");
+            let value = map.get(&out).copied().unwrap_or(out);
+            // The call's uses read the copy, and the call leaves the order.
+            self.module
+                .apply_replacements(&[self.entry], &HashMap::from([(n, value)]));
+        }
+    }
+
     /// The Parameter a `Load(ref, state)` node reads, when `n` is one.
     pub fn loaded_param(&self, n: NodeId) -> Option<anfora_ops::ParamRef> {
         if self.module.callee_prim(n) != Some(Prim::Load) {
@@ -143,27 +184,8 @@ impl Editor<'_> {
     }
 }
 
-/// Calls a cleanup may drop when unused: reads and pure array operations, never effects.
+/// Calls a cleanup may drop when unused: pure ones, and the reads and state threading of
+/// Parameters (a converted inference model writes none).
 fn removable(p: Option<Prim>) -> bool {
-    matches!(
-        p,
-        Some(
-            Prim::Load
-                | Prim::UpdateState
-                | Prim::Quantize
-                | Prim::Dequantize
-                | Prim::QuantMatMul
-                | Prim::WeightOnlyMatMul
-                | Prim::Gemm
-                | Prim::MatMul
-                | Prim::Relu
-                | Prim::Reshape
-                | Prim::Depend
-                | Prim::FakeQuant
-                | Prim::Conv2D
-                | Prim::MaxPool2D
-                | Prim::QuantConv2D
-                | Prim::Add
-        )
-    )
+    p.is_some_and(|p| p.is_pure() || matches!(p, Prim::Load | Prim::UpdateState | Prim::Depend))
 }

@@ -8,9 +8,13 @@
 //!   weights, `i32` sums) or weight-only `int8` form.
 //! * `observe`: runs the float model on calibration batches and reads the activations the
 //!   rewrite quantizes.
+//! * `fold`: the float optimizations of inference models: what only constants and
+//!   Parameters determine computed once, and per-channel affine chains (an inference
+//!   BatchNorm, a bias) folded into the preceding product's weights and bias.
 //! * `graph`: the edits themselves, on the loaded model's entry graph.
 
 pub mod calibrate;
+mod fold;
 mod graph;
 mod observe;
 pub mod quantize;
@@ -159,7 +163,15 @@ pub fn convert(
             entry: loaded.entry,
             abstracts: &mut loaded.abstracts,
         };
+        ed.inline_fused();
         let known = quantize::absorb_fake_quant(&mut ed, &mut report)?;
+        if !loaded.writes_parameters {
+            // An inference model: its Parameters are constants of it.
+            fold::constants(&mut ed, &mut report)?;
+            ed.clean();
+            fold::affine(&mut ed, &mut report)?;
+            ed.clean();
+        }
         let layers = quantize::layers(&ed, &mut report)?;
         match options.quantize {
             None => {}

@@ -42,6 +42,9 @@ pub struct Layer {
     pub w: Tensor,
     /// A convolution's geometry; `None` for a matrix product.
     pub conv: Option<ConvShape>,
+    /// The node whose value is the layer's before its ReLU: the product, or the `Add` of a
+    /// convolution's bias.
+    pub tail: NodeId,
     pub bias: Option<Tensor>,
     /// The `ReLU` that alone reads the product.
     pub relu: Option<NodeId>,
@@ -51,7 +54,7 @@ pub struct Layer {
 impl Layer {
     /// The node whose value the layer gives: its ReLU's, or the product's.
     pub fn out(&self) -> NodeId {
-        self.relu.unwrap_or(self.node)
+        self.relu.unwrap_or(self.tail)
     }
 
     fn describe(&self) -> String {
@@ -151,6 +154,7 @@ pub fn layers(ed: &Editor, report: &mut Report) -> Result<Vec<Layer>, ConvertErr
             x,
             w: wt,
             conv: None,
+            tail: n,
             bias,
             relu,
             span,
@@ -223,6 +227,25 @@ fn conv_layer(
             [ph, ph, pw, pw]
         }
     };
+    // A bias the folding left after the convolution: `Add(conv, b)`, b one value per channel.
+    let (tail, bias) = match users.get(&n).map(Vec::as_slice) {
+        Some(&[u]) if ed.module.callee_prim(u) == Some(Prim::Add) => {
+            let other = ed
+                .module
+                .inputs(u)
+                .iter()
+                .skip(1)
+                .copied()
+                .find(|&i| i != n);
+            match other.and_then(|b| ed.known_tensor(b)) {
+                Some(b) if b.numel() == o && b.dtype() == DType::F32 => {
+                    (u, Some(b.reshape(&[o as i64]).map_err(|e| e.to_string())?))
+                }
+                _ => (n, None),
+            }
+        }
+        _ => (n, None),
+    };
     // (O, C·KH·KW) transposed: column j is output channel j's weights.
     let k = ch * kh * kw;
     let matrix = (w.reshape(&[o as i64, k as i64]))
@@ -239,8 +262,9 @@ fn conv_layer(
             padding,
             dilation,
         }),
-        bias: None,
-        relu: only_relu(ed, n, users),
+        tail,
+        bias,
+        relu: only_relu(ed, tail, users),
         span: ed.module.node(n).span,
     })
 }

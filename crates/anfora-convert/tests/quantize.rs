@@ -248,3 +248,84 @@ fn both_engines_give_the_same_integers() {
     assert_eq!(results[0], results[1]);
     assert!(results[0].contains("dtype=uint8"), "{}", results[0]);
 }
+
+/// A convolution, an inference BatchNorm written out, ReLU and a dense layer.
+fn bn_model() -> Vec<u8> {
+    let per = |seed, lo: f32| {
+        row(&values(4, seed)
+            .iter()
+            .map(|v| v.abs() + lo)
+            .collect::<Vec<_>>())
+    };
+    let source = format!(
+        "from anfora import ops\nW = ops.reshape(ops.tensor([{}]), (4, 2, 3, 3))\n\
+         M = ops.tensor([{}])\nV = ops.tensor([{}])\nG = ops.tensor([{}])\nB = ops.tensor([{}])\n\
+         W2 = ops.tensor({})\n\n\
+         def net(x):\n\
+         \x20   y = ops.conv2d(x, W, padding=1)\n\
+         \x20   y = (y - ops.reshape(M, (1, -1, 1, 1))) / ops.sqrt(ops.reshape(V, (1, -1, 1, 1)) + 1e-5)\n\
+         \x20   y = ops.relu(y * ops.reshape(G, (1, -1, 1, 1)) + ops.reshape(B, (1, -1, 1, 1)))\n\
+         \x20   return ops.reshape(y, (8, -1)) @ W2\n",
+        row(&values(72, 31)),
+        row(&values(4, 32)),
+        per(33, 0.5),
+        per(34, 0.5),
+        row(&values(4, 35)),
+        literal(&values(4 * 25 * 10, 36), 10),
+    );
+    let mut s = Session::load("bn.py", &source, Default::default());
+    let x = Tensor::from_f32(values(8 * 2 * 25, 37), &[8, 2, 5, 5]).unwrap();
+    let c = s
+        .compiled("net", &[Arg::from(anfora_ops::Value::Tensor(x))])
+        .expect("compiles");
+    anfora_model::write_model(
+        &s.frontend.module,
+        c.graph,
+        &c.abstracts,
+        "test",
+        &Default::default(),
+    )
+    .expect("exports")
+}
+
+#[test]
+fn batch_norms_fold_into_the_convolution_and_its_bias_into_the_int8_layer() {
+    let bytes = bn_model();
+    let x = Tensor::from_f32(values(8 * 2 * 25, 38), &[8, 2, 5, 5]).unwrap();
+    let float = run(&bytes, &x);
+    let (folded, report) = convert(&bytes, &Options::default(), &[]).expect("converts");
+    let p = prims(&folded);
+    assert!(
+        !p.contains(&Prim::Sub) && !p.contains(&Prim::Div) && !p.contains(&Prim::Mul),
+        "{p:?} {report}"
+    );
+    assert_eq!(
+        p.iter().filter(|p| **p == Prim::Add).count(),
+        1,
+        "{p:?} {report}"
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("4 per-channel operations after Conv2D folded"),
+        "{report}"
+    );
+    assert!(relative_error(&run(&folded, &x), &float) < 1e-5);
+    let calibration = vec![Tensor::from_f32(values(32 * 50, 39), &[32, 2, 5, 5]).unwrap()];
+    let options = Options {
+        quantize: Some(Quantization::Int8),
+        ..Options::default()
+    };
+    let (q, report) = convert(&bytes, &options, &calibration).expect("converts");
+    let p = prims(&q);
+    assert_eq!(
+        p.iter().filter(|p| **p == Prim::QuantConv2D).count(),
+        1,
+        "{p:?} {report}"
+    );
+    assert!(
+        !p.contains(&Prim::Add) && !p.contains(&Prim::Dequantize),
+        "{p:?}"
+    );
+    assert!(relative_error(&run(&q, &x), &float) < 0.06);
+}
