@@ -57,19 +57,19 @@ fn model() -> Vec<u8> {
         literal(&values(24 * 10, 3), 10),
         row(&values(10, 4)),
     );
-    let mut s = Session::load("mlp.py", &source, Default::default());
     let x = Tensor::from_f32(values(BATCH * 16, 5), &[BATCH, 16]).unwrap();
+    export(&source, "mlp", x)
+}
+
+/// The model file of `entry` of `source` compiled for `x`.
+fn export(source: &str, entry: &str, x: Tensor) -> Vec<u8> {
+    let mut s = Session::load("m.py", source, Default::default());
     let c = s
-        .compiled("mlp", &[Arg::from(anfora_ops::Value::Tensor(x))])
+        .compiled(entry, &[Arg::from(anfora_ops::Value::Tensor(x))])
         .expect("compiles");
-    anfora_model::write_model(
-        &s.frontend.module,
-        c.graph,
-        &c.abstracts,
-        "test",
-        &Default::default(),
-    )
-    .expect("exports")
+    let names = Default::default();
+    anfora_model::write_model(&s.frontend.module, c.graph, &c.abstracts, "test", &names)
+        .expect("exports")
 }
 
 fn batch(seed: u64) -> Tensor {
@@ -273,19 +273,8 @@ fn bn_model() -> Vec<u8> {
         row(&values(4, 35)),
         literal(&values(4 * 25 * 10, 36), 10),
     );
-    let mut s = Session::load("bn.py", &source, Default::default());
     let x = Tensor::from_f32(values(8 * 2 * 25, 37), &[8, 2, 5, 5]).unwrap();
-    let c = s
-        .compiled("net", &[Arg::from(anfora_ops::Value::Tensor(x))])
-        .expect("compiles");
-    anfora_model::write_model(
-        &s.frontend.module,
-        c.graph,
-        &c.abstracts,
-        "test",
-        &Default::default(),
-    )
-    .expect("exports")
+    export(&source, "net", x)
 }
 
 #[test]
