@@ -11,6 +11,11 @@ examples/train_digits.py, trained, then
 and every model's test accuracy and file size.
 
     python benches/python/quant_vs_ort.py TIME_MODEL_BINARY [OUT_DIR] [EPOCHS]
+
+TIME_MODEL_BINARY is benches/c/time_model.c built against the release runtime:
+    cargo build --release -p anfora-runtime
+    cc -O2 -Icrates/anfora-runtime/include benches/c/time_model.c \
+        target/release/libanfora_runtime.a -lpthread -ldl -lm -o target/bench-c/time_model
 """
 
 import io
