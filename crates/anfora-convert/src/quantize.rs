@@ -373,7 +373,7 @@ pub fn int8(
         let out = l.out();
         let readers = users.get(&out).map(Vec::as_slice).unwrap_or_default();
         // A u8 output where a layer reads it (a float reader gets it dequantized).
-        let feeds_layer = readers.iter().any(|r| reaches(ed, *r, &products));
+        let feeds_layer = readers.iter().any(|r| reaches(ed, &users, *r, &products));
         let (wn, sn) = (ed.tensor(wq), ed.tensor(scales));
         let (sx, zx) = (scalar_f(ed, xq.scale), scalar_i(ed, xq.zero));
         let relu = ed.constant(Const::Bool(l.relu.is_some()));
@@ -432,11 +432,16 @@ fn passes_u8(p: Option<Prim>) -> bool {
     matches!(p, Some(Prim::Reshape | Prim::MaxPool2D | Prim::Depend))
 }
 
-/// Whether `r` is one of `products`, or passes its value on to one.
-fn reaches(ed: &Editor, r: NodeId, products: &[NodeId]) -> bool {
+/// Whether `r` is one of `products`, or passes its value on to one (`users`: the graph's).
+fn reaches(
+    ed: &Editor,
+    users: &HashMap<NodeId, Vec<NodeId>>,
+    r: NodeId,
+    products: &[NodeId],
+) -> bool {
     products.contains(&r)
         || passes_u8(ed.module.callee_prim(r))
-            && (ed.users().get(&r)).is_some_and(|us| us.iter().any(|u| reaches(ed, *u, products)))
+            && (users.get(&r)).is_some_and(|us| us.iter().any(|u| reaches(ed, users, *u, products)))
 }
 
 fn missing(n: NodeId) -> ConvertError {
@@ -552,25 +557,16 @@ pub fn required(ed: &Editor, layers: &[Layer]) -> Vec<NodeId> {
     let users = ed.users();
     let mut need = Vec::new();
     for l in layers {
+        // A layer's output is no passing operation, so the walk to the root stops there.
         let r = root(ed, l.x);
-        if from_layer(ed, l.x, &outs).is_none() && !need.contains(&r) {
+        if !outs.contains(&r) && !need.contains(&r) {
             need.push(r);
         }
         let readers = users.get(&l.out()).map(Vec::as_slice).unwrap_or_default();
-        if readers.iter().any(|r| reaches(ed, *r, &products)) && !need.contains(&l.out()) {
+        let feeds = readers.iter().any(|r| reaches(ed, &users, *r, &products));
+        if feeds && !need.contains(&l.out()) {
             need.push(l.out());
         }
     }
     need
-}
-
-/// The layer output `n` is, or passes on through `Reshape` and `MaxPool2D`.
-fn from_layer(ed: &Editor, n: NodeId, outs: &[NodeId]) -> Option<NodeId> {
-    if outs.contains(&n) {
-        return Some(n);
-    }
-    if !passes_u8(ed.module.callee_prim(n)) {
-        return None;
-    }
-    from_layer(ed, ed.module.inputs(n)[1], outs)
 }
