@@ -48,27 +48,27 @@ def quant_aware(cells, qat):
     return nn.SequentialCell(*out)
 
 
-def mlp(seed, qat=False):
+def mlp(seed, qat=False, dtype="float32"):
     return quant_aware([
         nn.Flatten(),
-        nn.Dense(64, 128, seed=seed),
+        nn.Dense(64, 128, seed=seed, dtype=dtype),
         nn.ReLU(),
-        nn.Dense(128, 10, seed=seed + 1),
+        nn.Dense(128, 10, seed=seed + 1, dtype=dtype),
     ], qat)
 
 
-def lenet(seed, qat=False):
+def lenet(seed, qat=False, dtype="float32"):
     return quant_aware([
-        nn.Conv2d(1, 8, 3, pad_mode="same", seed=seed),
+        nn.Conv2d(1, 8, 3, pad_mode="same", seed=seed, dtype=dtype),
         nn.ReLU(),
         nn.MaxPool2d(2),
-        nn.Conv2d(8, 16, 3, pad_mode="same", seed=seed + 1),
+        nn.Conv2d(8, 16, 3, pad_mode="same", seed=seed + 1, dtype=dtype),
         nn.ReLU(),
         nn.MaxPool2d(2),
         nn.Flatten(),
-        nn.Dense(16 * 2 * 2, 64, seed=seed + 2),
+        nn.Dense(16 * 2 * 2, 64, seed=seed + 2, dtype=dtype),
         nn.ReLU(),
-        nn.Dense(64, 10, seed=seed + 3),
+        nn.Dense(64, 10, seed=seed + 3, dtype=dtype),
     ], qat)
 
 

@@ -318,6 +318,7 @@ def quantize(model_file, file_name, calibration, method="minmax", per_tensor=Fal
 
 
 from . import nn  # noqa: E402  (uses grad/value_and_grad above)
+from . import distributed  # noqa: E402
 
 class placement:
     """`with anfora.placement("cuda:0"):` places operations on a device (seed 002, OneFlow's

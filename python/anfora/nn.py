@@ -601,15 +601,69 @@ class Adam(_Optimizer):
 
 class TrainOneStepCell(Cell):
     """One training step as one compiled call: the loss, its gradient with respect to the
-    optimizer's Parameters, and the optimizer's updates. Returns the loss."""
+    optimizer's Parameters, and the optimizer's updates. Returns the loss.
 
-    def __init__(self, network, optimizer):
+    With `data_parallel=True` (under `mpirun`, after `anfora.distributed.init()`), every
+    process calls the step on its own shard of the global batch: the Parameters start from
+    rank 0's values (broadcast when the cell is made), the gradients are averaged over the
+    processes by `ops.all_reduce` in buckets of about `bucket_bytes` (the last layers'
+    first, as the backward pass produces them), every process applies the same update, and
+    the step returns the mean of the processes' losses."""
+
+    def __init__(self, network, optimizer, data_parallel=False, bucket_bytes=1 << 20):
         self.network = network
         self.optimizer = optimizer
         self.weights = optimizer.parameters
         self.loss_and_grad = network.construct
+        self.data_parallel = bool(data_parallel)
+        self.buckets = ()
+        if self.data_parallel:
+            from . import distributed
+
+            if not distributed.is_initialized():
+                raise RuntimeError(
+                    "TrainOneStepCell(data_parallel=True) needs anfora.distributed.init() first")
+            _broadcast_parameters(network, optimizer)
+            self.buckets = _buckets(self.weights, bucket_bytes)
 
     def construct(self, data, label):
         loss, grads = value_and_grad(self.loss_and_grad, None, self.weights)(data, label)
+        if self.data_parallel:
+            # The first bucket (the last layers') carries the loss: one collective fewer.
+            lo, hi = self.buckets[0]
+            first = ops.all_reduce(grads[lo:hi] + (loss,), "mean")
+            loss = first[-1]
+            averaged = first[:-1]
+            for lo, hi in self.buckets[1:]:
+                averaged = ops.all_reduce(grads[lo:hi], "mean") + averaged
+            grads = averaged
         self.optimizer(grads)
         return loss
+
+
+def _broadcast_parameters(*cells):
+    """Every Parameter of `cells` (weights and optimizer state) takes rank 0's value."""
+    from . import distributed
+
+    seen = set()
+    for cell in cells:
+        for _, p in cell.parameters_and_names():
+            if id(p) not in seen:
+                seen.add(id(p))
+                p.set_data(distributed.broadcast(p.value, 0))
+
+
+def _buckets(params, bucket_bytes):
+    """`(lo, hi)` ranges of `params` of about `bucket_bytes` each, the last Parameters'
+    first: the backward pass computes their gradients first, so their collective can start
+    earliest."""
+    out, hi, size = [], len(params), 0
+    for i in range(len(params) - 1, -1, -1):
+        size += params[i].size * 4
+        if size >= bucket_bytes:
+            out.append((i, hi))
+            hi, size = i, 0
+    if hi > 0:
+        out.append((0, hi))
+    return tuple(out)
+

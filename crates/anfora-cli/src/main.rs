@@ -28,6 +28,34 @@ mod model;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Join the MPI job's process group first (run under `mpirun`), so the program's
+    /// collectives (`ops.all_reduce`, ...) run across the job's processes.
+    #[arg(long, global = true)]
+    distributed: bool,
+    /// Seconds one collective waits for the other processes before it fails.
+    #[arg(long, global = true, default_value_t = 300.0)]
+    dist_timeout: f64,
+}
+
+/// Starts MPI for `--distributed`.
+fn join_process_group(cli: &Cli) -> Result<(), String> {
+    if !cli.distributed {
+        return Ok(());
+    }
+    if !(cli.dist_timeout.is_finite() && cli.dist_timeout > 0.0) {
+        return Err(format!(
+            "--dist-timeout must be a positive number of seconds, not {}",
+            cli.dist_timeout
+        ));
+    }
+    #[cfg(feature = "mpi")]
+    {
+        anfora_dist::init(std::time::Duration::from_secs_f64(cli.dist_timeout)).map(drop)
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        Err("this build of anfora has no MPI: build it with the `mpi` feature".into())
+    }
 }
 
 #[derive(Subcommand)]
@@ -409,7 +437,14 @@ fn main() -> ExitCode {
             anfora_tensor::run_kernels_on_this_thread();
             #[cfg(feature = "cuda")]
             anfora_cuda::install();
-            execute(cli)
+            if let Err(e) = join_process_group(&cli) {
+                warn(&format!("anfora: {e}\n"));
+                return 2;
+            }
+            let code = execute(cli);
+            #[cfg(feature = "mpi")]
+            anfora_dist::finalize();
+            code
         });
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => ExitCode::from(code),

@@ -880,3 +880,40 @@ fn export_writes_model_files_and_onnx() {
         "error: the export format must be 'anfora' or 'onnx', not 'tflite'\n"
     );
 }
+
+const COLLECTIVE: &str = "\
+from anfora import ops
+
+def main(x):
+    return ops.all_reduce(ops.ones((2,)) * x, 'sum')
+";
+
+#[test]
+fn distributed_runs_the_program_in_every_process_of_an_mpi_job() {
+    let file = temp("collective.py", COLLECTIVE);
+    let o = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-np", "3"])
+        .arg(env!("CARGO_BIN_EXE_anfora"))
+        .args(["--distributed", "run"])
+        .arg(&file)
+        .arg("1.5")
+        .output()
+        .expect("mpirun runs (scripts/setup.sh installs OpenMPI)");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "Tensor([4.5, 4.5], dtype=float32)\n".repeat(3));
+}
+
+#[test]
+fn a_collective_without_distributed_is_a_runtime_error_saying_what_to_do() {
+    let file = temp("collective_alone.py", COLLECTIVE);
+    let o = anfora(&["run", file.to_str().unwrap(), "1.5"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "RuntimeError: no process group: call anfora.distributed.init() (Python) or pass \
+             --distributed (the CLI), in a program started by mpirun"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

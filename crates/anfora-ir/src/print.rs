@@ -141,7 +141,7 @@ fn kind_attr(kind: GraphKind) -> Option<&'static str> {
     })
 }
 
-/// Whether `n` is a memory (`U`) or IO state: a monad constant, an `UpdateState` of one, or a
+/// Which chain state `n` is: a monad constant, an `UpdateState` of one, or a
 /// parameter whose abstract is a monad.
 fn monad_of(module: &Module, n: NodeId, opts: &PrintOptions) -> Option<Monad> {
     let mut n = n;
@@ -156,11 +156,10 @@ fn monad_of(module: &Module, n: NodeId, opts: &PrintOptions) -> Option<Monad> {
             continue;
         }
         if module.is_param(n) {
-            return match opts.abstract_of.and_then(|f| f(n)).as_deref() {
-                Some("<UMonad>") => Some(Monad::U),
-                Some("<IOMonad>") => Some(Monad::IO),
-                _ => None,
-            };
+            let name = opts.abstract_of.and_then(|f| f(n));
+            return Monad::ALL
+                .into_iter()
+                .find(|m| name.as_deref() == Some(m.abstract_name()));
         }
         return None;
     }
@@ -168,39 +167,41 @@ fn monad_of(module: &Module, n: NodeId, opts: &PrintOptions) -> Option<Monad> {
 
 /// MindSpore's `# SideEffect: { memory io load }` line: what a graph does to Parameters
 /// (writes, or calls that get the memory state), whether it prints (or passes the IO state
-/// on), and whether it reads Parameters.
+/// on), whether it communicates (the collectives' chain) and whether it reads Parameters.
 fn side_effect_line(module: &Module, nodes: &[NodeId], opts: &PrintOptions) -> Option<String> {
-    let (mut memory, mut io, mut load) = (false, false, false);
+    let mut uses = [false; Monad::ALL.len()];
+    let mut load = false;
     for &n in nodes {
         match module.callee_prim(n) {
             Some(Prim::Load) => load = true,
             Some(Prim::UpdateState | Prim::Depend) => {}
             Some(p) => {
                 // Only once the auto-monad stage has given the primitive its state.
-                let e = p.effects();
-                let has = |m| {
-                    module.inputs(n)[1..]
+                if let Some(m) = p.effects().chain()
+                    && module.inputs(n)[1..]
                         .iter()
                         .any(|&x| monad_of(module, x, opts) == Some(m))
-                };
-                memory |= e.mem && has(Monad::U);
-                io |= e.io && has(Monad::IO);
+                {
+                    uses[m.index()] = true;
+                }
             }
             None => {
                 for &x in &module.inputs(n)[1..] {
-                    match monad_of(module, x, opts) {
-                        Some(Monad::U) => memory = true,
-                        Some(Monad::IO) => io = true,
-                        None => {}
+                    if let Some(m) = monad_of(module, x, opts) {
+                        uses[m.index()] = true;
                     }
                 }
             }
         }
     }
-    let parts: Vec<&str> = [(memory, "memory"), (io, "io"), (load, "load")]
+    let mut parts: Vec<&str> = Monad::ALL
         .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
+        .filter(|m| uses[m.index()])
+        .map(Monad::effect_word)
         .collect();
+    if load {
+        parts.push("load");
+    }
     (!parts.is_empty()).then(|| format!("# SideEffect: {{ {} }}", parts.join(" ")))
 }
 

@@ -332,6 +332,7 @@ impl Reader<'_> {
             Some(Kind::Monad(m)) => Const::Monad(match schema::Monad::try_from(*m) {
                 Ok(schema::Monad::U) => Monad::U,
                 Ok(schema::Monad::Io) => Monad::IO,
+                Ok(schema::Monad::Comm) => Monad::Comm,
                 Err(_) => return Err(ModelError::node(node, format!("unknown monad {m}"))),
             }),
         })
@@ -599,7 +600,7 @@ impl Reader<'_> {
             let (given, want) = (inputs.len() - 1, sig.params.len());
             // The auto-monad stage passes an effectful primitive its state as one more argument.
             let e = p.effects();
-            let state = usize::from(e.mem || e.io || e.hidden);
+            let state = usize::from(e.ordered());
             let fits = (want..=want + state).contains(&given) || (sig.varargs && given > want);
             if !fits {
                 return Err(ModelError::node(

@@ -349,6 +349,7 @@ impl<'a> Writer<'a> {
             Const::Monad(m) => Kind::Monad(match m {
                 anfora_ops::Monad::U => schema::Monad::U as i32,
                 anfora_ops::Monad::IO => schema::Monad::Io as i32,
+                anfora_ops::Monad::Comm => schema::Monad::Comm as i32,
             }),
             Const::Symbol { .. } | Const::Namespace(_) | Const::HostObject(_) | Const::Unbound => {
                 return refuse(

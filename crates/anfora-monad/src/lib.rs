@@ -1,15 +1,17 @@
 //! The auto-monad stage (seed 000, MindSpore's `auto_monad`): after inference, side effects
 //! become data dependencies.
 //!
-//! * A memory state `U` and an IO state `IO` are threaded through the program as ordinary
+//! * A memory state `U`, an IO state `IO` and a communication state `C` (the collectives,
+//!   which every process must issue in the same order) are threaded through the program as ordinary
 //!   values: constants in the entry graph, parameters of every other graph that needs them,
 //!   arguments of every call that reaches an effect (direct calls, `Switch` branches, loops,
 //!   closures, `Partial`s and higher-order calls alike: all graphs one call site may reach take
 //!   the same states).
-//! * A write becomes `op(..., u)` followed by `u = UpdateState(u, op)`; IO the same on `io`.
+//! * A write becomes `op(..., u)` followed by `u = UpdateState(u, op)`; IO the same on `io`,
+//!   collectives on `c`.
 //! * A Parameter read where a value is needed becomes `Load(p, u)`, then
 //!   `u = UpdateState(u, load)`, so later writes are ordered after it.
-//! * A graph's output becomes `Depend(out, u, io)` unless it is a tail call that carries the
+//! * A graph's output becomes `Depend(out, u, io, c)` unless it is a tail call that carries the
 //!   states on (loops keep running in constant space).
 //! * Random primitives (hidden effects) carry no state: the optimizer never merges, fuses or
 //!   removes them.
@@ -17,7 +19,7 @@
 //!   identity was lost (`Specialized::escaped`): those closures share one class, and such
 //!   calls pass the states that class takes.
 //!
-//! Both chains are threaded whatever the executor does, so every later pass can see from the
+//! The chains are threaded whatever the executor does, so every later pass can see from the
 //! data flow alone what must stay ordered.
 
 use std::collections::{HashMap, HashSet};
@@ -27,38 +29,40 @@ use anfora_ir::diag::Diagnostic;
 use anfora_ir::{Const, GraphId, Module, Monad, NodeId, Prim, Span, codes};
 use anfora_ops::{Abs, Func};
 
-/// Which states a graph (or a call) needs.
+/// Which states a graph (or a call) needs, indexed by [`Monad::index`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Needs {
-    u: bool,
-    io: bool,
-}
+struct Needs([bool; Monad::ALL.len()]);
 
 impl Needs {
     fn any(self) -> bool {
-        self.u || self.io
+        self.0.iter().any(|&b| b)
+    }
+
+    fn has(self, m: Monad) -> bool {
+        self.0[m.index()]
     }
 
     fn union(self, o: Needs) -> Needs {
-        Needs {
-            u: self.u || o.u,
-            io: self.io || o.io,
-        }
+        Needs(std::array::from_fn(|i| self.0[i] || o.0[i]))
     }
 }
 
-/// The effects of a primitive call: memory and IO from its attributes, and a memory read when
-/// it reads a Parameter.
+/// The current state of each chain a graph threads (`None`: the graph does not take it).
+type States = [Option<NodeId>; Monad::ALL.len()];
+
+/// The effects of a primitive call: its chain from its attributes, and a memory read when it
+/// reads a Parameter.
 fn prim_needs(p: Prim, arg_abs: &[Abs]) -> Needs {
-    let e = p.effects();
     let reads = arg_abs
         .iter()
         .enumerate()
         .any(|(i, a)| matches!(a, Abs::Ref(_)) && !p.takes_ref(i));
-    Needs {
-        u: e.mem || reads,
-        io: e.io,
+    let mut n = Needs::default();
+    if let Some(m) = p.effects().chain() {
+        n.0[m.index()] = true;
     }
+    n.0[Monad::U.index()] |= reads;
+    n
 }
 
 /// Primitives a computed callee may be (through `Partial`s).
@@ -174,7 +178,7 @@ impl Pass<'_> {
     }
 }
 
-/// Threads the memory and IO states through the specialized program. Returns the diagnostics
+/// Threads the memory, IO and communication states through the specialized program. Returns the diagnostics
 /// of effects it cannot order (a keyword call of an effectful function known only at run
 /// time).
 pub fn auto_monad(module: &mut Module, spec: &mut Specialized) -> Result<(), Vec<Diagnostic>> {
@@ -286,25 +290,19 @@ pub fn auto_monad(module: &mut Module, spec: &mut Specialized) -> Result<(), Vec
 }
 
 /// The initial states of a graph: constants in the top graph, new parameters elsewhere.
-fn local_states(
-    pass: &mut Pass,
-    n: Needs,
-    top: bool,
-    g: GraphId,
-) -> (Option<NodeId>, Option<NodeId>) {
-    let make = |pass: &mut Pass, m: Monad, name: &str| {
-        let node = if top {
-            pass.module.value(Const::Monad(m))
-        } else {
-            let span = pass.module.graph(g).span;
-            pass.module.add_param(g, name, span)
-        };
-        pass.abstracts.insert(node, Abs::Monad(m));
-        node
-    };
-    let u = n.u.then(|| make(pass, Monad::U, "u"));
-    let io = n.io.then(|| make(pass, Monad::IO, "io"));
-    (u, io)
+fn local_states(pass: &mut Pass, n: Needs, top: bool, g: GraphId) -> States {
+    Monad::ALL.map(|m| {
+        n.has(m).then(|| {
+            let node = if top {
+                pass.module.value(Const::Monad(m))
+            } else {
+                let span = pass.module.graph(g).span;
+                pass.module.add_param(g, m.param_name(), span)
+            };
+            pass.abstracts.insert(node, Abs::Monad(m));
+            node
+        })
+    })
 }
 
 /// A new entry graph calling `entry` with the initial states.
@@ -327,8 +325,8 @@ fn wrap_entry(pass: &mut Pass, entry: GraphId, n: Needs) -> GraphId {
         pass.abstracts.insert(np, a);
         inputs.push(np);
     }
-    for (want, m) in [(n.u, Monad::U), (n.io, Monad::IO)] {
-        if want {
+    for m in Monad::ALL {
+        if n.has(m) {
             let v = pass.module.value(Const::Monad(m));
             pass.abstracts.insert(v, Abs::Monad(m));
             inputs.push(v);
@@ -379,11 +377,11 @@ fn advance(
 fn thread(
     pass: &mut Pass,
     g: GraphId,
-    (u0, io0): (Option<NodeId>, Option<NodeId>),
+    states0: States,
     need: &HashMap<GraphId, Needs>,
     diags: &mut Vec<Diagnostic>,
 ) {
-    let (mut u, mut io) = (u0, io0);
+    let mut states = states0;
     let calls = pass.calls_of(g);
     let in_order: HashSet<NodeId> = pass.module.graph(g).order.iter().copied().collect();
     let mut order = Vec::with_capacity(calls.len() * 2);
@@ -408,18 +406,19 @@ fn thread(
                         "a call with keyword arguments of a function known only at run time cannot have side effects",
                         span,
                     )
-                    .with_label("this call may write Parameters or print")
+                    .with_label("this call may write Parameters, print or communicate")
                     .with_hint("pass the arguments by position, or call the function directly"),
                 );
             }
         }
         if let Some(p) = pass.module.callee_prim(n) {
             // Parameters read here: Load in the current memory state.
+            let u = Monad::U.index();
             let mut loads = Vec::new();
             for (i, &a) in inputs.iter().enumerate().skip(1) {
                 if let Abs::Ref(r) = pass.abs(a)
                     && !p.takes_ref(i - 1)
-                    && let Some(cur) = u
+                    && let Some(cur) = states[u]
                 {
                     let l = prim_node(pass, g, Prim::Load, &[a, cur], span, r.value());
                     order.push(l);
@@ -427,28 +426,20 @@ fn thread(
                     loads.push(l);
                 }
             }
-            if !loads.is_empty() && u.is_some() {
-                advance(pass, g, &mut u, Monad::U, &loads, span, &mut order);
+            if !loads.is_empty() && states[u].is_some() {
+                advance(pass, g, &mut states[u], Monad::U, &loads, span, &mut order);
             }
-            let e = p.effects();
-            let (chain, m) = if e.mem {
-                (&mut u, Monad::U)
-            } else if e.io {
-                (&mut io, Monad::IO)
-            } else {
-                if in_order.contains(&n) {
-                    order.push(n);
+            let chain = p.effects().chain();
+            match chain.and_then(|m| states[m.index()].map(|cur| (m, cur))) {
+                Some((m, cur)) => {
+                    pass.module.inputs_mut(n).expect("an Apply node").push(cur);
+                    if in_order.contains(&n) {
+                        order.push(n);
+                    }
+                    advance(pass, g, &mut states[m.index()], m, &[n], span, &mut order);
                 }
-                continue;
-            };
-            if let Some(cur) = *chain {
-                pass.module.inputs_mut(n).expect("an Apply node").push(cur);
-                if in_order.contains(&n) {
-                    order.push(n);
-                }
-                advance(pass, g, chain, m, &[n], span, &mut order);
-            } else if in_order.contains(&n) {
-                order.push(n);
+                None if in_order.contains(&n) => order.push(n),
+                None => {}
             }
             continue;
         }
@@ -460,46 +451,36 @@ fn thread(
             wants = wants.union(need.get(&r).copied().unwrap_or_default());
         }
         let mut passed = Needs::default();
-        if wants.u
-            && let Some(cur) = u
-        {
-            pass.module.inputs_mut(n).expect("an Apply node").push(cur);
-            passed.u = true;
-        }
-        if wants.io
-            && let Some(cur) = io
-        {
-            pass.module.inputs_mut(n).expect("an Apply node").push(cur);
-            passed.io = true;
+        for m in Monad::ALL {
+            if wants.has(m)
+                && let Some(cur) = states[m.index()]
+            {
+                pass.module.inputs_mut(n).expect("an Apply node").push(cur);
+                passed.0[m.index()] = true;
+            }
         }
         if in_order.contains(&n) {
             order.push(n);
         }
         if tail {
             // The callee continues the chains and returns after them.
-            tail_carries = (passed.u || u == u0) && (passed.io || io == io0);
+            tail_carries = Monad::ALL
+                .iter()
+                .all(|m| passed.has(*m) || states[m.index()] == states0[m.index()]);
             continue;
         }
-        if passed.u {
-            advance(pass, g, &mut u, Monad::U, &[n], span, &mut order);
-        }
-        if passed.io {
-            advance(pass, g, &mut io, Monad::IO, &[n], span, &mut order);
+        for m in Monad::ALL {
+            if passed.has(m) {
+                advance(pass, g, &mut states[m.index()], m, &[n], span, &mut order);
+            }
         }
     }
     // The output waits for the last state of each chain this graph changed.
     if !tail_carries {
-        let mut pending: Vec<NodeId> = Vec::new();
-        if u != u0
-            && let Some(s) = u
-        {
-            pending.push(s);
-        }
-        if io != io0
-            && let Some(s) = io
-        {
-            pending.push(s);
-        }
+        let pending: Vec<NodeId> = (0..states.len())
+            .filter(|&i| states[i] != states0[i])
+            .filter_map(|i| states[i])
+            .collect();
         if let (false, Some(out)) = (pending.is_empty(), pass.module.graph(g).output) {
             let span = pass.module.node(out).span;
             let mut args = vec![out];

@@ -351,3 +351,69 @@ def main(n):
     assert_eq!(printed, "tick 2 1\ntick 2 2\ntick 2 3\n");
     assert_eq!(r, "([1, 2, 3], 3)");
 }
+
+const COLLECTIVES: &str = "\
+import anfora
+from anfora import ops
+
+w = anfora.Parameter(ops.ones((2,)), name='w')
+
+def main(y):
+    x = ops.ones((2,)) * y
+    a = ops.all_reduce(x, 'sum')
+    b = ops.all_reduce(x, 'sum')
+    ops.broadcast(x, 0)
+    print('a', a)
+    ops.assign(w, a)
+    return a + b
+";
+
+#[test]
+fn collectives_hang_on_a_chain_of_their_own() {
+    let ir = dump(COLLECTIVES, "auto_monad", vec![Value::Float(3.0)]);
+    assert!(ir.contains("# SideEffect: { memory io comm }"), "{ir}");
+    let body: Vec<&str> = ir
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('%'))
+        .collect();
+    let text = body.join("\n");
+    for expected in [
+        "%0(a) = AllReduce(Tensor(shape=[2], dtype=float32, value=[3. 3.]), \"sum\", CommMonad[C])",
+        "%1 = UpdateState(CommMonad[C], %0)",
+        "%2(b) = AllReduce(Tensor(shape=[2], dtype=float32, value=[3. 3.]), \"sum\", %1)",
+        "%3 = UpdateState(%1, %2)",
+        "%4 = Broadcast(Tensor(shape=[2], dtype=float32, value=[3. 3.]), I64(0), %3)",
+        "%5 = UpdateState(%3, %4)",
+        "%6 = Print(\"a\", %0, \" \", \"\\n\", IOMonad[IO])",
+        "%10 = Add(%0, %2)",
+        "%11 = Depend(%10, %9, %7, %5)",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{ir}");
+    }
+}
+
+#[test]
+fn the_optimizer_never_merges_reorders_or_drops_a_collective() {
+    let ir = dump(COLLECTIVES, "optimize", vec![Value::Float(3.0)]);
+    let calls: Vec<&str> = ir
+        .lines()
+        .filter_map(|l| {
+            ["AllReduce(", "Broadcast("]
+                .into_iter()
+                .find(|p| l.contains(p))
+        })
+        .collect();
+    // Two equal all_reduces stay two, and the broadcast whose value is unused stays, in
+    // program order.
+    assert_eq!(calls, ["AllReduce(", "AllReduce(", "Broadcast("], "{ir}");
+}
+
+#[test]
+fn a_collective_without_a_process_group_is_a_clear_runtime_error() {
+    let err = runtime_error(COLLECTIVES, vec![Value::Float(3.0)]);
+    assert!(
+        err.starts_with("RuntimeError: no process group: call anfora.distributed.init()"),
+        "{err}"
+    );
+}

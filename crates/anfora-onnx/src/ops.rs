@@ -554,6 +554,8 @@ impl Exporter<'_> {
                     "is an effect (print, assert, raise): an ONNX model computes values only"
                 } else if e.mem {
                     "writes a Parameter: an ONNX model for inference cannot update its weights"
+                } else if e.comm {
+                    "communicates with other processes (a collective), which ONNX cannot express"
                 } else if e.hidden {
                     "draws random numbers, which anfora's ONNX export does not write"
                 } else if p == P::Partial {

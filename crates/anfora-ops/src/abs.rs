@@ -498,8 +498,7 @@ impl fmt::Display for Abs {
                 }
                 f.write_str(">")
             }
-            Abs::Monad(crate::Monad::U) => f.write_str("<UMonad>"),
-            Abs::Monad(crate::Monad::IO) => f.write_str("<IOMonad>"),
+            Abs::Monad(m) => f.write_str(m.abstract_name()),
             Abs::Cell(_) => f.write_str("<Cell>"),
             Abs::Dict(items) => {
                 let parts: Vec<String> = items.iter().map(|(k, a)| format!("{k}: {a}")).collect();

@@ -130,7 +130,7 @@ pub fn register(p: CustomPrimitive) -> Result<Prim, RegisterError> {
     if p.effects.propagate {
         return Err(RegisterError::Propagate(p.name));
     }
-    if p.bprop.is_some() && (p.effects.mem || p.effects.io || p.effects.hidden) {
+    if p.bprop.is_some() && p.effects.ordered() {
         return Err(RegisterError::BpropWithEffects(p.name));
     }
     let mut reg = registry().write().unwrap_or_else(|e| e.into_inner());

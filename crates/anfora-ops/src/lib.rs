@@ -17,6 +17,7 @@ pub mod abs;
 pub mod alloc;
 pub mod args;
 pub mod call;
+pub mod collective;
 mod constant;
 pub mod custom;
 pub mod def;

@@ -10,20 +10,58 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use anfora_tensor::{DType, Tensor};
 
-/// The state a side effect is ordered by: memory (`U`, Parameter reads and writes) or
-/// input/output (`IO`: print, assert). The two chains are independent.
+/// The state a side effect is ordered by: memory (`U`, Parameter reads and writes),
+/// input/output (`IO`: print, assert) or communication (`Comm`: the collectives, which every
+/// process must issue in the same order). The chains are independent of each other.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Monad {
     U,
     IO,
+    Comm,
 }
 
 impl Monad {
+    /// Every chain, in the order a graph takes their states as parameters.
+    pub const ALL: [Monad; 3] = [Monad::U, Monad::IO, Monad::Comm];
+
+    /// The chain's position in [`Monad::ALL`].
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
     /// How the dump writes the constant (MindSpore's `UMonad[U]`, `IOMonad[IO]`).
     pub fn dump_name(self) -> &'static str {
         match self {
             Monad::U => "UMonad[U]",
             Monad::IO => "IOMonad[IO]",
+            Monad::Comm => "CommMonad[C]",
+        }
+    }
+
+    /// How the dump writes the abstract value of a state.
+    pub fn abstract_name(self) -> &'static str {
+        match self {
+            Monad::U => "<UMonad>",
+            Monad::IO => "<IOMonad>",
+            Monad::Comm => "<CommMonad>",
+        }
+    }
+
+    /// The name of the parameter that takes the state in a graph other than the entry.
+    pub fn param_name(self) -> &'static str {
+        match self {
+            Monad::U => "u",
+            Monad::IO => "io",
+            Monad::Comm => "c",
+        }
+    }
+
+    /// The word of the dump's `# SideEffect: { ... }` line for a graph using the chain.
+    pub fn effect_word(self) -> &'static str {
+        match self {
+            Monad::U => "memory",
+            Monad::IO => "io",
+            Monad::Comm => "comm",
         }
     }
 }

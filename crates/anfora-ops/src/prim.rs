@@ -7,6 +7,8 @@
 //! adds its members as associated constants (`Prim::Add`, `Prim::Conv2D`), which `match`
 //! accepts as patterns.
 
+use crate::Monad;
+
 /// A primitive: its family in the high 16 bits, its index in the family in the low 16.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Prim(u32);
@@ -50,6 +52,9 @@ pub struct Effects {
     pub mem: bool,
     /// Performs input/output (print, assert).
     pub io: bool,
+    /// Communicates with the other processes (the collectives): every process must issue
+    /// them in the same order.
+    pub comm: bool,
     /// Has hidden state (random generators): never merged or fused.
     pub hidden: bool,
     /// Passes the effects of the function it holds through (Partial, Depend).
@@ -61,6 +66,7 @@ impl Effects {
     pub const PURE: Effects = Effects {
         mem: false,
         io: false,
+        comm: false,
         hidden: false,
         propagate: false,
     };
@@ -72,6 +78,10 @@ impl Effects {
         mem: true,
         ..Effects::PURE
     };
+    pub const COMM: Effects = Effects {
+        comm: true,
+        ..Effects::PURE
+    };
     pub const HIDDEN: Effects = Effects {
         hidden: true,
         ..Effects::PURE
@@ -80,6 +90,25 @@ impl Effects {
         propagate: true,
         ..Effects::PURE
     };
+
+    /// The state chain a call is ordered on, if any (memory before IO before communication).
+    pub fn chain(self) -> Option<Monad> {
+        if self.mem {
+            Some(Monad::U)
+        } else if self.io {
+            Some(Monad::IO)
+        } else if self.comm {
+            Some(Monad::Comm)
+        } else {
+            None
+        }
+    }
+
+    /// Whether a call may never be dropped, merged, reordered or fused: it is on a state
+    /// chain or draws from a hidden state.
+    pub fn ordered(self) -> bool {
+        self.chain().is_some() || self.hidden
+    }
 }
 
 /// Which arguments a primitive takes as Parameters (by reference). Everywhere else a Parameter

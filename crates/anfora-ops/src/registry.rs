@@ -36,6 +36,7 @@ static FAMILIES: &[&Family] = &[
     &grad::FAMILY,
     &dict::FAMILY,
     &quant::FAMILY,
+    &crate::family::collective::FAMILY,
 ];
 
 /// Where a Python name is looked up.
@@ -211,7 +212,7 @@ impl Prim {
 
     /// [`Prim::is_pure`] under effect attributes `e` (tests mark primitives hidden).
     pub fn pure_with(self, e: Effects) -> bool {
-        !self.def().attrs.opaque && !e.io && !e.mem && !e.hidden
+        !self.def().attrs.opaque && !e.ordered()
     }
 
     /// Whether a call with constant arguments may be evaluated at compile time. State plumbing

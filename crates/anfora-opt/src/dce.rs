@@ -17,7 +17,7 @@ pub fn run(p: &mut Graphs) -> bool {
 /// Whether an unused call of `prim` (with effect attributes `e`) may be dropped when it cannot
 /// raise.
 fn removable(prim: Prim, e: Effects) -> bool {
-    (prim.pure_with(e) || prim == Prim::Partial) && !e.io && !e.mem && !e.hidden
+    (prim.pure_with(e) || prim == Prim::Partial) && !e.ordered()
 }
 
 /// [`run`] with the effect attributes given by `effects` (tests mark primitives hidden).

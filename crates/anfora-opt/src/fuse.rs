@@ -25,7 +25,7 @@ fn fusible(p: &Graphs, n: NodeId, effects: &dyn Fn(Prim) -> Effects) -> bool {
         return false;
     };
     let e = effects(prim);
-    if !elementwise(prim) || e.hidden || e.io || e.mem {
+    if !elementwise(prim) || e.ordered() {
         return false;
     }
     let Abs::Tensor(out) = p.abs(n) else {

@@ -9,6 +9,7 @@ mod array;
 mod cache;
 mod checkpoint;
 mod compiler;
+mod dist;
 mod eager;
 mod function;
 mod grad;
@@ -104,6 +105,10 @@ fn _anfora(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compiler::get_device, m)?)?;
     m.add_function(wrap_pyfunction!(compiler::forget_parsed_functions, m)?)?;
     m.add_function(wrap_pyfunction!(eager::call_op, m)?)?;
+    m.add_function(wrap_pyfunction!(dist::dist_init, m)?)?;
+    m.add_function(wrap_pyfunction!(dist::dist_barrier, m)?)?;
+    m.add_function(wrap_pyfunction!(dist::dist_finalize, m)?)?;
+    m.add_function(wrap_pyfunction!(dist::dist_abort, m)?)?;
     m.add_function(wrap_pyfunction!(eager::op_names, m)?)?;
     m.add_function(wrap_pyfunction!(eager::op_signature, m)?)?;
     m.add_function(wrap_pyfunction!(grad::py_parameters_of, m)?)?;

@@ -40,6 +40,7 @@ pub fn py_error(kind: &str, message: String) -> PyErr {
         "ArithmeticError" => pyo3::exceptions::PyArithmeticError::new_err(message),
         "OSError" => pyo3::exceptions::PyOSError::new_err(message),
         "SystemError" => pyo3::exceptions::PySystemError::new_err(message),
+        "RuntimeError" => PyRuntimeError::new_err(message),
         _ => PyRuntimeError::new_err(format!("{kind}: {message}")),
     }
 }

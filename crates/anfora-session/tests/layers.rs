@@ -12,6 +12,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("anfora-ops", 1),
     ("anfora-ir", 2),
     ("anfora-cuda", 2),
+    ("anfora-dist", 2),
     ("anfora-front", 3),
     ("anfora-infer", 3),
     ("anfora-ad", 3),

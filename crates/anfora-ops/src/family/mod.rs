@@ -4,6 +4,7 @@
 
 pub mod array;
 pub mod builtins;
+pub mod collective;
 pub mod creation;
 pub mod dict;
 pub mod effect;

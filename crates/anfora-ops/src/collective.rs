@@ -1,0 +1,440 @@
+//! The process group the collectives run on (issue 30), and the collectives on tensors.
+//!
+//! A host that starts several processes (the Python package and the CLI under `mpirun`,
+//! through `anfora-dist`) registers a [`Communicator`]: the few byte- and number-level
+//! operations an engine such as MPI provides. Everything about tensors is here, once, for
+//! every engine: dtypes, shapes, axes, the mean, and the check that every rank issued the same
+//! collective on the same shape and dtype. Without a registered group a collective is a
+//! RuntimeError saying so.
+
+use std::sync::{Arc, RwLock};
+
+use anfora_tensor::{DType, SplitSpec, Tensor};
+
+use crate::pynum::{PyErr, tensor, type_error, value_error};
+
+/// A reduction every engine provides on numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduction {
+    Sum,
+    Max,
+}
+
+/// A buffer reduced in place across the group.
+pub enum ReduceBuf<'a> {
+    F32(&'a mut [f32]),
+    F64(&'a mut [f64]),
+    I32(&'a mut [i32]),
+    I64(&'a mut [i64]),
+}
+
+/// What a communication engine provides. Every process of the group calls each operation in
+/// the same order; an implementation reports a failure (a timeout, a dead peer) as an error
+/// message rather than blocking forever.
+pub trait Communicator: Send + Sync {
+    /// This process's index in the group, `0..size`.
+    fn rank(&self) -> usize;
+    /// The number of processes.
+    fn size(&self) -> usize;
+    /// Replaces `buf` by the elementwise reduction of every process's `buf`.
+    fn all_reduce(&self, buf: ReduceBuf<'_>, op: Reduction) -> Result<(), String>;
+    /// Writes every process's `send` (all of one length), in rank order, into `recv`.
+    fn all_gather(&self, send: &[u8], recv: &mut [u8]) -> Result<(), String>;
+    /// Replaces `buf` by process `root`'s.
+    fn broadcast(&self, buf: &mut [u8], root: usize) -> Result<(), String>;
+    /// Returns once every process has called it.
+    fn barrier(&self) -> Result<(), String>;
+}
+
+static GROUP: RwLock<Option<Arc<dyn Communicator>>> = RwLock::new(None);
+
+/// Makes `group` the process group of every later collective (`None`: no group).
+pub fn set_group(group: Option<Arc<dyn Communicator>>) {
+    *GROUP.write().unwrap_or_else(|e| e.into_inner()) = group;
+}
+
+/// The registered process group.
+pub fn group() -> Result<Arc<dyn Communicator>, PyErr> {
+    GROUP
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .ok_or_else(|| {
+            (
+                "RuntimeError",
+                "no process group: call anfora.distributed.init() (Python) or pass --distributed \
+             (the CLI), in a program started by mpirun"
+                    .to_string(),
+            )
+        })
+}
+
+fn comm_err(what: &str, e: String) -> PyErr {
+    ("RuntimeError", format!("{what}: {e}"))
+}
+
+/// Which collective a process issues, for the check that every process issues the same one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Issued {
+    AllReduce(u8),
+    AllGather(i64),
+    ReduceScatter(i64),
+    Broadcast(i64),
+}
+
+impl Issued {
+    fn code(self) -> [i64; 2] {
+        match self {
+            Issued::AllReduce(op) => [0, op as i64],
+            Issued::AllGather(axis) => [1, axis],
+            Issued::ReduceScatter(axis) => [2, axis],
+            Issued::Broadcast(root) => [3, root],
+        }
+    }
+
+    fn from_code(c: [i64; 2]) -> String {
+        match c {
+            [0, op] => format!("all_reduce(op='{}')", OPS.get(op as usize).unwrap_or(&"?")),
+            [1, a] => format!("all_gather(axis={a})"),
+            [2, a] => format!("reduce_scatter(axis={a})"),
+            [3, r] => format!("broadcast(root={r})"),
+            _ => "an unknown collective".to_string(),
+        }
+    }
+}
+
+const OPS: [&str; 3] = ["sum", "mean", "max"];
+const HEADER: usize = 12;
+
+/// What a process contributes to a collective, as 12 numbers: the collective, its argument,
+/// the dtype, the rank, the element count, the first six dimensions and a fingerprint of the
+/// shapes of a coalesced tuple (0 for one tensor).
+fn header(issued: Issued, x: &Tensor, fingerprint: i64) -> [i64; HEADER] {
+    let mut h = [-1i64; HEADER];
+    h[..2].copy_from_slice(&issued.code());
+    h[2] = DType::ALL.iter().position(|d| *d == x.dtype()).unwrap_or(0) as i64;
+    h[3] = x.ndim() as i64;
+    h[4] = x.numel() as i64;
+    for (i, &d) in x.shape().iter().take(DIMS).enumerate() {
+        h[5 + i] = d as i64;
+    }
+    h[HEADER - 1] = fingerprint;
+    h
+}
+
+/// How many dimensions the header compares one by one.
+const DIMS: usize = HEADER - 6;
+
+fn describe(h: &[i64]) -> String {
+    let dtype = DType::ALL.get(h[2] as usize).map_or("?", |d| d.name());
+    let dims: Vec<String> = h[5..5 + (h[3].max(0) as usize).min(DIMS)]
+        .iter()
+        .map(|d| d.to_string())
+        .collect();
+    let shape = match dims.len() {
+        1 => format!("({},)", dims[0]),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let parts = if h[HEADER - 1] != 0 {
+        format!(" (the tuple's shapes fingerprint {:x})", h[HEADER - 1])
+    } else {
+        String::new()
+    };
+    format!(
+        "{} of a {dtype} tensor of shape {shape}{parts}",
+        Issued::from_code([h[0], h[1]])
+    )
+}
+
+/// Checks that every process issues the same collective on a tensor of the same dtype and
+/// shape, naming the processes that differ from rank 0.
+fn agree(
+    g: &dyn Communicator,
+    issued: Issued,
+    x: &Tensor,
+    fingerprint: i64,
+    what: &str,
+) -> Result<(), PyErr> {
+    let mine = header(issued, x, fingerprint);
+    let send: Vec<u8> = mine.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut recv = vec![0u8; send.len() * g.size()];
+    g.all_gather(&send, &mut recv)
+        .map_err(|e| comm_err(what, e))?;
+    let all: Vec<Vec<i64>> = recv
+        .chunks_exact(send.len())
+        .map(|c| {
+            c.chunks_exact(8)
+                .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")))
+                .collect()
+        })
+        .collect();
+    let differ: Vec<String> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h[..] != all[0][..])
+        .map(|(r, h)| format!("rank {r} issued {}", describe(h)))
+        .collect();
+    if differ.is_empty() {
+        return Ok(());
+    }
+    Err(value_error(format!(
+        "{what}: the processes disagree: rank 0 issued {}, {}",
+        describe(&all[0]),
+        differ.join(", ")
+    )))
+}
+
+/// The dtype a reduction runs in: itself, or the wide dtype a narrow one is computed in.
+fn reduce_dtype(x: &Tensor, what: &str) -> Result<DType, PyErr> {
+    match x.dtype() {
+        DType::Bool => Err(type_error(format!("{what} does not take a bool tensor"))),
+        d => Ok(d.wide()),
+    }
+}
+
+/// `x` reduced elementwise over the group with `op` ("sum", "mean" or "max"). Narrow dtypes
+/// are reduced in their wide dtype and stored back (integers wrap, as numpy's would).
+pub fn all_reduce(x: &Tensor, op: &str) -> Result<Tensor, PyErr> {
+    reduce_checked(x, op, 0)
+}
+
+/// Every tensor of `xs` reduced as [`all_reduce`] does, in one collective over their
+/// concatenated elements (a gradient bucket). The tensors share one dtype.
+pub fn all_reduce_many(xs: &[Tensor], op: &str) -> Result<Vec<Tensor>, PyErr> {
+    let what = "all_reduce";
+    let Some(first) = xs.first() else {
+        return Ok(Vec::new());
+    };
+    if let Some(other) = xs.iter().find(|t| t.dtype() != first.dtype()) {
+        return Err(type_error(format!(
+            "{what} of a tuple takes tensors of one dtype, not {} and {}",
+            first.dtype(),
+            other.dtype()
+        )));
+    }
+    let flat: Vec<Tensor> = xs
+        .iter()
+        .map(|t| tensor(t.reshape(&[-1])))
+        .collect::<Result<_, _>>()?;
+    let joined = tensor(Tensor::concat(&flat, 0))?;
+    let reduced = reduce_checked(&joined, op, fingerprint(xs))?;
+    let sizes: Vec<i64> = xs
+        .iter()
+        .scan(0i64, |end, t| {
+            *end += t.numel() as i64;
+            Some(*end)
+        })
+        .collect();
+    let parts = tensor(reduced.split(&SplitSpec::Indices(sizes[..sizes.len() - 1].to_vec()), 0))?;
+    parts
+        .iter()
+        .zip(xs)
+        .map(|(p, x)| {
+            let shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+            tensor(p.reshape(&shape))
+        })
+        .collect()
+}
+
+/// A number that differs, almost surely, between two different lists of shapes.
+fn fingerprint(xs: &[Tensor]) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for t in xs {
+        for &d in t.shape().iter().chain(&[usize::MAX]) {
+            h = (h ^ d as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    (h >> 1) as i64 | 1
+}
+
+fn reduce_checked(x: &Tensor, op: &str, fingerprint: i64) -> Result<Tensor, PyErr> {
+    let what = "all_reduce";
+    let code = OPS.iter().position(|o| *o == op).ok_or_else(|| {
+        value_error(format!(
+            "{what}: op must be 'sum', 'mean' or 'max', not {}",
+            crate::pynum::str_repr(op)
+        ))
+    })?;
+    let wide = reduce_dtype(x, what)?;
+    if op == "mean" && !wide.is_float() {
+        return Err(type_error(format!(
+            "{what}(op='mean') takes a float tensor, not {}",
+            x.dtype()
+        )));
+    }
+    let g = group()?;
+    agree(&*g, Issued::AllReduce(code as u8), x, fingerprint, what)?;
+    let reduction = if op == "max" {
+        Reduction::Max
+    } else {
+        Reduction::Sum
+    };
+    let t = if x.dtype() == wide {
+        x.contiguous()
+    } else {
+        tensor(x.try_cast(wide))?.contiguous()
+    };
+    let divisor = (op == "mean").then_some(g.size() as f64);
+    let t = reduced(&*g, &t, reduction, divisor).map_err(|e| comm_err(what, e))?;
+    if x.dtype() == wide {
+        return Ok(t);
+    }
+    tensor(t.try_cast(x.dtype()))
+}
+
+/// The contiguous tensor `t` (of a reducible dtype) reduced over the group, each element
+/// then divided by `divisor` when given (a mean: the same division numpy's `sum / n` does).
+fn reduced(
+    g: &dyn Communicator,
+    t: &Tensor,
+    op: Reduction,
+    divisor: Option<f64>,
+) -> Result<Tensor, String> {
+    fn run<T: Copy>(
+        xs: Option<&[T]>,
+        reduce: impl FnOnce(&mut [T]) -> Result<(), String>,
+        divide: impl Fn(T) -> T,
+        make: fn(Vec<T>, &[usize]) -> anfora_tensor::Result<Tensor>,
+        shape: &[usize],
+    ) -> Result<Tensor, String> {
+        let mut v = xs.ok_or("a contiguous tensor reads as a slice")?.to_vec();
+        reduce(&mut v)?;
+        v.iter_mut().for_each(|x| *x = divide(*x));
+        make(v, shape).map_err(|e| e.message)
+    }
+    let shape = t.shape();
+    let n = divisor.unwrap_or(1.0);
+    match t.dtype() {
+        DType::F32 => run(
+            t.as_f32_slice(),
+            |v| g.all_reduce(ReduceBuf::F32(v), op),
+            |x| if divisor.is_some() { x / n as f32 } else { x },
+            Tensor::from_f32,
+            shape,
+        ),
+        DType::F64 => run(
+            t.as_f64_slice(),
+            |v| g.all_reduce(ReduceBuf::F64(v), op),
+            |x| if divisor.is_some() { x / n } else { x },
+            Tensor::from_f64,
+            shape,
+        ),
+        DType::I32 => run(
+            t.as_i32_slice(),
+            |v| g.all_reduce(ReduceBuf::I32(v), op),
+            |x| x,
+            Tensor::from_i32,
+            shape,
+        ),
+        DType::I64 => run(
+            t.as_i64_slice(),
+            |v| g.all_reduce(ReduceBuf::I64(v), op),
+            |x| x,
+            Tensor::from_i64,
+            shape,
+        ),
+        other => Err(format!("cannot reduce {other} elements")),
+    }
+}
+
+fn axis_of(x: &Tensor, axis: i64, what: &str) -> Result<usize, PyErr> {
+    let n = x.ndim() as i64;
+    if n == 0 {
+        return Err(value_error(format!(
+            "{what} takes a tensor of at least one dimension"
+        )));
+    }
+    let a = if axis < 0 { axis + n } else { axis };
+    if !(0..n).contains(&a) {
+        return Err(value_error(format!(
+            "{what}: axis {axis} is out of bounds for a tensor of {n} dimensions"
+        )));
+    }
+    Ok(a as usize)
+}
+
+/// Every process's `x`, concatenated in rank order along `axis`.
+pub fn all_gather(x: &Tensor, axis: i64) -> Result<Tensor, PyErr> {
+    let what = "all_gather";
+    let a = axis_of(x, axis, what)?;
+    let g = group()?;
+    agree(&*g, Issued::AllGather(a as i64), x, 0, what)?;
+    let x = x.contiguous();
+    let send = x.le_bytes();
+    let mut recv = vec![0u8; send.len() * g.size()];
+    g.all_gather(&send, &mut recv)
+        .map_err(|e| comm_err(what, e))?;
+    let parts = recv
+        .chunks_exact(send.len().max(1))
+        .take(g.size())
+        .map(|c| Tensor::from_le_bytes(x.dtype(), x.shape(), c))
+        .collect::<Result<Vec<_>, _>>();
+    let parts = if send.is_empty() {
+        vec![x.clone(); g.size()]
+    } else {
+        tensor(parts)?
+    };
+    tensor(Tensor::concat(&parts, a as i64))
+}
+
+/// This process's block of the sum of every process's `x`, split along `axis` into one
+/// block per process (all_gather's adjoint).
+pub fn reduce_scatter(x: &Tensor, axis: i64) -> Result<Tensor, PyErr> {
+    let what = "reduce_scatter";
+    let a = axis_of(x, axis, what)?;
+    let g = group()?;
+    let n = g.size();
+    if !x.shape()[a].is_multiple_of(n) {
+        return Err(value_error(format!(
+            "{what}: axis {a} of length {} does not split into {n} equal blocks",
+            x.shape()[a]
+        )));
+    }
+    agree(&*g, Issued::ReduceScatter(a as i64), x, 0, what)?;
+    let wide = reduce_dtype(x, what)?;
+    let t = tensor(x.try_cast(wide))?.contiguous();
+    let sum = reduced(&*g, &t, Reduction::Sum, None).map_err(|e| comm_err(what, e))?;
+    let blocks = tensor(sum.split(&SplitSpec::Sections(n as i64), a as i64))?;
+    tensor(blocks[g.rank()].contiguous().try_cast(x.dtype()))
+}
+
+fn root_of(root: i64, g: &dyn Communicator, what: &str) -> Result<usize, PyErr> {
+    usize::try_from(root)
+        .ok()
+        .filter(|r| *r < g.size())
+        .ok_or_else(|| {
+            value_error(format!(
+                "{what}: root {root} is not a rank of a group of {} processes",
+                g.size()
+            ))
+        })
+}
+
+/// Process `root`'s `x`, on every process.
+pub fn broadcast(x: &Tensor, root: i64) -> Result<Tensor, PyErr> {
+    let what = "broadcast";
+    let g = group()?;
+    let r = root_of(root, &*g, what)?;
+    agree(&*g, Issued::Broadcast(r as i64), x, 0, what)?;
+    let x = x.contiguous();
+    let mut buf = x.le_bytes().into_owned();
+    g.broadcast(&mut buf, r).map_err(|e| comm_err(what, e))?;
+    tensor(Tensor::from_le_bytes(x.dtype(), x.shape(), &buf))
+}
+
+/// broadcast's adjoint: on process `root`, the sum of every process's `d`; zeros elsewhere.
+pub fn broadcast_grad(d: &Tensor, root: i64) -> Result<Tensor, PyErr> {
+    let g = group()?;
+    let r = root_of(root, &*g, "broadcast's gradient")?;
+    let sum = all_reduce(d, "sum")?;
+    if g.rank() == r {
+        Ok(sum)
+    } else {
+        tensor(Tensor::zeros(d.shape(), d.dtype()))
+    }
+}
+
+/// Waits until every process of the group has reached it.
+pub fn barrier() -> Result<(), PyErr> {
+    group()?.barrier().map_err(|e| comm_err("barrier", e))
+}
