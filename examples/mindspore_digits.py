@@ -13,6 +13,7 @@ import numpy as np
 
 import anfora.compat.mindspore as ms
 from anfora.compat.mindspore import Tensor, context, nn
+from anfora.compat.mindspore import dataset as ds
 from anfora.compat.mindspore.ops import operations as P
 
 
@@ -69,14 +70,14 @@ def main(argv=None):
     optimizer = nn.Adam(net.trainable_params(), learning_rate=3e-3)
     step = nn.TrainOneStepCell(nn.WithLossCell(net, loss), optimizer)
     accuracy = Accuracy(net)
-    rng = np.random.default_rng(0)
-    batches = len(x_train) // args.batch
+    # Shuffled anew each epoch; the last partial batch is dropped (one compiled shape).
+    train_set = ds.NumpySlicesDataset((x_train, y_train), column_names=["image", "label"],
+                                      shuffle=True).batch(args.batch, drop_remainder=True)
+    batches = train_set.get_dataset_size()
     for epoch in range(1, args.epochs + 1):
-        order = rng.permutation(len(x_train))
         total = 0.0
-        for i in range(batches):
-            idx = order[i * args.batch:(i + 1) * args.batch]
-            total += float(step(Tensor(x_train[idx]), Tensor(y_train[idx])).asnumpy())
+        for image, label in train_set.create_tuple_iterator():
+            total += float(step(image, label).asnumpy())
         acc = float(accuracy(Tensor(x_test), Tensor(y_test)).asnumpy())
         print(f"epoch {epoch:2d}: loss {total / batches:.4f}  test accuracy {acc:.3f}")
     print(f"test accuracy {acc:.3f}")

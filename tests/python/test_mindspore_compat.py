@@ -895,3 +895,113 @@ def test_augmented_assignment_of_a_parameter_attribute():
     assert int(net.step.asnumpy()) == 2
     g = ms.grad(net, None, (net.w,))(x)
     np.testing.assert_allclose(g[0].asnumpy(), [3.0, 3.0])
+
+
+# mindspore.dataset: the pipelines of MindSpore's data-loading tutorial, values against numpy.
+
+from anfora.compat.mindspore import dataset as ds  # noqa: E402
+from anfora.compat.mindspore.dataset import transforms, vision  # noqa: E402
+
+
+def test_numpy_slices_dataset_maps_batches_and_iterates_as_tensors():
+    x = np.arange(20, dtype=np.float32).reshape(10, 2)
+    y = np.arange(10)
+    data = ds.NumpySlicesDataset((x, y), column_names=["data", "label"], shuffle=False)
+    assert data.get_col_names() == ["data", "label"] and data.get_dataset_size() == 10
+    data = data.map(transforms.TypeCast(mstype.int32), input_columns="label")
+    data = data.map(lambda v: v * 2, input_columns=["data"]).batch(4)
+    assert data.get_dataset_size() == 3 and data.get_batch_size() == 4
+    batches = list(data.create_tuple_iterator())
+    assert [len(b) for b in batches] == [2, 2, 2]
+    assert all(isinstance(v, Tensor) for b in batches for v in b)
+    np.testing.assert_array_equal(np.concatenate([b[0].asnumpy() for b in batches]), x * 2)
+    labels = [b[1].asnumpy() for b in batches]
+    assert [lab.dtype for lab in labels] == [np.int32] * 3
+    np.testing.assert_array_equal(np.concatenate(labels), y)
+    assert [b[1].shape for b in batches] == [(4,), (4,), (2,)]
+    dropped = ds.NumpySlicesDataset({"a": x}, shuffle=False).batch(4, drop_remainder=True)
+    assert dropped.get_dataset_size() == 2
+    rows = list(dropped.create_dict_iterator(output_numpy=True))
+    assert list(rows[0]) == ["a"] and rows[1]["a"].shape == (4, 2)
+
+
+def test_shuffles_are_permutations_seeded_by_set_seed_and_new_each_epoch():
+    def epoch_orders(seed):
+        ms.set_seed(seed)
+        data = ds.NumpySlicesDataset(np.arange(50), shuffle=True)
+        return [[int(v[0]) for v in data.create_tuple_iterator(output_numpy=True)]
+                for _ in range(2)]
+
+    first, second = epoch_orders(3)
+    assert sorted(first) == sorted(second) == list(range(50)) and first != second
+    assert epoch_orders(3) == [first, second]  # the seed reproduces them
+    buffered = ds.NumpySlicesDataset(np.arange(50), shuffle=False).shuffle(buffer_size=8)
+    order = [int(v[0]) for v in buffered.create_tuple_iterator(output_numpy=True)]
+    assert sorted(order) == list(range(50)) and order != list(range(50))
+    # With a buffer of 8, the row emitted i-th was read at most 7 rows after it.
+    assert all(row - i <= 7 for i, row in enumerate(order))
+    with pytest.raises(ValueError, match="buffer_size must be at least 2"):
+        buffered.shuffle(1)
+
+
+def test_shards_split_the_rows_as_the_distributed_sampler():
+    y = np.arange(10)
+    shards = [[int(r["y"]) for r in ds.NumpySlicesDataset({"y": y}, num_shards=3, shard_id=k,
+                                                          shuffle=False)
+               .create_dict_iterator(output_numpy=True)] for k in range(3)]
+    # ceil(10 / 3) = 4 rows each, interleaved, wrapping around to the start.
+    assert shards == [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]
+    with pytest.raises(ValueError, match="shard_id 3 is not in"):
+        ds.NumpySlicesDataset(y, num_shards=3, shard_id=3)
+
+
+def test_generator_dataset_repeat_take_skip_project_and_rename():
+    class Source:
+        def __getitem__(self, i):
+            return np.float32(i) / 2, i
+
+        def __len__(self):
+            return 6
+
+    data = ds.GeneratorDataset(Source(), column_names=["x", "i"], shuffle=False)
+    assert data.get_dataset_size() == 6
+    got = [int(i) for _, i in data.repeat(2).skip(3).take(5).create_tuple_iterator(output_numpy=True)]
+    assert got == [3, 4, 5, 0, 1]
+    renamed = data.rename(["x"], ["half"]).project(["i", "half"])
+    assert renamed.get_col_names() == ["i", "half"]
+    first = next(renamed.create_tuple_iterator(output_numpy=True))
+    assert int(first[0]) == 0 and float(first[1]) == 0.0
+    streamed = ds.GeneratorDataset(lambda: iter([(1, 2), (3, 4)]), ["a", "b"])
+    assert streamed.get_dataset_size() == 2
+    assert [int(a) for a, _ in streamed.create_tuple_iterator(output_numpy=True)] == [1, 3]
+    with pytest.raises(ValueError, match="need a source with __getitem__ and __len__"):
+        ds.GeneratorDataset(iter([(1,)]), ["a"], shuffle=True)
+    with pytest.raises(ValueError, match="GeneratorDataset needs column_names"):
+        ds.GeneratorDataset(Source())
+
+
+def test_vision_and_transforms_give_numpys_values():
+    img = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    out = vision.HWC2CHW()(vision.Normalize([1, 2, 3], [2, 2, 4])(vision.Rescale(0.5, 1.0)(img)))
+    expect = ((img * 0.5 + 1.0 - np.array([1, 2, 3])) / np.array([2, 2, 4])).transpose(2, 0, 1)
+    np.testing.assert_allclose(out, expect, rtol=1e-6)
+    assert out.dtype == np.float32 and out.shape == (3, 2, 4)
+    np.testing.assert_array_equal(transforms.OneHot(4)(np.array([1, 3])),
+                                  [[0, 1, 0, 0], [0, 0, 0, 1]])
+    with pytest.raises(ValueError, match=r"labels must be integers in \[0, 4\)"):
+        transforms.OneHot(4)(np.array([4]))
+    both = transforms.Compose([vision.Rescale(2.0, 0.0), transforms.TypeCast(mstype.int32)])
+    np.testing.assert_array_equal(both(np.array([1.5, 2.0])), [3, 4])
+
+
+def test_model_trains_from_a_dataset_pipeline():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 4)).astype(np.float32)
+    y = (x.sum(axis=1) > 0).astype(np.int32)
+    net = nn.Dense(4, 2)
+    model = ms.Model(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"),
+                     nn.Adam(net.trainable_params(), learning_rate=0.05), metrics={"Accuracy"})
+    train = ds.NumpySlicesDataset((x, y), column_names=["x", "y"]).batch(16, drop_remainder=True)
+    model.train(20, train)
+    acc = model.eval(ds.NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False).batch(64))
+    assert acc["Accuracy"] > 0.9

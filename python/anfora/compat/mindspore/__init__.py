@@ -9,7 +9,7 @@ import sys as _sys
 
 import anfora as _af
 
-from . import _random, common, context, dtype, nn, ops, train
+from . import _random, common, context, dataset, dtype, nn, ops, train
 from .common import Parameter, ParameterTuple, Tensor
 from .common.dtype import *  # noqa: F401,F403
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
@@ -23,9 +23,11 @@ value_and_grad = ops.value_and_grad
 
 
 def set_seed(seed):
-    """The global seed: anfora's generator (random operations) and the layers' initializers."""
+    """The global seed: anfora's generator (random operations), the layers' initializers and
+    the datasets' order."""
     _af.set_seed(seed)
     _random.reseed(seed)
+    dataset.config.set_seed(seed)
 
 
 class _GraphCell(nn.Cell):
@@ -49,6 +51,9 @@ _MODULES = {
     "train": f"{__name__}.train", "train.serialization": f"{__name__}.train.serialization",
     "train.model": f"{__name__}.train.model",
     "dtype": f"{__name__}.dtype",
+    "dataset": f"{__name__}.dataset", "dataset.config": f"{__name__}.dataset.config",
+    "dataset.transforms": f"{__name__}.dataset.transforms",
+    "dataset.vision": f"{__name__}.dataset.vision",
 }
 
 
@@ -63,7 +68,7 @@ def install():
         _sys.modules["mindspore" + ("." + short if short else "")] = _sys.modules[full]
 
 
-__all__ = ["nn", "ops", "context", "common", "dtype", "train", "Tensor", "Parameter",
+__all__ = ["nn", "ops", "context", "common", "dataset", "dtype", "train", "Tensor", "Parameter",
            "ParameterTuple", "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "jit",
            "ms_function", "set_seed", "export", "load", "save_checkpoint", "load_checkpoint",
            "load_param_into_net", "install", "grad", "value_and_grad", "Model"] + list(common.dtype.__all__)

@@ -25,8 +25,9 @@ class Tensor(metaclass=_TensorType):
         if isinstance(input_data, _af.Tensor):
             return input_data if dtype is None else _af.ops.cast(input_data, dtype)
         data = np.asarray(input_data)
-        if dtype is None:
-            if data.dtype == np.float64 and not isinstance(input_data, np.ndarray):
+        # numpy data keeps its dtype; Python numbers and lists take MindSpore's defaults.
+        if dtype is None and not isinstance(input_data, (np.ndarray, np.generic)):
+            if data.dtype == np.float64:
                 data = data.astype(np.float32)
             elif data.dtype.kind == "i":
                 data = data.astype(np.int64)

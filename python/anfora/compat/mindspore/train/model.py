@@ -1,7 +1,7 @@
 """MindSpore's high-level `Model` (`model.train`, `model.eval`, `model.predict`), its
 `Accuracy` and `Loss` metrics and the `LossMonitor` callback. A dataset is any iterable of
 `(data, label)` batches (numpy arrays or Tensors), or an object with MindSpore's
-`create_tuple_iterator()`; `mindspore.dataset` itself is not part of the layer."""
+`create_tuple_iterator()` (the layer's `mindspore.dataset`)."""
 
 import numpy as _np
 
