@@ -256,3 +256,26 @@ def test_grad_through_a_loop_longer_than_the_recursion_limit():
     want = np.prod(cosines[::-1], axis=0)
     got = anfora.grad(sines, argnums=0)(t(x0), n)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-10)
+
+
+@anfora.jit
+def _int_square_sum(x):
+    return ops.sum(x * x) + ops.sum(x[1:] * 2)
+
+
+@anfora.jit
+def _mixed(x, w):
+    return ops.sum((x * x) * w)
+
+
+def test_integer_inputs_get_a_zero_gradient_of_their_dtype_through_integer_paths():
+    """The gradient through integer operations (a sum or an index of an int product) is a
+    zero of the input's dtype, not an error; float inputs beside it get theirs."""
+    for dtype in (np.int32, np.int64):
+        g = np.asarray(anfora.grad(_int_square_sum)(t(np.array([1, 2, 3], dtype))))
+        assert g.dtype == dtype
+        np.testing.assert_array_equal(g, [0, 0, 0])
+    gx, gw = anfora.grad(_mixed, argnums=(0, 1))(t(np.array([1, 2], np.int32)),
+                                                 t(np.array([0.5, 2.0])))
+    np.testing.assert_array_equal(np.asarray(gx), [0, 0])
+    np.testing.assert_allclose(np.asarray(gw), [1.0, 4.0])

@@ -417,8 +417,12 @@ fn index_in(i: &Value, n: usize) -> Result<usize, crate::pynum::PyErr> {
 /// tensors; other dtypes get no gradient).
 fn index_grad(d: &Value, x: &Value, index: &Value) -> OpResult {
     let x = need_tensor(x, "IndexGrad")?;
-    if matches!(d, Value::None) || !x.dtype().is_float() {
+    if matches!(d, Value::None) {
         return Ok(Value::None);
+    }
+    if !x.dtype().is_float() {
+        // No gradient: a zero of the input's dtype, so the rules it feeds still apply.
+        return Ok(Value::Tensor(t(Tensor::zeros(x.shape(), x.dtype()))?));
     }
     let adv = crate::indexing::tensor_adv_items(index)?;
     if adv
@@ -837,7 +841,7 @@ fn index_grad_abs(d: &Abs, x: &Abs, index: &Abs) -> Rule {
         return Ok(Abs::Any);
     };
     getitem_abs(x, index)?;
-    Ok(if matches!(d, Abs::None) || !xt.dtype.is_float() {
+    Ok(if matches!(d, Abs::None) {
         Abs::None
     } else {
         tensor(xt.dtype, xt.shape.clone())

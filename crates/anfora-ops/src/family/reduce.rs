@@ -57,8 +57,8 @@ primitives! {
 fn reduce_grad_abs(_: Prim, a: &[Abs]) -> Rule {
     Ok(match (&a[1], &a[2]) {
         (Abs::None, _) => Abs::None,
-        (_, Abs::Tensor(x)) if x.dtype.is_float() => tensor_abs(x.dtype, x.shape.clone()),
-        (_, Abs::Tensor(_)) => Abs::None,
+        // Integers and bools get no gradient: a zero of their dtype, as SumToShape gives.
+        (_, Abs::Tensor(x)) => tensor_abs(x.dtype, x.shape.clone()),
         _ => Abs::Any,
     })
 }
@@ -275,7 +275,8 @@ fn reduce_grad(
     }
     let xt = need_tensor_owned(x, "reduce")?;
     if !xt.dtype().is_float() {
-        return Ok(Value::None);
+        // No gradient: a zero of the input's dtype, so the rules it feeds still apply.
+        return Ok(Value::Tensor(tensor(Tensor::zeros(xt.shape(), xt.dtype()))?));
     }
     let dt = sens_tensor(d, &[], xt.dtype())?.ok_or_else(|| type_error("reduce gradient"))?;
     let axes = reduced_axes(axis, xt.ndim())?;

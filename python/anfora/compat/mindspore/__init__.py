@@ -48,6 +48,7 @@ _MODULES = {
     "ops.functional": f"{__name__}.ops.functional", "context": f"{__name__}.context",
     "common": f"{__name__}.common", "common.dtype": f"{__name__}.common.dtype",
     "common.tensor": f"{__name__}.common.tensor", "common.parameter": f"{__name__}.common.parameter",
+    "common.initializer": f"{__name__}.common.initializer",
     "train": f"{__name__}.train", "train.serialization": f"{__name__}.train.serialization",
     "train.model": f"{__name__}.train.model",
     "dtype": f"{__name__}.dtype",

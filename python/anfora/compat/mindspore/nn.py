@@ -13,34 +13,17 @@ from anfora.nn import Cell, ReLU, Tanh  # noqa: F401
 from anfora.nn import Dropout as _Dropout
 
 from . import _random
+from .common import initializer as _init
 
 
 def _initial(init, shape, fan_in, dtype):
-    """A MindSpore initializer's values: a name, a number, an array or Tensor, or None
-    (MindSpore's default for weights, HeUniform with a = sqrt(5): uniform in ±1/sqrt(fan_in))."""
-    bound = 1.0 / _np.sqrt(max(fan_in, 1))
-    rng = _random.generator()
-    if init is None or (isinstance(init, str) and init.lower() == "heuniform"):
-        values = rng.uniform(-bound, bound, shape)
-    elif isinstance(init, str):
-        name = init.lower()
-        if name == "zeros":
-            values = _np.zeros(shape)
-        elif name == "ones":
-            values = _np.ones(shape)
-        elif name == "normal":
-            values = rng.normal(0.0, 0.01, shape)
-        elif name == "uniform":
-            values = rng.uniform(-0.07, 0.07, shape)
-        else:
-            raise ValueError(f"unknown initializer {init!r} (zeros, ones, normal, uniform, HeUniform)")
-    elif isinstance(init, (int, float)):
-        values = _np.full(shape, float(init))
-    else:
-        values = _np.asarray(init)
-        if values.shape != tuple(shape):
-            raise ValueError(f"initializer of shape {values.shape} for a parameter of shape {tuple(shape)}")
-    return values.astype(dtype)
+    """A MindSpore initializer's values (`common.initializer.values`: an Initializer, a name, a
+    number, an array or Tensor), or for None MindSpore's default for weights, HeUniform with
+    negative slope sqrt(5): uniform in ±1/sqrt(fan_in)."""
+    if init is None:
+        bound = 1.0 / _np.sqrt(max(fan_in, 1))
+        return _random.generator().uniform(-bound, bound, shape).astype(dtype)
+    return _init.values(init, shape, dtype)
 
 
 class Sigmoid(Cell):

@@ -1,7 +1,7 @@
 """`mindspore.common`: dtypes, Tensor, Parameter."""
 
-from . import dtype
+from . import dtype, initializer
 from .parameter import Parameter, ParameterTuple
 from .tensor import Tensor
 
-__all__ = ["dtype", "Parameter", "ParameterTuple", "Tensor"]
+__all__ = ["dtype", "initializer", "Parameter", "ParameterTuple", "Tensor"]

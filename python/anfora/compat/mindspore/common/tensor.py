@@ -1,5 +1,6 @@
 """MindSpore's `Tensor`: `Tensor(input_data, dtype=None)` builds an anfora tensor (with
-`asnumpy()`), and `isinstance(x, Tensor)` holds for every anfora tensor."""
+`asnumpy()`), `Tensor(shape=, dtype=, init=)` one filled by an initializer, and
+`isinstance(x, Tensor)` holds for every anfora tensor."""
 
 import anfora as _af
 
@@ -17,11 +18,21 @@ class Tensor(metaclass=_TensorType):
     # Compiled code calls `anfora.ops.tensor` for it.
     __anfora_op__ = "tensor"
 
-    def __new__(cls, input_data=None, dtype=None):
+    def __new__(cls, input_data=None, dtype=None, shape=None, init=None, **_ignored):
         import numpy as np
 
+        if init is not None:
+            # MindSpore's lazily initialized tensor, drawn now (docs/mindspore.md).
+            from . import dtype as mstype
+            from .initializer import _numpy_dtype, values
+
+            if input_data is not None or shape is None:
+                raise TypeError("Tensor(init=...) takes shape= and dtype=, not input_data")
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            dtype = mstype.float32 if dtype is None else dtype
+            return _af.tensor(values(init, shape, _numpy_dtype(dtype)), dtype=dtype)
         if input_data is None:
-            raise TypeError("Tensor() needs input_data (MindSpore's init= is not supported)")
+            raise TypeError("Tensor() needs input_data, or init= with shape= and dtype=")
         if isinstance(input_data, _af.Tensor):
             return input_data if dtype is None else _af.ops.cast(input_data, dtype)
         data = np.asarray(input_data)
