@@ -34,6 +34,8 @@ def parse(argv):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     p.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: all)")
+    p.add_argument("--bucket-bytes", type=int, default=1 << 20,
+                   help="gradient bytes per all-reduce (smaller: more buckets, more overlap)")
     p.add_argument("--losses", help="write the losses of every step to this JSON file")
     p.add_argument("--export", help="rank 0 exports the trained model into this directory")
     p.add_argument("--single", action="store_true",
@@ -53,7 +55,8 @@ def main(argv=None):
     net = lenet(args.seed, dtype=args.dtype)
     loss_net = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
     optimizer = nn.Adam(net.trainable_params(), learning_rate=3e-3)
-    step = nn.TrainOneStepCell(loss_net, optimizer, data_parallel=not args.single)
+    step = nn.TrainOneStepCell(loss_net, optimizer, data_parallel=not args.single,
+                               bucket_bytes=args.bucket_bytes)
     g, shard = args.global_batch, args.global_batch // size
     batches = len(x_train) // g
     rng = np.random.default_rng(args.seed)

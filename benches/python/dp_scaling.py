@@ -2,6 +2,7 @@
 × 1 thread over MPI against 1 process × 1 thread, on the same global batch, side by side.
 
     .venv/bin/python benches/python/dp_scaling.py [--global-batch G] [--steps N] [--rounds R]
+        [--bucket-bytes B]
 
 Each round runs, one after the other: one process training on the whole global batch (no
 MPI), then `mpirun -np 2`, each process training on its half with
@@ -39,7 +40,7 @@ def worker(args):
     net = lenet(0)
     loss_net = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
     step = nn.TrainOneStepCell(loss_net, nn.Adam(net.trainable_params(), learning_rate=3e-3),
-                               data_parallel=not args.single)
+                               data_parallel=not args.single, bucket_bytes=args.bucket_bytes)
     g = args.global_batch
     shard = g // size
     batches = len(x) // g
@@ -66,7 +67,8 @@ def worker(args):
 
 def measure(args, processes):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--global-batch",
-           str(args.global_batch), "--steps", str(args.steps), "--warmup", str(args.warmup)]
+           str(args.global_batch), "--steps", str(args.steps), "--warmup", str(args.warmup),
+           "--bucket-bytes", str(args.bucket_bytes)]
     if processes == 1:
         cmd.append("--single")
     else:
@@ -83,6 +85,9 @@ def main():
     p.add_argument("--steps", type=int, default=400)
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--bucket-bytes", type=int, default=1 << 20,
+                   help="TrainOneStepCell's bucket_bytes (16000: the dense layers' gradients "
+                        "overlap the convolutions' backward pass)")
     p.add_argument("--worker", action="store_true")
     p.add_argument("--single", action="store_true")
     args = p.parse_args()

@@ -629,14 +629,19 @@ class TrainOneStepCell(Cell):
     def construct(self, data, label):
         loss, grads = value_and_grad(self.loss_and_grad, None, self.weights)(data, label)
         if self.data_parallel:
-            # The first bucket (the last layers') carries the loss: one collective fewer.
+            # The first bucket holds the last layers' gradients, which the backward pass
+            # computes first: its all-reduce starts as soon as they exist (the optimizer's
+            # schedule pass moves the start there) and runs while the backward pass computes
+            # the rest. It carries the loss too: one collective fewer.
             lo, hi = self.buckets[0]
-            first = ops.all_reduce(grads[lo:hi] + (loss,), "mean")
-            loss = first[-1]
-            averaged = first[:-1]
+            first = grads[lo:hi] + (loss,)
+            handle = ops.all_reduce_start(first, "mean")
+            averaged = ()
             for lo, hi in self.buckets[1:]:
                 averaged = ops.all_reduce(grads[lo:hi], "mean") + averaged
-            grads = averaged
+            first = ops.all_reduce_wait(handle, first)
+            loss = first[-1]
+            grads = averaged + first[:-1]
         self.optimizer(grads)
         return loss
 

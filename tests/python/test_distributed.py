@@ -69,9 +69,14 @@ for dtype in ["float32", "float64", "int32", "int64", "int8", "float16"]:
     d["bcast"] = arr(ops.broadcast(x, root=n - 1))
     big = anfora.tensor((np.arange(6 * n).reshape(2 * n, 3) + r).astype(dtype))
     d["scatter"] = arr(ops.reduce_scatter(big, 0))
-a, b = ops.all_reduce((anfora.tensor(np.full((2, 2), r, np.float32)),
-                       anfora.tensor(np.arange(3, dtype=np.float32) * r)), "mean")
+pair = (anfora.tensor(np.full((2, 2), r, np.float32)),
+        anfora.tensor(np.arange(3, dtype=np.float32) * r))
+a, b = ops.all_reduce(pair, "mean")
 out["tuple"] = [arr(a), arr(b)]
+handle = ops.all_reduce_start(pair, "mean")
+busy = ops.sum(ops.exp(anfora.tensor(np.ones(1000, np.float32))))  # computed meanwhile
+a, b = ops.all_reduce_wait(handle, pair)
+out["split"] = [arr(a), arr(b)]
 
 @anfora.jit
 def compiled(x):
@@ -118,8 +123,9 @@ def test_collectives_give_numpys_values_eagerly_and_compiled(tmp_path, n):
                     np.testing.assert_array_equal(np.asarray(got[key], dtype), e[key],
                                                   err_msg=f"{dtype} {key}")
             np.testing.assert_array_equal(np.asarray(got["scatter"], dtype), e["scatter"][r])
-        np.testing.assert_allclose(res["tuple"][0], np.full((2, 2), (n - 1) / 2))
-        np.testing.assert_allclose(res["tuple"][1], np.arange(3) * (n - 1) / 2)
+        for key in ("tuple", "split"):
+            np.testing.assert_allclose(res[key][0], np.full((2, 2), (n - 1) / 2))
+            np.testing.assert_allclose(res[key][1], np.arange(3) * (n - 1) / 2)
         xs = [np.arange(6, dtype=np.float32).reshape(2, 3) + q for q in range(n)]
         s, g, bm = res["compiled"]
         np.testing.assert_array_equal(s, sum(xs))
@@ -198,9 +204,12 @@ def run_example(tmp_path, n, *args):
     return json.loads(losses.read_text())["losses"], p.stdout
 
 
-@pytest.mark.parametrize("n", [2, 4])
-def test_data_parallel_training_gives_one_process_losses_in_float64(tmp_path, n):
-    args = ("--dtype", "float64", "--steps", "25", "--global-batch", "64")
+@pytest.mark.parametrize("n,buckets", [(2, 1 << 20), (4, 1 << 20), (2, 8000)])
+def test_data_parallel_training_gives_one_process_losses_in_float64(tmp_path, n, buckets):
+    """With one bucket, and with three (8,000 bytes: the first overlapped with the backward
+    pass, the others in a loop)."""
+    args = ("--dtype", "float64", "--steps", "25", "--global-batch", "64",
+            "--bucket-bytes", str(buckets))
     one, _ = run_example(tmp_path, 0, *args)
     many, out = run_example(tmp_path, n, *args)
     assert len(one) == len(many) == 25
@@ -338,3 +347,34 @@ def test_collectives_refuse_what_they_cannot_reduce_when_compiling():
 
     with pytest.raises(anfora.CompileError, match="op must be 'sum', 'mean' or 'max', not 'prod'"):
         unknown_op(anfora.tensor(np.ones(2, np.float32)))
+
+
+SCHEDULE = PRELUDE + """
+sys.path.insert(0, "examples")
+from anfora import nn
+from train_digits import lenet
+dist.init(timeout=60)
+anfora.set_context(save_graphs=True, save_graphs_path=os.environ["OUT"] + "/ir")
+net = lenet(0)
+loss_net = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
+step = nn.TrainOneStepCell(loss_net, nn.Adam(net.trainable_params(), learning_rate=3e-3),
+                           data_parallel=True, bucket_bytes=16000)
+step(anfora.tensor(np.zeros((4, 1, 8, 8), np.float32)), anfora.tensor(np.zeros(4, np.int64)))
+save({"buckets": step.buckets})
+"""
+
+
+def test_the_first_buckets_all_reduce_starts_before_the_backward_pass_of_the_convolutions(tmp_path):
+    rc, log, results = mpirun(2, SCHEDULE, tmp_path)
+    assert rc == 0, log
+    assert results[0]["buckets"] == [[2, 6], [0, 2]]  # the dense layers', then the convolutions'
+    dump = next((tmp_path / "ir").glob("*construct*optimize.ir")).read_text()
+    main = dump.split("subgraph @construct(")[1].split("\n}\n")[0]
+    lines = [line.strip() for line in main.splitlines()
+             if line.strip().startswith("%") and " = " in line]
+    ops_in_order = [line.split("= ")[1].split("(")[0] for line in lines]
+    start = ops_in_order.index("AllReduceStart")
+    conv_backward = [i for i, op in enumerate(ops_in_order) if op.startswith("Conv2DBackprop")]
+    assert len(conv_backward) == 3 and start < min(conv_backward), main
+    # The products of the dense layers' gradients come before it.
+    assert "Gemm" in ops_in_order[:start]

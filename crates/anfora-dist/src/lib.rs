@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anfora_ops::collective::{Communicator, ReduceBuf, Reduction, set_group};
+use anfora_ops::collective::{Communicator, OwnedBuf, ReduceBuf, Reduction, set_group};
 use mpi::environment::Universe;
 use mpi::ffi;
 use mpi::traits::AsRaw;
@@ -27,6 +27,21 @@ pub struct Mpi {
     lock: Mutex<()>,
     /// A collective timed out: MPI can no longer be finalized cleanly.
     broken: AtomicBool,
+    /// The all-reduces started and not finished yet, by ticket.
+    in_flight: Mutex<Vec<InFlight>>,
+    next_ticket: std::sync::atomic::AtomicU64,
+}
+
+/// An all-reduce MPI is running: its request and the buffers it reads and writes (their
+/// heap memory stays put while the vectors move).
+struct InFlight {
+    ticket: u64,
+    request: ffi::MPI_Request,
+    done: bool,
+    /// Only held: MPI reads it until the operation completes.
+    _send: OwnedBuf,
+    recv: OwnedBuf,
+    began: Instant,
 }
 
 // SAFETY: the communicator handle is only used under `lock`, as MPI_THREAD_SERIALIZED allows.
@@ -62,6 +77,8 @@ pub fn init(timeout: Duration) -> Result<Arc<Mpi>, String> {
         timeout,
         lock: Mutex::new(()),
         broken: AtomicBool::new(false),
+        in_flight: Mutex::new(Vec::new()),
+        next_ticket: std::sync::atomic::AtomicU64::new(0),
     });
     *UNIVERSE.lock().unwrap_or_else(|e| e.into_inner()) = Some(universe);
     *group = Some(g.clone());
@@ -129,19 +146,32 @@ impl Mpi {
         if code != 0 {
             return Err(format!("{what} failed to start (MPI error {code})"));
         }
-        let began = Instant::now();
+        if let Err(e) = self.poll(what, &mut request, Instant::now()) {
+            std::mem::forget(send);
+            std::mem::forget(recv);
+            return Err(e);
+        }
+        Ok(recv)
+    }
+
+    /// Polls `request` until it completes or the timeout since `began` passes (the group is
+    /// then broken). The caller keeps the operation's buffers alive, or leaks them on an error.
+    fn poll(
+        &self,
+        what: &str,
+        request: &mut ffi::MPI_Request,
+        began: Instant,
+    ) -> Result<(), String> {
         let mut polls = 0u64;
         loop {
             let mut done = 0;
             // SAFETY: `request` came from a started operation whose buffers are alive.
-            unsafe { ffi::MPI_Test(&mut request, &mut done, ffi::RSMPI_STATUS_IGNORE) };
+            unsafe { ffi::MPI_Test(request, &mut done, ffi::RSMPI_STATUS_IGNORE) };
             if done != 0 {
-                return Ok(recv);
+                return Ok(());
             }
             if began.elapsed() > self.timeout {
                 self.broken.store(true, Ordering::SeqCst);
-                std::mem::forget(send);
-                std::mem::forget(recv);
                 return Err(format!(
                     "{what} did not complete within {:.0} s on rank {} of {}: another process \
                      stopped, hangs, or issued a different collective",
@@ -272,6 +302,116 @@ impl Communicator for Mpi {
         )?;
         buf.copy_from_slice(&out);
         Ok(())
+    }
+
+    fn start(&self, buf: OwnedBuf, op: Reduction) -> Result<u64, String> {
+        let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.broken.load(Ordering::SeqCst) {
+            return Err("an earlier collective timed out: the process group is broken".into());
+        }
+        let (send, mut recv) = match buf {
+            OwnedBuf::F32(v) => (OwnedBuf::F32(v.clone()), OwnedBuf::F32(v)),
+            OwnedBuf::F64(v) => (OwnedBuf::F64(v.clone()), OwnedBuf::F64(v)),
+            OwnedBuf::I32(v) => (OwnedBuf::I32(v.clone()), OwnedBuf::I32(v)),
+            OwnedBuf::I64(v) => (OwnedBuf::I64(v.clone()), OwnedBuf::I64(v)),
+        };
+        // SAFETY: the predefined datatypes and operations are constants of an initialized
+        // MPI; the buffers live in `in_flight` until the operation is finished.
+        let (sp, rp, n, datatype) = unsafe {
+            match (&send, &mut recv) {
+                (OwnedBuf::F32(s), OwnedBuf::F32(r)) => (
+                    s.as_ptr().cast(),
+                    r.as_mut_ptr().cast(),
+                    s.len(),
+                    ffi::RSMPI_FLOAT,
+                ),
+                (OwnedBuf::F64(s), OwnedBuf::F64(r)) => (
+                    s.as_ptr().cast(),
+                    r.as_mut_ptr().cast(),
+                    s.len(),
+                    ffi::RSMPI_DOUBLE,
+                ),
+                (OwnedBuf::I32(s), OwnedBuf::I32(r)) => (
+                    s.as_ptr().cast(),
+                    r.as_mut_ptr().cast(),
+                    s.len(),
+                    ffi::RSMPI_INT32_T,
+                ),
+                (OwnedBuf::I64(s), OwnedBuf::I64(r)) => (
+                    s.as_ptr().cast(),
+                    r.as_mut_ptr().cast(),
+                    s.len(),
+                    ffi::RSMPI_INT64_T,
+                ),
+                _ => unreachable!("send and receive buffers of one kind"),
+            }
+        };
+        let n = count(n)?;
+        // SAFETY: as above.
+        let op = unsafe {
+            match op {
+                Reduction::Sum => ffi::RSMPI_SUM,
+                Reduction::Max => ffi::RSMPI_MAX,
+            }
+        };
+        // SAFETY: a request is plain data that MPI fills in.
+        let mut request: ffi::MPI_Request = unsafe { std::mem::zeroed() };
+        // SAFETY: the buffers hold `n` elements of `datatype` and outlive the operation.
+        let code = unsafe { ffi::MPI_Iallreduce(sp, rp, n, datatype, op, self.comm, &mut request) };
+        if code != 0 {
+            return Err(format!("all_reduce failed to start (MPI error {code})"));
+        }
+        let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
+        let began = Instant::now();
+        let flight = InFlight {
+            ticket,
+            request,
+            done: false,
+            _send: send,
+            recv,
+            began,
+        };
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(flight);
+        Ok(ticket)
+    }
+
+    fn progress(&self) {
+        let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        for f in self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter_mut()
+        {
+            if !f.done {
+                let mut done = 0;
+                // SAFETY: the request of an operation whose buffers are alive in `f`.
+                unsafe { ffi::MPI_Test(&mut f.request, &mut done, ffi::RSMPI_STATUS_IGNORE) };
+                f.done = done != 0;
+            }
+        }
+    }
+
+    fn finish(&self, ticket: u64) -> Result<OwnedBuf, String> {
+        let _serial = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut flight = {
+            let mut list = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            let at = list
+                .iter()
+                .position(|f| f.ticket == ticket)
+                .ok_or_else(|| format!("no all_reduce in flight has ticket {ticket}"))?;
+            list.remove(at)
+        };
+        if !flight.done
+            && let Err(e) = self.poll("all_reduce", &mut flight.request, flight.began)
+        {
+            std::mem::forget(flight);
+            return Err(e);
+        }
+        Ok(flight.recv)
     }
 
     fn barrier(&self) -> Result<(), String> {

@@ -614,6 +614,8 @@ impl Run<'_> {
             Some(k) => k.call(&mut vals, self.out),
         };
         self.recycle(vals);
+        // All-reduces started by `ops.all_reduce_start` advance between operations.
+        anfora_ops::collective::progress();
         self.write(dst, r, at)
     }
 

@@ -28,6 +28,14 @@ pub enum ReduceBuf<'a> {
     I64(&'a mut [i64]),
 }
 
+/// A buffer an engine reduces while the program goes on (`Communicator::start`).
+pub enum OwnedBuf {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+}
+
 /// What a communication engine provides. Every process of the group calls each operation in
 /// the same order; an implementation reports a failure (a timeout, a dead peer) as an error
 /// message rather than blocking forever.
@@ -44,6 +52,13 @@ pub trait Communicator: Send + Sync {
     fn broadcast(&self, buf: &mut [u8], root: usize) -> Result<(), String>;
     /// Returns once every process has called it.
     fn barrier(&self) -> Result<(), String>;
+    /// Starts reducing `buf` over the group and returns at once with a ticket for
+    /// [`Communicator::finish`]; the program computes meanwhile.
+    fn start(&self, buf: OwnedBuf, op: Reduction) -> Result<u64, String>;
+    /// Lets the operations started advance (engines that progress only inside their calls).
+    fn progress(&self);
+    /// Waits for the operation `ticket` and returns its result.
+    fn finish(&self, ticket: u64) -> Result<OwnedBuf, String>;
 }
 
 static GROUP: RwLock<Option<Arc<dyn Communicator>>> = RwLock::new(None);
@@ -437,4 +452,162 @@ pub fn broadcast_grad(d: &Tensor, root: i64) -> Result<Tensor, PyErr> {
 /// Waits until every process of the group has reached it.
 pub fn barrier() -> Result<(), PyErr> {
     group()?.barrier().map_err(|e| comm_err("barrier", e))
+}
+
+/// An all-reduce started by [`start_all_reduce`]: how to rebuild its tensors.
+struct InFlight {
+    ticket: u64,
+    parts: Vec<(DType, Vec<usize>)>,
+    divisor: Option<f64>,
+}
+
+static IN_FLIGHT: std::sync::Mutex<Vec<(u64, InFlight)>> = std::sync::Mutex::new(Vec::new());
+static STARTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static PENDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Starts reducing `xs` (tensors of one dtype, as [`all_reduce_many`] takes them) and returns
+/// a handle for [`finish_all_reduce`]; the consistency check runs now, the data moves while
+/// the program computes (the executor calls [`progress`] between operations).
+pub fn start_all_reduce(xs: &[Tensor], op: &str) -> Result<u64, PyErr> {
+    let what = "all_reduce_start";
+    if op == "max" {
+        return Err(value_error(format!(
+            "{what}: op must be 'sum' or 'mean', not 'max'"
+        )));
+    }
+    let Some(first) = xs.first() else {
+        return Err(value_error(format!("{what} takes at least one tensor")));
+    };
+    if let Some(other) = xs.iter().find(|t| t.dtype() != first.dtype()) {
+        return Err(type_error(format!(
+            "{what} of a tuple takes tensors of one dtype, not {} and {}",
+            first.dtype(),
+            other.dtype()
+        )));
+    }
+    let code = OPS.iter().position(|o| *o == op).ok_or_else(|| {
+        value_error(format!(
+            "{what}: op must be 'sum' or 'mean', not {}",
+            crate::pynum::str_repr(op)
+        ))
+    })?;
+    let wide = reduce_dtype(first, what)?;
+    if op == "mean" && !wide.is_float() {
+        return Err(type_error(format!(
+            "{what}(op='mean') takes float tensors, not {}",
+            first.dtype()
+        )));
+    }
+    let flat: Vec<Tensor> = xs
+        .iter()
+        .map(|t| tensor(t.reshape(&[-1])))
+        .collect::<Result<_, _>>()?;
+    let joined = tensor(tensor(Tensor::concat(&flat, 0))?.try_cast(wide))?.contiguous();
+    let g = group()?;
+    agree(
+        &*g,
+        Issued::AllReduce(code as u8),
+        &joined,
+        fingerprint(xs),
+        what,
+    )?;
+    let buf = match wide {
+        DType::F32 => OwnedBuf::F32(joined.as_f32_slice().unwrap_or_default().to_vec()),
+        DType::F64 => OwnedBuf::F64(joined.as_f64_slice().unwrap_or_default().to_vec()),
+        DType::I32 => OwnedBuf::I32(joined.as_i32_slice().unwrap_or_default().to_vec()),
+        _ => OwnedBuf::I64(joined.as_i64_slice().unwrap_or_default().to_vec()),
+    };
+    let ticket = g
+        .start(buf, Reduction::Sum)
+        .map_err(|e| comm_err(what, e))?;
+    let handle = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    let parts = xs.iter().map(|t| (t.dtype(), t.shape().to_vec())).collect();
+    let divisor = (op == "mean").then_some(g.size() as f64);
+    IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner()).push((
+        handle,
+        InFlight {
+            ticket,
+            parts,
+            divisor,
+        },
+    ));
+    PENDING.fetch_add(1, std::sync::atomic::Ordering::Release);
+    Ok(handle)
+}
+
+/// Waits for the all-reduce `handle` and returns its tensors, shaped as they were given.
+pub fn finish_all_reduce(handle: u64) -> Result<Vec<Tensor>, PyErr> {
+    let what = "all_reduce_wait";
+    let flight = {
+        let mut list = IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner());
+        let at = list.iter().position(|(h, _)| *h == handle).ok_or_else(|| {
+            value_error(format!(
+                "{what}: no all_reduce in flight has handle {handle}"
+            ))
+        })?;
+        list.remove(at).1
+    };
+    PENDING.fetch_sub(1, std::sync::atomic::Ordering::Release);
+    let buf = group()?
+        .finish(flight.ticket)
+        .map_err(|e| comm_err(what, e))?;
+    let n = flight.divisor.unwrap_or(1.0);
+    let joined = match buf {
+        OwnedBuf::F32(mut v) => {
+            if flight.divisor.is_some() {
+                v.iter_mut().for_each(|x| *x /= n as f32);
+            }
+            {
+                let n = v.len();
+                Tensor::from_f32(v, &[n])
+            }
+        }
+        OwnedBuf::F64(mut v) => {
+            if flight.divisor.is_some() {
+                v.iter_mut().for_each(|x| *x /= n);
+            }
+            {
+                let n = v.len();
+                Tensor::from_f64(v, &[n])
+            }
+        }
+        OwnedBuf::I32(v) => {
+            let n = v.len();
+            Tensor::from_i32(v, &[n])
+        }
+        OwnedBuf::I64(v) => {
+            let n = v.len();
+            Tensor::from_i64(v, &[n])
+        }
+    };
+    let joined = tensor(joined)?;
+    let ends: Vec<i64> = flight
+        .parts
+        .iter()
+        .scan(0i64, |end, (_, shape)| {
+            *end += shape.iter().product::<usize>() as i64;
+            Some(*end)
+        })
+        .collect();
+    let pieces = tensor(joined.split(&SplitSpec::Indices(ends[..ends.len() - 1].to_vec()), 0))?;
+    pieces
+        .iter()
+        .zip(&flight.parts)
+        .map(|(p, (dtype, shape))| {
+            let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+            tensor(tensor(p.reshape(&dims))?.try_cast(*dtype))
+        })
+        .collect()
+}
+
+/// Lets the all-reduces in flight advance; nearly free when there are none (the executor
+/// calls it after every primitive).
+#[inline]
+pub fn progress() {
+    if PENDING.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        return;
+    }
+    if let Ok(g) = group() {
+        g.progress();
+    }
 }

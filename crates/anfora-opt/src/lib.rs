@@ -11,6 +11,7 @@
 //! | [`dce`] | removes pure computations (and partial applications) nobody uses and that cannot raise |
 //! | [`gemm`] | a bias added to a product of matrices becomes the product's accumulator |
 //! | [`fuse`] | turns chains of elementwise tensor operations into one fused graph |
+//! | [`schedule`] | starts each overlapped all-reduce as soon as its operands are computed |
 //!
 //! Every pass keeps each graph's evaluation order (effects and errors stay where they were)
 //! and the abstracts of the nodes it creates. [`optimize`] runs them to a fixpoint.
@@ -23,6 +24,7 @@ pub mod fuse;
 pub mod gemm;
 pub mod inline;
 mod rewrite;
+pub mod schedule;
 pub mod simplify;
 pub mod states;
 #[cfg(test)]
@@ -73,6 +75,36 @@ impl Graphs<'_> {
 pub(crate) fn item_index(i: i64, len: usize) -> Option<usize> {
     let j = if i < 0 { i + len as i64 } else { i };
     usize::try_from(j).ok().filter(|&j| j < len)
+}
+
+/// The indices `[start:stop:step]` picks from a sequence of `len` items, as Python's slices do
+/// (`None` for a zero step, which raises when the program runs).
+pub(crate) fn slice_indices(
+    len: usize,
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+) -> Option<Vec<usize>> {
+    let n = len as i64;
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return None;
+    }
+    let bound = |v: Option<i64>, default: i64, lo: i64, hi: i64| match v {
+        None => default,
+        Some(v) => (if v < 0 { v + n } else { v }).clamp(lo, hi),
+    };
+    let (mut i, stop) = if step > 0 {
+        (bound(start, 0, 0, n), bound(stop, n, 0, n))
+    } else {
+        (bound(start, n - 1, -1, n - 1), bound(stop, -1, -1, n - 1))
+    };
+    let mut out = Vec::new();
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        out.push(i as usize);
+        i += step;
+    }
+    Some(out)
 }
 
 /// How many times each node is used (as an input or a graph's output) in the analyzed graphs.
@@ -141,5 +173,10 @@ pub fn optimize(p: &mut Graphs, after_pass: &mut dyn FnMut(&str, &Graphs)) {
     if changed && dce::run(p) {
         p.check("dce");
         after_pass("dce", p);
+    }
+    // Last, on the final order.
+    if schedule::run(p) {
+        p.check("schedule");
+        after_pass("schedule", p);
     }
 }

@@ -46,6 +46,43 @@ fn keeps_type(result: &Abs, x: &Abs) -> bool {
     }
 }
 
+/// The items of `MakeTuple(..)` (through a `Depend`), when `n` is one.
+fn made_tuple(p: &Graphs, n: NodeId) -> Option<Vec<NodeId>> {
+    let t = match p.module.callee_prim(n) {
+        Some(Prim::Depend) => p.module.inputs(n)[1],
+        _ => n,
+    };
+    (p.module.callee_prim(t) == Some(Prim::MakeTuple)).then(|| p.module.inputs(t)[1..].to_vec())
+}
+
+/// The items of a tuple slice `t[a:b:c]` or a concatenation `t + u` of tuples made here, with
+/// constant bounds: the operands of the `MakeTuple` that replaces it.
+fn tuple_of_tuples(p: &Graphs, prim: Prim, args: &[NodeId]) -> Option<Vec<NodeId>> {
+    match prim {
+        Prim::Add
+            if matches!(p.abs(args[0]), Abs::Tuple(_))
+                && matches!(p.abs(args[1]), Abs::Tuple(_)) =>
+        {
+            let mut items = made_tuple(p, args[0])?;
+            items.extend(made_tuple(p, args[1])?);
+            Some(items)
+        }
+        Prim::GetItem if p.module.callee_prim(args[1]) == Some(Prim::MakeSlice) => {
+            let items = made_tuple(p, args[0])?;
+            let bound = |i: usize| -> Option<Option<i64>> {
+                let b = *p.module.inputs(args[1]).get(i + 1)?;
+                match p.module.constant(b) {
+                    Some(Const::None) => Some(None),
+                    _ => const_int(p, b).map(Some),
+                }
+            };
+            let picked = crate::slice_indices(items.len(), bound(0)?, bound(1)?, bound(2)?)?;
+            Some(picked.into_iter().map(|j| items[j]).collect())
+        }
+        _ => None,
+    }
+}
+
 pub fn run(p: &mut Graphs) -> bool {
     run_with(p, &Prim::effects)
 }
@@ -85,6 +122,15 @@ pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> boo
                 continue;
             };
             let args = &inputs[1..];
+            // Slices and concatenations of tuples built here are tuples built here: their
+            // items' producers stay visible to later passes (the schedule of collectives).
+            if let Some(items) = tuple_of_tuples(p, prim, args) {
+                let mut new_inputs = vec![p.module.value(Const::Prim(Prim::MakeTuple))];
+                new_inputs.extend(items);
+                *p.module.inputs_mut(n).expect("an Apply") = new_inputs;
+                rewritten = true;
+                continue;
+            }
             let result = p.abs(n);
             let replacement: Option<NodeId> = match prim {
                 Prim::Switch => match p.module.constant(args[0]) {
@@ -425,5 +471,55 @@ mod tests {
             assert_eq!(b.apply(main, super::run), removed);
             assert_eq!(b.run(main, vec![arg]), before);
         }
+    }
+
+    #[test]
+    fn slices_and_concatenations_of_tuples_made_here_become_tuples() {
+        // main(a, b, c) = ((a, b, c)[1:] + (c,))[::-1]
+        let mut b = Builder::new();
+        let main = b.function("main");
+        let [x, y, z] = ["a", "b", "c"].map(|n| b.param(main, n, int()));
+        let tuple_abs = |n: usize| anfora_ops::Abs::Tuple(vec![int(); n].into());
+        let t = b.prim(main, Prim::MakeTuple, &[x, y, z], tuple_abs(3));
+        let [one, none] = [Const::Int(1), Const::None].map(|c| b.konst(c));
+        let from_one = b.prim(
+            main,
+            Prim::MakeSlice,
+            &[one, none, none],
+            anfora_ops::Abs::Any,
+        );
+        let tail = b.prim(main, Prim::GetItem, &[t, from_one], tuple_abs(2));
+        let last = b.prim(main, Prim::MakeTuple, &[z], tuple_abs(1));
+        let joined = b.prim(main, Prim::Add, &[tail, last], tuple_abs(3));
+        let minus_one = b.konst(Const::Int(-1));
+        let backwards = b.prim(
+            main,
+            Prim::MakeSlice,
+            &[none, none, minus_one],
+            anfora_ops::Abs::Any,
+        );
+        let reversed = b.prim(main, Prim::GetItem, &[joined, backwards], tuple_abs(3));
+        b.output(main, reversed);
+        let args = || vec![Value::Int(1), Value::Int(2), Value::Int(3)];
+        let before = b.run(main, args()).0;
+        assert_eq!(before, Ok("(3, 3, 2)".into()));
+        assert!(b.apply(main, super::run));
+        assert_eq!(b.module.inputs(reversed)[1..], [z, z, y]);
+        assert_eq!(b.run(main, args()).0, before);
+    }
+
+    #[test]
+    fn slice_indices_are_pythons() {
+        use crate::slice_indices as s;
+        assert_eq!(s(5, Some(1), None, None), Some(vec![1, 2, 3, 4]));
+        assert_eq!(s(5, Some(-2), None, None), Some(vec![3, 4]));
+        assert_eq!(s(5, None, Some(-1), Some(2)), Some(vec![0, 2]));
+        assert_eq!(s(5, None, None, Some(-2)), Some(vec![4, 2, 0]));
+        assert_eq!(
+            s(5, Some(10), Some(-10), Some(-1)),
+            Some(vec![4, 3, 2, 1, 0])
+        );
+        assert_eq!(s(5, Some(3), Some(1), None), Some(vec![]));
+        assert_eq!(s(5, None, None, Some(0)), None);
     }
 }

@@ -37,6 +37,17 @@ primitives! {
         }),
         |_, a, _| all_reduce_grad(a),
         Backward::Refused("the second derivative of an all_reduce whose op is known only at run time")));
+    /// `ops.all_reduce_start(x, op="mean")`: starts `all_reduce(x, op)` ("sum" or "mean"; `x`
+    /// a tensor or a tuple of one dtype) and returns a handle at once; the data moves while
+    /// the program computes. The schedule pass issues it as soon as `x` is computed.
+    AllReduceStart = comm(PrimDef::new("AllReduceStart", "(x, op='mean')", start_abs,
+        |_, a, _| all_reduce_start(a), Backward::Refused(SPLIT)))
+        .called(&[Py::Op("all_reduce_start")]);
+    /// `ops.all_reduce_wait(handle, x)`: the result of the all-reduce `handle` started on `x`
+    /// (given again for its dtypes and shapes).
+    AllReduceWait = comm(PrimDef::new("AllReduceWait", "(handle, x)", wait_abs,
+        |_, a, _| all_reduce_wait(a), Backward::Refused(SPLIT)))
+        .called(&[Py::Op("all_reduce_wait")]);
     /// `ops.all_gather(x, axis=0)`: every process's `x`, concatenated in rank order along
     /// `axis`.
     AllGather = comm(PrimDef::new("AllGather", "(x, axis=0)", gathered_abs,
@@ -60,6 +71,9 @@ primitives! {
         |_, a, _| along(a, collective::broadcast_grad),
         Backward::First(|e, c| e.op(Prim::Broadcast, &[c.d, c.x[1]]))));
 }
+
+const SPLIT: &str =
+    "the split all-reduce (start, wait) has no gradient: differentiate ops.all_reduce";
 
 /// A collective: ordered on the communication chain, never folded at compile time.
 const fn comm(def: PrimDef) -> PrimDef {
@@ -220,4 +234,67 @@ fn all_reduce_grad(a: &[Value]) -> OpResult {
         &share,
         &holders,
     ))?))
+}
+
+fn start_abs(_: Prim, a: &[Abs]) -> Rule {
+    let shaped = all_reduce_abs(Prim::AllReduce, a)?;
+    if matches!(&crate::abs::to_value(&a[1]), Some(Value::Str(s)) if &**s == "max") {
+        return Err(err("op must be 'sum' or 'mean'"));
+    }
+    Ok(match shaped {
+        Abs::Bottom => Abs::Bottom,
+        _ => tensor_abs(DType::I64, vec![]),
+    })
+}
+
+fn wait_abs(_: Prim, a: &[Abs]) -> Rule {
+    match &a[1] {
+        Abs::Tuple(items) => items
+            .iter()
+            .map(|i| same_abs(Prim::AllReduce, std::slice::from_ref(i)))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| Abs::Tuple(v.into())),
+        _ => same_abs(Prim::AllReduce, &a[1..]),
+    }
+}
+
+/// The tensors of a tensor or a tuple (or list) of tensors.
+fn tensors_of(v: &Value, what: &str) -> Result<Vec<Tensor>, PyErr> {
+    match v {
+        Value::Tuple(items) | Value::List(items) => items
+            .iter()
+            .map(|i| need_tensor(i, what).cloned())
+            .collect(),
+        other => Ok(vec![need_tensor(other, what)?.clone()]),
+    }
+}
+
+fn all_reduce_start(a: &[Value]) -> OpResult {
+    let Value::Str(op) = &a[1] else {
+        return Err(type_error("all_reduce_start: op must be a string"));
+    };
+    let handle = collective::start_all_reduce(&tensors_of(&a[0], "all_reduce_start")?, op)?;
+    Ok(Value::Tensor(tensor(Tensor::from_i64(
+        vec![handle as i64],
+        &[],
+    ))?))
+}
+
+fn all_reduce_wait(a: &[Value]) -> OpResult {
+    let handle = need_tensor(&a[0], "all_reduce_wait")?;
+    let handle = match handle.item() {
+        Ok(anfora_tensor::Scalar::Int(h)) if h > 0 => h as u64,
+        _ => {
+            return Err(type_error(
+                "all_reduce_wait: the handle is the int64 all_reduce_start returned",
+            ));
+        }
+    };
+    let out = collective::finish_all_reduce(handle)?;
+    Ok(match &a[1] {
+        Value::Tuple(_) | Value::List(_) => {
+            Value::tuple(out.into_iter().map(Value::Tensor).collect())
+        }
+        _ => Value::Tensor(out.into_iter().next().expect("one tensor in, one out")),
+    })
 }

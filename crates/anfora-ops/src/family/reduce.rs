@@ -276,7 +276,10 @@ fn reduce_grad(
     let xt = need_tensor_owned(x, "reduce")?;
     if !xt.dtype().is_float() {
         // No gradient: a zero of the input's dtype, so the rules it feeds still apply.
-        return Ok(Value::Tensor(tensor(Tensor::zeros(xt.shape(), xt.dtype()))?));
+        return Ok(Value::Tensor(tensor(Tensor::zeros(
+            xt.shape(),
+            xt.dtype(),
+        ))?));
     }
     let dt = sens_tensor(d, &[], xt.dtype())?.ok_or_else(|| type_error("reduce gradient"))?;
     let axes = reduced_axes(axis, xt.ndim())?;
