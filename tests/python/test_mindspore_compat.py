@@ -2,6 +2,7 @@
 MindSpore's public documentation in the style of its tutorials, run with only the import
 changed, each value checked against numpy or finite differences."""
 
+import os
 import sys
 
 import numpy as np
@@ -847,7 +848,9 @@ def test_model_trains_evaluates_and_predicts(capsys):
     model.train(10, batches, callbacks=[ms.train.LossMonitor(per_print_times=30)])
     after = model.eval(batches)
     assert after["Accuracy"] > 0.9 and after["Loss"] < before["Loss"]
-    assert "epoch: 5 step: 30, loss is" in capsys.readouterr().out
+    # MindSpore's LossMonitor: every 30 steps, the step counted within its epoch (6 a epoch).
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("epoch:")]
+    assert [line.split(", loss is")[0] for line in printed] == ["epoch: 5 step: 6", "epoch: 10 step: 6"]
     pred = model.predict(Tensor(x[:3])).asnumpy()
     np.testing.assert_allclose(pred, x[:3] @ net.weight.asnumpy().T + net.bias.asnumpy(), rtol=1e-5)
     with pytest.raises(ValueError, match="unknown metric 'F1'"):
@@ -1066,3 +1069,80 @@ def test_tensor_and_parameter_take_initializers():
     np.testing.assert_array_equal(dense.bias.value.asnumpy(), np.zeros(5))
     with pytest.raises(TypeError, match=r"Tensor\(init=...\) takes shape= and dtype="):
         Tensor(init=init.One())
+
+
+# Callbacks: MindSpore's protocol (RunContext, cb_params, the 2.x and 1.x hook names).
+
+from anfora.compat.mindspore.train import callback as cbs  # noqa: E402
+
+
+def _tiny_model():
+    ms.set_seed(3)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((40, 2)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int32)
+    net = nn.Dense(2, 2)
+    loss = nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    model = ms.Model(net, loss_fn=loss, optimizer=nn.Momentum(net.trainable_params(), 0.1, 0.9))
+    data = ds.NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False).batch(10)
+    return model, net, data
+
+
+def test_callbacks_see_the_runs_parameters_in_mindspores_order():
+    model, net, data = _tiny_model()
+    seen = []
+
+    class Recorder(cbs.Callback):
+        def on_train_begin(self, run_context):
+            p = run_context.original_args()
+            seen.append(("begin", p.epoch_num, p.batch_num))
+
+        def epoch_begin(self, run_context):  # a 1.x name, called by on_train_epoch_begin
+            seen.append(("epoch", run_context.original_args().cur_epoch_num))
+
+        def step_end(self, run_context):
+            p = run_context.original_args()
+            seen.append(("step", p.cur_epoch_num, p.cur_step_num, round(float(p.net_outputs.asnumpy()), 6)))
+
+        def on_train_end(self, run_context):
+            seen.append(("end", run_context.original_args().cur_step_num))
+
+    model.train(2, data, callbacks=Recorder())
+    assert seen[0] == ("begin", 2, 4) and seen[1] == ("epoch", 1) and seen[-1] == ("end", 8)
+    steps = [s for s in seen if s[0] == "step"]
+    assert [s[1:3] for s in steps] == [(1, 1), (1, 2), (1, 3), (1, 4), (2, 5), (2, 6), (2, 7), (2, 8)]
+    assert all(np.isfinite(s[3]) and s[3] > 0 for s in steps)
+    with pytest.raises(TypeError, match="is not a Callback"):
+        model.train(1, data, callbacks=[object()])
+
+
+def test_request_stop_ends_training_after_the_step():
+    model, net, data = _tiny_model()
+    count = []
+    stopper = cbs.LambdaCallback(on_train_step_end=lambda rc: (count.append(1), rc.request_stop() if len(count) == 3 else None))
+    model.train(5, data, callbacks=[stopper])
+    assert len(count) == 3
+
+
+def test_loss_monitor_refuses_a_nan_loss_and_time_monitor_prints_each_epoch(capsys):
+    run = cbs.RunContext(cbs._Params(cur_epoch_num=1, cur_step_num=2, batch_num=4, net_outputs=Tensor(np.float32("nan"))))
+    with pytest.raises(ValueError, match="epoch: 1 step: 2. Invalid loss, terminating training."):
+        cbs.LossMonitor().on_train_step_end(run)
+    model, net, data = _tiny_model()
+    model.train(2, data, callbacks=[cbs.TimeMonitor()])
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("epoch time:")]
+    assert len(lines) == 2 and all("per step time:" in line for line in lines)
+
+
+def test_model_checkpoint_saves_keeps_the_newest_and_loads_back(tmp_path):
+    model, net, data = _tiny_model()
+    config = cbs.CheckpointConfig(save_checkpoint_steps=2, keep_checkpoint_max=2)
+    ckpt = cbs.ModelCheckpoint(prefix="net", directory=str(tmp_path), config=config)
+    model.train(2, data, callbacks=[ckpt])
+    # Steps 2, 4, 6, 8 saved (epoch 1 steps 2 and 4, epoch 2 steps 2 and 4); the newest two kept.
+    assert sorted(os.listdir(tmp_path)) == ["net-2_2.ckpt", "net-2_4.ckpt"]
+    assert ckpt.latest_ckpt_file_name == str(tmp_path / "net-2_4.ckpt")
+    trained = net.weight.asnumpy().copy()
+    net.weight.set_data(np.zeros_like(trained))
+    ms.load_param_into_net(model._step, ms.load_checkpoint(ckpt.latest_ckpt_file_name))
+    np.testing.assert_array_equal(net.weight.asnumpy(), trained)

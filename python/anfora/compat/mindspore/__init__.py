@@ -13,7 +13,7 @@ from . import _random, common, context, dataset, dtype, nn, ops, train
 from .common import Parameter, ParameterTuple, Tensor
 from .common.dtype import *  # noqa: F401,F403
 from .context import GRAPH_MODE, PYNATIVE_MODE, get_context, set_context
-from .train import Model
+from .train import LossMonitor, Model, TimeMonitor
 from .train.serialization import export, load, load_checkpoint, load_param_into_net, save_checkpoint
 
 jit = _af.jit
@@ -50,7 +50,7 @@ _MODULES = {
     "common.tensor": f"{__name__}.common.tensor", "common.parameter": f"{__name__}.common.parameter",
     "common.initializer": f"{__name__}.common.initializer",
     "train": f"{__name__}.train", "train.serialization": f"{__name__}.train.serialization",
-    "train.model": f"{__name__}.train.model",
+    "train.model": f"{__name__}.train.model", "train.callback": f"{__name__}.train.callback",
     "dtype": f"{__name__}.dtype",
     "dataset": f"{__name__}.dataset", "dataset.config": f"{__name__}.dataset.config",
     "dataset.transforms": f"{__name__}.dataset.transforms",
@@ -72,4 +72,5 @@ def install():
 __all__ = ["nn", "ops", "context", "common", "dataset", "dtype", "train", "Tensor", "Parameter",
            "ParameterTuple", "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "jit",
            "ms_function", "set_seed", "export", "load", "save_checkpoint", "load_checkpoint",
-           "load_param_into_net", "install", "grad", "value_and_grad", "Model"] + list(common.dtype.__all__)
+           "load_param_into_net", "install", "grad", "value_and_grad", "Model", "LossMonitor",
+           "TimeMonitor"] + list(common.dtype.__all__)

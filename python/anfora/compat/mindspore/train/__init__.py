@@ -1,8 +1,12 @@
 """`mindspore.train`: serialization, `Model`, metrics and callbacks."""
 
-from . import model, serialization
-from .model import Accuracy, Loss, LossMonitor, Model
+from . import callback, model, serialization
+from .callback import (Callback, CheckpointConfig, LambdaCallback, LossMonitor, ModelCheckpoint,
+                       RunContext, TimeMonitor)
+from .model import Accuracy, Loss, Model
 from .serialization import export, load, load_checkpoint, load_param_into_net, save_checkpoint
 
-__all__ = ["serialization", "model", "Model", "Accuracy", "Loss", "LossMonitor", "export", "load",
-           "save_checkpoint", "load_checkpoint", "load_param_into_net"]
+__all__ = ["serialization", "model", "callback", "Model", "Accuracy", "Loss", "Callback",
+           "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint", "CheckpointConfig",
+           "LambdaCallback", "export", "load", "save_checkpoint", "load_checkpoint",
+           "load_param_into_net"]

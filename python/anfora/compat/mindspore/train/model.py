@@ -1,5 +1,5 @@
 """MindSpore's high-level `Model` (`model.train`, `model.eval`, `model.predict`), its
-`Accuracy` and `Loss` metrics and the `LossMonitor` callback. A dataset is any iterable of
+`Accuracy` and `Loss` metrics; the callbacks are `train.callback`'s. A dataset is any iterable of
 `(data, label)` batches (numpy arrays or Tensors), or an object with MindSpore's
 `create_tuple_iterator()` (the layer's `mindspore.dataset`)."""
 
@@ -8,12 +8,23 @@ import numpy as _np
 import anfora as _af
 from anfora import nn as _nn
 
+from . import callback as _callback
+
 
 def _batches(dataset):
     if hasattr(dataset, "create_tuple_iterator"):
         dataset = dataset.create_tuple_iterator()
     for item in dataset:
         yield tuple(x if isinstance(x, _af.Tensor) else _af.tensor(_np.asarray(x)) for x in item)
+
+
+def _dataset_size(dataset):
+    """Batches per epoch: the dataset's own count, its length, or one pass over it."""
+    if hasattr(dataset, "get_dataset_size"):
+        return dataset.get_dataset_size()
+    if hasattr(dataset, "__len__"):
+        return len(dataset)
+    return sum(1 for _ in _batches(dataset))
 
 
 class Accuracy:
@@ -52,17 +63,6 @@ class Loss:
         return self._sum / self._count
 
 
-class LossMonitor:
-    """Prints the loss every `per_print_times` steps, as MindSpore's callback does."""
-
-    def __init__(self, per_print_times=1):
-        self.per_print_times = int(per_print_times)
-
-    def step_end(self, epoch, step, loss):
-        if step % self.per_print_times == 0:
-            print(f"epoch: {epoch} step: {step}, loss is {loss}")
-
-
 _METRICS = {"accuracy": Accuracy, "acc": Accuracy, "loss": Loss}
 
 
@@ -88,18 +88,44 @@ class Model:
         if loss_fn is not None and optimizer is not None:
             self._step = _nn.TrainOneStepCell(_nn.WithLossCell(network, loss_fn), optimizer)
 
-    def train(self, epoch, train_dataset, callbacks=None, dataset_sink_mode=False):
+    def train(self, epoch, train_dataset, callbacks=None, dataset_sink_mode=False,
+              initial_epoch=0):
+        """Trains for `epoch` epochs (from `initial_epoch`), calling the callbacks' hooks
+        (MindSpore's protocol, `train.callback`) with the run's parameters."""
         if self._step is None:
             raise ValueError("Model.train needs a loss_fn and an optimizer")
         callbacks = callbacks if isinstance(callbacks, (list, tuple)) else [callbacks] if callbacks else []
+        for cb in callbacks:
+            if not isinstance(cb, _callback.Callback):
+                raise TypeError(f"Model.train: {type(cb).__name__} is not a Callback")
+        batch_num = _dataset_size(train_dataset)
+        params = _callback._Params(
+            train_network=self._step, network=self.network, optimizer=self.optimizer,
+            loss_fn=self.loss_fn, train_dataset=train_dataset, epoch_num=epoch,
+            batch_num=batch_num, cur_epoch_num=initial_epoch, cur_step_num=0,
+            net_outputs=None, mode="train", dataset_sink_mode=bool(dataset_sink_mode))
+        run = _callback.RunContext(params)
         self.network.set_train(True)
-        step_number = 0
-        for e in range(1, epoch + 1):
+
+        def hook(name):
+            for cb in callbacks:
+                getattr(cb, name)(run)
+
+        hook("on_train_begin")
+        for e in range(initial_epoch + 1, epoch + 1):
+            params.cur_epoch_num = e
+            hook("on_train_epoch_begin")
             for data, label in _batches(train_dataset):
-                loss = self._step(data, label)
-                step_number += 1
-                for cb in callbacks:
-                    cb.step_end(e, step_number, float(_np.asarray(loss)))
+                params.cur_step_num += 1
+                hook("on_train_step_begin")
+                params.net_outputs = self._step(data, label)
+                hook("on_train_step_end")
+                if run.get_stop_requested():
+                    break
+            hook("on_train_epoch_end")
+            if run.get_stop_requested():
+                break
+        hook("on_train_end")
 
     def eval(self, valid_dataset, dataset_sink_mode=False):
         """`{metric name: value}` over the dataset, the network in evaluation mode."""
@@ -128,4 +154,4 @@ class Model:
             self.network.set_train(True)
 
 
-__all__ = ["Model", "Accuracy", "Loss", "LossMonitor"]
+__all__ = ["Model", "Accuracy", "Loss"]
