@@ -550,10 +550,34 @@ class Printer(nn.Cell):
         return x + 1.0
 
 
-def test_print_inside_construct(capfd):
+def test_print_inside_construct_in_mindspores_layout(capfd):
     Printer()(Tensor(np.array([1.5, 2.5], np.float32)))
-    out = capfd.readouterr().out
-    assert "x:" in out and "1.5" in out and "2.5" in out
+    assert capfd.readouterr().out == (
+        "x:\nTensor(shape=[2], dtype=Float32, value= [ 1.50000000e+00,  2.50000000e+00])\n")
+    # The example of MindSpore's ops.Print documentation, from Python and compiled.
+    x = Tensor(np.ones([2, 1]).astype(np.int32))
+    y = Tensor(np.ones([2, 2]).astype(np.int32))
+    expected = ("Print Tensor x and Tensor y:\n"
+                "Tensor(shape=[2, 1], dtype=Int32, value=\n[[1],\n [1]])\n"
+                "Tensor(shape=[2, 2], dtype=Int32, value=\n[[1, 1],\n [1, 1]])\n")
+    ops.print_("Print Tensor x and Tensor y:", x, y)
+    assert capfd.readouterr().out == expected
+
+    class PrintDemo(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.print = P.Print()
+
+        def construct(self, x, y):
+            self.print("Print Tensor x and Tensor y:", x, y)
+            return x
+
+    PrintDemo()(x, y)
+    assert capfd.readouterr().out == expected
+    assert ms.ops.format_tensor(Tensor(np.float32(0.1)), "mindspore") == \
+        "Tensor(shape=[], dtype=Float32, value= 0.1)"
+    with pytest.raises(ValueError, match="style must be 'numpy' or 'mindspore', not 'torch'"):
+        ms.ops.format_tensor(x, "torch")
 
 
 def test_tensor_operators_and_methods_outside_graphs():

@@ -47,6 +47,8 @@ mod direct_conv;
 mod element;
 mod elementwise;
 mod format;
+mod format_mindspore;
+pub use format_mindspore::{mindspore_dtype_name, mindspore_repr};
 pub mod fused;
 mod loops;
 mod math;

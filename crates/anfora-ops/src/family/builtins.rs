@@ -27,6 +27,11 @@ primitives! {
     Print = builtin("Print", &[Py::Builtin("print")], "(*values, sep=' ', end='\\n')",
         |_, _| Ok(Abs::None), |_, a, out| print(a, out), Backward::Zero)
         .with_effects(Effects::IO);
+    /// `ops.format_tensor(x, style="numpy")`: the text `print` shows of `x` (`str(x)`), or with
+    /// `style="mindspore"` MindSpore's `Tensor(shape=[...], dtype=..., value=...)` layout
+    /// (the MindSpore compatibility layer's `Print` writes it).
+    FormatTensor = builtin("FormatTensor", &[Py::Op("format_tensor")], "(x, style='numpy')",
+        |_, _| Ok(Abs::Str(None)), |_, a, _| format_tensor(&a[0], &a[1]), Backward::Zero);
     Len = builtin("Len", &[Py::Builtin("len")], "(obj)", |_, a| Ok(length_abs(&a[0])),
         |_, a, _| len(&a[0]).map(Value::Int), Backward::Zero);
     Min = builtin("Min", &[Py::Builtin("min")], "(*args)", min_max_abs, |p, a, _| min_max(p, a),
@@ -540,4 +545,23 @@ fn isinstance_abs(obj: &Abs, cls: &Abs) -> Abs {
         };
     }
     Abs::Bool(result)
+}
+
+fn format_tensor(x: &Value, style: &Value) -> OpResult {
+    match (style, x) {
+        (Value::Str(s), Value::Tensor(t)) if &**s == "mindspore" => {
+            Ok(Value::str(&anfora_tensor::mindspore_repr(t)))
+        }
+        (Value::Str(s), x) if &**s == "numpy" || &**s == "mindspore" => {
+            Ok(Value::str(&crate::value::to_str(x)))
+        }
+        (Value::Str(s), _) => Err(value_error(format!(
+            "format_tensor: style must be 'numpy' or 'mindspore', not {}",
+            crate::pynum::str_repr(s)
+        ))),
+        (other, _) => Err(type_error(format!(
+            "format_tensor: style must be a string, not {}",
+            other.type_name()
+        ))),
+    }
 }

@@ -22,6 +22,7 @@ mod nn;
 // Expected values are numpy's output, digits and all.
 #[allow(clippy::approx_constant)]
 mod print;
+mod print_mindspore;
 mod props;
 mod quant;
 mod random;

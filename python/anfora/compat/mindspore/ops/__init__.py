@@ -9,5 +9,12 @@ from .composite import GradOperation
 from .functional import grad, value_and_grad
 from .operations import Primitive
 
+
+
+def print_(*input_x):
+    """MindSpore's `ops.print_`: `Print()` of the inputs, each on a line of its own."""
+    operations.Print()(*input_x)
+
+
 __all__ = list(_functions) + ["composite", "functional", "operations", "GradOperation", "grad",
-                              "value_and_grad", "Primitive"]
+                              "value_and_grad", "Primitive", "print_"]

@@ -379,11 +379,15 @@ class UniformReal(StandardNormal):
 
 
 class Print(Primitive):
-    """`Print()(*inputs)`: Python's print of the inputs (MindSpore's own layout is not
-    reproduced, docs/mindspore.md)."""
+    """`Print()(*inputs)`: MindSpore's Print, each input on a line of its own, tensors in
+    MindSpore's layout (`Tensor(shape=[2], dtype=Float32, value= [...])`), strings and
+    numbers as they are."""
 
     def __call__(self, *inputs):
-        print(*inputs)
+        lines = ()
+        for x in inputs:
+            lines = lines + (ops.format_tensor(x, "mindspore"),)
+        print(*lines, sep="\n")
 
 
 __all__ = [n for n, v in dict(globals()).items()
