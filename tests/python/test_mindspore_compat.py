@@ -1170,3 +1170,40 @@ def test_model_checkpoint_saves_keeps_the_newest_and_loads_back(tmp_path):
     net.weight.set_data(np.zeros_like(trained))
     ms.load_param_into_net(model._step, ms.load_checkpoint(ckpt.latest_ckpt_file_name))
     np.testing.assert_array_equal(net.weight.asnumpy(), trained)
+
+
+def test_parameters_are_named_after_where_they_are_held():
+    """MindSpore's auto_prefix: a Cell attribute prefixes its Parameters' names."""
+
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Dense(2, 3)
+            self.seq = nn.SequentialCell(nn.Dense(3, 3), nn.ReLU())
+            self.w = Parameter(Tensor(np.ones(2), mstype.float32))  # no name: the attribute's
+            self.k = Parameter(Tensor(np.ones(1), mstype.float32), name="kept")
+
+        def construct(self, x):
+            return self.seq(self.fc1(x)).sum() + (self.w * self.k).sum()
+
+    net = Net()
+    names = [p.name for p in net.get_parameters()]
+    assert names == ["fc1.weight", "fc1.bias", "seq.0.weight", "seq.0.bias", "w", "kept"]
+
+    class Outer(nn.Cell):
+        def __init__(self, inner, auto_prefix=True):
+            super().__init__(auto_prefix=auto_prefix)
+            self.backbone = inner
+
+        def construct(self, x):
+            return self.backbone(x)
+
+    Outer(net, auto_prefix=False)
+    assert net.fc1.weight.name == "fc1.weight"
+    outer = Outer(net)
+    assert [p.name for p in outer.get_parameters()][:2] == ["backbone.fc1.weight", "backbone.fc1.bias"]
+    # The names change nothing else: the same Parameters train.
+    x = Tensor(np.ones((4, 2), np.float32))
+    assert outer(x).shape == ()
+    step = nn.TrainOneStepCell(outer, nn.SGD(outer.trainable_params(), 0.1))  # auto_prefix=False
+    assert step.network.backbone.fc1.weight.name == "backbone.fc1.weight"

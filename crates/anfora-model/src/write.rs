@@ -91,7 +91,7 @@ pub fn write_model(
         .iter()
         .map(|p| schema::Parameter {
             name: unique_name(
-                names.get(&p.key()).map_or(p.name(), String::as_str),
+                names.get(&p.key()).map_or(&*p.name(), String::as_str),
                 &mut taken,
             ),
             value: Some(w.tensor(&p.get())),

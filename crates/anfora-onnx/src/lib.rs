@@ -551,7 +551,7 @@ impl<'a> Exporter<'a> {
         if let Some(tv) = self.params.get(&p.key()) {
             return Ok(tv.clone());
         }
-        let name = self.reserve(p.name());
+        let name = self.reserve(&p.name());
         let t = p.get();
         self.initializers.push(tensor_proto(&name, &t, span)?);
         let tv = Tv {

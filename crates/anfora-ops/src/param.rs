@@ -68,7 +68,9 @@ impl Monad {
 
 struct ParamCell {
     key: u64,
-    name: Arc<str>,
+    /// Renamed only by hosts that name Parameters after where they are held (MindSpore's
+    /// `auto_prefix`); the identity is the key.
+    name: std::sync::RwLock<Arc<str>>,
     dtype: DType,
     shape: Vec<usize>,
     requires_grad: bool,
@@ -95,7 +97,7 @@ impl ParamRef {
         };
         ParamRef(Arc::new(ParamCell {
             key,
-            name,
+            name: std::sync::RwLock::new(name),
             dtype: value.dtype(),
             shape: value.shape().to_vec(),
             requires_grad,
@@ -109,8 +111,17 @@ impl ParamRef {
         self.0.key
     }
 
-    pub fn name(&self) -> &str {
-        &self.0.name
+    pub fn name(&self) -> Arc<str> {
+        self.0
+            .name
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Gives the Parameter another name (it stays the same Parameter).
+    pub fn set_name(&self, name: &str) {
+        *self.0.name.write().unwrap_or_else(|e| e.into_inner()) = Arc::from(name);
     }
 
     pub fn dtype(&self) -> DType {
@@ -178,7 +189,7 @@ impl std::hash::Hash for ParamRef {
 
 impl fmt::Debug for ParamRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Parameter({}, key={})", self.0.name, self.0.key)
+        write!(f, "Parameter({}, key={})", self.name(), self.0.key)
     }
 }
 
@@ -203,8 +214,13 @@ mod tests {
         assert_eq!(held.to_f64_vec(), vec![0.0, 0.0]);
         assert_eq!(p.get().to_f64_vec(), vec![1.0, 1.0]);
         assert_eq!(
-            (p.name(), p.dtype(), p.shape()),
+            (&*p.name(), p.dtype(), p.shape()),
             ("w", DType::F32, &[2usize][..])
         );
+        // A new name, the same Parameter.
+        let alias = p.clone();
+        p.set_name("fc.w");
+        assert_eq!(&*alias.name(), "fc.w");
+        assert_eq!(alias.key(), p.key());
     }
 }

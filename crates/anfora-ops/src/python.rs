@@ -433,7 +433,7 @@ pub fn getattr(obj: &Value, name: &str) -> OpResult {
                 func: Value::Prim(p),
                 args: vec![obj.clone()],
             }))),
-            (None, "name") => Ok(Value::str(r.name())),
+            (None, "name") => Ok(Value::str(&r.name())),
             (None, "requires_grad") => Ok(Value::Bool(r.requires_grad())),
             (None, _) => getattr(&Value::Tensor(r.get()), name),
         };

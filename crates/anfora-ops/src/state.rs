@@ -134,7 +134,7 @@ pub(crate) fn check_update(r: &RefAbs, update: &Abs) -> Result<(), RuleError> {
     let Abs::Tensor(t) = update else {
         return Ok(());
     };
-    let name = r.param.as_ref().map(|p| p.name()).unwrap_or("?");
+    let name: std::sync::Arc<str> = r.param.as_ref().map_or("?".into(), |p| p.name());
     let fits = t.shape.len() == r.shape.len()
         && t.shape
             .iter()

@@ -506,6 +506,16 @@ impl Parameter {
         self.inner.name().to_string()
     }
 
+    /// Renames the Parameter (MindSpore's `param.name = ...`); it stays the same Parameter.
+    #[setter]
+    fn set_name(&self, name: &str) -> PyResult<()> {
+        if name.is_empty() {
+            return Err(PyValueError::new_err("a Parameter's name must not be empty"));
+        }
+        self.inner.set_name(name);
+        Ok(())
+    }
+
     #[getter]
     fn requires_grad(&self) -> bool {
         self.inner.requires_grad()

@@ -184,7 +184,7 @@ fn wrap(model: Model) -> Box<AnforaModel> {
         })
         .collect();
     let parameters = (model.parameters().iter())
-        .map(|p| info(p.name(), p.dtype(), p.shape().iter().map(|&d| d as i64)))
+        .map(|p| info(&p.name(), p.dtype(), p.shape().iter().map(|&d| d as i64)))
         .collect();
     Box::new(AnforaModel {
         model,

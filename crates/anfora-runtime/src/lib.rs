@@ -199,7 +199,7 @@ impl Model {
     }
 
     pub fn parameter(&self, name: &str) -> Option<&ParamRef> {
-        self.parameters.iter().find(|p| p.name() == name)
+        self.parameters.iter().find(|p| &*p.name() == name)
     }
 
     /// Whether calling it writes Parameters (an exported training step).

@@ -234,7 +234,7 @@ fn assign_abs(p: Prim, args: &[Abs]) -> Rule {
             return Err(err(format!(
                 "could not broadcast a value of shape {} into Parameter '{}' of shape {}",
                 shape_text(&v.shape, "?", ", "),
-                r.param.as_ref().map(|p| p.name()).unwrap_or("?"),
+                r.param.as_ref().map_or("?".into(), |p| p.name()),
                 shape_text(&known(&r.shape), "?", ", ")
             )));
         }

@@ -9,7 +9,7 @@ from anfora import Parameter
 from anfora import nn as _nn
 from anfora import ops as _ops
 from anfora.nn import *  # noqa: F401,F403
-from anfora.nn import Cell, ReLU, Tanh  # noqa: F401
+from anfora.nn import ReLU, Tanh  # noqa: F401
 from anfora.nn import Dropout as _Dropout
 
 from . import _random
@@ -24,6 +24,33 @@ def _initial(init, shape, fan_in, dtype):
         bound = 1.0 / _np.sqrt(max(fan_in, 1))
         return _random.generator().uniform(-bound, bound, shape).astype(dtype)
     return _init.values(init, shape, dtype)
+
+
+def _default_name(name):
+    """Whether a Parameter kept the name it got for having none (`Parameter12`)."""
+    return name.startswith("Parameter") and name[len("Parameter"):].isdigit()
+
+
+class Cell(_nn.Cell):
+    """MindSpore's `Cell(auto_prefix=True, flags=None)`: anfora's Cell, whose Parameters are
+    named after where they are held, as MindSpore names them. Setting a Cell attribute
+    renames every Parameter of that Cell to `attribute.path` (its path inside it, e.g.
+    `fc1.weight`, `seq.0.bias`); as Cells are built inside out, names end as the full path
+    from the outermost Cell that prefixes. A Parameter set directly keeps its name unless it
+    has none, then takes the attribute's. `auto_prefix=False` (MindSpore's wrappers, such as
+    `TrainOneStepCell`) renames nothing."""
+
+    def __init__(self, auto_prefix=True, flags=None):
+        object.__setattr__(self, "_auto_prefix", bool(auto_prefix))
+
+    def __setattr__(self, name, value):
+        if getattr(self, "_auto_prefix", True) and not name.startswith("_"):
+            if isinstance(value, _nn.Cell):
+                for path, param in value.parameters_and_names():
+                    param.name = f"{name}.{path}"
+            elif isinstance(value, Parameter) and _default_name(value.name):
+                value.name = name
+        super().__setattr__(name, value)
 
 
 class Sigmoid(Cell):
