@@ -327,6 +327,11 @@ fn every_primitive_has_an_inference_rule() {
                 args = quantized;
             }
             let r = infer_prim(p, &args).unwrap_or_else(|e| panic!("{p:?}: {e:?}"));
+            if p == Prim::FormatTensor {
+                // The text of a tensor.
+                assert!(matches!(r, Abs::Str(_)), "{p:?} {args:?} gives {r}");
+                continue;
+            }
             assert!(matches!(r, Abs::Tensor(_)), "{p:?} {args:?} gives {r}");
         }
     }

@@ -814,7 +814,7 @@ pub fn getattr_abs(obj: &Abs, name: &str) -> Abs {
                     Arc::from(vec![obj.clone()]),
                 ))
             }
-            "name" => Abs::Str(r.param.as_ref().map(|p| Arc::from(p.name()))),
+            "name" => Abs::Str(r.param.as_ref().map(|p| p.name())),
             "requires_grad" => Abs::Bool(r.param.as_ref().map(|p| p.requires_grad())),
             _ => getattr_abs(&r.value(), name),
         },
