@@ -192,6 +192,19 @@ impl Mpi {
     }
 }
 
+/// A buffer's memory, element count and MPI datatype.
+fn raw(buf: &mut OwnedBuf) -> (*mut std::ffi::c_void, usize, ffi::MPI_Datatype) {
+    // SAFETY: the predefined datatypes are constants of an initialized MPI.
+    unsafe {
+        match buf {
+            OwnedBuf::F32(v) => (v.as_mut_ptr().cast(), v.len(), ffi::RSMPI_FLOAT),
+            OwnedBuf::F64(v) => (v.as_mut_ptr().cast(), v.len(), ffi::RSMPI_DOUBLE),
+            OwnedBuf::I32(v) => (v.as_mut_ptr().cast(), v.len(), ffi::RSMPI_INT32_T),
+            OwnedBuf::I64(v) => (v.as_mut_ptr().cast(), v.len(), ffi::RSMPI_INT64_T),
+        }
+    }
+}
+
 fn count(n: usize) -> Result<i32, String> {
     i32::try_from(n).map_err(|_| format!("{n} elements are more than MPI can send at once"))
 }
@@ -309,43 +322,15 @@ impl Communicator for Mpi {
         if self.broken.load(Ordering::SeqCst) {
             return Err("an earlier collective timed out: the process group is broken".into());
         }
-        let (send, mut recv) = match buf {
+        let (mut send, mut recv) = match buf {
             OwnedBuf::F32(v) => (OwnedBuf::F32(v.clone()), OwnedBuf::F32(v)),
             OwnedBuf::F64(v) => (OwnedBuf::F64(v.clone()), OwnedBuf::F64(v)),
             OwnedBuf::I32(v) => (OwnedBuf::I32(v.clone()), OwnedBuf::I32(v)),
             OwnedBuf::I64(v) => (OwnedBuf::I64(v.clone()), OwnedBuf::I64(v)),
         };
-        // SAFETY: the predefined datatypes and operations are constants of an initialized
-        // MPI; the buffers live in `in_flight` until the operation is finished.
-        let (sp, rp, n, datatype) = unsafe {
-            match (&send, &mut recv) {
-                (OwnedBuf::F32(s), OwnedBuf::F32(r)) => (
-                    s.as_ptr().cast(),
-                    r.as_mut_ptr().cast(),
-                    s.len(),
-                    ffi::RSMPI_FLOAT,
-                ),
-                (OwnedBuf::F64(s), OwnedBuf::F64(r)) => (
-                    s.as_ptr().cast(),
-                    r.as_mut_ptr().cast(),
-                    s.len(),
-                    ffi::RSMPI_DOUBLE,
-                ),
-                (OwnedBuf::I32(s), OwnedBuf::I32(r)) => (
-                    s.as_ptr().cast(),
-                    r.as_mut_ptr().cast(),
-                    s.len(),
-                    ffi::RSMPI_INT32_T,
-                ),
-                (OwnedBuf::I64(s), OwnedBuf::I64(r)) => (
-                    s.as_ptr().cast(),
-                    r.as_mut_ptr().cast(),
-                    s.len(),
-                    ffi::RSMPI_INT64_T,
-                ),
-                _ => unreachable!("send and receive buffers of one kind"),
-            }
-        };
+        // The buffers live in `in_flight` until the operation is finished.
+        let (sp, n, datatype) = raw(&mut send);
+        let (rp, _, _) = raw(&mut recv);
         let n = count(n)?;
         // SAFETY: as above.
         let op = unsafe {

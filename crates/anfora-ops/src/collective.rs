@@ -216,10 +216,18 @@ pub fn all_reduce(x: &Tensor, op: &str) -> Result<Tensor, PyErr> {
 /// Every tensor of `xs` reduced as [`all_reduce`] does, in one collective over their
 /// concatenated elements (a gradient bucket). The tensors share one dtype.
 pub fn all_reduce_many(xs: &[Tensor], op: &str) -> Result<Vec<Tensor>, PyErr> {
-    let what = "all_reduce";
-    let Some(first) = xs.first() else {
+    if xs.is_empty() {
         return Ok(Vec::new());
-    };
+    }
+    let reduced = reduce_checked(&joined(xs, "all_reduce")?, op, fingerprint(xs))?;
+    split_back(&reduced, &parts_of(xs))
+}
+
+/// The tensors of a bucket as one flat tensor; they share one dtype.
+fn joined(xs: &[Tensor], what: &str) -> Result<Tensor, PyErr> {
+    let first = xs
+        .first()
+        .ok_or_else(|| value_error(format!("{what} takes at least one tensor")))?;
     if let Some(other) = xs.iter().find(|t| t.dtype() != first.dtype()) {
         return Err(type_error(format!(
             "{what} of a tuple takes tensors of one dtype, not {} and {}",
@@ -231,24 +239,59 @@ pub fn all_reduce_many(xs: &[Tensor], op: &str) -> Result<Vec<Tensor>, PyErr> {
         .iter()
         .map(|t| tensor(t.reshape(&[-1])))
         .collect::<Result<_, _>>()?;
-    let joined = tensor(Tensor::concat(&flat, 0))?;
-    let reduced = reduce_checked(&joined, op, fingerprint(xs))?;
-    let sizes: Vec<i64> = xs
+    tensor(Tensor::concat(&flat, 0))
+}
+
+/// The dtype and shape of each tensor of a bucket.
+fn parts_of(xs: &[Tensor]) -> Vec<(DType, Vec<usize>)> {
+    xs.iter().map(|t| (t.dtype(), t.shape().to_vec())).collect()
+}
+
+/// A bucket's reduced flat tensor split back into tensors of the given dtypes and shapes.
+fn split_back(flat: &Tensor, parts: &[(DType, Vec<usize>)]) -> Result<Vec<Tensor>, PyErr> {
+    let ends: Vec<i64> = parts
         .iter()
-        .scan(0i64, |end, t| {
-            *end += t.numel() as i64;
+        .scan(0i64, |end, (_, shape)| {
+            *end += shape.iter().product::<usize>() as i64;
             Some(*end)
         })
         .collect();
-    let parts = tensor(reduced.split(&SplitSpec::Indices(sizes[..sizes.len() - 1].to_vec()), 0))?;
-    parts
+    let pieces = tensor(flat.split(&SplitSpec::Indices(ends[..ends.len() - 1].to_vec()), 0))?;
+    pieces
         .iter()
-        .zip(xs)
-        .map(|(p, x)| {
-            let shape: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
-            tensor(p.reshape(&shape))
+        .zip(parts)
+        .map(|(p, (dtype, shape))| {
+            let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+            tensor(tensor(p.reshape(&dims))?.try_cast(*dtype))
         })
         .collect()
+}
+
+/// The code of reduction `op` (one of `allowed`) and the dtype it runs in on `x`'s elements,
+/// or the error for a reduction `x` cannot take.
+fn reduction_of(x: &Tensor, op: &str, allowed: &[&str], what: &str) -> Result<(u8, DType), PyErr> {
+    let code = OPS
+        .iter()
+        .position(|o| *o == op && allowed.contains(o))
+        .ok_or_else(|| {
+            let names: Vec<String> = allowed.iter().map(|o| format!("'{o}'")).collect();
+            let names = match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => names.join(""),
+            };
+            value_error(format!(
+                "{what}: op must be {names}, not {}",
+                crate::pynum::str_repr(op)
+            ))
+        })?;
+    let wide = reduce_dtype(x, what)?;
+    if op == "mean" && !wide.is_float() {
+        return Err(type_error(format!(
+            "{what}(op='mean') takes a float tensor, not {}",
+            x.dtype()
+        )));
+    }
+    Ok((code as u8, wide))
 }
 
 /// A number that differs, almost surely, between two different lists of shapes.
@@ -264,21 +307,9 @@ fn fingerprint(xs: &[Tensor]) -> i64 {
 
 fn reduce_checked(x: &Tensor, op: &str, fingerprint: i64) -> Result<Tensor, PyErr> {
     let what = "all_reduce";
-    let code = OPS.iter().position(|o| *o == op).ok_or_else(|| {
-        value_error(format!(
-            "{what}: op must be 'sum', 'mean' or 'max', not {}",
-            crate::pynum::str_repr(op)
-        ))
-    })?;
-    let wide = reduce_dtype(x, what)?;
-    if op == "mean" && !wide.is_float() {
-        return Err(type_error(format!(
-            "{what}(op='mean') takes a float tensor, not {}",
-            x.dtype()
-        )));
-    }
+    let (code, wide) = reduction_of(x, op, &OPS, what)?;
     let g = group()?;
-    agree(&*g, Issued::AllReduce(code as u8), x, fingerprint, what)?;
+    agree(&*g, Issued::AllReduce(code), x, fingerprint, what)?;
     let reduction = if op == "max" {
         Reduction::Max
     } else {
@@ -470,47 +501,11 @@ static PENDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize:
 /// the program computes (the executor calls [`progress`] between operations).
 pub fn start_all_reduce(xs: &[Tensor], op: &str) -> Result<u64, PyErr> {
     let what = "all_reduce_start";
-    if op == "max" {
-        return Err(value_error(format!(
-            "{what}: op must be 'sum' or 'mean', not 'max'"
-        )));
-    }
-    let Some(first) = xs.first() else {
-        return Err(value_error(format!("{what} takes at least one tensor")));
-    };
-    if let Some(other) = xs.iter().find(|t| t.dtype() != first.dtype()) {
-        return Err(type_error(format!(
-            "{what} of a tuple takes tensors of one dtype, not {} and {}",
-            first.dtype(),
-            other.dtype()
-        )));
-    }
-    let code = OPS.iter().position(|o| *o == op).ok_or_else(|| {
-        value_error(format!(
-            "{what}: op must be 'sum' or 'mean', not {}",
-            crate::pynum::str_repr(op)
-        ))
-    })?;
-    let wide = reduce_dtype(first, what)?;
-    if op == "mean" && !wide.is_float() {
-        return Err(type_error(format!(
-            "{what}(op='mean') takes float tensors, not {}",
-            first.dtype()
-        )));
-    }
-    let flat: Vec<Tensor> = xs
-        .iter()
-        .map(|t| tensor(t.reshape(&[-1])))
-        .collect::<Result<_, _>>()?;
-    let joined = tensor(tensor(Tensor::concat(&flat, 0))?.try_cast(wide))?.contiguous();
+    let flat = joined(xs, what)?;
+    let (code, wide) = reduction_of(&flat, op, &OPS[..2], what)?;
+    let joined = tensor(flat.try_cast(wide))?.contiguous();
     let g = group()?;
-    agree(
-        &*g,
-        Issued::AllReduce(code as u8),
-        &joined,
-        fingerprint(xs),
-        what,
-    )?;
+    agree(&*g, Issued::AllReduce(code), &flat, fingerprint(xs), what)?;
     let buf = match wide {
         DType::F32 => OwnedBuf::F32(joined.as_f32_slice().unwrap_or_default().to_vec()),
         DType::F64 => OwnedBuf::F64(joined.as_f64_slice().unwrap_or_default().to_vec()),
@@ -521,7 +516,7 @@ pub fn start_all_reduce(xs: &[Tensor], op: &str) -> Result<u64, PyErr> {
         .start(buf, Reduction::Sum)
         .map_err(|e| comm_err(what, e))?;
     let handle = STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-    let parts = xs.iter().map(|t| (t.dtype(), t.shape().to_vec())).collect();
+    let parts = parts_of(xs);
     let divisor = (op == "mean").then_some(g.size() as f64);
     IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner()).push((
         handle,
@@ -580,24 +575,7 @@ pub fn finish_all_reduce(handle: u64) -> Result<Vec<Tensor>, PyErr> {
             Tensor::from_i64(v, &[n])
         }
     };
-    let joined = tensor(joined)?;
-    let ends: Vec<i64> = flight
-        .parts
-        .iter()
-        .scan(0i64, |end, (_, shape)| {
-            *end += shape.iter().product::<usize>() as i64;
-            Some(*end)
-        })
-        .collect();
-    let pieces = tensor(joined.split(&SplitSpec::Indices(ends[..ends.len() - 1].to_vec()), 0))?;
-    pieces
-        .iter()
-        .zip(&flight.parts)
-        .map(|(p, (dtype, shape))| {
-            let dims: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
-            tensor(tensor(p.reshape(&dims))?.try_cast(*dtype))
-        })
-        .collect()
+    split_back(&tensor(joined)?, &flight.parts)
 }
 
 /// Lets the all-reduces in flight advance; nearly free when there are none (the executor
