@@ -608,7 +608,7 @@ class TrainOneStepCell(Cell):
     rank 0's values (broadcast when the cell is made), the gradients are averaged over the
     processes by `ops.all_reduce` in buckets of about `bucket_bytes` (the last layers'
     first, as the backward pass produces them), every process applies the same update, and
-    the step returns the mean of the processes' losses."""
+    the step returns the mean of the processes' losses; `rank_losses` holds each one's."""
 
     def __init__(self, network, optimizer, data_parallel=False, bucket_bytes=1 << 20):
         self.network = network
@@ -617,6 +617,7 @@ class TrainOneStepCell(Cell):
         self.loss_and_grad = network.construct
         self.data_parallel = bool(data_parallel)
         self.buckets = ()
+        self.rank_losses = None
         if self.data_parallel:
             from . import distributed
 
@@ -625,6 +626,12 @@ class TrainOneStepCell(Cell):
                     "TrainOneStepCell(data_parallel=True) needs anfora.distributed.init() first")
             _broadcast_parameters(network, optimizer)
             self.buckets = _buckets(self.weights, bucket_bytes)
+            # Every process's own loss of the last step, for logging (the step returns their
+            # mean).
+            import numpy as _np
+
+            self.rank_losses = Parameter(_np.zeros(distributed.size()), name="rank_losses",
+                                         requires_grad=False)
 
     def construct(self, data, label):
         loss, grads = value_and_grad(self.loss_and_grad, None, self.weights)(data, label)
@@ -640,6 +647,8 @@ class TrainOneStepCell(Cell):
             for lo, hi in self.buckets[1:]:
                 averaged = ops.all_reduce(grads[lo:hi], "mean") + averaged
             first = ops.all_reduce_wait(handle, first)
+            # After the start: a collective before it would hold it back on the chain.
+            ops.assign(self.rank_losses, ops.all_gather(ops.reshape(loss, (1,)), 0))
             loss = first[-1]
             grads = averaged + first[:-1]
         self.optimizer(grads)

@@ -378,3 +378,30 @@ def test_the_first_buckets_all_reduce_starts_before_the_backward_pass_of_the_con
     assert len(conv_backward) == 3 and start < min(conv_backward), main
     # The products of the dense layers' gradients come before it.
     assert "Gemm" in ops_in_order[:start]
+
+
+RANK_LOSSES = PRELUDE + """
+sys.path.insert(0, "examples")
+from anfora import nn
+from train_digits import lenet
+dist.init(timeout=60)
+r = dist.rank()
+net = lenet(0)
+loss_net = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean"))
+step = nn.TrainOneStepCell(loss_net, nn.SGD(net.trainable_params(), 0.0), data_parallel=True)
+x = np.random.default_rng(r).normal(size=(4, 1, 8, 8)).astype(np.float32)
+y = np.arange(4) + r
+own = float(loss_net(anfora.tensor(x), anfora.tensor(y)))   # before the step (lr 0: unchanged)
+mean = float(step(anfora.tensor(x), anfora.tensor(y)))
+save({"own": own, "mean": mean, "rank_losses": arr(step.rank_losses.value)})
+"""
+
+
+def test_each_processs_loss_is_reachable_beside_the_mean(tmp_path):
+    rc, log, results = mpirun(2, RANK_LOSSES, tmp_path)
+    assert rc == 0, log
+    own = [res["own"] for res in results]
+    assert own[0] != own[1]
+    for res in results:
+        np.testing.assert_allclose(res["rank_losses"], own, rtol=1e-6)
+        np.testing.assert_allclose(res["mean"], np.mean(own), rtol=1e-6)
