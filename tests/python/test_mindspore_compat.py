@@ -1085,6 +1085,7 @@ def test_tensor_and_parameter_take_initializers():
     ms.set_seed(1)
     t = Tensor(shape=(2, 3), dtype=mstype.float32, init=init.One())
     np.testing.assert_array_equal(t.asnumpy(), np.ones((2, 3)))
+    assert t.init_data() is t  # the values were drawn when it was made
     assert t.dtype == mstype.float32
     p = Parameter(init.initializer(init.Normal(0.02), [8, 4], mstype.float32), name="w")
     assert p.shape == (8, 4) and p.dtype == mstype.float32

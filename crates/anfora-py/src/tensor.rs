@@ -209,6 +209,11 @@ macro_rules! tensor_pymethods {
             fn asnumpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
                 to_numpy(py, &self.current()?)
             }
+            /// MindSpore's `init_data()`: the tensor itself (anfora draws an initializer's
+            /// values when the tensor is made; MindSpore draws them here).
+            fn init_data<'py>(slf: Bound<'py, Self>) -> Bound<'py, Self> {
+                slf
+            }
             /// Above numpy's own: `np_scalar - t` and `np_array * t` defer to the reflected
             /// operators (a Tensor, as in compiled code) instead of converting it to an array.
             #[classattr]
