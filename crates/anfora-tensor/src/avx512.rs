@@ -26,12 +26,21 @@ pub(crate) fn available() -> bool {
     *ON.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f"))
 }
 
+/// The mask of the first `k` of a vector's 16 lanes (all of them from 16 on).
+#[inline(always)]
+pub(crate) fn lane_mask(k: usize) -> __mmask16 {
+    if k >= 16 { 0xffff } else { (1u16 << k) - 1 }
+}
+
 /// Lane masks of a block of `m` (≤ 16) windows: the two input halves (2m elements) and the
 /// output.
 #[inline(always)]
 fn masks(m: usize) -> (__mmask16, __mmask16, __mmask16) {
-    let bits = |k: usize| -> __mmask16 { if k >= 16 { 0xffff } else { (1u16 << k) - 1 } };
-    (bits(2 * m), bits((2 * m).saturating_sub(16)), bits(m))
+    (
+        lane_mask(2 * m),
+        lane_mask((2 * m).saturating_sub(16)),
+        lane_mask(m),
+    )
 }
 
 /// Where `v`, met after `best`, becomes the maximum: `v > best` or either is NaN, unless `best`
@@ -421,7 +430,7 @@ pub(crate) unsafe fn matrix_product(
         ldc,
         k,
         accumulate,
-        lanes: if n == 16 { 0xffff } else { (1 << n) - 1 },
+        lanes: lane_mask(n),
     };
     let mut i = 0;
     // SAFETY: AVX-512F is checked; each tile takes rows below `m`, and the lanes of columns

@@ -595,6 +595,7 @@ mod x86 {
     use std::sync::OnceLock;
 
     use super::{COLS, DEPTH, PackedWeights, ROUNDER};
+    use crate::avx512::lane_mask;
 
     /// [`super::to_byte`] of 16 floats, as 16 int32 lanes.
     #[target_feature(enable = "avx512f")]
@@ -778,11 +779,7 @@ mod x86 {
                 for b in 0..B {
                     let first = (block + b) * COLS;
                     let lanes = (n - first).min(COLS);
-                    let mask: __mmask16 = if lanes == COLS {
-                        0xffff
-                    } else {
-                        (1 << lanes) - 1
-                    };
+                    let mask = lane_mask(lanes);
                     // The block's offsets and scales, once for all its rows.
                     let (offset, scale) = match c {
                         super::Sink::Sums(_) => (_mm512_setzero_si512(), _mm512_setzero_ps()),
@@ -821,11 +818,7 @@ mod x86 {
                     for (b, sum) in sums.iter().enumerate() {
                         let first = (block + b) * COLS;
                         let lanes = (n - first).min(COLS);
-                        let mask: __mmask16 = if lanes == COLS {
-                            0xffff
-                        } else {
-                            (1 << lanes) - 1
-                        };
+                        let mask = lane_mask(lanes);
                         let at = (i + r) * n + first;
                         match c {
                             super::Sink::Sums(c) => {
@@ -889,11 +882,7 @@ mod x86 {
         for block in 0..n.div_ceil(COLS) {
             let first = block * COLS;
             let lanes = (n - first).min(COLS);
-            let mask: __mmask16 = if lanes == COLS {
-                0xffff
-            } else {
-                (1 << lanes) - 1
-            };
+            let mask = lane_mask(lanes);
             // SAFETY: `lanes` scales from `first` exist.
             let scales = unsafe { _mm512_maskz_loadu_ps(mask, w.scales[first..].as_ptr()) };
             let mut i = 0;
