@@ -673,7 +673,7 @@ def _buckets(params, bucket_bytes):
     earliest."""
     out, hi, size = [], len(params), 0
     for i in range(len(params) - 1, -1, -1):
-        size += params[i].size * 4
+        size += params[i].size * params[i].dtype.itemsize
         if size >= bucket_bytes:
             out.append((i, hi))
             hi, size = i, 0

@@ -336,50 +336,53 @@ fn reduced(
     op: Reduction,
     divisor: Option<f64>,
 ) -> Result<Tensor, String> {
-    fn run<T: Copy>(
-        xs: Option<&[T]>,
-        reduce: impl FnOnce(&mut [T]) -> Result<(), String>,
-        divide: impl Fn(T) -> T,
-        make: fn(Vec<T>, &[usize]) -> anfora_tensor::Result<Tensor>,
-        shape: &[usize],
-    ) -> Result<Tensor, String> {
-        let mut v = xs.ok_or("a contiguous tensor reads as a slice")?.to_vec();
-        reduce(&mut v)?;
-        v.iter_mut().for_each(|x| *x = divide(*x));
-        make(v, shape).map_err(|e| e.message)
+    let mut buf = OwnedBuf::of(t)?;
+    g.all_reduce(buf.as_reduce_buf(), op)?;
+    buf.into_tensor(divisor, t.shape())
+}
+
+impl OwnedBuf {
+    /// A copy of the elements of a contiguous tensor of a reducible dtype.
+    fn of(t: &Tensor) -> Result<OwnedBuf, String> {
+        let missing = || "a contiguous tensor reads as a slice".to_string();
+        Ok(match t.dtype() {
+            DType::F32 => OwnedBuf::F32(t.as_f32_slice().ok_or_else(missing)?.to_vec()),
+            DType::F64 => OwnedBuf::F64(t.as_f64_slice().ok_or_else(missing)?.to_vec()),
+            DType::I32 => OwnedBuf::I32(t.as_i32_slice().ok_or_else(missing)?.to_vec()),
+            DType::I64 => OwnedBuf::I64(t.as_i64_slice().ok_or_else(missing)?.to_vec()),
+            other => return Err(format!("cannot reduce {other} elements")),
+        })
     }
-    let shape = t.shape();
-    let n = divisor.unwrap_or(1.0);
-    match t.dtype() {
-        DType::F32 => run(
-            t.as_f32_slice(),
-            |v| g.all_reduce(ReduceBuf::F32(v), op),
-            |x| if divisor.is_some() { x / n as f32 } else { x },
-            Tensor::from_f32,
-            shape,
-        ),
-        DType::F64 => run(
-            t.as_f64_slice(),
-            |v| g.all_reduce(ReduceBuf::F64(v), op),
-            |x| if divisor.is_some() { x / n } else { x },
-            Tensor::from_f64,
-            shape,
-        ),
-        DType::I32 => run(
-            t.as_i32_slice(),
-            |v| g.all_reduce(ReduceBuf::I32(v), op),
-            |x| x,
-            Tensor::from_i32,
-            shape,
-        ),
-        DType::I64 => run(
-            t.as_i64_slice(),
-            |v| g.all_reduce(ReduceBuf::I64(v), op),
-            |x| x,
-            Tensor::from_i64,
-            shape,
-        ),
-        other => Err(format!("cannot reduce {other} elements")),
+
+    fn as_reduce_buf(&mut self) -> ReduceBuf<'_> {
+        match self {
+            OwnedBuf::F32(v) => ReduceBuf::F32(v),
+            OwnedBuf::F64(v) => ReduceBuf::F64(v),
+            OwnedBuf::I32(v) => ReduceBuf::I32(v),
+            OwnedBuf::I64(v) => ReduceBuf::I64(v),
+        }
+    }
+
+    /// The elements as a tensor of `shape`, each float divided by `divisor` when given (a
+    /// mean: the same division numpy's `sum / n` does).
+    fn into_tensor(self, divisor: Option<f64>, shape: &[usize]) -> Result<Tensor, String> {
+        let t = match self {
+            OwnedBuf::F32(mut v) => {
+                if let Some(n) = divisor {
+                    v.iter_mut().for_each(|x| *x /= n as f32);
+                }
+                Tensor::from_f32(v, shape)
+            }
+            OwnedBuf::F64(mut v) => {
+                if let Some(n) = divisor {
+                    v.iter_mut().for_each(|x| *x /= n);
+                }
+                Tensor::from_f64(v, shape)
+            }
+            OwnedBuf::I32(v) => Tensor::from_i32(v, shape),
+            OwnedBuf::I64(v) => Tensor::from_i64(v, shape),
+        };
+        t.map_err(|e| e.message)
     }
 }
 
@@ -506,12 +509,7 @@ pub fn start_all_reduce(xs: &[Tensor], op: &str) -> Result<u64, PyErr> {
     let joined = tensor(flat.try_cast(wide))?.contiguous();
     let g = group()?;
     agree(&*g, Issued::AllReduce(code), &flat, fingerprint(xs), what)?;
-    let buf = match wide {
-        DType::F32 => OwnedBuf::F32(joined.as_f32_slice().unwrap_or_default().to_vec()),
-        DType::F64 => OwnedBuf::F64(joined.as_f64_slice().unwrap_or_default().to_vec()),
-        DType::I32 => OwnedBuf::I32(joined.as_i32_slice().unwrap_or_default().to_vec()),
-        _ => OwnedBuf::I64(joined.as_i64_slice().unwrap_or_default().to_vec()),
-    };
+    let buf = OwnedBuf::of(&joined).map_err(|e| comm_err(what, e))?;
     let ticket = g
         .start(buf, Reduction::Sum)
         .map_err(|e| comm_err(what, e))?;
@@ -546,36 +544,15 @@ pub fn finish_all_reduce(handle: u64) -> Result<Vec<Tensor>, PyErr> {
     let buf = group()?
         .finish(flight.ticket)
         .map_err(|e| comm_err(what, e))?;
-    let n = flight.divisor.unwrap_or(1.0);
-    let joined = match buf {
-        OwnedBuf::F32(mut v) => {
-            if flight.divisor.is_some() {
-                v.iter_mut().for_each(|x| *x /= n as f32);
-            }
-            {
-                let n = v.len();
-                Tensor::from_f32(v, &[n])
-            }
-        }
-        OwnedBuf::F64(mut v) => {
-            if flight.divisor.is_some() {
-                v.iter_mut().for_each(|x| *x /= n);
-            }
-            {
-                let n = v.len();
-                Tensor::from_f64(v, &[n])
-            }
-        }
-        OwnedBuf::I32(v) => {
-            let n = v.len();
-            Tensor::from_i32(v, &[n])
-        }
-        OwnedBuf::I64(v) => {
-            let n = v.len();
-            Tensor::from_i64(v, &[n])
-        }
-    };
-    split_back(&tensor(joined)?, &flight.parts)
+    let len = flight
+        .parts
+        .iter()
+        .map(|(_, shape)| shape.iter().product::<usize>())
+        .sum();
+    let joined = buf
+        .into_tensor(flight.divisor, &[len])
+        .map_err(|e| comm_err(what, e))?;
+    split_back(&joined, &flight.parts)
 }
 
 /// Lets the all-reduces in flight advance; nearly free when there are none (the executor
