@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${ANFORA_DEMO_VENV:-target/demo-venv}"
 models="${ANFORA_DEMO_MODELS:-target/demo-models}"
+# The package builds with MPI (anfora.distributed): OpenMPI and libclang must be there.
+bash scripts/system-deps.sh
 rm -rf "$venv"
 python3 -m venv "$venv"
 echo "demo: building and installing anfora into $venv (pip install .)"
