@@ -21,6 +21,10 @@
 
 use crate::Tensor;
 
+mod conv;
+pub(crate) use conv::conv_u8i8_direct;
+pub use conv::{ConvWeights, DirectGeometry, conv_weights, direct_available};
+
 /// The longest row a product takes: `255 · 128 · k` stays below `2^31`.
 pub const MAX_DEPTH: usize = (i32::MAX as usize) / (255 * 128);
 
@@ -149,52 +153,15 @@ pub(crate) enum Sink<'a> {
     },
 }
 
-/// The bytes of [`requantize_u8_from`] applied to the raw sums of `a @ w` (`a` m×k with row
-/// stride `lda`, `out` m×n), the scaling done on each tile while its sums are in registers
-/// where the CPU has VNNI.
-#[allow(clippy::too_many_arguments)]
-pub fn matmul_u8i8_requantized(
-    a: &[u8],
-    lda: usize,
-    m: usize,
-    w: &PackedWeights,
-    offset: &[i32],
-    scale: &[f32],
-    (zero, lo): (u8, u8),
-    out: &mut [u8],
-) {
-    let (zero, lo) = (f32::from(zero), f32::from(lo));
-    matmul_u8i8_into(
-        a,
-        lda,
-        m,
-        w,
-        Sink::Bytes {
-            offset,
-            scale,
-            zero,
-            lo,
-            out,
-        },
-    );
-}
-
-/// [`dequantize_sums`] of the raw sums of `a @ w`, fused the same way.
-pub fn matmul_u8i8_dequantized(
-    a: &[u8],
-    lda: usize,
-    m: usize,
-    w: &PackedWeights,
-    offset: &[i32],
-    scale: &[f32],
-    out: &mut [f32],
-) {
-    matmul_u8i8_into(a, lda, m, w, Sink::Floats { offset, scale, out });
-}
-
 /// The raw sums of `a @ w` into `sink`: on each tile where the CPU has VNNI, else through a
 /// buffer of sums and the same epilogue's portable loop.
-fn matmul_u8i8_into(a: &[u8], lda: usize, m: usize, w: &PackedWeights, mut sink: Sink<'_>) {
+pub(crate) fn matmul_u8i8_into(
+    a: &[u8],
+    lda: usize,
+    m: usize,
+    w: &PackedWeights,
+    mut sink: Sink<'_>,
+) {
     let n = w.n;
     if let Sink::Bytes { offset, scale, .. } | Sink::Floats { offset, scale, .. } = &sink {
         assert!(
@@ -599,7 +566,7 @@ mod x86 {
 
     /// [`super::to_byte`] of 16 floats, as 16 int32 lanes.
     #[target_feature(enable = "avx512f")]
-    fn byte_lanes(v: __m512, zero: __m512, lo: __m512) -> __m512i {
+    pub(super) fn byte_lanes(v: __m512, zero: __m512, lo: __m512) -> __m512i {
         let v = _mm512_min_ps(
             _mm512_max_ps(v, _mm512_set1_ps(-512.0)),
             _mm512_set1_ps(512.0),
@@ -685,11 +652,12 @@ mod x86 {
         n
     }
 
-    /// Whether the machine has AVX-512 VNNI (and the AVX-512F it extends).
+    /// Whether the machine has AVX-512 VNNI (and the AVX-512F and BW every such CPU has).
     pub(super) fn vnni_available() -> bool {
         static ON: OnceLock<bool> = OnceLock::new();
         *ON.get_or_init(|| {
             std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
                 && std::arch::is_x86_feature_detected!("avx512vnni")
         })
     }
@@ -754,10 +722,13 @@ mod x86 {
                 let wv: [__m512i; B] = std::array::from_fn(|b| {
                     _mm512_loadu_si512(w.group(block + b, g).as_ptr().cast())
                 });
-                for (row, sums) in rows.iter().zip(acc.iter_mut()) {
-                    let four = _mm512_set1_epi32(row.add(g * DEPTH).cast::<i32>().read_unaligned());
-                    for (sum, wb) in sums.iter_mut().zip(&wv) {
-                        *sum = _mm512_dpbusd_epi32(*sum, four, *wb);
+                // Index loops over constant ranges, so the sums stay in registers.
+                #[allow(clippy::needless_range_loop)]
+                for r in 0..R {
+                    let four =
+                        _mm512_set1_epi32(rows[r].add(g * DEPTH).cast::<i32>().read_unaligned());
+                    for b in 0..B {
+                        acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], four, wv[b]);
                     }
                 }
             }
@@ -765,103 +736,60 @@ mod x86 {
                 let wv: [__m512i; B] = std::array::from_fn(|b| {
                     _mm512_loadu_si512(w.group(block + b, full).as_ptr().cast())
                 });
-                for (r, sums) in acc.iter_mut().enumerate() {
+                #[allow(clippy::needless_range_loop)]
+                for r in 0..R {
                     let row = &a[(i + r) * lda..(i + r) * lda + k];
                     let four = _mm512_set1_epi32(four_bytes(row, full * DEPTH));
-                    for (sum, wb) in sums.iter_mut().zip(&wv) {
-                        *sum = _mm512_dpbusd_epi32(*sum, four, *wb);
+                    for b in 0..B {
+                        acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], four, wv[b]);
                     }
                 }
             }
-            // One column block: its offsets and scales loaded once for all rows. Two: row by
-            // row, so each row's stores are adjacent (measured faster for wide layers).
-            if B == 1 {
+            // Each column block's mask, offsets and scales loaded once for all rows; then row
+            // by row, so each row's stores are adjacent (measured faster for wide layers).
+            let masks: [__mmask16; B] = std::array::from_fn(|b| lane_mask(n - (block + b) * COLS));
+            let (offsets, scales): ([__m512i; B], [__m512; B]) = match c {
+                super::Sink::Sums(_) => ([_mm512_setzero_si512(); B], [_mm512_setzero_ps(); B]),
+                super::Sink::Bytes { offset, scale, .. }
+                | super::Sink::Floats { offset, scale, .. } => {
+                    let first = |b: usize| (block + b) * COLS;
+                    (
+                        std::array::from_fn(|b| {
+                            _mm512_maskz_loadu_epi32(masks[b], offset[first(b)..].as_ptr().cast())
+                        }),
+                        std::array::from_fn(|b| {
+                            _mm512_maskz_loadu_ps(masks[b], scale[first(b)..].as_ptr())
+                        }),
+                    )
+                }
+            };
+            // Index loops over constant ranges with the sums copied out: no reference into
+            // `acc` escapes, so the sums stay in registers.
+            #[allow(clippy::needless_range_loop)]
+            for r in 0..R {
                 for b in 0..B {
-                    let first = (block + b) * COLS;
-                    let lanes = (n - first).min(COLS);
-                    let mask = lane_mask(lanes);
-                    // The block's offsets and scales, once for all its rows.
-                    let (offset, scale) = match c {
-                        super::Sink::Sums(_) => (_mm512_setzero_si512(), _mm512_setzero_ps()),
-                        super::Sink::Bytes { offset, scale, .. }
-                        | super::Sink::Floats { offset, scale, .. } => (
-                            _mm512_maskz_loadu_epi32(mask, offset[first..].as_ptr().cast()),
-                            _mm512_maskz_loadu_ps(mask, scale[first..].as_ptr()),
-                        ),
-                    };
-                    for (r, sums) in acc.iter().enumerate() {
-                        let at = (i + r) * n + first;
-                        let scaled = || {
-                            _mm512_mul_ps(
-                                _mm512_cvtepi32_ps(_mm512_add_epi32(sums[b], offset)),
-                                scale,
-                            )
-                        };
-                        match c {
-                            super::Sink::Sums(c) => {
-                                _mm512_mask_storeu_epi32(c[at..].as_mut_ptr().cast(), mask, sums[b])
-                            }
-                            super::Sink::Bytes { zero, lo, out, .. } => {
-                                let (z, l) = (_mm512_set1_ps(*zero), _mm512_set1_ps(*lo));
-                                let q = byte_lanes(scaled(), z, l);
-                                let to = out[at..].as_mut_ptr().cast();
-                                _mm512_mask_cvtepi32_storeu_epi8(to, mask, q);
-                            }
-                            super::Sink::Floats { out, .. } => {
-                                _mm512_mask_storeu_ps(out[at..].as_mut_ptr(), mask, scaled());
-                            }
+                    let (sum, mask) = (acc[r][b], masks[b]);
+                    let at = (i + r) * n + (block + b) * COLS;
+                    let scaled = _mm512_mul_ps(
+                        _mm512_cvtepi32_ps(_mm512_add_epi32(sum, offsets[b])),
+                        scales[b],
+                    );
+                    match c {
+                        super::Sink::Sums(c) => {
+                            _mm512_mask_storeu_epi32(c[at..].as_mut_ptr().cast(), mask, sum)
                         }
-                    }
-                }
-            } else {
-                for (r, sums) in acc.iter().enumerate() {
-                    for (b, sum) in sums.iter().enumerate() {
-                        let first = (block + b) * COLS;
-                        let lanes = (n - first).min(COLS);
-                        let mask = lane_mask(lanes);
-                        let at = (i + r) * n + first;
-                        match c {
-                            super::Sink::Sums(c) => {
-                                _mm512_mask_storeu_epi32(c[at..].as_mut_ptr().cast(), mask, *sum)
-                            }
-                            super::Sink::Bytes {
-                                offset,
-                                scale,
-                                zero,
-                                lo,
-                                out,
-                            } => {
-                                let v = scaled(*sum, mask, &offset[first..], &scale[first..]);
-                                let (z, l) = (_mm512_set1_ps(*zero), _mm512_set1_ps(*lo));
-                                let q = byte_lanes(v, z, l);
-                                _mm512_mask_cvtepi32_storeu_epi8(
-                                    out[at..].as_mut_ptr().cast(),
-                                    mask,
-                                    q,
-                                );
-                            }
-                            super::Sink::Floats { offset, scale, out } => {
-                                let v = scaled(*sum, mask, &offset[first..], &scale[first..]);
-                                _mm512_mask_storeu_ps(out[at..].as_mut_ptr(), mask, v);
-                            }
+                        super::Sink::Bytes { zero, lo, out, .. } => {
+                            let (z, l) = (_mm512_set1_ps(*zero), _mm512_set1_ps(*lo));
+                            let q = byte_lanes(scaled, z, l);
+                            let to = out[at..].as_mut_ptr().cast();
+                            _mm512_mask_cvtepi32_storeu_epi8(to, mask, q);
+                        }
+                        super::Sink::Floats { out, .. } => {
+                            _mm512_mask_storeu_ps(out[at..].as_mut_ptr(), mask, scaled);
                         }
                     }
                 }
             }
-        }
-    }
-
-    /// `(sum + offset) · scale` of the lanes in `mask` (the others read nothing).
-    ///
-    /// # Safety
-    /// AVX-512F; `offset` and `scale` hold the masked lanes.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn scaled(sum: __m512i, mask: __mmask16, offset: &[i32], scale: &[f32]) -> __m512 {
-        // SAFETY: the lanes in `mask` exist (the caller's contract).
-        unsafe {
-            let b = _mm512_maskz_loadu_epi32(mask, offset.as_ptr().cast());
-            let f = _mm512_maskz_loadu_ps(mask, scale.as_ptr());
-            _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sum, b)), f)
         }
     }
 

@@ -101,6 +101,91 @@ fn vector<'a, T>(
     }
 }
 
+/// What the sums of a quantized layer become: `(sum + offset[j]) · scale[j]` per output
+/// channel `j`, where the offset holds the bias and the input's zero point
+/// (`bias[j] − zero · Σ_p w[p, j]`), as float32 or requantized to the output's bytes.
+pub(crate) struct Epilogue {
+    offset: Vec<i32>,
+    scale: Vec<f32>,
+    output: QuantOutput,
+}
+
+impl Epilogue {
+    /// The epilogue of `layer` for an input quantized by `aq`, its weights' column sums
+    /// `column_sums`; validates the scales and the bias.
+    pub(crate) fn new(
+        aq: U8Quant,
+        layer: QuantWeights<'_>,
+        column_sums: &[i32],
+        output: QuantOutput,
+    ) -> Result<Epilogue> {
+        check_scale(aq.scale, "the input's scale")?;
+        let n = column_sums.len();
+        let scales = vector(layer.scales, n, "the weight scales", Tensor::as_f32_slice)?;
+        if let Some(s) = scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+            return Err(value_error(format!(
+                "a weight scale must be finite and positive, not {s}"
+            )));
+        }
+        let bias = (layer.bias)
+            .map(|b| vector(b, n, "the bias", Tensor::as_i32_slice))
+            .transpose()?;
+        let offset = (column_sums.iter().enumerate())
+            .map(|(j, &cs)| {
+                let b = bias.map_or(0, |b| b[j]);
+                b.wrapping_sub(i32::from(aq.zero).wrapping_mul(cs))
+            })
+            .collect();
+        let out_scale = match output {
+            QuantOutput::F32 => 1.0,
+            QuantOutput::U8 { out, .. } => {
+                check_scale(out.scale, "the output's scale")?;
+                out.scale
+            }
+        };
+        let scale = scales.iter().map(|s| aq.scale * s / out_scale).collect();
+        Ok(Epilogue {
+            offset,
+            scale,
+            output,
+        })
+    }
+
+    /// A result of `shape` filled by `fill` through the sink of this epilogue.
+    pub(crate) fn run(
+        &self,
+        shape: &[usize],
+        fill: impl FnOnce(quant::Sink<'_>),
+    ) -> Result<Tensor> {
+        let len = shape.iter().product();
+        let (offset, scale) = (&self.offset[..], &self.scale[..]);
+        match self.output {
+            QuantOutput::F32 => {
+                let mut out = crate::alloc::try_vec_of::<f32>(shape, DType::F32)?;
+                out.resize(len, 0.0);
+                fill(quant::Sink::Floats {
+                    offset,
+                    scale,
+                    out: &mut out,
+                });
+                Tensor::from_f32(out, shape)
+            }
+            QuantOutput::U8 { out: q, relu } => {
+                let mut out = crate::alloc::try_vec_of::<u8>(shape, DType::U8)?;
+                out.resize(len, 0);
+                fill(quant::Sink::Bytes {
+                    offset,
+                    scale,
+                    zero: f32::from(q.zero),
+                    lo: f32::from(if relu { q.zero } else { 0 }),
+                    out: &mut out,
+                });
+                Tensor::from_u8(out, shape)
+            }
+        }
+    }
+}
+
 impl Tensor {
     /// `clamp(round_half_even(x / scale) + zero, 0, 255)` as `u8` (onnxruntime's
     /// `QuantizeLinear`), for a float32 tensor.
@@ -174,14 +259,9 @@ impl Tensor {
         layer: QuantWeights<'_>,
         output: QuantOutput,
     ) -> Result<Tensor> {
-        let QuantWeights {
-            w,
-            scales: w_scales,
-            bias,
-        } = layer;
         check_scale(aq.scale, "the input's scale")?;
         let (m, k) = matrix(a, DType::U8, "a quantized product's input")?;
-        let (wk, n) = matrix(w, DType::I8, "a quantized product's weight")?;
+        let (wk, n) = matrix(layer.w, DType::I8, "a quantized product's weight")?;
         if wk != k {
             return Err(value_error(format!(
                 "matmul: a {m}×{k} input and a {wk}×{n} weight do not match"
@@ -192,44 +272,12 @@ impl Tensor {
                 "a quantized product sums at most {MAX_DEPTH} terms, not {k}"
             )));
         }
-        let scales = vector(w_scales, n, "the weight scales", Tensor::as_f32_slice)?;
-        if let Some(s) = scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
-            return Err(value_error(format!(
-                "a weight scale must be finite and positive, not {s}"
-            )));
-        }
-        let bias = bias
-            .map(|b| vector(b, n, "the bias", Tensor::as_i32_slice))
-            .transpose()?;
-        let packed = quant::packed(w)?;
+        let packed = quant::packed(layer.w)?;
+        let epilogue = Epilogue::new(aq, layer, packed.column_sums(), output)?;
         let data = a.as_u8_slice().expect("a u8 matrix");
-        // The bias and the input's zero point (`−zero · Σ_p w[p, j]`), per column, added
-        // where the sums are scaled.
-        let offset: Vec<i32> = (packed.column_sums().iter().enumerate())
-            .map(|(j, &cs)| {
-                let b = bias.map_or(0, |b| b[j]);
-                b.wrapping_sub(i32::from(aq.zero).wrapping_mul(cs))
-            })
-            .collect();
-        match output {
-            QuantOutput::F32 => {
-                let f: Vec<f32> = scales.iter().map(|s| aq.scale * s).collect();
-                let mut out = crate::alloc::try_vec_of::<f32>(&[m, n], DType::F32)?;
-                out.resize(m * n, 0.0);
-                quant::matmul_u8i8_dequantized(data, k, m, &packed, &offset, &f, &mut out);
-                Tensor::from_f32(out, &[m, n])
-            }
-            QuantOutput::U8 { out, relu } => {
-                check_scale(out.scale, "the output's scale")?;
-                let f: Vec<f32> = scales.iter().map(|s| aq.scale * s / out.scale).collect();
-                let mut q = crate::alloc::try_vec_of::<u8>(&[m, n], DType::U8)?;
-                q.resize(m * n, 0);
-                let lo = if relu { out.zero } else { 0 };
-                let zeros = (out.zero, lo);
-                quant::matmul_u8i8_requantized(data, k, m, &packed, &offset, &f, zeros, &mut q);
-                Tensor::from_u8(q, &[m, n])
-            }
-        }
+        epilogue.run(&[m, n], |sink| {
+            quant::matmul_u8i8_into(data, k, m, &packed, sink)
+        })
     }
 
     /// The quantized 2-D convolution of a `u8` (N, C, H, W) image `x` (quantized by `xq`) with

@@ -1,10 +1,14 @@
 //! The 8-bit convolution of quantized models: `u8` images (N, C, H, W) with a zero point, the
-//! padding filled with that zero point (so it stands for 0.0), laid out as columns once
-//! (`im2col`), then the `u8 × i8` product of the weights, requantized per output channel.
+//! padding filled with that zero point (so it stands for 0.0). Where the CPU has AVX-512 VNNI
+//! and the kernel is not dilated, the direct kernel of [`crate::quant::conv_weights`] computes
+//! it without a column matrix; otherwise the image is laid out as columns once (`im2col`),
+//! multiplied by the `u8 × i8` product and transposed back. Both requantize per output channel
+//! and give the same bytes.
 
 use super::Conv2dSpec;
 use super::geometry::{Conv, conv_geometry};
-use crate::api::quant::{QuantOutput, QuantWeights, U8Quant};
+use crate::api::quant::{Epilogue, QuantOutput, QuantWeights, U8Quant};
+use crate::quant;
 use crate::{DType, ErrorKind, Result, Tensor, TensorError};
 
 /// `x` (u8, quantized by `xq`) convolved with the weights `w`, an `i8` (C·KH·KW)×O matrix
@@ -52,7 +56,28 @@ pub(crate) fn quant_conv2d(
         ));
     }
     let g = conv_geometry(op, x.shape(), &[o, c, kernel[0], kernel[1]], spec)?;
-    let cols = im2col_u8(x.as_u8_slice().expect("a u8 image"), &g, xq.zero)?;
+    let image = x.as_u8_slice().expect("a u8 image");
+    if g.dh == 1 && g.dw == 1 {
+        let direct = quant::DirectGeometry {
+            c: g.c,
+            h: g.h,
+            w: g.w,
+            pt: g.pt,
+            pl: g.pl,
+            oh: g.oh,
+            ow: g.ow,
+            sh: g.sh,
+            sw: g.sw,
+        };
+        let packed = quant::conv_weights(w, kernel)?;
+        if quant::direct_available(&direct, &packed) {
+            let epilogue = Epilogue::new(xq, layer, packed.column_sums(), output)?;
+            return epilogue.run(&g.output_shape(), |sink| {
+                quant::conv_u8i8_direct(image, xq.zero, &direct, &packed, sink)
+            });
+        }
+    }
+    let cols = im2col_u8(image, &g, xq.zero)?;
     let rows = g.n * g.ohw();
     let cols = Tensor::from_u8(cols, &[rows, k])?;
     let y = Tensor::quant_matmul(&cols, xq, layer, output)?;
@@ -199,10 +224,17 @@ pub(crate) fn max_pool_u8(
     out
 }
 
-/// The 2×2, stride-2 pooling of even-sized planes (every image row pairs with the next): the
-/// larger of each two rows, then of each two neighbours, in flat loops the compiler
-/// vectorizes.
+/// The 2×2, stride-2 pooling of even-sized planes (every image row pairs with the next): 64
+/// bytes at a time with AVX-512 where rows are 2 to 32 bytes long, then the larger of each two
+/// rows and of each two neighbours, in flat loops the compiler vectorizes.
 fn max_pool_2x2(x: &[u8], w: usize, mut out: Vec<u8>) -> Vec<u8> {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    if pool_x86::available() && matches!(w, 2 | 4 | 8 | 16 | 32) {
+        // SAFETY: the CPU has the instructions; `out` holds a quarter of `x`.
+        done = unsafe { pool_x86::max_pool_2x2(x, w, &mut out) };
+    }
+    let (x, out_rest) = (&x[done..], &mut out[done / 4..]);
     let mut rows = vec![0u8; x.len() / 2];
     for (r, pair) in rows.chunks_exact_mut(w).zip(x.chunks_exact(2 * w)) {
         let (top, bottom) = pair.split_at(w);
@@ -210,8 +242,58 @@ fn max_pool_2x2(x: &[u8], w: usize, mut out: Vec<u8>) -> Vec<u8> {
             *m = a.max(b);
         }
     }
-    for (o, two) in out.iter_mut().zip(rows.chunks_exact(2)) {
+    for (o, two) in out_rest.iter_mut().zip(rows.chunks_exact(2)) {
         *o = two[0].max(two[1]);
     }
     out
+}
+
+#[cfg(target_arch = "x86_64")]
+mod pool_x86 {
+    use std::arch::x86_64::*;
+
+    /// Whether the machine has AVX-512 BW and VL.
+    pub(super) fn available() -> bool {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ON.get_or_init(|| {
+            std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+        })
+    }
+
+    /// The 2×2 pooling of rows of `w` bytes (2, 4, 8, 16 or 32: a 64-byte block holds whole
+    /// row pairs), 64 input bytes to 16 output bytes at a time; returns the input bytes done
+    /// (whole blocks; the rest are whole row pairs).
+    ///
+    /// # Safety
+    /// AVX-512 BW and VL; `out` holds `x.len() / 4` bytes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub(super) unsafe fn max_pool_2x2(x: &[u8], w: usize, out: &mut [u8]) -> usize {
+        let blocks = x.len() / 64;
+        // The bottom rows: the block read `w` bytes on, its last `w` bytes (past the block)
+        // not needed.
+        let below = u64::MAX >> w;
+        for b in 0..blocks {
+            // SAFETY: block `b` and its 16 results are inside `x` and `out`.
+            unsafe {
+                let at = x.as_ptr().add(b * 64);
+                let top = _mm512_loadu_si512(at.cast());
+                let bottom = _mm512_maskz_loadu_epi8(below, at.add(w).cast());
+                // Valid in the top rows: the larger of the two rows, then of each byte pair.
+                let v = _mm512_max_epu8(top, bottom);
+                let v = _mm512_max_epu8(v, _mm512_srli_epi16::<8>(v));
+                // Each row pair's `w` bytes, the top row's `w / 2` first.
+                let p = _mm512_cvtepi16_epi8(v);
+                let q = match w {
+                    2 => _mm256_cvtepi16_epi8(p),
+                    4 => _mm256_cvtepi32_epi16(p),
+                    8 => _mm256_cvtepi64_epi32(p),
+                    16 => _mm256_castsi256_si128(_mm256_permute4x64_epi64::<0b1000>(p)),
+                    _ => _mm256_castsi256_si128(p),
+                };
+                _mm_storeu_si128(out.as_mut_ptr().add(b * 16).cast(), q);
+            }
+        }
+        blocks * 64
+    }
 }

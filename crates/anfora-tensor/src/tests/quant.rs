@@ -167,20 +167,80 @@ fn requantized(sum: i64, f: f32, zero: u8, relu: bool) -> u8 {
     if relu { q.max(zero) } else { q }
 }
 
-#[test]
-fn quantized_products_and_convolutions_equal_integer_arithmetic() {
-    use crate::{Conv2dSpec, DType, Padding2d, QuantOutput, QuantWeights, Tensor, U8Quant};
-    let mut rng = Rng(0x5eed_cafe);
-    for case in 0..40 {
-        let (n, c, h, w) = (
-            1 + rng.below(3),
-            1 + rng.below(4),
-            3 + rng.below(6),
-            3 + rng.below(6),
-        );
-        let (o, kh, kw) = (1 + rng.below(20), 1 + rng.below(3), 1 + rng.below(3));
-        let pads = [rng.below(2), rng.below(2), rng.below(2), rng.below(2)];
-        let stride = [1 + rng.below(2), 1 + rng.below(2)];
+/// A convolution case: `n` images of `c`×`h`×`w`, `o` kernels of `kh`×`kw`, padding
+/// (top, bottom, left, right) and strides.
+struct ConvCase {
+    dims: [usize; 4],
+    o: usize,
+    kernel: [usize; 2],
+    pads: [usize; 4],
+    stride: [usize; 2],
+}
+
+impl ConvCase {
+    fn random(rng: &mut Rng, most: [usize; 4]) -> ConvCase {
+        let [c_most, hw_most, o_most, k_most] = most;
+        let (n, c) = (1 + rng.below(3), 1 + rng.below(c_most));
+        let (h, w) = (3 + rng.below(hw_most - 2), 3 + rng.below(hw_most - 2));
+        let kernel = [1 + rng.below(k_most.min(h)), 1 + rng.below(k_most.min(w))];
+        ConvCase {
+            dims: [n, c, h, w],
+            o: 1 + rng.below(o_most),
+            kernel,
+            pads: [rng.below(3), rng.below(3), rng.below(3), rng.below(3)],
+            stride: [1 + rng.below(3), 1 + rng.below(3)],
+        }
+    }
+
+    fn out(&self) -> [usize; 2] {
+        let ([_, _, h, w], [kh, kw], p, [sh, sw]) =
+            (self.dims, self.kernel, self.pads, self.stride);
+        [
+            (h + p[0] + p[1] - kh) / sh + 1,
+            (w + p[2] + p[3] - kw) / sw + 1,
+        ]
+    }
+
+    /// The (N, O, OH, OW) sums `bias[j] + Σ (x − zero) · w` in i64, padding being `zero`.
+    fn sums(&self, x: &[u8], zero: u8, wm: &[i8], bias: &[i32]) -> Vec<i64> {
+        let ([n, c, h, w], o, [kh, kw]) = (self.dims, self.o, self.kernel);
+        let ([oh, ow], p, s) = (self.out(), self.pads, self.stride);
+        let mut out = Vec::with_capacity(n * o * oh * ow);
+        for b in 0..n {
+            for j in 0..o {
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        let mut sum = i64::from(bias[j]);
+                        for ch in 0..c {
+                            for i in 0..kh {
+                                for jj in 0..kw {
+                                    let iy = (oy * s[0] + i) as i64 - p[0] as i64;
+                                    let ix = (ox * s[1] + jj) as i64 - p[2] as i64;
+                                    let inside =
+                                        (0..h as i64).contains(&iy) && (0..w as i64).contains(&ix);
+                                    let v = if inside {
+                                        x[((b * c + ch) * h + iy as usize) * w + ix as usize]
+                                    } else {
+                                        zero
+                                    };
+                                    let wv = wm[((ch * kh + i) * kw + jj) * o + j];
+                                    sum += (i64::from(v) - i64::from(zero)) * i64::from(wv);
+                                }
+                            }
+                        }
+                        out.push(sum);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Runs the case on random operands and checks both outputs, requantized (with or
+    /// without ReLU) and float32, against [`ConvCase::sums`], bit for bit.
+    fn check(&self, rng: &mut Rng, case: usize) {
+        use crate::{Conv2dSpec, DType, Padding2d, QuantOutput, QuantWeights, Tensor, U8Quant};
+        let ([n, c, h, w], o, [kh, kw]) = (self.dims, self.o, self.kernel);
         let x: Vec<u8> = (0..n * c * h * w).map(|_| rng.next() as u8).collect();
         let k = c * kh * kw;
         let wm: Vec<i8> = (0..k * o).map(|_| rng.next() as i8).collect();
@@ -194,12 +254,12 @@ fn quantized_products_and_convolutions_equal_integer_arithmetic() {
             scale: 0.5 + case as f32 * 0.1,
             zero: rng.next() as u8,
         };
-        let relu = case % 2 == 0;
+        let relu = case.is_multiple_of(2);
         let spec = Conv2dSpec {
-            stride,
+            stride: self.stride,
             padding: Padding2d::Explicit {
-                h: [pads[0], pads[1]],
-                w: [pads[2], pads[3]],
+                h: [self.pads[0], self.pads[1]],
+                w: [self.pads[2], self.pads[3]],
             },
             dilation: [1, 1],
             groups: 1,
@@ -212,57 +272,48 @@ fn quantized_products_and_convolutions_equal_integer_arithmetic() {
             Tensor::from_f32(scales.clone(), &[o]).unwrap(),
             Tensor::from_i32(bias.clone(), &[o]).unwrap(),
         );
-        let output = QuantOutput::U8 { out, relu };
         let layer = QuantWeights {
             w: &tw,
             scales: &ts,
             bias: Some(&tb),
         };
+        let [oh, ow] = self.out();
+        let sums = self.sums(&x, xq.zero, &wm, &bias);
+        let at_channel = |at: usize| (at / (oh * ow)) % o;
+        let output = QuantOutput::U8 { out, relu };
         let y = Tensor::quant_conv2d(&tx, xq, layer, [kh, kw], &spec, output).unwrap();
-        let (oh, ow) = (
-            (h + pads[0] + pads[1] - kh) / stride[0] + 1,
-            (w + pads[2] + pads[3] - kw) / stride[1] + 1,
-        );
         assert_eq!((y.dtype(), y.shape()), (DType::U8, &[n, o, oh, ow][..]));
-        let got = y.as_u8_slice().unwrap();
-        for b in 0..n {
-            for j in 0..o {
-                let f = xq.scale * scales[j] / out.scale;
-                for oy in 0..oh {
-                    for ox in 0..ow {
-                        let mut sum = i64::from(bias[j]);
-                        for ch in 0..c {
-                            for i in 0..kh {
-                                for jj in 0..kw {
-                                    let (iy, ix) = (
-                                        (oy * stride[0] + i) as i64 - pads[0] as i64,
-                                        (ox * stride[1] + jj) as i64 - pads[2] as i64,
-                                    );
-                                    let inside =
-                                        (0..h as i64).contains(&iy) && (0..w as i64).contains(&ix);
-                                    let v = if inside {
-                                        x[((b * c + ch) * h + iy as usize) * w + ix as usize]
-                                    } else {
-                                        xq.zero
-                                    };
-                                    let wv = wm[((ch * kh + i) * kw + jj) * o + j];
-                                    sum += (i64::from(v) - i64::from(xq.zero)) * i64::from(wv);
-                                }
-                            }
-                        }
-                        let at = ((b * o + j) * oh + oy) * ow + ox;
-                        assert_eq!(
-                            got[at],
-                            requantized(sum, f, out.zero, relu),
-                            "case {case} at {at}"
-                        );
-                    }
-                }
-            }
+        for (at, (&got, &sum)) in y.as_u8_slice().unwrap().iter().zip(&sums).enumerate() {
+            let f = xq.scale * scales[at_channel(at)] / out.scale;
+            let want = requantized(sum, f, out.zero, relu);
+            assert_eq!(got, want, "case {case} at {at}");
         }
-        // The float32 form is the same sums, scaled.
+        // The float32 form: the same sums, scaled.
         let yf = Tensor::quant_conv2d(&tx, xq, layer, [kh, kw], &spec, QuantOutput::F32).unwrap();
-        assert_eq!(yf.dtype(), DType::F32);
+        assert_eq!((yf.dtype(), yf.shape()), (DType::F32, &[n, o, oh, ow][..]));
+        for (at, (&got, &sum)) in yf.as_f32_slice().unwrap().iter().zip(&sums).enumerate() {
+            let want = (sum as i32) as f32 * (xq.scale * scales[at_channel(at)] / 1.0);
+            assert_eq!(got.to_bits(), want.to_bits(), "case {case} at {at}");
+        }
+    }
+}
+
+#[test]
+fn quantized_convolutions_equal_integer_arithmetic() {
+    let mut rng = Rng(0x5eed_cafe);
+    for case in 0..40 {
+        ConvCase::random(&mut rng, [4, 8, 20, 3]).check(&mut rng, case);
+    }
+}
+
+/// The direct kernel's cases: kernel rows of more than one word (wider than 4), channel
+/// counts past one, two and three tiles of 16 with tails of 8 and fewer, 16 pixels spread
+/// over several rows, and strides whose windows do not fit 64 bytes (read by gathers).
+#[test]
+fn direct_convolutions_of_wide_kernels_many_channels_and_strides() {
+    let mut rng = Rng(0xd1ec7);
+    for case in 0..24 {
+        ConvCase::random(&mut rng, [3, 18, 40, 6]).check(&mut rng, case);
     }
 }
 
@@ -392,6 +443,38 @@ fn uint8_max_pooling_equals_float_pooling() {
             got.cast(DType::F32).to_f64_vec(),
             want.to_f64_vec(),
             "case {case} {spec:?}"
+        );
+    }
+    // 2×2 at stride 2 on rows of 2 to 64 bytes and many planes: the vector loop's 64-byte
+    // blocks of whole row pairs, and the rows left after the last block.
+    let spec = Pool2dSpec {
+        kernel: [2, 2],
+        stride: [2, 2],
+        padding: [0, 0],
+    };
+    for (case, shape) in [
+        [3, 5, 2, 2],
+        [2, 7, 6, 4],
+        [3, 5, 8, 8],
+        [1, 3, 10, 8],
+        [2, 3, 16, 16],
+        [1, 3, 6, 32],
+        [1, 2, 4, 64],
+        [2, 3, 6, 6],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let v: Vec<u8> = (0..shape.iter().product())
+            .map(|_| rng.next() as u8)
+            .collect();
+        let x = Tensor::from_u8(v, &shape).unwrap();
+        let got = Tensor::max_pool2d(&x, &spec).unwrap();
+        let want = Tensor::max_pool2d(&x.cast(DType::F32), &spec).unwrap();
+        assert_eq!(
+            got.cast(DType::F32).to_f64_vec(),
+            want.to_f64_vec(),
+            "2×2 case {case} {shape:?}"
         );
     }
 }
