@@ -160,9 +160,9 @@ class CheckpointConfig:
 
 
 class ModelCheckpoint(Callback):
-    """Saves the network's Parameters as `{directory}/{prefix}-{epoch}_{step}.ckpt` (anfora's
-    checkpoint format: safetensors, docs/mindspore.md) as `config` says, and once more at the
-    end of training."""
+    """Saves the network's Parameters as `{directory}/{prefix}-{epoch}_{step}.ckpt` (MindSpore's
+    checkpoint format, with `epoch_num` and `step_num` appended as MindSpore appends them) as
+    `config` says, and once more at the end of training."""
 
     def __init__(self, prefix="CKP", directory=None, config=None, **_ignored):
         self._prefix = prefix
@@ -180,7 +180,10 @@ class ModelCheckpoint(Callback):
         _os.makedirs(self._directory, exist_ok=True)
         name = f"{self._prefix}-{params.cur_epoch_num}_{_step_in_epoch(params)}.ckpt"
         path = _os.path.join(self._directory, name)
-        _af.save_checkpoint(params.train_network, path)
+        from .serialization import save_checkpoint
+
+        steps = {"epoch_num": int(params.cur_epoch_num), "step_num": int(params.cur_step_num)}
+        save_checkpoint(params.train_network, path, append_dict=steps)
         if path in self._saved:
             self._saved.remove(path)
         self._saved.append(path)
