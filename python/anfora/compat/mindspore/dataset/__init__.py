@@ -1,5 +1,5 @@
-"""`mindspore.dataset`'s in-memory pipelines: `NumpySlicesDataset` and `GeneratorDataset`
-as sources; `shuffle`, `map`, `batch`, `repeat`, `take`, `skip`, `project` and `rename`
+"""`mindspore.dataset`'s pipelines: `NumpySlicesDataset`, `GeneratorDataset`, and the files of
+`MnistDataset` and `Cifar10Dataset` as sources; `shuffle`, `map`, `batch`, `repeat`, `take`, `skip`, `project` and `rename`
 as steps; `create_tuple_iterator` and `create_dict_iterator` to read them. Sharding
 (`num_shards`, `shard_id`) splits a source between the processes of a data-parallel job as
 MindSpore's `DistributedSampler` does. Rows are tuples of numpy arrays, one per column.
@@ -9,9 +9,10 @@ order differs from MindSpore's for the same seed (docs/mindspore.md)."""
 
 import numpy as _np
 
-from . import config, transforms, vision  # noqa: F401
+from . import _files, config, transforms, vision  # noqa: F401
 
-__all__ = ["NumpySlicesDataset", "GeneratorDataset", "config", "transforms", "vision"]
+__all__ = ["NumpySlicesDataset", "GeneratorDataset", "MnistDataset", "Cifar10Dataset", "config",
+           "transforms", "vision"]
 
 
 class Dataset:
@@ -101,6 +102,10 @@ def _out(value, output_numpy):
     a = _np.asarray(value)
     if output_numpy:
         return a
+    if a.dtype in (_np.uint16, _np.uint32, _np.uint64, _np.int16):
+        raise TypeError(f"a column of {a.dtype} (MnistDataset's and Cifar10Dataset's labels are "
+                        "uint32), which anfora's Tensor does not have: map "
+                        "transforms.TypeCast(mstype.int32) on it, or iterate with output_numpy=True")
     from ..common import Tensor
 
     return Tensor(a)
@@ -206,6 +211,41 @@ class GeneratorDataset(_Source):
             if self._num_samples is not None and k >= int(self._num_samples):
                 return
             yield _row(item)
+
+
+class _FileSource(_Source):
+    """An image dataset read whole from its files: columns `image` and `label`."""
+
+    def __init__(self, arrays, num_samples, shuffle, sampler, num_shards, shard_id, what):
+        if sampler is not None:
+            raise NotImplementedError(f"{what}: samplers are not supported; use shuffle and num_shards")
+        self._images, self._labels = arrays
+        super().__init__(len(self._labels), ["image", "label"], shuffle, num_samples, num_shards, shard_id)
+
+    def _rows(self):
+        for i in self._order():
+            yield self._images[i], self._labels[i]
+
+
+class MnistDataset(_FileSource):
+    """MNIST from `dataset_dir` (`train-images-idx3-ubyte`, `train-labels-idx1-ubyte`,
+    `t10k-images-idx3-ubyte`, `t10k-labels-idx1-ubyte`): `image` (28, 28, 1) uint8, `label`
+    uint32; `usage` "train", "test" or "all" (both, train first)."""
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None,
+                 shuffle=None, sampler=None, num_shards=None, shard_id=None, cache=None):
+        super().__init__(_files.mnist(dataset_dir, usage), num_samples, shuffle, sampler, num_shards,
+                         shard_id, "MnistDataset")
+
+
+class Cifar10Dataset(_FileSource):
+    """CIFAR-10's binary version from `dataset_dir` (`data_batch_1.bin` .. `data_batch_5.bin`,
+    `test_batch.bin`): `image` (32, 32, 3) uint8 (HWC), `label` uint32."""
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None,
+                 shuffle=None, decode=False, sampler=None, num_shards=None, shard_id=None, cache=None):
+        super().__init__(_files.cifar10(dataset_dir, usage), num_samples, shuffle, sampler, num_shards,
+                         shard_id, "Cifar10Dataset")
 
 
 def _row(item):
