@@ -153,15 +153,69 @@ pub(crate) enum Sink<'a> {
     },
 }
 
-/// The raw sums of `a @ w` into `sink`: on each tile where the CPU has VNNI, else through a
-/// buffer of sums and the same epilogue's portable loop.
-pub(crate) fn matmul_u8i8_into(
-    a: &[u8],
-    lda: usize,
-    m: usize,
-    w: &PackedWeights,
-    mut sink: Sink<'_>,
-) {
+impl Sink<'_> {
+    /// The number of results it holds.
+    fn len(&self) -> usize {
+        match self {
+            Sink::Sums(c) => c.len(),
+            Sink::Bytes { out, .. } => out.len(),
+            Sink::Floats { out, .. } => out.len(),
+        }
+    }
+
+    /// Calls `work(i, part)` on its consecutive parts of `len` results (the last may be
+    /// shorter), on the kernel threads: each part a sink of its own with the same epilogue.
+    pub(crate) fn for_each_part(self, len: usize, work: &(dyn Fn(usize, Sink<'_>) + Sync)) {
+        use crate::parallel::for_each_part;
+        match self {
+            Sink::Sums(c) => for_each_part(c, len, |i, part| work(i, Sink::Sums(part))),
+            Sink::Bytes {
+                offset,
+                scale,
+                zero,
+                lo,
+                out,
+            } => for_each_part(out, len, |i, part| {
+                let sink = Sink::Bytes {
+                    offset,
+                    scale,
+                    zero,
+                    lo,
+                    out: part,
+                };
+                work(i, sink)
+            }),
+            Sink::Floats { offset, scale, out } => for_each_part(out, len, |i, part| {
+                work(
+                    i,
+                    Sink::Floats {
+                        offset,
+                        scale,
+                        out: part,
+                    },
+                )
+            }),
+        }
+    }
+}
+
+/// The multiply-adds a task of the 8-bit kernels does at least, where the pool has several
+/// threads (a smaller task's scheduling would cost more than it saves).
+const PARALLEL_MACS: usize = 1 << 20;
+
+/// How many of `units` (rows, images) of `macs` multiply-adds each one task takes: all of
+/// them on one thread.
+fn units_per_task(units: usize, macs: usize) -> usize {
+    if rayon::current_num_threads() < 2 {
+        return units.max(1);
+    }
+    (PARALLEL_MACS / macs.max(1)).clamp(1, units.max(1))
+}
+
+/// The raw sums of `a @ w` into `sink`, rows split between the kernel threads: on each tile
+/// where the CPU has VNNI, else through a buffer of sums and the same epilogue's portable
+/// loop.
+pub(crate) fn matmul_u8i8_into(a: &[u8], lda: usize, m: usize, w: &PackedWeights, sink: Sink<'_>) {
     let n = w.n;
     if let Sink::Bytes { offset, scale, .. } | Sink::Floats { offset, scale, .. } = &sink {
         assert!(
@@ -169,12 +223,19 @@ pub(crate) fn matmul_u8i8_into(
             "{n} offsets and scales"
         );
     }
-    let len = match &sink {
-        Sink::Sums(c) => c.len(),
-        Sink::Bytes { out, .. } => out.len(),
-        Sink::Floats { out, .. } => out.len(),
-    };
-    check_operands(a, lda, m, w, len);
+    check_operands(a, lda, m, w, sink.len());
+    // Whole tiles of 8 rows per task.
+    let rows = units_per_task(m, w.k * n).next_multiple_of(8).min(m.max(1));
+    sink.for_each_part(rows * n, &|i, part| {
+        let first = i * rows;
+        let count = rows.min(m - first);
+        matmul_rows(&a[first * lda..], lda, count, w, part)
+    });
+}
+
+/// [`matmul_u8i8_into`] of `m` rows on this thread.
+fn matmul_rows(a: &[u8], lda: usize, m: usize, w: &PackedWeights, mut sink: Sink<'_>) {
+    let n = w.n;
     #[cfg(target_arch = "x86_64")]
     if x86::vnni_available() {
         // SAFETY: the CPU has the instructions; the sizes are checked above.

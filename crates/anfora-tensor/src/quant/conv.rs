@@ -165,21 +165,25 @@ pub(crate) fn conv_u8i8_direct(
 ) {
     let image = g.c * g.h * g.w;
     let n = x.len().checked_div(image).unwrap_or(0);
-    let len = match &sink {
-        Sink::Sums(c) => c.len(),
-        Sink::Bytes { out, .. } => out.len(),
-        Sink::Floats { out, .. } => out.len(),
-    };
+    let len = sink.len();
+    let result = w.o * g.oh * g.ow;
     assert_eq!(x.len(), n * image, "whole images");
-    assert_eq!(len, n * w.o * g.oh * g.ow, "an (N, O, OH, OW) result");
+    assert_eq!(len, n * result, "an (N, O, OH, OW) result");
     assert!(direct_available(g, w), "the direct kernel's conditions");
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has AVX-512 VNNI and the sizes hold (asserted above).
-    unsafe {
-        x86::convolve(x, zero, g, w, sink)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (zero, sink);
+    // Whole images per task, split between the kernel threads.
+    let images = super::units_per_task(n, result * g.c * w.kernel[0] * w.kernel[1]);
+    sink.for_each_part(images * result, &|i, part| {
+        let first = i * images * image;
+        let x = &x[first..(first + images * image).min(x.len())];
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX-512 VNNI (asserted above); `part` holds the results of
+        // exactly the images of `x`.
+        unsafe {
+            x86::convolve(x, zero, g, w, part)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (x, zero, part);
+    });
 }
 
 #[cfg(target_arch = "x86_64")]

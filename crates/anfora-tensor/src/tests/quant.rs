@@ -63,6 +63,38 @@ fn products_on_random_ragged_shapes_equal_integer_arithmetic() {
     }
 }
 
+/// Products and convolutions large enough to be split between threads (row blocks and groups
+/// of images), on a pool of three threads, equal integer arithmetic.
+#[test]
+fn products_and_convolutions_split_between_threads_equal_integer_arithmetic() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let mut rng = Rng(0x7eed);
+        for (m, k, n) in [(301, 200, 90), (97, 1024, 33), (1000, 64, 20)] {
+            let lda = k + 1;
+            let a: Vec<u8> = (0..(m - 1) * lda + k)
+                .map(|_| rng.below(256) as u8)
+                .collect();
+            let w: Vec<i8> = (0..k * n).map(|_| rng.below(256) as u8 as i8).collect();
+            let packed = PackedWeights::pack(&w, k, n);
+            let mut got = vec![0i32; m * n];
+            matmul_u8i8(&a, lda, m, 7, &packed, &mut got);
+            assert_eq!(got, reference(&a, lda, m, 7, &w, k, n), "{m}×{k}·{k}×{n}");
+        }
+        let case = ConvCase {
+            dims: [37, 6, 12, 12],
+            o: 24,
+            kernel: [3, 3],
+            pads: [1, 1, 1, 1],
+            stride: [1, 1],
+        };
+        case.check(&mut rng, 1);
+    });
+}
+
 #[test]
 fn extreme_operands_do_not_overflow() {
     // 255 · -128 summed over the longest row is the most negative sum; with zero 0.
