@@ -111,6 +111,11 @@ def jit(fn=None):
         return fn.compiled()
     if getattr(fn, "__anfora_op__", None) is not None:
         fn = ops._as_function(fn.__anfora_op__)
+    if isinstance(fn, _anfora.GradFunction):
+        # `grad(grad(f))`: a function calling the inner transform inside compiled code.
+        from ._higher import compiled_gradient
+
+        fn = compiled_gradient(fn, grad, value_and_grad, _anfora.GradFunction)
     specs, is_method = _specs_of(fn)
     f = _anfora.jit(fn, specs)
     if specs is not None and not is_method:

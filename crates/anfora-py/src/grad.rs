@@ -141,6 +141,43 @@ pub fn parameters_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Py<Paramet
 
 #[pymethods]
 impl GradFunction {
+    /// What it differentiates, for `anfora.grad` of a gradient function (which compiles a
+    /// function calling the same transform): `(function, bound object or None, argnums,
+    /// weights, value, sens)`. `argnums` is as `grad` takes it, or `"float tensors"` for
+    /// `f.grad`; `weights` a tuple of Parameters, None, or `"self"` for a bound method's
+    /// `.grad`.
+    #[getter]
+    fn _spec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let argnums: Py<PyAny> = match &self.spec.argnums {
+            Argnums::FloatTensors => "float tensors".into_pyobject(py)?.into_any().unbind(),
+            Argnums::All => pyo3::types::PyEllipsis::get(py).to_owned().into_any().unbind(),
+            Argnums::Given(v) if self.spec.single && v.len() == 1 => {
+                v[0].into_pyobject(py)?.into_any().unbind()
+            }
+            Argnums::Given(v) if v.is_empty() => py.None(),
+            Argnums::Given(v) => PyTuple::new(py, v)?.into_any().unbind(),
+        };
+        let weights: Py<PyAny> = match &self.spec.weights {
+            Weights::None => py.None(),
+            Weights::Given(ps) => {
+                PyTuple::new(py, ps.iter().map(|p| p.clone_ref(py)))?.into_any().unbind()
+            }
+            Weights::OfSelf => "self".into_pyobject(py)?.into_any().unbind(),
+        };
+        let bound = self.of.bound.as_ref().map_or_else(|| py.None(), |b| b.clone_ref(py));
+        PyTuple::new(
+            py,
+            [
+                self.of.func.clone_ref(py),
+                bound,
+                argnums,
+                weights,
+                self.spec.value.into_pyobject(py)?.to_owned().into_any().unbind(),
+                self.spec.sens.into_pyobject(py)?.to_owned().into_any().unbind(),
+            ],
+        )
+    }
+
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(&self, args: &Args<'py>, kwargs: Option<&Kwargs<'py>>) -> Returned<'py> {
         let py = args.py();
