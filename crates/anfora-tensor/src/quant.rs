@@ -96,9 +96,7 @@ impl PackedWeights {
                 data[at] = w[p * n + j];
             }
         }
-        let column_sums = (0..n)
-            .map(|j| (0..k).map(|p| i32::from(w[p * n + j])).sum())
-            .collect();
+        let column_sums = column_sums(w, k, n);
         PackedWeights {
             k,
             n,
@@ -126,6 +124,14 @@ impl PackedWeights {
         let at = (block * groups + group) * COLS * DEPTH;
         &self.data[at..at + COLS * DEPTH]
     }
+}
+
+/// `Σ_p w[p, j]` for each column `j` of a k×n row-major matrix: what the activations' zero
+/// point takes out of a layer's sums.
+fn column_sums(w: &[i8], k: usize, n: usize) -> Vec<i32> {
+    (0..n)
+        .map(|j| (0..k).map(|p| i32::from(w[p * n + j])).sum())
+        .collect()
 }
 
 /// `c[i, j] = Σ_p (a[i, p] − zero) · w[p, j]`: `a` is m×k `u8` with row stride `lda`, `c` m×n

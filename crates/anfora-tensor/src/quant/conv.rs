@@ -63,9 +63,7 @@ impl ConvWeights {
                 }
             }
         }
-        let column_sums = (0..o)
-            .map(|ch| (0..k).map(|p| i32::from(w[p * o + ch])).sum())
-            .collect();
+        let column_sums = super::column_sums(w, k, o);
         ConvWeights {
             kernel,
             o,
