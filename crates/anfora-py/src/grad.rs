@@ -150,7 +150,10 @@ impl GradFunction {
     fn _spec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let argnums: Py<PyAny> = match &self.spec.argnums {
             Argnums::FloatTensors => "float tensors".into_pyobject(py)?.into_any().unbind(),
-            Argnums::All => pyo3::types::PyEllipsis::get(py).to_owned().into_any().unbind(),
+            Argnums::All => pyo3::types::PyEllipsis::get(py)
+                .to_owned()
+                .into_any()
+                .unbind(),
             Argnums::Given(v) if self.spec.single && v.len() == 1 => {
                 v[0].into_pyobject(py)?.into_any().unbind()
             }
@@ -159,12 +162,16 @@ impl GradFunction {
         };
         let weights: Py<PyAny> = match &self.spec.weights {
             Weights::None => py.None(),
-            Weights::Given(ps) => {
-                PyTuple::new(py, ps.iter().map(|p| p.clone_ref(py)))?.into_any().unbind()
-            }
+            Weights::Given(ps) => PyTuple::new(py, ps.iter().map(|p| p.clone_ref(py)))?
+                .into_any()
+                .unbind(),
             Weights::OfSelf => "self".into_pyobject(py)?.into_any().unbind(),
         };
-        let bound = self.of.bound.as_ref().map_or_else(|| py.None(), |b| b.clone_ref(py));
+        let bound = self
+            .of
+            .bound
+            .as_ref()
+            .map_or_else(|| py.None(), |b| b.clone_ref(py));
         PyTuple::new(
             py,
             [
@@ -172,8 +179,18 @@ impl GradFunction {
                 bound,
                 argnums,
                 weights,
-                self.spec.value.into_pyobject(py)?.to_owned().into_any().unbind(),
-                self.spec.sens.into_pyobject(py)?.to_owned().into_any().unbind(),
+                self.spec
+                    .value
+                    .into_pyobject(py)?
+                    .to_owned()
+                    .into_any()
+                    .unbind(),
+                self.spec
+                    .sens
+                    .into_pyobject(py)?
+                    .to_owned()
+                    .into_any()
+                    .unbind(),
             ],
         )
     }
