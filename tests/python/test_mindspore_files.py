@@ -123,3 +123,38 @@ def test_malformed_files_are_refused_by_name(tmp_path):
         ds.Cifar10Dataset(str(tmp_path), usage="test")
     with pytest.raises(ValueError, match="data_batch_1.bin does not exist"):
         ds.Cifar10Dataset(str(tmp_path), usage="train")
+
+
+def test_cifar_augmentations_crop_flip_and_pad():
+    """The CIFAR-10 tutorial's augmentations: exact windows of the padded image, mirrors, and
+    MindSpore's (left, top, right, bottom) padding order and border modes."""
+    rng = np.random.default_rng(2)
+    image = rng.integers(0, 256, (6, 5, 3), dtype=np.uint8)
+    padded = vision.Pad((1, 2, 3, 4), fill_value=(9, 8, 7))(image)
+    assert padded.shape == (12, 9, 3)
+    np.testing.assert_array_equal(padded[2:8, 1:6], image)
+    assert (padded[0, 0] == [9, 8, 7]).all() and (padded[-1, -1] == [9, 8, 7]).all()
+    np.testing.assert_array_equal(vision.Pad(2, padding_mode=vision.Border.REFLECT)(image),
+                                  np.pad(image, ((2, 2), (2, 2), (0, 0)), mode="reflect"))
+    ms.dataset.config.set_seed(0)
+    seen = set()
+    crop = vision.RandomCrop((6, 5), padding=(2, 1))
+    for _ in range(200):
+        out = crop(image)
+        assert out.shape == (6, 5, 3)
+        big = np.pad(image, ((1, 1), (2, 2), (0, 0)))
+        places = [(t, left) for t in range(3) for left in range(5)
+                  if np.array_equal(big[t:t + 6, left:left + 5], out)]
+        assert places, "a window of the padded image"
+        seen.update(places)
+    assert len(seen) == 15  # every place is drawn
+    flips = [vision.RandomHorizontalFlip(0.5)(image) for _ in range(100)]
+    mirrored = sum(np.array_equal(f, image[:, ::-1]) for f in flips)
+    assert 25 < mirrored < 75 and all(np.array_equal(f, image) or np.array_equal(f, image[:, ::-1]) for f in flips)
+    np.testing.assert_array_equal(vision.RandomVerticalFlip(1.0)(image), image[::-1])
+    np.testing.assert_array_equal(vision.CenterCrop((2, 3))(image), image[2:4, 1:4])
+    with pytest.raises(ValueError, match="a 7×5 crop of a 6×5 image"):
+        vision.RandomCrop((7, 5))(image)
+    assert vision.RandomCrop((7, 6), pad_if_needed=True)(image).shape == (7, 6, 3)
+    with pytest.raises(ValueError, match="prob must be in"):
+        vision.RandomHorizontalFlip(1.5)
