@@ -303,17 +303,22 @@ pub(crate) fn reduce(
         (ReduceOp::Prod, Storage::F64(v)) => Storage::F64(layout.fold_from::<_, Product>(v, 1.0)?),
         _ => unreachable!("input was cast to the accumulation dtype"),
     };
-    let storage = match (op, storage) {
+    let mut storage = storage;
+    if op == ReduceOp::Mean {
         // numpy divides by the count as an intp, i.e. in float64, then casts back.
-        (ReduceOp::Mean, Storage::F32(v)) => Storage::F32(
-            v.into_iter()
-                .map(|s| (f64::from(s) / count as f64) as f32)
-                .collect(),
-        ),
-        (ReduceOp::Mean, Storage::F64(v)) => {
-            Storage::F64(v.into_iter().map(|s| s / count as f64).collect())
+        match &mut storage {
+            Storage::F32(v) => {
+                for s in v.iter_mut() {
+                    *s = (f64::from(*s) / count as f64) as f32;
+                }
+            }
+            Storage::F64(v) => {
+                for s in v.iter_mut() {
+                    *s /= count as f64;
+                }
+            }
+            _ => {}
         }
-        (_, s) => s,
-    };
+    }
     Ok(Tensor::from_storage(storage, shape))
 }

@@ -178,6 +178,19 @@ pub(crate) fn gather_into<T: Copy>(
     shape: &[usize],
     strides: &[isize],
 ) {
+    if let Some((block, repeats)) = repeated_block(shape, strides) {
+        // A contiguous block repeated along the leading axes (a bias row broadcast to a
+        // matrix): the block once, then the copy doubled in place, in a few large copies
+        // instead of one per row (the per-row copies were 10 % of the digits MLP's batch).
+        let (o, start) = (offset as usize, out.len());
+        out.extend_from_slice(&src[o..o + block]);
+        let total = block * repeats;
+        while out.len() - start < total {
+            let have = out.len() - start;
+            out.extend_from_within(start..start + have.min(total - have));
+        }
+        return;
+    }
     for_each_row(shape, [strides], [offset], |[o], len, [s]| {
         let o = o as usize;
         if s == 1 {
@@ -186,6 +199,24 @@ pub(crate) fn gather_into<T: Copy>(
             out.extend((0..len).map(|j| src[(o as isize + j as isize * s) as usize]));
         }
     });
+}
+
+/// `(block, repeats)` where the view reads one contiguous block of `block` elements again and
+/// again: its trailing axes are row-major contiguous, the leading ones (at least one, with more
+/// than one position in all) have stride 0. `None` otherwise, and for empty views.
+fn repeated_block(shape: &[usize], strides: &[isize]) -> Option<(usize, usize)> {
+    if shape.contains(&0) {
+        return None;
+    }
+    let mut block = 1usize;
+    let mut k = shape.len();
+    while k > 0 && strides[k - 1] == block as isize {
+        block *= shape[k - 1];
+        k -= 1;
+    }
+    let repeats: usize = shape[..k].iter().product();
+    let broadcast = k > 0 && strides[..k].iter().zip(&shape[..k]).all(|(&s, &d)| s == 0 || d == 1);
+    (broadcast && repeats > 1 && block > 1).then_some((block, repeats))
 }
 
 /// Writes `src` (row-major over `shape`) into `dst` at the positions of the strided view

@@ -264,3 +264,45 @@ fn printing_reads_a_view_in_place() {
         assert_eq!((repr, text), (copy.repr(), copy.to_string()));
     }
 }
+
+/// Broadcasts that repeat one contiguous block (copied once, then doubled in place) and ones
+/// that do not (row by row) gather the same elements as reading each index.
+#[test]
+fn repeated_blocks_gather_in_order() {
+    for (from, to) in [
+        (vec![128], vec![360, 128]),
+        (vec![1, 5], vec![7, 5]),
+        (vec![3, 4], vec![2, 3, 4]),
+        (vec![1, 3, 4], vec![5, 3, 4]),
+        (vec![3, 1], vec![3, 6]),
+        (vec![2, 1, 3], vec![2, 4, 3]),
+        (vec![4], vec![1, 4]),
+        (vec![1], vec![9]),
+        (vec![3], vec![0, 3]),
+    ] {
+        let x = counting(&from);
+        let b = x.broadcast_to(&to).unwrap();
+        let got = b.contiguous().to_f64_vec();
+        let src = x.to_f64_vec();
+        let want: Vec<f64> = (0..to.iter().product::<usize>())
+            .map(|flat| {
+                // The source index: each axis of `to` taken modulo the source's size there.
+                let mut rest = flat;
+                let mut index = 0;
+                let mut stride = 1;
+                for axis in (0..to.len()).rev() {
+                    let i = rest % to[axis];
+                    rest /= to[axis];
+                    let k = axis as isize - (to.len() - from.len()) as isize;
+                    if k >= 0 {
+                        let d = from[k as usize];
+                        index += (i % d) * stride;
+                        stride *= d;
+                    }
+                }
+                src[index]
+            })
+            .collect();
+        assert_eq!(got, want, "{from:?} to {to:?}");
+    }
+}
