@@ -215,7 +215,11 @@ fn repeated_block(shape: &[usize], strides: &[isize]) -> Option<(usize, usize)> 
         k -= 1;
     }
     let repeats: usize = shape[..k].iter().product();
-    let broadcast = k > 0 && strides[..k].iter().zip(&shape[..k]).all(|(&s, &d)| s == 0 || d == 1);
+    let broadcast = k > 0
+        && strides[..k]
+            .iter()
+            .zip(&shape[..k])
+            .all(|(&s, &d)| s == 0 || d == 1);
     (broadcast && repeats > 1 && block > 1).then_some((block, repeats))
 }
 
