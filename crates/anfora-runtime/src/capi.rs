@@ -169,6 +169,7 @@ fn info(name: &str, dtype: DType, shape: impl Iterator<Item = i64>) -> Info {
 }
 
 fn wrap(model: Model) -> Box<AnforaModel> {
+    crate::memory::keep_freed_memory();
     let dims = |s: &[Option<usize>]| {
         s.iter()
             .map(|d| d.map_or(-1, |d| d as i64))

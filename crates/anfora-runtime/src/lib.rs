@@ -8,6 +8,7 @@
 //! a pool (planning another when all are busy), and the Parameters are shared.
 
 pub mod capi;
+mod memory;
 pub mod npy;
 mod threads;
 
