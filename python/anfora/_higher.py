@@ -9,8 +9,14 @@ compiler reads it as it reads any function and errors point at it."""
 import inspect
 import itertools
 import linecache
+import weakref
 
 _COUNTER = itertools.count()
+
+# The generated function of each (function, bound object, argnums, weights, value, sens), so
+# that `grad(grad(f))` written in a loop compiles once: `{function: {key: (generated, bound,
+# weights)}}`, the bound object and weights held so their ids stay theirs.
+_GENERATED = weakref.WeakKeyDictionary()
 
 
 def _refuse(why):
@@ -32,25 +38,42 @@ def compiled_gradient(gf, grad, value_and_grad, grad_function_type):
                 "when called; use `anfora.grad(f, argnums=...)`")
     if isinstance(func, grad_function_type):
         func = compiled_gradient(func, grad, value_and_grad, grad_function_type)
+    key = (id(bound), argnums, None if weights is None else tuple(map(id, weights)), value, sens)
+    try:
+        known = _GENERATED.setdefault(func, {})
+    except TypeError:  # not weakly referable: generated anew each time
+        known = {}
+    if key in known:
+        return known[key][0]
+    generated = _generate(func, bound, argnums, weights, value, sens, grad, value_and_grad)
+    known[key] = (generated, bound, weights)
+    return generated
+
+
+def _generate(func, bound, argnums, weights, value, sens, grad, value_and_grad):
+    """The source and function of one gradient function (see `compiled_gradient`)."""
     params = list(inspect.signature(func).parameters.values())
     target = func
     if bound is not None:
         params, target = params[1:], func.__get__(bound)
     if any(p.kind != p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
         _refuse("its function has parameters other than plain positional ones")
-    names = [f"_{p.name}" for p in params] + (["_sensitivity"] if sens else [])
+    # Parameters and globals in two name spaces (`p_*` and `anfora_*`), so that no parameter
+    # name of the original can hide a global the body reads.
+    names = [f"p_{p.name}" for p in params] + (["p_sensitivity"] if sens else [])
     args = ", ".join(names)
     name = getattr(func, "__name__", "function")
     source = (f"def gradient_of_{name}({args}):\n"
-              f"    return _transform(_target, _argnums, _weights, _sens)({args})\n")
+              f"    return anfora_transform(anfora_target, anfora_argnums, anfora_weights, "
+              f"anfora_sens)({args})\n")
     filename = f"<anfora: gradient of {getattr(func, '__qualname__', name)} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {
-        "_transform": value_and_grad if value else grad,
-        "_target": target,
-        "_argnums": argnums,
-        "_weights": weights,
-        "_sens": sens,
+        "anfora_transform": value_and_grad if value else grad,
+        "anfora_target": target,
+        "anfora_argnums": argnums,
+        "anfora_weights": weights,
+        "anfora_sens": sens,
     }
     exec(compile(source, filename, "exec"), namespace)
     return namespace[f"gradient_of_{name}"]

@@ -335,3 +335,15 @@ def test_gradients_of_gradient_functions_refuse_what_they_cannot_compile():
 
     with pytest.raises(TypeError, match="parameters other than plain positional ones"):
         anfora.grad(anfora.grad(defaults))(t(1.0))
+
+
+def test_gradient_functions_whose_parameters_shadow_nothing():
+    """The generated function's parameters cannot hide the names its body reads, whatever the
+    original's parameters are called."""
+
+    def f(transform, target, sens):
+        return transform * target * target + sens
+
+    x = [t(2.0), t(3.0), t(1.0)]
+    got = anfora.grad(anfora.grad(f, argnums=1), argnums=0)(*x)
+    np.testing.assert_allclose(float(got), 2 * 3.0)
