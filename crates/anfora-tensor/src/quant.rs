@@ -860,8 +860,9 @@ mod x86 {
         }
     }
 
-    /// The weight-only product, in tiles of up to 8 rows × one block of 16 columns: per `p`, the
-    /// block's 16 bytes widened to float32 once and one fused multiply-add per row.
+    /// The weight-only product, in tiles of 24 rows (then 8, then 1) × one block of 16 columns:
+    /// per `p`, the block's 16 bytes widened to float32 once and one fused multiply-add per
+    /// row, so each result is the portable loop's sum in the same order.
     ///
     /// # Safety
     /// AVX-512F; the operands' sizes are those `matmul_f32_i8` asserts.
@@ -873,31 +874,67 @@ mod x86 {
         w: &super::WeightOnly,
         c: &mut [f32],
     ) {
-        let (k, n) = (w.k, w.n);
-        for block in 0..n.div_ceil(COLS) {
-            let first = block * COLS;
-            let lanes = (n - first).min(COLS);
-            let mask = lane_mask(lanes);
-            // SAFETY: `lanes` scales from `first` exist.
-            let scales = unsafe { _mm512_maskz_loadu_ps(mask, w.scales[first..].as_ptr()) };
+        for block in 0..w.n.div_ceil(COLS) {
             let mut i = 0;
             while i < m {
-                let rows = (m - i).min(8);
-                let mut acc = [_mm512_setzero_ps(); 8];
-                for p in 0..k {
-                    let wv = weights::<BITS>(w.row(block, p));
-                    for (r, sum) in acc.iter_mut().enumerate().take(rows) {
-                        let x = _mm512_set1_ps(a[(i + r) * lda + p]);
-                        *sum = _mm512_fmadd_ps(x, wv, *sum);
+                let rows = match m - i {
+                    24.. => 24,
+                    8..=23 => 8,
+                    _ => 1,
+                };
+                // SAFETY: rows `i..i + rows` and column block `block` exist.
+                unsafe {
+                    match rows {
+                        24 => weight_only_tile::<BITS, 24>(a, lda, i, w, block, c),
+                        8 => weight_only_tile::<BITS, 8>(a, lda, i, w, block, c),
+                        _ => weight_only_tile::<BITS, 1>(a, lda, i, w, block, c),
                     }
-                }
-                for (r, sum) in acc.iter().enumerate().take(rows) {
-                    let out = c[(i + r) * n + first..].as_mut_ptr();
-                    // SAFETY: `lanes` results of row `i + r` are inside `c`.
-                    unsafe { _mm512_mask_storeu_ps(out, mask, _mm512_mul_ps(*sum, scales)) };
                 }
                 i += rows;
             }
+        }
+    }
+
+    /// `R` rows from row `i` of one column block of the weight-only product, the sums in
+    /// registers (index loops over constant ranges, so LLVM keeps them there).
+    ///
+    /// # Safety
+    /// AVX-512F; as [`matmul_weight_only`], with rows `i..i + R` and block `block` existing.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn weight_only_tile<const BITS: usize, const R: usize>(
+        a: &[f32],
+        lda: usize,
+        i: usize,
+        w: &super::WeightOnly,
+        block: usize,
+        c: &mut [f32],
+    ) {
+        let (k, n) = (w.k, w.n);
+        let first = block * COLS;
+        let mask = lane_mask(n - first);
+        // SAFETY: the lanes of columns below `n` from `first` exist.
+        let scales = unsafe { _mm512_maskz_loadu_ps(mask, w.scales[first..].as_ptr()) };
+        // The tile's rows of `a`, read through one base pointer (checked once here).
+        assert!(
+            k == 0 || (i + R - 1) * lda + k <= a.len(),
+            "the tile's rows of a"
+        );
+        let base = a[i * lda..].as_ptr();
+        let mut acc = [_mm512_setzero_ps(); R];
+        for p in 0..k {
+            let wv = weights::<BITS>(w.row(block, p));
+            #[allow(clippy::needless_range_loop)]
+            for r in 0..R {
+                // SAFETY: row `r` < R of the tile holds `k` > `p` elements (asserted above).
+                let x = unsafe { *base.add(r * lda + p) };
+                acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(x), wv, acc[r]);
+            }
+        }
+        #[allow(clippy::needless_range_loop)]
+        for r in 0..R {
+            let out = c[(i + r) * n + first..].as_mut_ptr();
+            // SAFETY: the masked results of row `i + r` are inside `c`.
+            unsafe { _mm512_mask_storeu_ps(out, mask, _mm512_mul_ps(acc[r], scales)) };
         }
     }
 

@@ -158,7 +158,8 @@ fn weight_only_products_equal_the_portable_loop_bit_for_bit_and_the_dequantized_
     use crate::quant::{WeightOnly, matmul_f32_i8, matmul_f32_i8_portable};
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     for case in 0..200 {
-        let (m, k, n) = (1 + rng.below(11), 1 + rng.below(50), 1 + rng.below(40));
+        // Up to 60 rows: tiles of 24, 8 and 1 rows.
+        let (m, k, n) = (1 + rng.below(60), 1 + rng.below(50), 1 + rng.below(40));
         let lda = k + rng.below(2);
         let a: Vec<f32> = (0..(m - 1) * lda + k)
             .map(|_| rng.below(2001) as f32 / 1000.0 - 1.0)
