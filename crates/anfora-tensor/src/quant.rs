@@ -160,16 +160,6 @@ pub(crate) enum Sink<'a> {
 }
 
 impl Sink<'_> {
-    /// The per-column offsets and scales of its epilogue (none for raw sums).
-    fn factors(&self) -> Option<(&[i32], &[f32])> {
-        match self {
-            Sink::Sums(_) => None,
-            Sink::Bytes { offset, scale, .. } | Sink::Floats { offset, scale, .. } => {
-                Some((offset, scale))
-            }
-        }
-    }
-
     /// The number of results it holds.
     fn len(&self) -> usize {
         match self {
@@ -233,7 +223,7 @@ fn units_per_task(units: usize, macs: usize) -> usize {
 /// loop.
 pub(crate) fn matmul_u8i8_into(a: &[u8], lda: usize, m: usize, w: &PackedWeights, sink: Sink<'_>) {
     let n = w.n;
-    if let Some((offset, scale)) = sink.factors() {
+    if let Sink::Bytes { offset, scale, .. } | Sink::Floats { offset, scale, .. } = &sink {
         assert!(
             offset.len() == n && scale.len() == n,
             "{n} offsets and scales"
@@ -643,7 +633,7 @@ mod x86 {
 
     /// [`super::to_byte`] of 16 floats, as 16 int32 lanes.
     #[target_feature(enable = "avx512f")]
-    fn byte_lanes(v: __m512, zero: __m512, lo: __m512) -> __m512i {
+    pub(super) fn byte_lanes(v: __m512, zero: __m512, lo: __m512) -> __m512i {
         let v = _mm512_min_ps(
             _mm512_max_ps(v, _mm512_set1_ps(-512.0)),
             _mm512_set1_ps(512.0),
@@ -825,9 +815,10 @@ mod x86 {
             // Each column block's mask, offsets and scales loaded once for all rows; then row
             // by row, so each row's stores are adjacent (measured faster for wide layers).
             let masks: [__mmask16; B] = std::array::from_fn(|b| lane_mask(n - (block + b) * COLS));
-            let (offsets, scales): ([__m512i; B], [__m512; B]) = match c.factors() {
-                None => ([_mm512_setzero_si512(); B], [_mm512_setzero_ps(); B]),
-                Some((offset, scale)) => {
+            let (offsets, scales): ([__m512i; B], [__m512; B]) = match c {
+                super::Sink::Sums(_) => ([_mm512_setzero_si512(); B], [_mm512_setzero_ps(); B]),
+                super::Sink::Bytes { offset, scale, .. }
+                | super::Sink::Floats { offset, scale, .. } => {
                     let first = |b: usize| (block + b) * COLS;
                     (
                         std::array::from_fn(|b| {
@@ -844,42 +835,26 @@ mod x86 {
             #[allow(clippy::needless_range_loop)]
             for r in 0..R {
                 for b in 0..B {
+                    let (sum, mask) = (acc[r][b], masks[b]);
                     let at = (i + r) * n + (block + b) * COLS;
-                    store_lanes(c, at, masks[b], acc[r][b], offsets[b], scales[b]);
-                }
-            }
-        }
-    }
-
-    /// The epilogue of 16 sums, stored at `at` in the sink's lanes of `mask`: the sums
-    /// themselves, or `(sum + offset) · scale` requantized to bytes or as floats. The one
-    /// epilogue of the product's tiles and the direct convolution's.
-    ///
-    /// # Safety
-    /// AVX-512F; the masked lanes from `at` are inside the sink.
-    #[inline(always)]
-    pub(super) unsafe fn store_lanes(
-        sink: &mut super::Sink<'_>,
-        at: usize,
-        mask: __mmask16,
-        sum: __m512i,
-        offset: __m512i,
-        scale: __m512,
-    ) {
-        // SAFETY (the whole body): AVX-512F is the caller's; the masked lanes are inside.
-        unsafe {
-            let scaled = || _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sum, offset)), scale);
-            match sink {
-                super::Sink::Sums(c) => {
-                    _mm512_mask_storeu_epi32(c[at..].as_mut_ptr().cast(), mask, sum)
-                }
-                super::Sink::Bytes { zero, lo, out, .. } => {
-                    let (z, l) = (_mm512_set1_ps(*zero), _mm512_set1_ps(*lo));
-                    let q = byte_lanes(scaled(), z, l);
-                    _mm512_mask_cvtepi32_storeu_epi8(out[at..].as_mut_ptr().cast(), mask, q);
-                }
-                super::Sink::Floats { out, .. } => {
-                    _mm512_mask_storeu_ps(out[at..].as_mut_ptr(), mask, scaled())
+                    let scaled = _mm512_mul_ps(
+                        _mm512_cvtepi32_ps(_mm512_add_epi32(sum, offsets[b])),
+                        scales[b],
+                    );
+                    match c {
+                        super::Sink::Sums(c) => {
+                            _mm512_mask_storeu_epi32(c[at..].as_mut_ptr().cast(), mask, sum)
+                        }
+                        super::Sink::Bytes { zero, lo, out, .. } => {
+                            let (z, l) = (_mm512_set1_ps(*zero), _mm512_set1_ps(*lo));
+                            let q = byte_lanes(scaled, z, l);
+                            let to = out[at..].as_mut_ptr().cast();
+                            _mm512_mask_cvtepi32_storeu_epi8(to, mask, q);
+                        }
+                        super::Sink::Floats { out, .. } => {
+                            _mm512_mask_storeu_ps(out[at..].as_mut_ptr(), mask, scaled);
+                        }
+                    }
                 }
             }
         }

@@ -189,7 +189,7 @@ mod x86 {
     use std::arch::x86_64::*;
 
     use super::super::Sink;
-    use super::super::x86::store_lanes;
+    use super::super::x86::byte_lanes;
     use super::{CHANNELS, ConvWeights, DEPTH, DirectGeometry};
     use crate::avx512::lane_mask;
 
@@ -416,19 +416,49 @@ mod x86 {
         }
     }
 
-    /// The epilogue of channel `ch`'s 16 sums, stored in the sink (its offset and scale the
-    /// same in every lane).
+    /// The epilogue of channel `ch`'s 16 sums, stored in the sink.
     ///
     /// # Safety
     /// AVX-512F and BW; the masked lanes of channel `ch` are inside the result.
     #[inline(always)]
     unsafe fn store(sum: __m512i, ch: usize, out: &Out, sink: &mut Sink<'_>) {
-        let (offset, scale) = sink.factors().map_or((0, 0.0), |(o, s)| (o[ch], s[ch]));
+        let at = out.first + ch * out.ohw;
         // SAFETY: the caller's contract.
         unsafe {
-            let (offset, scale) = (_mm512_set1_epi32(offset), _mm512_set1_ps(scale));
-            store_lanes(sink, out.first + ch * out.ohw, out.mask, sum, offset, scale)
+            match sink {
+                Sink::Sums(s) => {
+                    _mm512_mask_storeu_epi32(s[at..].as_mut_ptr().cast(), out.mask, sum)
+                }
+                Sink::Bytes {
+                    offset,
+                    scale,
+                    zero,
+                    lo,
+                    out: bytes,
+                } => {
+                    let v = scaled(sum, offset[ch], scale[ch]);
+                    let q = byte_lanes(v, _mm512_set1_ps(*zero), _mm512_set1_ps(*lo));
+                    let to = bytes[at..].as_mut_ptr().cast();
+                    _mm512_mask_cvtepi32_storeu_epi8(to, out.mask, q)
+                }
+                Sink::Floats {
+                    offset,
+                    scale,
+                    out: floats,
+                } => {
+                    let v = scaled(sum, offset[ch], scale[ch]);
+                    _mm512_mask_storeu_ps(floats[at..].as_mut_ptr(), out.mask, v)
+                }
+            }
         }
+    }
+
+    /// `(sum + offset) · scale`, as the product's epilogue computes it.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn scaled(sum: __m512i, offset: i32, scale: f32) -> __m512 {
+        let s = _mm512_add_epi32(sum, _mm512_set1_epi32(offset));
+        _mm512_mul_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(scale))
     }
 
     const _: () = assert!(CHANNELS == 16);
