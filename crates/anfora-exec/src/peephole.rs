@@ -6,6 +6,8 @@
 //! * a product (`Gemm`) whose only use is the SGD update right after it, as its gradient, is
 //!   marked to run into it (`WithNext::IntoUpdate`): a training step's last weight gradient,
 //!   `xᵀ @ d`, is applied to the weights by parts as they are computed;
+//! * a product whose only use is the ReLU right after it is marked to run into it
+//!   (`WithNext::IntoRelu`): a linear layer's activation is applied as the sums are stored;
 //! * two adjacent products where the second does not read the first's result are marked to
 //!   run side by side (`WithNext::SideBySide`): a backward pass through a linear layer
 //!   computes `d @ Wᵀ` and `hᵀ @ d` from the same `d`, one after the other.
@@ -78,6 +80,7 @@ pub fn run(unit: &mut crate::Unit) {
     }
     cfg::remove(unit, &remove);
     products_into_updates(unit);
+    products_into_relus(unit);
     pair_products(unit);
 }
 
@@ -128,6 +131,36 @@ fn products_into_updates(unit: &mut crate::Unit) {
         }
         if let Instr::Prim { with_next, .. } = first {
             *with_next = WithNext::IntoUpdate;
+        }
+    }
+}
+
+/// Marks each product whose result is only the operand of the ReLU right after it to run
+/// into that ReLU (see the module doc); the ReLU must not be a jump target.
+fn products_into_relus(unit: &mut crate::Unit) {
+    let targeted = targets(unit);
+    for pc in 0..unit.code.len().saturating_sub(1) {
+        let (head, tail) = unit.code.split_at_mut(pc + 1);
+        let (first, next) = (&mut head[pc], &tail[0]);
+        let Some(d) = product(first) else { continue };
+        let Instr::Prim {
+            prim: Prim::Relu,
+            kernel: None,
+            args,
+            ..
+        } = next
+        else {
+            continue;
+        };
+        if targeted[pc + 1] || args[..] != [Opnd::Take(d)] {
+            continue;
+        }
+        if let Instr::Prim {
+            with_next: with_next @ WithNext::Alone,
+            ..
+        } = first
+        {
+            *with_next = WithNext::IntoRelu;
         }
     }
 }

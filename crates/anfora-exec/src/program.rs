@@ -83,6 +83,9 @@ pub enum WithNext {
     /// use: the update is computed by parts of the product, without the product as a value.
     /// Where that kernel does not apply, the two run one after the other as written.
     IntoUpdate,
+    /// Into the next instruction, a ReLU whose operand is this product and its only use: the
+    /// product's kernel applies ReLU as it stores the sums, without a pass of its own.
+    IntoRelu,
 }
 
 #[derive(Clone, Debug)]
@@ -420,7 +423,7 @@ pub fn instr_text(i: &Instr, consts: &[Value], units: &[Unit], kernels: &[FusedP
             match with_next {
                 WithNext::Alone => "",
                 WithNext::SideBySide => "  ‖ with the next",
-                WithNext::IntoUpdate => "  → into the next",
+                WithNext::IntoUpdate | WithNext::IntoRelu => "  → into the next",
             }
         ),
         Instr::Fused {

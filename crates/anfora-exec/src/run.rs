@@ -440,7 +440,8 @@ impl Run<'_> {
                     dst,
                     args,
                     at,
-                    with_next: joint @ (WithNext::SideBySide | WithNext::IntoUpdate),
+                    with_next:
+                        joint @ (WithNext::SideBySide | WithNext::IntoUpdate | WithNext::IntoRelu),
                     ..
                 } => self.joint_product(*dst, args, *at, *joint),
                 Instr::Prim {
@@ -879,27 +880,42 @@ fn joint_products(
     out: &mut dyn Write,
 ) -> (OpResult, OpResult) {
     let gemm = Prim::Gemm;
-    if joint == WithNext::SideBySide {
-        match anfora_ops::family::linalg::gemm_pair(first, second) {
+    match joint {
+        WithNext::SideBySide => match anfora_ops::family::linalg::gemm_pair(first, second) {
             Some(rs) => rs,
             // Not two products of tensors: one by one, as written, for the error.
             None => match anfora_ops::inplace::prim(gemm, first, out) {
                 Ok(v) => (Ok(v), anfora_ops::inplace::prim(gemm, second, out)),
                 e => (e, Ok(Value::None)),
             },
-        }
-    } else {
-        match anfora_ops::family::optim::sgd_product(second, first) {
+        },
+        WithNext::IntoRelu => match anfora_ops::family::linalg::gemm_relu(first) {
             Some(r) => (Ok(Value::None), r),
-            // As written: the product, then the update.
-            None => match anfora_ops::inplace::prim(gemm, first, out) {
-                Ok(g) => {
-                    second[1] = g;
-                    let sgd = anfora_ops::inplace::prim(Prim::Sgd, second, out);
-                    (Ok(Value::None), sgd)
-                }
-                e => (e, Ok(Value::None)),
-            },
+            None => into_next(first, second, 0, Prim::Relu, out),
+        },
+        _ => match anfora_ops::family::optim::sgd_product(second, first) {
+            Some(r) => (Ok(Value::None), r),
+            None => into_next(first, second, 1, Prim::Sgd, out),
+        },
+    }
+}
+
+/// The product, then `next` with it as argument `at`, as written.
+fn into_next(
+    first: &mut [Value],
+    second: &mut [Value],
+    at: usize,
+    next: Prim,
+    out: &mut dyn Write,
+) -> (OpResult, OpResult) {
+    match anfora_ops::inplace::prim(Prim::Gemm, first, out) {
+        Ok(g) => {
+            second[at] = g;
+            (
+                Ok(Value::None),
+                anfora_ops::inplace::prim(next, second, out),
+            )
         }
+        e => (e, Ok(Value::None)),
     }
 }

@@ -561,3 +561,65 @@ fn a_product_whose_only_use_is_an_update_runs_into_it() {
         assert_eq!(weights[0].dtype(), dtype);
     }
 }
+
+const DENSE_RELU: &str = "\
+import anfora
+from anfora import ops
+
+W = anfora.Parameter(ops.reshape(ops.arange(64 * 48, dtype=DTYPE), (64, 48)) * 0.001 - 1.5, name='W')
+b = anfora.Parameter(ops.reshape(ops.arange(48, dtype=DTYPE), (48,)) * 0.01 - 0.2, name='b')
+
+def layer(x):
+    return ops.relu(x @ W + b)
+
+def kept(x):
+    h = x @ W + b
+    return ops.relu(h) + h
+";
+
+/// A ReLU whose only operand is the product right before it runs inside the product's
+/// kernel: the result has the bits the reference engine gives (which runs the two ops one
+/// after the other), in float32 (the dense kernel applies it) and float64 (applied after
+/// gemm). A product that is also used elsewhere is not fused.
+#[test]
+fn a_relu_of_a_product_runs_inside_the_product() {
+    for name in ["float32", "float64"] {
+        let src = DENSE_RELU.replace("DTYPE", &format!("anfora.{name}"));
+        let dtype = if name == "float32" {
+            anfora_tensor::DType::F32
+        } else {
+            anfora_tensor::DType::F64
+        };
+        let v: Vec<f64> = (0..90 * 64)
+            .map(|i| ((i * 37 % 101) as f64 - 50.0) * 0.01)
+            .collect();
+        let x = Tensor::from_f64(v, &[90, 64]).unwrap().cast(dtype);
+        let args = vec![Arg::from(Value::Tensor(x))];
+        let text = lowered(&src, "layer", &args);
+        assert_eq!(text.matches("  → into the next").count(), 1, "{text}");
+        let text = lowered(&src, "kept", &args);
+        assert_eq!(text.matches("  → into the next").count(), 0, "{text}");
+        for entry in ["layer", "kept"] {
+            let mut results = Vec::new();
+            for engine in [Engine::Compiled, Engine::Reference] {
+                let mut s = session(&src);
+                s.engine = engine;
+                let r = s.call(entry, args.clone(), &mut std::io::sink()).unwrap();
+                let Value::Tensor(t) = &r else {
+                    panic!("{}", repr(&r))
+                };
+                results.push(t.clone());
+            }
+            assert!(results[0].same_as(&results[1]), "{name} {entry}");
+            // Both signs before ReLU: `kept` (`relu(h) + h`) has them, `layer` many zeros.
+            let v = results[0].to_f64_vec();
+            let zeros = v.iter().filter(|&&v| v == 0.0).count();
+            let negative = v.iter().filter(|&&v| v < 0.0).count();
+            let mixed = if entry == "layer" { zeros } else { negative };
+            assert!(
+                mixed > 100 && mixed < 90 * 48 - 100,
+                "{entry}: {zeros} zeros"
+            );
+        }
+    }
+}

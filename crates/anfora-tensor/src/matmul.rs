@@ -251,7 +251,7 @@ pub(crate) unsafe fn product<T: GemmElem>(
         return;
     }
     if vector_matrix(&mut p, parallel)
-        || narrow(&mut p, parallel)
+        || dense(&mut p, parallel)
         || (parallel && column_halves(&mut p))
     {
         return;
@@ -421,28 +421,33 @@ pub(crate) enum Finish<'a> {
     AddRow(&'a [f32]),
 }
 
-/// The most columns of the products [`narrow`] computes: one partial vector per row of
-/// results. Products with whole vectors ran as fast or faster in gemm (360×64·64×n for n = 32,
-/// 64 and 128, and 360×256·256×16: 0.9–1.0×).
+/// The most columns of the products [`dense`] computes with one partial vector per row of
+/// results.
 const NARROW_N: usize = 15;
 
-/// The most terms per sum of the products [`narrow`] computes: the k vectors of the right
-/// operand (32 KB) stay in L1 while the tiles of rows run past them.
+/// The most terms per sum of those narrow products: the k vectors of the right operand
+/// (32 KB) stay in L1 while the tiles of rows run past them.
 const NARROW_K: usize = 512;
 
+/// The most terms per sum of the products [`dense`] computes with whole vectors (16 columns
+/// or more): a block of 64 columns of the right operand (k·256 bytes, 16 KB) stays in L1
+/// beside the rows of the left one. `cargo bench --bench gemm -- narrow`, one thread, against
+/// gemm's general kernel: 360×64·64×n 0.90–0.97× the time for n = 32, 64 and 128, 360×32·32×256
+/// 0.93–0.96×, but 360×128·128×128 1.06–1.09× (a block of 32 KB), which gemm keeps.
+const WIDE_K: usize = 64;
+
 /// Whether [`crate::avx512::matrix_product`] computes an m×k by k×n product of `T`s read
-/// through these layouts: float32, at most [`NARROW_N`] columns and [`NARROW_K`] terms per
-/// sum, on a machine with AVX-512F, and `rhs` row-major or stored transposed (then copied
-/// into a row-major one first; `lhs` is read in place either way). The choice depends on
-/// `k` and `n` alone, never on `m` or on which operand is transposed, so a product split by
-/// rows ([`sgd_product`]) takes the same kernel as the whole, and `x @ w.T` gives the bits of
-/// `x @ w_t` with `w_t` stored.
-fn narrow_applies<T: GemmElem>(r: Layout, k: usize, n: usize) -> bool {
+/// through these layouts: float32 on a machine with AVX-512F, `rhs` row-major or stored
+/// transposed (then copied into a row-major one first; `lhs` is read in place either way),
+/// and either at most [`NARROW_N`] columns and [`NARROW_K`] terms per sum or at most
+/// [`WIDE_K`] terms. The choice depends on `k` and `n` alone, never on `m` or on which
+/// operand is transposed, so a product split by rows ([`sgd_product`]) takes the same kernel
+/// as the whole, and `x @ w.T` gives the bits of `x @ w_t` with `w_t` stored.
+fn dense_applies<T: GemmElem>(r: Layout, k: usize, n: usize) -> bool {
     cfg!(target_arch = "x86_64")
         && T::DTYPE == DType::F32
         && (r.col == 1 || (r.row == 1 && r.col as usize >= k))
-        && n <= NARROW_N
-        && k <= NARROW_K
+        && ((n <= NARROW_N && k <= NARROW_K) || k <= WIDE_K)
         && available_avx512()
 }
 
@@ -456,11 +461,11 @@ fn available_avx512() -> bool {
     false
 }
 
-/// Computes the product with [`narrow_product`] where [`narrow_applies`], and says whether it
+/// Computes the product with [`dense_product`] where [`dense_applies`], and says whether it
 /// did.
-fn narrow<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
+fn dense<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
     let (_, k, n) = p.dims;
-    if !narrow_applies::<T>(p.r, k, n) {
+    if !dense_applies::<T>(p.r, k, n) {
         return false;
     }
     let finish = if p.found == Dst::Accumulate {
@@ -471,32 +476,34 @@ fn narrow<T: GemmElem>(p: &mut Product<T>, parallel: bool) -> bool {
     // SAFETY: `product` checked the operands against their layouts, and its contract makes
     // `dst` valid for the m×n results.
     unsafe {
-        narrow_product(
+        dense_product(
             p.dst.cast(),
             (p.lhs, p.l),
             (p.rhs, p.r),
             p.dims,
             finish,
+            false,
             parallel,
         )
     };
     true
 }
 
-/// `dst (m×n, row stride n) = lhs · rhs`, finished per `finish`, by
+/// `dst (m×n, row stride n) = lhs · rhs`, finished per `finish`, then ReLU when `relu`, by
 /// [`crate::avx512::matrix_product`]: split by rows over the pool's threads when `parallel`
 /// (its rows do not depend on each other, so the parts give the bits of one thread).
 ///
 /// # Safety
-/// [`narrow_applies`]; `lhs` and `rhs` hold the operands read through their layouts; `dst` is
+/// [`dense_applies`]; `lhs` and `rhs` hold the operands read through their layouts; `dst` is
 /// valid for writing the m·n results (and reading them for [`Finish::Accumulate`]), which
 /// nothing else accesses during the call.
-unsafe fn narrow_product<T: GemmElem>(
+unsafe fn dense_product<T: GemmElem>(
     dst: *mut f32,
     (lhs, l): (&[T], Layout),
     (rhs, r): (&[T], Layout),
     (m, k, n): (usize, usize, usize),
     finish: Finish,
+    relu: bool,
     parallel: bool,
 ) {
     #[cfg(target_arch = "x86_64")]
@@ -514,7 +521,7 @@ unsafe fn narrow_product<T: GemmElem>(
             (&packed[..], n)
         };
         let tasks = if parallel {
-            rayon::current_num_threads().min(m.div_ceil(NARROW_ROWS_PER_TASK))
+            rayon::current_num_threads().min(m.div_ceil(DENSE_ROWS_PER_TASK))
         } else {
             1
         };
@@ -526,7 +533,7 @@ unsafe fn narrow_product<T: GemmElem>(
         };
         crate::parallel::for_each_part(dst, per * n, |t, part| {
             let from = t * per;
-            // SAFETY: AVX-512F ([`narrow_applies`]); `part` holds rows `from..` of the
+            // SAFETY: AVX-512F ([`dense_applies`]); `part` holds rows `from..` of the
             // results, written (and, for `Finish::Accumulate`, read) by this task alone.
             unsafe {
                 crate::avx512::matrix_product(
@@ -535,19 +542,20 @@ unsafe fn narrow_product<T: GemmElem>(
                     (b, ldb),
                     (part.as_mut_ptr().cast(), n),
                     finish,
+                    relu,
                 )
             }
         });
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (dst, lhs, l, rhs, r, m, k, n, finish, parallel);
-        unreachable!("narrow_applies is false off x86-64")
+        let _ = (dst, lhs, l, rhs, r, m, k, n, finish, relu, parallel);
+        unreachable!("dense_applies is false off x86-64")
     }
 }
 
-/// Parallel parts of a [`narrow`] product have at least this many rows.
-const NARROW_ROWS_PER_TASK: usize = 48;
+/// Parallel parts of a [`dense`] product have at least this many rows.
+const DENSE_ROWS_PER_TASK: usize = 48;
 
 /// Products of row-major operands with at least this many columns (and [`PARALLEL_FLOPS`]
 /// multiply-adds) are split by [`column_halves`].
@@ -854,13 +862,15 @@ pub fn gemm_plan(
     Ok((m, k, n))
 }
 
-/// [`Tensor::gemm`]. The optimizer emits it (`Gemm`) for products whose operands and
-/// accumulator it knows, so transposed operands and added biases cost no copy and no pass.
+/// [`Tensor::gemm`], and [`Tensor::gemm_relu`] when `relu`. The optimizer emits `Gemm` for
+/// products whose operands and accumulator it knows, so transposed operands and added biases
+/// cost no copy and no pass; the executor fuses a ReLU that only reads the product.
 pub(crate) fn gemm(
     a: &Tensor,
     b: &Tensor,
     c: Option<Tensor>,
     (transpose_a, transpose_b): (bool, bool),
+    relu: bool,
 ) -> Result<Tensor> {
     let dtype = a.dtype();
     let (m, k, n) = gemm_plan(a, b, c.as_ref(), (transpose_a, transpose_b))?;
@@ -868,61 +878,78 @@ pub(crate) fn gemm(
     let dims = (m, k, n);
     // Views (transposes, slices) are read through their strides, without a copy.
     let (a, b) = (in_place(a), in_place(b));
+    /// The product, and whether ReLU was applied to it.
     fn run<T: GemmElem>(
         a: (&Tensor, bool),
         b: (&Tensor, bool),
         c: Option<Tensor>,
         (m, k, n): (usize, usize, usize),
-    ) -> Result<Storage> {
+        relu: bool,
+    ) -> Result<(Storage, bool)> {
         let (x, la) = operand::<T>(a.0, a.1);
         let (y, lb) = operand::<T>(b.0, b.1);
         let parallel = worth_threads::<T>(m, k, n);
-        let Some(c) = c else {
-            return T::gemm_fresh(x, la, y, lb, (m, k, n), parallel).map(T::into_storage);
-        };
-        if let Some(out) = plus_row::<T>((x, la), (y, lb), &c, (m, k, n), parallel)? {
-            return Ok(T::into_storage(out));
+        if let Some(out) = finished::<T>((x, la), (y, lb), c.as_ref(), (m, k, n), relu, parallel)? {
+            return Ok((T::into_storage(out), relu));
         }
+        let Some(c) = c else {
+            let out = T::gemm_fresh(x, la, y, lb, (m, k, n), parallel)?;
+            return Ok((T::into_storage(out), false));
+        };
         let mut dst = accumulator::<T>(c, &[m, n])?;
         T::gemm_with(&mut dst, x, la, y, lb, (m, k, n), Dst::Accumulate, parallel);
-        Ok(T::into_storage(dst))
+        Ok((T::into_storage(dst), false))
     }
-    let storage = match dtype {
-        DType::F32 => run::<f32>((&a, transpose_a), (&b, transpose_b), c, dims)?,
-        DType::F64 => run::<f64>((&a, transpose_a), (&b, transpose_b), c, dims)?,
+    let (storage, applied) = match dtype {
+        DType::F32 => run::<f32>((&a, transpose_a), (&b, transpose_b), c, dims, relu)?,
+        DType::F64 => run::<f64>((&a, transpose_a), (&b, transpose_b), c, dims, relu)?,
         _ => unreachable!("checked float"),
     };
-    Ok(Tensor::from_storage(storage, shape))
+    let product = Tensor::from_storage(storage, shape);
+    if relu && !applied {
+        return crate::elementwise::unary_in_place(crate::UnaryOp::Relu, product);
+    }
+    Ok(product)
 }
 
-/// `lhs · rhs + c` for a bias `c` of one row (shape `(n,)` or `(1, n)`) where
-/// [`narrow_applies`]: the kernel adds the row to its sums as it stores them, with the bits of
-/// the product rounded and then added, without writing `c` broadcast into the result first
-/// (that pass was 9 % of the digits MLP at batch 360). `None` elsewhere.
-fn plus_row<T: GemmElem>(
+/// `lhs · rhs`, plus `c` when it is one row (shape `(n,)` or `(1, n)`), then ReLU when `relu`,
+/// in one pass where [`dense_applies`]: the kernel adds the row and applies ReLU to its sums
+/// as it stores them, with the bits of the unfused ops (the product rounded, then the row
+/// added, then ReLU), without writing `c` broadcast into the result first or a pass of ReLU
+/// over it (together 15 % of the digits MLP at batch 360). `None` elsewhere (and for `c` of
+/// the result's shape, which the general path accumulates into in place).
+fn finished<T: GemmElem>(
     (lhs, l): (&[T], Layout),
     (rhs, r): (&[T], Layout),
-    c: &Tensor,
+    c: Option<&Tensor>,
     (m, k, n): (usize, usize, usize),
+    relu: bool,
     parallel: bool,
 ) -> Result<Option<Vec<T>>> {
     // One row is left to `vector_matrix`, which adds its sums to the bias.
-    let row_shape = c.shape[..] == [n] || c.shape[..] == [1, n];
-    if !row_shape || m == 1 || k == 0 || !narrow_applies::<T>(r, k, n) {
+    let row_shape = |c: &Tensor| c.shape[..] == [n] || c.shape[..] == [1, n];
+    if c.is_some_and(|c| !row_shape(c)) || m == 1 || k == 0 || !dense_applies::<T>(r, k, n) {
         return Ok(None);
     }
-    let row: &[f32] =
-        bytemuck::cast_slice(T::slice(c.try_data()?).expect("gemm: the operands' dtype"));
+    let row: Option<&[f32]> = match c {
+        Some(c) => Some(bytemuck::cast_slice(
+            T::slice(c.try_data()?).expect("gemm: the operands' dtype"),
+        )),
+        None => None,
+    };
+    let finish = row.map_or(Finish::Store, Finish::AddRow);
     let mut out = alloc::try_vec::<T>(&[m, n])?;
-    // SAFETY: `narrow_applies`; `gemm` checked the operands' shapes, and `out` has room for the
-    // m·n results, all written (`Finish::AddRow` reads none) before the length is set.
+    // SAFETY: `dense_applies`; `gemm` checked the operands' shapes, and `out` has room for the
+    // m·n results, all written (neither `Store` nor `AddRow` reads them) before the length is
+    // set.
     unsafe {
-        narrow_product(
+        dense_product(
             out.spare_capacity_mut().as_mut_ptr().cast(),
             (lhs, l),
             (rhs, r),
             (m, k, n),
-            Finish::AddRow(row),
+            finish,
+            relu,
             parallel,
         );
         out.set_len(m * n);

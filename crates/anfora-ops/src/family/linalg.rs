@@ -167,6 +167,25 @@ fn gemm(a: &Value, b: &Value, c: Value, ta: &Value, tb: &Value) -> OpResult {
     t(Tensor::gemm(a, b, c, truth(ta)?, truth(tb)?)).map(Value::Tensor)
 }
 
+/// `ReLU(Gemm(a, b, c, transpose_a, transpose_b))` in one kernel ([`Tensor::gemm_relu`]):
+/// the executor's fusion of a ReLU whose only operand is a product. `None`, with the
+/// arguments untouched, when they are not a product of tensors: the caller then runs the two
+/// as written, which reports the error.
+pub fn gemm_relu(args: &mut [Value]) -> Option<OpResult> {
+    let [
+        Value::Tensor(a),
+        Value::Tensor(b),
+        c @ (Value::None | Value::Tensor(_)),
+        Value::Bool(ta),
+        Value::Bool(tb),
+    ] = args
+    else {
+        return None;
+    };
+    let c = std::mem::replace(c, Value::None).into_tensor().ok();
+    Some(t(Tensor::gemm_relu(a, b, c, *ta, *tb)).map(Value::Tensor))
+}
+
 /// Two independent `Gemm`s, each given as its five arguments, run side by side where that pays
 /// ([`Tensor::gemm_pair`]). `None`, with the arguments untouched, when one is not a product of
 /// tensors: the caller then runs them one by one, which reports the error.

@@ -15,7 +15,7 @@ impl Tensor {
             && a.dtype() == b.dtype()
             && matches!(a.dtype(), DType::F32 | DType::F64)
         {
-            return matmul::gemm(a, b, None, (false, false));
+            return matmul::gemm(a, b, None, (false, false), false);
         }
         matmul::matmul(a, b)
     }
@@ -29,14 +29,20 @@ impl Tensor {
         transpose_a: bool,
         transpose_b: bool,
     ) -> Result<Tensor> {
-        let transposed = (transpose_a, transpose_b);
-        if a.is_narrow() || b.is_narrow() || c.as_ref().is_some_and(Tensor::is_narrow) {
-            let c = c.map(|c| c.widen());
-            let r = matmul::gemm(&a.widen(), &b.widen(), c, transposed)?;
-            let dtypes = [a.dtype(), b.dtype()];
-            return r.try_cast(narrow::stored_dtype(r.dtype(), dtypes));
-        }
-        matmul::gemm(a, b, c, transposed)
+        gemm_then(a, b, c, (transpose_a, transpose_b), false)
+    }
+
+    /// `relu(op(a) @ op(b) + c)`, with the bits of [`Tensor::gemm`] followed by
+    /// `unary(Relu)`: a linear layer and its activation, in one pass over the result where
+    /// the product's kernel applies ReLU as it stores the sums.
+    pub fn gemm_relu(
+        a: &Tensor,
+        b: &Tensor,
+        c: Option<Tensor>,
+        transpose_a: bool,
+        transpose_b: bool,
+    ) -> Result<Tensor> {
+        gemm_then(a, b, c, (transpose_a, transpose_b), true)
     }
 
     /// One SGD step on a gradient that is a product: `self -= rate * (op(a) @ op(b))`, in
@@ -68,4 +74,21 @@ impl Tensor {
     ) -> (Result<Tensor>, Result<Tensor>) {
         matmul::gemm_pair(first, second)
     }
+}
+
+/// [`Tensor::gemm`], then ReLU when `relu`.
+fn gemm_then(
+    a: &Tensor,
+    b: &Tensor,
+    c: Option<Tensor>,
+    transposed: (bool, bool),
+    relu: bool,
+) -> Result<Tensor> {
+    if a.is_narrow() || b.is_narrow() || c.as_ref().is_some_and(Tensor::is_narrow) {
+        let c = c.map(|c| c.widen());
+        let r = matmul::gemm(&a.widen(), &b.widen(), c, transposed, relu)?;
+        let dtypes = [a.dtype(), b.dtype()];
+        return r.try_cast(narrow::stored_dtype(r.dtype(), dtypes));
+    }
+    matmul::gemm(a, b, c, transposed, relu)
 }

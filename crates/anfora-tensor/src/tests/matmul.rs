@@ -945,10 +945,12 @@ fn sgd_product_gives_the_bits_of_the_product_then_the_update() {
 }
 
 #[test]
-fn narrow_products_sum_in_order_then_add_the_bias_or_accumulator() {
-    // Row counts cover whole tiles of 24 and the tiles of 4 and 1 after them, and a product
-    // large enough to be split by rows over threads (2000×64×10); the lhs is read in place
-    // from a wider matrix (a view with row stride k + 2).
+fn dense_products_sum_in_order_then_add_the_bias_or_accumulator_then_relu() {
+    // Row counts cover whole tiles (24 rows of one vector, 12 of two, 8 of three, 6 of four)
+    // and the tiles of 4 and 1 after them; column counts one to four vectors, several blocks
+    // of 64 and masked remainders; products large enough to be split by rows over threads
+    // (2000×64×10, 1000×64×130). The lhs is read in place from a wider matrix (a view with
+    // row stride k + 2).
     for (m, k, n) in [
         (2, 1, 1),
         (25, 3, 10),
@@ -958,6 +960,13 @@ fn narrow_products_sum_in_order_then_add_the_bias_or_accumulator() {
         (9, 130, 3),
         (100, 512, 12),
         (2000, 64, 10),
+        (360, 64, 128),
+        (31, 5, 16),
+        (27, 33, 40),
+        (17, 64, 47),
+        (23, 7, 64),
+        (11, 60, 200),
+        (1000, 64, 130),
     ] {
         let mut rng = crate::random::Generator::new((m * 1000 + k * 10 + n) as u64);
         let wide = rng.uniform(&[m, k + 2], -1.0, 1.0, DType::F32).unwrap();
@@ -1007,5 +1016,52 @@ fn narrow_products_sum_in_order_then_add_the_bias_or_accumulator() {
             expect(&|_, j| rv[j]),
             "transposed operands plus a row",
         );
+        // ReLU fused: that of the unfused ops, `-0.0` made `+0.0` (products of `-0.0`).
+        let relu = |x: f32| if x > 0.0 || x.is_nan() { x } else { 0.0 };
+        for (c, addend) in [
+            (None, &(|_, _| 0.0f32) as &dyn Fn(usize, usize) -> f32),
+            (Some(row.clone()), &|_, j| rv[j]),
+            (Some(full.clone()), &|i, j| fv[i * n + j]),
+        ] {
+            let fused = Tensor::gemm_relu(&a, &b, c.clone(), false, false).unwrap();
+            let want = expect(addend).into_iter().map(relu).collect();
+            same(fused, want, "ReLU of a product");
+        }
+    }
+}
+
+#[test]
+fn fused_relu_keeps_nan_and_zeroes_negatives_as_the_unfused_ops() {
+    // 32 columns (the kernel with whole vectors) and 8 (one partial vector), 30 rows: rows
+    // whose sums are NaN, +inf, -inf, negative and positive.
+    for n in [32, 8] {
+        let k = 4;
+        let mut av = vec![0.0f32; 30 * k];
+        for (i, row) in av.chunks_mut(k).enumerate() {
+            row[0] = match i % 5 {
+                0 => f32::NAN,
+                1 => f32::INFINITY,
+                2 => f32::NEG_INFINITY,
+                3 => -1.5,
+                _ => 2.0,
+            };
+        }
+        let a = Tensor::from_f32(av, &[30, k]).unwrap();
+        let b = Tensor::from_f32(vec![1.0; k * n], &[k, n]).unwrap();
+        let bias = Tensor::from_f32(vec![-0.25; n], &[n]).unwrap();
+        let fused = Tensor::gemm_relu(&a, &b, Some(bias.clone()), false, false).unwrap();
+        let product = Tensor::gemm(&a, &b, Some(bias), false, false).unwrap();
+        let unfused = Tensor::unary(crate::UnaryOp::Relu, &product).unwrap();
+        let bits = |t: &Tensor| -> Vec<u32> {
+            t.as_f32_slice()
+                .unwrap()
+                .iter()
+                .map(|x| x.to_bits())
+                .collect()
+        };
+        assert_eq!(bits(&fused), bits(&unfused), "n = {n}");
+        let v = fused.as_f32_slice().unwrap();
+        assert!(v[0].is_nan() && v[n] == f32::INFINITY && v[2 * n] == 0.0 && v[3 * n] == 0.0);
+        assert_eq!(v[4 * n], 1.75);
     }
 }

@@ -18,7 +18,9 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
-use crate::matmul::Finish;
+mod product;
+
+pub(crate) use product::matrix_product;
 
 /// Whether the machine has AVX-512F.
 pub(crate) fn available() -> bool {
@@ -381,138 +383,4 @@ fn lane_sum(v: __m512) -> f32 {
     );
     let pairs = _mm_add_ps(quarters, _mm_movehl_ps(quarters, quarters));
     _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps::<1>(pairs, pairs)))
-}
-
-/// `c = a · b`, or `+ c` or `+ row` per `finish`, for at most 16 columns: `a` is m×k read
-/// with row and column strides `(lda, acol)` (a transposed operand read in place), `b` k×n
-/// (row stride `ldb`), `c` m×n (row stride `ldc`), both with unit column stride. For the last
-/// layer of a classifier on a batch (n = 10), where gemm's kernels cover the columns in
-/// vectors and remainders: 360×128·128×10 and 128×512·512×10 ran 1.2–1.5× faster here.
-///
-/// Each result is one sum taken in order of `p`, from `+0.0`, one fused multiply-add per term,
-/// and what `finish` adds is added last (`(a · b) + c`, as the unfused ops round it). So a
-/// row's bits do not depend on the other rows: any split of the rows gives the same bits.
-///
-/// A row of results is one vector (masked to n lanes); tiles of 24 rows keep their sums in
-/// registers while the k vectors of `b` stay in L1.
-///
-/// # Safety
-/// `c` is valid for writing (and, with [`Finish::Accumulate`], reading) the m rows of n
-/// elements at stride `ldc`, and nothing else accesses them during the call.
-pub(crate) unsafe fn matrix_product(
-    (m, k, n): (usize, usize, usize),
-    (a, lda, acol): (&[f32], usize, usize),
-    (b, ldb): (&[f32], usize),
-    (c, ldc): (*mut f32, usize),
-    finish: Finish,
-) {
-    if m == 0 || n == 0 {
-        return;
-    }
-    assert!(available() && n <= 16 && n <= ldc);
-    assert!(k == 0 || ((m - 1) * lda + (k - 1) * acol < a.len() && (k - 1) * ldb + n <= b.len()));
-    let (accumulate, row) = match finish {
-        Finish::Store => (false, std::ptr::null()),
-        Finish::Accumulate => (true, std::ptr::null()),
-        Finish::AddRow(row) => {
-            assert_eq!(row.len(), n);
-            (false, row.as_ptr())
-        }
-    };
-    let ops = Operands {
-        row,
-        a: a.as_ptr(),
-        lda,
-        acol,
-        b: b.as_ptr(),
-        ldb,
-        c,
-        ldc,
-        k,
-        accumulate,
-        lanes: lane_mask(n),
-    };
-    let mut i = 0;
-    // SAFETY: AVX-512F is checked; each tile takes rows below `m`, and the lanes of columns
-    // below `n`, inside `b`'s and `c`'s rows (asserted above).
-    unsafe {
-        while m - i >= 24 {
-            tile::<24>(&ops.at_row(i));
-            i += 24;
-        }
-        while m - i >= 4 {
-            tile::<4>(&ops.at_row(i));
-            i += 4;
-        }
-        while i < m {
-            tile::<1>(&ops.at_row(i));
-            i += 1;
-        }
-    }
-}
-
-/// The operands of [`matrix_product`] from one row on.
-#[derive(Clone, Copy)]
-struct Operands {
-    a: *const f32,
-    lda: usize,
-    acol: usize,
-    b: *const f32,
-    ldb: usize,
-    c: *mut f32,
-    ldc: usize,
-    k: usize,
-    accumulate: bool,
-    /// The row added to every row of sums ([`Finish::AddRow`]), or null.
-    row: *const f32,
-    /// The lanes of the n columns.
-    lanes: __mmask16,
-}
-
-impl Operands {
-    /// The same operands from row `i` of the result on.
-    fn at_row(&self, i: usize) -> Operands {
-        Operands {
-            a: self.a.wrapping_add(i * self.lda),
-            c: self.c.wrapping_add(i * self.ldc),
-            ..*self
-        }
-    }
-}
-
-/// `R` rows of results: the sums in registers over all of `k`, then stored (after adding the
-/// accumulator or the row).
-///
-/// # Safety
-/// AVX-512F; `ops` holds `R` rows from its first.
-#[target_feature(enable = "avx512f")]
-unsafe fn tile<const R: usize>(ops: &Operands) {
-    let lanes = ops.lanes;
-    // SAFETY: the caller's contract; masked lanes are neither read nor written.
-    unsafe {
-        let mut acc = [_mm512_setzero_ps(); R];
-        for p in 0..ops.k {
-            let b = _mm512_maskz_loadu_ps(lanes, ops.b.add(p * ops.ldb));
-            for (r, sum) in acc.iter_mut().enumerate() {
-                let x = _mm512_set1_ps(*ops.a.add(r * ops.lda + p * ops.acol));
-                *sum = _mm512_fmadd_ps(x, b, *sum);
-            }
-        }
-        let row = if ops.row.is_null() {
-            _mm512_setzero_ps()
-        } else {
-            _mm512_maskz_loadu_ps(lanes, ops.row)
-        };
-        for (r, sum) in acc.iter().enumerate() {
-            let out = ops.c.add(r * ops.ldc);
-            let s = if ops.accumulate {
-                _mm512_add_ps(*sum, _mm512_maskz_loadu_ps(lanes, out))
-            } else if !ops.row.is_null() {
-                _mm512_add_ps(*sum, row)
-            } else {
-                *sum
-            };
-            _mm512_mask_storeu_ps(out, lanes, s);
-        }
-    }
 }
