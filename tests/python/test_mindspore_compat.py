@@ -160,9 +160,8 @@ def test_dense_layouts_initializers_and_activations():
     net = nn.Dense(3, 2, weight_init=Tensor(w), bias_init="ones", activation="relu")
     x = np.array([[1.0, -2.0, 3.0]], np.float32)
     np.testing.assert_allclose(net(Tensor(x)).asnumpy(), np.maximum(x @ w.T + 1.0, 0), rtol=1e-6)
-    with pytest.raises(ValueError, match="unknown activation 'swish'"):
+    with pytest.raises(KeyError, match="but got swish"):
         nn.Dense(3, 2, activation="swish")
-    assert nn.Dropout(keep_prob=0.8).p == pytest.approx(0.2)
 
 
 def test_export_and_load_round_trip(tmp_path):
@@ -278,7 +277,7 @@ def test_control_flow_nets_run_and_round_trip_through_export(tmp_path):
     net = Collatz()
     n = Tensor(np.array(27, np.int64))
     assert int(net(n).asnumpy()) == 111
-    ms.export(net, n, file_name=str(tmp_path / "collatz"))
+    ms.export(net, n, file_name=str(tmp_path / "collatz"), file_format="MINDIR")
     graph = nn.GraphCell(ms.load(str(tmp_path / "collatz.mindir")))
     assert int(np.asarray(graph(Tensor(np.array(27, np.int64))))) == 111
     assert int(np.asarray(graph(Tensor(np.array(6, np.int64))))) == 8
@@ -287,11 +286,11 @@ def test_control_flow_nets_run_and_round_trip_through_export(tmp_path):
 def test_cell_introspection_as_in_mindspore():
     ms.set_seed(4)
     net = nn.SequentialCell(nn.Dense(3, 4), nn.ReLU(), nn.Dense(4, 2))
-    assert net.set_grad() is net
+    net.set_grad()
     names = [n for n, _ in net.parameters_and_names()]
     assert len(names) == 4 and len(net.parameters_dict()) == 4
     assert len(list(net.get_parameters())) == 4 and len(net.untrainable_params()) == 0
-    cells = net.cells_and_names()
+    cells = list(net.cells_and_names())
     assert cells[0] == ("", net) and len(cells) >= 3
 
 
@@ -344,9 +343,11 @@ def test_mindspore_2_functional_training_steps():
     lowered = base.copy(); lowered[0, 0] -= eps
     fd = (loss_at(bumped) - loss_at(lowered)) / (2 * eps)
     ops.assign(w, Tensor(base))
-    g = ms.grad(forward_fn, None, (w,), has_aux=True)(Tensor(x), Tensor(y, mstype.int32))
+    # With `has_aux`: `(weight gradients, (aux,))`.
+    g, aux = ms.grad(forward_fn, None, (w,), has_aux=True)(Tensor(x), Tensor(y, mstype.int32))
     np.testing.assert_allclose(g[0].asnumpy()[0, 0], fd, rtol=2e-2, atol=1e-4)
-    with pytest.raises(ValueError, match="cannot both be None"):
+    assert len(aux) == 1 and aux[0].shape == (30, 3)
+    with pytest.raises(ValueError, match="can not be None at the same time"):
         ms.grad(forward_fn, None, None)
 
 
@@ -356,7 +357,7 @@ class LeNetish(nn.Cell):
         self.conv = nn.Conv2d(1, 4, 3, pad_mode="valid", has_bias=True, weight_init="normal",
                               bias_init="zeros")
         self.relu = nn.ReLU()
-        self.pool = nn.MaxPool2d(2)
+        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
         self.flatten = nn.Flatten()
         self.fc = nn.Dense(4 * 3 * 3, 2, weight_init="normal")
 
@@ -377,7 +378,6 @@ def test_convolutions_and_optimizers_take_mindspores_arguments():
     step = nn.TrainOneStepCell(loss, opt)
     losses = [float(step(x, y).asnumpy()) for _ in range(30)]
     assert losses[-1] < losses[0]
-    assert isinstance(nn.SGD(net.trainable_params(), 0.1, momentum=0.9), nn.Momentum)
     with pytest.raises(ValueError, match="loss_scale"):
         nn.Momentum(net.trainable_params(), 0.1, 0.9, loss_scale=128.0)
     with pytest.raises(ValueError, match="data_format"):
@@ -499,8 +499,12 @@ def test_scatter_add_into_a_parameter():
 
 def test_batch_norm_in_training_and_evaluation():
     ms.set_seed(9)
-    bn = nn.BatchNorm2d(3)
     x = np.random.default_rng(10).standard_normal((4, 3, 2, 2)).astype(np.float32) * 2 + 1
+    # A Cell starts in evaluation mode: the moving statistics (zeros and ones) at first.
+    fresh = nn.BatchNorm2d(3)
+    np.testing.assert_allclose(fresh(Tensor(x)).asnumpy(), x / np.sqrt(1 + 1e-5), rtol=1e-6)
+    bn = nn.BatchNorm2d(3)
+    bn.set_train()
     y = bn(Tensor(x)).asnumpy()
     mean = x.mean(axis=(0, 2, 3), keepdims=True)
     var = x.var(axis=(0, 2, 3), keepdims=True)
@@ -527,8 +531,8 @@ class Functional(nn.Cell):
 
     def construct(self, x):
         y = ops.reshape(x, (3, 2))
-        z = ops.matmul(ops.transpose(y), y)
-        return ops.mean(ops.exp(-z), axis=0), ops.argmax(z, axis=1)
+        z = ops.matmul(ops.transpose(y, (1, 0)), y)
+        return ops.mean(ops.exp(-z), 0), ops.argmax(z, 1)
 
 
 def test_functional_operations_inside_construct():
@@ -553,13 +557,14 @@ class Printer(nn.Cell):
 def test_print_inside_construct_in_mindspores_layout(capfd):
     Printer()(Tensor(np.array([1.5, 2.5], np.float32)))
     assert capfd.readouterr().out == (
-        "x:\nTensor(shape=[2], dtype=Float32, value= [ 1.50000000e+00,  2.50000000e+00])\n")
+        "x:\nTensor(shape=[2], dtype=Float32, value=[ 1.50000000e+00  2.50000000e+00])\n")
     # The example of MindSpore's ops.Print documentation, from Python and compiled.
     x = Tensor(np.ones([2, 1]).astype(np.int32))
     y = Tensor(np.ones([2, 2]).astype(np.int32))
+    # Graph mode's layout (MindSpore 2.7.2), also from Python here.
     expected = ("Print Tensor x and Tensor y:\n"
-                "Tensor(shape=[2, 1], dtype=Int32, value=\n[[1],\n [1]])\n"
-                "Tensor(shape=[2, 2], dtype=Int32, value=\n[[1, 1],\n [1, 1]])\n")
+                "Tensor(shape=[2, 1], dtype=Int32, value=\n[[1]\n [1]])\n"
+                "Tensor(shape=[2, 2], dtype=Int32, value=\n[[1 1]\n [1 1]])\n")
     ops.print_("Print Tensor x and Tensor y:", x, y)
     assert capfd.readouterr().out == expected
 
@@ -576,7 +581,7 @@ def test_print_inside_construct_in_mindspores_layout(capfd):
     assert capfd.readouterr().out == expected
     assert ms.ops.format_tensor(Tensor(np.float32(0.1)), "mindspore") == \
         "Tensor(shape=[], dtype=Float32, value= 0.1)"
-    with pytest.raises(ValueError, match="style must be 'numpy' or 'mindspore', not 'torch'"):
+    with pytest.raises(ValueError, match="style must be 'numpy', 'mindspore' or "):
         ms.ops.format_tensor(x, "torch")
 
 
@@ -610,8 +615,11 @@ def test_shapes_are_tuples_inside_construct():
 
 def test_dropout_in_training_and_evaluation():
     ms.set_seed(12)
-    drop = nn.Dropout(keep_prob=0.75)
     x = Tensor(np.ones((1000,), np.float32))
+    # Evaluation mode until `set_train()`, as MindSpore's Cells start.
+    np.testing.assert_array_equal(nn.Dropout(keep_prob=0.75)(x).asnumpy(), np.ones(1000, np.float32))
+    drop = nn.Dropout(keep_prob=0.75)
+    drop.set_train()
     y = drop(x).asnumpy()
     kept = y != 0
     assert 0.65 < kept.mean() < 0.85
@@ -662,7 +670,7 @@ def test_softmax_primitives():
     x = np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 5.0]], np.float32)
     s, ls = Softmaxes()(Tensor(x))
     e = np.exp(x - x.max(axis=-1, keepdims=True))
-    np.testing.assert_allclose(s.asnumpy(), e / e.sum(axis=-1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(s.asnumpy(), e / e.sum(axis=-1, keepdims=True), rtol=1e-5)
     l0 = x - x.max(axis=0) - np.log(np.exp(x - x.max(axis=0)).sum(axis=0))
     np.testing.assert_allclose(ls.asnumpy(), l0, rtol=1e-5, atol=1e-6)
 
@@ -679,7 +687,7 @@ def test_save_graphs_writes_the_ir(tmp_path):
 def test_a_recursive_net_round_trips_through_export(tmp_path):
     net = Recursive()
     n = Tensor(np.array(5, np.int64))
-    ms.export(net, n, file_name=str(tmp_path / "fact"))
+    ms.export(net, n, file_name=str(tmp_path / "fact"), file_format="MINDIR")
     graph = nn.GraphCell(ms.load(str(tmp_path / "fact.mindir")))
     assert int(np.asarray(graph(Tensor(np.array(7, np.int64))))) == 5040
 

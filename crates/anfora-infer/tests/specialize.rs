@@ -370,3 +370,18 @@ fn a_block_reads_the_final_values_of_the_function_around_it() {
     );
     assert_eq!(repr(&run(src, "main", vec![])), "(True, False, False, 15)");
 }
+
+/// A function called with two shapes whose `if` reassigns a parameter: each specialization
+/// has its own join block. The join (which has no free variables) was one for both, and its
+/// phi mixed the two shapes: a spurious E0302, or an operation after it typed with the other
+/// call's shape (MindSpore's LeNet-5 pooling twice through one Cell failed to compile).
+#[test]
+fn a_join_block_belongs_to_its_functions_specialization() {
+    let src = "from anfora import ops\n\nFLAG = False\n\ndef pool(x):\n    if FLAG:\n        x = x * 2.0\n    return ops.sum(x, axis=0)\n\ndef two(x, y):\n    a = pool(x)\n    b = pool(y)\n    return ops.reshape(a, (-1,)).shape, b.shape\n";
+    let r = run(src, "two", vec![zeros(&[2, 3]), zeros(&[4, 5])]);
+    assert_eq!(repr(&r), "((3,), (5,))");
+    // A branch without free variables in each specialization, joining with one that has.
+    let src = "from anfora import ops\n\ndef f(x, c):\n    if c:\n        y = ops.zeros((2, 2))\n    else:\n        y = x\n    return y.shape\n\ndef g(x, z):\n    return f(x, False), f(z, False), f(x, True)\n";
+    let r = run(src, "g", vec![zeros(&[2, 2]), zeros(&[3, 3])]);
+    assert!(repr(&r).contains("(3, 3)"), "{}", repr(&r));
+}

@@ -151,7 +151,7 @@ fn results_and_arguments_that_nest_without_bound() {
             "def f(n):\n    if n > 0:\n        x = (f(n),)\n    else:\n        x = (f(n - 1),)\n    return x\n\ndef main():\n    return f(1)\n",
             "main",
             vec![],
-            (message("'x' in 'f'", "tuples"), 3, 14),
+            (message("'x' in 'f'", "tuples"), 5, 14),
         ),
         (
             "def f(n):\n    x = [f(n)]\n    while n > 0:\n        x = [x]\n    return x\n",

@@ -1,9 +1,12 @@
-//! MindSpore 2.x's text of a tensor, as its `Print` and `repr` show it (issue 29):
-//! `Tensor(shape=[2, 1], dtype=Int32, value=` then a line break for two or more dimensions
-//! (a space otherwise), the values, and `)`.
+//! MindSpore 2.x's texts of a tensor (issue 29), checked against MindSpore 2.7.2:
+//! * `repr` (and `Print` called from Python): `Tensor(shape=[2, 1], dtype=Int32, value=` then
+//!   a line break for two or more dimensions (a space otherwise), the values, and `)`; the
+//!   values with `, ` between items and `,` and a line break indented by the depth between
+//!   rows;
+//! * graph mode's `Print`: the same without the commas and without the space after `value=`,
+//!   and a 0-d tensor as its bare value (a bool as `1` or `0`).
 //!
-//! The values: brackets per dimension, `, ` between items, `,` and a line break indented by
-//! the depth between rows; floats in C's `%15.8e` (`%11.4e` for float16); integers right-
+//! The values: brackets per dimension; floats in C's `%15.8e` (`%11.4e` for float16); integers right-
 //! aligned to the widest; bools right-aligned in 5 columns; a 0-d tensor's value in C++'s
 //! default stream form (`%g`, `True`/`False`). Long dimensions keep their first and last 3
 //! items around `...` (more than 6 items, or more than 1,000 in a 1-D tensor), and a 1-D
@@ -32,20 +35,39 @@ pub fn mindspore_dtype_name(d: DType) -> &'static str {
     }
 }
 
-/// `Tensor(shape=[...], dtype=..., value=...)`, MindSpore's layout.
+/// `Tensor(shape=[...], dtype=..., value=...)`, MindSpore's `repr`.
 pub fn mindspore_repr(t: &Tensor) -> String {
+    text(t, true)
+}
+
+/// What MindSpore's `Print` writes of a tensor in graph mode.
+pub fn mindspore_print(t: &Tensor) -> String {
+    text(t, false)
+}
+
+fn text(t: &Tensor, commas: bool) -> String {
     let t = t.contiguous();
+    if t.ndim() == 0 && !commas {
+        return match t.get_flat(0) {
+            Scalar::Bool(b) => u8::from(b).to_string(),
+            v => scalar_text(v),
+        };
+    }
     let shape: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
     let values = if t.ndim() == 0 {
         scalar_text(t.get_flat(0))
     } else {
-        Layout::new(&t).text()
+        Layout::new(&t, commas).text()
+    };
+    let gap = match (t.ndim() > 1, commas) {
+        (true, _) => "\n",
+        (false, true) => " ",
+        (false, false) => "",
     };
     format!(
-        "Tensor(shape=[{}], dtype={}, value={}{values})",
+        "Tensor(shape=[{}], dtype={}, value={gap}{values})",
         shape.join(", "),
         mindspore_dtype_name(t.dtype()),
-        if t.ndim() > 1 { '\n' } else { ' ' },
     )
 }
 
@@ -115,14 +137,17 @@ struct Layout<'a> {
     /// The width the other items (integers, bfloat16) are right-aligned to: the widest of
     /// those shown, found by a first pass.
     widest: usize,
+    /// Whether items and rows are separated by commas (`repr`) or not (`Print`).
+    commas: bool,
     out: String,
 }
 
 impl<'a> Layout<'a> {
-    fn new(t: &'a Tensor) -> Layout<'a> {
+    fn new(t: &'a Tensor, commas: bool) -> Layout<'a> {
         Layout {
             t,
             widest: 0,
+            commas,
             out: String::new(),
         }
     }
@@ -164,7 +189,7 @@ impl<'a> Layout<'a> {
             let s = self.item(base + i);
             self.out.push_str(&s);
             if i + 1 != end {
-                self.out.push_str(", ");
+                self.out.push_str(if self.commas { ", " } else { " " });
             }
             if ndim == 1 && end - start > EDGE && (i + 1) % self.line_length() == 0 {
                 self.out.push_str("\n ");
@@ -189,22 +214,23 @@ impl<'a> Layout<'a> {
             }
         } else {
             let indent = " ".repeat(depth + 1);
+            let row_break = if self.commas { ",\n" } else { "\n" };
             for i in 0..n.min(EDGE) {
                 if i > 0 {
-                    self.out.push_str(",\n");
+                    self.out.push_str(row_break);
                     self.out.push_str(&indent);
                 }
                 self.dim(depth + 1, base + i * inner);
             }
             if n > SUMMARIZE {
-                self.out.push_str(",\n");
+                self.out.push_str(row_break);
                 self.out.push_str(&indent);
                 self.out.push_str("...");
             }
             if n > EDGE {
                 let tail = (n - EDGE).min(EDGE);
                 for k in 0..tail {
-                    if k != 0 || n <= SUMMARIZE {
+                    if self.commas && (k != 0 || n <= SUMMARIZE) {
                         self.out.push(',');
                     }
                     self.out.push('\n');

@@ -48,7 +48,7 @@ mod element;
 mod elementwise;
 mod format;
 mod format_mindspore;
-pub use format_mindspore::{mindspore_dtype_name, mindspore_repr};
+pub use format_mindspore::{mindspore_dtype_name, mindspore_print, mindspore_repr};
 pub mod fused;
 mod loops;
 mod math;

@@ -373,12 +373,16 @@ impl Interpreter<'_> {
         };
         let graph = self.module.graph(h);
         let kind = graph.kind;
+        // A block (a branch, a join) without free variables still belongs to one
+        // specialization of its function: keyed by it, two specializations (a function called
+        // with two shapes) do not share one join, whose phi would mix their arguments.
+        let pc = match pc {
+            None if is_block(kind) => Some(self.owner_context(c)),
+            pc => pc,
+        };
         // A block an unrolled iteration runs is specialized for it too: in the grad stage's
         // loops (closed graphs after lambda lifting) it would otherwise be a recursive call.
-        let block = !matches!(
-            kind,
-            GraphKind::Function | GraphKind::Lambda | GraphKind::LoopHeader | GraphKind::ModuleInit
-        );
+        let block = is_block(kind);
         let unroll =
             self.unrolls(c, h, pc, &args) || (direct && block && self.unrolled.contains(&c));
         let recursive = !unroll && self.is_recursive_call(c, h, pc);
@@ -437,6 +441,17 @@ impl Interpreter<'_> {
             self.evaluate(target);
         }
         self.ctx(target).result.clone()
+    }
+
+    /// The context of the function (or loop header) whose blocks `c` runs: `c` itself or
+    /// the nearest enclosing context that is not a block.
+    fn owner_context(&self, mut c: CtxId) -> CtxId {
+        loop {
+            match self.ctx(c).parent {
+                Some(p) if is_block(self.module.graph(self.ctx(c).graph).kind) => c = p,
+                _ => return c,
+            }
+        }
     }
 
     /// Whether a call of loop header `h` is specialized per iteration (unrolled): the loop
@@ -565,4 +580,12 @@ pub(super) fn keyword_names(names: &[Abs]) -> Vec<String> {
             _ => String::new(),
         })
         .collect()
+}
+
+/// Whether graphs of this kind are blocks of a function (branches, joins, loop bodies).
+fn is_block(kind: GraphKind) -> bool {
+    !matches!(
+        kind,
+        GraphKind::Function | GraphKind::Lambda | GraphKind::LoopHeader | GraphKind::ModuleInit
+    )
 }

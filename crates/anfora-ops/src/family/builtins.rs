@@ -27,9 +27,10 @@ primitives! {
     Print = builtin("Print", &[Py::Builtin("print")], "(*values, sep=' ', end='\\n')",
         |_, _| Ok(Abs::None), |_, a, out| print(a, out), Backward::Zero)
         .with_effects(Effects::IO);
-    /// `ops.format_tensor(x, style="numpy")`: the text `print` shows of `x` (`str(x)`), or with
-    /// `style="mindspore"` MindSpore's `Tensor(shape=[...], dtype=..., value=...)` layout
-    /// (the MindSpore compatibility layer's `Print` writes it).
+    /// `ops.format_tensor(x, style="numpy")`: the text `print` shows of `x` (`str(x)`), with
+    /// `style="mindspore"` MindSpore's `repr` (`Tensor(shape=[...], dtype=..., value=...)`),
+    /// with `style="mindspore_print"` what MindSpore's `Print` writes in graph mode (the
+    /// MindSpore compatibility layer's `Print` writes it).
     FormatTensor = builtin("FormatTensor", &[Py::Op("format_tensor")], "(x, style='numpy')",
         |_, _| Ok(Abs::Str(None)), |_, a, _| format_tensor(&a[0], &a[1]), Backward::Zero);
     Len = builtin("Len", &[Py::Builtin("len")], "(obj)", |_, a| Ok(length_abs(&a[0])),
@@ -552,11 +553,14 @@ fn format_tensor(x: &Value, style: &Value) -> OpResult {
         (Value::Str(s), Value::Tensor(t)) if &**s == "mindspore" => {
             Ok(Value::str(&anfora_tensor::mindspore_repr(t)))
         }
-        (Value::Str(s), x) if &**s == "numpy" || &**s == "mindspore" => {
+        (Value::Str(s), Value::Tensor(t)) if &**s == "mindspore_print" => {
+            Ok(Value::str(&anfora_tensor::mindspore_print(t)))
+        }
+        (Value::Str(s), x) if matches!(&**s, "numpy" | "mindspore" | "mindspore_print") => {
             Ok(Value::str(&crate::value::to_str(x)))
         }
         (Value::Str(s), _) => Err(value_error(format!(
-            "format_tensor: style must be 'numpy' or 'mindspore', not {}",
+            "format_tensor: style must be 'numpy', 'mindspore' or 'mindspore_print', not {}",
             crate::pynum::str_repr(s)
         ))),
         (other, _) => Err(type_error(format!(

@@ -13,6 +13,8 @@ from anfora.nn import ReLU, Tanh  # noqa: F401
 from anfora.nn import Dropout as _Dropout
 
 from . import _random
+
+_NEG_INF = float("-inf")
 from .common import initializer as _init
 
 
@@ -38,7 +40,10 @@ class Cell(_nn.Cell):
     `fc1.weight`, `seq.0.bias`); as Cells are built inside out, names end as the full path
     from the outermost Cell that prefixes. A Parameter set directly keeps its name unless it
     has none, then takes the attribute's. `auto_prefix=False` (MindSpore's wrappers, such as
-    `TrainOneStepCell`) renames nothing."""
+    `TrainOneStepCell`) renames nothing. A Cell starts in evaluation mode, as MindSpore's
+    do: `set_train()` (or `Model.train`) selects the training behaviour."""
+
+    training = False
 
     def __init__(self, auto_prefix=True, flags=None):
         object.__setattr__(self, "_auto_prefix", bool(auto_prefix))
@@ -58,7 +63,90 @@ class Sigmoid(Cell):
         return _ops.sigmoid(x)
 
 
+class _Activation(Cell):
+    """An activation `get_activation` names, with MindSpore's defaults (`Softmax` on the
+    last axis, `LeakyReLU` alpha 0.2, `ELU` alpha 1)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def construct(self, x):
+        return self.fn(x)
+
+
+def _ReLU6(x):
+    return _ops.clip(x, 0.0, 6.0)
+
+
+def _SiLU(x):
+    return _ops.silu(x)
+
+
+def _Softmax(x):
+    return _ops.softmax(x, -1)
+
+
+def _LogSoftmax(x):
+    return _ops.log_softmax(x, -1)
+
+
+def _HSwish(x):
+    return _ops.hardswish(x)
+
+
+def _HSigmoid(x):
+    return _ops.clip(x + 3.0, 0.0, 6.0) / 6.0
+
+
+def _LeakyReLU(x):
+    return _ops.maximum(x, x * 0.2)
+
+
+def _ELU(x):
+    return _ops.where(x > 0.0, x, _ops.exp(_ops.minimum(x, 0.0)) - 1.0)
+
+
+def _Softsign(x):
+    return x / (_ops.abs(x) + 1.0)
+
+
+def _LogSigmoid(x):
+    return -_ops.softplus(-x)
+
+
+def _Mish(x):
+    return x * _ops.tanh(_ops.softplus(x))
+
+
+def _Tanhshrink(x):
+    return x - _ops.tanh(x)
+
+
+# MindSpore's names for `Dense(activation=...)` / `get_activation`: those anfora computes.
 _ACTIVATIONS = {"relu": ReLU, "sigmoid": Sigmoid, "tanh": Tanh}
+for _name, _fn in [("relu6", _ReLU6), ("silu", _SiLU), ("softmax", _Softmax),
+                   ("logsoftmax", _LogSoftmax), ("hswish", _HSwish), ("hsigmoid", _HSigmoid),
+                   ("leakyrelu", _LeakyReLU), ("elu", _ELU), ("softsign", _Softsign),
+                   ("logsigmoid", _LogSigmoid), ("mish", _Mish), ("tanhshrink", _Tanhshrink)]:
+    _ACTIVATIONS[_name] = _fn
+# MindSpore's other names: refused by name rather than computed differently.
+_MINDSPORE_ONLY = ["softmin", "softmax2d", "logsoftmaxExt", "rrelu", "hardtanh", "gelu",
+                   "fast_gelu", "prelu", "preluExt", "softshrink", "hshrink", "threshold"]
+
+
+def get_activation(name, prim_name=None):
+    """MindSpore's `nn.get_activation(name)`: the activation Cell of that name (None for
+    None); a KeyError, as MindSpore's, for a name it does not know."""
+    if name is None:
+        return None
+    if name in ("relu", "sigmoid", "tanh"):
+        return _ACTIVATIONS[name]()
+    if name in _ACTIVATIONS:
+        return _Activation(_ACTIVATIONS[name])
+    if name in _MINDSPORE_ONLY:
+        raise KeyError(f"activation {name!r} is not supported by anfora's MindSpore layer")
+    known = list(_ACTIVATIONS) + _MINDSPORE_ONLY
+    raise KeyError(f"The 'name' must be in {known}, but got {name}.")
 
 
 class Dense(Cell):
@@ -76,9 +164,7 @@ class Dense(Cell):
         self.bias = (Parameter(_initial(bias_init, (out_channels,), in_channels, dtype), name="bias")
                      if has_bias else None)
         if isinstance(activation, str):
-            if activation.lower() not in _ACTIVATIONS:
-                raise ValueError(f"unknown activation {activation!r} ({', '.join(_ACTIVATIONS)})")
-            activation = _ACTIVATIONS[activation.lower()]()
+            activation = get_activation(activation.lower())
         self.activation = activation
         self.activation_flag = activation is not None
 
@@ -93,10 +179,103 @@ class Dense(Cell):
 
 class Dropout(_Dropout):
     """MindSpore's `Dropout(keep_prob=0.5, p=None)`: drops with probability `p`, or
-    `1 - keep_prob`."""
+    `1 - keep_prob`, once `set_train()` (it starts in evaluation mode, as MindSpore's)."""
+
+    training = False
 
     def __init__(self, keep_prob=0.5, p=None):
         super().__init__(p=1.0 - keep_prob if p is None else p)
+
+
+class BatchNorm2d(_nn.BatchNorm2d):
+    """anfora's `BatchNorm2d` (MindSpore's momentum convention), starting in evaluation mode
+    (the moving statistics) as MindSpore's does."""
+
+    training = False
+
+
+class BatchNorm1d(_nn.BatchNorm1d):
+    """anfora's `BatchNorm1d`, starting in evaluation mode as MindSpore's does."""
+
+    training = False
+
+
+def _same_pads(size, kernel, stride):
+    """MindSpore's (TensorFlow's) "same" padding of one axis: `ceil(size / stride)` outputs,
+    the odd element of the padding after."""
+    total = max((-(-size // stride) - 1) * stride + kernel - size, 0)
+    return (total // 2, total - total // 2)
+
+
+class _Pool2d(Cell):
+    """MindSpore's pooling layers' arguments: `kernel_size=1, stride=1` (not the kernel size),
+    `pad_mode` "valid", "same" or "pad" (with `padding`), NCHW."""
+
+    def __init__(self, name, kernel_size, stride, pad_mode, padding, data_format):
+        mode = str(pad_mode).upper()
+        if mode not in ("VALID", "SAME", "PAD"):
+            raise ValueError(f"{name}: pad_mode must be 'valid', 'same' or 'pad', got {pad_mode!r}")
+        if mode != "PAD" and padding not in (0, (0, 0), (0, 0, 0, 0)):
+            raise ValueError(f"{name}: padding must be 0 unless pad_mode is 'pad', got {padding!r}")
+        if data_format != "NCHW":
+            raise ValueError(f"{name}: data_format {data_format!r} is not supported (NCHW only)")
+        self.kernel_size = _nn._pair(kernel_size, "kernel_size")
+        self.stride = _nn._pair(stride, "stride")
+        self.padding = _nn._pair(padding, "padding") if mode == "PAD" else (0, 0)
+        self.same = mode == "SAME"
+
+    def same_pad(self, x, value):
+        """`x` padded to the "same" outputs on its last two axes with `value`."""
+        kh, kw = self.kernel_size
+        sh, sw = self.stride
+        top = _same_pads(x.shape[-2], kh, sh)
+        left = _same_pads(x.shape[-1], kw, sw)
+        if len(x.shape) == 4:
+            return _ops.pad(x, ((0, 0), (0, 0), top, left), constant_values=value)
+        return _ops.pad(x, ((0, 0), top, left), constant_values=value)
+
+
+class MaxPool2d(_Pool2d):
+    """MindSpore's `MaxPool2d(kernel_size=1, stride=1, pad_mode="valid", padding=0,
+    dilation=1, return_indices=False, ceil_mode=False, data_format="NCHW")` on (N, C, H, W)
+    or (C, H, W): "same" pads with -inf (the odd row and column after)."""
+
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, dilation=1,
+                 return_indices=False, ceil_mode=False, data_format="NCHW"):
+        if dilation not in (1, (1, 1)) or return_indices or ceil_mode:
+            raise ValueError("MaxPool2d: dilation, return_indices and ceil_mode are not "
+                             "supported by anfora's MindSpore layer")
+        super().__init__("MaxPool2d", kernel_size, stride, pad_mode, padding, data_format)
+
+    def construct(self, x):
+        if self.same:
+            x = self.same_pad(x, _NEG_INF)
+        return _ops.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AvgPool2d(_Pool2d):
+    """MindSpore's `AvgPool2d(kernel_size=1, stride=1, pad_mode="valid", padding=0,
+    ceil_mode=False, count_include_pad=True, divisor_override=None, data_format="NCHW")`:
+    with "pad" the padded zeros count in the mean; with "same" they do not (each window's sum
+    over the elements it covers, divided by their number)."""
+
+    def __init__(self, kernel_size=1, stride=1, pad_mode="valid", padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None, data_format="NCHW"):
+        if ceil_mode or divisor_override is not None:
+            raise ValueError("AvgPool2d: ceil_mode and divisor_override are not supported by "
+                             "anfora's MindSpore layer")
+        super().__init__("AvgPool2d", kernel_size, stride, pad_mode, padding, data_format)
+        if not count_include_pad and self.padding != (0, 0):
+            raise ValueError("AvgPool2d: count_include_pad=False with padding is not supported "
+                             "by anfora's MindSpore layer")
+
+    def construct(self, x):
+        if self.same:
+            sums = _ops.avg_pool2d(self.same_pad(x, 0.0), self.kernel_size, self.stride, 0)
+            ones = self.same_pad(_ops.ones_like(x), 0.0)
+            counts = _ops.avg_pool2d(ones, self.kernel_size, self.stride, 0)
+            return sums / counts
+        return _ops.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
 class Conv2d(_nn.Conv2d):

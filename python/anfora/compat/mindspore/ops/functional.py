@@ -19,8 +19,9 @@ class _First(_Cell):
 
 class _Gradient:
     """The gradient function `grad` / `value_and_grad` return. With `has_aux`, `fn` returns
-    `(value, aux...)`: the gradient is that of `value`, and the whole output is returned; `fn`
-    then runs once more for the outputs than for the gradient."""
+    `(value, aux...)`: the gradient is that of `value` alone; `grad` returns
+    `(gradients, (aux...))` and `value_and_grad` `((value, aux...), gradients)`, as
+    MindSpore's do. `fn` then runs once more for the outputs than for the gradient."""
 
     def __init__(self, fn, grad_position, weights, has_aux, with_value):
         self.fn = fn
@@ -29,13 +30,19 @@ class _Gradient:
         self.weights = weights
         self.has_aux = has_aux
         self.with_value = with_value
+        # `first` takes `*args`, so its gradient at one position comes as a 1-tuple, where
+        # MindSpore gives the tensor for an int `grad_position`.
+        self.one_position = isinstance(grad_position, int)
 
     def __call__(self, *args):
         if self.has_aux:
             grads = _af.grad(self.first, self.argnums, self.weights)(*args)
+            if self.one_position:
+                grads = (grads[0][0], grads[1]) if self.weights is not None else grads[0]
+            out = self.fn(*args)
             if self.with_value:
-                return self.fn(*args), grads
-            return grads
+                return out, grads
+            return grads, out[1:]
         if self.with_value:
             return _af.value_and_grad(self.fn, self.argnums, self.weights)(*args)
         return _af.grad(self.fn, self.argnums, self.weights)(*args)
@@ -43,7 +50,7 @@ class _Gradient:
 
 def _checked(grad_position, weights):
     if grad_position is None and weights is None:
-        raise ValueError("grad_position and weights cannot both be None")
+        raise ValueError("`grad_position` and `weight` can not be None at the same time.")
     return grad_position
 
 

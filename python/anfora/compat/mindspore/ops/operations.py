@@ -379,14 +379,15 @@ class UniformReal(StandardNormal):
 
 
 class Print(Primitive):
-    """`Print()(*inputs)`: MindSpore's Print, each input on a line of its own, tensors in
-    MindSpore's layout (`Tensor(shape=[2], dtype=Float32, value= [...])`), strings and
-    numbers as they are."""
+    """`Print()(*inputs)`: MindSpore's Print in graph mode, each input on a line of its own,
+    tensors in its layout (`Tensor(shape=[2], dtype=Float32, value=[...])`, a 0-d tensor as
+    its value), strings and numbers as they are. Called from Python it writes the same (where
+    MindSpore's PyNative mode writes each tensor's `repr`)."""
 
     def __call__(self, *inputs):
         lines = ()
         for x in inputs:
-            lines = lines + (ops.format_tensor(x, "mindspore"),)
+            lines = lines + (ops.format_tensor(x, "mindspore_print"),)
         print(*lines, sep="\n")
 
 

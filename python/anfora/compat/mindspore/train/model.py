@@ -143,15 +143,13 @@ class Model:
                     m.update(self.loss_fn(logits, label))
                 else:
                     m.update(logits, label)
-        self.network.set_train(True)
+        # Left in evaluation mode, as MindSpore's `Model.eval` leaves it.
         return {name: m.eval() for name, m in self.metrics.items()}
 
     def predict(self, *inputs):
+        """The network's outputs in evaluation mode, in which it is left (as MindSpore's)."""
         self.network.set_train(False)
-        try:
-            return self.network(*inputs)
-        finally:
-            self.network.set_train(True)
+        return self.network(*inputs)
 
 
 __all__ = ["Model", "Accuracy", "Loss"]
