@@ -69,8 +69,8 @@ def test_protobuf_parses_what_anfora_writes(tmp_path):
     msg = Checkpoint()
     msg.ParseFromString(path.read_bytes())
     got = {v.tag: v.tensor for v in msg.value}
-    # MindSpore's Conv2d has no bias unless asked.
-    names = ["conv.weight", "fc.weight", "fc.bias", "scale", "steps"]
+    # MindSpore's order (a Cell's own Parameters first); its Conv2d has no bias unless asked.
+    names = ["scale", "steps", "conv.weight", "fc.weight", "fc.bias"]
     assert list(got) == names + ["epoch_num", "lr", "flag", "note"]
     w = got["fc.weight"]
     assert (list(w.dims), w.tensor_type) == ([3, 4], "Float32")

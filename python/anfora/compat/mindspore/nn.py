@@ -48,6 +48,21 @@ class Cell(_nn.Cell):
     def __init__(self, auto_prefix=True, flags=None):
         object.__setattr__(self, "_auto_prefix", bool(auto_prefix))
 
+    def parameters_and_names(self):
+        """`[(path, Parameter)]` in MindSpore's order and names: this Cell's own Parameters
+        (also those in its tuples), then each Cell it holds with that Cell's own paths (a
+        `SequentialCell`'s `0.weight`), each Parameter once. anfora's order is the
+        attributes'."""
+        cells = {n: v for n, v in vars(self).items() if isinstance(v, _nn.Cell)}
+        out = [(p, v) for p, v in super().parameters_and_names() if p.split(".")[0] not in cells]
+        seen = {id(v) for _, v in out}
+        for name, cell in cells.items():
+            for path, param in cell.parameters_and_names():
+                if id(param) not in seen:
+                    seen.add(id(param))
+                    out.append((f"{name}.{path}", param))
+        return out
+
     def __setattr__(self, name, value):
         if getattr(self, "_auto_prefix", True) and not name.startswith("_"):
             if isinstance(value, _nn.Cell):

@@ -118,7 +118,9 @@ class _Source(Dataset):
         super().__init__()
         if (num_shards is None) != (shard_id is None):
             raise ValueError("num_shards and shard_id must be given together")
-        if num_shards is not None and not 0 <= int(shard_id) < int(num_shards):
+        if num_shards is not None and int(shard_id) >= int(num_shards):
+            raise ValueError("shard_id should be less than num_shards.")
+        if num_shards is not None and int(shard_id) < 0:
             raise ValueError(f"shard_id {shard_id} is not in [0, {num_shards})")
         self._n = n
         self._columns = list(column_names)

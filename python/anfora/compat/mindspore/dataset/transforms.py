@@ -29,8 +29,12 @@ class OneHot:
 
     def __call__(self, label):
         label = _np.asarray(label)
-        if label.dtype.kind not in "iu" or (label < 0).any() or (label >= self._n).any():
+        if label.dtype.kind not in "iu" or (label < 0).any():
             raise ValueError(f"OneHot: labels must be integers in [0, {self._n})")
+        if (label >= self._n).any():
+            # MindSpore's pipeline raises a RuntimeError, with this message.
+            raise RuntimeError(f"OneHot: index values should not bigger than num classes: "
+                               f"{self._n}, but got: {int(label.max())}")
         out = _np.eye(self._n, dtype=_np.float32)[label]
         if self._smooth:
             out = out * (1 - self._smooth) + self._smooth / self._n

@@ -63,13 +63,31 @@ class Loss:
         return self._sum / self._count
 
 
-_METRICS = {"accuracy": Accuracy, "acc": Accuracy, "loss": Loss}
+# MindSpore's metric names (`get_metric_fn`); those anfora computes map to their classes.
+_METRIC_NAMES = ["F1", "acc", "accuracy", "auc", "bleu_score", "confusion_matrix",
+                 "confusion_matrix_metric", "cosine_similarity", "dice", "hausdorff_distance",
+                 "loss", "mae", "mean_surface_distance", "mse", "occlusion_sensitivity",
+                 "perplexity", "precision", "recall", "roc", "root_mean_square_distance",
+                 "top_1_accuracy", "top_5_accuracy", "topk"]
+
+
+def _metric_by_name(name):
+    """The metric MindSpore's `Model(metrics={name})` makes: its names are case-sensitive."""
+    if name in ("acc", "accuracy"):
+        return Accuracy()
+    if name == "loss":
+        return Loss()
+    if name in _METRIC_NAMES:
+        raise KeyError(f"metric {name!r} is not supported by anfora's MindSpore layer "
+                       "(accuracy, loss)")
+    raise KeyError(f"For 'get_metric_fn', unsupported metric {name}, please refer to official "
+                   "website for more details about supported metrics.")
 
 
 class Model:
     """`Model(network, loss_fn=None, optimizer=None, metrics=None)`: training with
     `TrainOneStepCell(WithLossCell(network, loss_fn), optimizer)`, evaluation with the
-    metrics (names, as MindSpore's `{"Accuracy"}`, or metric objects)."""
+    metrics (MindSpore's names, `{"accuracy", "loss"}`, or metric objects)."""
 
     def __init__(self, network, loss_fn=None, optimizer=None, metrics=None):
         self.network = network
@@ -79,10 +97,7 @@ class Model:
         for name in metrics or ():
             metric = metrics[name] if isinstance(metrics, dict) else None
             if metric is None:
-                key = name.lower()
-                if key not in _METRICS:
-                    raise ValueError(f"Model: unknown metric {name!r} (Accuracy, Loss)")
-                metric = _METRICS[key]()
+                metric = _metric_by_name(name)
             self.metrics[name] = metric
         self._step = None
         if loss_fn is not None and optimizer is not None:
@@ -97,7 +112,8 @@ class Model:
         callbacks = callbacks if isinstance(callbacks, (list, tuple)) else [callbacks] if callbacks else []
         for cb in callbacks:
             if not isinstance(cb, _callback.Callback):
-                raise TypeError(f"Model.train: {type(cb).__name__} is not a Callback")
+                raise TypeError("When the 'callbacks' is a list, the elements in 'callbacks' must "
+                                f"be Callback functions ({type(cb).__name__} is not a Callback)")
         batch_num = _dataset_size(train_dataset)
         params = _callback._Params(
             train_network=self._step, network=self.network, optimizer=self.optimizer,
