@@ -123,18 +123,26 @@ def jit(fn=None):
     return f
 
 
-def grad(fn, argnums=0, weights=None, sens_param=False):
+def _cast_integers(integers):
+    if integers not in ("zero", "cast"):
+        raise ValueError(f"integers must be 'zero' or 'cast', got {integers!r}")
+    return integers == "cast"
+
+
+def grad(fn, argnums=0, weights=None, sens_param=False, integers="zero"):
     """The gradient of `fn` with respect to the arguments in `argnums` (an int, a tuple of
     ints, None for no argument, or `...` for every argument) and the Parameters in `weights`.
     With weights the result is `(argument gradients, weight gradients)`. `fn` returns a
     scalar, or with `sens_param=True` anything: the gradient function then takes the output's
-    sensitivity (shaped like the output) as an extra last argument."""
-    return jit(fn)._grad_transform(argnums, weights, False, sens_param)
+    sensitivity (shaped like the output) as an extra last argument. Integer tensors get a
+    zero gradient; `integers="cast"` gives them MindSpore's instead (every integer value's
+    sensitivity computed as for floats and cast, truncating, to its dtype)."""
+    return jit(fn)._grad_transform(argnums, weights, False, sens_param, _cast_integers(integers))
 
 
-def value_and_grad(fn, argnums=0, weights=None, sens_param=False):
+def value_and_grad(fn, argnums=0, weights=None, sens_param=False, integers="zero"):
     """Like `grad`, returning `(fn(*args), gradients)`."""
-    return jit(fn)._grad_transform(argnums, weights, True, sens_param)
+    return jit(fn)._grad_transform(argnums, weights, True, sens_param, _cast_integers(integers))
 
 
 grad.__anfora_prim__ = "grad"

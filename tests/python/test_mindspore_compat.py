@@ -1225,3 +1225,95 @@ def test_parameters_are_named_after_where_they_are_held():
     assert outer(x).shape == ()
     step = nn.TrainOneStepCell(outer, nn.SGD(outer.trainable_params(), 0.1))  # auto_prefix=False
     assert step.network.backbone.fc1.weight.name == "backbone.fc1.weight"
+
+
+# Integer gradients: MindSpore computes them as for floats and casts (truncating) each value's
+# sensitivity to its dtype. The expected values are MindSpore 2.7.2's (run on this machine
+# kind, graph mode, CPU), each also derivable by hand as commented.
+
+def _sq(x):
+    return x * x
+
+
+def _scale(x):
+    return x * 2.5
+
+
+def _mixed(x, y):
+    return x * x * y
+
+
+def _total(x):
+    return ops.sum(x * x)
+
+
+def _cube(x):
+    return x * x * x
+
+
+def _picked(x):
+    return x[1] * 3
+
+
+def _through_float(x):
+    return ops.exp(ops.cast(x, ms.float32))
+
+
+def _product(x, w):
+    return ops.matmul(ops.cast(x, ms.float32), w)
+
+
+def _broadcast(x, y):
+    return x + y
+
+
+class _IntNet(nn.Cell):
+    def construct(self, x, y):
+        return x * x * y
+
+
+def test_integer_gradients_follow_mindspores_rule():
+    xi = Tensor(np.array([3, -2, 5], np.int32))
+    xf = Tensor(np.array([1.5, 2.0, -1.0], np.float32))
+
+    def check(got, dtypes, values):
+        got = got if isinstance(got, tuple) else (got,)
+        assert [g.dtype for g in got] == dtypes
+        for g, v in zip(got, values):
+            np.testing.assert_array_equal(g.asnumpy(), v)
+
+    check(ms.grad(_sq)(xi), [mstype.int32], [[6, -4, 10]])  # 2x in int32
+    check(ms.grad(_scale)(xi), [mstype.int32], [[2, 2, 2]])  # 2.5 truncated
+    # (x*x)*y: y truncated to int32 ([1, 2, -1]) as x*x's sensitivity, then 2x times it.
+    check(ms.grad(_mixed, grad_position=(0, 1))(xi, xf), [mstype.int32, mstype.float32],
+          [[6, -8, -10], [9.0, 4.0, 25.0]])
+    check(ms.grad(_total)(xi), [mstype.int32], [[6, -4, 10]])
+    check(ms.grad(_cube)(Tensor(np.array([2, 3], np.int64))), [mstype.int64], [[12, 27]])
+    check(ms.grad(_picked)(xi), [mstype.int32], [[0, 3, 0]])
+    check(ms.grad(_through_float)(xi), [mstype.int32], [[20, 0, 148]])  # exp(x) truncated
+    w = Tensor(np.array([[1.5, 2.0], [3.0, -1.0]], np.float32))
+    check(ms.grad(_product, grad_position=(0, 1))(Tensor(np.array([[1, 2], [3, 4]], np.int32)), w),
+          [mstype.int32, mstype.float32], [[[3, 2], [3, 2]], [[4.0, 4.0], [6.0, 6.0]]])
+    check(ms.grad(_broadcast, grad_position=(0, 1))(Tensor(np.array([[1], [2]], np.int32)),
+                                                    Tensor(np.array([[0.5, 1.5, 2.5]], np.float32))),
+          [mstype.int32, mstype.float32], [[[3], [3]], [[2.0, 2.0, 2.0]]])
+    check(ms.grad(_sq)(Tensor(np.array([2, 3], np.uint8))), [mstype.uint8], [[4, 6]])
+    # GradOperation on a Cell, with and without a sensitivity (2 everywhere).
+    check(C.GradOperation(get_all=True)(_IntNet())(xi, xf), [mstype.int32, mstype.float32],
+          [[6, -8, -10], [9.0, 4.0, 25.0]])
+    # All integers: x*x*y with y = [2, 1, -1], and a sensitivity [2, 3, 1] (2xy·sens).
+    yi = Tensor(np.array([2, 1, -1], np.int32))
+    check(C.GradOperation(get_all=True)(_IntNet())(xi, yi), [mstype.int32, mstype.int32],
+          [[12, -4, -10], [9, 4, 25]])
+    sens = Tensor(np.array([2, 3, 1], np.int32))
+    check(C.GradOperation(sens_param=True)(_IntNet())(xi, yi, sens), [mstype.int32], [[24, -12, -10]])
+
+
+def test_anforas_own_grad_keeps_integers_out():
+    import anfora
+
+    xi = Tensor(np.array([3, -2, 5], np.int32))
+    np.testing.assert_array_equal(anfora.grad(_sq)(xi).asnumpy(), [0, 0, 0])
+    np.testing.assert_array_equal(anfora.grad(_sq, integers="cast")(xi).asnumpy(), [6, -4, 10])
+    with pytest.raises(ValueError, match="integers must be 'zero' or 'cast'"):
+        anfora.grad(_sq, integers="mindspore")

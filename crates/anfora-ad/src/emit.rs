@@ -9,10 +9,23 @@ pub(crate) struct GraphEmit<'a> {
     pub m: &'a mut Module,
     pub graph: GraphId,
     pub span: Span,
+    /// MindSpore's rule for integer values (see [`crate::IntegerSensitivities`]).
+    pub integers: crate::IntegerSensitivities,
 }
 
 impl Emit for GraphEmit<'_> {
     fn op(&mut self, p: Prim, args: &[NodeId]) -> NodeId {
+        // The primitives that give an integer value's sensitivity take the rule as a last
+        // argument when it is MindSpore's (they give a zero otherwise).
+        let keeps = matches!(
+            p,
+            Prim::SumToShape | Prim::IndexGrad | Prim::ReduceGrad | Prim::GradTupleAt
+        );
+        if keeps && self.integers == crate::IntegerSensitivities::Cast {
+            let mut with = args.to_vec();
+            with.push(self.m.value(Const::Bool(true)));
+            return self.m.apply_prim(self.graph, p, &with, self.span);
+        }
         self.m.apply_prim(self.graph, p, args, self.span)
     }
 

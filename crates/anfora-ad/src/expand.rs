@@ -19,6 +19,8 @@ struct Options {
     weights: Option<Vec<ParamRef>>,
     /// The wrapper takes the output's sensitivity as an extra last argument.
     sens: bool,
+    /// The rule for integer values' sensitivities (`integers="zero"` or `"cast"`).
+    integers: crate::IntegerSensitivities,
 }
 
 /// How to call J(f) from a wrapper: the J graph, then the lifted free values, then the
@@ -64,7 +66,12 @@ impl Transform<'_> {
         crate::stars::bind_star_calls(self.m, fg);
         let lifted = lift(self.m, fg, &ws, &mut self.names);
         crate::methods::to_primitives(self.m, lifted.graph);
+        let outer = self.integers;
+        self.integers = options
+            .as_ref()
+            .map_or(crate::IntegerSensitivities::Zero, |o| o.integers);
         let call = self.j_call(&lifted, &ws);
+        self.integers = outer;
         match options {
             None => self.expand_vjp(h, n, fg, &call, &ins[2..], all, span),
             Some(options) => {
@@ -106,12 +113,19 @@ impl Transform<'_> {
             Some(Some(Const::Bool(true))) => true,
             _ => return Err(bad("sens_param must be a constant bool")),
         };
+        let integers = match ins.get(5).map(|&x| self.const_arg(x)) {
+            None | Some(Some(Const::None)) => crate::IntegerSensitivities::Zero,
+            Some(Some(Const::Str(s))) if &*s == "zero" => crate::IntegerSensitivities::Zero,
+            Some(Some(Const::Str(s))) if &*s == "cast" => crate::IntegerSensitivities::Cast,
+            _ => return Err(bad("integers must be the constant 'zero' or 'cast'")),
+        };
         let argnums = argnums.into_iter().map(|i| i as usize).collect();
         Ok(Options {
             argnums,
             single,
             weights,
             sens,
+            integers,
         })
     }
 

@@ -40,6 +40,16 @@ use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, Prim, Span};
 
 pub use lift::{FvKey, Lifted, lift};
 
+/// What the sensitivity of an integer tensor is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IntegerSensitivities {
+    /// A zero of its dtype: integers are not differentiated (anfora's and JAX's rule).
+    Zero,
+    /// The sensitivity computed as for floats and cast (truncated) to the value's dtype at
+    /// every value: MindSpore's rule, which its compatibility layer asks for.
+    Cast,
+}
+
 /// Unique graph names.
 pub struct Namer {
     used: HashSet<String>,
@@ -228,14 +238,18 @@ struct Transform<'a> {
     names: Namer,
     /// J graph of each closed graph (for a graph on a cycle of tail calls, the entry that
     /// calls its continuation-passing form, see [`loops`]).
-    j: HashMap<GraphId, GraphId>,
+    /// Each is kept per rule for integer values, which the backward graphs depend on.
+    j: HashMap<(GraphId, IntegerSensitivities), GraphId>,
     /// The continuation-passing J graph `Jk(g)` of each graph on or leaving a cycle of tail
     /// calls.
-    jk: HashMap<GraphId, GraphId>,
+    jk: HashMap<(GraphId, IntegerSensitivities), GraphId>,
     /// J graph of each primitive used as a value.
-    j_prim: HashMap<Prim, GraphId>,
-    /// J graphs to build: the graph, its J graph, and whether it passes continuations.
-    todo: Vec<(GraphId, GraphId, bool)>,
+    j_prim: HashMap<(Prim, IntegerSensitivities), GraphId>,
+    /// J graphs to build: the graph, its J graph, whether it passes continuations, and the
+    /// rule for integer values it is built with.
+    todo: Vec<(GraphId, GraphId, bool, IntegerSensitivities)>,
+    /// The rule for integer values of the J graphs being made now.
+    integers: IntegerSensitivities,
     cycles: loops::TailCycles,
     errors: Vec<Diagnostic>,
     /// Missing rules already reported (one diagnostic per call site).
@@ -254,6 +268,7 @@ impl<'a> Transform<'a> {
             jk: HashMap::new(),
             j_prim: HashMap::new(),
             todo: Vec::new(),
+            integers: IntegerSensitivities::Zero,
             cycles: loops::TailCycles::default(),
             errors: Vec::new(),
             reported: HashSet::new(),
@@ -356,11 +371,11 @@ impl<'a> Transform<'a> {
 
     /// The J graph of closed graph `g` (built by [`Transform::finish`]).
     fn j_graph(&mut self, g: GraphId) -> GraphId {
-        if let Some(&j) = self.j.get(&g) {
+        if let Some(&j) = self.j.get(&(g, self.integers)) {
             return j;
         }
         let jg = self.new_j_graph(g, "J");
-        self.j.insert(g, jg);
+        self.j.insert((g, self.integers), jg);
         // An object's graph, or a lifted copy of one: the J graph stands for the object too.
         let object = match self.m.objects.contains_key(&g) {
             true => Some(g),
@@ -372,15 +387,18 @@ impl<'a> Transform<'a> {
         if self.cycles.contains(g) {
             self.entry(g, jg);
         } else {
-            self.todo.push((g, jg, false));
+            self.todo.push((g, jg, false, self.integers));
         }
         jg
     }
 
     fn finish(&mut self) {
-        while let Some((g, jg, cps)) = self.todo.pop() {
+        let outer = self.integers;
+        while let Some((g, jg, cps, integers)) = self.todo.pop() {
+            self.integers = integers;
             self.build(g, jg, cps);
         }
+        self.integers = outer;
     }
 
     /// The J-world counterpart of input `x` of a node of `g`.
@@ -436,7 +454,7 @@ impl<'a> Transform<'a> {
 
     /// `J(p)` for a primitive used as a value: `(p(x...), bprop)`.
     fn j_prim_graph(&mut self, p: Prim, span: Span) -> GraphId {
-        if let Some(&j) = self.j_prim.get(&p) {
+        if let Some(&j) = self.j_prim.get(&(p, self.integers)) {
             return j;
         }
         let sig = p.signature();
@@ -446,7 +464,7 @@ impl<'a> Transform<'a> {
             GraphKind::Lambda,
             span,
         );
-        self.j_prim.insert(p, jg);
+        self.j_prim.insert((p, self.integers), jg);
         if sig.varargs {
             self.no_rule(p, span);
         }
@@ -469,6 +487,7 @@ impl<'a> Transform<'a> {
             m: self.m,
             graph: bg,
             span,
+            integers: self.integers,
         };
         let grads = emit::backward(&mut e, rule_prim, &rule_args, &needs, out, d);
         let mut grads = grads.unwrap_or_else(|| {
@@ -502,6 +521,7 @@ impl<'a> Transform<'a> {
             m: self.m,
             graph: jg,
             span,
+            integers: self.integers,
         };
         if let Some(f) = emit::forward(&mut e, p, args) {
             return (f.out, f.prim, f.args);
@@ -767,6 +787,7 @@ impl<'a> Transform<'a> {
                         m: self.m,
                         graph: bg,
                         span,
+                        integers: self.integers,
                     };
                     match emit::backward(&mut e, prim, &args, &needs, out, d) {
                         Some(grads) => {

@@ -137,12 +137,12 @@ impl Transform<'_> {
 
     /// `Jk(g)`, built by [`Transform::finish`].
     pub(crate) fn jk_graph(&mut self, g: GraphId) -> GraphId {
-        if let Some(&j) = self.jk.get(&g) {
+        if let Some(&j) = self.jk.get(&(g, self.integers)) {
             return j;
         }
         let jk = self.new_j_graph(g, "Jk");
-        self.jk.insert(g, jk);
-        self.todo.push((g, jk, true));
+        self.jk.insert((g, self.integers), jk);
+        self.todo.push((g, jk, true, self.integers));
         jk
     }
 

@@ -452,6 +452,42 @@ fn integer_inputs_get_zero_gradients() {
     assert_eq!(repr(&v), "(3.0, 0)");
 }
 
+/// `integers='cast'` (MindSpore's rule, which its compatibility layer asks for): each integer
+/// value's sensitivity is the float one cast (truncated) to its dtype: `x * x` gets 2.5 cast
+/// to 2, so `x` gets `2 * 2x`. The default rule gives zeros. Both engines.
+#[test]
+fn integer_values_take_mindspores_sensitivities_when_asked() {
+    let src = "from anfora import grad\n\ndef f(x):\n    return x * x * 2.5\n\ndef main(x):\n    return grad(f, 0, None, False, 'cast')(x), grad(f)(x), grad(f, integers='cast')(x)\n";
+    let x = anfora_tensor::Tensor::from_i64(vec![3, -2, 5], &[3])
+        .unwrap()
+        .try_cast(anfora_tensor::DType::I32)
+        .unwrap();
+    for engine in [Engine::Compiled, Engine::Reference] {
+        let mut s = session(src, engine);
+        let v = s
+            .call(
+                "main",
+                vec![Arg::from(Value::Tensor(x.clone()))],
+                &mut std::io::sink(),
+            )
+            .unwrap_or_else(|f| panic!("{}", s.render(&f)));
+        let text = repr(&v);
+        assert_eq!(
+            text.matches("[12, -8, 20]").count(),
+            2,
+            "{engine:?}: {text}"
+        );
+        assert!(text.contains("[0, 0, 0]"), "{engine:?}: {text}");
+    }
+    let e = flat(compile_error(
+        "from anfora import grad\n\ndef f(x):\n    return x * 2.0\n\ndef main(x):\n    return grad(f, 0, None, False, 'mindspore')(x)\n",
+    ));
+    assert!(
+        e.contains("integers must be the constant 'zero' or 'cast'"),
+        "{e}"
+    );
+}
+
 // ---- errors -------------------------------------------------------------------------------
 
 /// A message on one line (messages wrap at the terminal's width).

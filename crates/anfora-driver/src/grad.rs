@@ -14,6 +14,8 @@ pub struct Gradient<'a> {
     pub value: bool,
     /// The output's sensitivity is an extra last argument.
     pub sens: bool,
+    /// Integer values' sensitivities cast to their dtype (MindSpore's rule), not zero.
+    pub cast_integers: bool,
 }
 
 /// A graph computing the gradient of function graph `g` (parsed) at its arguments:
@@ -25,6 +27,7 @@ pub fn grad_entry(module: &mut Module, g: GraphId, gradient: &Gradient) -> Graph
         weights,
         value,
         sens,
+        cast_integers,
     } = *gradient;
     let (name, function, span) = {
         let graph = module.graph(g);
@@ -51,8 +54,15 @@ pub fn grad_entry(module: &mut Module, g: GraphId, gradient: &Gradient) -> Graph
     } else {
         Const::tuple(weights.iter().cloned().map(Const::Ref).collect())
     };
-    let inputs =
-        [Const::Graph(g), argnums, weights, Const::Bool(sens)].map(|c| module.value_at(c, span));
+    let integers = Const::str(if cast_integers { "cast" } else { "zero" });
+    let inputs = [
+        Const::Graph(g),
+        argnums,
+        weights,
+        Const::Bool(sens),
+        integers,
+    ]
+    .map(|c| module.value_at(c, span));
     let prim = if value {
         Prim::ValueAndGrad
     } else {

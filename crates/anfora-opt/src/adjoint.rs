@@ -281,7 +281,10 @@ impl Rewriter<'_, '_> {
                 let t = match abs(self, 0) {
                     Abs::Tuple(t) => t,
                     Abs::Tensor(_) => {
-                        self.become_prim(n, Prim::IndexGrad, &[args[2], args[0], args[1]]);
+                        // The rule for integer values, when given, goes along.
+                        let mut index_args = vec![args[2], args[0], args[1]];
+                        index_args.extend(args.get(3).copied());
+                        self.become_prim(n, Prim::IndexGrad, &index_args);
                         return None;
                     }
                     _ => return None,

@@ -185,6 +185,7 @@ impl JitFunction {
                     weights,
                     value: false,
                     sens: false,
+                    cast_integers: false,
                 },
             ),
         )?;
@@ -194,14 +195,16 @@ impl JitFunction {
 
     /// `grad` / `value_and_grad` with explicit `argnums` (None: no argument, `...`: every
     /// argument, an int or a tuple of ints) and `weights`; with `sens`, the gradient function
-    /// takes the output's sensitivity as its last argument.
-    #[pyo3(signature = (argnums, weights=None, value=false, sens=false))]
+    /// takes the output's sensitivity as its last argument; with `cast_integers`, integer
+    /// values' sensitivities follow MindSpore's rule.
+    #[pyo3(signature = (argnums, weights=None, value=false, sens=false, cast_integers=false))]
     fn _grad_transform(
         slf: &Bound<'_, Self>,
         argnums: &Bound<'_, PyAny>,
         weights: Option<&Bound<'_, PyAny>>,
         value: bool,
         sens: bool,
+        cast_integers: bool,
     ) -> PyResult<GradFunction> {
         let (argnums, single) = if argnums.is_none() {
             (Argnums::Given(vec![]), false)
@@ -240,6 +243,7 @@ impl JitFunction {
                 weights,
                 value,
                 sens,
+                cast_integers,
             },
         ))
     }

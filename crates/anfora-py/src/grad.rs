@@ -30,6 +30,8 @@ pub(crate) struct GradSpec {
     pub(crate) value: bool,
     /// The call's last argument is the output's sensitivity (GradOperation's `sens_param`).
     pub(crate) sens: bool,
+    /// Integer values' sensitivities are cast to their dtype (MindSpore's rule), not zero.
+    pub(crate) cast_integers: bool,
 }
 
 /// Which arguments a gradient is taken with respect to.
@@ -264,6 +266,7 @@ impl GradFunction {
                     weights: &refs,
                     value: self.spec.value,
                     sens: self.spec.sens,
+                    cast_integers: self.spec.cast_integers,
                 }),
                 false,
             )?),

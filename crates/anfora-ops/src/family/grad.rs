@@ -18,14 +18,15 @@ const EXPANDED: &str = "expanded by the grad stage before any rule is needed";
 primitives! {
     family grad = 14;
 
-    /// `anfora.grad(fn, argnums=0, weights=None, sens_param=False)`: expanded by the grad
-    /// stage. `argnums=...` means every argument; with `sens_param` the gradient function takes
-    /// the output's sensitivity as an extra last argument.
+    /// `anfora.grad(fn, argnums=0, weights=None, sens_param=False, integers='zero')`: expanded
+    /// by the grad stage. `argnums=...` means every argument; with `sens_param` the gradient
+    /// function takes the output's sensitivity as an extra last argument; `integers='cast'`
+    /// gives integer values MindSpore's sensitivities (cast to their dtype) instead of zeros.
     Grad = transform("grad", &[Py::Anfora("grad")],
-        "(fn, argnums=0, weights=None, sens_param=False)");
+        "(fn, argnums=0, weights=None, sens_param=False, integers='zero')");
     /// `anfora.value_and_grad(fn, argnums=0, weights=None, sens_param=False)`: as `grad`.
     ValueAndGrad = transform("value_and_grad", &[Py::Anfora("value_and_grad")],
-        "(fn, argnums=0, weights=None, sens_param=False)");
+        "(fn, argnums=0, weights=None, sens_param=False, integers='zero')");
     /// `anfora.vjp(fn, *primals)`: expanded by the grad stage.
     Vjp = transform("vjp", &[Py::Anfora("vjp")], "(fn, *primals)");
     /// `anfora.jvp(fn, primals, tangents)`: rewritten by the grad stage into two `vjp`s.
@@ -41,8 +42,11 @@ primitives! {
         .passing_values();
     /// `SumToShape(d, x)`: sensitivity `d` summed over the dimensions broadcasting added to
     /// `x` and cast to its dtype; `None` when `x` is not differentiable (ints, bools, ...).
-    SumToShape = PrimDef::new("SumToShape", "(d, x)", |_, a| Ok(sum_to_shape_abs(&a[0], &a[1])),
-        |_, a, _| sum_to_shape(&a[0], &a[1]),
+    /// With `cast_ints` (MindSpore's rule, see `anfora_ad::IntegerSensitivities`) an integer
+    /// `x` gets `d` summed and cast to its dtype, not a zero.
+    SumToShape = PrimDef::new("SumToShape", "(d, x, cast_ints=False)",
+        |_, a| Ok(sum_to_shape_abs(&a[0], &a[1])),
+        |_, a, _| sum_to_shape(&a[0], &a[1], cast_ints(a.get(2))),
         first(|e, c| e.op(Prim::BroadcastLike, &[c.d, c.x[0]])))
         .tensor_kernel();
     /// `BroadcastLike(d, x)`: `d` broadcast to the shape of `x` (the dual of SumToShape).
@@ -64,8 +68,9 @@ primitives! {
         first(|_, c| c.d))
         .labelled("the output sensitivity");
     /// `GradTupleAt(t, i, d)`: a tuple as long as `t`, `None` everywhere but `d` at `i`.
-    GradTupleAt = PrimDef::new("GradTupleAt", "(t, i, d)",
-        |_, a| grad_tuple_at_abs(&a[0], &a[1], &a[2]), |_, a, _| grad_tuple_at(&a[0], &a[1], &a[2]),
+    GradTupleAt = PrimDef::new("GradTupleAt", "(t, i, d, cast_ints=False)",
+        |_, a| grad_tuple_at_abs(&a[0], &a[1], &a[2]),
+        |_, a, _| grad_tuple_at(&a[0], &a[1], &a[2], cast_ints(a.get(3))),
         Backward::Rule(|e, c| { let mut g = c.none();
             if c.need(2) {
                 g[2] = Some(e.op(Prim::GradItem, &[c.d, c.x[1]]));
@@ -74,8 +79,9 @@ primitives! {
         }))
         .passing_value_of(2);
     /// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads.
-    IndexGrad = PrimDef::new("IndexGrad", "(d, x, index)",
-        |_, a| index_grad_abs(&a[0], &a[1], &a[2]), |_, a, _| index_grad(&a[0], &a[1], &a[2]),
+    IndexGrad = PrimDef::new("IndexGrad", "(d, x, index, cast_ints=False)",
+        |_, a| index_grad_abs(&a[0], &a[1], &a[2]),
+        |_, a, _| index_grad(&a[0], &a[1], &a[2], cast_ints(a.get(3))),
         first(|e, c| e.op(Prim::GradItem, &[c.d, c.x[2]])))
         .tensor_kernel();
     /// `SetItemGrad(d, index, value)`: the sensitivity of `value` in `SetItem(obj, index,
@@ -274,13 +280,19 @@ fn grad_add(a: &Value, b: &Value) -> OpResult {
     }
 }
 
-/// `SumToShape(d, x)`.
-fn sum_to_shape(d: &Value, x: &Value) -> OpResult {
+/// Whether a gradient primitive's optional last argument asks for MindSpore's rule for
+/// integer values (an integer tensor's sensitivity cast to its dtype, not a zero).
+pub(crate) fn cast_ints(flag: Option<&Value>) -> bool {
+    matches!(flag, Some(Value::Bool(true)))
+}
+
+/// `SumToShape(d, x, cast_ints)`.
+fn sum_to_shape(d: &Value, x: &Value, cast_ints: bool) -> OpResult {
     if matches!(d, Value::None) {
         return Ok(Value::None);
     }
     match x {
-        Value::Tensor(xt) if xt.dtype().is_float() => {
+        Value::Tensor(xt) if xt.dtype().is_float() || (cast_ints && xt.dtype() != DType::Bool) => {
             let Some(dt) = sens_tensor(d, xt.shape(), xt.dtype())? else {
                 return Ok(Value::None);
             };
@@ -303,7 +315,14 @@ fn sum_to_shape(d: &Value, x: &Value) -> OpResult {
         Value::Tensor(xt) => Ok(Value::Tensor(t(Tensor::zeros(xt.shape(), xt.dtype()))?)),
         Value::Int(_) | Value::Bool(_) => Ok(Value::Int(0)),
         // A tuple or list (a concatenation's operand): item by item.
-        x if items(x).is_some() && items(d).is_some() => zip_items(d, x, x, sum_to_shape),
+        x if items(x).is_some() && items(d).is_some() => {
+            let each: fn(&Value, &Value) -> OpResult = if cast_ints {
+                |d, x| sum_to_shape(d, x, true)
+            } else {
+                |d, x| sum_to_shape(d, x, false)
+            };
+            zip_items(d, x, x, each)
+        }
         _ => Ok(Value::None),
     }
 }
@@ -320,7 +339,7 @@ fn broadcast_like(d: &Value, x: &Value) -> OpResult {
             Some(dt) => Value::Tensor(dt),
             None => Value::None,
         }),
-        (Value::Tensor(dt), Value::Float(_)) => sum_to_shape(&Value::Tensor(dt.clone()), x),
+        (Value::Tensor(dt), Value::Float(_)) => sum_to_shape(&Value::Tensor(dt.clone()), x, false),
         (d, _) => Ok(d.clone()),
     }
 }
@@ -413,12 +432,21 @@ fn index_in(i: &Value, n: usize) -> Result<usize, crate::pynum::PyErr> {
     }
 }
 
-/// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads (float
-/// tensors; other dtypes get no gradient).
-fn index_grad(d: &Value, x: &Value, index: &Value) -> OpResult {
+/// `IndexGrad(d, x, index, cast_ints)`: zeros like tensor `x` holding `d` where `x[index]`
+/// reads (float tensors; other dtypes get no gradient, or with `cast_ints` the float64 one
+/// cast to their dtype).
+fn index_grad(d: &Value, x: &Value, index: &Value, cast_ints: bool) -> OpResult {
     let x = need_tensor(x, "IndexGrad")?;
     if matches!(d, Value::None) {
         return Ok(Value::None);
+    }
+    if cast_ints && !x.dtype().is_float() && x.dtype() != DType::Bool {
+        let wide = Value::Tensor(x.cast(DType::F64));
+        let g = index_grad(d, &wide, index, false)?;
+        return match &g {
+            Value::Tensor(t) => Ok(Value::Tensor(t.cast(x.dtype()))),
+            _ => Ok(g),
+        };
     }
     if !x.dtype().is_float() {
         // No gradient: a zero of the input's dtype, so the rules it feeds still apply.
@@ -470,12 +498,12 @@ fn setitem_grad(d: &Value, index: &Value, value: &Value) -> OpResult {
             let r = reduce_to(&sel, dims, vt.dtype())?;
             Ok(Value::Tensor(crate::args::reshaped(&r, vt.shape())?))
         }
-        _ => sum_to_shape(&Value::Tensor(sel), value),
+        _ => sum_to_shape(&Value::Tensor(sel), value, false),
     }
 }
 
-/// `GradTupleAt(t, i, d)`.
-fn grad_tuple_at(tup: &Value, i: &Value, d: &Value) -> OpResult {
+/// `GradTupleAt(t, i, d, cast_ints)`.
+fn grad_tuple_at(tup: &Value, i: &Value, d: &Value, cast_ints: bool) -> OpResult {
     if matches!(tup, Value::Range(_) | Value::Str(_)) {
         return Ok(Value::None);
     }
@@ -496,7 +524,7 @@ fn grad_tuple_at(tup: &Value, i: &Value, d: &Value) -> OpResult {
         });
     }
     if matches!(tup, Value::Tensor(_)) {
-        return index_grad(d, tup, i);
+        return index_grad(d, tup, i, cast_ints);
     }
     let Some(xs) = items(tup) else {
         return Err(type_error(format!(

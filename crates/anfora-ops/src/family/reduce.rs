@@ -48,8 +48,10 @@ primitives! {
         |_, a, _| var_grad(a), Backward::Rule(var_grad_back))
         .tensor_kernel().raising(unless_known_floats);
     /// `ReduceGrad(kind, d, x, out, axis, keepdims)`: the sensitivity of `x` for a reduction.
-    ReduceGrad = PrimDef::new("ReduceGrad", "(kind, d, x, out, axis, keepdims)", reduce_grad_abs,
-        |_, a, _| reduce_grad(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5]),
+    /// With `cast_ints` (MindSpore's rule) an integer `x` gets the sensitivity computed in
+    /// float64 and cast to its dtype, not a zero.
+    ReduceGrad = PrimDef::new("ReduceGrad", "(kind, d, x, out, axis, keepdims, cast_ints=False)",
+        reduce_grad_abs, |_, a, _| reduce_grad_of(a),
         Backward::Rule(reduce_grad_back))
         .tensor_kernel().raising(unless_known_floats);
 }
@@ -261,7 +263,28 @@ fn arg_extremum(p: Prim, args: &[Value]) -> OpResult {
     t(r).map(Value::Tensor)
 }
 
-/// `ReduceGrad(kind, d, x, out, axis, keepdims)`.
+/// `ReduceGrad(kind, d, x, out, axis, keepdims, cast_ints)`.
+fn reduce_grad_of(a: &[Value]) -> OpResult {
+    let wide_int = |v: &Value| match v {
+        Value::Tensor(t) if !t.dtype().is_float() && t.dtype() != DType::Bool => Some(t.clone()),
+        _ => None,
+    };
+    if super::grad::cast_ints(a.get(6))
+        && let Some(x) = wide_int(&a[2])
+    {
+        let wide = |v: &Value| match wide_int(v) {
+            Some(t) => Value::Tensor(t.cast(DType::F64)),
+            None => v.clone(),
+        };
+        let g = reduce_grad(&a[0], &a[1], &wide(&a[2]), &wide(&a[3]), &a[4], &a[5])?;
+        return Ok(match &g {
+            Value::Tensor(t) => Value::Tensor(t.cast(x.dtype())),
+            _ => g,
+        });
+    }
+    reduce_grad(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5])
+}
+
 fn reduce_grad(
     kind: &Value,
     d: &Value,

@@ -36,7 +36,7 @@ class _Gradient:
 
     def __call__(self, *args):
         if self.has_aux:
-            grads = _af.grad(self.first, self.argnums, self.weights)(*args)
+            grads = _af.grad(self.first, self.argnums, self.weights, False, "cast")(*args)
             if self.one_position:
                 grads = (grads[0][0], grads[1]) if self.weights is not None else grads[0]
             out = self.fn(*args)
@@ -44,8 +44,8 @@ class _Gradient:
                 return out, grads
             return grads, out[1:]
         if self.with_value:
-            return _af.value_and_grad(self.fn, self.argnums, self.weights)(*args)
-        return _af.grad(self.fn, self.argnums, self.weights)(*args)
+            return _af.value_and_grad(self.fn, self.argnums, self.weights, False, "cast")(*args)
+        return _af.grad(self.fn, self.argnums, self.weights, False, "cast")(*args)
 
 
 def _checked(grad_position, weights):
