@@ -384,4 +384,13 @@ fn a_join_block_belongs_to_its_functions_specialization() {
     let src = "from anfora import ops\n\ndef f(x, c):\n    if c:\n        y = ops.zeros((2, 2))\n    else:\n        y = x\n    return y.shape\n\ndef g(x, z):\n    return f(x, False), f(z, False), f(x, True)\n";
     let r = run(src, "g", vec![zeros(&[2, 2]), zeros(&[3, 3])]);
     assert!(repr(&r).contains("(3, 3)"), "{}", repr(&r));
+    // Loops: a function with a `while` and one with a `for`, each called with tensors of two
+    // dtypes and ranks (the loop headers were shared: a spurious "changes between loop
+    // iterations").
+    let src = "from anfora import ops\n\ndef f(x):\n    i = 0\n    while i < 3:\n        x = x * 2.0\n        i += 1\n    return x\n\ndef g(x, n):\n    for k in range(n):\n        x = x + 1.0\n    return x\n\ndef main(a):\n    b = ops.ones((4,), dtype='float64')\n    return f(a).shape, f(b).shape, ops.sum(g(a, 2)), ops.sum(g(b, 3)), ops.sum(f(b)), f(b).dtype\n";
+    let r = repr(&run(src, "main", vec![zeros(&[2, 3])]));
+    assert!(
+        r.starts_with("((2, 3), (4,), Tensor(12., dtype=float32), Tensor(16.), Tensor(32.)"),
+        "{r}"
+    );
 }

@@ -377,7 +377,10 @@ impl Interpreter<'_> {
         // specialization of its function: keyed by it, two specializations (a function called
         // with two shapes) do not share one join, whose phi would mix their arguments.
         let pc = match pc {
-            None if is_block(kind) => Some(self.owner_context(c)),
+            None if is_block(kind) => Some(self.owner_context(c, false)),
+            // A loop's header, called from before the loop and from its own body: keyed by
+            // the function around both.
+            None if kind == GraphKind::LoopHeader => Some(self.owner_context(c, true)),
             pc => pc,
         };
         // A block an unrolled iteration runs is specialized for it too: in the grad stage's
@@ -443,12 +446,14 @@ impl Interpreter<'_> {
         self.ctx(target).result.clone()
     }
 
-    /// The context of the function (or loop header) whose blocks `c` runs: `c` itself or
-    /// the nearest enclosing context that is not a block.
-    fn owner_context(&self, mut c: CtxId) -> CtxId {
+    /// The context of the function (or, unless `past_loops`, loop header) whose blocks `c`
+    /// runs: `c` itself or the nearest enclosing context that is not a block.
+    fn owner_context(&self, mut c: CtxId, past_loops: bool) -> CtxId {
         loop {
+            let kind = self.module.graph(self.ctx(c).graph).kind;
+            let inner = is_block(kind) || (past_loops && kind == GraphKind::LoopHeader);
             match self.ctx(c).parent {
-                Some(p) if is_block(self.module.graph(self.ctx(c).graph).kind) => c = p,
+                Some(p) if inner => c = p,
                 _ => return c,
             }
         }
