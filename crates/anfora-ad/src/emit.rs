@@ -15,15 +15,16 @@ pub(crate) struct GraphEmit<'a> {
 
 impl Emit for GraphEmit<'_> {
     fn op(&mut self, p: Prim, args: &[NodeId]) -> NodeId {
-        // The primitives that give an integer value's sensitivity take the rule as a last
-        // argument when it is MindSpore's (they give a zero otherwise).
-        let keeps = matches!(
+        // The primitives that give an integer value's sensitivity take the rule as their last
+        // argument (a model file holds every call with all its arguments bound).
+        let rule = matches!(
             p,
             Prim::SumToShape | Prim::IndexGrad | Prim::ReduceGrad | Prim::GradTupleAt
         );
-        if keeps && self.integers == crate::IntegerSensitivities::Cast {
+        if rule && args.len() + 1 == p.signature().params.len() {
+            let cast = self.integers == crate::IntegerSensitivities::Cast;
             let mut with = args.to_vec();
-            with.push(self.m.value(Const::Bool(true)));
+            with.push(self.m.value(Const::Bool(cast)));
             return self.m.apply_prim(self.graph, p, &with, self.span);
         }
         self.m.apply_prim(self.graph, p, args, self.span)
