@@ -107,16 +107,35 @@ fn targets(unit: &crate::Unit) -> Vec<bool> {
 }
 
 /// Marks each product whose result is only the gradient operand of the SGD update right
-/// after it to run into that update (see the module doc). The update must not be a jump
-/// target, so that it only ever runs right after the product.
+/// after it to run into that update (see the module doc).
 fn products_into_updates(unit: &mut crate::Unit) {
+    let gradient = |args: &[Opnd], d: u32| args.get(1) == Some(&Opnd::Take(d));
+    products_into(unit, Prim::Sgd, gradient, WithNext::IntoUpdate);
+}
+
+/// Marks each product whose result is only the operand of the ReLU right after it to run
+/// into that ReLU (see the module doc).
+fn products_into_relus(unit: &mut crate::Unit) {
+    let alone = |args: &[Opnd], d: u32| args[..] == [Opnd::Take(d)];
+    products_into(unit, Prim::Relu, alone, WithNext::IntoRelu);
+}
+
+/// Marks each product (not already joined to its neighbour) whose result is used once, by
+/// the call of `prim` right after it where `takes` says where, to run `into` that call. The
+/// call must not be a jump target, so that it only ever runs right after the product.
+fn products_into(
+    unit: &mut crate::Unit,
+    prim: Prim,
+    takes: fn(&[Opnd], u32) -> bool,
+    into: WithNext,
+) {
     let targeted = targets(unit);
     for pc in 0..unit.code.len().saturating_sub(1) {
         let (head, tail) = unit.code.split_at_mut(pc + 1);
         let (first, next) = (&mut head[pc], &tail[0]);
         let Some(d) = product(first) else { continue };
         let Instr::Prim {
-            prim: Prim::Sgd,
+            prim: p,
             kernel: None,
             args,
             ..
@@ -126,33 +145,7 @@ fn products_into_updates(unit: &mut crate::Unit) {
         };
         let mut uses = 0;
         next.uses(|r| uses += usize::from(r == d));
-        if targeted[pc + 1] || args.get(1) != Some(&Opnd::Take(d)) || uses != 1 {
-            continue;
-        }
-        if let Instr::Prim { with_next, .. } = first {
-            *with_next = WithNext::IntoUpdate;
-        }
-    }
-}
-
-/// Marks each product whose result is only the operand of the ReLU right after it to run
-/// into that ReLU (see the module doc); the ReLU must not be a jump target.
-fn products_into_relus(unit: &mut crate::Unit) {
-    let targeted = targets(unit);
-    for pc in 0..unit.code.len().saturating_sub(1) {
-        let (head, tail) = unit.code.split_at_mut(pc + 1);
-        let (first, next) = (&mut head[pc], &tail[0]);
-        let Some(d) = product(first) else { continue };
-        let Instr::Prim {
-            prim: Prim::Relu,
-            kernel: None,
-            args,
-            ..
-        } = next
-        else {
-            continue;
-        };
-        if targeted[pc + 1] || args[..] != [Opnd::Take(d)] {
+        if *p != prim || targeted[pc + 1] || uses != 1 || !takes(args, d) {
             continue;
         }
         if let Instr::Prim {
@@ -160,7 +153,7 @@ fn products_into_relus(unit: &mut crate::Unit) {
             ..
         } = first
         {
-            *with_next = WithNext::IntoRelu;
+            *with_next = into;
         }
     }
 }
