@@ -39,7 +39,7 @@ class Accuracy(nn.Cell):
         self.mean = P.ReduceMean()
 
     def construct(self, x, y):
-        predicted = ms.ops.argmax(self.net(x), axis=1)
+        predicted = ms.ops.argmax(self.net(x), 1)
         return self.mean(self.cast(self.equal(predicted, y), ms.float32))
 
 
