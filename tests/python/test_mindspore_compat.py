@@ -1317,3 +1317,41 @@ def test_anforas_own_grad_keeps_integers_out():
     np.testing.assert_array_equal(anfora.grad(_sq, integers="cast")(xi).asnumpy(), [6, -4, 10])
     with pytest.raises(ValueError, match="integers must be 'zero' or 'cast'"):
         anfora.grad(_sq, integers="mindspore")
+
+
+class _Functions(nn.Cell):
+    """MindSpore 2.x's functional operations whose signatures or results differ from
+    numpy's, inside construct."""
+
+    def construct(self, x):
+        values, indices = ops.max(x, 1)
+        low, where_low = ops.min(x, 0)
+        padded = ops.pad(x, (1, 0, 0, 2))
+        flat = ops.flatten(ops.reshape(x, (2, 3, 1)))
+        hot = ops.one_hot(ops.argmax(x, dim=1), 3, Tensor(2.0, ms.float32), Tensor(-1.0, ms.float32))
+        return (values, indices, low, where_low, ops.argmin(x, 1), padded, flat, ops.norm(x),
+                ops.sum(x, dim=0, keepdim=True), ops.mean(x, 1, keep_dims=True), hot,
+                ops.clamp(x, 2.0, 5.0), ops.cat((x, x), 1), ops.std(x, 1))
+
+
+def test_functional_operations_take_mindspores_signatures():
+    # The values MindSpore 2.7.2 gives for these calls (in PyNative and graph mode).
+    x = np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]], np.float32)
+    got = _Functions()(Tensor(x))
+    (values, indices, low, where_low, argmin, padded, flat, norm, total, mean, hot, clamped, cat,
+     std) = [g.asnumpy() for g in got]
+    np.testing.assert_array_equal(values, [5.0, 6.0])
+    np.testing.assert_array_equal(indices, [1, 2])
+    assert got[1].dtype == mstype.int64 and got[4].dtype == mstype.int32
+    np.testing.assert_array_equal(low, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(where_low, [0, 1, 0])
+    np.testing.assert_array_equal(argmin, [0, 1])
+    np.testing.assert_array_equal(padded, [[0, 1, 5, 3], [0, 4, 2, 6], [0, 0, 0, 0], [0, 0, 0, 0]])
+    assert flat.shape == (2, 3)
+    np.testing.assert_allclose(norm, 9.539392471313477, rtol=1e-6)
+    np.testing.assert_array_equal(total, [[5.0, 7.0, 9.0]])
+    np.testing.assert_allclose(mean, [[3.0], [4.0]])
+    np.testing.assert_array_equal(hot, [[-1.0, 2.0, -1.0], [-1.0, -1.0, 2.0]])
+    np.testing.assert_array_equal(clamped, np.clip(x, 2.0, 5.0))
+    assert cat.shape == (2, 6)
+    np.testing.assert_allclose(std, x.std(axis=1), rtol=1e-6)

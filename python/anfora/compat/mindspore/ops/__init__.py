@@ -4,6 +4,10 @@
 from anfora.ops import *  # noqa: F401,F403
 from anfora.ops import __all__ as _functions
 
+# MindSpore's signatures and results where they differ from anfora's (numpy's) ops.
+from ._mindspore import *  # noqa: F401,F403,E402
+from ._mindspore import __all__ as _mindspore_functions
+
 from . import composite, functional, operations
 from .composite import GradOperation
 from .functional import grad, value_and_grad
@@ -16,5 +20,5 @@ def print_(*input_x):
     operations.Print()(*input_x)
 
 
-__all__ = list(_functions) + ["composite", "functional", "operations", "GradOperation", "grad",
+__all__ = sorted(set(_functions) | set(_mindspore_functions)) + ["composite", "functional", "operations", "GradOperation", "grad",
                               "value_and_grad", "Primitive", "print_"]
