@@ -1105,8 +1105,8 @@ def test_tensor_and_parameter_take_initializers():
     assert p.shape == (8, 4) and p.dtype == mstype.float32
     dense = nn.Dense(10, 5, weight_init=init.HeNormal(), bias_init="zeros")
     assert dense.weight.shape == (5, 10)
-    np.testing.assert_array_equal(dense.bias.value.asnumpy(), np.zeros(5))
-    with pytest.raises(TypeError, match=r"Tensor\(init=...\) takes shape= and dtype="):
+    np.testing.assert_array_equal(dense.bias.asnumpy(), np.zeros(5))
+    with pytest.raises(ValueError, match="init, dtype and shape must have values at the same time"):
         Tensor(init=init.One())
 
 

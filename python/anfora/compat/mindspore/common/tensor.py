@@ -23,13 +23,13 @@ class Tensor(metaclass=_TensorType):
 
         if init is not None:
             # MindSpore's lazily initialized tensor, drawn now (docs/mindspore.md).
-            from . import dtype as mstype
             from .initializer import _numpy_dtype, values
 
-            if input_data is not None or shape is None:
+            if input_data is not None:
                 raise TypeError("Tensor(init=...) takes shape= and dtype=, not input_data")
+            if shape is None or dtype is None:
+                raise ValueError("init, dtype and shape must have values at the same time.")
             shape = (shape,) if isinstance(shape, int) else tuple(shape)
-            dtype = mstype.float32 if dtype is None else dtype
             return _af.tensor(values(init, shape, _numpy_dtype(dtype)), dtype=dtype)
         if input_data is None:
             raise TypeError("Tensor() needs input_data, or init= with shape= and dtype=")
