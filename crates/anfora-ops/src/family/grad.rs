@@ -67,7 +67,8 @@ primitives! {
     SensCheck = PrimDef::new("SensCheck", "(d, y)", checked_sensitivity_abs, checked_sensitivity,
         first(|_, c| c.d))
         .labelled("the output sensitivity");
-    /// `GradTupleAt(t, i, d)`: a tuple as long as `t`, `None` everywhere but `d` at `i`.
+    /// `GradTupleAt(t, i, d, cast_ints)`: a tuple as long as `t`, `None` everywhere but `d`
+    /// at `i` (a tensor `t`: `IndexGrad`, which `cast_ints` goes to).
     GradTupleAt = PrimDef::new("GradTupleAt", "(t, i, d, cast_ints=False)",
         |_, a| grad_tuple_at_abs(&a[0], &a[1], &a[2]),
         |_, a, _| grad_tuple_at(&a[0], &a[1], &a[2], cast_ints(a.get(3))),
@@ -78,7 +79,8 @@ primitives! {
             Some(g)
         }))
         .passing_value_of(2);
-    /// `IndexGrad(d, x, index)`: zeros like tensor `x` holding `d` where `x[index]` reads.
+    /// `IndexGrad(d, x, index, cast_ints)`: zeros like tensor `x` holding `d` where
+    /// `x[index]` reads (an integer `x`: zeros, or with `cast_ints` MindSpore's rule).
     IndexGrad = PrimDef::new("IndexGrad", "(d, x, index, cast_ints=False)",
         |_, a| index_grad_abs(&a[0], &a[1], &a[2]),
         |_, a, _| index_grad(&a[0], &a[1], &a[2], cast_ints(a.get(3))),
@@ -286,6 +288,32 @@ pub(crate) fn cast_ints(flag: Option<&Value>) -> bool {
     matches!(flag, Some(Value::Bool(true)))
 }
 
+/// Under MindSpore's rule an integer tensor's sensitivity is the float one cast to its dtype:
+/// the integer (not bool) dtype of `v` when it is such a tensor.
+pub(crate) fn integer_dtype(v: &Value) -> Option<DType> {
+    match v {
+        Value::Tensor(t) if !t.dtype().is_float() && t.dtype() != DType::Bool => Some(t.dtype()),
+        _ => None,
+    }
+}
+
+/// `v` in float64 when it is an integer tensor (the float gradient rules then apply), else
+/// `v`; `cast_back` casts their result to the integer dtype.
+pub(crate) fn as_float64(v: &Value) -> Value {
+    match v {
+        Value::Tensor(t) if integer_dtype(v).is_some() => Value::Tensor(t.cast(DType::F64)),
+        _ => v.clone(),
+    }
+}
+
+/// A sensitivity computed in float64 for an integer value, in that value's `dtype`.
+pub(crate) fn cast_back(g: Value, dtype: DType) -> Value {
+    match &g {
+        Value::Tensor(t) => Value::Tensor(t.cast(dtype)),
+        _ => g,
+    }
+}
+
 /// `SumToShape(d, x, cast_ints)`.
 fn sum_to_shape(d: &Value, x: &Value, cast_ints: bool) -> OpResult {
     if matches!(d, Value::None) {
@@ -316,12 +344,7 @@ fn sum_to_shape(d: &Value, x: &Value, cast_ints: bool) -> OpResult {
         Value::Int(_) | Value::Bool(_) => Ok(Value::Int(0)),
         // A tuple or list (a concatenation's operand): item by item.
         x if items(x).is_some() && items(d).is_some() => {
-            let each: fn(&Value, &Value) -> OpResult = if cast_ints {
-                |d, x| sum_to_shape(d, x, true)
-            } else {
-                |d, x| sum_to_shape(d, x, false)
-            };
-            zip_items(d, x, x, each)
+            zip_items(d, x, x, |d, x| sum_to_shape(d, x, cast_ints))
         }
         _ => Ok(Value::None),
     }
@@ -367,7 +390,12 @@ fn fill_zeros(d: &Value, x: &Value) -> OpResult {
 }
 
 /// `f` applied to the pairs of items of two tuples or lists, in a container of `kind`'s kind.
-fn zip_items(a: &Value, b: &Value, kind: &Value, f: fn(&Value, &Value) -> OpResult) -> OpResult {
+fn zip_items(
+    a: &Value,
+    b: &Value,
+    kind: &Value,
+    f: impl Fn(&Value, &Value) -> OpResult,
+) -> OpResult {
     let (xs, ys) = (items(a).unwrap_or(&[]), items(b).unwrap_or(&[]));
     let pairs = xs.iter().zip(ys).map(|(x, y)| f(x, y));
     Ok(like(kind, pairs.collect::<Result<Vec<_>, _>>()?))
@@ -435,18 +463,14 @@ fn index_in(i: &Value, n: usize) -> Result<usize, crate::pynum::PyErr> {
 /// `IndexGrad(d, x, index, cast_ints)`: zeros like tensor `x` holding `d` where `x[index]`
 /// reads (float tensors; other dtypes get no gradient, or with `cast_ints` the float64 one
 /// cast to their dtype).
-fn index_grad(d: &Value, x: &Value, index: &Value, cast_ints: bool) -> OpResult {
-    let x = need_tensor(x, "IndexGrad")?;
+fn index_grad(d: &Value, x_value: &Value, index: &Value, cast_ints: bool) -> OpResult {
+    let x = need_tensor(x_value, "IndexGrad")?;
     if matches!(d, Value::None) {
         return Ok(Value::None);
     }
-    if cast_ints && !x.dtype().is_float() && x.dtype() != DType::Bool {
-        let wide = Value::Tensor(x.cast(DType::F64));
-        let g = index_grad(d, &wide, index, false)?;
-        return match &g {
-            Value::Tensor(t) => Ok(Value::Tensor(t.cast(x.dtype()))),
-            _ => Ok(g),
-        };
+    if cast_ints && let Some(dtype) = integer_dtype(x_value) {
+        let g = index_grad(d, &as_float64(x_value), index, false)?;
+        return Ok(cast_back(g, dtype));
     }
     if !x.dtype().is_float() {
         // No gradient: a zero of the input's dtype, so the rules it feeds still apply.

@@ -265,22 +265,13 @@ fn arg_extremum(p: Prim, args: &[Value]) -> OpResult {
 
 /// `ReduceGrad(kind, d, x, out, axis, keepdims, cast_ints)`.
 fn reduce_grad_of(a: &[Value]) -> OpResult {
-    let wide_int = |v: &Value| match v {
-        Value::Tensor(t) if !t.dtype().is_float() && t.dtype() != DType::Bool => Some(t.clone()),
-        _ => None,
-    };
-    if super::grad::cast_ints(a.get(6))
-        && let Some(x) = wide_int(&a[2])
+    use super::grad::{as_float64, cast_back, cast_ints, integer_dtype};
+    if cast_ints(a.get(6))
+        && let Some(dtype) = integer_dtype(&a[2])
     {
-        let wide = |v: &Value| match wide_int(v) {
-            Some(t) => Value::Tensor(t.cast(DType::F64)),
-            None => v.clone(),
-        };
-        let g = reduce_grad(&a[0], &a[1], &wide(&a[2]), &wide(&a[3]), &a[4], &a[5])?;
-        return Ok(match &g {
-            Value::Tensor(t) => Value::Tensor(t.cast(x.dtype())),
-            _ => g,
-        });
+        let (x, out) = (as_float64(&a[2]), as_float64(&a[3]));
+        let g = reduce_grad(&a[0], &a[1], &x, &out, &a[4], &a[5])?;
+        return Ok(cast_back(g, dtype));
     }
     reduce_grad(&a[0], &a[1], &a[2], &a[3], &a[4], &a[5])
 }
