@@ -1355,3 +1355,68 @@ def test_functional_operations_take_mindspores_signatures():
     np.testing.assert_array_equal(clamped, np.clip(x, 2.0, 5.0))
     assert cat.shape == (2, 6)
     np.testing.assert_allclose(std, x.std(axis=1), rtol=1e-6)
+
+
+def _windows(x, kernel, stride):
+    """numpy: the (kernel × kernel) windows of the last two axes moving by `stride`."""
+    n, c, h, w = x.shape
+    oh, ow = (h - kernel) // stride + 1, (w - kernel) // stride + 1
+    out = np.empty((n, c, oh, ow, kernel, kernel), x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            out[:, :, i, j] = x[:, :, i * stride:i * stride + kernel, j * stride:j * stride + kernel]
+    return out.reshape(n, c, oh, ow, -1)
+
+
+def test_pooling_takes_mindspores_defaults_and_pad_modes():
+    # MindSpore's defaults: kernel_size=1, stride=1 (not the kernel size); "same" pads to
+    # ceil(size / stride) outputs with the odd row and column after (-inf for max, excluded
+    # from the mean for average); "pad" pads both sides (zeros counted in the mean).
+    x = np.random.default_rng(0).standard_normal((2, 3, 7, 6)).astype(np.float32)
+    t = Tensor(x)
+    np.testing.assert_array_equal(nn.MaxPool2d(2)(t).asnumpy(), _windows(x, 2, 1).max(-1))
+    np.testing.assert_array_equal(nn.MaxPool2d()(t).asnumpy(), x)
+    # 3×3 windows, stride 2, "same": 7 → 4 rows (2 padded: 1 above, 1 below), 6 → 3 columns
+    # (1 padded after).
+    high = np.pad(x, ((0, 0), (0, 0), (1, 1), (0, 1)), constant_values=-np.inf)
+    same = nn.MaxPool2d(3, 2, pad_mode="same")(t).asnumpy()
+    np.testing.assert_array_equal(same, _windows(high, 3, 2).max(-1))
+    zeros = np.pad(x, ((0, 0), (0, 0), (1, 1), (0, 1)))
+    counts = np.pad(np.ones_like(x), ((0, 0), (0, 0), (1, 1), (0, 1)))
+    mean = _windows(zeros, 3, 2).sum(-1) / _windows(counts, 3, 2).sum(-1)
+    np.testing.assert_allclose(nn.AvgPool2d(3, 2, pad_mode="same")(t).asnumpy(), mean, rtol=1e-5,
+                               atol=1e-6)
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    np.testing.assert_allclose(nn.AvgPool2d(3, 1, pad_mode="pad", padding=1)(t).asnumpy(),
+                               _windows(padded, 3, 1).mean(-1), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="the 'pad_mode' must be str and must be in .*'FULL'"):
+        nn.MaxPool2d(2, pad_mode="full")
+    with pytest.raises(ValueError, match="padding must be 0 unless pad_mode is 'pad'"):
+        nn.AvgPool2d(2, padding=1)
+    with pytest.raises(ValueError, match="dilation, return_indices and ceil_mode are not"):
+        nn.MaxPool2d(2, ceil_mode=True)
+
+
+def test_activations_by_mindspores_names():
+    # Each against its definition with MindSpore's defaults (leakyrelu 0.2, elu 1, softmax on
+    # the last axis); MindSpore 2.7.2 gives the same values.
+    x = np.linspace(-5, 5, 24, dtype=np.float32).reshape(2, 12)
+    xd = x.astype(np.float64)
+    softplus = np.log1p(np.exp(xd))
+    e = np.exp(xd - xd.max(-1, keepdims=True))
+    expected = {
+        "relu6": np.clip(xd, 0, 6), "silu": xd / (1 + np.exp(-xd)),
+        "softmax": e / e.sum(-1, keepdims=True), "logsoftmax": np.log(e / e.sum(-1, keepdims=True)),
+        "hswish": xd * np.clip(xd + 3, 0, 6) / 6, "hsigmoid": np.clip(xd + 3, 0, 6) / 6,
+        "leakyrelu": np.where(xd >= 0, xd, 0.2 * xd), "elu": np.where(xd > 0, xd, np.expm1(xd)),
+        "softsign": xd / (1 + np.abs(xd)), "logsigmoid": -np.log1p(np.exp(-xd)),
+        "mish": xd * np.tanh(softplus), "tanhshrink": xd - np.tanh(xd),
+    }
+    for name, want in expected.items():
+        got = nn.get_activation(name)(Tensor(x)).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+        dense = nn.Dense(12, 3, weight_init="ones", bias_init="zeros", activation=name)
+        assert dense(Tensor(x)).shape == (2, 3)
+    assert nn.get_activation(None) is None
+    with pytest.raises(KeyError, match="activation 'gelu' is not supported by anfora"):
+        nn.get_activation("gelu")

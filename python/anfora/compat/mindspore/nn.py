@@ -229,7 +229,8 @@ class _Pool2d(Cell):
     def __init__(self, name, kernel_size, stride, pad_mode, padding, data_format):
         mode = str(pad_mode).upper()
         if mode not in ("VALID", "SAME", "PAD"):
-            raise ValueError(f"{name}: pad_mode must be 'valid', 'same' or 'pad', got {pad_mode!r}")
+            raise ValueError(f"For '{name}', the 'pad_mode' must be str and must be in "
+                             f"'['VALID', 'SAME', 'PAD']', but got '{mode}'.")
         if mode != "PAD" and padding not in (0, (0, 0), (0, 0, 0, 0)):
             raise ValueError(f"{name}: padding must be 0 unless pad_mode is 'pad', got {padding!r}")
         if data_format != "NCHW":
