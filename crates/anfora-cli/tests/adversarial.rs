@@ -43,7 +43,7 @@ impl Rng {
 }
 
 fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("anfora-adversarial-{}", std::process::id()));
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anfora-adversarial");
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -207,7 +207,7 @@ fn build_fixture() -> Option<Fixture> {
         return None;
     };
     let root = root();
-    let dir = std::env::temp_dir().join(format!("anfora-c-api-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anfora-c-api");
     let _ = std::fs::remove_dir_all(&dir);
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();

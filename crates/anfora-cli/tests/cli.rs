@@ -26,10 +26,16 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn temp(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("anfora-cli-{}", std::process::id()));
+/// This binary's scratch folder, under the target's (so nothing accumulates in the system's
+/// temp folder).
+fn scratch() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anfora-cli");
     std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+    dir
+}
+
+fn temp(name: &str, text: &str) -> PathBuf {
+    let p = scratch().join(name);
     std::fs::write(&p, text).unwrap();
     p
 }
@@ -156,7 +162,7 @@ fn dump_writes_ir_and_dot() {
         "{ir}"
     );
     assert!(ir.contains("Switch(%1, @✓fibonacci, @✗fibonacci)"), "{ir}");
-    let out = std::env::temp_dir().join(format!("anfora-dump-{}.dot", std::process::id()));
+    let out = scratch().join("fibonacci.dot");
     let o = anfora(&[
         "dump",
         "tests/corpus/seed_fibonacci.py",
@@ -257,7 +263,7 @@ fn tensors_larger_than_memory_are_a_memory_error() {
 
 #[test]
 fn dump_all_writes_one_numbered_file_per_stage() {
-    let dir = std::env::temp_dir().join(format!("anfora-stages-{}", std::process::id()));
+    let dir = scratch().join("stages");
     let _ = std::fs::remove_dir_all(&dir);
     for format in ["ir", "dot"] {
         let o = anfora(&[
@@ -520,9 +526,7 @@ fn deep_recursion_tracebacks_collapse_repeats_as_cpython() {
 
 #[test]
 fn a_file_that_is_not_utf8_is_refused_at_its_first_bad_byte() {
-    let dir = std::env::temp_dir().join(format!("anfora-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join("latin1.py");
+    let p = scratch().join("latin1.py");
     std::fs::write(&p, b"def main():\n    return '\xe9t\xe9'\n").unwrap();
     let o = anfora(&["check", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));

@@ -251,7 +251,7 @@ fn dims<T: std::fmt::Display>(v: &[T]) -> String {
 }
 
 fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("anfora-cuda-host-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anfora-cuda-host");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }

@@ -59,8 +59,13 @@ fn flatten(v: &Value, out: &mut Vec<Tensor>) {
     }
 }
 
+/// Under the target's scratch folder, so nothing accumulates in the system's temp folder.
+fn scratch_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("anfora-onnx-export")
+}
+
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("anfora-onnx-{name}-{}", std::process::id()));
+    let dir = scratch_root().join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
