@@ -129,20 +129,26 @@ def _cast_integers(integers):
     return integers == "cast"
 
 
-def grad(fn, argnums=0, weights=None, sens_param=False, integers="zero"):
+def grad(fn, argnums=0, weights=None, sens_param=False, integers="zero", has_aux=False):
     """The gradient of `fn` with respect to the arguments in `argnums` (an int, a tuple of
     ints, None for no argument, or `...` for every argument) and the Parameters in `weights`.
     With weights the result is `(argument gradients, weight gradients)`. `fn` returns a
     scalar, or with `sens_param=True` anything: the gradient function then takes the output's
     sensitivity (shaped like the output) as an extra last argument. Integer tensors get a
     zero gradient; `integers="cast"` gives them MindSpore's instead (every integer value's
-    sensitivity computed as for floats and cast, truncating, to its dtype)."""
-    return jit(fn)._grad_transform(argnums, weights, False, sens_param, _cast_integers(integers))
+    sensitivity computed as for floats and cast, truncating, to its dtype). With
+    `has_aux=True`, `fn` returns a pair `(value, aux)`: only the value is differentiated and
+    the result is `(gradients, aux)`, as in JAX."""
+    return jit(fn)._grad_transform(argnums, weights, False, sens_param,
+                                   _cast_integers(integers), bool(has_aux))
 
 
-def value_and_grad(fn, argnums=0, weights=None, sens_param=False, integers="zero"):
-    """Like `grad`, returning `(fn(*args), gradients)`."""
-    return jit(fn)._grad_transform(argnums, weights, True, sens_param, _cast_integers(integers))
+def value_and_grad(fn, argnums=0, weights=None, sens_param=False, integers="zero",
+                   has_aux=False):
+    """Like `grad`, returning `(fn(*args), gradients)`; with `has_aux=True`,
+    `((value, aux), gradients)`."""
+    return jit(fn)._grad_transform(argnums, weights, True, sens_param,
+                                   _cast_integers(integers), bool(has_aux))
 
 
 grad.__anfora_prim__ = "grad"

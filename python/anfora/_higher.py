@@ -13,7 +13,8 @@ import weakref
 
 _COUNTER = itertools.count()
 
-# The generated function of each (function, bound object, argnums, weights, value, sens), so
+# The generated function of each (function, bound object, argnums, weights, value, sens,
+# integers, has_aux), so
 # that `grad(grad(f))` written in a loop compiles once: `{function: {key: (generated, bound,
 # weights)}}`, the bound object and weights held so their ids stay theirs.
 _GENERATED = weakref.WeakKeyDictionary()
@@ -29,7 +30,7 @@ def _refuse(why):
 def compiled_gradient(gf, grad, value_and_grad, grad_function_type):
     """A Python function computing what GradFunction `gf` computes, by calling `grad` (or
     `value_and_grad`) inside compiled code."""
-    func, bound, argnums, weights, value, sens = gf._spec
+    func, bound, argnums, weights, value, sens, integers, has_aux = gf._spec
     if isinstance(weights, str):
         _refuse("a bound method's `.grad` takes the Parameters of its object when called; use "
                 "`anfora.grad(obj.method, weights=...)`")
@@ -38,20 +39,24 @@ def compiled_gradient(gf, grad, value_and_grad, grad_function_type):
                 "when called; use `anfora.grad(f, argnums=...)`")
     if isinstance(func, grad_function_type):
         func = compiled_gradient(func, grad, value_and_grad, grad_function_type)
-    key = (id(bound), argnums, None if weights is None else tuple(map(id, weights)), value, sens)
+    key = (id(bound), argnums, None if weights is None else tuple(map(id, weights)), value, sens,
+           integers, has_aux)
     try:
         known = _GENERATED.setdefault(func, {})
     except TypeError:  # not weakly referable: generated anew each time
         known = {}
     if key in known:
         return known[key][0]
-    generated = _generate(func, bound, argnums, weights, value, sens, grad, value_and_grad)
+    options = (argnums, weights, sens, integers, has_aux)
+    generated = _generate(func, bound, options, value, grad, value_and_grad)
     known[key] = (generated, bound, weights)
     return generated
 
 
-def _generate(func, bound, argnums, weights, value, sens, grad, value_and_grad):
-    """The source and function of one gradient function (see `compiled_gradient`)."""
+def _generate(func, bound, options, value, grad, value_and_grad):
+    """The source and function of one gradient function (see `compiled_gradient`);
+    `options` are the transform's `(argnums, weights, sens, integers, has_aux)`."""
+    argnums, weights, sens, integers, has_aux = options
     params = list(inspect.signature(func).parameters.values())
     target = func
     if bound is not None:
@@ -65,7 +70,7 @@ def _generate(func, bound, argnums, weights, value, sens, grad, value_and_grad):
     name = getattr(func, "__name__", "function")
     source = (f"def gradient_of_{name}({args}):\n"
               f"    return anfora_transform(anfora_target, anfora_argnums, anfora_weights, "
-              f"anfora_sens)({args})\n")
+              f"anfora_sens, anfora_integers, anfora_has_aux)({args})\n")
     filename = f"<anfora: gradient of {getattr(func, '__qualname__', name)} #{next(_COUNTER)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {
@@ -74,6 +79,8 @@ def _generate(func, bound, argnums, weights, value, sens, grad, value_and_grad):
         "anfora_argnums": argnums,
         "anfora_weights": weights,
         "anfora_sens": sens,
+        "anfora_integers": integers,
+        "anfora_has_aux": has_aux,
     }
     exec(compile(source, filename, "exec"), namespace)
     return namespace[f"gradient_of_{name}"]

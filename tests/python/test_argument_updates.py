@@ -142,3 +142,72 @@ def test_an_array_passed_twice_to_a_function_that_updates_one_is_refused():
     with pytest.raises(ValueError, match="also passed as 'y'"):
         add_into(t[1:], t)
     np.testing.assert_array_equal(np.asarray(t), [0.0, 0.0])
+
+
+def scale_rows(x, w):
+    x[0] = x[0] * 2.0
+    x *= w
+    return ops.sum(ops.tanh(x) * x)
+
+
+def np_scale_rows(x, w):
+    x = x.copy()
+    x[0] = x[0] * 2.0
+    x *= w
+    return float(np.sum(np.tanh(x) * x))
+
+
+def test_the_gradient_of_a_function_updating_its_argument_updates_the_callers_array():
+    """`anfora.grad(f)(x, w)` with numpy arrays, where f updates x in place: the gradient is
+    f's on the values passed (checked against central differences; the overwritten part's is
+    zero), and x is updated as calling f would; `value_and_grad` too, and the same through
+    `grad` inside compiled code."""
+    rng = np.random.default_rng(5)
+    x0, w = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    x = x0.copy()
+    alias = x
+    gx, gw = anfora.grad(scale_rows, argnums=(0, 1))(x, w)
+    eps = 1e-6
+    for arg, g, i in ((x0, gx, 0), (w, gw, 1)):
+        for idx in np.ndindex(arg.shape):
+            plus, minus = [x0, w], [x0, w]
+            plus[i], minus[i] = arg.copy(), arg.copy()
+            plus[i][idx] += eps
+            minus[i][idx] -= eps
+            fd = (np_scale_rows(*plus) - np_scale_rows(*minus)) / (2 * eps)
+            np.testing.assert_allclose(np.asarray(g)[idx], fd, rtol=1e-6, atol=1e-9)
+    updated = x0.copy()
+    updated[0] *= 2.0
+    updated *= w
+    assert alias is x
+    np.testing.assert_allclose(x, updated, rtol=1e-15)
+    # value_and_grad, and an anfora array.
+    t = anfora.tensor(x0.copy())
+    value, g = anfora.value_and_grad(scale_rows)(t, anfora.tensor(w))
+    np.testing.assert_allclose(float(value), np_scale_rows(x0, w), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(gx), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(t), updated, rtol=1e-15)
+    # The same array twice is refused before anything runs.
+    a = x0.copy()
+    with pytest.raises(ValueError, match="'x' in place, and the same array is also passed as 'w'"):
+        anfora.grad(scale_rows)(a, a)
+    np.testing.assert_array_equal(a, x0)
+
+
+@anfora.jit
+def step_in_compiled_code(x, w):
+    x = x * 1.0
+    g = anfora.grad(scale_rows, argnums=1)(x, w)
+    return x, g
+
+
+def test_the_gradient_of_a_function_updating_its_argument_inside_compiled_code():
+    rng = np.random.default_rng(6)
+    x0, w = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
+    x, g = step_in_compiled_code(x0, w)
+    updated = x0.copy()
+    updated[0] *= 2.0
+    updated *= w
+    np.testing.assert_allclose(np.asarray(x), updated, rtol=1e-15)
+    want = anfora.grad(scale_rows, argnums=1)(x0.copy(), w)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(want), rtol=1e-14)

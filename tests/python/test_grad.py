@@ -347,3 +347,46 @@ def test_gradient_functions_whose_parameters_shadow_nothing():
     x = [t(2.0), t(3.0), t(1.0)]
     got = anfora.grad(anfora.grad(f, argnums=1), argnums=0)(*x)
     np.testing.assert_allclose(float(got), 2 * 3.0)
+
+
+def _loss_and_prediction(w, x):
+    pred = ops.tanh(x @ w)
+    return ops.sum(pred * pred), {"pred": pred, "norm": ops.sum(w * w)}
+
+
+def test_has_aux_returns_the_aux_beside_the_gradients_of_the_value():
+    """JAX's `has_aux`: `grad` gives `(grads, aux)`, `value_and_grad` `((value, aux), grads)`;
+    the aux takes no part in the gradient (checked against finite differences of the value
+    alone), and a result that is not a pair is a TypeError."""
+    rng = np.random.default_rng(3)
+    w, x = rng.normal(size=(3, 2)), rng.normal(size=(4, 3))
+    g, aux = anfora.grad(_loss_and_prediction, has_aux=True)(t(w), t(x))
+    want = numeric_grad(lambda w, x: float(np.sum(np.tanh(x @ w) ** 2)), [w, x], 0)
+    np.testing.assert_allclose(g.asnumpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(aux["pred"].asnumpy(), np.tanh(x @ w), rtol=1e-14)
+    (value, aux2), (gw, gx) = anfora.value_and_grad(_loss_and_prediction, argnums=(0, 1),
+                                                    has_aux=True)(t(w), t(x))
+    np.testing.assert_allclose(float(value), np.sum(np.tanh(x @ w) ** 2), rtol=1e-14)
+    np.testing.assert_allclose(float(aux2["norm"]), np.sum(w * w), rtol=1e-14)
+    np.testing.assert_allclose(gw.asnumpy(), g.asnumpy(), rtol=1e-14)
+    assert gx.shape == (4, 3)
+    with pytest.raises(anfora.CompileError, match=r"has_aux=True: the function must return a pair"):
+        anfora.grad(loss, has_aux=True)(t(w[:, 0]), t(x), t(0.5))
+
+
+def _scaled_square(x):
+    return ops.sum(x * x * 2.5)
+
+
+def test_gradients_of_gradient_functions_keep_the_integer_rule():
+    """A gradient function rebuilt in compiled code (`jit` or `grad` of it) keeps
+    `integers="cast"`: `x * x` gets the sensitivity 2.5 cast to 2, so x gets 4x, where the
+    default rule gives zeros."""
+    x = t(np.array([1, 2, 3], np.int32))
+    inner = anfora.grad(_scaled_square, integers="cast")
+    assert inner._spec[6:] == ("cast", False)
+    for g in (inner(x), anfora.jit(inner)(x)):
+        g = np.asarray(g)
+        assert g.dtype == np.int32
+        np.testing.assert_array_equal(g, [4, 8, 12])
+    np.testing.assert_array_equal(np.asarray(anfora.grad(_scaled_square)(x)), [0, 0, 0])

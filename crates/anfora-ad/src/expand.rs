@@ -21,6 +21,8 @@ struct Options {
     sens: bool,
     /// The rule for integer values' sensitivities (`integers="zero"` or `"cast"`).
     integers: crate::IntegerSensitivities,
+    /// `f` returns `(value, aux)`: only the value is differentiated, `aux` is passed on.
+    has_aux: bool,
 }
 
 /// How to call J(f) from a wrapper: the J graph, then the lifted free values, then the
@@ -119,6 +121,11 @@ impl Transform<'_> {
             Some(Some(Const::Str(s))) if &*s == "cast" => crate::IntegerSensitivities::Cast,
             _ => return Err(bad("integers must be the constant 'zero' or 'cast'")),
         };
+        let has_aux = match ins.get(6).map(|&x| self.const_arg(x)) {
+            None | Some(Some(Const::Bool(false))) => false,
+            Some(Some(Const::Bool(true))) => true,
+            _ => return Err(bad("has_aux must be a constant bool")),
+        };
         let argnums = argnums.into_iter().map(|i| i as usize).collect();
         Ok(Options {
             argnums,
@@ -126,6 +133,7 @@ impl Transform<'_> {
             weights,
             sens,
             integers,
+            has_aux,
         })
     }
 
@@ -254,12 +262,31 @@ impl Transform<'_> {
             self.m.graphs[wg].signature = f.signature.clone();
         }
         let params = self.copy_params(fg, wg);
-        let (y, bp) = self.call_j(wg, call.inputs(&params), span);
+        let (out, bp) = self.call_j(wg, call.inputs(&params), span);
+        // With has_aux, f's result is `(y, aux)`: y is differentiated, aux gets no sensitivity.
+        let (y, aux) = if options.has_aux {
+            let pair = self.prim(wg, Prim::AuxPair, &[out], span);
+            let (zero, one) = (self.int(0), self.int(1));
+            let y = self.prim(wg, Prim::TupleGetItem, &[pair, zero], span);
+            (
+                y,
+                Some(self.prim(wg, Prim::TupleGetItem, &[pair, one], span)),
+            )
+        } else {
+            (out, None)
+        };
         let seed = if options.sens {
             let d = self.m.add_param(wg, "sens", span);
             self.prim(wg, Prim::SensCheck, &[d, y], span)
         } else {
             self.prim(wg, Prim::SensOnes, &[y], span)
+        };
+        let seed = match aux {
+            Some(_) => {
+                let none = self.m.value(Const::None);
+                self.prim(wg, Prim::MakeTuple, &[seed, none], span)
+            }
+            None => seed,
         };
         let ds = self.apply(wg, vec![bp, seed], span);
         let input_grads: Vec<NodeId> = (options.argnums.iter())
@@ -281,12 +308,13 @@ impl Transform<'_> {
                 }
             }
         };
-        let out = if p == Prim::ValueAndGrad {
-            self.prim(wg, Prim::MakeTuple, &[y, grads], span)
-        } else {
-            grads
+        // JAX's results: `(value, grads)`, with aux `((value, aux), grads)` and `(grads, aux)`.
+        let result = match (p == Prim::ValueAndGrad, aux) {
+            (true, _) => self.prim(wg, Prim::MakeTuple, &[out, grads], span),
+            (false, Some(aux)) => self.prim(wg, Prim::MakeTuple, &[grads, aux], span),
+            (false, None) => grads,
         };
-        self.m.set_output(wg, out);
+        self.m.set_output(wg, result);
         self.m.value_at(Const::Graph(wg), span)
     }
 

@@ -20,6 +20,7 @@ const MACHINERY: &[Prim] = &[
     Prim::FillZeros,
     Prim::SensOnes,
     Prim::SensCheck,
+    Prim::AuxPair,
     Prim::GradTupleAt,
     Prim::GradItem,
     Prim::GradHead,

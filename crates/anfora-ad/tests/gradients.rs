@@ -445,6 +445,46 @@ fn sens_param_takes_the_output_sensitivity_and_checks_its_shape() {
     assert!(e.contains("shape (3,) like the output"), "{e}");
 }
 
+/// `has_aux=True` (JAX's rule): `f` returns `(value, aux)`; `grad` gives `(gradients, aux)`,
+/// `value_and_grad` `((value, aux), gradients)`, and aux takes no part in the gradient. A
+/// result that is not a pair is refused with its shape, when compiling and when running.
+#[test]
+fn has_aux_differentiates_the_value_and_passes_the_aux_on() {
+    let src = "from anfora import grad, value_and_grad\n\ndef f(x, y):\n    return x * x * y, (x * 100.0, 'tag')\n\ndef main(x):\n    g, aux = grad(f, argnums=(0, 1), has_aux=True)(x, 3.0)\n    (v, aux2), dx = value_and_grad(f, has_aux=True)(x, 3.0)\n    return g, aux, v, aux2[0], dx, grad(f, 1, None, False, 'zero', True)(x, 3.0)[0]\n";
+    for engine in [Engine::Compiled, Engine::Reference] {
+        let v = call(src, engine, "main", &[1.5]);
+        // d(x^2 y)/dx = 2xy = 9, d/dy = x^2 = 2.25; the aux is x * 100 untouched.
+        assert_eq!(
+            repr(&v),
+            "((9.0, 2.25), (150.0, 'tag'), 6.75, 150.0, 9.0, 2.25)",
+            "{engine:?}"
+        );
+    }
+    let bad = "from anfora import grad\n\ndef f(x):\n    return x * x, 1.0, 2.0\n\ndef main(x):\n    return grad(f, has_aux=True)(x)\n";
+    let e = flat(compile_error(bad));
+    assert!(
+        e.contains("has_aux=True: the function must return a pair (value, aux), got a tuple of 3"),
+        "{e}"
+    );
+    let mut s = session(bad, Engine::Reference);
+    let f = s
+        .call(
+            "main",
+            vec![Arg::from(Value::Float(1.0))],
+            &mut std::io::sink(),
+        )
+        .unwrap_err();
+    let e = s.render(&f);
+    assert!(
+        e.contains("TypeError: has_aux=True: the function must return a pair (value, aux), got a tuple of 3"),
+        "{e}"
+    );
+    let e = flat(compile_error(
+        &bad.replace("has_aux=True", "has_aux=x > 0.0"),
+    ));
+    assert!(e.contains("has_aux must be a constant bool"), "{e}");
+}
+
 #[test]
 fn integer_inputs_get_zero_gradients() {
     let src = "from anfora import grad\n\ndef f(x, n):\n    return x * n\n\ndef main(x):\n    return grad(f, argnums=(0, 1))(x, 3)\n";

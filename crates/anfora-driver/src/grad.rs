@@ -16,6 +16,8 @@ pub struct Gradient<'a> {
     pub sens: bool,
     /// Integer values' sensitivities cast to their dtype (MindSpore's rule), not zero.
     pub cast_integers: bool,
+    /// The function returns `(value, aux)`; only the value is differentiated.
+    pub has_aux: bool,
 }
 
 /// A graph computing the gradient of function graph `g` (parsed) at its arguments:
@@ -28,6 +30,7 @@ pub fn grad_entry(module: &mut Module, g: GraphId, gradient: &Gradient) -> Graph
         value,
         sens,
         cast_integers,
+        has_aux,
     } = *gradient;
     let (name, function, span) = {
         let graph = module.graph(g);
@@ -61,6 +64,7 @@ pub fn grad_entry(module: &mut Module, g: GraphId, gradient: &Gradient) -> Graph
         weights,
         Const::Bool(sens),
         integers,
+        Const::Bool(has_aux),
     ]
     .map(|c| module.value_at(c, span));
     let prim = if value {

@@ -129,6 +129,10 @@ impl Rewriter<'_, '_> {
         let abs = |r: &Self, i: usize| r.p.abs(args[i]);
         match prim {
             Prim::StopGradient => Some(args[0]),
+            // Inference checked that the result is a pair.
+            Prim::AuxPair => {
+                matches!(abs(self, 0), Abs::Tuple(xs) if xs.len() == 2).then_some(args[0])
+            }
             // Inference checked the sensitivity; only unknown sizes are left to the run time.
             Prim::SensCheck => match (abs(self, 0), abs(self, 1)) {
                 (Abs::Tensor(d), Abs::Tensor(y))

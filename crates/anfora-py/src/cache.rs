@@ -169,22 +169,72 @@ pub(crate) fn run_writing<'py>(
     args: Vec<Arg>,
     given: &Bound<'py, PyTuple>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    // `(value, objects)`, as `ssa/write_back.rs` has such a function return.
+    let (value, objects) = pair(call(py, entry, args)?)?;
+    write_objects(py, positions, objects, given)?;
+    from_value(py, &value)
+}
+
+/// Runs the gradient of a function that writes its arguments back, compiled with the objects
+/// as its aux: `(grads, objects)`, or `((value, objects), grads)` with `with_value`. The
+/// objects go into `given` (as [`run_writing`]); the result is what the gradient of a
+/// function writing nothing returns: `grads`, or `(value, grads)`.
+pub(crate) fn run_writing_gradient<'py>(
+    py: Python<'py>,
+    entry: &Entry,
+    positions: &[usize],
+    args: Vec<Arg>,
+    given: &Bound<'py, PyTuple>,
+    with_value: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let result = call(py, entry, args)?;
-    let Value::Tuple(items) = &result else {
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(
-            "a function writing its arguments back returned no tuple",
-        ));
+    let (out, objects) = if with_value {
+        let (inner, grads) = pair(result)?;
+        let (value, objects) = pair(inner)?;
+        (Value::tuple(vec![value, grads]), objects)
+    } else {
+        pair(result)?
+    };
+    write_objects(py, positions, objects, given)?;
+    from_value(py, &out)
+}
+
+/// The two items of a pair.
+fn pair(v: Value) -> PyResult<(Value, Value)> {
+    match &v {
+        Value::Tuple(items) if items.len() == 2 => Ok((items[0].clone(), items[1].clone())),
+        _ => Err(no_pair()),
+    }
+}
+
+/// Writes each updated object into the Python argument at its position among `given`: numpy
+/// arrays get `np.copyto`, anfora arrays their new value; numbers were only rebound.
+fn write_objects(
+    py: Python<'_>,
+    positions: &[usize],
+    objects: Value,
+    given: &Bound<'_, PyTuple>,
+) -> PyResult<()> {
+    let objects = match &objects {
+        Value::Tuple(objects) if objects.len() == positions.len() => objects,
+        _ => return Err(no_pair()),
     };
     let numpy = py.import("numpy")?;
-    for (k, &p) in positions.iter().enumerate() {
+    for (&p, object) in positions.iter().zip(objects.iter()) {
         let arg = given.get_item(p)?;
         if arg.cast::<numpy::PyUntypedArray>().is_ok() {
-            numpy.call_method1("copyto", (&arg, from_value(py, &items[k + 1])?))?;
-        } else if let (Ok(t), Value::Tensor(new)) = (arg.cast::<ArrayTensor>(), &items[k + 1]) {
+            numpy.call_method1("copyto", (&arg, from_value(py, object)?))?;
+        } else if let (Ok(t), Value::Tensor(new)) = (arg.cast::<ArrayTensor>(), object) {
             t.as_super().get().cell.write(new.clone())?;
         }
     }
-    from_value(py, &items[0])
+    Ok(())
+}
+
+fn no_pair() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err(
+        "a function writing its arguments back returned no (value, objects) pair",
+    )
 }
 
 /// Calls an entry's program with `args` (the GIL released while it runs).

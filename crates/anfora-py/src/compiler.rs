@@ -240,6 +240,12 @@ pub(crate) fn compile(
                         }
                         _ => f,
                     };
+                    // The variant returns `(value, objects)`: its gradient differentiates the
+                    // value and passes the objects on as the aux.
+                    let gradient = gradient.map(|g| anfora_driver::Gradient {
+                        has_aux: g.has_aux || writes.is_some(),
+                        ..g
+                    });
                     anfora_driver::compile_function(
                         fe,
                         f,

@@ -58,20 +58,27 @@ impl JitFunction {
         ));
         Ok(self.cache.insert(entry))
     }
+}
 
-    /// Whether every argument at `positions` (those the function may update in place) can
-    /// take the update: a numpy array or an anfora array that no other argument shares memory
-    /// with, or a value an update only rebinds (a number, an anfora scalar). A Parameter
-    /// cannot (`false`); an array also passed through another argument is an error, as the
-    /// function would update one and read the other unchanged.
-    fn updatable(
-        &self,
-        py: Python<'_>,
-        given: &Bound<'_, PyTuple>,
-        positions: &[usize],
-    ) -> PyResult<bool> {
+/// Whether some argument is an array a function may update in place (numpy's or anfora's).
+pub(crate) fn holds_arrays(given: &Bound<'_, PyTuple>) -> bool {
+    (given.iter()).any(|a| a.cast::<PyUntypedArray>().is_ok() || a.cast::<ArrayTensor>().is_ok())
+}
+
+/// Whether every argument at `positions` (those the function of `source` may update in place)
+/// can take the update: a numpy array or an anfora array that no other argument shares memory
+/// with, or a value an update only rebinds (a number, an anfora scalar). A Parameter cannot
+/// (`false`); an array also passed through another argument is an error, as the function
+/// would update one and read the other unchanged.
+pub(crate) fn updatable(
+    source: &Source,
+    py: Python<'_>,
+    given: &Bound<'_, PyTuple>,
+    positions: &[usize],
+) -> PyResult<bool> {
+    {
         let numpy = py.import("numpy")?;
-        let names = self.source.param_names(py);
+        let names = source.param_names(py);
         for &p in positions {
             let arg = given.get_item(p)?;
             if arg.cast::<Parameter>().is_ok() {
@@ -94,7 +101,7 @@ impl JitFunction {
                     let name = |i: usize| names.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
                     return Err(PyValueError::new_err(format!(
                         "{}() updates its argument '{}' in place, and the same array is also passed as '{}': numpy would show the update through both, compiled code would not; pass a copy",
-                        self.source.name(py),
+                        source.name(py),
                         name(p),
                         name(q)
                     )));
@@ -114,11 +121,10 @@ impl JitFunction {
         self.source.check_specs(py, &given)?;
         let args = args_of(&given)?;
         // Arrays are mutable: a function that updates one in place updates the caller's.
-        let writing = (given.iter())
-            .any(|a| a.cast::<PyUntypedArray>().is_ok() || a.cast::<ArrayTensor>().is_ok());
+        let writing = holds_arrays(&given);
         let entry = self.entry(py, &args, writing)?;
         match &entry.writes {
-            Some(positions) if self.updatable(py, &given, positions)? => {
+            Some(positions) if updatable(&self.source, py, &given, positions)? => {
                 run_writing(py, &entry, positions, args, &given)
             }
             // A Parameter to update: the plain function refuses it (E0306).
@@ -186,6 +192,7 @@ impl JitFunction {
                     value: false,
                     sens: false,
                     cast_integers: false,
+                    has_aux: false,
                 },
             ),
         )?;
@@ -196,8 +203,9 @@ impl JitFunction {
     /// `grad` / `value_and_grad` with explicit `argnums` (None: no argument, `...`: every
     /// argument, an int or a tuple of ints) and `weights`; with `sens`, the gradient function
     /// takes the output's sensitivity as its last argument; with `cast_integers`, integer
-    /// values' sensitivities follow MindSpore's rule.
-    #[pyo3(signature = (argnums, weights=None, value=false, sens=false, cast_integers=false))]
+    /// values' sensitivities follow MindSpore's rule; with `has_aux`, the function returns
+    /// `(value, aux)` and only the value is differentiated.
+    #[pyo3(signature = (argnums, weights=None, value=false, sens=false, cast_integers=false, has_aux=false))]
     fn _grad_transform(
         slf: &Bound<'_, Self>,
         argnums: &Bound<'_, PyAny>,
@@ -205,6 +213,7 @@ impl JitFunction {
         value: bool,
         sens: bool,
         cast_integers: bool,
+        has_aux: bool,
     ) -> PyResult<GradFunction> {
         let (argnums, single) = if argnums.is_none() {
             (Argnums::Given(vec![]), false)
@@ -244,6 +253,7 @@ impl JitFunction {
                 value,
                 sens,
                 cast_integers,
+                has_aux,
             },
         ))
     }

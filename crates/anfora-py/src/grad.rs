@@ -2,6 +2,7 @@
 //! and the Parameters of an object they accumulate into.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use anfora_ir::ParamRef;
@@ -10,10 +11,12 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use anfora_driver::Gradient;
+use anfora_driver::{Arg, Gradient};
 
 use crate::array::Cell;
-use crate::cache::{Cache, run, to_arg};
+use crate::cache::{Cache, args_of, run, run_writing_gradient, to_arg};
+use crate::compiler::Entry;
+use crate::function::{holds_arrays, updatable};
 use crate::pycall::{Args, Kwargs, Returned};
 use crate::source::Source;
 use crate::tensor::{Parameter, Tensor, array_object};
@@ -32,6 +35,9 @@ pub(crate) struct GradSpec {
     pub(crate) sens: bool,
     /// Integer values' sensitivities are cast to their dtype (MindSpore's rule), not zero.
     pub(crate) cast_integers: bool,
+    /// The function returns `(value, aux)`: the result is `(gradients, aux)`, or with `value`
+    /// `((value, aux), gradients)`.
+    pub(crate) has_aux: bool,
 }
 
 /// Which arguments a gradient is taken with respect to.
@@ -145,7 +151,7 @@ pub fn parameters_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, Py<Paramet
 impl GradFunction {
     /// What it differentiates, for `anfora.grad` of a gradient function (which compiles a
     /// function calling the same transform): `(function, bound object or None, argnums,
-    /// weights, value, sens)`. `argnums` is as `grad` takes it, or `"float tensors"` for
+    /// weights, value, sens, integers, has_aux)`. `argnums` is as `grad` takes it, or `"float tensors"` for
     /// `f.grad`; `weights` a tuple of Parameters, None, or `"self"` for a bound method's
     /// `.grad`.
     #[getter]
@@ -169,6 +175,12 @@ impl GradFunction {
                 .unbind(),
             Weights::OfSelf => "self".into_pyobject(py)?.into_any().unbind(),
         };
+        let flag = |b: bool| {
+            pyo3::types::PyBool::new(py, b)
+                .to_owned()
+                .into_any()
+                .unbind()
+        };
         let bound = self
             .of
             .bound
@@ -181,18 +193,17 @@ impl GradFunction {
                 bound,
                 argnums,
                 weights,
-                self.spec
-                    .value
-                    .into_pyobject(py)?
-                    .to_owned()
-                    .into_any()
-                    .unbind(),
-                self.spec
-                    .sens
-                    .into_pyobject(py)?
-                    .to_owned()
-                    .into_any()
-                    .unbind(),
+                flag(self.spec.value),
+                flag(self.spec.sens),
+                (if self.spec.cast_integers {
+                    "cast"
+                } else {
+                    "zero"
+                })
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+                flag(self.spec.has_aux),
             ],
         )
     }
@@ -215,7 +226,9 @@ impl GradFunction {
         } else {
             (args.clone(), None)
         };
-        let mut args = of.call_args(py, &args, kwargs)?;
+        let given = of.positional(py, &args, kwargs)?;
+        of.check_specs(py, &given)?;
+        let mut args = args_of(&given)?;
         let argnums: Vec<usize> = match &self.spec.argnums {
             Argnums::Given(a) => a.clone(),
             Argnums::All => (0..args.len()).collect(),
@@ -256,30 +269,81 @@ impl GradFunction {
         if let Some(s) = sens {
             args.push(to_arg(&s)?);
         }
-        let entry = match self.cache.get(&args, &keys, false) {
-            Some(hit) => hit,
-            None => self.cache.insert(of.compile(
-                py,
-                &args,
-                Some(Gradient {
-                    argnums: &argnums,
-                    weights: &refs,
-                    value: self.spec.value,
-                    sens: self.spec.sens,
-                    cast_integers: self.spec.cast_integers,
-                }),
-                false,
-            )?),
+        let gradient = Gradient {
+            argnums: &argnums,
+            weights: &refs,
+            value: self.spec.value,
+            sens: self.spec.sens,
+            cast_integers: self.spec.cast_integers,
+            has_aux: self.spec.has_aux,
         };
-        let result = run(py, &entry, args)?;
-        // The wrapper returns (value, grads) for value_and_grad, and grads are
-        // (inputs, weights) when there are weights; inputs is a tuple (argnums is one).
-        let (value, grads) = if self.spec.value {
-            let t = result.cast::<PyTuple>()?;
-            (Some(t.get_item(0)?), t.get_item(1)?)
-        } else {
-            (None, result)
+        // Arrays are mutable: the gradient of a function that updates one in place updates
+        // the caller's as the function would (its own aux carries the objects back, so not
+        // with has_aux; nor with sens_param, whose last argument is not the function's).
+        let writing = !self.spec.has_aux && !self.spec.sens && holds_arrays(&given);
+        let entry = self.entry(py, &args, &keys, writing, gradient)?;
+        let result = match &entry.writes {
+            Some(positions) if updatable(of, py, &given, positions)? => {
+                run_writing_gradient(py, &entry, positions, args, &given, self.spec.value)?
+            }
+            // A Parameter to update: the plain function refuses it (E0306).
+            Some(_) => run(py, &*self.entry(py, &args, &keys, false, gradient)?, args)?,
+            None => run(py, &entry, args)?,
         };
+        // The wrapper returns (value, grads) for value_and_grad, or (grads, aux) for grad with
+        // has_aux, and grads are (inputs, weights) when there are weights; inputs is a tuple
+        // (argnums is one).
+        let (value, grads, aux) = match (self.spec.value, self.spec.has_aux) {
+            (true, _) => {
+                let t = result.cast::<PyTuple>()?;
+                (Some(t.get_item(0)?), t.get_item(1)?, None)
+            }
+            (false, true) => {
+                let t = result.cast::<PyTuple>()?;
+                (None, t.get_item(0)?, Some(t.get_item(1)?))
+            }
+            (false, false) => (None, result, None),
+        };
+        let grads = self.shaped_grads(py, grads, &argnums, &params)?;
+        Ok(match (value, aux) {
+            (Some(v), _) => PyTuple::new(py, [v, grads])?.into_any(),
+            (None, Some(aux)) => PyTuple::new(py, [grads, aux])?.into_any(),
+            (None, None) => grads,
+        })
+    }
+}
+
+impl GradFunction {
+    /// The cached entry for `args` and the weights `keys`, compiling `gradient` when missing
+    /// (`writing`: for a call with arrays the function may update in place).
+    fn entry(
+        &self,
+        py: Python<'_>,
+        args: &[Arg],
+        keys: &[u64],
+        writing: bool,
+        gradient: Gradient<'_>,
+    ) -> PyResult<Rc<Entry>> {
+        let hit = (self.cache.get(args, keys, false))
+            .or_else(|| writing.then(|| self.cache.get(args, keys, true)).flatten());
+        match hit {
+            Some(hit) => Ok(hit),
+            None => Ok(self
+                .cache
+                .insert(self.of.compile(py, args, Some(gradient), writing)?)),
+        }
+    }
+
+    /// The gradients as `grad` returns them, from the wrapper's: one gradient for a single
+    /// argnum, `(inputs, weights)` with weights (the weights' alone for `argnums=None`); a
+    /// bound method's `.grad` also accumulates into its Parameters' `.grad`.
+    fn shaped_grads<'py>(
+        &self,
+        py: Python<'py>,
+        grads: Bound<'py, PyAny>,
+        argnums: &[usize],
+        params: &[Py<Parameter>],
+    ) -> PyResult<Bound<'py, PyAny>> {
         let unwrap_inputs = |inputs: Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
             let t = inputs.cast::<PyTuple>()?;
             let auto_single = matches!(self.spec.argnums, Argnums::FloatTensors) && t.len() == 1;
@@ -289,36 +353,28 @@ impl GradFunction {
                 Ok(inputs)
             }
         };
-        let grads = if params.is_empty() {
-            unwrap_inputs(grads)?
-        } else {
-            let (inputs, wgrads) = if argnums.is_empty() {
-                (PyTuple::empty(py).into_any(), grads)
-            } else {
-                let t = grads.cast::<PyTuple>()?;
-                (t.get_item(0)?, t.get_item(1)?)
-            };
-            if matches!(self.spec.weights, Weights::OfSelf) {
-                accumulate(py, &params, &wgrads)?;
-            }
-            // `argnums=None` asks for the weights' gradients only (as in compiled code).
-            if matches!(&self.spec.argnums, Argnums::Given(a) if a.is_empty()) {
-                return Ok(match value {
-                    Some(v) => PyTuple::new(py, [v, wgrads])?.into_any(),
-                    None => wgrads,
-                });
-            }
-            let inputs = if argnums.is_empty() {
-                inputs
-            } else {
-                unwrap_inputs(inputs)?
-            };
-            PyTuple::new(py, [inputs, wgrads])?.into_any()
-        };
-        match value {
-            Some(v) => Ok(PyTuple::new(py, [v, grads])?.into_any()),
-            None => Ok(grads),
+        if params.is_empty() {
+            return unwrap_inputs(grads);
         }
+        let (inputs, wgrads) = if argnums.is_empty() {
+            (PyTuple::empty(py).into_any(), grads)
+        } else {
+            let t = grads.cast::<PyTuple>()?;
+            (t.get_item(0)?, t.get_item(1)?)
+        };
+        if matches!(self.spec.weights, Weights::OfSelf) {
+            accumulate(py, params, &wgrads)?;
+        }
+        // `argnums=None` asks for the weights' gradients only (as in compiled code).
+        if matches!(&self.spec.argnums, Argnums::Given(a) if a.is_empty()) {
+            return Ok(wgrads);
+        }
+        let inputs = if argnums.is_empty() {
+            inputs
+        } else {
+            unwrap_inputs(inputs)?
+        };
+        Ok(PyTuple::new(py, [inputs, wgrads])?.into_any())
     }
 }
 

@@ -163,8 +163,8 @@ fn floats(v: &Value) -> Vec<f64> {
     }
 }
 
-/// `grad(f, argnums=all)` at `args` against central differences of `f` in every element, and
-/// the compiled engine against the reference VM.
+/// `grad(f, argnums=all)` at `args` (copies of them) against central differences of `f` in
+/// every element, and the compiled engine against the reference VM.
 fn check(body: &str, args: &[Value]) {
     let n = args.len();
     let p = (0..n)
@@ -172,8 +172,13 @@ fn check(body: &str, args: &[Value]) {
         .collect::<Vec<_>>()
         .join(", ");
     let argnums = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    // f gets copies, which it may update in place (the entry's arguments are the caller's).
+    let copies = (0..n)
+        .map(|i| format!("a{i} * 1.0"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let src = format!(
-        "{HEADER}{body}\n\ndef value({p}):\n    return f({p})\n\ndef gradient({p}):\n    return grad(f, argnums=({argnums},))({p})\n"
+        "{HEADER}{body}\n\ndef value({p}):\n    return f({copies})\n\ndef gradient({p}):\n    return grad(f, argnums=({argnums},))({copies})\n"
     );
     let mut compiled = session(&src, Engine::Compiled);
     let mut reference = session(&src, Engine::Reference);
@@ -276,6 +281,32 @@ fn gradients_through_a_function_that_updates_its_argument_in_place() {
     check(
         "def scale_into(z, w):\n    z *= w\n    z[0] = z[0] + w[1]\n\ndef halve(s):\n    s *= 0.5\n    return s\n\ndef f(x, w):\n    z = x * 1.0\n    k = 3.0\n    scale_into(z, w)\n    halve(k)\n    return ops.sum(ops.tanh(z) * z) * k",
         &[random(&[3], 13), random(&[3], 14)],
+    );
+}
+
+#[test]
+fn gradients_of_a_function_that_updates_its_own_argument_in_place() {
+    // `grad(f)(a0, a1)` with `f` writing into `x`: the gradient is that of f on the values
+    // passed (the overwritten part's is zero), and the caller's array is updated as numpy
+    // updates it.
+    check(
+        "def f(x, w):\n    x[0] = w[1] * 3.0\n    x *= w\n    x[1:] += ops.tanh(x[:-1])\n    return ops.sum(x * x * w)",
+        &[random(&[3], 15), random(&[3], 16)],
+    );
+}
+
+/// The caller's array after `grad(f)(x, w)` / `value_and_grad(f)(x, w)` where `f` updates `x`
+/// in place: numpy's, through every name of it, with the gradients of f on the values passed.
+#[test]
+fn grad_of_a_function_updating_its_argument_writes_it_back() {
+    let src = "def f(x, w):\n    x[0] = x[0] * 2.0\n    x *= w\n    return ops.sum(x * x)\n\ndef main(a, w):\n    x = a + ops.zeros((3,), dtype=anfora.float64)\n    y = x\n    g = grad(f, argnums=(0, 1))(x, w)\n    z = x * 1.0\n    v, gz = anfora.value_and_grad(f)(z, w)\n    return g, y, v, gz, z\n";
+    let x = f64s(&[1.0, 2.0, 3.0], &[3]);
+    let w = f64s(&[0.5, -1.0, 2.0], &[3]);
+    // x is a new tensor, so `y = x` names the same array; x' = [2, 2, 3] * w = [1, -2, 6]; d sum(x'^2)/dx = 2 x' w * [2, 1, 1] = [2, 4, 24],
+    // d/dw = 2 x' [2, 2, 3] = [4, -8, 36]. Then z = x' and z'' = [2, -2, 6] * w = [1, 2, 12].
+    assert_eq!(
+        both(src, &[x, w]),
+        "((Tensor([ 2.,  4., 24.]), Tensor([ 4., -8., 36.])), Tensor([ 1., -2.,  6.]), Tensor(149.), Tensor([ 2., -4., 48.]), Tensor([ 1.,  2., 12.]))"
     );
 }
 

@@ -233,14 +233,27 @@ impl Lowerer<'_> {
     /// The result of the current function: `v`, with the variables it assigns for its caller
     /// when it is a converted function.
     pub(super) fn with_outs(&mut self, v: NodeId, span: Span) -> NodeId {
-        let mut outs: Vec<Name> = self
+        let outs: Vec<Name> = self
             .fun()
             .conv
             .as_ref()
             .map_or(Vec::new(), |c| c.outs.clone());
-        // A function that writes its arguments back returns their objects (`write_back`).
+        // A function that writes its arguments back (a global function or a method, never
+        // converted) returns `(v, objects)` (`write_back`), the pair a gradient's `has_aux`
+        // takes apart.
         let write_back = self.fun().write_back.clone();
-        outs.extend(write_back.iter().map(crate::ownership::caller_object));
+        if !write_back.is_empty() {
+            debug_assert!(
+                outs.is_empty(),
+                "a converted function writing arguments back"
+            );
+            let b = self.cur_block();
+            let objects: Vec<NodeId> = (write_back.iter())
+                .map(|n| self.read(b, &crate::ownership::caller_object(n)))
+                .collect();
+            let objects = self.prim(Prim::MakeTuple, &objects, span);
+            return self.prim(Prim::MakeTuple, &[v, objects], span);
+        }
         if outs.is_empty() {
             return v;
         }

@@ -384,17 +384,19 @@ impl Lowerer<'_> {
         {
             return Val::Node(self.dict_builtin(args, keywords, span));
         }
-        if !args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_)))
-            && !unpacks(keywords)
-            && let Some((variant, writes)) = self.write_back_callee(func)
-        {
+        if !starred(args) && !unpacks(keywords) {
             let call = super::write_back::Call {
                 func,
                 args,
                 keywords,
                 span,
             };
-            return Val::Node(self.write_back_call(&call, variant, &writes));
+            if let Some((variant, writes)) = self.write_back_callee(func) {
+                return Val::Node(self.write_back_call(&call, variant, &writes));
+            }
+            if let Some((prim, variant, writes)) = self.grad_write_back(func) {
+                return Val::Node(self.grad_write_back_call(&call, (prim, variant, &writes)));
+            }
         }
         let converted = match &func.kind {
             ExprKind::Name(g) if self.fun().info.locals.contains(g) => self.conversion_of_var(g),

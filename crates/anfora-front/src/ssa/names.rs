@@ -213,16 +213,41 @@ impl Lowerer<'_> {
                         _ => CallKind::Other,
                     };
                 }
-                let resolved = match self.resolver.resolve_global(self.scope, base) {
-                    Resolved::Namespace(ns) => crate::namespace_attr(ns, attr),
-                    _ => None,
-                };
-                match resolved {
-                    Some(Resolved::Value(Const::Prim(p))) => of_prim(p, true),
-                    _ => CallKind::Other,
+                match self.named_prim(func) {
+                    Some(p) => of_prim(p, true),
+                    None => CallKind::Other,
                 }
             }
+            // `grad(f)(x)` of a function that updates `x` in place (`ssa/write_back.rs`).
+            ExprKind::Call { .. } => match self.grad_write_back(func) {
+                Some((_, _, writes)) => CallKind::Writes(writes),
+                None => CallKind::Other,
+            },
             _ => CallKind::Other,
+        }
+    }
+
+    /// The primitive `func` names: a global name, or an attribute of an imported namespace
+    /// (`anfora.grad`).
+    pub(super) fn named_prim(&mut self, func: &Expr) -> Option<Prim> {
+        match &func.kind {
+            ExprKind::Name(n) => self.global_prim(n).map(|(p, _)| p),
+            ExprKind::Attribute { value, attr } => {
+                let ExprKind::Name(base) = &value.kind else {
+                    return None;
+                };
+                if self.is_local_anywhere(base) {
+                    return None;
+                }
+                match self.resolver.resolve_global(self.scope, base) {
+                    Resolved::Namespace(ns) => match crate::namespace_attr(ns, attr) {
+                        Some(Resolved::Value(Const::Prim(p))) => Some(p),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
         }
     }
 

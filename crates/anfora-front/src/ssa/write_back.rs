@@ -17,8 +17,14 @@
 //! as an in-place update of it in the caller would be; a fresh value (an operator's result,
 //! a literal) is nobody else's and passes as it is.
 //!
-//! The function as a value (called through a variable, passed to `grad`, the entry called
-//! from Python) is the plain lowering, whose in-place updates of parameters are refused.
+//! The gradient of such a function called at once, `grad(f, ...)(args...)` or
+//! `value_and_grad(f, ...)(args...)`, is the transform of its variant with `has_aux`: the
+//! variant returns the pair `(value, objects)`, the value is differentiated and the objects
+//! come back beside the gradients, to be bound as for a call of `f` itself.
+//!
+//! The function as a value otherwise (called through a variable, passed to `grad` and kept,
+//! the entry called from Python) is the plain lowering, whose in-place updates of parameters
+//! are refused.
 
 use std::rc::Rc;
 
@@ -34,6 +40,15 @@ pub(super) struct Call<'e> {
     pub args: &'e [Expr],
     pub keywords: &'e [Keyword],
     pub span: Span,
+}
+
+/// How a writing call's result holds the call's value and the tuple of written objects.
+pub(super) enum Written {
+    /// `(value, objects)`: the variant's own result, and `grad`'s with `has_aux`.
+    Pair,
+    /// `((value, objects), gradients)`: `value_and_grad`'s with `has_aux`; the call's value
+    /// is `(value, gradients)`.
+    ValueAndGrad,
 }
 
 /// Where the object a function returns for an argument goes.
@@ -63,6 +78,69 @@ impl Lowerer<'_> {
         self.fe.write_back_variant(callee, self.resolver)
     }
 
+    /// `grad(f, ...)` or `value_and_grad(f, ...)`, about to be called, of a function `f` named
+    /// as [`Self::write_back_callee`] finds it: the transform, `f`'s variant and what it
+    /// writes. None where the options change the call's arguments or the result's shape
+    /// (`sens_param`, the caller's own `has_aux`).
+    pub(super) fn grad_write_back(&mut self, func: &Expr) -> Option<(Prim, GraphId, Rc<Writes>)> {
+        let ExprKind::Call {
+            func: transform,
+            args,
+            keywords,
+        } = &func.kind
+        else {
+            return None;
+        };
+        let prim = self.named_prim(transform)?;
+        let [f, options @ ..] = &args[..] else {
+            return None;
+        };
+        let is_false = |e: &Expr| matches!(e.kind, ExprKind::Literal(Literal::Bool(false)));
+        let plain = matches!(prim, Prim::Grad | Prim::ValueAndGrad)
+            && !args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_)))
+            && options.len() <= 4
+            && options.get(2).is_none_or(is_false)
+            && keywords.iter().all(|k| match &*k.name {
+                "argnums" | "weights" | "integers" => !k.unpack,
+                "sens_param" => is_false(&k.value),
+                _ => false,
+            });
+        if !plain {
+            return None;
+        }
+        let (variant, writes) = self.write_back_callee(f)?;
+        Some((prim, variant, writes))
+    }
+
+    /// `grad(f, options...)(args...)` (`call`, whose callee is the transform's call `inner`)
+    /// of a function whose variant is `variant`: the transform of the variant with
+    /// `has_aux=True`, called, and each variable passed bound to the object returned for it.
+    pub(super) fn grad_write_back_call(
+        &mut self,
+        call: &Call,
+        (prim, variant, writes): (Prim, GraphId, &Writes),
+    ) -> NodeId {
+        let ExprKind::Call { args, keywords, .. } = &call.func.kind else {
+            unreachable!("grad_write_back matched a call")
+        };
+        let transform = self.konst_at(Const::Prim(prim), call.func.span);
+        let mut values = vec![self.konst_at(Const::Graph(variant), args[0].span)];
+        values.extend(args[1..].iter().map(|a| self.value(a)));
+        values.extend(keywords.iter().map(|k| self.value(&k.value)));
+        values.push(self.konst(Const::Bool(true)));
+        let names =
+            (keywords.iter().map(|k| Const::Str(k.name.clone()))).chain([Const::str("has_aux")]);
+        let names = self.konst(Const::tuple(names.collect()));
+        let call_kw = self.konst(Const::Prim(Prim::CallKw));
+        let inputs = [call_kw, transform, names].into_iter().chain(values);
+        let gradient = self.apply(inputs.collect(), call.func.span);
+        let shape = match prim {
+            Prim::ValueAndGrad => Written::ValueAndGrad,
+            _ => Written::Pair,
+        };
+        self.writing_call(call, gradient, writes, shape)
+    }
+
     /// `f(args...)` of a function that writes its arguments back: the call of its variant,
     /// then each variable passed bound to the object returned for it.
     pub(super) fn write_back_call(
@@ -71,9 +149,21 @@ impl Lowerer<'_> {
         variant: GraphId,
         writes: &Writes,
     ) -> NodeId {
+        let callee = self.konst_at(Const::Graph(variant), call.func.span);
+        self.writing_call(call, callee, writes, Written::Pair)
+    }
+
+    /// The call of `callee`, which writes the arguments `writes` names back and returns them
+    /// as `shape` says, then each variable passed bound to the object returned for it.
+    fn writing_call(
+        &mut self,
+        call: &Call,
+        callee: NodeId,
+        writes: &Writes,
+        shape: Written,
+    ) -> NodeId {
         let bound = writes.bound(call.args, call.keywords);
         let written = |e: &Expr| bound.iter().find(|(_, a)| std::ptr::eq(*a, e)).map(|b| b.0);
-        let callee = self.konst_at(Const::Graph(variant), call.func.span);
         let mut values = Vec::new();
         let mut backs: Vec<(usize, NodeId, Back)> = Vec::new();
         let exprs = call
@@ -99,11 +189,20 @@ impl Lowerer<'_> {
             values.push(v);
         }
         let r = self.bound_call(callee, call, values);
-        let value = self.item(r, 0, call.span);
+        let (value, objects) = match shape {
+            Written::Pair => (self.item(r, 0, call.span), self.item(r, 1, call.span)),
+            Written::ValueAndGrad => {
+                let pair = self.item(r, 0, call.span);
+                let v = self.item(pair, 0, call.span);
+                let grads = self.item(r, 1, call.span);
+                let value = self.prim(Prim::MakeTuple, &[v, grads], call.span);
+                (value, self.item(pair, 1, call.span))
+            }
+        };
         for (k, old, back) in backs {
             match back {
                 Back::Owner(n, names) => {
-                    let object = self.item(r, k + 1, call.span);
+                    let object = self.item(objects, k, call.span);
                     let new = self.prim(Prim::IfMutable, &[old, object, old], call.span);
                     for m in &names {
                         self.bind(m, new, call.span);
@@ -111,7 +210,7 @@ impl Lowerer<'_> {
                     self.assign(&Target::Name(n, call.span), new);
                 }
                 Back::Parameter => {
-                    let object = self.item(r, k + 1, call.span);
+                    let object = self.item(objects, k, call.span);
                     self.prim(Prim::Assign, &[old, object], call.span);
                 }
                 Back::Nowhere => {}

@@ -18,15 +18,24 @@ const EXPANDED: &str = "expanded by the grad stage before any rule is needed";
 primitives! {
     family grad = 14;
 
-    /// `anfora.grad(fn, argnums=0, weights=None, sens_param=False, integers='zero')`: expanded
-    /// by the grad stage. `argnums=...` means every argument; with `sens_param` the gradient
-    /// function takes the output's sensitivity as an extra last argument; `integers='cast'`
-    /// gives integer values MindSpore's sensitivities (cast to their dtype) instead of zeros.
+    /// `anfora.grad(fn, argnums=0, weights=None, sens_param=False, integers='zero',
+    /// has_aux=False)`: expanded by the grad stage. `argnums=...` means every argument; with
+    /// `sens_param` the gradient function takes the output's sensitivity as an extra last
+    /// argument; `integers='cast'` gives integer values MindSpore's sensitivities (cast to
+    /// their dtype) instead of zeros; with `has_aux` `fn` returns `(value, aux)`, only the
+    /// value is differentiated, and the result is `(gradients, aux)` (JAX's rule).
     Grad = transform("grad", &[Py::Anfora("grad")],
-        "(fn, argnums=0, weights=None, sens_param=False, integers='zero')");
-    /// `anfora.value_and_grad(fn, argnums=0, weights=None, sens_param=False)`: as `grad`.
+        "(fn, argnums=0, weights=None, sens_param=False, integers='zero', has_aux=False)");
+    /// `anfora.value_and_grad(...)`: as `grad`, returning `(value, gradients)`, with
+    /// `has_aux` `((value, aux), gradients)`.
     ValueAndGrad = transform("value_and_grad", &[Py::Anfora("value_and_grad")],
-        "(fn, argnums=0, weights=None, sens_param=False, integers='zero')");
+        "(fn, argnums=0, weights=None, sens_param=False, integers='zero', has_aux=False)");
+    /// `AuxPair(y)`: `y`, after checking that a function differentiated with `has_aux=True`
+    /// returned a pair `(value, aux)`; only the value is differentiated.
+    AuxPair = PrimDef::new("AuxPair", "(y)", aux_pair_abs, aux_pair, first(|_, c| c.d))
+        .labelled("has_aux=True")
+        .passing_values()
+        .viewing();
     /// `anfora.vjp(fn, *primals)`: expanded by the grad stage.
     Vjp = transform("vjp", &[Py::Anfora("vjp")], "(fn, *primals)");
     /// `anfora.jvp(fn, primals, tangents)`: rewritten by the grad stage into two `vjp`s.
@@ -159,6 +168,34 @@ const fn transform(name: &'static str, python: &'static [Py], signature: &'stati
     )
     .with_effects(Effects::PROPAGATE)
     .called(python)
+}
+
+const AUX_PAIR: &str = "the function must return a pair (value, aux)";
+
+fn aux_pair(_: Prim, a: &[Value], _: &mut dyn std::io::Write) -> OpResult {
+    match &a[0] {
+        Value::Tuple(xs) if xs.len() == 2 => Ok(a[0].clone()),
+        Value::Tuple(xs) => Err(type_error(format!(
+            "has_aux=True: {AUX_PAIR}, got a tuple of {}",
+            xs.len()
+        ))),
+        v => Err(type_error(format!(
+            "has_aux=True: {AUX_PAIR}, got '{}'",
+            v.type_name()
+        ))),
+    }
+}
+
+fn aux_pair_abs(_: Prim, a: &[Abs]) -> Rule {
+    match &a[0] {
+        Abs::Tuple(xs) if xs.len() == 2 => Ok(a[0].clone()),
+        Abs::Any | Abs::Bottom => Ok(a[0].clone()),
+        Abs::Tuple(xs) => Err(RuleError(format!(
+            "{AUX_PAIR}, got a tuple of {}",
+            xs.len()
+        ))),
+        y => Err(RuleError(format!("{AUX_PAIR}, got {y}"))),
+    }
 }
 
 fn checked_sensitivity(_: Prim, a: &[Value], _: &mut dyn std::io::Write) -> OpResult {

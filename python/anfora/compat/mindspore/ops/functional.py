@@ -7,45 +7,53 @@ import anfora as _af
 from anfora.nn import Cell as _Cell
 
 
-class _First(_Cell):
-    """`fn`'s first output: what a gradient with `has_aux=True` differentiates."""
+class _Split(_Cell):
+    """`fn`'s outputs `(value, aux...)` as the pair `(value, (aux...))` that anfora's
+    `has_aux` takes apart."""
 
     def __init__(self, fn):
         self.fn = fn
 
     def construct(self, *args):
-        return self.fn(*args)[0]
+        out = self.fn(*args)
+        return out[0], out[1:]
 
 
 class _Gradient:
     """The gradient function `grad` / `value_and_grad` return. With `has_aux`, `fn` returns
     `(value, aux...)`: the gradient is that of `value` alone; `grad` returns
     `(gradients, (aux...))` and `value_and_grad` `((value, aux...), gradients)`, as
-    MindSpore's do. `fn` then runs once more for the outputs than for the gradient."""
+    MindSpore's do, from one run of `fn`."""
 
     def __init__(self, fn, grad_position, weights, has_aux, with_value):
         self.fn = fn
-        self.first = _First(fn)
+        self.split = _Split(fn)
         self.argnums = grad_position
         self.weights = weights
         self.has_aux = has_aux
         self.with_value = with_value
-        # `first` takes `*args`, so its gradient at one position comes as a 1-tuple, where
+        # `split` takes `*args`, so its gradient at one position comes as a 1-tuple, where
         # MindSpore gives the tensor for an int `grad_position`.
         self.one_position = isinstance(grad_position, int)
 
     def __call__(self, *args):
         if self.has_aux:
-            grads = _af.grad(self.first, self.argnums, self.weights, False, "cast")(*args)
-            if self.one_position:
-                grads = (grads[0][0], grads[1]) if self.weights is not None else grads[0]
-            out = self.fn(*args)
             if self.with_value:
-                return out, grads
-            return grads, out[1:]
+                (value, aux), grads = _af.value_and_grad(
+                    self.split, self.argnums, self.weights, False, "cast", True)(*args)
+                return (value,) + aux, self._unwrapped(grads)
+            grads, aux = _af.grad(self.split, self.argnums, self.weights, False, "cast",
+                                  True)(*args)
+            return self._unwrapped(grads), aux
         if self.with_value:
             return _af.value_and_grad(self.fn, self.argnums, self.weights, False, "cast")(*args)
         return _af.grad(self.fn, self.argnums, self.weights, False, "cast")(*args)
+
+    def _unwrapped(self, grads):
+        """`split`'s gradients as MindSpore gives `fn`'s: an int position's alone."""
+        if not self.one_position:
+            return grads
+        return (grads[0][0], grads[1]) if self.weights is not None else grads[0]
 
 
 def _checked(grad_position, weights):
