@@ -603,3 +603,35 @@ def test_parameters_read_through_objects_in_differentiated_code_get_their_gradie
     gx, (gw,) = anfora.grad(net, argnums=0, weights=[net.s.w])(t(v))
     np.testing.assert_allclose(np.asarray(gx), numeric_grad(lambda v: np.sum((w * v + 1.5) ** 2), [v], 0), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(gw), numeric_grad(lambda w: np.sum((w * v + 1.5) ** 2), [w], 0), rtol=1e-6)
+
+
+def _applied(net, x, k):
+    return ops.sum(ops.tanh(net(x)) * k)
+
+
+class GradOfAHelperTakingTheNet(nn.Cell):
+    """`grad(helper, ...)(self.net, x, k)`: the network passed to the differentiated function
+    as an argument (the same constant at the call), as JAX users pass a model to a loss."""
+
+    def __init__(self):
+        self.net = Scale(0.5)
+        self.weights = (self.net.w,)
+
+    def construct(self, x, k):
+        gx = anfora.grad(_applied, argnums=(1, 2))(self.net, x, k)
+        gw = anfora.grad(_applied, argnums=None, weights=self.weights)(self.net, x, k)
+        return gx, gw
+
+
+def test_grad_of_a_function_the_network_is_passed_to_equals_finite_differences():
+    x, k = np.array([0.3, -1.2]), 1.5
+    net = GradOfAHelperTakingTheNet()
+    w = np.asarray(net.net.w)
+    (gx, gk), (gw,) = net(t(x), k)
+
+    def loss(w, x, k):
+        return float(np.sum(np.tanh(w * x) * k))
+
+    np.testing.assert_allclose(np.asarray(gx), numeric_grad(loss, [w, x, k], 1), rtol=1e-6)
+    np.testing.assert_allclose(float(gk), numeric_grad(loss, [w, x, k], 2), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gw), numeric_grad(loss, [w, x, k], 0), rtol=1e-6)

@@ -4,7 +4,7 @@
 
 use anfora_ir::codes;
 use anfora_ir::diag::Diagnostic;
-use anfora_ir::{Const, GraphId, GraphKind, NodeId, ParamRef, Prim, Span};
+use anfora_ir::{Const, GraphId, GraphKind, Module, NodeId, ParamRef, Prim, Span};
 
 use crate::lift::{FvKey, Lifted, lift};
 use crate::{Transform, replace_call};
@@ -32,13 +32,26 @@ struct JCall {
     free_values: Vec<NodeId>,
     /// The number of lifted free values: where the sensitivities of `f`'s own arguments start.
     k: i64,
+    /// The arguments that every call of the gradient function passes as the same constant
+    /// holding functions, which the differentiated graph has in place of its parameter.
+    known: Vec<bool>,
 }
 
 impl JCall {
-    fn inputs(&self, args: &[NodeId]) -> Vec<NodeId> {
+    /// The call of J(f) with `args` (in graph `g` of module `m`), each argument that is not
+    /// a known constant checked to hold no function (`GradArgument`): J(f) calls functions
+    /// in the J world, where a primal function does not belong.
+    fn inputs(&self, m: &mut Module, g: GraphId, args: &[NodeId], span: Span) -> Vec<NodeId> {
         let mut call = vec![self.graph];
         call.extend(&self.free_values);
-        call.extend(args);
+        for (i, &a) in args.iter().enumerate() {
+            call.push(if self.known.get(i) == Some(&true) {
+                a
+            } else {
+                let i = m.value_at(Const::Int(i as i64), span);
+                m.apply_prim(g, Prim::GradArgument, &[a, i], span)
+            });
+        }
         call
     }
 }
@@ -65,6 +78,14 @@ impl Transform<'_> {
             .as_ref()
             .and_then(|o| o.weights.clone())
             .unwrap_or_default();
+        let known = match p {
+            Prim::Vjp => Vec::new(),
+            _ => self.function_arguments(all, n, self.m.graph(fg).params.len()),
+        };
+        let fg = match known.iter().any(Option::is_some) {
+            true => self.with_arguments(fg, &known, span),
+            false => fg,
+        };
         crate::stars::bind_star_calls(self.m, fg);
         let lifted = lift(self.m, fg, &ws, &mut self.names);
         crate::methods::to_primitives(self.m, lifted.graph);
@@ -72,7 +93,8 @@ impl Transform<'_> {
         self.integers = options
             .as_ref()
             .map_or(crate::IntegerSensitivities::Zero, |o| o.integers);
-        let call = self.j_call(&lifted, &ws);
+        let mut call = self.j_call(&lifted, &ws);
+        call.known = known.iter().map(Option::is_some).collect();
         self.integers = outer;
         match options {
             None => self.expand_vjp(h, n, fg, &call, &ins[2..], all, span),
@@ -188,7 +210,70 @@ impl Transform<'_> {
             graph: self.m.value(Const::Graph(jf)),
             free_values,
             k: lifted.fvs.len() as i64,
+            known: Vec::new(),
         }
+    }
+
+    /// For each of the `arity` parameters of the function of grad call `n`, the constant
+    /// holding functions (a `def`, a Cell, a tuple of them) that every call of the gradient
+    /// function in `all` passes there, if they all pass the same one. A function that comes
+    /// in as an argument is a primal value, which J(f) cannot call; a constant one can be
+    /// differentiated with f (see [`Self::with_arguments`]).
+    fn function_arguments(&self, all: &[GraphId], n: NodeId, arity: usize) -> Vec<Option<Const>> {
+        let mut common: Option<Vec<Option<Const>>> = None;
+        for &g in all {
+            // Kept or passed on, the gradient function may be called with other functions.
+            if self.m.graph(g).output == Some(n) {
+                return Vec::new();
+            }
+            for site in self.m.graph_nodes(g) {
+                let inputs = self.m.inputs(site);
+                if inputs.iter().skip(1).any(|&x| x == n) {
+                    return Vec::new();
+                }
+                if inputs.first() != Some(&n) {
+                    continue;
+                }
+                let args = (0..arity).map(|i| {
+                    let c = inputs.get(i + 1).and_then(|&a| self.m.constant(a))?;
+                    let mut holds = false;
+                    c.for_each_graph(&mut |_| holds = true);
+                    holds.then(|| c.clone())
+                });
+                common = Some(match common {
+                    None => args.collect(),
+                    Some(seen) => (seen.into_iter().zip(args))
+                        .map(|(a, b)| a.filter(|a| b.as_ref().is_some_and(|b| a.same_as(b))))
+                        .collect(),
+                });
+            }
+        }
+        common.unwrap_or_default()
+    }
+
+    /// A function of `fg`'s signature that calls `fg` with the constants `known` in place of
+    /// those arguments, so that their functions are differentiated with it (J(f) calls their
+    /// J graphs) and the Parameters they read are found as weights.
+    fn with_arguments(&mut self, fg: GraphId, known: &[Option<Const>], span: Span) -> GraphId {
+        let f = self.m.graph(fg).clone();
+        let g = self.m.add_graph(
+            self.names.fresh(&f.name),
+            f.function.clone(),
+            GraphKind::Function,
+            span,
+        );
+        self.m.graphs[g].signature = f.signature.clone();
+        let params = self.copy_params(fg, g);
+        let mut call = vec![self.m.value(Const::Graph(fg))];
+        for (i, &p) in params.iter().enumerate() {
+            call.push(match known.get(i).cloned().flatten() {
+                Some(c) => self.m.value_at(c, span),
+                None => p,
+            });
+        }
+        let out = self.apply(g, call, span);
+        self.m.set_output(g, out);
+        g
     }
 
     /// `vjp(f, *primals)`: `(y, vjp_fn)` built in place of call `n` in `h`, where `vjp_fn(ct)`
@@ -205,7 +290,8 @@ impl Transform<'_> {
         span: Span,
     ) {
         let mark = self.m.graph(h).order.len();
-        let (y, bp) = self.call_j(h, call.inputs(primals), span);
+        let inputs = call.inputs(self.m, h, primals, span);
+        let (y, bp) = self.call_j(h, inputs, span);
         let vg = self.vjp_function(fg, call.k, primals.len(), span);
         let mut pins = vec![self.m.value(Const::Graph(vg)), bp];
         pins.extend(primals);
@@ -262,7 +348,8 @@ impl Transform<'_> {
             self.m.graphs[wg].signature = f.signature.clone();
         }
         let params = self.copy_params(fg, wg);
-        let (out, bp) = self.call_j(wg, call.inputs(&params), span);
+        let inputs = call.inputs(self.m, wg, &params, span);
+        let (out, bp) = self.call_j(wg, inputs, span);
         // With has_aux, f's result is `(y, aux)`: y is differentiated, aux gets no sensitivity.
         let (y, aux) = if options.has_aux {
             let pair = self.prim(wg, Prim::AuxPair, &[out], span);

@@ -21,6 +21,7 @@ const MACHINERY: &[Prim] = &[
     Prim::SensOnes,
     Prim::SensCheck,
     Prim::AuxPair,
+    Prim::GradArgument,
     Prim::GradTupleAt,
     Prim::GradItem,
     Prim::GradHead,

@@ -445,6 +445,41 @@ fn sens_param_takes_the_output_sensitivity_and_checks_its_shape() {
     assert!(e.contains("shape (3,) like the output"), "{e}");
 }
 
+/// A function passed to the gradient function by name (the same constant at every call) is
+/// differentiated with the function that calls it; one known only at run time is refused
+/// (E0501), where it used to reach J(f) as a primal function.
+#[test]
+fn functions_passed_to_a_gradient_function_by_name_are_differentiated() {
+    let src = "from anfora import grad\n\ndef apply(f, x, k):\n    return f(x) * k + f(k)\n\ndef sq(v):\n    return v * v\n\ndef main(x):\n    return grad(apply, argnums=(1, 2))(sq, x, 3.0), grad(apply, argnums=1)((lambda v: v * v * v), x, 1.0)\n";
+    for engine in [Engine::Compiled, Engine::Reference] {
+        // d/dx (x^2 k + k^2) = 2xk = 9, d/dk = x^2 + 2k = 8.25; d/dx x^3 = 3x^2 = 6.75.
+        assert_eq!(
+            floats(&call(src, engine, "main", &[1.5])),
+            vec![9.0, 8.25, 6.75]
+        );
+    }
+    let runtime = "from anfora import grad\n\ndef apply(f, x):\n    return f(x)\n\ndef sq(v):\n    return v * v\n\ndef use(gf, x):\n    return gf(sq, x)\n\ndef main(x):\n    gf = grad(apply, argnums=1)\n    return use(gf, x)\n";
+    let e = flat(compile_error(runtime));
+    assert!(
+        e.contains("error[E0501]: argument 0 of the differentiated function holds a function known only when the program runs")
+            && e.contains("passed to the gradient function here"),
+        "{e}"
+    );
+    let mut s = session(runtime, Engine::Reference);
+    let f = s
+        .call(
+            "main",
+            vec![Arg::from(Value::Float(1.0))],
+            &mut std::io::sink(),
+        )
+        .unwrap_err();
+    let e = s.render(&f);
+    assert!(
+        e.contains("TypeError: argument 0 of the differentiated function holds a function"),
+        "{e}"
+    );
+}
+
 /// `has_aux=True` (JAX's rule): `f` returns `(value, aux)`; `grad` gives `(gradients, aux)`,
 /// `value_and_grad` `((value, aux), gradients)`, and aux takes no part in the gradient. A
 /// result that is not a pair is refused with its shape, when compiling and when running.

@@ -141,9 +141,18 @@ pub struct Attrs {
     /// A numpy constructor: its 0-d result is an array (`np.zeros(())`), where numpy's
     /// operations give a scalar, which an in-place update rebinds instead of changing.
     pub makes_array: bool,
-    /// The diagnostic code and hint of its compile-time errors, when they are not shape
-    /// errors (E0301).
-    pub refusal: Option<(&'static str, &'static str)>,
+    /// The diagnostic code, the label at the span and the hint of its compile-time errors,
+    /// when they are not shape errors (E0301).
+    pub refusal: Option<Refusal>,
+}
+
+/// How a primitive's compile-time errors read where they are refusals, not shape errors.
+#[derive(Clone, Copy, Debug)]
+pub struct Refusal {
+    pub code: &'static str,
+    /// What the label at the operation's span says.
+    pub label: &'static str,
+    pub hint: &'static str,
 }
 
 impl Attrs {
@@ -320,7 +329,7 @@ impl PrimDef {
         /// A numpy constructor: its result is an array also when 0-d.
         making_arrays() sets attrs.makes_array = true;
         /// Its compile-time errors are this code, with this hint.
-        refusing(code_and_hint: (&'static str, &'static str)) sets attrs.refusal = Some(code_and_hint);
+        refusing(refusal: Refusal) sets attrs.refusal = Some(refusal);
     }
 
     /// Writes the Parameters that are its first `params` arguments.

@@ -28,10 +28,10 @@ impl Interpreter<'_> {
                     .module
                     .callee_prim(n)
                     .and_then(|p| p.def().attrs.refusal);
-                let d = if let Some((code, hint)) = refusal {
-                    Diagnostic::error(code, msg.clone(), span)
-                        .with_label("updated in place here")
-                        .with_hint(hint)
+                let d = if let Some(refusal) = refusal {
+                    Diagnostic::error(refusal.code, msg.clone(), span)
+                        .with_label(refusal.label)
+                        .with_hint(refusal.hint)
                 } else if constant {
                     Diagnostic::error(NOT_CONSTANT, message, span)
                         .with_label("not known at compile time")

@@ -9,7 +9,7 @@ use anfora_tensor::Scalar;
 
 use crate::abs::{Abs, Func, Rule, err};
 use crate::args::int_arg;
-use crate::def::{Backward, EvalFn, InferFn, PrimDef, Py, first, primitives};
+use crate::def::{Backward, EvalFn, InferFn, PrimDef, Py, Refusal, first, primitives};
 use crate::emit::{Call, Emit, Grads, unbroadcast};
 use crate::prim::{Effects, Prim};
 use crate::pynum::{self, PyErr, overflow, tensor, type_error, value_error};
@@ -93,7 +93,7 @@ primitives! {
             g[0] = Some(c.d);
             Some(g)
         }))
-        .refusing((SHARED_UPDATE, SHARED_UPDATE_HINT));
+        .refusing(Refusal { code: SHARED_UPDATE, label: UPDATED, hint: SHARED_UPDATE_HINT });
     /// `ViewIndex(array, index)`: `index`, where `array[index]` is a view of the array (a
     /// tensor or Parameter indexed by ints, slices, `None` and `...`), so that `x[i][j] = v`
     /// writes through it into `x`. Anything else is refused: numpy's `x[[0, 1]]` is a copy
@@ -104,7 +104,7 @@ primitives! {
             None => Ok(a[1].clone()),
         },
         Backward::Zero)
-        .refusing((ITEM_ASSIGN, ITEM_ASSIGN_HINT));
+        .refusing(Refusal { code: ITEM_ASSIGN, label: UPDATED, hint: ITEM_ASSIGN_HINT });
     /// `IfMutable(probe, then, otherwise)`: `then` where `probe` is an object an in-place
     /// update changes (a tensor, a list, a Parameter), else `otherwise`. A caller writes back
     /// an argument a function updated in place with it: a tensor takes the updated value, an
@@ -126,7 +126,11 @@ primitives! {
             Some(g)
         }))
         .passing_values()
-        .refusing((SHARED_UPDATE, crate::indexing::ZERO_D_HINT));
+        .refusing(Refusal {
+            code: SHARED_UPDATE,
+            label: UPDATED,
+            hint: crate::indexing::ZERO_D_HINT,
+        });
 }
 
 /// The diagnostic code of [`Prim::ViewIndex`]'s refusal (anfora-ir's `codes::ITEM_ASSIGN`).
@@ -190,6 +194,7 @@ fn value_mutable(v: &Value) -> bool {
 
 /// The diagnostic code of [`Prim::SharedUpdate`]'s refusal (anfora-ir's `codes::SHARED_UPDATE`).
 const SHARED_UPDATE: &str = "E0306";
+const UPDATED: &str = "updated in place here";
 const SHARED_UPDATE_HINT: &str = "numpy changes the array itself, so every name, tuple, view or \
     caller holding it would see the update; write `x = x + v` (or `x = ops.where(...)`) to \
     bind a new value, or update a variable that holds a value computed in this function";

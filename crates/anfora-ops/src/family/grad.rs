@@ -7,7 +7,7 @@ use anfora_tensor::{DType, ReduceOp, Scalar, Tensor};
 
 use crate::abs::{Abs, Rule, RuleError, TensorAbs};
 use crate::args::{int_arg, need_tensor, reduce_to, sens_tensor, tensor_abs};
-use crate::def::{Backward, PrimDef, Py, first, never, primitives};
+use crate::def::{Backward, PrimDef, Py, Refusal, first, never, primitives};
 use crate::prim::{Effects, Prim};
 use crate::pynum::{tensor as t, type_error};
 use crate::python::{binary, getitem, getitem_abs};
@@ -35,6 +35,20 @@ primitives! {
     AuxPair = PrimDef::new("AuxPair", "(y)", aux_pair_abs, aux_pair, first(|_, c| c.d))
         .labelled("has_aux=True")
         .passing_values()
+        .viewing();
+    /// `GradArgument(x, i)`: argument `x` at position `i` of a differentiated function, as its
+    /// gradient function was called with it, checked to hold no function: J(f) calls
+    /// functions in the J world, and one passed at run time is the caller's primal function.
+    /// (A function passed as the same constant at every call is passed in its J form.)
+    GradArgument = PrimDef::new("GradArgument", "(x, i)", grad_argument_abs, grad_argument,
+        first(|_, c| c.d))
+        .labelled("grad")
+        .refusing(Refusal {
+            code: GRAD_UNKNOWN_FUNCTION,
+            label: "passed to the gradient function here",
+            hint: FUNCTION_ARGUMENT_HINT,
+        })
+        .passing_value_of(0)
         .viewing();
     /// `anfora.vjp(fn, *primals)`: expanded by the grad stage.
     Vjp = transform("vjp", &[Py::Anfora("vjp")], "(fn, *primals)");
@@ -196,6 +210,53 @@ fn aux_pair_abs(_: Prim, a: &[Abs]) -> Rule {
         ))),
         y => Err(RuleError(format!("{AUX_PAIR}, got {y}"))),
     }
+}
+
+const GRAD_UNKNOWN_FUNCTION: &str = "E0501";
+const FUNCTION_ARGUMENT_HINT: &str = "pass the function by name where the gradient function is \
+    called (`grad(f, argnums=1)(g, x)` with `g` a `def` or a Cell), or name it in the \
+    differentiated function";
+
+fn function_argument(i: Option<i64>) -> String {
+    let at = i.map_or(String::new(), |i| format!(" {i}"));
+    format!(
+        "argument{at} of the differentiated function holds a function known only when the \
+         program runs, which its gradient cannot call"
+    )
+}
+
+fn holds_function(v: &Value) -> bool {
+    crate::deep(|| match v {
+        Value::Tuple(xs) | Value::List(xs) => xs.iter().any(holds_function),
+        Value::Dict(d) => d.items.iter().any(|(_, v)| holds_function(v)),
+        v => v.is_callable(),
+    })
+}
+
+fn holds_function_abs(a: &Abs) -> bool {
+    crate::deep(|| match a {
+        Abs::Tuple(xs) | Abs::List(xs) => xs.iter().any(holds_function_abs),
+        Abs::Dict(items) => items.iter().any(|(_, v)| holds_function_abs(v)),
+        a => matches!(a, Abs::Func(_)),
+    })
+}
+
+fn grad_argument(_: Prim, a: &[Value], _: &mut dyn std::io::Write) -> OpResult {
+    if holds_function(&a[0]) {
+        let i = match a.get(1) {
+            Some(Value::Int(i)) => Some(*i),
+            _ => None,
+        };
+        return Err(type_error(function_argument(i)));
+    }
+    Ok(a[0].clone())
+}
+
+fn grad_argument_abs(_: Prim, a: &[Abs]) -> Rule {
+    if holds_function_abs(&a[0]) {
+        return Err(RuleError(function_argument(a.get(1).and_then(Abs::as_i64))));
+    }
+    Ok(a[0].clone())
 }
 
 fn checked_sensitivity(_: Prim, a: &[Value], _: &mut dyn std::io::Write) -> OpResult {
