@@ -1166,3 +1166,35 @@ fn in_place_updates_keep_numpy_dtype_and_shape() {
         "{msg}"
     );
 }
+
+#[test]
+fn gradients_of_functions_updating_arguments_that_cannot_write_back() {
+    // `grad(f)(a, w)` writes the update back where `grad(f)` is called at once; a gradient
+    // function kept in a variable, or one taking `sens_param`, cannot.
+    let src = "from anfora import ops, grad\n\ndef f(x, w):\n    x *= w\n    return ops.sum(x)\n\ndef kept(x):\n    a = x * 1.0\n    gf = grad(f)\n    return gf(a, x)\n\ndef sens(x):\n    a = x * 1.0\n    return grad(f, sens_param=True)(a, x, 1.0)\n\ndef written(x):\n    a = x * 1.0\n    return grad(f)(a, x), a\n";
+    let cases = [
+        ("kept", shared("x", "array"), 4, 5),
+        ("sens", shared("x", "array"), 4, 5),
+    ];
+    refusals(src, "E0306", zeros(&[3]), &cases);
+    infer(src, "written", &[zeros(&[3])]);
+}
+
+#[test]
+fn gradient_arguments_and_results_that_the_transform_refuses() {
+    let src = "from anfora import ops, grad\n\ndef apply(f, x):\n    return ops.sum(f(x))\n\ndef pair(x):\n    return ops.sum(x), x, 1.0\n\ndef by_value(g, x):\n    return grad(apply, argnums=1)(g, x)\n\ndef chosen(x):\n    return by_value(ops.exp, x) + by_value(ops.tanh, x)\n\ndef aux(x):\n    return grad(pair, has_aux=True)(x)\n";
+    let cases = [(
+        "chosen",
+        "argument 0 of the differentiated function holds a function known only when the program runs, which its gradient cannot call".to_string(),
+        10,
+        12,
+    )];
+    refusals(src, "E0501", zeros(&[3]), &cases);
+    let cases = [(
+        "aux",
+        "has_aux=True: the function must return a pair (value, aux), got a tuple of 3".to_string(),
+        16,
+        12,
+    )];
+    refusals(src, "E0301", zeros(&[3]), &cases);
+}
