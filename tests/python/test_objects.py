@@ -635,3 +635,96 @@ def test_grad_of_a_function_the_network_is_passed_to_equals_finite_differences()
     np.testing.assert_allclose(np.asarray(gx), numeric_grad(loss, [w, x, k], 1), rtol=1e-6)
     np.testing.assert_allclose(float(gk), numeric_grad(loss, [w, x, k], 2), rtol=1e-6)
     np.testing.assert_allclose(np.asarray(gw), numeric_grad(loss, [w, x, k], 0), rtol=1e-6)
+
+
+class Body(nn.Cell):
+    def __init__(self, w):
+        self.w = Parameter(np.asarray(w, dtype=np.float64))
+
+    def construct(self, x):
+        return ops.tanh(x * self.w)
+
+    def energy(self, x):
+        return ops.sum(x * self.w * self.w)
+
+
+class WithBody(nn.Cell):
+    def __init__(self):
+        self.body = Body([0.5, -1.0, 2.0])
+        self.head = Body([1.5, 0.25, -0.5])
+
+    def construct(self, x):
+        return self.head(self.body(x))
+
+
+def _through_parts(net, x):
+    # Sub-objects, a sub-object's method and a chain of attributes, read through `net`.
+    return ops.sum(net.head(net.body(x))) + net.body.energy(x) * net.head.w[0]
+
+
+class CallsAHelperWithItsNet(nn.Cell):
+    def __init__(self):
+        self.net = WithBody()
+
+    def construct(self, x):
+        return _through_parts(self.net, x)
+
+
+class GradOfAHelperReadingParts(nn.Cell):
+    def __init__(self):
+        self.net = WithBody()
+        self.weights = self.net.trainable_params()
+
+    def construct(self, x):
+        return anfora.grad(_through_parts, argnums=None, weights=self.weights)(self.net, x)
+
+
+def _through_parts_np(w_body, w_head, x):
+    return float(np.sum(np.tanh(np.tanh(x * w_body) * w_head)) + np.sum(x * w_body * w_body) * w_head[0])
+
+
+def test_methods_and_sub_objects_read_through_an_object_passed_by_name_get_gradients():
+    """In differentiated code, a helper given a network (the same object at every call) reads
+    its sub-objects and their methods: the helper is copied for that object, its reads become
+    the attributes, and the gradients of the input and every weight equal central
+    differences; also when the helper itself is what `grad` differentiates."""
+    x = np.array([0.3, -1.2, 0.8])
+    top = CallsAHelperWithItsNet()
+    wb, wh = np.asarray(top.net.body.w), np.asarray(top.net.head.w)
+    np.testing.assert_allclose(float(top(t(x))), _through_parts_np(wb, wh, x), rtol=1e-14)
+    gx, (gb, gh) = anfora.grad(top, argnums=0, weights=top.trainable_params())(t(x))
+    args = [wb, wh, x]
+    np.testing.assert_allclose(np.asarray(gx), numeric_grad(_through_parts_np, args, 2), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gb), numeric_grad(_through_parts_np, args, 0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gh), numeric_grad(_through_parts_np, args, 1), rtol=1e-6)
+    gb2, gh2 = GradOfAHelperReadingParts()(t(x))
+    np.testing.assert_allclose(np.asarray(gb2), np.asarray(gb), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(gh2), np.asarray(gh), rtol=1e-14)
+
+
+def _parts_in_a_loop(net, x):
+    for _ in range(2):
+        x = net.body(x)
+    return ops.sum(x)
+
+
+class CallsALoopWithItsNet(nn.Cell):
+    def __init__(self):
+        self.net = WithBody()
+
+    def construct(self, x):
+        return _parts_in_a_loop(self.net, x)
+
+
+def test_sub_objects_read_through_an_object_where_the_helper_cannot_be_copied_are_refused():
+    """A helper that creates functions (a loop's body reads its values) is not copied for
+    the object it is given: its read of a sub-object stays E0502, at the read."""
+    top = CallsALoopWithItsNet()
+    x = t([0.3, -1.2, 0.8])
+    np.testing.assert_allclose(float(top(x)), float(np.sum(np.tanh(np.tanh(np.asarray(x) * 0.5 * np.array([1, -2, 4])) * np.array([0.5, -1.0, 2.0])))), rtol=1e-14)
+    with pytest.raises(anfora.CompileError) as info:
+        anfora.grad(top, argnums=0)(x)
+    msg = " ".join(str(info.value).replace("│", " ").split())
+    assert "error[E0502]: the attribute 'body' of a 'WithBody' object used as a value is read in differentiated code" in msg, msg
+    line, col = line_of(_parts_in_a_loop, "net.body")
+    assert f"{__file__}:{line}:{col}" in str(info.value), str(info.value)

@@ -82,9 +82,17 @@ impl Transform<'_> {
             Prim::Vjp => Vec::new(),
             _ => self.function_arguments(all, n, self.m.graph(fg).params.len()),
         };
-        let fg = match known.iter().any(Option::is_some) {
-            true => self.with_arguments(fg, &known, span),
-            false => fg,
+        let mut copies = crate::constant_args::Specializer::new(self.m, &mut self.names);
+        let copy = known
+            .iter()
+            .any(Option::is_some)
+            .then(|| copies.specialize(fg, &known))
+            .flatten();
+        copies.calls_in(copy.unwrap_or(fg));
+        let fg = match copy {
+            Some(copy) => copy,
+            None if known.iter().any(Option::is_some) => self.with_arguments(fg, &known, span),
+            None => fg,
         };
         crate::stars::bind_star_calls(self.m, fg);
         let lifted = lift(self.m, fg, &ws, &mut self.names);
@@ -236,9 +244,7 @@ impl Transform<'_> {
                 }
                 let args = (0..arity).map(|i| {
                     let c = inputs.get(i + 1).and_then(|&a| self.m.constant(a))?;
-                    let mut holds = false;
-                    c.for_each_graph(&mut |_| holds = true);
-                    holds.then(|| c.clone())
+                    crate::constant_args::holds_functions(c).then(|| c.clone())
                 });
                 common = Some(match common {
                     None => args.collect(),

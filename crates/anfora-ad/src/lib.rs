@@ -22,6 +22,7 @@
 //! stay in the forward graphs (they run once); the auto-monad stage threads them afterwards.
 
 mod cells;
+mod constant_args;
 mod emit;
 mod expand;
 mod grad_arguments;

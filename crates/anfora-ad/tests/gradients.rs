@@ -589,10 +589,11 @@ fn compile_error(src: &str) -> String {
 #[test]
 fn star_calls_of_function_values_are_refused_in_differentiated_code() {
     // A star or `**` call of a function named in the program differentiates (its binding is
-    // made at compile time); one of a function value binds only when it runs.
+    // made at compile time); one of a function value (chosen by a condition here) binds only
+    // when it runs.
     let value_call = |call: &str, forward: &str| {
         format!(
-            "from anfora import ops, grad\n\ndef g(x, k=1.0):\n    return x * k\n\ndef apply(fn, *args, **kw):\n    return {call}\n\ndef f(x):\n    return ops.sum(apply(g, {forward}))\n\ndef main(x):\n    return grad(f)(x)\n"
+            "from anfora import ops, grad\n\ndef g(x, k=1.0):\n    return x * k\n\ndef apply(fn, *args, **kw):\n    return {call}\n\ndef f(x):\n    return ops.sum(apply(g if x > 0.0 else ops.exp, {forward}))\n\ndef main(x):\n    return grad(f)(x)\n"
         )
     };
     let e = flat(compile_error(&value_call("fn(*args, **kw)", "x, k=2.0")));
