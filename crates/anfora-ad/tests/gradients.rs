@@ -465,15 +465,7 @@ fn functions_passed_to_a_gradient_function_by_name_are_differentiated() {
             && e.contains("passed to the gradient function here"),
         "{e}"
     );
-    let mut s = session(runtime, Engine::Reference);
-    let f = s
-        .call(
-            "main",
-            vec![Arg::from(Value::Float(1.0))],
-            &mut std::io::sink(),
-        )
-        .unwrap_err();
-    let e = s.render(&f);
+    let e = reference_error(runtime);
     assert!(
         e.contains("TypeError: argument 0 of the differentiated function holds a function"),
         "{e}"
@@ -501,15 +493,7 @@ fn has_aux_differentiates_the_value_and_passes_the_aux_on() {
         e.contains("has_aux=True: the function must return a pair (value, aux), got a tuple of 3"),
         "{e}"
     );
-    let mut s = session(bad, Engine::Reference);
-    let f = s
-        .call(
-            "main",
-            vec![Arg::from(Value::Float(1.0))],
-            &mut std::io::sink(),
-        )
-        .unwrap_err();
-    let e = s.render(&f);
+    let e = reference_error(bad);
     assert!(
         e.contains("TypeError: has_aux=True: the function must return a pair (value, aux), got a tuple of 3"),
         "{e}"
@@ -571,6 +555,16 @@ fn flat(e: String) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The error the reference VM raises running `main(1.0)` of `src`.
+fn reference_error(src: &str) -> String {
+    let mut s = session(src, Engine::Reference);
+    let args = vec![Arg::from(Value::Float(1.0))];
+    match s.call("main", args, &mut std::io::sink()) {
+        Err(f) => s.render(&f),
+        Ok(v) => panic!("expected an error, got {}", repr(&v)),
+    }
 }
 
 fn compile_error(src: &str) -> String {
