@@ -728,3 +728,42 @@ def test_sub_objects_read_through_an_object_where_the_helper_cannot_be_copied_ar
     assert "error[E0502]: the attribute 'body' of a 'WithBody' object used as a value is read in differentiated code" in msg, msg
     line, col = line_of(_parts_in_a_loop, "net.body")
     assert f"{__file__}:{line}:{col}" in str(info.value), str(info.value)
+
+
+class CapturesItsParts(nn.Cell):
+    """A differentiated lambda reading a tuple of Cells built in `construct`: it calls one and
+    reads the other's method."""
+
+    def __init__(self):
+        self.b = Body([0.5, -1.0, 2.0])
+        self.c = Body([1.0, 2.0, 3.0])
+
+    def construct(self, x):
+        pick = (self.b, self.c)
+        return anfora.grad(lambda v: ops.sum(pick[0](v)) + pick[1].energy(v))(x)
+
+
+class CapturesAChoice(nn.Cell):
+    def __init__(self):
+        self.b = Body([0.5, -1.0, 2.0])
+        self.c = Body([1.0, 2.0, 3.0])
+
+    def construct(self, x):
+        chosen = self.b if ops.sum(x) > 0 else self.c
+        return anfora.grad(lambda v: ops.sum(chosen(v)))(x)
+
+
+def test_cells_a_differentiated_lambda_reads_from_its_enclosing_function():
+    x = np.array([0.3, -1.2, 0.8])
+    wb, wc = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+    got = CapturesItsParts()(t(x))
+    want = numeric_grad(lambda v: float(np.sum(np.tanh(v * wb)) + np.sum(v * wc * wc)), [x], 0)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    # A Cell chosen at run time outside the differentiated function is refused at the grad.
+    with pytest.raises(anfora.CompileError) as info:
+        CapturesAChoice()(t(x))
+    msg = " ".join(str(info.value).replace("│", " ").split())
+    assert ("error[E0501]: a value the differentiated function reads from its enclosing function "
+            "holds a function known only when the program runs") in msg, msg
+    line, col = line_of(CapturesAChoice.construct, "anfora.grad(lambda v: ops.sum(chosen(v)))(x)")
+    assert f"{__file__}:{line}:{col}" in str(info.value), str(info.value)

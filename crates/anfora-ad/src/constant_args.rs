@@ -146,6 +146,84 @@ impl<'a> Specializer<'a> {
     }
 }
 
+/// In the graphs `root` references, each value read from an enclosing function that is a
+/// tuple of constants holding functions or objects (`pick = (self.b, self.c)` read by a
+/// differentiated lambda) is read as that constant instead: J(f) then calls the J forms of
+/// its items, where the value itself would be the caller's primal tuple.
+pub(crate) fn constant_free_values(m: &mut Module, root: GraphId) {
+    for (g, nodes) in referenced(m, &[root]) {
+        for n in nodes {
+            for j in 0..m.inputs(n).len() {
+                let x = m.inputs(n)[j];
+                let free = m.node(x).owner.is_some_and(|o| o != g);
+                if !free || m.constant(x).is_some() {
+                    continue;
+                }
+                if let Some(c) = constant_tuple(m, x).filter(holds_functions) {
+                    let v = m.value_at(c, m.node(x).span);
+                    m.inputs_mut(n).expect("a call")[j] = v;
+                }
+            }
+        }
+    }
+}
+
+/// In the graphs `root` references, reads of constants that hold objects or functions fold
+/// to what they read: `GetAttr` of a known object to the attribute's constant, an item of a
+/// constant tuple to the item (`pick[1].energy` with `pick` a tuple of Cells). The reads
+/// then call known functions, which J transforms, where a read through a value would be
+/// refused for methods and sub-objects.
+pub(crate) fn fold_constant_reads(m: &mut Module, root: GraphId) {
+    let graphs: Vec<GraphId> = referenced(m, &[root]).into_iter().map(|(g, _)| g).collect();
+    loop {
+        let mut changed = false;
+        for &g in &graphs {
+            for n in m.graph_nodes(g) {
+                let Some(k) = attribute(m, n).or_else(|| constant_item(m, n)) else {
+                    continue;
+                };
+                let v = m.value_at(k, m.node(n).span);
+                m.replace_uses(&graphs, n, v);
+                m.graphs[g].order.retain(|&x| x != n);
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
+}
+
+/// The item `t[i]` (`GetItem` or `TupleGetItem`) reads, where `t` is a constant tuple
+/// holding functions and `i` a constant int.
+fn constant_item(m: &Module, n: NodeId) -> Option<Const> {
+    if !matches!(m.callee_prim(n), Some(Prim::GetItem | Prim::TupleGetItem)) {
+        return None;
+    }
+    let inputs = m.inputs(n);
+    let t = m.constant(*inputs.get(1)?).filter(|c| holds_functions(c))?;
+    let Const::Tuple(items) = t else {
+        return None;
+    };
+    let Some(Const::Int(i)) = m.constant(*inputs.get(2)?) else {
+        return None;
+    };
+    let at = if *i < 0 { items.len() as i64 + i } else { *i };
+    items.get(usize::try_from(at).ok()?).cloned()
+}
+
+/// The constant node `x` is: a constant, or a tuple of constants.
+fn constant_tuple(m: &Module, x: NodeId) -> Option<Const> {
+    if let Some(c) = m.constant(x) {
+        return Some(c.clone());
+    }
+    if m.callee_prim(x) != Some(Prim::MakeTuple) {
+        return None;
+    }
+    let items = m.inputs(x)[1..].iter().map(|&i| constant_tuple(m, i));
+    Some(Const::tuple(items.collect::<Option<Vec<_>>>()?))
+}
+
 /// The constant of attribute `GetAttr(obj, name)` that node `n` reads, where `obj` is a known
 /// object that has it.
 fn attribute(m: &Module, n: NodeId) -> Option<Const> {

@@ -43,7 +43,22 @@ impl JCall {
     /// in the J world, where a primal function does not belong.
     fn inputs(&self, m: &mut Module, g: GraphId, args: &[NodeId], span: Span) -> Vec<NodeId> {
         let mut call = vec![self.graph];
-        call.extend(&self.free_values);
+        // The values f reads from the functions around it enter the J world too; weights are
+        // Parameters.
+        for &v in &self.free_values {
+            call.push(match m.constant(v) {
+                Some(Const::Ref(_)) => v,
+                _ => {
+                    // A variable's name; an internal one (a join of branches) says nothing.
+                    let name = (m.node(v).name.as_deref())
+                        .filter(|n| n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()))
+                        .unwrap_or("a value")
+                        .to_string();
+                    let name = m.value_at(Const::str(&name), span);
+                    m.apply_prim(g, Prim::GradArgument, &[v, name], span)
+                }
+            });
+        }
         for (i, &a) in args.iter().enumerate() {
             call.push(if self.known.get(i) == Some(&true) {
                 a
@@ -89,6 +104,8 @@ impl Transform<'_> {
             .then(|| copies.specialize(fg, &known))
             .flatten();
         copies.calls_in(copy.unwrap_or(fg));
+        crate::constant_args::constant_free_values(self.m, copy.unwrap_or(fg));
+        crate::constant_args::fold_constant_reads(self.m, copy.unwrap_or(fg));
         let fg = match copy {
             Some(copy) => copy,
             None if known.iter().any(Option::is_some) => self.with_arguments(fg, &known, span),

@@ -36,10 +36,11 @@ primitives! {
         .labelled("has_aux=True")
         .passing_values()
         .viewing();
-    /// `GradArgument(x, i)`: argument `x` at position `i` of a differentiated function, as its
-    /// gradient function was called with it, checked to hold no function: J(f) calls
-    /// functions in the J world, and one passed at run time is the caller's primal function.
-    /// (A function passed as the same constant at every call is passed in its J form.)
+    /// `GradArgument(x, which)`: a value entering J(f), checked to hold no function: argument
+    /// `which` (an int) of the differentiated function as its gradient function was called
+    /// with it, or a variable it reads from its enclosing function (`which` its name). J(f)
+    /// calls functions in the J world, and such a value is the caller's primal function. (A
+    /// function passed as the same constant at every call is differentiated with f.)
     GradArgument = PrimDef::new("GradArgument", "(x, i)", grad_argument_abs, grad_argument,
         first(|_, c| c.d))
         .labelled("grad")
@@ -217,12 +218,30 @@ const FUNCTION_ARGUMENT_HINT: &str = "pass the function by name where the gradie
     called (`grad(f, argnums=1)(g, x)` with `g` a `def` or a Cell), or name it in the \
     differentiated function";
 
-fn function_argument(i: Option<i64>) -> String {
-    let at = i.map_or(String::new(), |i| format!(" {i}"));
+/// The refusal of a function entering J(f): argument `i` of f, or (a name) a variable f reads
+/// from the function around it.
+fn function_argument(which: Which) -> String {
+    let what = match which {
+        Which::Argument(i) => format!("argument {i} of the differentiated function"),
+        Which::Captured(name) if name == "a value" => {
+            "a value the differentiated function reads from its enclosing function".to_string()
+        }
+        Which::Captured(name) => {
+            format!(
+                "'{name}', which the differentiated function reads from its enclosing function,"
+            )
+        }
+        Which::Unknown => "an argument of the differentiated function".to_string(),
+    };
     format!(
-        "argument{at} of the differentiated function holds a function known only when the \
-         program runs, which its gradient cannot call"
+        "{what} holds a function known only when the program runs, which its gradient cannot call"
     )
+}
+
+enum Which {
+    Argument(i64),
+    Captured(String),
+    Unknown,
 }
 
 fn holds_function(v: &Value) -> bool {
@@ -243,18 +262,24 @@ fn holds_function_abs(a: &Abs) -> bool {
 
 fn grad_argument(_: Prim, a: &[Value], _: &mut dyn std::io::Write) -> OpResult {
     if holds_function(&a[0]) {
-        let i = match a.get(1) {
-            Some(Value::Int(i)) => Some(*i),
-            _ => None,
+        let which = match a.get(1) {
+            Some(Value::Int(i)) => Which::Argument(*i),
+            Some(Value::Str(name)) => Which::Captured(name.to_string()),
+            _ => Which::Unknown,
         };
-        return Err(type_error(function_argument(i)));
+        return Err(type_error(function_argument(which)));
     }
     Ok(a[0].clone())
 }
 
 fn grad_argument_abs(_: Prim, a: &[Abs]) -> Rule {
     if holds_function_abs(&a[0]) {
-        return Err(RuleError(function_argument(a.get(1).and_then(Abs::as_i64))));
+        let which = match a.get(1) {
+            Some(Abs::Int(Some(i))) => Which::Argument(*i),
+            Some(Abs::Str(Some(name))) => Which::Captured(name.to_string()),
+            _ => Which::Unknown,
+        };
+        return Err(RuleError(function_argument(which)));
     }
     Ok(a[0].clone())
 }
