@@ -767,3 +767,43 @@ def test_cells_a_differentiated_lambda_reads_from_its_enclosing_function():
             "holds a function known only when the program runs") in msg, msg
     line, col = line_of(CapturesAChoice.construct, "anfora.grad(lambda v: ops.sum(chosen(v)))(x)")
     assert f"{__file__}:{line}:{col}" in str(info.value), str(info.value)
+
+
+def _loss_of(net, x, k):
+    return ops.sum(net(x)) * k + net.body.energy(x)
+
+
+def _loss_of_np(wb, wh, x, k):
+    return float(np.sum(np.tanh(np.tanh(x * wb) * wh)) * k + np.sum(x * wb * wb))
+
+
+def test_a_network_passed_from_python_to_compiled_functions_and_gradients():
+    """`anfora.jit(loss)(net, x, k)` and `anfora.grad(loss, ...)(net, x, k)` from Python, as
+    JAX and PyTorch users pass a model to a loss: the Cell is a constant of a generated
+    function calling the same transform in compiled code; the gradients of the data and of
+    the Parameters it reaches (its sub-objects', through a method too) equal central
+    differences, and the Cell itself cannot be differentiated."""
+    net = WithBody()
+    x, k = np.array([0.3, -1.2, 0.8]), 2.0
+    wb, wh = np.asarray(net.body.w), np.asarray(net.head.w)
+    args = [wb, wh, x, k]
+    np.testing.assert_allclose(float(anfora.jit(_loss_of)(net, x, k)), _loss_of_np(*args), rtol=1e-14)
+    gx = anfora.grad(_loss_of, argnums=1)(net, x, k)
+    np.testing.assert_allclose(np.asarray(gx), numeric_grad(_loss_of_np, args, 2), rtol=1e-6)
+    gb, gh = anfora.grad(_loss_of, argnums=None, weights=net.trainable_params())(net, x, k)
+    np.testing.assert_allclose(np.asarray(gb), numeric_grad(_loss_of_np, args, 0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(gh), numeric_grad(_loss_of_np, args, 1), rtol=1e-6)
+    value, (gx2, gk) = anfora.value_and_grad(_loss_of, argnums=(1, 2))(net, x, k=k)
+    np.testing.assert_allclose(float(value), _loss_of_np(*args), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(gx2), np.asarray(gx), rtol=1e-14)
+    np.testing.assert_allclose(float(gk), numeric_grad(_loss_of_np, args, 3), rtol=1e-6)
+    with pytest.raises(TypeError, match=r"argnums 0 is 'net', a WithBody object: differentiate its Parameters with `weights=`"):
+        anfora.grad(_loss_of, argnums=0)(net, x, k)
+    # Something compiled code cannot hold at all is refused naming the parameter.
+    with pytest.raises(anfora.CompileError, match=r"global 'net' is a 'object' object"):
+        anfora.jit(_loss_of)(object(), x, k)
+    # Another network compiles its own function; the same one reuses it.
+    other = WithBody()
+    other.body.w.set_data(anfora.tensor(np.array([1.0, 1.0, 1.0])))
+    want = _loss_of_np(np.ones(3), wh, x, k)
+    np.testing.assert_allclose(float(anfora.jit(_loss_of)(other, x, k)), want, rtol=1e-14)

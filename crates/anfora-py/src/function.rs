@@ -119,7 +119,14 @@ impl JitFunction {
         let py = args.py();
         let given = self.source.positional(py, args, kwargs)?;
         self.source.check_specs(py, &given)?;
-        let args = args_of(&given)?;
+        let args = match args_of(&given) {
+            Ok(a) => a,
+            Err(e) => {
+                let target = self.__anfora_jit__(py).into_pyobject(py)?.into_any();
+                let original = (args.clone(), kwargs.cloned());
+                return crate::grad::with_objects(py, target, original, e);
+            }
+        };
         // Arrays are mutable: a function that updates one in place updates the caller's.
         let writing = holds_arrays(&given);
         let entry = self.entry(py, &args, writing)?;

@@ -212,6 +212,7 @@ impl GradFunction {
     fn __call__<'py>(&self, args: &Args<'py>, kwargs: Option<&Kwargs<'py>>) -> Returned<'py> {
         let py = args.py();
         let of = &self.of;
+        let original = (args.clone(), kwargs.cloned());
         // With sens_param the last positional argument is the sensitivity, not the function's.
         let (args, sens) = if self.spec.sens {
             let n = args.len();
@@ -228,7 +229,13 @@ impl GradFunction {
         };
         let given = of.positional(py, &args, kwargs)?;
         of.check_specs(py, &given)?;
-        let mut args = args_of(&given)?;
+        let mut args = match args_of(&given) {
+            Ok(args) => args,
+            Err(e) => {
+                let spec = self._spec(py)?.into_any();
+                return with_objects(py, spec, original, e);
+            }
+        };
         let argnums: Vec<usize> = match &self.spec.argnums {
             Argnums::Given(a) => a.clone(),
             Argnums::All => (0..args.len()).collect(),
@@ -376,6 +383,25 @@ impl GradFunction {
         };
         Ok(PyTuple::new(py, [inputs, wgrads])?.into_any())
     }
+}
+
+/// The call with arguments `(args, kwargs)` that could not be passed (`error`) when some are
+/// objects: see `anfora/_objects.py`; `target` is a gradient's `_spec`, or a jit function's
+/// `(function, bound object)`.
+pub(crate) fn with_objects<'py>(
+    py: Python<'py>,
+    target: Bound<'py, PyAny>,
+    (args, kwargs): (Bound<'py, PyTuple>, Option<Bound<'py, PyDict>>),
+    error: PyErr,
+) -> PyResult<Bound<'py, PyAny>> {
+    let helper = py.import("anfora._objects")?.getattr("call_with_objects")?;
+    let is_spec = target.cast::<PyTuple>().is_ok_and(|t| t.len() == 8);
+    let (target, spec) = if is_spec {
+        (py.None().into_bound(py), target)
+    } else {
+        (target, py.None().into_bound(py))
+    };
+    helper.call1((target, spec, args, kwargs, error.into_value(py)))
 }
 
 /// Adds each gradient to its Parameter's `.grad` (setting it the first time).
