@@ -472,6 +472,26 @@ fn functions_passed_to_a_gradient_function_by_name_are_differentiated() {
     );
 }
 
+/// Closures taken from a list grown in a loop, sharing a `nonlocal` accumulator: the
+/// reference VM differentiates them to any order (a second derivative reads first-order
+/// sensitivities that may be the symbolic zero `None`, whose own is `None`); the compiled
+/// engine cannot tell which variable such a closure shares once the list has lost its
+/// identity, and refuses (E0202).
+#[test]
+fn closures_from_a_list_grown_in_a_loop_on_the_reference_vm() {
+    let src = "from anfora import grad\n\ndef f(x):\n    acc = x\n    fs = []\n    for i in range(3):\n        def step(v):\n            nonlocal acc\n            acc = acc * v + i\n        fs = fs + [step]\n    for s in fs:\n        s(x)\n    return acc\n\ndef main(x):\n    return f(x), grad(f)(x), grad(grad(f))(x)\n";
+    // Late binding: every step adds i = 2, so f = x^4 + 2x^2 + 2x + 2.
+    let x: f64 = 1.5;
+    let want = vec![
+        x.powi(4) + 2.0 * x * x + 2.0 * x + 2.0,
+        4.0 * x.powi(3) + 4.0 * x + 2.0,
+        12.0 * x * x + 4.0,
+    ];
+    assert_eq!(floats(&call(src, Engine::Reference, "main", &[x])), want);
+    let e = flat(compile_error(src));
+    assert!(e.contains("error[E0202]"), "{e}");
+}
+
 /// `has_aux=True` (JAX's rule): `f` returns `(value, aux)`; `grad` gives `(gradients, aux)`,
 /// `value_and_grad` `((value, aux), gradients)`, and aux takes no part in the gradient. A
 /// result that is not a pair is refused with its shape, when compiling and when running.

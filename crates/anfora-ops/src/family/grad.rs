@@ -651,7 +651,9 @@ fn setitem_grad(d: &Value, index: &Value, value: &Value) -> OpResult {
 
 /// `GradTupleAt(t, i, d, cast_ints)`.
 fn grad_tuple_at(tup: &Value, i: &Value, d: &Value, cast_ints: bool) -> OpResult {
-    if matches!(tup, Value::Range(_) | Value::Str(_)) {
+    // `None` indexed is a zero sensitivity read by `GradItem` (a second derivative): it has
+    // none itself. Strings and ranges carry no gradient.
+    if matches!(tup, Value::Range(_) | Value::Str(_) | Value::None) {
         return Ok(Value::None);
     }
     // A dict's sensitivity is the tuple of its values' sensitivities, in key order.
@@ -1043,7 +1045,7 @@ fn grad_tuple_at_abs(t: &Abs, i: &Abs, d: &Abs) -> Rule {
         Abs::Tensor(_) => return index_grad_abs(d, t, i),
         Abs::Tuple(xs) => (xs, false),
         Abs::List(xs) => (xs, true),
-        Abs::Range(_) | Abs::Str(_) => return Ok(Abs::None),
+        Abs::Range(_) | Abs::Str(_) | Abs::None => return Ok(Abs::None),
         other => {
             return Err(RuleError(format!(
                 "the gradient of indexing {other} is not supported yet"
