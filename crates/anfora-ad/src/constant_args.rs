@@ -100,17 +100,10 @@ impl<'a> Specializer<'a> {
         Some(copy)
     }
 
-    /// In copy `g` (whose values no other graph reads): attribute reads of known objects
-    /// become the attributes' constants, then calls passing objects are specialized
-    /// ([`Self::calls`]).
+    /// In copy `g` (whose values no other graph reads): reads of constants fold
+    /// ([`fold_reads`]), then calls passing objects are specialized ([`Self::calls`]).
     fn fold(&mut self, g: GraphId, depth: usize) {
-        for n in self.m.graph_nodes(g) {
-            if let Some(k) = attribute(self.m, n) {
-                let v = self.m.value_at(k, self.m.node(n).span);
-                self.m.replace_uses(&[g], n, v);
-                self.m.graphs[g].order.retain(|&x| x != n);
-            }
-        }
+        fold_reads(self.m, &[g]);
         self.calls(g, depth);
     }
 
@@ -159,7 +152,7 @@ pub(crate) fn constant_free_values(m: &mut Module, root: GraphId) {
                 if !free || m.constant(x).is_some() {
                     continue;
                 }
-                if let Some(c) = constant_tuple(m, x).filter(holds_functions) {
+                if let Some(c) = constant_tuple(m, x).filter(Const::holds_graph) {
                     let v = m.value_at(c, m.node(x).span);
                     m.inputs_mut(n).expect("a call")[j] = v;
                 }
@@ -175,15 +168,21 @@ pub(crate) fn constant_free_values(m: &mut Module, root: GraphId) {
 /// refused for methods and sub-objects.
 pub(crate) fn fold_constant_reads(m: &mut Module, root: GraphId) {
     let graphs: Vec<GraphId> = referenced(m, &[root]).into_iter().map(|(g, _)| g).collect();
+    fold_reads(m, &graphs);
+}
+
+/// Folds the reads of constants in `graphs`, which must hold every graph that reads their
+/// values, until none is left (a chain `net.body.fc` folds one link per round).
+fn fold_reads(m: &mut Module, graphs: &[GraphId]) {
     loop {
         let mut changed = false;
-        for &g in &graphs {
+        for &g in graphs {
             for n in m.graph_nodes(g) {
                 let Some(k) = attribute(m, n).or_else(|| constant_item(m, n)) else {
                     continue;
                 };
                 let v = m.value_at(k, m.node(n).span);
-                m.replace_uses(&graphs, n, v);
+                m.replace_uses(graphs, n, v);
                 m.graphs[g].order.retain(|&x| x != n);
                 changed = true;
             }
@@ -201,7 +200,7 @@ fn constant_item(m: &Module, n: NodeId) -> Option<Const> {
         return None;
     }
     let inputs = m.inputs(n);
-    let t = m.constant(*inputs.get(1)?).filter(|c| holds_functions(c))?;
+    let t = m.constant(*inputs.get(1)?).filter(|c| c.holds_graph())?;
     let Const::Tuple(items) = t else {
         return None;
     };
@@ -244,13 +243,6 @@ fn attribute(m: &Module, n: NodeId) -> Option<Const> {
         .as_ref()
         .ok()
         .cloned()
-}
-
-/// Whether constant `c` holds a function or an object (a graph).
-pub(crate) fn holds_functions(c: &Const) -> bool {
-    let mut holds = false;
-    c.for_each_graph(&mut |_| holds = true);
-    holds
 }
 
 /// Whether constant `c` holds an object used as a value (a Cell, an object with methods).

@@ -97,18 +97,18 @@ impl Transform<'_> {
             Prim::Vjp => Vec::new(),
             _ => self.function_arguments(all, n, self.m.graph(fg).params.len()),
         };
+        let passes_constants = known.iter().any(Option::is_some);
         let mut copies = crate::constant_args::Specializer::new(self.m, &mut self.names);
-        let copy = known
-            .iter()
-            .any(Option::is_some)
+        let copy = passes_constants
             .then(|| copies.specialize(fg, &known))
             .flatten();
-        copies.calls_in(copy.unwrap_or(fg));
-        crate::constant_args::constant_free_values(self.m, copy.unwrap_or(fg));
-        crate::constant_args::fold_constant_reads(self.m, copy.unwrap_or(fg));
+        let root = copy.unwrap_or(fg);
+        copies.calls_in(root);
+        crate::constant_args::constant_free_values(self.m, root);
+        crate::constant_args::fold_constant_reads(self.m, root);
         let fg = match copy {
             Some(copy) => copy,
-            None if known.iter().any(Option::is_some) => self.with_arguments(fg, &known, span),
+            None if passes_constants => self.with_arguments(fg, &known, span),
             None => fg,
         };
         crate::stars::bind_star_calls(self.m, fg);
@@ -261,7 +261,7 @@ impl Transform<'_> {
                 }
                 let args = (0..arity).map(|i| {
                     let c = inputs.get(i + 1).and_then(|&a| self.m.constant(a))?;
-                    crate::constant_args::holds_functions(c).then(|| c.clone())
+                    c.holds_graph().then(|| c.clone())
                 });
                 common = Some(match common {
                     None => args.collect(),

@@ -419,9 +419,7 @@ impl<'a> Transform<'a> {
                 self.m.value(Const::Graph(jp))
             }
             Some(c) => {
-                let mut has_graph = false;
-                c.for_each_graph(&mut |_| has_graph = true);
-                if !has_graph {
+                if !c.holds_graph() {
                     return x;
                 }
                 // A tuple of objects or functions (`self.layers`): the same tuple of their J

@@ -247,7 +247,7 @@ impl Lowering<'_> {
             let mut args = Vec::new();
             for &i in &self.m.inputs(n)[1..] {
                 args.push(match &self.m.node(i).kind {
-                    NodeKind::Value(c) if !has_graph(c) => {
+                    NodeKind::Value(c) if !c.holds_graph() => {
                         FusedArg::Const(from_const(c, &mut |_| Value::None))
                     }
                     _ => FusedArg::Value(*index.get(&i)?),
@@ -785,7 +785,7 @@ impl Lowering<'_> {
     fn materialize(&mut self, e: &mut Emitter, c: &Const) -> Result<Opnd, LowerError> {
         match c {
             Const::Graph(h) => self.closure(e, *h),
-            Const::Tuple(items) | Const::List(items) if items.iter().any(has_graph) => {
+            Const::Tuple(items) | Const::List(items) if items.iter().any(Const::holds_graph) => {
                 let args = items
                     .iter()
                     .map(|i| self.materialize(e, i))
@@ -872,12 +872,6 @@ fn kernel_ops(n_inputs: u32, steps: &[FusedStep]) -> Option<Vec<FusedOp>> {
         value_of.push(n_inputs + ops.len() as u32 - 1);
     }
     Some(ops)
-}
-
-fn has_graph(c: &Const) -> bool {
-    let mut any = false;
-    c.for_each_graph(&mut |_| any = true);
-    any
 }
 
 struct Emitter {

@@ -148,9 +148,7 @@ pub fn specialize(solved: &Solved, root: CtxId, module: &mut Module) -> Speciali
         let node = module.node(i).clone();
         match &node.kind {
             NodeKind::Value(k) => {
-                let mut has_graph = false;
-                k.for_each_graph(&mut |_| has_graph = true);
-                if !has_graph {
+                if !k.holds_graph() {
                     return i;
                 }
                 let k = map_graphs(k, &mut |h| {

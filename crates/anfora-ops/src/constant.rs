@@ -67,6 +67,13 @@ impl Const {
         }
     }
 
+    /// Whether this constant mentions a graph (a function or an object), tuples included.
+    pub fn holds_graph(&self) -> bool {
+        let mut holds = false;
+        self.for_each_graph(&mut |_| holds = true);
+        holds
+    }
+
     /// Calls `f` on every graph mentioned in this constant, tuples included.
     pub fn for_each_graph(&self, f: &mut impl FnMut(GraphId)) {
         crate::deep(|| self.for_each_graph_inner(f))

@@ -241,12 +241,9 @@ pub(crate) fn run_with(p: &mut Graphs, effects: &dyn Fn(Prim) -> Effects) -> boo
                     .collect();
                 // Graph constants need closures; a Parameter's value changes between calls.
                 let has_graph = args.iter().any(|&a| {
-                    let mut g = false;
-                    if let Some(c) = p.module.constant(a) {
-                        c.for_each_graph(&mut |_| g = true);
-                        g |= matches!(c, Const::Ref(_) | Const::Monad(_));
-                    }
-                    g
+                    p.module.constant(a).is_some_and(|c| {
+                        c.holds_graph() || matches!(c, Const::Ref(_) | Const::Monad(_))
+                    })
                 });
                 if let (Some(values), false) = (values, has_graph)
                     && let Ok(v) = anfora_ops::call::call_prim(prim, &values, &mut std::io::sink())

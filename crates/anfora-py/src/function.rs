@@ -76,40 +76,38 @@ pub(crate) fn updatable(
     given: &Bound<'_, PyTuple>,
     positions: &[usize],
 ) -> PyResult<bool> {
-    {
-        let numpy = py.import("numpy")?;
-        let names = source.param_names(py);
-        for &p in positions {
-            let arg = given.get_item(p)?;
-            if arg.cast::<Parameter>().is_ok() {
-                return Ok(false);
-            }
-            let tensor = arg.cast::<ArrayTensor>().is_ok();
-            if arg.cast::<PyUntypedArray>().is_err() && !tensor {
-                continue;
-            }
-            for (q, other) in given.iter().enumerate().filter(|(q, _)| *q != p) {
-                let shares = if tensor {
-                    other.cast::<Tensor>().is_ok() && root(&arg).is(root(&other))
-                } else {
-                    other.cast::<PyUntypedArray>().is_ok()
-                        && numpy
-                            .call_method1("may_share_memory", (&arg, &other))?
-                            .is_truthy()?
-                };
-                if shares {
-                    let name = |i: usize| names.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
-                    return Err(PyValueError::new_err(format!(
-                        "{}() updates its argument '{}' in place, and the same array is also passed as '{}': numpy would show the update through both, compiled code would not; pass a copy",
-                        source.name(py),
-                        name(p),
-                        name(q)
-                    )));
-                }
+    let numpy = py.import("numpy")?;
+    let names = source.param_names(py);
+    for &p in positions {
+        let arg = given.get_item(p)?;
+        if arg.cast::<Parameter>().is_ok() {
+            return Ok(false);
+        }
+        let tensor = arg.cast::<ArrayTensor>().is_ok();
+        if arg.cast::<PyUntypedArray>().is_err() && !tensor {
+            continue;
+        }
+        for (q, other) in given.iter().enumerate().filter(|(q, _)| *q != p) {
+            let shares = if tensor {
+                other.cast::<Tensor>().is_ok() && root(&arg).is(root(&other))
+            } else {
+                other.cast::<PyUntypedArray>().is_ok()
+                    && numpy
+                        .call_method1("may_share_memory", (&arg, &other))?
+                        .is_truthy()?
+            };
+            if shares {
+                let name = |i: usize| names.get(i).cloned().unwrap_or_else(|| format!("#{i}"));
+                return Err(PyValueError::new_err(format!(
+                    "{}() updates its argument '{}' in place, and the same array is also passed as '{}': numpy would show the update through both, compiled code would not; pass a copy",
+                    source.name(py),
+                    name(p),
+                    name(q)
+                )));
             }
         }
-        Ok(true)
     }
+    Ok(true)
 }
 
 #[pymethods]

@@ -452,9 +452,7 @@ impl<'m> Vm<'m> {
                         }
                     }
                     c => {
-                        let mut has_graph = false;
-                        c.for_each_graph(&mut |_| has_graph = true);
-                        if has_graph {
+                        if c.holds_graph() {
                             Operand::Deferred(c.clone())
                         } else {
                             Operand::Value(from_const(c, &mut |_| Value::None))

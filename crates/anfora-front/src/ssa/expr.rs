@@ -452,7 +452,7 @@ pub(super) fn unpacks(keywords: &[Keyword]) -> bool {
 }
 
 /// Whether a display or argument list has a starred item.
-fn starred(items: &[Expr]) -> bool {
+pub(super) fn starred(items: &[Expr]) -> bool {
     items.iter().any(|a| matches!(a.kind, ExprKind::Starred(_)))
 }
 

@@ -97,7 +97,7 @@ impl Lowerer<'_> {
         };
         let is_false = |e: &Expr| matches!(e.kind, ExprKind::Literal(Literal::Bool(false)));
         let plain = matches!(prim, Prim::Grad | Prim::ValueAndGrad)
-            && !args.iter().any(|a| matches!(a.kind, ExprKind::Starred(_)))
+            && !super::expr::starred(args)
             && options.len() <= 4
             && options.get(2).is_none_or(is_false)
             && keywords.iter().all(|k| match &*k.name {

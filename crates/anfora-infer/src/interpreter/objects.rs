@@ -113,9 +113,7 @@ pub(crate) fn differentiated_attribute_const(
 ) -> Option<Const> {
     let (original, _) = differentiated_object(module, object)?;
     let k = module.objects[&original].attrs.get(name)?.as_ref().ok()?;
-    let mut holds_graph = false;
-    k.for_each_graph(&mut |_| holds_graph = true);
-    (!holds_graph).then(|| k.clone())
+    (!k.holds_graph()).then(|| k.clone())
 }
 
 /// Where `AttrGrad(object, name, d)` puts `d`: the place among the bound values of `object`
