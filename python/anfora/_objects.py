@@ -7,20 +7,14 @@ which calls the same function (or the same gradient transform) inside compiled c
 `def call(p_x): return transform(target, ...)(net, p_x)`. There the objects are
 known: their methods, sub-objects and Parameters are read as `self`'s are, and a gradient
 differentiates through them, the Parameters they reach found as weights. One function is made
-per target, options and objects (by identity), and kept while the target lives; its source is
-registered in `linecache`, so errors point at it."""
+per target, options and objects (by identity), and kept while the target lives
+(`anfora/_generated.py`)."""
 
 import inspect
-import itertools
-import linecache
-import weakref
 
 import numpy as np
 
-_COUNTER = itertools.count()
-
-# {target function: {key: (generated, objects kept alive)}}
-_GENERATED = weakref.WeakKeyDictionary()
+from ._generated import calling, cached
 
 
 def _is_data(value):
@@ -58,16 +52,12 @@ def call_with_objects(target, spec, args, kwargs, error):
     if not objects:
         raise error
     _check(options, objects, params)
-    key = (id(bound), tuple((i, id(v)) for i, v in sorted(objects.items())),
+    key = ("objects", id(bound), tuple((i, id(v)) for i, v in sorted(objects.items())),
            None if options is None else _options_key(options))
-    try:
-        known = _GENERATED.setdefault(func, {})
-    except TypeError:  # not weakly referable: made anew each time
-        known = {}
-    if key not in known:
-        known[key] = (_generate(func, bound, params, objects, options), objects)
+    generated = cached(func, key, lambda: (_generate(func, bound, params, objects, options),
+                                           (bound, objects)))
     rest = [v for i, v in enumerate(values) if i not in objects]
-    return known[key][0](*rest, *sensitivity)
+    return generated(*rest, *sensitivity)
 
 
 def _options_key(options):
@@ -100,32 +90,13 @@ def _generate(func, bound, params, objects, options):
     """The compiled function calling `func` (or its gradient) with `objects` as constants."""
     from . import grad, jit, value_and_grad
 
-    # Each object is a global named as its parameter (so messages name it), the other
-    # parameters `p_*` and the generated function's own globals `anfora_*`.
-    def global_name(i):
-        name = params[i].name
-        return f"anfora_object{i}" if name.startswith(("anfora_", "p_")) else name
-
-    names = [f"p_{p.name}" for i, p in enumerate(params) if i not in objects]
-    passed = ", ".join(global_name(i) if i in objects else f"p_{p.name}"
-                       for i, p in enumerate(params))
-    namespace = {global_name(i): v for i, v in objects.items()}
-    namespace["anfora_target"] = func.__get__(bound) if bound is not None else func
+    name = getattr(func, "__name__", "function")
+    label = f"{getattr(func, '__qualname__', name)} with objects"
     if options is None:
-        call = f"anfora_target({passed})"
+        made = calling(func, bound, params, f"{name}_with_objects", label, constants=objects)
     else:
         argnums, weights, value, sens, integers, has_aux = options
-        if sens:
-            names.append("p_sensitivity")
-            passed += ", p_sensitivity"
-        namespace.update(anfora_transform=value_and_grad if value else grad,
-                         anfora_argnums=argnums, anfora_weights=weights, anfora_sens=sens,
-                         anfora_integers=integers, anfora_has_aux=has_aux)
-        call = ("anfora_transform(anfora_target, anfora_argnums, anfora_weights, anfora_sens, "
-                f"anfora_integers, anfora_has_aux)({passed})")
-    name = getattr(func, "__name__", "function")
-    source = f"def {name}_with_objects({', '.join(names)}):\n    return {call}\n"
-    filename = f"<anfora: {getattr(func, '__qualname__', name)} with objects #{next(_COUNTER)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)
-    return jit(namespace[f"{name}_with_objects"])
+        made = calling(func, bound, params, f"{name}_with_objects", label,
+                       value_and_grad if value else grad,
+                       (argnums, weights, sens, integers, has_aux), objects)
+    return jit(made)
