@@ -129,8 +129,11 @@ impl Rewriter<'_, '_> {
         let abs = |r: &Self, i: usize| r.p.abs(args[i]);
         match prim {
             Prim::StopGradient => Some(args[0]),
-            // Inference checked that it holds no function (an unknown value keeps the check).
-            Prim::GradArgument => (!matches!(abs(self, 0), Abs::Any)).then_some(args[0]),
+            // Inference checked that it holds no function; a value with an unknown part keeps
+            // the check.
+            Prim::GradArgument => {
+                anfora_ops::family::grad::holds_no_function(&abs(self, 0)).then_some(args[0])
+            }
             // Inference checked that the result is a pair.
             Prim::AuxPair => {
                 matches!(abs(self, 0), Abs::Tuple(xs) if xs.len() == 2).then_some(args[0])

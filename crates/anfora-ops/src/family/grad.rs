@@ -252,12 +252,24 @@ fn holds_function(v: &Value) -> bool {
     })
 }
 
-fn holds_function_abs(a: &Abs) -> bool {
+/// Whether some part of `a` (itself, or an item of a tuple, list or dict at any depth) is
+/// one `pred` accepts.
+fn any_part(a: &Abs, pred: &dyn Fn(&Abs) -> bool) -> bool {
     crate::deep(|| match a {
-        Abs::Tuple(xs) | Abs::List(xs) => xs.iter().any(holds_function_abs),
-        Abs::Dict(items) => items.iter().any(|(_, v)| holds_function_abs(v)),
-        a => matches!(a, Abs::Func(_)),
+        Abs::Tuple(xs) | Abs::List(xs) => xs.iter().any(|x| any_part(x, pred)),
+        Abs::Dict(items) => items.iter().any(|(_, v)| any_part(v, pred)),
+        a => pred(a),
     })
+}
+
+fn holds_function_abs(a: &Abs) -> bool {
+    any_part(a, &|p| matches!(p, Abs::Func(_)))
+}
+
+/// Whether a `GradArgument` check of a value of abstract `a` holds without running: no part
+/// of it is a function or unknown.
+pub fn holds_no_function(a: &Abs) -> bool {
+    !any_part(a, &|p| matches!(p, Abs::Func(_) | Abs::Any))
 }
 
 fn grad_argument(_: Prim, a: &[Value], _: &mut dyn std::io::Write) -> OpResult {
